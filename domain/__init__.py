@@ -1,0 +1,1 @@
+"""the-loop's pure core: values, policies, ledger rules, prompt text and ports."""

@@ -1,0 +1,170 @@
+"""Values the policies and use cases speak in."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from domain.refs import RepoRef, TmuxTarget, WorkItemRef
+
+AGENT_MARKER = "<!-- the-loop:agent-comment -->"
+
+
+class SessionState(enum.Enum):
+    """What tmux says about a target."""
+
+    LIVE = "live"  # a pane still runs
+    DEAD = "dead"  # every pane exited, kept by remain-on-exit
+    ABSENT = "absent"  # tmux answered: no such session
+    UNKNOWN = "unknown"  # tmux did not answer: timeout, error, no binary
+
+
+class SessionStatus(enum.Enum):
+    ACTIVE = "active"
+    PAUSED = "paused"
+    CLOSED = "closed"
+
+
+class ItemState(enum.Enum):
+    """Where a work item stands upstream."""
+
+    OPEN = "open"
+    CLOSED = "closed"
+    MERGED = "merged"
+    UNLABELED = "unlabeled"  # still open, but the source's label was removed
+
+
+class ItemKind(enum.Enum):
+    ISSUE = "issue"
+    PULL_REQUEST = "pull_request"
+
+
+class CommentKind(enum.Enum):
+    ISSUE_COMMENT = "issue_comment"
+    REVIEW_COMMENT = "review_comment"
+
+
+class Reaction(enum.Enum):
+    STARTED = "started"  # 👀 by default
+    SUCCEEDED = "succeeded"  # 🎉
+    FAILED = "failed"  # 😕
+
+
+class SpawnMode(enum.Enum):
+    NEVER = "never"
+    LABELED = "labeled"
+    ALWAYS = "always"
+
+
+@dataclass(frozen=True, slots=True)
+class WorkItem:
+    ref: WorkItemRef
+    title: str
+    author: str | None
+    labels: frozenset[str]
+    kind: ItemKind = ItemKind.ISSUE
+    body: str = ""
+    url: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Comment:
+    """A comment on a work item. `body` and `author` are untrusted."""
+
+    id: str
+    item: WorkItemRef
+    author: str | None
+    body: str
+    created_at: datetime
+    url: str = ""
+    kind: CommentKind = CommentKind.ISSUE_COMMENT
+    path: str | None = None
+    line: int | None = None
+
+    @property
+    def delivery_id(self) -> DeliveryId:
+        return DeliveryId.for_comment(self.id)
+
+    @property
+    def is_ours(self) -> bool:
+        return AGENT_MARKER in self.body
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryId:
+    """Stable id of one event; the same comment by poll or webhook maps to the same id."""
+
+    value: str
+
+    @classmethod
+    def for_comment(cls, comment_id: str) -> DeliveryId:
+        return cls(f"poll-comment-{comment_id}")
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True, slots=True)
+class CommentBatch:
+    """New comments of one repository since a cursor, and the cursor to keep after them."""
+
+    comments: tuple[Comment, ...]
+    cursor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class HarnessSpec:
+    """How to start one harness; `{session_id}` in the arg lists is substituted."""
+
+    name: str
+    binary: str
+    args: tuple[str, ...] = ()
+    session_id_args: tuple[str, ...] = ()
+    resume_args: tuple[str, ...] = ()
+    submit_delay_ms: int = 0
+
+    @property
+    def can_resume(self) -> bool:
+        return bool(self.resume_args)
+
+    def argv(self, session_id: str, *, resume: bool) -> tuple[str, ...]:
+        extra = self.resume_args if resume else self.session_id_args
+        return (self.binary, *self.args, *(a.replace("{session_id}", session_id) for a in extra))
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    """The registry entry of a work item."""
+
+    item: WorkItemRef
+    target: TmuxTarget
+    harness: str
+    harness_session_id: str
+    cwd: str
+    status: SessionStatus = SessionStatus.ACTIVE
+    recent_delivery_ids: tuple[str, ...] = ()
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    last_event: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One `polling.sources[]` entry, expanded to one repository."""
+
+    provider: str
+    repo: RepoRef
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class SpawnRequest:
+    """What a spawn needs: the command line and the first prompt (never on a tmux argv)."""
+
+    target: TmuxTarget
+    argv: tuple[str, ...]
+    cwd: str
+    prompt: str
+    remain_on_exit: bool = False
+    env: tuple[tuple[str, str], ...] = field(default=())

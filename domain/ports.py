@@ -1,0 +1,120 @@
+"""Ports: what the use cases need from the outside world, and how each can fail."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Any, Protocol
+
+from domain.events import Event, Level
+from domain.ledger import Ledger
+from domain.model import (
+    Comment,
+    CommentBatch,
+    ItemState,
+    Reaction,
+    RepoRef,
+    SessionRecord,
+    SessionState,
+    SpawnRequest,
+    WorkItem,
+)
+from domain.refs import TmuxTarget, WorkItemRef
+
+
+class TmuxPort(Protocol):
+    """tmux, addressed by exact target.
+
+    Failure modes: `TmuxUnanswered` when tmux did not answer (timeout, OSError, no binary) —
+    callers must never read that as 'absent'; `TmuxFailed` when tmux answered non-zero;
+    `DuplicateSession` (a `TmuxFailed`) when `new-session` found the name held;
+    `SessionMissing` when a delivery found the target absent or its pane dead.
+    `session_state` never raises: silence is `UNKNOWN`.
+    """
+
+    def session_state(self, target: TmuxTarget) -> SessionState: ...
+
+    def spawn(self, request: SpawnRequest) -> None:
+        """Start `request.argv` detached under `request.target`; the prompt reaches the harness
+        as its last argument without ever being on a tmux argv."""
+
+    def deliver(self, target: TmuxTarget, prompt: str, *, delivery_id: str, submit_delay_ms: int = 0) -> None:
+        """Paste `prompt` bracketed and submit it, atomically refusing a dead pane."""
+
+    def kill(self, target: TmuxTarget) -> None: ...
+
+    def terminate_harness(self, target: TmuxTarget, *, grace_seconds: float) -> None:
+        """SIGTERM the pane processes, SIGKILL after the grace period; the session stays."""
+
+    def attach(self, target: TmuxTarget, *, read_only: bool) -> int:
+        """Attach the calling terminal; returns tmux's exit status."""
+
+
+class TrackerPort(Protocol):
+    """The issue tracker (GitHub, or the sandbox).
+
+    Failure modes: `TrackerError` naming the repository and the cause (missing binary, not
+    authenticated, not found, 5xx, timeout, malformed reply); `RateLimited` with the time it
+    may be asked again. A failed read changes nothing; a failed write is reported, never retried
+    here.
+    """
+
+    def work_items(self, repo: RepoRef, label: str) -> list[WorkItem]:
+        """The open issues and pull requests of `repo` carrying `label`."""
+
+    def new_comments(self, repo: RepoRef, cursor: str | None) -> CommentBatch:
+        """Comments created since `cursor` (inclusive; de-duplicate by id), oldest first."""
+
+    def item_state(self, item: WorkItemRef, label: str) -> ItemState: ...
+
+    def react(self, comment: Comment, reaction: Reaction) -> None: ...
+
+    def post_comment(self, item: WorkItemRef, body: str) -> None: ...
+
+
+class ClockPort(Protocol):
+    """Wall time (UTC, aware) and waiting. Never fails."""
+
+    def now(self) -> datetime: ...
+
+    def sleep(self, seconds: float) -> None: ...
+
+
+class EventSink(Protocol):
+    """The append-only event log. Failure modes: `OSError` when the log cannot be written."""
+
+    def emit(self, event: Event, *, level: Level = Level.INFO, source: str = "poller", **fields: Any) -> None: ...
+
+
+class StateStore(Protocol):
+    """The ledger, the session registry and the per-repository cursors.
+
+    Failure modes: `StateError` naming the file when the store is unreadable, corrupt or of an
+    unknown schema. Every write inside one `transaction()` lands together or not at all.
+    """
+
+    def transaction(self) -> AbstractContextManager[None]: ...
+
+    def ledger(self, item: WorkItemRef) -> Ledger | None: ...
+
+    def save_ledger(self, ledger: Ledger) -> None: ...
+
+    def session(self, item: WorkItemRef) -> SessionRecord | None: ...
+
+    def sessions(self) -> list[SessionRecord]: ...
+
+    def save_session(self, record: SessionRecord) -> None: ...
+
+    def forget(self, item: WorkItemRef) -> None:
+        """Drop the item's session record and ledger."""
+
+    def cursor(self, repo: RepoRef) -> str | None: ...
+
+    def save_cursor(self, repo: RepoRef, cursor: str | None) -> None: ...
+
+    def items(self) -> Iterator[WorkItemRef]: ...
+
+    def meta(self) -> Mapping[str, str]: ...
+
+    def save_meta(self, key: str, value: str) -> None: ...
