@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from itertools import pairwise
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from domain.errors import DuplicateSession, SessionMissing, TmuxFailed, TmuxUnanswered
 from domain.model import SessionState, SpawnRequest
@@ -38,10 +38,7 @@ def resume_fails_unless_known(known_ids: Iterable[str]) -> ExitRule:
     known = frozenset(known_ids)
 
     def exits(argv: tuple[str, ...]) -> bool:
-        for flag, value in pairwise(argv):
-            if flag == "--resume" and value not in known:
-                return True
-        return False
+        return any(flag == "--resume" and value not in known for flag, value in pairwise(argv))
 
     return exits
 
