@@ -1,0 +1,108 @@
+"""An in-memory state store with the SQLite store's semantics, transactions included."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+
+from domain.errors import StateError
+from domain.ledger import Ledger
+from domain.model import SessionRecord
+from domain.ports import StateStore
+from domain.refs import RepoRef, WorkItemRef
+
+
+@dataclass
+class _Tables:
+    ledgers: dict[WorkItemRef, Ledger] = field(default_factory=dict)
+    sessions: dict[WorkItemRef, SessionRecord] = field(default_factory=dict)
+    cursors: dict[RepoRef, str] = field(default_factory=dict)
+    meta: dict[str, str] = field(default_factory=dict)
+
+    def copy(self) -> _Tables:
+        # values are frozen dataclasses, so copying the dicts is a full snapshot
+        return replace(
+            self,
+            ledgers=dict(self.ledgers),
+            sessions=dict(self.sessions),
+            cursors=dict(self.cursors),
+            meta=dict(self.meta),
+        )
+
+
+class FakeStateStore(StateStore):
+    """Dicts behind the `StateStore` port. An exception inside `transaction()` restores the
+    state as it was when that (possibly nested) transaction began, like a SQLite savepoint.
+
+    `fail_writes` makes every write raise `StateError`, as a full disk or a broken file would.
+    """
+
+    def __init__(self) -> None:
+        self.tables = _Tables()
+        self.fail_writes = False
+        self.commits = 0  # outermost transactions and lone writes that landed
+        self._open: list[_Tables] = []  # snapshots of the transactions in progress, outermost first
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        snapshot = self.tables.copy()
+        outermost = not self._open
+        self._open.append(snapshot)
+        try:
+            yield
+        except BaseException:
+            self.tables = snapshot
+            raise
+        finally:
+            self._open.pop()
+        if outermost:
+            self.commits += 1
+
+    def _write(self) -> None:
+        if self.fail_writes:
+            raise StateError("fake state store: writes are failing")
+        if not self._open:
+            self.commits += 1
+
+    def ledger(self, item: WorkItemRef) -> Ledger | None:
+        return self.tables.ledgers.get(item)
+
+    def save_ledger(self, ledger: Ledger) -> None:
+        self._write()
+        self.tables.ledgers[ledger.item] = ledger
+
+    def session(self, item: WorkItemRef) -> SessionRecord | None:
+        return self.tables.sessions.get(item)
+
+    def sessions(self) -> list[SessionRecord]:
+        return [self.tables.sessions[item] for item in sorted(self.tables.sessions)]
+
+    def save_session(self, record: SessionRecord) -> None:
+        self._write()
+        self.tables.sessions[record.item] = record
+
+    def forget(self, item: WorkItemRef) -> None:
+        self._write()
+        self.tables.ledgers.pop(item, None)
+        self.tables.sessions.pop(item, None)
+
+    def cursor(self, repo: RepoRef) -> str | None:
+        return self.tables.cursors.get(repo)
+
+    def save_cursor(self, repo: RepoRef, cursor: str | None) -> None:
+        self._write()
+        if cursor is None:
+            self.tables.cursors.pop(repo, None)
+        else:
+            self.tables.cursors[repo] = cursor
+
+    def items(self) -> Iterator[WorkItemRef]:
+        return iter(sorted(self.tables.ledgers.keys() | self.tables.sessions.keys()))
+
+    def meta(self) -> Mapping[str, str]:
+        return dict(self.tables.meta)
+
+    def save_meta(self, key: str, value: str) -> None:
+        self._write()
+        self.tables.meta[key] = value
