@@ -1,0 +1,173 @@
+"""A stateful in-memory tracker: items, labels, comments, reactions, posts and failure switches."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+
+from domain.errors import RateLimited, TrackerError
+from domain.model import (
+    Comment,
+    CommentBatch,
+    CommentKind,
+    ItemKind,
+    ItemState,
+    Reaction,
+    WorkItem,
+)
+from domain.ports import TrackerPort
+from domain.refs import RepoRef, WorkItemRef
+
+_EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+@dataclass(slots=True)
+class _Item:
+    item: WorkItem
+    labels: set[str]
+    state: ItemState = ItemState.OPEN
+
+
+@dataclass(slots=True)
+class _Stored:
+    seq: int
+    comment: Comment
+
+
+@dataclass
+class FakeTracker(TrackerPort):
+    """What a tracker holds, with switches that make it fail like the real one.
+
+    The comment cursor is the last sequence number seen; an edit keeps its sequence, so an edited
+    comment is never new again. With no cursor the stream starts now: older comments are history.
+    `post_comment` also adds the posted text as a comment by `login`, as GitHub would.
+    """
+
+    login: str = "the-loop"
+    now: Callable[[], float] | None = None  # lifts a rate limit once now() >= until; None: never
+    fail_reads: set[RepoRef] = field(default_factory=set)
+    fail_posts: bool = False
+    fail_reactions: bool = False
+    rate_limited_until: dict[RepoRef, float] = field(default_factory=dict)
+    requests: int = 0
+    reactions: list[tuple[str, Reaction]] = field(default_factory=list)
+    posted: list[tuple[WorkItemRef, str]] = field(default_factory=list)
+    _items: dict[WorkItemRef, _Item] = field(default_factory=dict)
+    _comments: list[_Stored] = field(default_factory=list)
+
+    # --- arranging the world -------------------------------------------------------------
+
+    def add_item(
+        self,
+        ref: WorkItemRef,
+        *,
+        title: str = "",
+        author: str | None = "alice",
+        labels: tuple[str, ...] = ("loop",),
+        kind: ItemKind = ItemKind.ISSUE,
+        body: str = "",
+    ) -> WorkItem:
+        url = f"https://{ref.repo.host}/{ref.repo.full_name}/issues/{ref.number}"
+        title = title or f"item {ref.number}"
+        item = WorkItem(ref, title, author, frozenset(labels), kind, body, url)
+        self._items[ref] = _Item(item, set(labels))
+        return item
+
+    def set_state(self, ref: WorkItemRef, state: ItemState) -> None:
+        """CLOSED, MERGED or UNLABELED (every label removed) take the item out of `work_items`."""
+        entry = self._items[ref]
+        if state is ItemState.UNLABELED:
+            entry.labels.clear()
+            state = ItemState.OPEN
+        entry.state = state
+
+    def add_label(self, ref: WorkItemRef, label: str) -> None:
+        self._items[ref].labels.add(label)
+
+    def remove_label(self, ref: WorkItemRef, label: str) -> None:
+        self._items[ref].labels.discard(label)
+
+    def add_comment(
+        self,
+        ref: WorkItemRef,
+        body: str,
+        *,
+        author: str | None = "alice",
+        created_at: datetime | None = None,
+        comment_id: str | None = None,
+        kind: CommentKind = CommentKind.ISSUE_COMMENT,
+        path: str | None = None,
+        line: int | None = None,
+    ) -> Comment:
+        seq = len(self._comments) + 1
+        cid = comment_id or str(seq)
+        anchor = "discussion_r" if kind is CommentKind.REVIEW_COMMENT else "issuecomment-"
+        url = f"https://{ref.repo.host}/{ref.repo.full_name}/issues/{ref.number}#{anchor}{cid}"
+        at = created_at or _EPOCH + timedelta(seconds=seq)
+        comment = Comment(cid, ref, author, body, at, url, kind, path, line)
+        self._comments.append(_Stored(seq, comment))
+        return comment
+
+    def edit_comment(self, comment_id: str, body: str) -> None:
+        """An edit: same id, same created_at, same place in the stream."""
+        for stored in self._comments:
+            if stored.comment.id == comment_id:
+                stored.comment = replace(stored.comment, body=body)
+                return
+        raise KeyError(comment_id)
+
+    # --- TrackerPort ---------------------------------------------------------------------
+
+    def work_items(self, repo: RepoRef, label: str) -> list[WorkItem]:
+        self._request(repo, read=True)
+        return [
+            replace(entry.item, labels=frozenset(entry.labels))
+            for ref, entry in sorted(self._items.items())
+            if ref.repo == repo and entry.state is ItemState.OPEN and label in entry.labels
+        ]
+
+    def new_comments(self, repo: RepoRef, cursor: str | None) -> CommentBatch:
+        self._request(repo, read=True)
+        last = len(self._comments)
+        if cursor is None:
+            return CommentBatch((), str(last))
+        since = int(cursor)
+        fresh = tuple(s.comment for s in self._comments[since:] if s.comment.item.repo == repo)
+        return CommentBatch(fresh, str(last))
+
+    def item_state(self, item: WorkItemRef, label: str) -> ItemState:
+        self._request(item.repo, read=True)
+        entry = self._items.get(item)
+        if entry is None:
+            raise TrackerError(f"{item.repo}: {item} not found")
+        if entry.state is not ItemState.OPEN:
+            return entry.state
+        return ItemState.OPEN if label in entry.labels else ItemState.UNLABELED
+
+    def react(self, comment: Comment, reaction: Reaction) -> None:
+        self._request(comment.item.repo, read=False)
+        if self.fail_reactions:
+            raise TrackerError(f"{comment.item.repo}: reaction on {comment.id} failed (injected)")
+        self.reactions.append((comment.id, reaction))
+
+    def post_comment(self, item: WorkItemRef, body: str) -> None:
+        self._request(item.repo, read=False)
+        if self.fail_posts:
+            raise TrackerError(f"{item.repo}: comment on {item} failed (injected)")
+        self.posted.append((item, body))
+        self.add_comment(item, body, author=self.login)
+
+    # --- helpers -------------------------------------------------------------------------
+
+    def comments_of(self, ref: WorkItemRef) -> list[Comment]:
+        return [s.comment for s in self._comments if s.comment.item == ref]
+
+    def _request(self, repo: RepoRef, *, read: bool) -> None:
+        self.requests += 1
+        until = self.rate_limited_until.get(repo)
+        if until is not None and (self.now is None or self.now() < until):
+            message = f"{repo}: rate limited until {until:.0f} (injected)"
+            raise RateLimited(message, until_epoch=until)
+        if read and repo in self.fail_reads:
+            raise TrackerError(f"{repo}: read failed (injected)")
