@@ -1,0 +1,89 @@
+"""Closing: an item that left the watched list upstream, or that the operator closes or resets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from domain.errors import TmuxFailed, TmuxUnanswered
+from domain.events import Event, Level
+from domain.model import ItemState, SessionRecord, SessionState, SessionStatus
+from domain.ports import ClockPort, EventSink, StateStore, TmuxPort
+
+
+@dataclass(frozen=True, slots=True)
+class CloseConfig:
+    kill_harness_on_close: bool = True
+    keep_session_on_close: bool = True
+    grace_seconds: float = 10.0
+
+
+class Closer:
+    def __init__(
+        self, *, tmux: TmuxPort, store: StateStore, events: EventSink, clock: ClockPort, config: CloseConfig
+    ) -> None:
+        self._tmux = tmux
+        self._store = store
+        self._events = events
+        self._clock = clock
+        self._config = config
+
+    def departed(self, record: SessionRecord, state: ItemState) -> bool:
+        """Closed or merged → close; still open without the label → pause. True when closed."""
+        if state is ItemState.UNLABELED:
+            self._store.save_session(
+                replace(
+                    record,
+                    status=SessionStatus.PAUSED,
+                    updated_at=self._clock.now(),
+                    last_event=Event.SESSION_RETAINED.value,
+                )
+            )
+            self._events.emit(
+                Event.SESSION_RETAINED,
+                work_item=str(record.item),
+                target=str(record.target),
+                reason="label removed; session kept, deliveries paused",
+            )
+            return False
+        self.close(record, reason=state.value, keep_tmux=self._config.keep_session_on_close)
+        return True
+
+    def close(self, record: SessionRecord, *, reason: str, keep_tmux: bool) -> None:
+        terminated = self._config.kill_harness_on_close and self._stop(record, keep_tmux=keep_tmux)
+        killed = not keep_tmux and self._kill(record)
+        self._store.save_session(
+            replace(
+                record, status=SessionStatus.CLOSED, updated_at=self._clock.now(), last_event=Event.SESSION_CLOSED.value
+            )
+        )
+        self._events.emit(
+            Event.SESSION_CLOSED,
+            work_item=str(record.item),
+            target=str(record.target),
+            reason=reason,
+            harness_terminated=terminated,
+            tmux_killed=killed,
+        )
+
+    def _stop(self, record: SessionRecord, *, keep_tmux: bool) -> bool:
+        if not keep_tmux or self._tmux.session_state(record.target) is not SessionState.LIVE:
+            return False
+        try:
+            self._tmux.terminate_harness(record.target, grace_seconds=self._config.grace_seconds)
+        except (TmuxFailed, TmuxUnanswered) as error:
+            self._events.emit(
+                Event.SESSION_CLOSED,
+                level=Level.WARNING,
+                work_item=str(record.item),
+                reason="harness could not be terminated",
+                cause=str(error),
+            )
+            return False
+        return True
+
+    def _kill(self, record: SessionRecord) -> bool:
+        try:
+            self._tmux.kill(record.target)
+        except (TmuxFailed, TmuxUnanswered):
+            return self._tmux.session_state(record.target) is SessionState.ABSENT
+        return True

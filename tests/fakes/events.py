@@ -1,0 +1,25 @@
+"""An event sink that keeps what was emitted, for asserting on the log's end state."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from domain.events import Event, Level
+from domain.ports import EventSink
+
+
+class RecordingEvents(EventSink):
+    def __init__(self) -> None:
+        self.records: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+
+    def emit(self, event: Event, *, level: Level = Level.INFO, source: str = "poller", **fields: Any) -> None:
+        with self._lock:
+            self.records.append({"event": event.value, "level": level.value, "source": source, **fields})
+
+    def named(self, name: str) -> list[dict[str, Any]]:
+        return [r for r in self.records if r["event"] == name]
+
+    def names(self) -> list[str]:
+        return [r["event"] for r in self.records]
