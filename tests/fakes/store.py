@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -43,66 +44,74 @@ class FakeStateStore(StateStore):
         self.fail_writes = False
         self.commits = 0  # outermost transactions and lone writes that landed
         self._open: list[_Tables] = []  # snapshots of the transactions in progress, outermost first
+        # held for a whole transaction, as the SQLite store does: a thread's rollback must not
+        # undo another thread's writes
+        self._lock = threading.RLock()
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        snapshot = self.tables.copy()
-        outermost = not self._open
-        self._open.append(snapshot)
-        try:
-            yield
-        except BaseException:
-            self.tables = snapshot
-            raise
-        finally:
-            self._open.pop()
-        if outermost:
-            self.commits += 1
+        with self._lock:
+            snapshot = self.tables.copy()
+            outermost = not self._open
+            self._open.append(snapshot)
+            try:
+                yield
+            except BaseException:
+                self.tables = snapshot
+                raise
+            finally:
+                self._open.pop()
+            if outermost:
+                self.commits += 1
 
-    def _write(self) -> None:
+    @contextmanager
+    def _write(self) -> Iterator[None]:
         if self.fail_writes:
             raise StateError("fake state store: writes are failing")
-        if not self._open:
-            self.commits += 1
+        with self.transaction():
+            yield
 
     def ledger(self, item: WorkItemRef) -> Ledger | None:
         return self.tables.ledgers.get(item)
 
     def save_ledger(self, ledger: Ledger) -> None:
-        self._write()
-        self.tables.ledgers[ledger.item] = ledger
+        with self._write():
+            self.tables.ledgers[ledger.item] = ledger
 
     def session(self, item: WorkItemRef) -> SessionRecord | None:
         return self.tables.sessions.get(item)
 
     def sessions(self) -> list[SessionRecord]:
-        return [self.tables.sessions[item] for item in sorted(self.tables.sessions)]
+        with self._lock:
+            return [self.tables.sessions[item] for item in sorted(self.tables.sessions)]
 
     def save_session(self, record: SessionRecord) -> None:
-        self._write()
-        self.tables.sessions[record.item] = record
+        with self._write():
+            self.tables.sessions[record.item] = record
 
     def forget(self, item: WorkItemRef) -> None:
-        self._write()
-        self.tables.ledgers.pop(item, None)
-        self.tables.sessions.pop(item, None)
+        with self._write():
+            self.tables.ledgers.pop(item, None)
+            self.tables.sessions.pop(item, None)
 
     def cursor(self, repo: RepoRef) -> str | None:
         return self.tables.cursors.get(repo)
 
     def save_cursor(self, repo: RepoRef, cursor: str | None) -> None:
-        self._write()
-        if cursor is None:
-            self.tables.cursors.pop(repo, None)
-        else:
-            self.tables.cursors[repo] = cursor
+        with self._write():
+            if cursor is None:
+                self.tables.cursors.pop(repo, None)
+            else:
+                self.tables.cursors[repo] = cursor
 
     def items(self) -> Iterator[WorkItemRef]:
-        return iter(sorted(self.tables.ledgers.keys() | self.tables.sessions.keys()))
+        with self._lock:
+            return iter(sorted(self.tables.ledgers.keys() | self.tables.sessions.keys()))
 
     def meta(self) -> Mapping[str, str]:
-        return dict(self.tables.meta)
+        with self._lock:
+            return dict(self.tables.meta)
 
     def save_meta(self, key: str, value: str) -> None:
-        self._write()
-        self.tables.meta[key] = value
+        with self._write():
+            self.tables.meta[key] = value

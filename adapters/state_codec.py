@@ -1,0 +1,141 @@
+"""JSON encoding of the state store's values: ledgers, session records, comments."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from domain.ledger import Ledger, Pending, Resolution, Resolved
+from domain.model import Comment, CommentKind, SessionRecord, SessionStatus
+from domain.refs import TmuxTarget, WorkItemRef
+
+Json = dict[str, Any]
+
+
+def _when(value: datetime | None) -> str | None:
+    # isoformat keeps the offset, so an aware UTC time comes back aware UTC
+    return None if value is None else value.isoformat()
+
+
+def _from_when(text: str | None) -> datetime | None:
+    return None if text is None else datetime.fromisoformat(text)
+
+
+def _required_when(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
+def comment_to_json(comment: Comment) -> Json:
+    return {
+        "id": comment.id,
+        "item": str(comment.item),
+        "author": comment.author,
+        "body": comment.body,
+        "created_at": _when(comment.created_at),
+        "url": comment.url,
+        "kind": comment.kind.value,
+        "path": comment.path,
+        "line": comment.line,
+    }
+
+
+def comment_from_json(data: Json) -> Comment:
+    return Comment(
+        id=data["id"],
+        item=WorkItemRef.parse(data["item"]),
+        author=data["author"],
+        body=data["body"],
+        created_at=_required_when(data["created_at"]),
+        url=data["url"],
+        kind=CommentKind(data["kind"]),
+        path=data["path"],
+        line=data["line"],
+    )
+
+
+def _resolved_to_json(resolved: Resolved) -> Json:
+    return {
+        "kind": resolved.kind.value,
+        "at": _when(resolved.at),
+        "attempts": resolved.attempts,
+        "version": resolved.version,
+        "reason": resolved.reason,
+    }
+
+
+def _resolved_from_json(data: Json) -> Resolved:
+    return Resolved(
+        kind=Resolution(data["kind"]),
+        at=_required_when(data["at"]),
+        attempts=data["attempts"],
+        version=data["version"],
+        reason=data["reason"],
+    )
+
+
+def encode_ledger(ledger: Ledger) -> str:
+    return _dump(
+        {
+            "item": str(ledger.item),
+            "baseline_at": _when(ledger.baseline_at),
+            "resolved": {cid: _resolved_to_json(r) for cid, r in ledger.resolved.items()},
+            "pending": [
+                {"comment": comment_to_json(p.comment), "attempts": p.attempts}
+                for p in ledger.pending
+            ],
+            "abandoned": {cid: comment_to_json(c) for cid, c in ledger.abandoned.items()},
+        }
+    )
+
+
+def decode_ledger(text: str) -> Ledger:
+    data = json.loads(text)
+    return Ledger(
+        item=WorkItemRef.parse(data["item"]),
+        baseline_at=_required_when(data["baseline_at"]),
+        resolved={cid: _resolved_from_json(r) for cid, r in data["resolved"].items()},
+        pending=tuple(
+            Pending(comment=comment_from_json(p["comment"]), attempts=p["attempts"])
+            for p in data["pending"]
+        ),
+        abandoned={cid: comment_from_json(c) for cid, c in data["abandoned"].items()},
+    )
+
+
+def encode_session(record: SessionRecord) -> str:
+    return _dump(
+        {
+            "item": str(record.item),
+            "target": record.target.name,
+            "harness": record.harness,
+            "harness_session_id": record.harness_session_id,
+            "cwd": record.cwd,
+            "status": record.status.value,
+            "recent_delivery_ids": list(record.recent_delivery_ids),
+            "created_at": _when(record.created_at),
+            "updated_at": _when(record.updated_at),
+            "last_event": record.last_event,
+        }
+    )
+
+
+def decode_session(text: str) -> SessionRecord:
+    data = json.loads(text)
+    return SessionRecord(
+        item=WorkItemRef.parse(data["item"]),
+        target=TmuxTarget(data["target"]),
+        harness=data["harness"],
+        harness_session_id=data["harness_session_id"],
+        cwd=data["cwd"],
+        status=SessionStatus(data["status"]),
+        recent_delivery_ids=tuple(data["recent_delivery_ids"]),
+        created_at=_from_when(data["created_at"]),
+        updated_at=_from_when(data["updated_at"]),
+        last_event=data["last_event"],
+    )
+
+
+def _dump(data: Json) -> str:
+    # ASCII-only output: any comment text (NUL, lone surrogates) survives the TEXT column
+    return json.dumps(data, ensure_ascii=True, separators=(",", ":"))

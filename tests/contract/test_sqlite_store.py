@@ -1,0 +1,139 @@
+"""What only the SQLite store does: refuse broken or foreign files, survive other writers."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from adapters.sqlite_schema import SCHEMA_VERSION
+from adapters.sqlite_store import SqliteStateStore
+from domain.errors import StateError
+from domain.ledger import Ledger
+from domain.refs import WorkItemRef
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def saved_store(path: Path, items: int = 1) -> None:
+    store = SqliteStateStore(path)
+    for n in range(1, items + 1):
+        item = WorkItemRef.parse(f"github:acme/widgets#{n}")
+        store.save_ledger(Ledger(item=item, baseline_at=datetime(2025, 1, 1, tzinfo=UTC)))
+    store.close()
+
+
+def refusal(path: Path) -> str:
+    with pytest.raises(StateError) as caught:
+        SqliteStateStore(path)
+    return str(caught.value)
+
+
+def test_a_missing_file_is_created_with_its_directories_in_wal_mode(tmp_path: Path) -> None:
+    path = tmp_path / "a" / "b" / "state.sqlite3"
+    SqliteStateStore(path).close()
+    db = sqlite3.connect(path)
+    assert (db.execute("PRAGMA journal_mode").fetchone(), db.execute("PRAGMA user_version").fetchone()) == (
+        ("wal",),
+        (SCHEMA_VERSION,),
+    )
+
+
+def test_a_file_that_is_not_a_database_is_refused_naming_it_and_left_unchanged(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    garbage = b"this is not sqlite\x00\xff" * 300
+    path.write_bytes(garbage)
+    message = refusal(path)
+    assert (str(path) in message, path.read_bytes() == garbage) == (True, True)
+
+
+def test_a_database_with_a_damaged_page_is_refused_naming_it_and_left_unchanged(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    saved_store(path, items=200)
+    damaged = bytearray(path.read_bytes())
+    # the last page's header: a data page no open-time read touches, so only a check finds it
+    last = len(damaged) - 4096
+    damaged[last : last + 100] = b"\xa5" * 100
+    path.write_bytes(bytes(damaged))
+    message = refusal(path)
+    assert (str(path) in message, path.read_bytes() == bytes(damaged)) == (True, True)
+
+
+def test_a_newer_schema_version_is_refused_and_the_file_left_unchanged(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    saved_store(path)
+    with sqlite3.connect(path) as db:
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    before = path.read_bytes()
+    message = refusal(path)
+    assert (str(path) in message, "newer" in message, path.read_bytes() == before) == (True, True, True)
+
+
+def test_a_sqlite_database_that_is_not_the_loops_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE photos (id INTEGER)")
+    assert "not the-loop's" in refusal(path)
+
+
+def test_a_path_that_cannot_be_opened_is_refused_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    path.mkdir()
+    assert str(path) in refusal(path)
+
+
+def test_a_row_this_version_cannot_decode_is_a_state_error_naming_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    saved_store(path)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE ledgers SET data = '{\"item\": 5}'")
+    store = SqliteStateStore(path)
+    with pytest.raises(StateError, match=str(path)):
+        store.ledger(WorkItemRef.parse("github:acme/widgets#1"))
+
+
+def test_a_reopened_store_keeps_its_data_and_schema(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    saved_store(path, items=3)
+    assert len(list(SqliteStateStore(path).items())) == 3
+
+
+COUNTER = """
+import sys
+from adapters.sqlite_store import SqliteStateStore
+store = SqliteStateStore(__import__("pathlib").Path(sys.argv[1]))
+for _ in range(int(sys.argv[2])):
+    with store.transaction():
+        store.save_meta("count", str(int(store.meta().get("count", "0")) + 1))
+"""
+
+
+def increment(store: SqliteStateStore, times: int) -> None:
+    for _ in range(times):
+        with store.transaction():
+            store.save_meta("count", str(int(store.meta().get("count", "0")) + 1))
+
+
+def test_two_processes_counting_in_transactions_lose_no_update(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    SqliteStateStore(path).close()
+    argv = [sys.executable, "-c", COUNTER, str(path), "60"]
+    workers = [subprocess.Popen(argv, cwd=ROOT) for _ in range(2)]
+    codes = [w.wait(timeout=120) for w in workers]
+    store = SqliteStateStore(path)
+    assert (codes, store.meta()["count"]) == ([0, 0], "120")
+
+
+def test_threads_sharing_one_store_never_interleave_transactions(tmp_path: Path) -> None:
+    store = SqliteStateStore(tmp_path / "state.sqlite3")
+    threads = [threading.Thread(target=increment, args=(store, 50)) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert store.meta()["count"] == "200"

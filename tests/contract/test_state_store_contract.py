@@ -1,0 +1,221 @@
+"""The StateStore contract, run against the in-memory fake and the SQLite store alike."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters.sqlite_store import SqliteStateStore
+from domain.ledger import Ledger, Pending, Resolution, Resolved
+from domain.model import Comment, CommentKind, SessionRecord, SessionStatus
+from domain.ports import StateStore
+from domain.refs import RepoRef, WorkItemRef
+from tests.fakes.store import FakeStateStore
+
+T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
+ITEM = WorkItemRef.parse("github:acme/widgets#7")
+OTHER = WorkItemRef.parse("github:ghe.example:8443/acme/widgets#12")
+REPO = RepoRef.parse("acme/widgets")
+
+
+class Boom(Exception):
+    pass
+
+
+@pytest.fixture(params=["fake", "sqlite"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StateStore]:
+    if request.param == "fake":
+        yield FakeStateStore()
+        return
+    sqlite = SqliteStateStore(tmp_path / "state" / "state.sqlite3")
+    yield sqlite
+    sqlite.close()
+
+
+def reopened(store: StateStore) -> StateStore:
+    """The same store as a new process would see it (the fake has no second life)."""
+    if isinstance(store, SqliteStateStore):
+        store.close()
+        return SqliteStateStore(store.path)
+    return store
+
+
+def comment(
+    cid: str, item: WorkItemRef = ITEM, *, body: str = "please fix", minutes: int = 0
+) -> Comment:
+    return Comment(
+        id=cid, item=item, author="alice", body=body, created_at=T0 + timedelta(minutes=minutes)
+    )
+
+
+def full_ledger(item: WorkItemRef = ITEM) -> Ledger:
+    hostile = "\x1b[201~ rm -rf / \r\n\x00 \ud800 ✓ 🎉 " + "x" * 5000
+    review = Comment(
+        id="r9", item=item, author=None, body=hostile, created_at=T0, url="https://x/r9",
+        kind=CommentKind.REVIEW_COMMENT, path="src/a.py", line=42,
+    )  # fmt: skip
+    return Ledger(
+        item=item,
+        baseline_at=T0,
+        resolved={
+            "1": Resolved(Resolution.BASELINED, T0),
+            "2": Resolved(Resolution.DELIVERED, T0 + timedelta(seconds=1), attempts=2),
+            "3": Resolved(Resolution.ABANDONED, T0, attempts=3, version="0.1.0", reason="tmux"),
+            "4": Resolved(Resolution.SKIPPED, T0, reason="session-occupied"),
+        },
+        pending=(
+            Pending(comment("6", item, minutes=2), attempts=1),
+            Pending(review),
+            Pending(comment("5", item)),
+        ),
+        abandoned={"3": comment("3", item, body=hostile)},
+    )
+
+
+def record(item: WorkItemRef = ITEM, **changes: Any) -> SessionRecord:
+    base = SessionRecord(
+        item=item, target=item.target, harness="claude", harness_session_id="4f6c-uuid",
+        cwd="/home/op/src", status=SessionStatus.PAUSED,
+        recent_delivery_ids=("poll-comment-2", "poll-comment-1"),
+        created_at=T0, updated_at=T0 + timedelta(hours=1), last_event="dispatch.succeeded",
+    )  # fmt: skip
+    return replace(base, **changes)
+
+
+def test_a_saved_ledger_comes_back_equal_with_pending_order_and_hostile_text(
+    store: StateStore,
+) -> None:
+    store.save_ledger(full_ledger())
+    assert reopened(store).ledger(ITEM) == full_ledger()
+
+
+def test_a_ledger_never_saved_is_none(store: StateStore) -> None:
+    assert store.ledger(ITEM) is None
+
+
+def test_saving_a_ledger_again_replaces_it(store: StateStore) -> None:
+    store.save_ledger(full_ledger())
+    store.save_ledger(Ledger(item=ITEM, baseline_at=T0))
+    assert reopened(store).ledger(ITEM) == Ledger(item=ITEM, baseline_at=T0)
+
+
+def test_a_saved_session_record_comes_back_equal(store: StateStore) -> None:
+    store.save_session(record())
+    assert reopened(store).session(ITEM) == record()
+
+
+def test_a_session_record_without_times_comes_back_equal(store: StateStore) -> None:
+    store.save_session(record(created_at=None, updated_at=None, status=SessionStatus.CLOSED))
+    assert reopened(store).session(ITEM) == record(
+        created_at=None, updated_at=None, status=SessionStatus.CLOSED
+    )
+
+
+def test_sessions_lists_every_record_in_item_order(store: StateStore) -> None:
+    ninth, tenth = (
+        WorkItemRef.parse("github:acme/widgets#9"),
+        WorkItemRef.parse("github:acme/widgets#10"),
+    )
+    for item in (tenth, OTHER, ninth):
+        store.save_session(record(item))
+    assert [r.item for r in reopened(store).sessions()] == sorted([tenth, OTHER, ninth])
+
+
+def test_items_lists_every_item_with_a_ledger_or_a_session_once(store: StateStore) -> None:
+    third = WorkItemRef.parse("github:acme/widgets#3")
+    store.save_ledger(full_ledger(ITEM))
+    store.save_session(record(ITEM))
+    store.save_session(record(OTHER))
+    store.save_ledger(full_ledger(third))
+    assert list(reopened(store).items()) == sorted([ITEM, OTHER, third])
+
+
+def test_an_exception_inside_a_transaction_writes_nothing(store: StateStore) -> None:
+    store.save_meta("kept", "yes")
+    with pytest.raises(Boom), store.transaction():
+        store.save_ledger(full_ledger())
+        store.save_session(record())
+        store.save_cursor(REPO, "etag-1")
+        store.save_meta("kept", "no")
+        raise Boom
+    again = reopened(store)
+    assert (again.ledger(ITEM), again.session(ITEM), again.cursor(REPO), dict(again.meta())) == (
+        None, None, None, {"kept": "yes"},
+    )  # fmt: skip
+
+
+def test_the_writes_of_a_transaction_land_together(store: StateStore) -> None:
+    with store.transaction():
+        store.save_ledger(full_ledger())
+        store.save_session(record())
+    again = reopened(store)
+    assert (again.ledger(ITEM), again.session(ITEM)) == (full_ledger(), record())
+
+
+def test_a_nested_transaction_joins_the_outer_one(store: StateStore) -> None:
+    with pytest.raises(Boom), store.transaction():
+        with store.transaction():
+            store.save_session(record())
+        raise Boom
+    assert reopened(store).session(ITEM) is None
+
+
+def test_a_failed_nested_transaction_undoes_only_its_own_writes(store: StateStore) -> None:
+    with store.transaction():
+        store.save_ledger(full_ledger())
+        with pytest.raises(Boom), store.transaction():
+            store.save_session(record())
+            raise Boom
+    again = reopened(store)
+    assert (again.ledger(ITEM), again.session(ITEM)) == (full_ledger(), None)
+
+
+def test_reads_inside_a_transaction_see_its_writes(store: StateStore) -> None:
+    with store.transaction():
+        store.save_cursor(REPO, "etag-2")
+        seen = store.cursor(REPO)
+    assert seen == "etag-2"
+
+
+def test_forget_drops_the_ledger_and_the_session_of_that_item_only(store: StateStore) -> None:
+    for item in (ITEM, OTHER):
+        store.save_ledger(full_ledger(item))
+        store.save_session(record(item))
+    store.forget(ITEM)
+    again = reopened(store)
+    assert (again.ledger(ITEM), again.session(ITEM), list(again.items())) == (None, None, [OTHER])
+
+
+def test_forget_inside_a_failed_transaction_forgets_nothing(store: StateStore) -> None:
+    store.save_ledger(full_ledger())
+    store.save_session(record())
+    with pytest.raises(Boom), store.transaction():
+        store.forget(ITEM)
+        raise Boom
+    assert list(reopened(store).items()) == [ITEM]
+
+
+def test_cursors_are_kept_per_repository_and_host(store: StateStore) -> None:
+    store.save_cursor(REPO, "a")
+    store.save_cursor(OTHER.repo, "b")
+    again = reopened(store)
+    unknown = RepoRef.parse("acme/other")
+    assert (again.cursor(REPO), again.cursor(OTHER.repo), again.cursor(unknown)) == ("a", "b", None)
+
+
+def test_saving_a_none_cursor_clears_it(store: StateStore) -> None:
+    store.save_cursor(REPO, "a")
+    store.save_cursor(REPO, None)
+    assert reopened(store).cursor(REPO) is None
+
+
+def test_meta_keeps_the_last_value_of_each_key(store: StateStore) -> None:
+    store.save_meta("heartbeat", "1")
+    store.save_meta("last_cycle", '{"items": 3}')
+    store.save_meta("heartbeat", "2")
+    assert dict(reopened(store).meta()) == {"heartbeat": "2", "last_cycle": '{"items": 3}'}
