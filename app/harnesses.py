@@ -1,0 +1,72 @@
+"""Harness definitions: the built-ins and how the operator's `routing.harnesses` merge over them."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
+class HarnessSettings(BaseModel):
+    """One `routing.harnesses.<name>` entry; a key left out keeps the built-in's value."""
+
+    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, frozen=True)
+
+    binary: str | None = Field(
+        default=None,
+        min_length=1,
+        description="The executable; `{python}` is the interpreter running the-loop. Required unless built in.",
+    )
+    args: tuple[str, ...] = Field(default=(), description="Arguments always given, before the session arguments.")
+    session_id_args: tuple[str, ...] = Field(
+        default=(), description="Arguments naming a fresh conversation; `{session_id}` is substituted."
+    )
+    resume_args: tuple[str, ...] = Field(
+        default=(),
+        description="Arguments resuming a conversation (`{session_id}` substituted); empty: cannot resume.",
+    )
+    submit_delay_ms: int = Field(
+        default=0, ge=0, description="Pause between pasting a prompt and submitting it (0: one tmux call for both)."
+    )
+
+
+# written as the YAML would be: these keys are what `routing.harnesses.<name>` merges over
+BUILTIN_HARNESSES: Mapping[str, HarnessSettings] = {
+    name: HarnessSettings.model_validate(entry)
+    for name, entry in {
+        "claude": {
+            "binary": "claude",
+            "sessionIdArgs": ["--session-id", "{session_id}"],
+            "resumeArgs": ["--resume", "{session_id}"],
+        },
+        "cursor": {"binary": "cursor-agent"},
+        "demo": {"binary": "{python}", "args": ["-m", "adapters.demo_harness"]},
+    }.items()
+}
+
+
+def check_harnesses(harnesses: dict[str, HarnessSettings]) -> dict[str, HarnessSettings]:
+    """Refuse a bad name or a new harness without a binary (pydantic names the key)."""
+    for name, harness in harnesses.items():
+        if not _NAME.match(name):
+            raise ValueError(f"{name!r}: a harness name is letters, digits, '.', '_' or '-'")
+        if name not in BUILTIN_HARNESSES and harness.binary is None:
+            raise ValueError(f"{name}.binary: required (no built-in harness is named {name!r})")
+    return harnesses
+
+
+def merge_harnesses(operator: Mapping[str, HarnessSettings]) -> dict[str, HarnessSettings]:
+    """The built-ins with each operator entry laid over its namesake, key by key."""
+    merged = dict(BUILTIN_HARNESSES)
+    for name, harness in operator.items():
+        base = merged.get(name)
+        if base is None:
+            merged[name] = harness
+        else:
+            changed = {key: getattr(harness, key) for key in harness.model_fields_set}
+            merged[name] = base.model_copy(update=changed)
+    return merged

@@ -1,0 +1,135 @@
+"""The operator's configuration: every key of DESIGN §8 with its default, meaning and checks."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+from pydantic.alias_generators import to_camel
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from app.harnesses import BUILTIN_HARNESSES, HarnessSettings, merge_harnesses
+from app.settings_env import LoopEnvironment
+from app.settings_sections import (
+    EventLogSettings,
+    IntegrationSettings,
+    PollingSettings,
+    RoutingSettings,
+    StateSettings,
+    WebhookSettings,
+)
+from domain.model import HarnessSpec, Reaction, Source, SpawnMode
+from domain.refs import DEFAULT_HOST, RepoRef, WorkItemRef
+
+PYTHON_PLACEHOLDER = "{python}"
+SLUG_PLACEHOLDER = "{slug}"
+
+# What runs with no config file at all: a sandbox anyone can try, on a private tmux server.
+EMBEDDED_DEFAULTS: Mapping[str, Any] = {
+    "polling": {
+        "intervalSeconds": 5,
+        "sources": [{"provider": "sandbox", "repos": ["sandbox/demo"], "label": "loop"}],
+    },
+    "routing": {"authorizedUsers": ["demo"], "tmux": {"socketName": "the-loop-demo"}},
+}
+
+
+class Settings(BaseSettings):
+    """Everything the-loop is configured with; environment (`THE_LOOP_…`) wins over the file."""
+
+    model_config = SettingsConfigDict(extra="forbid", alias_generator=to_camel, frozen=True)
+
+    state: StateSettings = Field(default=StateSettings(), description="Where the-loop keeps its state.")
+    polling: PollingSettings = Field(default=PollingSettings(), description="What is watched and how often.")
+    routing: RoutingSettings = Field(
+        default=RoutingSettings(), description="Who may prompt, which harness runs, and how sessions live."
+    )
+    webhooks: WebhookSettings = Field(default=WebhookSettings(), description="Push delivery.")
+    integrations: IntegrationSettings = Field(default=IntegrationSettings(), description="External tools.")
+    event_log: EventLogSettings = Field(default=EventLogSettings(), description="The append-only event log.")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # the YAML document arrives as init kwargs; listing the environment first makes it win.
+        # Our own source: pydantic-settings' loses either the prefix of aliased keys or JSON lists.
+        return LoopEnvironment(settings_cls), init_settings
+
+    # -- what the use cases need ----------------------------------------------------------
+
+    @property
+    def authorized_users(self) -> frozenset[str]:
+        return frozenset(self.routing.authorized_users)
+
+    @property
+    def spawn_mode(self) -> SpawnMode:
+        return self.routing.spawn_on_unmatched
+
+    @property
+    def state_root(self) -> Path:
+        return Path(self.state.root)
+
+    @property
+    def event_log_path(self) -> Path:
+        return Path(self.event_log.path) if self.event_log.path else self.state_root / "logs" / "events.jsonl"
+
+    @property
+    def tmux_socket(self) -> str | None:
+        return self.routing.tmux.socket_name or None
+
+    @property
+    def harness_names(self) -> tuple[str, ...]:
+        return tuple(sorted(merge_harnesses(self.routing.harnesses)))
+
+    def harness_spec(self, name: str | None = None) -> HarnessSpec:
+        """The harness `name` (default: `routing.defaultHarness`); `LookupError` if unknown."""
+        name = name or self.routing.default_harness
+        harness = merge_harnesses(self.routing.harnesses).get(name)
+        if harness is None or harness.binary is None:
+            raise LookupError(f"unknown harness {name!r} (known: {', '.join(self.harness_names)})")
+        return HarnessSpec(
+            name=name,
+            binary=harness.binary.replace(PYTHON_PLACEHOLDER, sys.executable),
+            args=harness.args,
+            session_id_args=harness.session_id_args,
+            resume_args=harness.resume_args if self.routing.tmux.resume_on_respawn else (),
+            submit_delay_ms=harness.submit_delay_ms,
+        )
+
+    def sources(self) -> list[Source]:
+        """One `Source` per repository; `owner/repo` is on `integrations.github.host`."""
+        host = self.integrations.github.host
+        return [
+            Source(
+                provider=s.provider,
+                repo=RepoRef.parse(text, host=host if s.provider == "github" else DEFAULT_HOST),
+                label=s.label,
+            )
+            for s in self.polling.sources
+            for text in s.repos
+        ]
+
+    def spawn_workdir(self, item: WorkItemRef) -> str:
+        """The absolute working directory of `item`'s session."""
+        return str(Path(self.routing.spawn_workdir.replace(SLUG_PLACEHOLDER, item.slug)).absolute())
+
+    def reaction_content(self, reaction: Reaction) -> str | None:
+        """GitHub's reaction content for `reaction`, or None when reactions are disabled."""
+        config = self.routing.reactions
+        if not config.enabled:
+            return None
+        return {Reaction.STARTED: config.started, Reaction.SUCCEEDED: config.succeeded, Reaction.FAILED: config.failed}[
+            reaction
+        ]
+
+
+__all__ = ["BUILTIN_HARNESSES", "EMBEDDED_DEFAULTS", "HarnessSettings", "Settings"]

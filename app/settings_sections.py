@@ -1,0 +1,178 @@
+"""The blocks of the configuration file, one model each: keys, defaults, meanings, checks."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic.alias_generators import to_camel
+
+from app.harnesses import HarnessSettings, check_harnesses, merge_harnesses
+from domain.model import SpawnMode
+from domain.refs import DEFAULT_HOST, RepoRef
+
+GitHubReaction = Literal["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"]
+
+
+def _repo_text(text: str) -> str:
+    RepoRef.parse(text)  # raises InvalidRef, a ValueError: pydantic names the key
+    return text.strip()
+
+
+def _socket_name(text: str) -> str:
+    if text in {".", ".."} or not all(c.isalnum() or c in "._-" for c in text):
+        raise ValueError(f"must be a plain name of letters, digits, '.', '_' or '-' (got {text!r})")
+    return text
+
+
+class Section(BaseModel):
+    """A block of the YAML file: camelCase keys, unknown keys refused, immutable once read."""
+
+    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, frozen=True)
+
+
+class StateSettings(Section):
+    root: str = Field(
+        default=".the-loop",
+        description="Directory of the state store, event log, lock and heartbeat; relative to the working directory.",
+    )
+
+
+class SourceSettings(Section):
+    provider: Literal["github", "sandbox"] = Field(
+        default="github", description="`github` (through `gh`) or `sandbox` (the embedded local tracker)."
+    )
+    repos: tuple[Annotated[str, AfterValidator(_repo_text)], ...] = Field(
+        min_length=1, description="Repositories to watch: `owner/repo`, or `host/owner/repo` on another GitHub host."
+    )
+    label: str = Field(
+        min_length=1, description="Only open issues and pull requests carrying this label are work items."
+    )
+
+
+class PollingSettings(Section):
+    interval_seconds: int = Field(
+        default=60, ge=1, description="Seconds between the end of one poll cycle and the start of the next."
+    )
+    max_retries: int = Field(
+        default=3,
+        ge=1,
+        description="Failed delivery attempts of one comment before it is abandoned (and one notice posted).",
+    )
+    sources: tuple[SourceSettings, ...] = Field(
+        default=(), description="What to watch; each entry: `provider`, `repos`, `label`."
+    )
+
+
+class TmuxSettings(Section):
+    socket_name: Annotated[str, AfterValidator(_socket_name)] = Field(
+        default="", description="tmux server name (`tmux -L`); empty: the default server."
+    )
+    remain_on_exit: bool = Field(
+        default=True, description="Keep a session whose harness exited (pane dead) so its output stays readable."
+    )
+    resume_on_respawn: bool = Field(
+        default=True, description="On respawn, resume the recorded conversation (harnesses with `resumeArgs` only)."
+    )
+    resume_probe_seconds: float = Field(
+        default=3,
+        ge=0,
+        description="Seconds after a resume before checking that the pane survived; else a fresh conversation starts.",
+    )
+    kill_harness_on_close: bool = Field(
+        default=True,
+        description="When a work item closes, terminate its harness (SIGTERM, then SIGKILL after the grace).",
+    )
+    keep_session_on_close: bool = Field(
+        default=True, description="When a work item closes, keep its tmux session so it can still be read."
+    )
+    harness_kill_grace_seconds: float = Field(
+        default=10, ge=0, description="Seconds between SIGTERM and SIGKILL when terminating a harness."
+    )
+
+
+class ReactionSettings(Section):
+    enabled: bool = Field(default=True, description="React on delivered comments at all.")
+    started: GitHubReaction = Field(default="eyes", description="Reaction when delivery starts.")
+    succeeded: GitHubReaction = Field(default="hooray", description="Reaction when the prompt was delivered.")
+    failed: GitHubReaction = Field(default="confused", description="Reaction when a delivery attempt failed.")
+
+
+class RoutingSettings(Section):
+    authorized_users: tuple[str, ...] = Field(
+        default=(), description="GitHub logins whose comments become prompts; empty authorizes nobody."
+    )
+    spawn_on_unmatched: SpawnMode = Field(
+        default=SpawnMode.LABELED,
+        description="When a new work item gets a session: `never`, `labeled` (has the source's label), `always`.",
+    )
+    default_harness: str = Field(
+        default="demo", description="Harness used for new sessions; a built-in or a key of `harnesses`."
+    )
+    harnesses: Annotated[dict[str, HarnessSettings], AfterValidator(check_harnesses)] = Field(
+        default_factory=dict,
+        description="Harness definitions by name, merged key by key over the built-ins (see below).",
+    )
+    dispatch_timeout_seconds: float = Field(
+        default=1800, gt=0, description="Timeout of every tmux call but the state probe."
+    )
+    max_concurrent_dispatches: int = Field(
+        default=4, ge=1, description="Work items dispatched in parallel; comments of one item are always in order."
+    )
+    spawn_workdir: str = Field(
+        default=".", description="Working directory of a new session; `{slug}` is replaced by the work item's slug."
+    )
+    tmux: TmuxSettings = Field(default=TmuxSettings(), description="The tmux server and the session lifecycle.")
+    reactions: ReactionSettings = Field(
+        default=ReactionSettings(), description="Emoji reactions on the comments the-loop handles."
+    )
+
+    @model_validator(mode="after")
+    def _default_harness_is_known(self) -> RoutingSettings:
+        known = merge_harnesses(self.harnesses)
+        if self.default_harness not in known:
+            raise ValueError(
+                f"defaultHarness: unknown harness {self.default_harness!r} (known: {', '.join(sorted(known))})"
+            )
+        return self
+
+
+class GhWebhookSettings(Section):
+    enabled: bool = Field(default=False, description="Serve GitHub webhooks (in addition to polling).")
+    host: str = Field(default="127.0.0.1", description="Address the webhook server binds.")
+    port: int = Field(default=8787, ge=1, le=65535, description="Port the webhook server binds.")
+    secret: SecretStr = Field(
+        default=SecretStr(""),
+        description="The webhook secret; deliveries with a bad signature are refused. Required when enabled.",
+    )
+
+    @model_validator(mode="after")
+    def _secret_when_enabled(self) -> GhWebhookSettings:
+        if self.enabled and not self.secret.get_secret_value():
+            raise ValueError("secret: required when enabled (unsigned deliveries would be accepted)")
+        return self
+
+
+class WebhookSettings(Section):
+    gh_webhook: GhWebhookSettings = Field(default=GhWebhookSettings(), description="The GitHub webhook receiver.")
+
+
+class GhCliSettings(Section):
+    binary: str = Field(default="gh", description="The `gh` executable (a name on PATH or a path).")
+
+
+class GitHubSettings(Section):
+    cli: GhCliSettings = Field(default=GhCliSettings(), description="The GitHub CLI.")
+    host: str = Field(
+        default=DEFAULT_HOST,
+        min_length=1,
+        description="GitHub host of repositories named `owner/repo` (given to `gh` as `GH_HOST`).",
+    )
+
+
+class IntegrationSettings(Section):
+    github: GitHubSettings = Field(default=GitHubSettings(), description="GitHub.")
+
+
+class EventLogSettings(Section):
+    path: str = Field(default="", description="The JSONL event log; empty: `<state.root>/logs/events.jsonl`.")

@@ -1,0 +1,168 @@
+"""The settings model: DESIGN §8 defaults, the embedded default, merges, env overrides, helpers."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from app.settings import EMBEDDED_DEFAULTS, Settings
+from domain.model import Reaction, Source, SpawnMode
+from domain.refs import RepoRef, WorkItemRef
+
+
+@pytest.fixture(autouse=True)
+def _no_loop_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    import os
+
+    for name in [n for n in os.environ if n.upper().startswith("THE_LOOP_")]:
+        monkeypatch.delenv(name)
+    yield
+
+
+def settings(**document: Any) -> Settings:
+    return Settings(**document)
+
+
+def test_every_key_defaults_as_design_section_8_says() -> None:
+    s = settings()
+    assert (s.state.root, s.polling.interval_seconds, s.polling.max_retries, s.polling.sources) == (
+        ".the-loop",
+        60,
+        3,
+        (),
+    )
+    r = s.routing
+    assert (r.authorized_users, r.spawn_on_unmatched, r.default_harness) == ((), SpawnMode.LABELED, "demo")
+    assert (r.dispatch_timeout_seconds, r.max_concurrent_dispatches, r.spawn_workdir) == (1800, 4, ".")
+    t = r.tmux
+    assert (t.socket_name, t.remain_on_exit, t.resume_on_respawn, t.resume_probe_seconds) == ("", True, True, 3)
+    assert (t.kill_harness_on_close, t.keep_session_on_close, t.harness_kill_grace_seconds) == (True, True, 10)
+    assert (r.reactions.enabled, r.reactions.started, r.reactions.succeeded, r.reactions.failed) == (
+        True,
+        "eyes",
+        "hooray",
+        "confused",
+    )
+    w = s.webhooks.gh_webhook
+    assert (w.enabled, w.host, w.port, w.secret.get_secret_value()) == (False, "127.0.0.1", 8787, "")
+    assert (s.integrations.github.cli.binary, s.integrations.github.host, s.event_log.path) == ("gh", "github.com", "")
+
+
+def test_an_empty_authorized_list_authorizes_nobody() -> None:
+    assert settings().authorized_users == frozenset()
+
+
+def test_the_embedded_default_watches_the_sandbox_as_demo_on_a_private_server() -> None:
+    s = settings(**EMBEDDED_DEFAULTS)
+    assert s.sources() == [Source(provider="sandbox", repo=RepoRef.parse("sandbox/demo"), label="loop")]
+    assert (s.authorized_users, s.tmux_socket) == (frozenset({"demo"}), "the-loop-demo")
+    assert s.harness_spec().argv("id", resume=False) == (sys.executable, "-m", "adapters.demo_harness")
+
+
+def test_the_event_log_lives_under_the_state_root_unless_set() -> None:
+    assert str(settings(state={"root": "st"}).event_log_path) == "st/logs/events.jsonl"
+    assert str(settings(eventLog={"path": "x.jsonl"}).event_log_path) == "x.jsonl"
+
+
+def test_an_operator_harness_merges_key_by_key_over_the_builtin() -> None:
+    s = settings(routing={"harnesses": {"claude": {"args": ["--model", "opus"]}}})
+    spec = s.harness_spec("claude")
+    assert spec.argv("S", resume=True) == ("claude", "--model", "opus", "--resume", "S")
+    assert spec.argv("S", resume=False) == ("claude", "--model", "opus", "--session-id", "S")
+
+
+def test_a_new_harness_is_usable_as_the_default() -> None:
+    s = settings(routing={"defaultHarness": "aider", "harnesses": {"aider": {"binary": "aider", "submitDelayMs": 50}}})
+    assert (s.harness_spec().binary, s.harness_spec().submit_delay_ms, s.harness_spec().can_resume) == (
+        "aider",
+        50,
+        False,
+    )
+
+
+def test_cursor_cannot_resume() -> None:
+    assert not settings().harness_spec("cursor").can_resume
+
+
+def test_resume_on_respawn_off_makes_every_harness_start_fresh() -> None:
+    s = settings(routing={"tmux": {"resumeOnRespawn": False}})
+    assert not s.harness_spec("claude").can_resume
+
+
+def test_an_unknown_harness_name_is_a_lookup_error() -> None:
+    with pytest.raises(LookupError, match="unknown harness 'nope'"):
+        settings().harness_spec("nope")
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"routing": {"harnesses": {"aider": {"args": ["x"]}}}},  # new harness, no binary
+        {"routing": {"defaultHarness": "aider"}},  # unknown default
+        {"routing": {"spawnOnUnmatched": "sometimes"}},
+        {"routing": {"authorized_users": ["a"]}},  # snake_case is not a key
+        {"polling": {"sources": [{"repos": ["not a repo"], "label": "x"}]}},
+        {"polling": {"sources": [{"repos": ["a/b"]}]}},  # label required
+        {"routing": {"tmux": {"socketName": "../x"}}},
+        {"webhooks": {"ghWebhook": {"enabled": True}}},  # no secret
+        {"routing": {"reactions": {"started": "thumbsup"}}},
+    ],
+)
+def test_a_bad_document_is_refused(document: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError):
+        settings(**document)
+
+
+def test_sources_expand_every_repository_on_the_configured_host() -> None:
+    s = settings(
+        integrations={"github": {"host": "ghe.example:8443"}},
+        polling={"sources": [{"repos": ["o/a", "github.com/o/b"], "label": "loop"}]},
+    )
+    assert [str(source.repo) for source in s.sources()] == ["ghe.example:8443/o/a", "o/b"]
+
+
+def test_the_environment_wins_over_the_document(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("THE_LOOP_POLLING__INTERVALSECONDS", "5")
+    s = settings(polling={"intervalSeconds": 60, "maxRetries": 7})
+    assert (s.polling.interval_seconds, s.polling.max_retries) == (5, 7)
+
+
+def test_the_environment_reaches_camel_case_top_level_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("THE_LOOP_EVENTLOG__PATH", "elsewhere.jsonl")
+    assert str(settings().event_log_path) == "elsewhere.jsonl"
+
+
+def test_the_environment_sets_lists_as_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("THE_LOOP_ROUTING__AUTHORIZEDUSERS", '["alice", "bob"]')
+    assert settings().authorized_users == frozenset({"alice", "bob"})
+
+
+def test_spawn_workdir_substitutes_the_slug_and_is_absolute() -> None:
+    item = WorkItemRef.parse("github:o/r#3")
+    workdir = settings(routing={"spawnWorkdir": "work/{slug}"}).spawn_workdir(item)
+    assert workdir.endswith("/work/github-o-r-3") and workdir.startswith("/")
+
+
+def test_reactions_follow_the_config_and_vanish_when_disabled() -> None:
+    assert settings(routing={"reactions": {"succeeded": "rocket"}}).reaction_content(Reaction.SUCCEEDED) == "rocket"
+    assert settings(routing={"reactions": {"enabled": False}}).reaction_content(Reaction.STARTED) is None
+
+
+def test_the_environment_reaches_a_harness_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("THE_LOOP_ROUTING__HARNESSES__CLAUDE__BINARY", "claude-nightly")
+    assert settings().harness_spec("claude").argv("S", resume=True) == ("claude-nightly", "--resume", "S")
+
+
+def test_an_unknown_environment_key_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("THE_LOOP_POLLING__INTERVALSECS", "5")
+    with pytest.raises(ValidationError, match="intervalsecs"):
+        settings()
+
+
+def test_the_config_path_variable_is_not_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("THE_LOOP_CLI_CONFIG", "elsewhere.yaml")
+    assert settings().polling.interval_seconds == 60
