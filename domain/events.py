@@ -18,31 +18,67 @@ class Event(enum.Enum):
     def __new__(cls, name: str, meaning: str) -> Event:
         member = object.__new__(cls)
         member._value_ = name
-        member.meaning = meaning  # type: ignore[attr-defined]
+        member.meaning = meaning
         return member
 
     meaning: str
 
     DISPATCH_QUEUED = ("dispatch.queued", "A comment became a prompt and was queued for its work item.")
     DISPATCH_SUCCEEDED = ("dispatch.succeeded", "A prompt was pasted and submitted into the item's session.")
-    DISPATCH_FAILED = ("dispatch.failed", "A delivery attempt failed; `will_retry` says if the comment is retried next cycle.")
-    DISPATCH_DROPPED = ("dispatch.dropped", "A comment was resolved without delivery (`reason`, e.g. session-occupied); never retried.")
+    DISPATCH_FAILED = (
+        "dispatch.failed",
+        "A delivery attempt failed; `will_retry` says if the comment is retried next cycle.",
+    )
+    DISPATCH_DROPPED = (
+        "dispatch.dropped",
+        "A comment was resolved without delivery (`reason`, e.g. session-occupied); never retried.",
+    )
     SESSION_SPAWNED = ("session.spawned", "A new tmux session was started for a work item (fresh conversation).")
-    SESSION_SPAWN_FAILED = ("session.spawn_failed", "A spawn was refused or failed; `remedy` names what the operator can do.")
-    SESSION_RESPAWNED = ("session.respawned", "A dead or absent session was started again (`resumed` says if the conversation was resumed).")
-    SESSION_RESPAWN_AVERTED = ("session.respawn_averted", "The respawn path found the session live and delivered into it instead.")
-    SESSION_RESUME_FAILED = ("session.resume_failed", "Resuming the recorded conversation failed or is unsupported; a fresh one was started.")
-    SESSION_CLOSED = ("session.closed", "The work item closed upstream (or by the operator); the session record is closed.")
-    SESSION_RETAINED = ("session.retained", "The work item left the watched list while open; its session is kept and paused.")
+    SESSION_SPAWN_FAILED = (
+        "session.spawn_failed",
+        "A spawn was refused or failed; `remedy` names what the operator can do.",
+    )
+    SESSION_RESPAWNED = (
+        "session.respawned",
+        "A dead or absent session was started again (`resumed` says if the conversation was resumed).",
+    )
+    SESSION_RESPAWN_AVERTED = (
+        "session.respawn_averted",
+        "The respawn path found the session live and delivered into it instead.",
+    )
+    SESSION_RESUME_FAILED = (
+        "session.resume_failed",
+        "Resuming the recorded conversation failed or is unsupported; a fresh one was started.",
+    )
+    SESSION_CLOSED = (
+        "session.closed",
+        "The work item closed upstream (or by the operator); the session record is closed.",
+    )
+    SESSION_RETAINED = (
+        "session.retained",
+        "The work item left the watched list while open; its session is kept and paused.",
+    )
     SESSION_RESET = ("session.reset", "The operator reset a work item: harness ended, record and ledger forgotten.")
     POLL_CYCLE = ("poll.cycle", "One poll cycle finished; fields summarise it.")
     POLL_COMMENT_FORWARDED = ("poll.comment_forwarded", "A comment was delivered and resolved in the ledger.")
-    POLL_COMMENT_FAILED = ("poll.comment_failed", "A comment spent its retry budget and was abandoned (`will_retry: false`).")
+    POLL_COMMENT_FAILED = (
+        "poll.comment_failed",
+        "A comment spent its retry budget and was abandoned (`will_retry: false`).",
+    )
     POLL_REARMED = ("poll.rearmed", "Comments abandoned by a different version got one fresh retry budget.")
-    POLL_BASELINED = ("poll.baselined", "First sight of a work item: its existing comments were baselined, not delivered.")
-    POLL_SOURCE_FAILED = ("poll.source_failed", "A repository could not be read this cycle (`cause`); other repositories carried on.")
+    POLL_BASELINED = (
+        "poll.baselined",
+        "First sight of a work item: its existing comments were baselined, not delivered.",
+    )
+    POLL_SOURCE_FAILED = (
+        "poll.source_failed",
+        "A repository could not be read this cycle (`cause`); other repositories carried on.",
+    )
     POLL_BACKOFF = ("poll.backoff", "A repository is rate limited; it is skipped until `until`.")
-    POLL_GIVEUP_REPORTED = ("poll.giveup_reported", "The notice for an abandoned or skipped comment was posted on the item.")
+    POLL_GIVEUP_REPORTED = (
+        "poll.giveup_reported",
+        "The notice for an abandoned or skipped comment was posted on the item.",
+    )
     POLL_GIVEUP_REPORT_FAILED = ("poll.giveup_report_failed", "Posting that notice failed; the ledger is unchanged.")
     REACTION_ADDED = ("reaction.added", "A reaction was added to a comment.")
     REACTION_FAILED = ("reaction.failed", "Adding a reaction failed; nothing else changed.")

@@ -70,8 +70,7 @@ class Ledger:
         return replace(
             self,
             pending=tuple(
-                Pending(p.comment, p.attempts + 1) if p.comment.id == comment_id else p
-                for p in self.pending
+                Pending(p.comment, p.attempts + 1) if p.comment.id == comment_id else p for p in self.pending
             ),
         )
 

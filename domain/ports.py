@@ -14,13 +14,12 @@ from domain.model import (
     CommentBatch,
     ItemState,
     Reaction,
-    RepoRef,
     SessionRecord,
     SessionState,
     SpawnRequest,
     WorkItem,
 )
-from domain.refs import TmuxTarget, WorkItemRef
+from domain.refs import RepoRef, TmuxTarget, WorkItemRef
 
 
 class TmuxPort(Protocol):

@@ -52,8 +52,7 @@ class WorkItemRef:
         match = _REF_RE.match(text.strip())
         if match is None or match["owner"] in {".", ".."} or match["repo"] in {".", ".."}:
             raise InvalidRef(
-                f"not a work item ref {text!r}: expected 'github:owner/repo#N' "
-                "or 'github:host/owner/repo#N'"
+                f"not a work item ref {text!r}: expected 'github:owner/repo#N' or 'github:host/owner/repo#N'"
             )
         repo = RepoRef(host=match["host"] or DEFAULT_HOST, owner=match["owner"], name=match["repo"])
         return cls(repo=repo, number=int(match["number"]))

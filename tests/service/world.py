@@ -47,8 +47,12 @@ class World:
             tmux=self.tmux,
             clock=self.clock,
             events=self.events,
-            config=DispatchConfig(harnesses={"claude": CLAUDE, "cursor": CURSOR}, default_harness=self.harness,
-                                  workdir="/work/{slug}", resume_probe_seconds=3),
+            config=DispatchConfig(
+                harnesses={"claude": CLAUDE, "cursor": CURSOR},
+                default_harness=self.harness,
+                workdir="/work/{slug}",
+                resume_probe_seconds=3,
+            ),
             new_session_id=lambda: next(ids),
         )
         self.worker = self._worker()
@@ -57,18 +61,33 @@ class World:
 
     def _worker(self) -> ItemWorker:
         return ItemWorker(
-            tracker_for=lambda _ref: self.tracker, store=self.store, events=self.events, clock=self.clock,
+            tracker_for=lambda _ref: self.tracker,
+            store=self.store,
+            events=self.events,
+            clock=self.clock,
             dispatcher=self.dispatcher,
-            config=WorkerConfig(authorized=frozenset(self.authorized), max_retries=self.max_retries,
-                                version=self.version),
+            config=WorkerConfig(
+                authorized=frozenset(self.authorized), max_retries=self.max_retries, version=self.version
+            ),
         )
 
     def _poll(self) -> PollCycle:
-        config = PollConfig(sources=tuple(Source("github", repo, "loop") for repo in self.repos),
-                            authorized=frozenset(self.authorized), spawn_mode=self.spawn_mode,
-                            max_retries=self.max_retries, max_concurrent=self.max_concurrent)
-        return PollCycle(trackers={"github": self.tracker}, store=self.store, events=self.events, clock=self.clock,
-                         worker=self.worker, closer=self.closer, config=config)
+        config = PollConfig(
+            sources=tuple(Source("github", repo, "loop") for repo in self.repos),
+            authorized=frozenset(self.authorized),
+            spawn_mode=self.spawn_mode,
+            max_retries=self.max_retries,
+            max_concurrent=self.max_concurrent,
+        )
+        return PollCycle(
+            trackers={"github": self.tracker},
+            store=self.store,
+            events=self.events,
+            clock=self.clock,
+            worker=self.worker,
+            closer=self.closer,
+            config=config,
+        )
 
     def restart(self, *, version: str) -> None:
         """A new run of the daemon (a new process) on the same state, possibly a new version."""
@@ -78,8 +97,9 @@ class World:
 
     # --- arranging ----------------------------------------------------------------------
 
-    def item(self, number: int = 1, *, author: str = "alice", labels: tuple[str, ...] = ("loop",),
-             repo: RepoRef = REPO) -> WorkItemRef:
+    def item(
+        self, number: int = 1, *, author: str = "alice", labels: tuple[str, ...] = ("loop",), repo: RepoRef = REPO
+    ) -> WorkItemRef:
         ref = WorkItemRef(repo, number)
         self.tracker.add_item(ref, author=author, labels=labels, body="Fix the widget.")
         return ref

@@ -1,0 +1,197 @@
+"""The ledger rules of DESIGN §6, through the poll cycle."""
+
+from __future__ import annotations
+
+from domain.ledger import Resolution
+from domain.model import AGENT_MARKER, SpawnMode
+from tests.service.world import World
+
+
+def test_first_sight_baselines_existing_comments_and_delivers_none_of_them() -> None:
+    world = World()
+    ref = world.item()
+    world.cycle()  # the stream starts now
+    world.tracker.remove_label(ref, "loop")
+    world.cycle()
+    old = world.comment(ref, "said before the item was watched")
+    other = world.item(2)
+    world.tracker.add_label(ref, "loop")
+    world.store.forget(ref)  # as if never seen
+
+    world.cycle()
+
+    assert world.ledger(ref).resolved[old.id].kind is Resolution.BASELINED
+    assert world.session(ref).received == []
+    assert world.store.ledger(other) is not None
+
+
+def test_first_sight_of_an_armed_item_by_an_authorized_author_spawns_with_the_spawn_prompt() -> None:
+    world = World()
+    ref = world.item(author="alice")
+
+    world.cycle()
+
+    session = world.session(ref)
+    assert session.argv == ("claude", "--session-id", "sid-1")
+    assert f"You are the agent for {ref}" in session.prompt
+    assert "Fix the widget." in session.prompt
+
+
+def test_first_sight_of_an_item_by_an_unauthorized_author_spawns_nothing() -> None:
+    world = World()
+    world.item(author="mallory")
+
+    world.cycle()
+
+    assert world.tmux.sessions == {}
+
+
+def test_spawn_on_unmatched_never_spawns_and_drops_comments_with_no_session() -> None:
+    world = World(spawn_mode=SpawnMode.NEVER)
+    ref = world.watched()
+    comment = world.comment(ref)
+
+    world.cycle()
+
+    assert world.tmux.sessions == {}
+    assert world.ledger(ref).resolved[comment.id].kind is Resolution.SKIPPED
+    assert world.events.named("dispatch.dropped")[0]["reason"] == "no-session"
+
+
+def test_spawn_on_unmatched_labeled_needs_the_sources_label_and_always_does_not() -> None:
+    labeled, always = World(spawn_mode=SpawnMode.LABELED), World(spawn_mode=SpawnMode.ALWAYS)
+    for world in (labeled, always):
+        ref = world.watched()
+        world.vanish(ref)
+        world.store.forget(ref)
+        world.store.save_ledger(
+            __import__("domain.ledger", fromlist=["Ledger"]).Ledger.first_sight(ref, now=world.clock.now())
+        )
+        world.comment(ref)
+        world.cycle()
+
+    assert labeled.spawns() == 2 and always.spawns() == 2
+
+
+def test_a_comment_by_someone_not_authorized_is_not_delivered() -> None:
+    world = World(authorized=("alice",))
+    ref = world.watched()
+    world.comment(ref, author="mallory")
+
+    world.cycle()
+
+    assert world.session(ref).received == []
+    assert world.events.named("dispatch.queued") == []
+
+
+def test_an_empty_authorized_list_authorizes_nobody() -> None:
+    world = World(authorized=())
+    ref = world.item()
+    world.cycle()
+    world.comment(ref, author="alice")
+
+    world.cycle()
+
+    assert world.events.named("dispatch.queued") == []
+    assert world.tmux.sessions == {}
+
+
+def test_a_comment_with_no_author_is_not_authorized() -> None:
+    world = World()
+    ref = world.watched()
+    world.comment(ref, author=None)
+
+    world.cycle()
+
+    assert world.session(ref).received == []
+
+
+def test_a_comment_carrying_the_agent_marker_is_ours_and_never_delivered() -> None:
+    world = World()
+    ref = world.watched()
+    world.comment(ref, f"{AGENT_MARKER}\nagent progress report")
+
+    world.cycle()
+
+    assert world.session(ref).received == []
+
+
+def test_an_edited_comment_is_not_delivered_again() -> None:
+    world = World()
+    ref = world.watched()
+    comment = world.comment(ref, "first words")
+    world.cycle()
+    world.tracker.edit_comment(comment.id, "second thoughts")
+
+    world.cycle()
+    world.cycle()
+
+    assert len(world.session(ref).received) == 1
+
+
+def test_comments_of_one_item_are_delivered_in_order_and_a_failure_holds_the_later_ones() -> None:
+    world = World()
+    ref = world.watched()
+    world.tmux.unresponsive_targets.add(ref.target.name)
+    first = world.comment(ref, "first")
+    second = world.comment(ref, "second")
+    world.cycle()
+    assert world.ledger(ref).attempts(second.id) == 0
+    world.tmux.unresponsive_targets.clear()
+
+    world.cycle()
+
+    received = world.session(ref).received
+    assert len(received) == 2
+    assert "first" in received[0] and "second" in received[1]
+    assert world.ledger(ref).resolved[first.id].attempts == 2
+
+
+def test_each_failed_attempt_counts_and_the_budget_abandons_after_max_retries() -> None:
+    world = World(max_retries=2)
+    ref = world.watched()
+    world.tmux.unresponsive_targets.add(ref.target.name)
+    comment = world.comment(ref)
+
+    world.cycle()
+    world.cycle()
+    world.cycle()
+
+    assert [f["will_retry"] for f in world.events.named("dispatch.failed")] == [True, False]
+    assert world.ledger(ref).resolved[comment.id].kind is Resolution.ABANDONED
+    assert len(world.events.named("dispatch.queued")) == 2
+
+
+def test_a_skipped_comment_is_resolved_and_reported_like_an_abandoned_one() -> None:
+    world = World()
+    ref = world.watched()
+    world.tmux.exit_harness(ref.target.name)
+    world.tmux.kill_fails.add(ref.target.name)
+    world.comment(ref)
+
+    world.cycle()
+
+    assert len(world.tracker.posted) == 1
+    assert "will not be retried" in world.tracker.posted[0][1]
+
+
+def test_a_crash_after_the_attempt_was_counted_still_spends_that_attempt() -> None:
+    world = World(max_retries=2)
+    ref = world.watched()
+    comment = world.comment(ref)
+    original_deliver = world.tmux.deliver
+
+    def crash(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise KeyboardInterrupt
+
+    world.tmux.deliver = crash  # type: ignore[method-assign]
+    try:
+        world.cycle()
+    except KeyboardInterrupt:
+        pass
+    world.tmux.deliver = original_deliver  # type: ignore[method-assign]
+
+    assert world.ledger(ref).attempts(comment.id) == 1
+    world.restart(version=world.version)
+    world.cycle()
+    assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED

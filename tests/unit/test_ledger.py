@@ -1,0 +1,60 @@
+"""Ledger rules as pure functions."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from domain.ledger import Ledger, Resolution, Screen, screen
+from domain.model import AGENT_MARKER, Comment
+from domain.refs import WorkItemRef
+
+REF = WorkItemRef.parse("github:a/b#1")
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+ALICE = frozenset({"alice"})
+
+
+def _c(cid: str, seconds: int, author: str | None = "alice", body: str = "hi") -> Comment:
+    return Comment(cid, REF, author, body, T0 + timedelta(seconds=seconds))
+
+
+def test_screening_names_why_a_comment_is_not_a_candidate() -> None:
+    assert screen(_c("1", 1), authorized=ALICE) is Screen.CANDIDATE
+    assert screen(_c("1", 1, author="ALICE"), authorized=ALICE) is Screen.CANDIDATE
+    assert screen(_c("1", 1, author="bob"), authorized=ALICE) is Screen.UNAUTHORIZED
+    assert screen(_c("1", 1), authorized=frozenset()) is Screen.UNAUTHORIZED
+    assert screen(_c("1", 1, author=None), authorized=ALICE) is Screen.NO_AUTHOR
+    assert screen(_c("1", 1, body=f"x {AGENT_MARKER}"), authorized=ALICE) is Screen.OURS
+
+
+def test_admit_queues_new_candidates_in_creation_order_once() -> None:
+    ledger = Ledger.first_sight(REF, now=T0)
+    ledger = ledger.admit([_c("3", 5), _c("2", 5), _c("1", 9), _c("0", -1)], authorized=ALICE)
+    ledger = ledger.admit([_c("3", 5)], authorized=ALICE)
+    assert [p.comment.id for p in ledger.pending] == ["2", "3", "1"]
+
+
+def test_attempts_count_and_the_budget_is_spent_at_max_retries() -> None:
+    ledger = Ledger.first_sight(REF, now=T0).admit([_c("1", 1)], authorized=ALICE)
+    ledger = ledger.attempt("1").attempt("1")
+    assert ledger.attempts("1") == 2
+    assert not ledger.budget_spent("1", max_retries=3)
+    assert ledger.attempt("1").budget_spent("1", max_retries=3)
+
+
+def test_rearm_revives_only_what_another_version_abandoned() -> None:
+    ledger = Ledger.first_sight(REF, now=T0).admit([_c("1", 1), _c("2", 2)], authorized=ALICE)
+    ledger = ledger.attempt("1").resolve("1", Resolution.ABANDONED, at=T0, version="1.0")
+    ledger = ledger.attempt("2").resolve("2", Resolution.ABANDONED, at=T0, version="2.0")
+
+    same, none = ledger.rearm(running_version="2.0")[0].rearm(running_version="2.0")
+    revived, ids = ledger.rearm(running_version="2.0")
+
+    assert none == () and same.resolved["2"].kind is Resolution.ABANDONED
+    assert ids == ("1",)
+    assert [(p.comment.id, p.attempts) for p in revived.pending] == [("1", 0)]
+
+
+def test_skipped_and_delivered_comments_are_never_admitted_again() -> None:
+    ledger = Ledger.first_sight(REF, now=T0).admit([_c("1", 1), _c("2", 2)], authorized=ALICE)
+    ledger = ledger.resolve("1", Resolution.SKIPPED, at=T0).resolve("2", Resolution.DELIVERED, at=T0)
+    assert ledger.admit([_c("1", 1), _c("2", 2)], authorized=ALICE).pending == ()

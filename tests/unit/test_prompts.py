@@ -1,0 +1,86 @@
+"""Prompt text: untrusted input made inert, fenced, capped (property-tested)."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from domain.model import Comment, ItemKind, WorkItem
+from domain.prompts import MAX_UNTRUSTED_CHARS, event_prompt, sanitize, spawn_prompt
+from domain.refs import WorkItemRef
+
+REF = WorkItemRef.parse("github:acme/widgets#1")
+TOKENS = [
+    "`",
+    "```",
+    "````",
+    "\n```\n",
+    "\x1b[201~",
+    "\x1b[200~",
+    "\r",
+    "\r\n",
+    "\n",
+    "\t",
+    "\x00",
+    "\x07",
+    "\x9b",
+    "a",
+]
+HOSTILE = st.lists(st.sampled_from(TOKENS) | st.text(max_size=3), max_size=60).map("".join)
+
+
+def _comment(body: str, author: str = "alice") -> Comment:
+    return Comment(
+        "101", REF, author, body, datetime(2026, 1, 1, tzinfo=UTC), "https://github.com/acme/widgets/issues/1"
+    )
+
+
+def _fenced_body(prompt: str) -> tuple[str, str, str]:
+    match = re.search(r"^(`{3,})untrusted-comment\n(.*)\n\1$", prompt, re.S | re.M)
+    assert match, prompt
+    return match.group(1), match.group(2), prompt[match.end() :]
+
+
+@settings(max_examples=300)
+@given(HOSTILE)
+def test_no_prompt_holds_an_escape_or_a_carriage_return_whatever_the_comment(body: str) -> None:
+    prompt = event_prompt(_comment(body, author=body[:20] or "a"))
+    assert "\x1b" not in prompt and "\r" not in prompt
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", prompt)
+
+
+@settings(max_examples=300)
+@given(HOSTILE)
+def test_the_comment_cannot_close_its_fence_early(body: str) -> None:
+    fence, inside, after = _fenced_body(event_prompt(_comment(body)))
+    assert fence not in inside
+    assert after.strip() == ""
+
+
+def test_control_characters_are_made_visible_not_silently_dropped() -> None:
+    assert sanitize("a\x1b[201~b") == "a\u241b[201~b"
+    assert sanitize("x\r\ny\rz\x00\x9b") == "x\ny\u240dz\u2400<U+009B>"
+    assert sanitize("tab\tand\nnewline") == "tab\tand\nnewline"
+
+
+def test_a_huge_comment_is_capped_with_a_visible_truncation_note() -> None:
+    prompt = event_prompt(_comment("x" * (MAX_UNTRUSTED_CHARS + 500)))
+    assert "truncated this text: 500 more characters not shown" in prompt
+    assert len(prompt) < MAX_UNTRUSTED_CHARS + 2000
+
+
+def test_the_event_prompt_names_item_event_and_delivery_id_before_the_fenced_data() -> None:
+    prompt = event_prompt(_comment("please add tests"))
+    head = prompt[: prompt.index("```")]
+    assert "github:acme/widgets#1" in head and "issue_comment" in head and "poll-comment-101" in head
+    assert "UNTRUSTED" in head
+
+
+def test_the_spawn_prompt_fences_the_title_and_body_too() -> None:
+    item = WorkItem(REF, "Title \x1b]0;pwned\x07", "alice", frozenset({"loop"}), ItemKind.ISSUE, "Body `x`")
+    prompt = spawn_prompt(item)
+    assert "\x1b" not in prompt and "\x07" not in prompt
+    assert "```untrusted-title" in prompt and "```untrusted-body" in prompt
