@@ -1,0 +1,72 @@
+"""The append-only event log: one JSON object a line in `<state.root>/logs/events.jsonl`."""
+
+from __future__ import annotations
+
+import enum
+import json
+import os
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from domain.events import Event, Level
+from domain.ports import EventSink
+
+HEADER = ("ts", "source", "event", "level")
+
+
+class JsonlEventLog(EventSink):
+    """Writes each event as one line with one `write()` on an `O_APPEND` descriptor.
+
+    On a local file system an append of one buffer is never split by another writer's append,
+    so processes sharing the log (the daemon, the CLI) leave only whole lines. Failure modes:
+    `OSError` when the directory or file cannot be created or written.
+    """
+
+    def __init__(self, path: Path, *, clock: Callable[[], datetime]) -> None:
+        self.path = path
+        self._clock = clock
+
+    def emit(self, event: Event, *, level: Level = Level.INFO, source: str = "poller", **fields: Any) -> None:
+        record: dict[str, Any] = {
+            "ts": timestamp(self._clock()),
+            "source": source,
+            "event": event.value,
+            "level": level.value,
+        }
+        for key, value in fields.items():
+            record[f"field_{key}" if key in HEADER else key] = value
+        append_line(self.path, encode(record))
+
+
+def timestamp(when: datetime) -> str:
+    # fixed width (always microseconds, always Z) so the text sorts as the time does
+    return when.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def encode(record: dict[str, Any]) -> bytes:
+    # ASCII only: untrusted text (authors, causes) can put no control byte on an operator's terminal
+    return (json.dumps(record, ensure_ascii=True, default=_plain) + "\n").encode("ascii")
+
+
+def append_line(path: Path, line: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        written = os.write(fd, line)
+    finally:
+        os.close(fd)
+    if written != len(line):
+        raise OSError(f"event log {path}: short write ({written} of {len(line)} bytes)")
+
+
+def _plain(value: object) -> object:
+    """What json cannot encode natively, as the log's readers expect it."""
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, datetime):
+        return timestamp(value) if value.tzinfo else value.isoformat()
+    if isinstance(value, set | frozenset):
+        return sorted(value, key=str)
+    return str(value)  # refs, targets, delivery ids, paths, exceptions: their display form

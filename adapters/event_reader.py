@@ -1,0 +1,115 @@
+"""Reading the event log back: filters for `events`, and a tail that follows new lines."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any
+
+from domain.events import Level
+from domain.refs import WorkItemRef
+
+Record = dict[str, Any]
+_RANK = {level.value: rank for rank, level in enumerate(Level)}
+
+
+@dataclass(frozen=True, slots=True)
+class EventFilter:
+    """Which records to show; `level` is a minimum (`warning` shows warnings and errors)."""
+
+    since: datetime | None = None
+    types: str | None = None  # a glob on the event name: `session.*`
+    work_item: WorkItemRef | None = None
+    level: Level | None = None
+
+    def matches(self, record: Record) -> bool:
+        if self.types is not None and not fnmatchcase(str(record.get("event", "")), self.types):
+            return False
+        if self.work_item is not None and record.get("work_item") != str(self.work_item):
+            return False
+        if self.level is not None and _RANK.get(record.get("level", ""), -1) < _RANK[self.level.value]:
+            return False
+        if self.since is None:
+            return True
+        at = _at(record)
+        return at is not None and at >= _aware(self.since)
+
+
+def read_events(
+    path: Path,
+    *,
+    since: datetime | None = None,
+    types: str | None = None,
+    work_item: WorkItemRef | None = None,
+    level: Level | None = None,
+    limit: int | None = None,
+) -> list[Record]:
+    """The matching records, oldest first; with `limit`, only the newest `limit` of them."""
+    wanted = EventFilter(since=since, types=types, work_item=work_item, level=level)
+    try:
+        with path.open("rb") as log:
+            # a crash mid-append can leave one cut last line: it does not parse and is skipped
+            found = [r for r in _parsed(log) if wanted.matches(r)]
+    except FileNotFoundError:
+        return []
+    if limit is None:
+        return found
+    return found[-limit:] if limit > 0 else []
+
+
+def follow_events(
+    path: Path,
+    wanted: EventFilter = EventFilter(),
+    *,
+    poll_seconds: float = 0.25,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Iterator[Record]:
+    """Records appended after this call, as they arrive; never ends. A line still being
+    written is held back until its newline; a log truncated or replaced starts over."""
+    offset = path.stat().st_size if path.exists() else 0
+    return _tail(path, offset, wanted, poll_seconds, sleep)
+
+
+def _tail(
+    path: Path, offset: int, wanted: EventFilter, poll_seconds: float, sleep: Callable[[float], None]
+) -> Iterator[Record]:
+    partial = b""
+    while True:
+        size = path.stat().st_size if path.exists() else 0
+        if size < offset:
+            offset, partial = 0, b""  # truncated or rotated
+        if size > offset:
+            with path.open("rb") as log:
+                log.seek(offset)
+                chunk = log.read(size - offset)
+            offset += len(chunk)
+            *lines, partial = (partial + chunk).split(b"\n")
+            yield from (r for r in _parsed(lines) if wanted.matches(r))
+        else:
+            sleep(poll_seconds)
+
+
+def _parsed(lines: Iterable[bytes]) -> Iterator[Record]:
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            yield record
+
+
+def _at(record: Record) -> datetime | None:
+    try:
+        return _aware(datetime.fromisoformat(str(record.get("ts"))))
+    except ValueError:
+        return None
+
+
+def _aware(when: datetime) -> datetime:
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
