@@ -110,9 +110,7 @@ class FakeTmux(TmuxPort):
         if self.exit_on_spawn is not None and self.exit_on_spawn(request.argv):
             self._pane_exited(session)
 
-    def deliver(
-        self, target: TmuxTarget, prompt: str, *, delivery_id: str, submit_delay_ms: int = 0
-    ) -> None:
+    def deliver(self, target: TmuxTarget, prompt: str, *, delivery_id: str, submit_delay_ms: int = 0) -> None:
         self._call("deliver", target.name)
         # read-only clients never matter: a paste is not a keystroke of any client
         prompt_buffer, submit_buffer = self._load(prompt), self._load("\r")

@@ -1,0 +1,139 @@
+"""A harness simulator for tmux tests: records what reaches its terminal as JSON lines.
+
+Run in a tmux pane: `python harness_sim.py --record FILE [options] [PROMPT]`. It enables
+bracketed paste on a raw tty and records, one JSON object per line:
+  {"kind": "start", "prompt": ..., "session_id": ..., "resume": ...}
+  {"kind": "ready"}                     listening (bracketed paste on, raw mode set)
+  {"kind": "paste", "text": ...}        the bytes between ESC[200~ and ESC[201~
+  {"kind": "submit"}                    a lone carriage return outside a paste
+  {"kind": "typed", "text": ...}        any other byte outside a paste
+Text is UTF-8 decoded with surrogateescape, so any byte survives the JSON round trip.
+Input is bytes and is never interpreted or echoed. Self-contained: imports nothing of the project.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import termios
+import time
+import tty
+from typing import Any
+
+START, END, SUBMIT = b"\x1b[200~", b"\x1b[201~", b"\r"
+
+
+class Recorder:
+    def __init__(self, path: str) -> None:
+        self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115
+
+    def __call__(self, kind: str, **fields: Any) -> None:
+        self._file.write(json.dumps({"kind": kind, **fields}) + "\n")
+        self._file.flush()
+
+
+def text(data: bytes) -> str:
+    return data.decode("utf-8", "surrogateescape")
+
+
+def partial_tail(buf: bytes, marker: bytes) -> int:
+    """Length of the longest tail of `buf` that could be the start of `marker`."""
+    for size in range(min(len(buf), len(marker) - 1), 0, -1):
+        if marker.startswith(buf[-size:]):
+            return size
+    return 0
+
+
+class Parser:
+    """Splits the input stream into pastes, submits and typed bytes."""
+
+    def __init__(self, record: Recorder) -> None:
+        self.record = record
+        self.buf = b""
+        self.paste: bytes | None = None  # bytes of the paste in progress
+        self.submits = 0
+
+    def feed(self, data: bytes) -> None:
+        self.buf += data
+        while self.buf and self._step():
+            pass
+
+    def _step(self) -> bool:
+        if self.paste is not None:
+            at = self.buf.find(END)
+            if at < 0:
+                keep = partial_tail(self.buf, END)
+                self.paste += self.buf[: len(self.buf) - keep]
+                self.buf = self.buf[len(self.buf) - keep :]
+                return False
+            self.record("paste", text=text(self.paste + self.buf[:at]))
+            self.paste, self.buf = None, self.buf[at + len(END) :]
+            return True
+        at = self.buf.find(START)
+        end = at if at >= 0 else len(self.buf) - partial_tail(self.buf, START)
+        self._outside(self.buf[:end])
+        if at < 0:
+            self.buf = self.buf[end:]
+            return False
+        self.paste, self.buf = b"", self.buf[at + len(START) :]
+        return True
+
+    def _outside(self, data: bytes) -> None:
+        for index, chunk in enumerate(data.split(SUBMIT)):
+            if index:
+                self.record("submit")
+                self.submits += 1
+            if chunk:
+                self.record("typed", text=text(chunk))
+
+
+def known_ids(path: str | None) -> set[str]:
+    ids = set(os.environ.get("HARNESS_SIM_KNOWN_IDS", "").split())
+    if path and os.path.exists(path):
+        with open(path, encoding="utf-8") as file:
+            ids |= set(file.read().split())
+    return ids
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--record", required=True)
+    parser.add_argument("--session-id")
+    parser.add_argument("--resume")
+    parser.add_argument("--known-ids")
+    parser.add_argument("--exit-after", type=int, default=0, help="exit after N submits")
+    parser.add_argument("--hang-after", type=int, default=0, help="stop reading after N submits")
+    parser.add_argument("prompt", nargs="?", default=None)
+    args = parser.parse_args()
+    record = Recorder(args.record)
+    record("start", prompt=args.prompt, session_id=args.session_id, resume=args.resume)
+    if args.resume is not None and args.resume not in known_ids(args.known_ids):
+        print(f"No conversation found with session ID: {args.resume}", file=sys.stderr)
+        record("exit", status=1)
+        return 1  # like claude: an unknown --resume exits at once
+    return listen(record, exit_after=args.exit_after, hang_after=args.hang_after)
+
+
+def listen(record: Recorder, *, exit_after: int, hang_after: int) -> int:
+    tty.setraw(0, termios.TCSANOW)
+    os.write(1, b"\x1b[?2004hharness_sim listening\r\n")
+    record("ready")
+    stream = Parser(record)
+    while True:
+        data = os.read(0, 65536)
+        if not data:
+            return 0
+        stream.feed(data)
+        if exit_after and stream.submits >= exit_after:
+            record("exit", status=0)
+            return 0
+        if hang_after and stream.submits >= hang_after:
+            record("hang")
+            while True:
+                time.sleep(3600)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
