@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what the-loop and its tests need on a fresh Debian-like machine; cheap when done already.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=()
+command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+command -v gh >/dev/null 2>&1 || missing+=(gh)
+command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-venv)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "bootstrap: installing ${missing[*]} from the distribution's packages" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+python=${PYTHON:-python3}
+if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+  echo "bootstrap: the-loop needs Python 3.11 or newer ($python is $("$python" -V 2>&1))" >&2
+  exit 1
+fi
+
+stamp=.venv/.the-loop-installed
+want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "bootstrap: installing the Python project and its dev tools into .venv" >&2
+  "$python" -m venv .venv
+  .venv/bin/pip install -q --disable-pip-version-check -e '.[dev]'
+  echo "$want" > "$stamp"
+fi
