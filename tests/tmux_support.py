@@ -8,9 +8,11 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -97,6 +99,27 @@ class RealTmux:
                 what=f"{name} dead",
             )
 
+    @contextmanager
+    def read_only_client(self, session: str) -> Iterator[None]:
+        """`tmux attach-session -r` on a pseudo-terminal, attached like an operator's observer."""
+        master, slave = os.openpty()
+        client = subprocess.Popen(
+            ["tmux", "-L", self.socket, "attach-session", "-r", "-t", session],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            env={**os.environ, **self.env, "TERM": "xterm"},
+            start_new_session=True,
+        )
+        os.close(slave)
+        threading.Thread(target=_drain, args=(master,), daemon=True).start()
+        try:
+            wait_for(lambda: self.run("list-clients", "-F", "#{client_readonly}").split() == ["1"], what="observer")
+            yield
+        finally:
+            client.kill()
+            client.wait(timeout=10)
+
     def buffers(self) -> list[str]:
         return self.run("list-buffers", "-F", "#{buffer_name}", check=False).split()
 
@@ -116,6 +139,14 @@ class RealTmux:
     def kill_server(self) -> None:
         self.resume()
         self.run("kill-server", check=False)
+
+
+def _drain(fd: int) -> None:
+    """Read the observer's screen so tmux never waits on a full terminal."""
+    with suppress(OSError):
+        while os.read(fd, 65536):
+            pass
+    os.close(fd)
 
 
 @pytest.fixture
