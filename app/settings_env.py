@@ -89,3 +89,16 @@ class LoopEnvironment(PydanticBaseSettingsSource):
                 node = node[key]
             node[path[-1]] = _decode(value, annotation)
         return document
+
+
+def keys_at(settings_cls: type[BaseModel], path: tuple[str | int, ...]) -> list[str]:
+    """The keys a document may hold at `path` (used to suggest one for a misspelt key)."""
+    annotation: Any = settings_cls
+    for part in path:
+        if isinstance(part, int):
+            args = get_args(annotation)
+            annotation = args[0] if args else None
+        else:
+            _, annotation = _step(annotation, part)
+    model = _model_of(annotation) if get_origin(annotation) is not dict else None
+    return [field.alias or name for name, field in model.model_fields.items()] if model else []

@@ -1,0 +1,122 @@
+"""Loading the configuration: path resolution, and one clear line naming file and key when bad."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import app
+from app.config import BUILT_IN, DEFAULT_PATH, ConfigError, load, locate
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _in_empty_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name in [n for n in os.environ if n.upper().startswith("THE_LOOP_")]:
+        monkeypatch.delenv(name)
+
+
+def refusal(text: str) -> str:
+    Path("c.yaml").write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as refused:
+        load("c.yaml")
+    return str(refused.value)
+
+
+def test_the_flag_wins_over_the_variable_and_the_variable_over_the_default() -> None:
+    assert locate("a.yaml", {"THE_LOOP_CLI_CONFIG": "b.yaml"}) == (Path("a.yaml"), True)
+    assert locate(None, {"THE_LOOP_CLI_CONFIG": "b.yaml"}) == (Path("b.yaml"), True)
+    assert locate(None, {}) == (DEFAULT_PATH, False)
+
+
+def test_no_file_at_the_default_path_means_the_embedded_defaults() -> None:
+    loaded = load()
+    assert (loaded.origin, loaded.settings.tmux_socket) == (BUILT_IN, "the-loop-demo")
+
+
+def test_a_file_at_the_default_path_is_read() -> None:
+    DEFAULT_PATH.parent.mkdir()
+    DEFAULT_PATH.write_text("polling: {intervalSeconds: 9}\n", encoding="utf-8")
+    assert load().settings.polling.interval_seconds == 9
+
+
+def test_an_empty_file_means_every_key_at_its_default() -> None:
+    Path("c.yaml").write_text("", encoding="utf-8")
+    assert load("c.yaml").settings.polling.sources == ()
+
+
+def test_a_missing_file_given_by_flag_is_refused() -> None:
+    with pytest.raises(ConfigError, match=r"^nope\.yaml: no such file$"):
+        load("nope.yaml")
+
+
+def test_a_missing_file_given_by_the_variable_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("THE_LOOP_CLI_CONFIG", "gone.yaml")
+    with pytest.raises(ConfigError, match=r"^gone\.yaml: no such file$"):
+        load()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "routing: {spawnOnUnmatched: sometimes}",
+            "c.yaml: routing.spawnOnUnmatched: must be one of never, labeled, always (got 'sometimes')",
+        ),
+        ("polling: {intervalSecs: 3}", "c.yaml: polling.intervalSecs: unknown key (did you mean intervalSeconds?)"),
+        ("polling: {intervalSeconds: soon}", "c.yaml: polling.intervalSeconds: must be a whole number (got 'soon')"),
+        (
+            "polling: {sources: [{repos: [nope], label: x}]}",
+            "c.yaml: polling.sources[0].repos[0]: not a repository 'nope': expected 'owner/repo' or 'host/owner/repo'",
+        ),
+        (
+            "routing: {defaultHarness: zz}",
+            "c.yaml: routing.defaultHarness: unknown harness 'zz' (known: claude, cursor, demo)",
+        ),
+        (
+            "routing: {harnesses: {x: {args: [a]}}}",
+            "c.yaml: routing.harnesses.x.binary: required (no built-in harness is named 'x')",
+        ),
+        ("routing: {authorizedUsers: alice}", "c.yaml: routing.authorizedUsers: must be a list (got 'alice')"),
+        ("webhooks: {ghWebhook: {port: 99999}}", "c.yaml: webhooks.ghWebhook.port: must be at most 65535 (got 99999)"),
+        (
+            "webhooks: {ghWebhook: {enabled: true}}",
+            "c.yaml: webhooks.ghWebhook.secret: required when enabled (unsigned deliveries would be accepted)",
+        ),
+        ("[1, 2]", "c.yaml: the top level must be a mapping of keys (got list)"),
+        ("a: [", "c.yaml: line 1, column 5: invalid YAML: expected the node content, but found '<stream end>'"),
+        ("polling: {}\npolling: {}", "c.yaml: line 2, column 1: invalid YAML: key 'polling' is given twice"),
+        ("bogus: 1", "c.yaml: bogus: unknown key"),
+    ],
+)
+def test_a_bad_file_is_one_line_naming_the_file_and_the_key(text: str, message: str) -> None:
+    assert refusal(text) == message
+
+
+def test_a_bad_secret_is_never_echoed() -> None:
+    assert "hunter2" not in refusal("webhooks: {ghWebhook: {secret: [hunter2]}}")
+
+
+def test_a_bad_value_from_the_environment_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("THE_LOOP_POLLING__INTERVALSECONDS", "x")
+    with pytest.raises(ConfigError) as refused:
+        load()
+    assert str(refused.value) == (
+        "environment THE_LOOP_POLLING__INTERVALSECONDS: polling.intervalSeconds: must be a whole number (got 'x')"
+    )
+
+
+def test_a_directory_is_not_a_config_file() -> None:
+    Path("d").mkdir()
+    with pytest.raises(ConfigError, match=r"^d: is a directory"):
+        load("d")
+
+
+def test_the_fallback_version_is_the_one_in_pyproject() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert app.__version__ == project["version"]
