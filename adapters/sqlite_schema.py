@@ -1,23 +1,39 @@
-"""Opening the state database: refuse what is not ours or is broken, create what is missing."""
+"""Opening a the-loop SQLite file: refuse what is not ours or is broken, create what is missing."""
 
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 
 from domain.errors import StateError
 
-SCHEMA_VERSION = 1  # PRAGMA user_version; bump with a migration, never silently
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS ledgers (item TEXT PRIMARY KEY, data TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS sessions (item TEXT PRIMARY KEY, data TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS cursors (repo TEXT PRIMARY KEY, cursor TEXT NOT NULL);
-"""
+@dataclass(frozen=True, slots=True)
+class Schema:
+    """What a file holds (`label` names it in errors) and the tables of `version`."""
+
+    label: str
+    version: int  # PRAGMA user_version; bump with a migration, never silently
+    tables: tuple[str, ...]
 
 
-def open_checked(path: Path, *, busy_timeout_seconds: float) -> sqlite3.Connection:
+STATE_SCHEMA = Schema(
+    label="state store",
+    version=1,
+    tables=(
+        "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS ledgers (item TEXT PRIMARY KEY, data TEXT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS sessions (item TEXT PRIMARY KEY, data TEXT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS cursors (repo TEXT PRIMARY KEY, cursor TEXT NOT NULL)",
+    ),
+)
+SCHEMA_VERSION = STATE_SCHEMA.version
+
+
+def open_checked(
+    path: Path, *, busy_timeout_seconds: float, schema: Schema = STATE_SCHEMA
+) -> sqlite3.Connection:
     """A connection to a verified the-loop database at `path`, created if the file is missing.
 
     Raises `StateError` naming the file when it cannot be opened, is not a database, is
@@ -31,40 +47,40 @@ def open_checked(path: Path, *, busy_timeout_seconds: float) -> sqlite3.Connecti
             path, timeout=busy_timeout_seconds, isolation_level=None, check_same_thread=False
         )
     except (OSError, sqlite3.Error) as exc:
-        raise StateError(f"state store {path}: cannot open: {exc}") from exc
+        raise StateError(f"{schema.label} {path}: cannot open: {exc}") from exc
     try:
-        _verify(db, path)
-        _prepare(db)
+        _verify(db, f"{schema.label} {path}", schema.version)
+        _prepare(db, schema)
     except sqlite3.Error as exc:
         db.close()
-        raise StateError(f"state store {path}: {exc}") from exc
+        raise StateError(f"{schema.label} {path}: {exc}") from exc
     except StateError:
         db.close()
         raise
     return db
 
 
-def _verify(db: sqlite3.Connection, path: Path) -> None:
+def _verify(db: sqlite3.Connection, name: str, known: int) -> None:
     # reading the header is what rejects a file that is not a database at all
     version = db.execute("PRAGMA user_version").fetchone()[0]
-    if version > SCHEMA_VERSION:
+    if version > known:
         raise StateError(
-            f"state store {path}: schema version {version} is newer than this the-loop "
-            f"understands ({SCHEMA_VERSION}); upgrade the-loop or point state.root elsewhere"
+            f"{name}: schema version {version} is newer than this the-loop "
+            f"understands ({known}); upgrade the-loop or point state.root elsewhere"
         )
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if version == 0 and tables:
         raise StateError(
-            f"state store {path}: a SQLite database that is not the-loop's "
+            f"{name}: a SQLite database that is not the-loop's "
             f"(tables {sorted(tables)}, no schema version)"
         )
     # a whole-file read once per open: a damaged page is reported now, not mid-cycle
     problems = [row[0] for row in db.execute("PRAGMA quick_check")]
     if problems != ["ok"]:
-        raise StateError(f"state store {path}: database is corrupt: {'; '.join(problems[:3])}")
+        raise StateError(f"{name}: database is corrupt: {'; '.join(problems[:3])}")
 
 
-def _prepare(db: sqlite3.Connection) -> None:
+def _prepare(db: sqlite3.Connection, schema: Schema) -> None:
     db.execute("PRAGMA journal_mode = WAL")
     # FULL, not NORMAL: a committed ledger entry records a paste that already happened; under
     # NORMAL a power cut may roll that commit back and the comment would be delivered twice.
@@ -74,9 +90,9 @@ def _prepare(db: sqlite3.Connection) -> None:
     try:
         # re-read inside the write lock: another process may have created it meanwhile
         if db.execute("PRAGMA user_version").fetchone()[0] == 0:
-            for statement in filter(str.strip, _SCHEMA.split(";")):
+            for statement in schema.tables:
                 db.execute(statement)
-            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            db.execute(f"PRAGMA user_version = {schema.version}")
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")
