@@ -1,0 +1,96 @@
+"""GitHub REST JSON to domain values: issues and pull requests, issue and review comments."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from domain.errors import TrackerError
+from domain.model import Comment, CommentKind, ItemKind, ItemState, WorkItem
+from domain.refs import RepoRef, WorkItemRef
+
+_NUMBER_RE = re.compile(r"/([1-9][0-9]*)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """A comment from a stream, with the update time the stream's `since` filters on."""
+
+    comment: Comment
+    updated_at: datetime
+
+
+def parse_time(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
+
+
+def format_time(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def as_list(page: Any, where: str) -> list[dict[str, Any]]:
+    if not isinstance(page, list) or not all(isinstance(entry, dict) for entry in page):
+        raise TrackerError(f"{where}: malformed reply (expected a JSON array of objects)")
+    return page
+
+
+def work_item(repo: RepoRef, raw: dict[str, Any], where: str) -> WorkItem:
+    try:
+        kind = ItemKind.PULL_REQUEST if raw.get("pull_request") else ItemKind.ISSUE
+        return WorkItem(
+            ref=WorkItemRef(repo, int(raw["number"])),
+            title=str(raw.get("title") or ""),
+            author=_login(raw),
+            labels=frozenset(str(label["name"]) for label in raw.get("labels") or ()),
+            kind=kind,
+            body=str(raw.get("body") or ""),
+            url=str(raw.get("html_url") or ""),
+        )
+    except (KeyError, TypeError, ValueError) as error:
+        raise TrackerError(f"{where}: malformed issue in the reply ({error!r})") from error
+
+
+def item_state(raw: dict[str, Any], label: str, where: str) -> ItemState:
+    item = work_item(RepoRef("-", "-", "-"), raw, where)
+    if raw.get("state") == "closed":
+        merged = (raw.get("pull_request") or {}).get("merged_at")
+        return ItemState.MERGED if merged else ItemState.CLOSED
+    return ItemState.OPEN if label in item.labels else ItemState.UNLABELED
+
+
+def updated_at(raw: dict[str, Any], where: str) -> datetime:
+    try:
+        return parse_time(str(raw["updated_at"]))
+    except (KeyError, ValueError) as error:
+        raise TrackerError(f"{where}: malformed issue in the reply ({error!r})") from error
+
+
+def comment(repo: RepoRef, raw: dict[str, Any], kind: CommentKind, where: str) -> Seen:
+    parent = "pull_request_url" if kind is CommentKind.REVIEW_COMMENT else "issue_url"
+    try:
+        number = _NUMBER_RE.search(str(raw[parent]))
+        if number is None:
+            raise ValueError(f"no item number in {parent}")
+        line = raw.get("line") or raw.get("original_line")
+        found = Comment(
+            id=str(int(raw["id"])),
+            item=WorkItemRef(repo, int(number.group(1))),
+            author=_login(raw),
+            body=str(raw.get("body") or ""),
+            created_at=parse_time(str(raw["created_at"])),
+            url=str(raw.get("html_url") or ""),
+            kind=kind,
+            path=str(raw["path"]) if raw.get("path") else None,
+            line=int(line) if line else None,
+        )
+        return Seen(found, parse_time(str(raw.get("updated_at") or raw["created_at"])))
+    except (KeyError, TypeError, ValueError) as error:
+        raise TrackerError(f"{where}: malformed comment in the reply ({error!r})") from error
+
+
+def _login(raw: dict[str, Any]) -> str | None:
+    user = raw.get("user")
+    login = user.get("login") if isinstance(user, dict) else None
+    return str(login) if login else None

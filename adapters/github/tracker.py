@@ -1,0 +1,165 @@
+"""`GhTracker`: GitHub through the operator's own `gh`, polled incrementally and conditionally.
+
+Cost model, per repository (N labelled items, one label; every GET carries If-None-Match):
+- first `work_items` in a process: the full labelled listing, ceil(N/100) requests; first-ever
+  `new_comments` (no cursor): 2 requests (newest issue and review comments) that start both
+  streams at the server's now — older comments are history, not new;
+- each later cycle: `work_items` asks the issue stream once (`state=all&sort=updated&since=`);
+  `new_comments` asks the issue-comment stream once, and the review-comment stream only when
+  the issue stream showed a pull request changed (or on its first call in the process);
+- so an idle cycle costs 2 requests per repository, both answered 304, whatever N is;
+- `item_state`: 1 request, and only for an item with a session that left the list;
+- `react`, `post_comment`: 1 request each.
+A second label on the same repository adds one issue-stream request per cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from urllib.parse import quote
+
+from adapters.github import payloads
+from adapters.github.client import PER_PAGE, GhClient, settled
+from adapters.github.gh import GITHUB_COM
+from adapters.github.streams import CommentCursor, LabelledSet, Window
+from domain.errors import TrackerError
+from domain.model import Comment, CommentBatch, CommentKind, ItemState, Reaction, WorkItem
+from domain.ports import TrackerPort
+from domain.refs import RepoRef, WorkItemRef
+
+DEFAULT_REACTIONS = {
+    Reaction.STARTED: "eyes",
+    Reaction.SUCCEEDED: "hooray",
+    Reaction.FAILED: "confused",
+}
+_PAGE = f"per_page={PER_PAGE}"
+_ENDPOINTS = {
+    CommentKind.ISSUE_COMMENT: "issues/comments",
+    CommentKind.REVIEW_COMMENT: "pulls/comments",
+}
+
+
+class GhTracker(TrackerPort):
+    """TrackerPort over `gh api -i`; failures are `TrackerError`s naming repository and cause."""
+
+    def __init__(
+        self,
+        *,
+        binary: str = "gh",
+        host: str = GITHUB_COM,
+        env: Mapping[str, str] | None = None,
+        timeout: float = 60.0,
+        clock: Callable[[], float] | None = None,
+        reactions: Mapping[Reaction, str] | None = None,
+    ) -> None:
+        self._client = GhClient(binary=binary, host=host, env=env, timeout=timeout, clock=clock)
+        self._reactions = dict(DEFAULT_REACTIONS | dict(reactions or {}))
+        self._sets: dict[tuple[RepoRef, str], LabelledSet] = {}
+        self._review_due: dict[RepoRef, bool] = {}
+
+    def min_interval_seconds(self, repo: RepoRef) -> float:
+        """The poll interval GitHub last asked for on this repository (`x-poll-interval`), or 0."""
+        return self._client.min_interval_seconds(repo)
+
+    def work_items(self, repo: RepoRef, label: str) -> list[WorkItem]:
+        state = self._sets.get((repo, label))
+        if state is None:
+            state = self._sets[(repo, label)] = self._list(repo, label)
+        else:
+            self._follow(repo, state)
+        return [state.items[n] for n in sorted(state.items)]
+
+    def new_comments(self, repo: RepoRef, cursor: str | None) -> CommentBatch:
+        if cursor is None:
+            return CommentBatch((), self._start(repo).encode())
+        state = CommentCursor.decode(cursor, str(repo))
+        issue_new, issue = self._stream(repo, state.issue, CommentKind.ISSUE_COMMENT)
+        review_new: list[Comment] = []
+        review = state.review
+        if self._review_due.get(repo, True):
+            review_new, review = self._stream(repo, state.review, CommentKind.REVIEW_COMMENT)
+            self._review_due[repo] = False
+        fresh = sorted(issue_new + review_new, key=lambda c: (c.created_at, c.kind.value, int(c.id)))
+        return CommentBatch(tuple(fresh), CommentCursor(issue, review).encode())
+
+    def item_state(self, item: WorkItemRef, label: str) -> ItemState:
+        path = f"repos/{item.repo.full_name}/issues/{item.number}"
+        reply = self._client.send(item.repo, "GET", path)
+        raw = reply.json(str(item.repo))
+        if not isinstance(raw, dict):
+            raise TrackerError(f"{item.repo}: malformed reply for {item} (expected an object)")
+        return payloads.item_state(raw, label, str(item.repo))
+
+    def react(self, comment: Comment, reaction: Reaction) -> None:
+        repo = comment.item.repo
+        if not comment.id.isdigit():
+            raise TrackerError(f"{repo}: cannot react to comment id {comment.id!r}")
+        kind = "pulls" if comment.kind is CommentKind.REVIEW_COMMENT else "issues"
+        path = f"repos/{repo.full_name}/{kind}/comments/{comment.id}/reactions"
+        self._client.send(repo, "POST", path, payload={"content": self._reactions[reaction]})
+
+    def post_comment(self, item: WorkItemRef, body: str) -> None:
+        path = f"repos/{item.repo.full_name}/issues/{item.number}/comments"
+        self._client.send(item.repo, "POST", path, payload={"body": body})
+
+    # --- streams -------------------------------------------------------------------------
+
+    def _list(self, repo: RepoRef, label: str) -> LabelledSet:
+        query = f"labels={quote(label, safe='')}&state=open&{_PAGE}"
+        pages = self._client.pages(repo, f"repos/{repo.full_name}/issues?{query}")
+        assert pages is not None  # an unconditional GET is never a 304
+        since = datetime.fromtimestamp(pages.server_time or 0.0, UTC)
+        state = LabelledSet(label, payloads.format_time(since))
+        for raw in pages.entries:
+            item = payloads.work_item(repo, raw, str(repo))
+            if label in item.labels:
+                state.items[item.ref.number] = item
+        return state
+
+    def _follow(self, repo: RepoRef, state: LabelledSet) -> None:
+        query = f"state=all&sort=updated&direction=asc&since={state.since}&{_PAGE}"
+        pages = self._client.pages(repo, f"repos/{repo.full_name}/issues?{query}", etag=state.etag)
+        if pages is None:
+            return
+        where = str(repo)
+        changed = [
+            (
+                payloads.work_item(repo, raw, where),
+                payloads.item_state(raw, state.label, where),
+                str(raw.get("updated_at")),
+            )
+            for raw in pages.entries
+        ]
+        if state.absorb(changed):
+            self._review_due[repo] = True
+        times = [payloads.updated_at(raw, where) for raw in pages.entries]
+        if pages.full and settled(times, pages.server_time):
+            state.advance(payloads.format_time(max(times)))
+        else:
+            state.etag = pages.etag
+
+    def _start(self, repo: RepoRef) -> CommentCursor:
+        """Both streams start at the server's now; the newest comments only mark that second."""
+        moment: datetime | None = None
+        windows = []
+        for kind in (CommentKind.ISSUE_COMMENT, CommentKind.REVIEW_COMMENT):
+            path = f"repos/{repo.full_name}/{_ENDPOINTS[kind]}?sort=created&direction=desc&{_PAGE}"
+            reply = self._client.send(repo, "GET", path)
+            moment = moment or self._client.server_now(reply)
+            history = payloads.as_list(reply.json(str(repo)), str(repo))
+            found = [payloads.comment(repo, raw, kind, str(repo)) for raw in history]
+            windows.append(Window.starting(moment, found))
+        return CommentCursor(*windows)
+
+    def _stream(
+        self, repo: RepoRef, window: Window, kind: CommentKind
+    ) -> tuple[list[Comment], Window]:
+        query = f"since={window.since}&sort=created&direction=asc&{_PAGE}"
+        path = f"repos/{repo.full_name}/{_ENDPOINTS[kind]}?{query}"
+        pages = self._client.pages(repo, path, etag=window.etag)
+        if pages is None:
+            return [], window
+        found = [payloads.comment(repo, raw, kind, str(repo)) for raw in pages.entries]
+        quiet = settled([s.updated_at for s in found], pages.server_time)
+        return window.absorb(found, etag=pages.etag, advance=pages.full and quiet)

@@ -1,0 +1,144 @@
+"""The stand-in's REST routes: each returns (status, JSON document) from the world."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from tests.github_standin.world import Issue, Note, Repo, World, stamp
+
+Reply = tuple[int, Any]
+Query = dict[str, str]
+
+_REPO = r"/repos/(?P<owner>[^/]+)/(?P<name>[^/]+)"
+_GET: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(_REPO + r"$"), "repo"),
+    (re.compile(_REPO + r"/issues$"), "issues"),
+    (re.compile(_REPO + r"/issues/comments$"), "issue_comments"),
+    (re.compile(_REPO + r"/pulls/comments$"), "review_comments"),
+    (re.compile(_REPO + r"/issues/(?P<number>[0-9]+)$"), "issue"),
+    (re.compile(_REPO + r"/issues/(?P<number>[0-9]+)/comments$"), "thread"),
+]
+_POST: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(_REPO + r"/issues/(?P<number>[0-9]+)/comments$"), "post_comment"),
+    (re.compile(_REPO + r"/(?P<kind>issues|pulls)/comments/(?P<cid>[0-9]+)/reactions$"), "react"),
+]
+_NOT_FOUND: Reply = (404, {"message": "Not Found"})
+_REACTIONS = {"+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"}
+
+
+class Routes:
+    """Listings return every matching entry; the server pages them."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+
+    def dispatch(self, method: str, path: str, query: Query, payload: Any) -> Reply:
+        table = _GET if method == "GET" else _POST if method == "POST" else []
+        for pattern, name in table:
+            match = pattern.match(path)
+            if match is None:
+                continue
+            repo = self.world.repos.get(f"{match['owner']}/{match['name']}")
+            if repo is None or not repo.visible:
+                return _NOT_FOUND
+            handler: Callable[..., Reply] = getattr(self, name)
+            return handler(repo, match.groupdict(), query, payload)
+        return _NOT_FOUND
+
+    # --- reads ---------------------------------------------------------------------------
+
+    def repo(self, repo: Repo, _: dict[str, str], __: Query, ___: Any) -> Reply:
+        return 200, {"full_name": repo.full_name, "private": False}
+
+    def issues(self, repo: Repo, _: dict[str, str], query: Query, __: Any) -> Reply:
+        wanted = [label for label in query.get("labels", "").split(",") if label]
+        state = query.get("state", "open")
+        chosen = [
+            i for i in repo.issues.values()
+            if (state == "all" or i.state == state)
+            and all(label in i.labels for label in wanted)
+            and stamp(i.updated_at) >= query.get("since", "")
+        ]
+        return 200, [self.issue_json(repo, i) for i in _sorted(chosen, query, default="created")]
+
+    def issue(self, repo: Repo, match: dict[str, str], _: Query, __: Any) -> Reply:
+        found = repo.issues.get(int(match["number"]))
+        return _NOT_FOUND if found is None else (200, self.issue_json(repo, found))
+
+    def issue_comments(self, repo: Repo, _: dict[str, str], query: Query, __: Any) -> Reply:
+        return 200, self._notes(repo, query, review=False)
+
+    def review_comments(self, repo: Repo, _: dict[str, str], query: Query, __: Any) -> Reply:
+        return 200, self._notes(repo, query, review=True)
+
+    def thread(self, repo: Repo, match: dict[str, str], _: Query, __: Any) -> Reply:
+        number = int(match["number"])
+        notes = [n for n in repo.notes if n.number == number and not n.review]
+        return 200, [self.note_json(repo, n) for n in notes]
+
+    # --- writes --------------------------------------------------------------------------
+
+    def post_comment(self, repo: Repo, match: dict[str, str], _: Query, payload: Any) -> Reply:
+        number = int(match["number"])
+        if number not in repo.issues or not isinstance(payload, dict) or "body" not in payload:
+            return 422 if number in repo.issues else 404, {"message": "Validation Failed"}
+        note = self.world.add_comment(repo.full_name, number, str(payload["body"]),
+                                      author=self.world.login)
+        self.world.posted.append((repo.full_name, number, note.body))
+        return 201, self.note_json(repo, note)
+
+    def react(self, repo: Repo, match: dict[str, str], _: Query, payload: Any) -> Reply:
+        cid, review = int(match["cid"]), match["kind"] == "pulls"
+        if not any(n.id == cid and n.review == review for n in repo.notes):
+            return _NOT_FOUND
+        content = payload.get("content") if isinstance(payload, dict) else None
+        if content not in _REACTIONS:
+            return 422, {"message": "Validation Failed"}
+        self.world.reactions.append((repo.full_name, cid, str(content)))
+        return 201, {"id": len(self.world.reactions), "content": content}
+
+    # --- JSON ----------------------------------------------------------------------------
+
+    def issue_json(self, repo: Repo, issue: Issue) -> dict[str, Any]:
+        web = f"https://{self.world.host}/{repo.full_name}"
+        doc: dict[str, Any] = {
+            "id": issue.number * 7 + 100000, "number": issue.number, "title": issue.title,
+            "user": {"login": issue.author}, "labels": [{"name": n} for n in issue.labels],
+            "state": issue.state, "body": issue.body or None,
+            "html_url": f"{web}/{'pull' if issue.pull_request else 'issues'}/{issue.number}",
+            "created_at": stamp(issue.created_at), "updated_at": stamp(issue.updated_at),
+        }
+        if issue.pull_request:
+            merged = stamp(issue.merged_at) if issue.merged_at else None
+            doc["pull_request"] = {"html_url": doc["html_url"], "merged_at": merged}
+        return doc
+
+    def note_json(self, repo: Repo, note: Note) -> dict[str, Any]:
+        api = f"https://{self.world.host}/api/v3/repos/{repo.full_name}"
+        web = f"https://{self.world.host}/{repo.full_name}"
+        doc: dict[str, Any] = {
+            "id": note.id, "user": {"login": note.author}, "body": note.body,
+            "created_at": stamp(note.created_at), "updated_at": stamp(note.updated_at),
+        }
+        if note.review:
+            doc |= {"path": note.path, "line": note.line,
+                    "pull_request_url": f"{api}/pulls/{note.number}",
+                    "html_url": f"{web}/pull/{note.number}#discussion_r{note.id}"}
+        else:
+            doc |= {"issue_url": f"{api}/issues/{note.number}",
+                    "html_url": f"{web}/issues/{note.number}#issuecomment-{note.id}"}
+        return doc
+
+    def _notes(self, repo: Repo, query: Query, *, review: bool) -> list[dict[str, Any]]:
+        since = query.get("since", "")
+        chosen = [n for n in repo.notes if n.review == review and stamp(n.updated_at) >= since]
+        return [self.note_json(repo, n) for n in _sorted(chosen, query, default="created")]
+
+
+def _sorted(rows: list[Any], query: Query, *, default: str) -> list[Any]:
+    key = "updated_at" if query.get("sort", default) == "updated" else "created_at"
+    descending = query.get("direction", "desc") == "desc"
+    tie = "number" if rows and isinstance(rows[0], Issue) else "id"
+    return sorted(rows, key=lambda r: (getattr(r, key), getattr(r, tie)), reverse=descending)

@@ -1,0 +1,157 @@
+"""What the GitHub stand-in holds: repositories, issues and pull requests, comments, reactions."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+START = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
+
+
+def stamp(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class Issue:
+    number: int
+    title: str
+    author: str
+    labels: list[str]
+    created_at: datetime
+    updated_at: datetime
+    pull_request: bool = False
+    state: str = "open"
+    merged_at: datetime | None = None
+    body: str = ""
+
+
+@dataclass
+class Note:
+    """An issue comment or a pull-request review comment."""
+
+    id: int
+    number: int
+    author: str
+    body: str
+    created_at: datetime
+    updated_at: datetime
+    review: bool = False
+    path: str | None = None
+    line: int | None = None
+
+
+@dataclass
+class Repo:
+    owner: str
+    name: str
+    visible: bool = True
+    issues: dict[int, Issue] = field(default_factory=dict)
+    notes: list[Note] = field(default_factory=list)
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.owner}/{self.name}"
+
+
+@dataclass
+class Failure:
+    """An injected misbehaviour for requests whose path matches the regex `path` (and `method`)."""
+
+    path: str
+    status: int = 500
+    body: bytes | None = None  # None: a JSON message; bytes: sent as they are (malformed JSON)
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    times: int | None = 1  # None: every time
+    method: str | None = None
+
+
+@dataclass
+class World:
+    """The stand-in's state and its own clock (the `Date` header and every timestamp)."""
+
+    token: str = "standin-token"
+    login: str = "the-loop-bot"
+    now: datetime = START
+    host: str = "localhost"
+    repos: dict[str, Repo] = field(default_factory=dict)
+    failures: list[Failure] = field(default_factory=list)
+    reactions: list[tuple[str, int, str]] = field(default_factory=list)  # repo, comment id, content
+    posted: list[tuple[str, int, str]] = field(default_factory=list)  # repo, number, body
+    rate_limit: int = 5000
+    rate_remaining: int = 5000
+    poll_interval: int | None = None
+    requests: int = 0
+    not_modified: int = 0
+    log: list[tuple[str, str, int]] = field(default_factory=list)  # method, path, status
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    _next_id: int = 1000
+
+    # --- arranging -----------------------------------------------------------------------
+
+    def tick(self, seconds: float = 1.0) -> None:
+        self.now += timedelta(seconds=seconds)
+
+    def add_repo(self, full_name: str, *, visible: bool = True) -> Repo:
+        owner, name = full_name.split("/")
+        return self.repos.setdefault(full_name, Repo(owner, name, visible))
+
+    def add_issue(
+        self,
+        full_name: str,
+        number: int | None = None,
+        *,
+        title: str = "",
+        author: str = "alice",
+        labels: tuple[str, ...] = ("loop",),
+        pull_request: bool = False,
+        body: str = "",
+    ) -> Issue:
+        repo = self.add_repo(full_name)
+        number = number or max(repo.issues, default=0) + 1
+        issue = Issue(number, title or f"item {number}", author, list(labels), self.now, self.now,
+                      pull_request, body=body)
+        repo.issues[number] = issue
+        return issue
+
+    def add_comment(
+        self, full_name: str, number: int, body: str, *, author: str = "alice",
+        review: bool = False, path: str | None = None, line: int | None = None,
+    ) -> Note:
+        repo = self.repos[full_name]
+        self._next_id += 1
+        note = Note(self._next_id, number, author, body, self.now, self.now, review, path, line)
+        repo.notes.append(note)
+        repo.issues[number].updated_at = self.now
+        return note
+
+    def edit_comment(self, full_name: str, comment_id: int, body: str) -> None:
+        repo = self.repos[full_name]
+        note = next(n for n in repo.notes if n.id == comment_id)
+        note.body, note.updated_at = body, self.now
+        repo.issues[note.number].updated_at = self.now
+
+    def set_labels(self, full_name: str, number: int, labels: tuple[str, ...]) -> None:
+        issue = self.repos[full_name].issues[number]
+        issue.labels, issue.updated_at = list(labels), self.now
+
+    def close(self, full_name: str, number: int, *, merged: bool = False) -> None:
+        issue = self.repos[full_name].issues[number]
+        issue.state, issue.updated_at = "closed", self.now
+        issue.merged_at = self.now if merged else None
+
+    def fail(self, path: str, **how: Any) -> Failure:
+        failure = Failure(path, **how)
+        self.failures.append(failure)
+        return failure
+
+    # --- reading back --------------------------------------------------------------------
+
+    def requests_for(self, full_name: str) -> list[tuple[str, str, int]]:
+        return [entry for entry in self.log if f"/repos/{full_name}" in entry[1]]
+
+    def reset_counters(self) -> None:
+        self.requests, self.not_modified, self.log = 0, 0, []
