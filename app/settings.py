@@ -76,11 +76,13 @@ class Settings(BaseSettings):
 
     @property
     def state_root(self) -> Path:
-        return Path(self.state.root)
+        return Path(self.state.root).expanduser()
 
     @property
     def event_log_path(self) -> Path:
-        return Path(self.event_log.path) if self.event_log.path else self.state_root / "logs" / "events.jsonl"
+        if self.event_log.path:
+            return Path(self.event_log.path).expanduser()
+        return self.state_root / "logs" / "events.jsonl"
 
     @property
     def tmux_socket(self) -> str | None:
@@ -120,7 +122,7 @@ class Settings(BaseSettings):
 
     def spawn_workdir(self, item: WorkItemRef) -> str:
         """The absolute working directory of `item`'s session."""
-        return str(Path(self.routing.spawn_workdir.replace(SLUG_PLACEHOLDER, item.slug)).absolute())
+        return str(Path(self.routing.spawn_workdir.replace(SLUG_PLACEHOLDER, item.slug)).expanduser().absolute())
 
     def reaction_content(self, reaction: Reaction) -> str | None:
         """GitHub's reaction content for `reaction`, or None when reactions are disabled."""
