@@ -1,0 +1,241 @@
+"""ShTmux over a recording runner: the exact tmux argv it sends and how it reads tmux's answers."""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from adapters.tmux import ShTmux
+from adapters.tmux_commands import SPAWN_WRAPPER
+from adapters.tmux_runner import ShRunner, TmuxRunner
+from domain.errors import DuplicateSession, SessionMissing, TmuxFailed, TmuxUnanswered
+from domain.model import SessionState, SpawnRequest
+from domain.refs import TmuxTarget
+
+A = TmuxTarget("loop-a")
+
+
+@dataclass
+class Call:
+    args: list[str]
+    stdin: bytes | None
+
+
+@dataclass
+class RecordingRunner(TmuxRunner):
+    """Answers each call with the next scripted reply: stdout text, or an exception to raise."""
+
+    replies: list[str | Exception] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+
+    def __call__(self, args: Sequence[str], *, timeout: float, stdin: bytes | None = None) -> str:
+        self.calls.append(Call(list(args), stdin))
+        reply = self.replies.pop(0) if self.replies else ""
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+    def foreground(self, args: Sequence[str]) -> int:
+        self.calls.append(Call(list(args), None))
+        return 0
+
+
+def tmux_with(*replies: str | Exception) -> tuple[ShTmux, RecordingRunner]:
+    runner = RecordingRunner(list(replies))
+    return ShTmux(socket_name="sock", runner=runner), runner
+
+
+def buffers_of(call: Call) -> tuple[str, str]:
+    prompt_buffer, submit_buffer = call.args[4], call.args[9]
+    assert re.fullmatch(r"the-loop-[0-9a-f]{32}-prompt", prompt_buffer)
+    assert re.fullmatch(r"the-loop-[0-9a-f]{32}-submit", submit_buffer)
+    return prompt_buffer, submit_buffer
+
+
+def test_a_delivery_is_one_tmux_invocation_with_this_exact_argv() -> None:
+    tmux, runner = tmux_with("")
+    tmux.deliver(A, "hello", delivery_id="d-1")
+    p, s = buffers_of(runner.calls[0])
+    assert [(c.args, c.stdin) for c in runner.calls] == [
+        (
+            [
+                "-L", "sock",
+                "load-buffer", "-b", p, "-", ";",
+                "set-buffer", "-b", s, "\r", ";",
+                "if-shell", "-F", "-t", "=loop-a:", "#{pane_dead}",
+                f"delete-buffer -b {p} ; delete-buffer -b {s} ; display-message -p the-loop:pane-dead",
+                f"paste-buffer -p -d -b {p} -t =loop-a: ; paste-buffer -d -b {s} -t =loop-a:",
+            ],
+            b"hello",
+        )
+    ]  # fmt: skip
+
+
+def test_a_delivery_never_uses_send_keys_nor_puts_the_prompt_on_an_argv() -> None:
+    tmux, runner = tmux_with("", "")
+    tmux.deliver(A, "PROMPT-TEXT", delivery_id="d-1", submit_delay_ms=1)
+    words = [word for call in runner.calls for arg in call.args for word in arg.split()]
+    assert ("send-keys" in words, any("PROMPT-TEXT" in w for w in words)) == (False, False)
+
+
+def test_a_submit_delay_splits_the_submit_into_a_second_guarded_invocation() -> None:
+    tmux, runner = tmux_with("", "")
+    tmux.deliver(A, "hello", delivery_id="d-1", submit_delay_ms=1)
+    _, s = buffers_of(runner.calls[0])
+    assert runner.calls[1].args == [
+        "-L", "sock",
+        "if-shell", "-F", "-t", "=loop-a:", "#{pane_dead}",
+        f"delete-buffer -b {s} ; display-message -p the-loop:pane-dead",
+        f"paste-buffer -d -b {s} -t =loop-a:",
+    ]  # fmt: skip
+
+
+def test_a_dead_pane_is_reported_missing_without_another_invocation() -> None:
+    tmux, runner = tmux_with("the-loop:pane-dead\n")
+    with pytest.raises(SessionMissing):
+        tmux.deliver(A, "hello", delivery_id="d-1")
+    assert len(runner.calls) == 1
+
+
+def test_an_absent_target_is_reported_missing_and_both_buffers_are_deleted() -> None:
+    tmux, runner = tmux_with(TmuxFailed("load-buffer", 1, "can't find session: loop-a\n"), "")
+    with pytest.raises(SessionMissing):
+        tmux.deliver(A, "hello", delivery_id="d-1")
+    p, s = buffers_of(runner.calls[0])
+    assert runner.calls[1].args == [
+        "-L", "sock",
+        "set-buffer", "-b", p, "x", ";", "delete-buffer", "-b", p, ";",
+        "set-buffer", "-b", s, "x", ";", "delete-buffer", "-b", s,
+    ]  # fmt: skip
+
+
+def test_an_unanswered_delivery_stays_unanswered_never_missing() -> None:
+    tmux, _ = tmux_with(TmuxUnanswered("timed out"), TmuxUnanswered("timed out"))
+    with pytest.raises(TmuxUnanswered):
+        tmux.deliver(A, "hello", delivery_id="d-1")
+
+
+@pytest.mark.parametrize(
+    ("reply", "state"),
+    [
+        ("0\n", SessionState.LIVE),
+        ("1\n0\n", SessionState.LIVE),
+        ("1\n1\n", SessionState.DEAD),
+        (TmuxFailed("list-panes", 1, "can't find session: loop-a\n"), SessionState.ABSENT),
+        (TmuxFailed("list-panes", 1, "no server running on /t/sock\n"), SessionState.ABSENT),
+        (TmuxFailed("list-panes", 1, "error connecting to /t/sock (No such file or directory)\n"), SessionState.ABSENT),
+        (TmuxFailed("list-panes", 1, "error connecting to /t/sock (Permission denied)\n"), SessionState.UNKNOWN),
+        (TmuxFailed("list-panes", 1, "server exited unexpectedly\n"), SessionState.UNKNOWN),
+        (TmuxUnanswered("timed out"), SessionState.UNKNOWN),
+    ],
+)  # fmt: skip
+def test_the_probe_reads_tmux_answers_as_states(reply: str | Exception, state: SessionState) -> None:
+    tmux, _ = tmux_with(reply)
+    assert tmux.session_state(A) is state
+
+
+def test_the_probe_is_one_exact_list_panes() -> None:
+    tmux, runner = tmux_with("0\n")
+    tmux.session_state(A)
+    assert [c.args for c in runner.calls] == [
+        ["-L", "sock", "list-panes", "-s", "-t", "=loop-a:", "-F", "#{pane_dead}"]
+    ]
+
+
+@pytest.fixture
+def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    return tmp_path
+
+
+def spawned(*, remain_on_exit: bool) -> list[str]:
+    tmux, runner = tmux_with("")
+    request = SpawnRequest(
+        target=A,
+        argv=("claude", "--x;"),
+        cwd="/w",
+        prompt="PROMPT-TEXT",
+        remain_on_exit=remain_on_exit,
+        env=(("K", "v"),),
+    )
+    tmux.spawn(request)
+    return runner.calls[0].args
+
+
+def test_spawn_starts_the_harness_through_the_wrapper_and_sets_remain_on_exit_in_the_same_invocation(
+    private_tmp: Path,
+) -> None:
+    args = spawned(remain_on_exit=True)
+    assert args == [
+        "-L", "sock", "new-session", "-d", "-s", "loop-a", "-c", "/w", "-e", "K=v",
+        "--", "/bin/sh", "-c", SPAWN_WRAPPER, "the-loop-spawn", args[15], "claude", "--x\\;",
+        ";", "set-option", "-t", "=loop-a:", "remain-on-exit", "on",
+    ]  # fmt: skip
+
+
+def test_spawn_hands_the_prompt_over_in_a_private_file_only(private_tmp: Path) -> None:
+    args = spawned(remain_on_exit=False)
+    prompt_file = Path(args[15])
+    assert (prompt_file.read_text(), prompt_file.stat().st_mode & 0o777, "PROMPT-TEXT" in "".join(args)) == (
+        "PROMPT-TEXT",
+        0o600,
+        False,
+    )
+
+
+def test_spawn_removes_the_prompt_file_when_tmux_refuses(private_tmp: Path) -> None:
+    tmux, _ = tmux_with(DuplicateSession("new-session", 1, "duplicate session: loop-a\n"))
+    with pytest.raises(DuplicateSession):
+        tmux.spawn(SpawnRequest(target=A, argv=("claude",), cwd="/w", prompt="go"))
+    assert list(private_tmp.glob("the-loop-prompt-*")) == []
+
+
+def test_attach_read_only_runs_attach_session_r_on_the_exact_target() -> None:
+    tmux, runner = tmux_with()
+    tmux.attach(A, read_only=True)
+    assert runner.calls[0].args == ["-L", "sock", "attach-session", "-r", "-t", "=loop-a"]
+
+
+def test_kill_is_kill_session_on_the_exact_target() -> None:
+    tmux, runner = tmux_with("")
+    tmux.kill(A)
+    assert runner.calls[0].args == ["-L", "sock", "kill-session", "-t", "=loop-a"]
+
+
+def fake_tmux_binary(tmp_path: Path, body: str) -> str:
+    script = tmp_path / "tmux"
+    script.write_text(f"#!/bin/sh\n{body}\n")
+    script.chmod(0o755)
+    return str(script)
+
+
+def test_the_runner_reads_a_missing_binary_as_unanswered(tmp_path: Path) -> None:
+    with pytest.raises(TmuxUnanswered):
+        ShRunner(binary=str(tmp_path / "no-tmux-here"))(["list-sessions"], timeout=5)
+
+
+def test_the_runner_reads_a_timeout_as_unanswered(tmp_path: Path) -> None:
+    with pytest.raises(TmuxUnanswered):
+        ShRunner(binary=fake_tmux_binary(tmp_path, "exec sleep 30"))(["list-sessions"], timeout=0.2)
+
+
+def test_the_runner_reads_duplicate_session_as_its_own_failure(tmp_path: Path) -> None:
+    binary = fake_tmux_binary(tmp_path, "echo 'duplicate session: loop-a' >&2; exit 1")
+    with pytest.raises(DuplicateSession) as refused:
+        ShRunner(binary=binary)(["new-session"], timeout=5)
+    assert (refused.value.status, refused.value.stderr) == (1, "duplicate session: loop-a\n")
+
+
+def test_the_runner_reads_a_client_killed_by_a_signal_as_unanswered(tmp_path: Path) -> None:
+    with pytest.raises(TmuxUnanswered):
+        ShRunner(binary=fake_tmux_binary(tmp_path, "kill -KILL $$"))(["list-sessions"], timeout=5)
+
+
+def test_the_runner_returns_stdout_and_passes_stdin(tmp_path: Path) -> None:
+    out = ShRunner(binary=fake_tmux_binary(tmp_path, 'cat; echo " $*"'))(["a", "b"], timeout=5, stdin=b"in")
+    assert out == "in a b\n"
