@@ -44,7 +44,12 @@ BUILTIN_HARNESSES: Mapping[str, HarnessSettings] = {
             "resumeArgs": ["--resume", "{session_id}"],
         },
         "cursor": {"binary": "cursor-agent"},
-        "demo": {"binary": "{python}", "args": ["-m", "adapters.demo_harness"]},
+        "demo": {
+            "binary": "{python}",
+            "args": ["-m", "adapters.demo_harness"],
+            "sessionIdArgs": ["--session-id", "{session_id}"],
+            "resumeArgs": ["--resume", "{session_id}"],
+        },
     }.items()
 }
 
