@@ -10,6 +10,7 @@ import pytest
 from domain.errors import RateLimited, TrackerError
 from domain.model import CommentBatch, CommentKind, ItemKind, ItemState, Reaction
 from domain.refs import WorkItemRef
+from tests.contract.sandbox_rig import SandboxRig
 from tests.github_standin import StandIn
 from tests.github_standin.rigs import BOT, LABEL, FakeRig, GhRig, Rig, require_gh
 
@@ -22,10 +23,12 @@ def standin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandIn]:
     server.close()
 
 
-@pytest.fixture(params=["fake", pytest.param("gh", marks=pytest.mark.gh)])
-def rig(request: pytest.FixtureRequest) -> Rig:
+@pytest.fixture(params=["fake", "sandbox", pytest.param("gh", marks=pytest.mark.gh)])
+def rig(request: pytest.FixtureRequest, tmp_path: Path) -> Rig:
     if request.param == "fake":
         return FakeRig()
+    if request.param == "sandbox":
+        return SandboxRig(tmp_path / "sandbox.sqlite3", login=BOT)
     return GhRig(request.getfixturevalue("standin"))
 
 
