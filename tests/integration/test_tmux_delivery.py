@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import tempfile
 import threading
 from datetime import UTC, datetime
@@ -111,3 +112,31 @@ def test_a_refused_spawn_leaves_no_prompt_file(
     with pytest.raises(DuplicateSession):
         real_tmux.adapter().spawn(SpawnRequest(target=A, argv=("true",), cwd=str(tmp_path), prompt="go"))
     assert list(tmp_path.glob("the-loop-prompt-*")) == []
+
+
+def test_a_harness_that_exited_after_a_message_refuses_the_next_delivery(real_tmux: RealTmux, tmp_path: Path) -> None:
+    tmux = real_tmux.adapter()
+    record = tmp_path / "exits.jsonl"
+    tmux.spawn(
+        SpawnRequest(
+            target=A, argv=sim_argv(record, "--exit-after", "1"), cwd=str(tmp_path), prompt="go", remain_on_exit=True
+        )
+    )
+    wait_for(lambda: "ready" in kinds(record), what="listening")
+    tmux.deliver(A, "last words", delivery_id="d-1")
+    wait_for(lambda: tmux.session_state(A) is SessionState.DEAD, what="pane dead")
+    with pytest.raises(SessionMissing):
+        tmux.deliver(A, "too late", delivery_id="d-2")
+
+
+def test_a_harness_that_ignores_sigterm_is_killed_after_the_grace_period(real_tmux: RealTmux, tmp_path: Path) -> None:
+    tmux = real_tmux.adapter()
+    stubborn = "import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('up'); time.sleep(600)"
+    tmux.spawn(
+        SpawnRequest(
+            target=A, argv=(sys.executable, "-c", stubborn), cwd=str(tmp_path), prompt="go", remain_on_exit=True
+        )
+    )
+    wait_for(lambda: "up" in real_tmux.run("capture-pane", "-p", "-t", f"{A.exact}:"), what="harness up")
+    tmux.terminate_harness(A, grace_seconds=0.3)
+    assert tmux.session_state(A) is SessionState.DEAD
