@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from adapters.sandbox import SandboxTracker
-from domain.errors import TrackerError
+from domain.errors import StateError, TrackerError
 from domain.model import AGENT_MARKER, Comment, ItemState, Reaction
 from domain.refs import RepoRef, WorkItemRef
 from tests.fakes.clock import FakeClock
@@ -188,3 +188,11 @@ def test_comments_added_by_other_processes_while_polling_arrive_once_each(sandbo
         80,
         {name: [f"{name}-{n}" for n in range(40)] for name in "ab"},
     )
+
+
+def test_a_sandbox_file_that_is_not_a_database_is_refused_naming_it_and_left_unchanged(tmp_path: Path) -> None:
+    path = tmp_path / "sandbox.sqlite3"
+    path.write_bytes(b"not a database" * 100)
+    with pytest.raises(StateError) as refused:
+        SandboxTracker(path, clock=FakeClock().now)
+    assert (str(path) in str(refused.value), path.read_bytes()) == (True, b"not a database" * 100)
