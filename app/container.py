@@ -1,0 +1,139 @@
+"""The dependency-injector container: the one module that knows the adapters."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from dependency_injector import containers, providers
+
+from adapters.clock import SystemClock
+from adapters.event_log import JsonlEventLog
+from adapters.event_reader import EventFilter, follow_events, read_events
+from adapters.github.tracker import GhTracker
+from adapters.lock import LockHeld, PollerLock
+from adapters.sandbox import SandboxTracker
+from adapters.sqlite_store import FILE_NAME, SqliteStateStore
+from adapters.tmux import ShTmux
+from app import version
+from app.closing import CloseConfig, Closer
+from app.dispatcher import DispatchConfig, Dispatcher
+from app.item_worker import ItemWorker, WorkerConfig
+from app.poll import PollConfig, PollCycle
+from app.settings import Settings
+from domain.model import Reaction
+from domain.ports import TrackerPort
+from domain.refs import WorkItemRef
+
+__all__ = ["Container", "EventFilter", "LockHeld", "follow_events", "read_events"]
+
+
+def _dispatch_config(settings: Settings) -> DispatchConfig:
+    harnesses = {name: settings.harness_spec(name) for name in settings.harness_names}
+    tmux = settings.routing.tmux
+    return DispatchConfig(
+        harnesses=harnesses,
+        default_harness=settings.routing.default_harness,
+        workdir=str(Path(settings.routing.spawn_workdir).absolute()),
+        remain_on_exit=tmux.remain_on_exit,
+        resume_on_respawn=tmux.resume_on_respawn,
+        resume_probe_seconds=tmux.resume_probe_seconds,
+    )
+
+
+def _poll_config(settings: Settings) -> PollConfig:
+    return PollConfig(
+        sources=tuple(settings.sources()),
+        authorized=settings.authorized_users,
+        spawn_mode=settings.spawn_mode,
+        max_retries=settings.polling.max_retries,
+        max_concurrent=settings.routing.max_concurrent_dispatches,
+        reactions=settings.routing.reactions.enabled,
+    )
+
+
+def _reactions(settings: Settings) -> dict[Reaction, str]:
+    return {r: content for r in Reaction if (content := settings.reaction_content(r))}
+
+
+def _tracker_for(settings: Settings, trackers: Mapping[str, TrackerPort]) -> Callable[[WorkItemRef], TrackerPort]:
+    by_repo = {source.repo: trackers[source.provider] for source in settings.sources()}
+    fallback = trackers["github"]
+    return lambda item: by_repo.get(item.repo, fallback)
+
+
+class Container(containers.DeclarativeContainer):
+    settings = providers.Dependency(instance_of=Settings)
+
+    clock = providers.Singleton(SystemClock)
+    events = providers.Singleton(
+        JsonlEventLog, path=settings.provided.event_log_path, clock=clock.provided.now
+    )
+    store = providers.Singleton(
+        SqliteStateStore, path=providers.Callable(lambda s: s.state_root / FILE_NAME, settings)
+    )
+    lock = providers.Singleton(PollerLock, path=providers.Callable(lambda s: s.state_root / "poller.lock", settings))
+    tmux = providers.Singleton(
+        ShTmux,
+        socket_name=settings.provided.routing.tmux.socket_name,
+        command_timeout=settings.provided.routing.dispatch_timeout_seconds,
+    )
+    github = providers.Singleton(
+        GhTracker,
+        binary=settings.provided.integrations.github.cli.binary,
+        host=settings.provided.integrations.github.host,
+        clock=clock.provided.epoch,
+        reactions=providers.Callable(_reactions, settings),
+    )
+    sandbox = providers.Singleton(
+        SandboxTracker, path=providers.Callable(lambda s: s.state_root / "sandbox.sqlite3", settings),
+        clock=clock.provided.now,
+    )
+    trackers = providers.Dict(github=github, sandbox=sandbox)
+    tracker_for = providers.Callable(_tracker_for, settings, trackers)
+
+    dispatcher = providers.Singleton(
+        Dispatcher, tmux=tmux, clock=clock, events=events, config=providers.Callable(_dispatch_config, settings)
+    )
+    worker = providers.Singleton(
+        ItemWorker,
+        tracker_for=tracker_for,
+        store=store,
+        events=events,
+        clock=clock,
+        dispatcher=dispatcher,
+        config=providers.Callable(
+            lambda s: WorkerConfig(
+                authorized=s.authorized_users,
+                max_retries=s.polling.max_retries,
+                version=version(),
+                reactions=s.routing.reactions.enabled,
+            ),
+            settings,
+        ),
+    )
+    closer = providers.Singleton(
+        Closer,
+        tmux=tmux,
+        store=store,
+        events=events,
+        clock=clock,
+        config=providers.Callable(
+            lambda s: CloseConfig(
+                kill_harness_on_close=s.routing.tmux.kill_harness_on_close,
+                keep_session_on_close=s.routing.tmux.keep_session_on_close,
+                grace_seconds=s.routing.tmux.harness_kill_grace_seconds,
+            ),
+            settings,
+        ),
+    )
+    poll_cycle = providers.Singleton(
+        PollCycle,
+        trackers=trackers,
+        store=store,
+        events=events,
+        clock=clock,
+        worker=worker,
+        closer=closer,
+        config=providers.Callable(_poll_config, settings),
+    )
