@@ -1,0 +1,53 @@
+"""The import-linter contracts hold, and each one fails on a planted violation."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LINT = Path(sys.executable).with_name("lint-imports")
+
+
+def _lint(tree: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(LINT), "--no-cache"], cwd=tree, capture_output=True, text=True, check=False,
+                          env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"})
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    for package in ("domain", "adapters", "app"):
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    return tmp_path
+
+
+def test_the_real_tree_keeps_every_contract(tree: Path) -> None:
+    result = _lint(tree)
+    assert result.returncode == 0, result.stdout
+    assert "0 broken" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "line", "contract"),
+    [
+        ("domain/planted.py", "import adapters.tmux\n", "domain is pure: no adapters, no app BROKEN"),
+        ("domain/planted.py", "import app.poll\n", "domain is pure: no adapters, no app BROKEN"),
+        ("domain/planted.py", "import subprocess\n", "domain imports no I/O or framework module BROKEN"),
+        ("domain/planted.py", "import os\n", "domain imports no I/O or framework module BROKEN"),
+        ("domain/planted.py", "import pydantic\n", "domain imports no I/O or framework module BROKEN"),
+        ("app/planted.py", "import adapters.tmux\n", "only app.container imports adapters BROKEN"),
+        ("adapters/planted.py", "import app.poll\n", "adapters do not import app BROKEN"),
+    ],
+)
+def test_each_contract_fails_on_a_planted_violation(tree: Path, module: str, line: str, contract: str) -> None:
+    (tree / module).write_text(f'"""Planted."""\n{line}')
+
+    result = _lint(tree)
+
+    assert result.returncode != 0
+    assert contract in result.stdout
