@@ -1,0 +1,91 @@
+"""What `doctor` asks the machine, through `sh`: versions, gh's login, tmux's server, paths."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import sh
+
+from domain.errors import LoopError
+from domain.refs import RepoRef
+
+_NO_SERVER = ("no server running", "error connecting to")
+
+
+class ShDoctorProbe:
+    """Implements `app.doctor.DoctorProbe` (structurally: adapters do not import app).
+
+    Failure modes: `LoopError` naming the cause — binary not found, non-zero exit (its last
+    stderr line), no answer within `timeout` seconds.
+    """
+
+    def __init__(self, *, timeout: float = 10.0) -> None:
+        self._timeout = timeout
+
+    def version(self, binary: str) -> str:
+        flag = "-V" if Path(binary).name == "tmux" else "--version"
+        return self._run(binary, flag).strip().splitlines()[0]
+
+    def gh_auth(self, binary: str, host: str) -> str:
+        # gh 2.x writes the status to stderr even when it succeeds
+        try:
+            out = self._run(binary, "auth", "status", "--hostname", host, env={"GH_HOST": host}, merge=True)
+        except _Failed as failed:
+            lines = [line.strip(" X-") for line in failed.stderr.splitlines() if line.strip()]
+            telling = [line for line in lines if any(w in line for w in ("not logged", "failed", "invalid"))]
+            raise LoopError((telling or lines or ["not logged in"])[0]) from None
+        logged = [line.strip(" ✓-") for line in out.splitlines() if "Logged in to" in line]
+        return logged[0] if logged else "logged in"
+
+    def tmux_server(self, socket_name: str | None) -> str:
+        args = (["-L", socket_name] if socket_name else []) + ["list-sessions", "-F", "#{session_name}"]
+        try:
+            names = self._run("tmux", *args).split()
+        except _Failed as failed:
+            if any(marker in failed.stderr for marker in _NO_SERVER):
+                return "not running yet (the first spawn starts it)"
+            raise
+        ours = sum(name.startswith("loop-") for name in names)
+        return f"answers: {len(names)} sessions, {ours} of them the-loop's"
+
+    def repo_visible(self, binary: str, repo: RepoRef) -> str:
+        name = self._run(binary, "api", f"repos/{repo.full_name}", "--jq", ".full_name", env={"GH_HOST": repo.host})
+        return f"visible as {name.strip()}"
+
+    def writable(self, path: Path) -> str:
+        if path.exists():
+            if path.is_dir() and os.access(path, os.W_OK | os.X_OK):
+                return f"{path} is writable"
+            raise LoopError(f"{path} is not a writable directory")
+        parent = next(p for p in path.absolute().parents if p.exists())
+        if parent.is_dir() and os.access(parent, os.W_OK | os.X_OK):
+            return f"{path} will be created (in {parent})"
+        raise LoopError(f"{path} cannot be created: {parent} is not writable")
+
+    def _run(self, binary: str, *args: str, env: Mapping[str, str] | None = None, merge: bool = False) -> str:
+        full_env = {**os.environ, "GH_NO_UPDATE_NOTIFIER": "1", "NO_COLOR": "1", **(env or {})}
+        try:
+            command = sh.Command(binary)
+            out = command(*args, _timeout=self._timeout, _env=full_env, _err_to_out=merge, _tty_out=False)
+        except sh.CommandNotFound:
+            raise LoopError(f"{binary} not found on PATH") from None
+        except sh.TimeoutException:
+            raise LoopError(f"{binary} did not answer within {self._timeout:g} s") from None
+        except sh.ErrorReturnCode as exc:
+            raise _Failed(binary, exc.exit_code, _text(exc.stderr) or _text(exc.stdout)) from None
+        except OSError as exc:
+            raise LoopError(f"{binary} could not run: {exc.strerror}") from None
+        return str(out)
+
+
+class _Failed(LoopError):
+    def __init__(self, binary: str, status: int, stderr: str) -> None:
+        last = stderr.strip().splitlines()[-1] if stderr.strip() else "no message"
+        super().__init__(f"{binary} exited {status}: {last}")
+        self.stderr = stderr
+
+
+def _text(data: bytes | str) -> str:
+    return data.decode("utf-8", "replace") if isinstance(data, bytes) else data

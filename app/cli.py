@@ -1,0 +1,68 @@
+"""`python -m app` / `the-loop`: the parser, the global options, and exit codes that mean something.
+
+Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error. Errors go to stderr as one
+line, never a traceback. The configuration is loaded (read only) before any command runs, so a bad
+one stops everything and writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from app import version
+from app.cli_context import CliContext, Parser, UsageProblem
+from app.cli_observe import add_doctor, add_events
+from app.cli_operate import add_demo, add_poll, add_sandbox, add_sessions, add_status, add_webhook
+from app.config import DEFAULT_PATH, ConfigError
+from app.settings_env import CONFIG_PATH_VARIABLE
+from domain.errors import LoopError
+
+PROG = "the-loop"
+_EPILOG = f"""\
+configuration: --config PATH, else ${CONFIG_PATH_VARIABLE}, else ./{DEFAULT_PATH} (with none: a
+sandbox demo). Every key is documented in docs/config.md; THE_LOOP_<KEY>__<KEY> variables override.
+
+exit status: 0 ok, 1 runtime failure, 2 usage or configuration error."""
+
+
+def build_parser() -> Parser:
+    parser = Parser(
+        prog=PROG,
+        description="Deliver authorized GitHub comments into per-work-item coding-agent tmux sessions.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--config", metavar="PATH", help="the YAML configuration file to read")
+    parser.add_argument("--version", action="version", version=f"{PROG} {version()}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    for add in (add_poll, add_status, add_sessions, add_events, add_doctor, add_demo, add_sandbox, add_webhook):
+        add(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None or not hasattr(args, "handler"):
+            (parser if args.command is None else args.parser).print_help(sys.stderr)
+            return 2
+        context = CliContext(config_flag=args.config)
+        context.loaded  # noqa: B018 - a bad configuration stops here, before anything starts
+        return int(args.handler(args, context))
+    except SystemExit as done:  # --help and --version
+        return done.code if isinstance(done.code, int) else 0
+    except (UsageProblem, ConfigError) as error:
+        return _fail(error, 2)
+    except (LoopError, OSError) as error:
+        return _fail(error, 1)
+    except KeyboardInterrupt:
+        return 130
+
+
+def _fail(error: Exception, status: int) -> int:
+    text = str(error) if not isinstance(error, OSError) or not error.filename else f"{error.filename}: {error.strerror}"
+    print(f"{PROG}: {' '.join(text.split())}", file=sys.stderr)
+    return status

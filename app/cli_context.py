@@ -1,0 +1,90 @@
+"""What every command gets: the loaded configuration, the container, and the CLI's own errors."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
+
+from app.config import Loaded, load
+from app.settings import Settings
+from domain.errors import InvalidRef, LoopError
+from domain.refs import WorkItemRef
+
+if TYPE_CHECKING:
+    from argparse import _SubParsersAction
+
+    from app.container import Container
+
+Handler = Callable[[argparse.Namespace, "CliContext"], int]
+Commands: TypeAlias = "_SubParsersAction[Parser]"
+
+
+class UsageProblem(LoopError):
+    """The command line itself is wrong (exit status 2)."""
+
+
+class NotWired(LoopError):
+    """A command whose use case is not connected yet (exit status 1)."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr and exit status 2 (see `app.cli.main`)."""
+
+    def error(self, message: str) -> NoReturn:
+        subcommand = self.prog.partition(" ")[2]  # `main` prefixes the program's name
+        raise UsageProblem(f"{subcommand + ': ' if subcommand else ''}{message} (see {self.prog} --help)")
+
+
+class CliContext:
+    """The configuration, loaded once and only when a command runs; the container, built lazily."""
+
+    def __init__(self, *, config_flag: str | None) -> None:
+        self._config_flag = config_flag
+
+    @cached_property
+    def loaded(self) -> Loaded:
+        return load(self._config_flag)
+
+    @property
+    def settings(self) -> Settings:
+        return self.loaded.settings
+
+    @cached_property
+    def container(self) -> Container:
+        # imported here: `--help`, `--version` and a refused config never load the adapters
+        from app.container import Container
+
+        return Container(settings=self.settings)
+
+    def provided(self, name: str) -> Any:
+        """The container's `name` provider, resolved; `NotWired` when the container has none."""
+        provider = getattr(self.container, name, None)
+        if provider is None:
+            raise NotWired(f"the container provides no `{name}` yet (see app/wiring_notes.md)")
+        return provider()
+
+
+def work_item(text: str) -> WorkItemRef:
+    """argparse type for `--work-item`: a bad ref is a usage error naming the expected form."""
+    try:
+        return WorkItemRef.parse(text)
+    except InvalidRef as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def command(commands: Commands, name: str, *, help_text: str, handler: Handler, description: str = "") -> Parser:
+    """Add one subcommand whose `handler(args, context)` returns the exit status."""
+    parser = commands.add_parser(
+        name, help=help_text, description=description or help_text, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.set_defaults(handler=handler, parser=parser)
+    return parser
+
+
+def group(commands: Commands, name: str, *, help_text: str) -> Commands:
+    """Add a command with subcommands of its own (`sessions list`, `sandbox new`, ...)."""
+    parser = commands.add_parser(name, help=help_text, description=help_text)
+    parser.set_defaults(parser=parser)
+    return parser.add_subparsers(dest=f"{name}_command", metavar="COMMAND", title="commands")

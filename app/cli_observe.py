@@ -1,0 +1,106 @@
+"""The commands that look without touching: `events` (the log) and `doctor` (the machine)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from app.cli_context import CliContext, Commands, UsageProblem, command, work_item
+from app.doctor import DoctorProbe, Mark, diagnose
+from app.events_view import COLUMNS, as_json, as_row, line, parse_since
+from domain.events import Level
+from domain.ports import ClockPort
+
+Record = Mapping[str, Any]
+_OVERLAP = 100  # more lines than can be appended between starting the tail and reading the log
+
+
+def add_events(commands: Commands) -> None:
+    parser = command(
+        commands,
+        "events",
+        help_text="the event log as a table, JSON lines, or a live tail",
+        description="Show the event log (eventLog.path), oldest first. Every event is listed in docs/events.md.",
+        handler=run_events,
+    )
+    parser.add_argument("--type", metavar="GLOB", help="event names matching GLOB, e.g. 'session.*'")
+    parser.add_argument("--work-item", type=work_item, metavar="REF", help="only events of this work item")
+    parser.add_argument("--since", metavar="15m|ISO", help="only events since then: 30s, 15m, 2h, 1d or an ISO time")
+    levels = [level.value for level in Level]
+    parser.add_argument("--level", choices=levels, help="only events at this level or above")
+    parser.add_argument("--limit", type=_count, default=50, metavar="N", help="the newest N (default 50; 0: all)")
+    parser.add_argument("--json", action="store_true", help="one JSON object a line, as logged")
+    parser.add_argument("--follow", "-f", action="store_true", help="then keep showing new events until interrupted")
+
+
+def run_events(args: argparse.Namespace, context: CliContext) -> int:
+    # the reader lives with the adapters; app.container re-exports it for the CLI
+    from app.container import EventFilter, follow_events, read_events
+
+    path = context.settings.event_log_path
+    clock: ClockPort = context.provided("clock")
+    try:
+        since = parse_since(args.since, now=clock.now()) if args.since else None
+    except ValueError as error:
+        raise UsageProblem(f"events: argument --since: {error}") from None
+    wanted = {
+        "since": since,
+        "types": args.type,
+        "work_item": args.work_item,
+        "level": args.level and Level(args.level),
+    }
+    tail = follow_events(path, EventFilter(**wanted)) if args.follow else iter(())  # starts at today's end
+    shown = read_events(path, **wanted, limit=args.limit or None)
+    show = as_json if args.json else (lambda record: line(as_row(record)))
+    if not args.json and (shown or args.follow):
+        print(line(COLUMNS))
+    for old in shown:
+        print(show(old))
+    if not shown and not args.follow:
+        print(f"no matching events in {path}", file=sys.stderr)
+    try:
+        for new in _unseen(tail, shown):
+            print(show(new), flush=True)
+    except KeyboardInterrupt:
+        return 0  # the way out of --follow
+    return 0
+
+
+def _unseen(tail: Iterator[Record], shown: Sequence[Record]) -> Iterator[Record]:
+    """The tail, minus what the first read already showed: both see lines appended in between,
+    and those come first in the tail."""
+    recent = [dict(record) for record in shown[-_OVERLAP:]]
+    for record in tail:
+        if recent and dict(record) in recent:
+            recent.remove(dict(record))
+            continue
+        recent = []
+        yield record
+
+
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number, 0 or more (got {text!r})")
+    return int(text)
+
+
+def add_doctor(commands: Commands) -> None:
+    command(
+        commands,
+        "doctor",
+        help_text="check this machine: tmux, gh and its login, the state root, each repository",
+        description="One line per check, ✓ or ✗ with the fix (– when the configuration does not need it).\n"
+        "Exit status 1 when any check fails.",
+        handler=run_doctor,
+    )
+
+
+def run_doctor(args: argparse.Namespace, context: CliContext) -> int:
+    probe: DoctorProbe = context.provided("doctor_probe")
+    failed = False
+    for check in diagnose(context.settings, origin=context.loaded.origin, probe=probe):
+        print(check.line(), flush=True)
+        failed = failed or check.mark is Mark.FAILED
+    return 1 if failed else 0
