@@ -12,6 +12,7 @@ from app.item_worker import ItemWorker, WorkerConfig
 from app.poll import CycleSummary, PollConfig, PollCycle
 from domain.ledger import Ledger
 from domain.model import Comment, HarnessSpec, SessionRecord, Source, SpawnMode
+from domain.ports import TmuxPort
 from domain.refs import RepoRef, WorkItemRef
 from tests.fakes.clock import FakeClock
 from tests.fakes.events import RecordingEvents
@@ -34,11 +35,14 @@ class World:
     max_concurrent: int = 4
     repos: tuple[RepoRef, ...] = (REPO,)
     close: CloseConfig = field(default_factory=CloseConfig)
-    tmux: FakeTmux = field(default_factory=FakeTmux)
+    tmux: TmuxPort = field(default_factory=FakeTmux)
     tracker: FakeTracker = field(default_factory=FakeTracker)
     store: FakeStateStore = field(default_factory=FakeStateStore)
     events: RecordingEvents = field(default_factory=RecordingEvents)
     clock: FakeClock = field(default_factory=FakeClock)
+    harnesses: dict[str, HarnessSpec] = field(default_factory=lambda: {"claude": CLAUDE, "cursor": CURSOR})
+    resume_probe_seconds: float = 3
+    workdir: str = "/work/{slug}"
 
     def __post_init__(self) -> None:
         ids = (f"sid-{n}" for n in itertools.count(1))
@@ -48,10 +52,10 @@ class World:
             clock=self.clock,
             events=self.events,
             config=DispatchConfig(
-                harnesses={"claude": CLAUDE, "cursor": CURSOR},
+                harnesses=self.harnesses,
                 default_harness=self.harness,
-                workdir="/work/{slug}",
-                resume_probe_seconds=3,
+                workdir=self.workdir,
+                resume_probe_seconds=self.resume_probe_seconds,
             ),
             new_session_id=lambda: next(ids),
         )

@@ -1,0 +1,137 @@
+"""The poll cycle against real tmux 3.3 and the harness simulator: the respawn, resume and
+busy-server criteria end to end (spec AC1/AC2, AC4, AC12; decision point 2)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from domain.ledger import Resolution
+from domain.model import HarnessSpec, SessionState
+from tests.fakes.clock import FakeClock
+from tests.service.world import World
+from tests.tmux_support import SIM, RealTmux, real_tmux, records, wait_for
+
+__all__ = ["real_tmux"]
+
+
+class SleepingClock(FakeClock):
+    """Wall time is fake, but a wait really waits: the harness needs it to exit or start."""
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+        super().sleep(seconds)
+
+
+def _world(real_tmux: RealTmux, tmp_path: Path, *, known: tuple[str, ...] = ("sid-1",), **tmux_options: float) -> World:
+    (tmp_path / "known").write_text("\n".join(known))
+    sim = HarnessSpec(
+        "sim",
+        sys.executable,
+        (str(SIM), "--record", str(tmp_path / "record.jsonl"), "--known-ids", str(tmp_path / "known")),
+        ("--session-id", "{session_id}"),
+        ("--resume", "{session_id}"),
+    )
+    return World(
+        tmux=real_tmux.adapter(**tmux_options),
+        harness="sim",
+        harnesses={"sim": sim},
+        clock=SleepingClock(),
+        resume_probe_seconds=0.5,
+        workdir=str(tmp_path),
+    )
+
+
+def _starts(tmp_path: Path) -> list[dict[str, object]]:
+    return [r for r in records(tmp_path / "record.jsonl") if r["kind"] == "start"]
+
+
+def _ready(tmp_path: Path, count: int) -> None:
+    wait_for(lambda: [r["kind"] for r in records(tmp_path / "record.jsonl")].count("ready") >= count, what="ready")
+
+
+def test_ac12_a_killed_session_is_respawned_resuming_its_recorded_conversation(
+    real_tmux: RealTmux, tmp_path: Path
+) -> None:
+    world = _world(real_tmux, tmp_path)
+    ref = world.watched()
+    _ready(tmp_path, 1)
+    real_tmux.run("kill-session", "-t", f"={ref.target}")
+    world.comment(ref, "carry on")
+
+    world.cycle()
+
+    _ready(tmp_path, 2)
+    second = _starts(tmp_path)[1]
+    assert second["resume"] == "sid-1" and "carry on" in str(second["prompt"])
+    assert world.record(ref).harness_session_id == "sid-1"
+    assert world.events.named("session.respawned")[0]["resumed"] is True
+
+
+def test_ac12_an_unknown_conversation_falls_back_to_a_fresh_one(real_tmux: RealTmux, tmp_path: Path) -> None:
+    world = _world(real_tmux, tmp_path, known=())
+    ref = world.watched()
+    _ready(tmp_path, 1)
+    real_tmux.run("kill-session", "-t", f"={ref.target}")
+    world.comment(ref, "carry on")
+
+    world.cycle()
+
+    _ready(tmp_path, 2)
+    starts = _starts(tmp_path)
+    assert [s["resume"] for s in starts] == [None, "sid-1", None]
+    assert starts[-1]["session_id"] == "sid-2" and "carry on" in str(starts[-1]["prompt"])
+    assert world.record(ref).harness_session_id == "sid-2"
+    assert world.events.named("session.resume_failed")
+    assert world.tmux.session_state(ref.target) is SessionState.LIVE
+
+
+def test_ac1_ac2_a_stopped_server_is_unknown_no_respawn_no_kill_then_the_retry_lands(
+    real_tmux: RealTmux, tmp_path: Path
+) -> None:
+    world = _world(real_tmux, tmp_path, probe_timeout=0.5, command_timeout=1.0)
+    ref = world.watched()
+    _ready(tmp_path, 1)
+    comment = world.comment(ref, "are you there")
+    real_tmux.stop()
+    try:
+        world.cycle()
+        assert world.tmux.session_state(ref.target) is SessionState.UNKNOWN
+    finally:
+        real_tmux.resume()
+    world.cycle()
+
+    wait_for(lambda: any(r["kind"] == "submit" for r in records(tmp_path / "record.jsonl")), what="submit")
+    assert len(_starts(tmp_path)) == 1  # never respawned, never killed
+    assert world.events.named("dispatch.failed")[0]["will_retry"] is True
+    assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
+    assert sum(1 for r in records(tmp_path / "record.jsonl") if r["kind"] == "paste") == 1
+
+
+def test_ac4_a_dead_pane_is_cleared_verified_and_respawned(real_tmux: RealTmux, tmp_path: Path) -> None:
+    world = _world(real_tmux, tmp_path)
+    ref = world.watched()
+    _ready(tmp_path, 1)
+    real_tmux.run("respawn-pane", "-k", "-t", f"={ref.target}:", "true")
+    wait_for(lambda: world.tmux.session_state(ref.target) is SessionState.DEAD, what="dead pane")
+    world.comment(ref, "wake up")
+
+    world.cycle()
+
+    _ready(tmp_path, 2)
+    assert world.tmux.session_state(ref.target) is SessionState.LIVE
+    assert _starts(tmp_path)[-1]["resume"] == "sid-1"
+
+
+def test_a_live_occupant_is_never_killed_by_a_first_spawn(real_tmux: RealTmux, tmp_path: Path) -> None:
+    world = _world(real_tmux, tmp_path)
+    ref = world.item()
+    real_tmux.plant(ref.target.name)
+    pid = real_tmux.run("list-panes", "-t", f"={ref.target}:", "-F", "#{pane_pid}").strip()
+
+    world.cycle()
+
+    assert real_tmux.run("list-panes", "-t", f"={ref.target}:", "-F", "#{pane_pid}").strip() == pid
+    assert world.events.named("session.spawn_failed")
+    assert _starts(tmp_path) == []
