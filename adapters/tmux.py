@@ -57,6 +57,10 @@ class ShTmux(TmuxPort):
         return SessionState.DEAD if all(f == "1" for f in dead_flags) else SessionState.LIVE
 
     def spawn(self, request: SpawnRequest) -> None:
+        if not request.argv:
+            raise ValueError(f"no harness command to spawn in {request.target}")
+        if not Path(request.cwd).is_dir():  # tmux 3.3 would silently start it somewhere else
+            raise TmuxFailed("new-session", 1, f"start directory does not exist: {request.cwd}")
         fd, prompt_file = tempfile.mkstemp(prefix="the-loop-prompt-")  # 0600
         try:
             with os.fdopen(fd, "wb") as file:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import logging
 import os
+import tempfile
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from typing import Protocol
+from typing import IO, Protocol
 
 import sh
 
@@ -55,18 +56,22 @@ class ShRunner(TmuxRunner):
     def __call__(self, args: Sequence[str], *, timeout: float, stdin: bytes | None = None) -> str:
         command = _subcommand(args)
         log.debug("tmux %s", " ".join(args))
-        try:
-            running = self._command()(*args, _in=stdin, _env=self._env, _tty_out=False, _bg=True, _bg_exc=False)
-        except OSError as exc:
-            raise TmuxUnanswered(f"tmux {command} could not run: {exc}") from exc
-        with _deadline(running, timeout) as expired:
+        # Files, not pipes: the tmux client hands its stdin and stdout to the server, so a
+        # pipe stays open while a stopped server holds it and sh would wait past the deadline.
+        with _input(stdin) as source, tempfile.TemporaryFile() as out:
             try:
-                running.wait()
-            except sh.ErrorReturnCode as exc:
-                if expired.is_set():
-                    raise TmuxUnanswered(f"tmux {command} did not answer within {timeout}s") from exc
-                raise _answered(command, exc.exit_code, exc.stderr) from exc
-        return str(running)
+                running = self._command()(*args, _in=source, _out=out, _env=self._env, _bg=True, _bg_exc=False)
+            except OSError as exc:
+                raise TmuxUnanswered(f"tmux {command} could not run: {exc}") from exc
+            with _deadline(running, timeout) as expired:
+                try:
+                    running.wait()
+                except sh.ErrorReturnCode as exc:
+                    if expired.is_set():
+                        raise TmuxUnanswered(f"tmux {command} did not answer within {timeout}s") from exc
+                    raise _answered(command, exc.exit_code, exc.stderr) from exc
+            out.seek(0)
+            return out.read().decode("utf-8", "replace")
 
     def foreground(self, args: Sequence[str]) -> int:
         log.debug("tmux %s (foreground)", " ".join(args))
@@ -83,6 +88,15 @@ class ShRunner(TmuxRunner):
             return sh.Command(self._binary)
         except sh.CommandNotFound as exc:
             raise TmuxUnanswered(f"tmux binary not found: {self._binary}") from exc
+
+
+def _input(data: bytes | None) -> IO[bytes]:
+    if data is None:
+        return open(os.devnull, "rb")  # closed by the caller's `with`
+    source = tempfile.TemporaryFile()  # noqa: SIM115 - unlinked at once, closed by the caller
+    source.write(data)
+    source.seek(0)
+    return source
 
 
 @contextmanager

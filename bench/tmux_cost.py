@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -42,6 +43,22 @@ def measure(runner: CountingRunner, label: str, action: object) -> None:
     print(f"{label:<34} {(runner.count - before) / ROUNDS:>4.1f} tmux invocations  {per_call:6.1f} ms")
 
 
+def unanswered_probe(tmux: ShTmux, target: TmuxTarget, env: dict[str, str]) -> None:
+    """A stopped server: the probe must come back after probe_timeout, not later."""
+    pid = int(
+        subprocess.check_output(["tmux", "-L", "bench", "display-message", "-p", "#{pid}"], env={**os.environ, **env})
+    )
+    slow = ShTmux(socket_name="bench", env=env, probe_timeout=0.5)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        start = time.perf_counter()
+        state = slow.session_state(target)
+        took = time.perf_counter() - start
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    print(f"probe of a stopped server: {state.value} after {took:.2f} s (probe_timeout 0.5 s, ratio {took / 0.5:.2f})")
+
+
 def main() -> None:
     env = {"TMUX_TMPDIR": tempfile.mkdtemp(prefix="tmux-bench-")}
     runner = CountingRunner(ShRunner(env=env))
@@ -64,6 +81,7 @@ def main() -> None:
                 )
             ),
         )
+        unanswered_probe(tmux, target, env)
     finally:
         subprocess.run(["tmux", "-L", "bench", "kill-server"], env={**os.environ, **env}, check=False)
 

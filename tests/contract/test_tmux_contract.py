@@ -84,7 +84,7 @@ class RealRig(FakeRig):
         return self.tmp / f"{target}.jsonl"
 
 
-@pytest.fixture(params=["fake", "real"])
+@pytest.fixture(params=["fake", pytest.param("real", marks=pytest.mark.tmux)])
 def rig(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[FakeRig]:
     if request.param == "fake":
         yield FakeRig(tmp_path)

@@ -5,11 +5,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from domain.model import SpawnRequest
 from domain.refs import TmuxTarget
 from tests.tmux_support import RealTmux, real_tmux, wait_for
 
 __all__ = ["real_tmux"]
+pytestmark = pytest.mark.tmux
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = TmuxTarget("loop-demo")

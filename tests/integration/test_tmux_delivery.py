@@ -18,6 +18,7 @@ from domain.refs import TmuxTarget, WorkItemRef
 from tests.tmux_support import RealTmux, kinds, pasted, real_tmux, records, sim_argv, wait_for
 
 __all__ = ["real_tmux"]
+pytestmark = pytest.mark.tmux
 
 A, BYSTANDER = TmuxTarget("loop-a"), TmuxTarget("loop-bystander")
 HOSTILE = "please \x1b[201~\rrm -rf ~\r\x1b[200~ then \x1b[2J\x1b]0;pwned\x07 \x00 \x9b31m \x7f\n" + "A" * 100_000

@@ -158,7 +158,7 @@ def spawned(*, remain_on_exit: bool) -> list[str]:
     request = SpawnRequest(
         target=A,
         argv=("claude", "--x;"),
-        cwd="/w",
+        cwd="/",
         prompt="PROMPT-TEXT",
         remain_on_exit=remain_on_exit,
         env=(("K", "v"),),
@@ -172,7 +172,7 @@ def test_spawn_starts_the_harness_through_the_wrapper_and_sets_remain_on_exit_in
 ) -> None:
     args = spawned(remain_on_exit=True)
     assert args == [
-        "-L", "sock", "new-session", "-d", "-s", "loop-a", "-c", "/w", "-e", "K=v",
+        "-L", "sock", "new-session", "-d", "-s", "loop-a", "-c", "/", "-e", "K=v",
         "--", "/bin/sh", "-c", SPAWN_WRAPPER, "the-loop-spawn", args[15], "claude", "--x\\;",
         ";", "set-option", "-t", "=loop-a:", "remain-on-exit", "on",
     ]  # fmt: skip
@@ -191,7 +191,7 @@ def test_spawn_hands_the_prompt_over_in_a_private_file_only(private_tmp: Path) -
 def test_spawn_removes_the_prompt_file_when_tmux_refuses(private_tmp: Path) -> None:
     tmux, _ = tmux_with(DuplicateSession("new-session", 1, "duplicate session: loop-a\n"))
     with pytest.raises(DuplicateSession):
-        tmux.spawn(SpawnRequest(target=A, argv=("claude",), cwd="/w", prompt="go"))
+        tmux.spawn(SpawnRequest(target=A, argv=("claude",), cwd="/", prompt="go"))
     assert list(private_tmp.glob("the-loop-prompt-*")) == []
 
 
@@ -239,3 +239,10 @@ def test_the_runner_reads_a_client_killed_by_a_signal_as_unanswered(tmp_path: Pa
 def test_the_runner_returns_stdout_and_passes_stdin(tmp_path: Path) -> None:
     out = ShRunner(binary=fake_tmux_binary(tmp_path, 'cat; echo " $*"'))(["a", "b"], timeout=5, stdin=b"in")
     assert out == "in a b\n"
+
+
+def test_spawn_into_a_missing_directory_fails_instead_of_starting_the_harness_elsewhere(tmp_path: Path) -> None:
+    tmux, runner = tmux_with("")
+    with pytest.raises(TmuxFailed, match="start directory does not exist"):
+        tmux.spawn(SpawnRequest(target=A, argv=("claude",), cwd=str(tmp_path / "gone"), prompt="go"))
+    assert runner.calls == []
