@@ -20,6 +20,9 @@ from domain.refs import TmuxTarget
 
 log = logging.getLogger(__name__)
 _POLL_SECONDS = 0.05
+# The prompt becomes the harness's last argument: Linux caps one argument at 128 KiB
+# (MAX_ARG_STRLEN, with its NUL), and a bigger one would only kill the harness at exec.
+MAX_PROMPT_BYTES = 128 * 1024 - 1
 
 
 class ShTmux(TmuxPort):
@@ -61,10 +64,13 @@ class ShTmux(TmuxPort):
             raise ValueError(f"no harness command to spawn in {request.target}")
         if not Path(request.cwd).is_dir():  # tmux 3.3 would silently start it somewhere else
             raise TmuxFailed("new-session", 1, f"start directory does not exist: {request.cwd}")
+        data = request.prompt.encode()
+        if len(data) > MAX_PROMPT_BYTES:
+            raise ValueError(f"spawn prompt is {len(data)} bytes; one argument holds at most {MAX_PROMPT_BYTES}")
         fd, prompt_file = tempfile.mkstemp(prefix="the-loop-prompt-")  # 0600
         try:
             with os.fdopen(fd, "wb") as file:
-                file.write(request.prompt.encode())
+                file.write(data)
             args = cmd.new_session(
                 request.target,
                 cwd=request.cwd,

@@ -246,3 +246,10 @@ def test_spawn_into_a_missing_directory_fails_instead_of_starting_the_harness_el
     with pytest.raises(TmuxFailed, match="start directory does not exist"):
         tmux.spawn(SpawnRequest(target=A, argv=("claude",), cwd=str(tmp_path / "gone"), prompt="go"))
     assert runner.calls == []
+
+
+def test_spawn_refuses_a_prompt_too_big_to_be_one_argument(private_tmp: Path) -> None:
+    tmux, runner = tmux_with("")
+    with pytest.raises(ValueError, match="spawn prompt is 131072 bytes"):
+        tmux.spawn(SpawnRequest(target=A, argv=("claude",), cwd="/", prompt="é" * 65536))
+    assert (runner.calls, list(private_tmp.iterdir())) == ([], [])
