@@ -1,0 +1,35 @@
+"""Running the real CLI as a subprocess in a directory of its own."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """This process's environment without any THE_LOOP_ variable, the project importable."""
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("THE_LOOP_")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
+    return {**env, **(extra or {})}
+
+
+def run_cli(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args],
+        cwd=cwd,
+        env=clean_env(env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def tree(root: Path) -> list[str]:
+    """Every path under `root`, relative: what a command left on disk."""
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
