@@ -1,0 +1,125 @@
+"""Requests per poll cycle: GhTracker (real gh) against re-reading every thread, on the stand-in.
+
+    .venv/bin/python -m bench.poll_cost --repos 2 --items 1000
+
+Both pollers talk to the same stand-in in the same run; the stand-in counts what it serves. The
+re-reader lists the labelled items (every page), the review comments, then each item's thread;
+it uses plain HTTPS rather than gh only to finish in seconds: the count is the same either way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import ssl
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from adapters.github import GhTracker
+from domain.refs import RepoRef
+from tests.github_standin import StandIn, World
+
+LABEL = "loop"
+
+
+class Incremental:
+    def __init__(self, standin: StandIn, repos: list[RepoRef]) -> None:
+        self.tracker = GhTracker(host=standin.host, env=standin.gh_env(), timeout=60)
+        self.repos = repos
+        self.cursors: dict[RepoRef, str | None] = dict.fromkeys(repos)
+
+    def cycle(self) -> int:
+        found = 0
+        for repo in self.repos:
+            self.tracker.work_items(repo, LABEL)
+            batch = self.tracker.new_comments(repo, self.cursors[repo])
+            self.cursors[repo] = batch.cursor
+            found += len(batch.comments)
+        return found
+
+
+class ReReader:
+    """The naive poller: every labelled item's thread, every cycle (2 per repo + 1 per item)."""
+
+    def __init__(self, standin: StandIn, repos: list[RepoRef]) -> None:
+        self.base = f"https://{standin.host}/api/v3"
+        self.token = standin.world.token
+        self.context = ssl.create_default_context(cafile=str(standin.cert))
+        self.repos = repos
+
+    def get(self, path: str) -> tuple[list[dict[str, object]], str]:
+        request = urllib.request.Request(f"{self.base}/{path}", headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(request, context=self.context) as reply:
+            link = reply.headers.get("Link", "")
+            return json.loads(reply.read()), link
+
+    def cycle(self) -> int:
+        comments = 0
+        for repo in self.repos:
+            numbers, page = [], 1
+            listing = f"repos/{repo.full_name}/issues?labels={LABEL}&state=open&per_page=100"
+            while True:
+                items, link = self.get(f"{listing}&page={page}")
+                numbers += [int(str(item["number"])) for item in items]
+                if 'rel="next"' not in link:
+                    break
+                page += 1
+            comments += len(self.get(f"repos/{repo.full_name}/pulls/comments?per_page=100")[0])
+            for number in numbers:
+                comments += len(self.get(f"repos/{repo.full_name}/issues/{number}/comments?per_page=100")[0])
+        return comments
+
+
+def measure(world: World, poller: Incremental | ReReader) -> tuple[int, int, float]:
+    world.reset_counters()
+    started = time.perf_counter()
+    poller.cycle()
+    elapsed = time.perf_counter() - started
+    world.tick()
+    return world.requests, world.not_modified, elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repos", type=int, default=2)
+    parser.add_argument("--items", type=int, default=1000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as directory:
+        standin = StandIn(Path(directory))
+        try:
+            report(standin, args.repos, args.items)
+        finally:
+            standin.close()
+
+
+def report(standin: StandIn, repo_count: int, item_count: int) -> None:
+    world = standin.world
+    repos = [RepoRef.parse(f"acme/repo{r}", host=standin.host) for r in range(repo_count)]
+    for repo in repos:
+        for number in range(1, item_count + 1):
+            world.add_issue(repo.full_name, number, pull_request=number % 10 == 0)
+    world.tick(60)
+    incremental, naive = Incremental(standin, repos), ReReader(standin, repos)
+    rows = [("incremental, first cycle (full listing)", measure(world, incremental))]
+    rows.append(("incremental, second cycle (streams start)", measure(world, incremental)))
+    idle = measure(world, incremental)
+    world.add_comment(repos[0].full_name, 1, "one new comment")
+    active = measure(world, incremental)
+    naive_idle = measure(world, naive)
+    world.add_comment(repos[0].full_name, 1, "one more comment")
+    naive_active = measure(world, naive)
+    rows += [("incremental, idle cycle", idle), ("incremental, one new comment", active),
+             ("re-read every thread, idle cycle", naive_idle),
+             ("re-read every thread, one new comment", naive_active)]
+    print(f"poll cost on the stand-in: {repo_count} repositories x {item_count} labelled items")
+    print(f"{'':44}{'requests':>9}{'304s':>7}{'per repo':>10}{'seconds':>9}")
+    for name, (served, not_modified, elapsed) in rows:
+        print(f"{name:44}{served:>9}{not_modified:>7}{served / repo_count:>10.1f}{elapsed:>9.2f}")
+    print(f"ratio re-read / incremental, idle cycle:       {naive_idle[0] / idle[0]:.0f}x")
+    print(f"ratio re-read / incremental, one new comment:  {naive_active[0] / active[0]:.0f}x")
+
+
+if __name__ == "__main__":
+    main()
