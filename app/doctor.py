@@ -66,14 +66,18 @@ def _check(subject: str, ask: Callable[[], str], fix: str) -> Check:
 
 
 def diagnose(settings: Settings, *, origin: str, probe: DoctorProbe) -> Iterator[Check]:
-    """Every check, in the order an operator would fix them."""
+    """Every check, in the order an operator would fix them; a missing binary skips what needs it."""
     yield Check(Mark.OK, "config", f"valid ({origin})")
     root = settings.state_root
     yield _check("state root", partial(probe.writable, root), f"make {root} writable, or set state.root")
-    yield _check("tmux", partial(probe.version, "tmux"), "install tmux 3.3 or newer (apt install tmux)")
-    socket = settings.tmux_socket
-    server = f"tmux server (-L {socket})" if socket else "tmux server"
-    yield _check(server, partial(probe.tmux_server, socket), f"check `tmux {'-L ' + socket + ' ' if socket else ''}ls`")
+    tmux = _check("tmux", partial(probe.version, "tmux"), "install tmux 3.3 or newer (apt install tmux)")
+    yield tmux
+    if tmux.mark is Mark.OK:
+        socket = settings.tmux_socket
+        server = f"tmux server (-L {socket})" if socket else "tmux server"
+        yield _check(
+            server, partial(probe.tmux_server, socket), f"check `tmux {'-L ' + socket + ' ' if socket else ''}ls`"
+        )
     yield from _github(settings, probe)
 
 

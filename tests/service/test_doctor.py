@@ -77,6 +77,12 @@ def test_missing_tmux_is_a_failure_with_the_fix() -> None:
     assert tmux.line() == "✗ tmux: tmux not found on PATH — fix: install tmux 3.3 or newer (apt install tmux)"
 
 
+def test_missing_tmux_skips_the_server_check_and_goes_on_to_github() -> None:
+    found = checks(GITHUB, FakeMachine(missing={"tmux"}))
+    assert not any(c.subject.startswith("tmux server") for c in found)
+    assert marks(found)["repository o/a"] is Mark.OK
+
+
 def test_missing_gh_fails_once_and_skips_what_needs_it() -> None:
     found = checks(GITHUB, FakeMachine(missing={"gh"}))
     assert marks(found)["gh"] is Mark.FAILED
