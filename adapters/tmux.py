@@ -5,13 +5,13 @@ from __future__ import annotations
 import logging
 import os
 import signal
-import tempfile
 import time
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from adapters import tmux_commands as cmd
+from adapters.tmux_prompt_file import write_prompt_file
 from adapters.tmux_runner import ShRunner, TmuxRunner, names_missing_target, names_no_server
 from domain.errors import LoopError, SessionMissing, TmuxFailed, TmuxUnanswered
 from domain.model import SessionState, SpawnRequest
@@ -67,21 +67,19 @@ class ShTmux(TmuxPort):
         data = request.prompt.encode()
         if len(data) > MAX_PROMPT_BYTES:
             raise ValueError(f"spawn prompt is {len(data)} bytes; one argument holds at most {MAX_PROMPT_BYTES}")
-        fd, prompt_file = tempfile.mkstemp(prefix="the-loop-prompt-")  # 0600
+        prompt_file = write_prompt_file(data)
         try:
-            with os.fdopen(fd, "wb") as file:
-                file.write(data)
             args = cmd.new_session(
                 request.target,
                 cwd=request.cwd,
                 env=request.env,
-                prompt_file=prompt_file,
+                prompt_file=str(prompt_file),
                 argv=request.argv,
                 remain_on_exit=request.remain_on_exit,
             )
             self._tmux(args)
         except BaseException:
-            Path(prompt_file).unlink(missing_ok=True)  # on success the wrapper in the pane removes it
+            prompt_file.unlink(missing_ok=True)  # on success the wrapper in the pane removes it
             raise
 
     def deliver(self, target: TmuxTarget, prompt: str, *, delivery_id: str, submit_delay_ms: int = 0) -> None:

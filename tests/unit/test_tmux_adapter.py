@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
 from collections.abc import Sequence
@@ -253,3 +254,13 @@ def test_spawn_refuses_a_prompt_too_big_to_be_one_argument(private_tmp: Path) ->
     with pytest.raises(ValueError, match="spawn prompt is 131072 bytes"):
         tmux.spawn(SpawnRequest(target=A, argv=("claude",), cwd="/", prompt="é" * 65536))
     assert (runner.calls, list(private_tmp.iterdir())) == ([], [])
+
+
+def test_spawn_sweeps_prompt_files_orphaned_for_over_an_hour_and_keeps_recent_ones(private_tmp: Path) -> None:
+    orphan, recent = private_tmp / "the-loop-prompt-orphan", private_tmp / "the-loop-prompt-recent"
+    orphan.write_text("old prompt")
+    recent.write_text("a prompt another spawn is handing over")
+    two_hours_ago = orphan.stat().st_mtime - 7200
+    os.utime(orphan, (two_hours_ago, two_hours_ago))
+    spawned(remain_on_exit=False)
+    assert (orphan.exists(), recent.exists()) == (False, True)
