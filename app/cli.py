@@ -8,6 +8,7 @@ one stops everything and writes nothing.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -25,6 +26,7 @@ configuration: --config PATH, else ${CONFIG_PATH_VARIABLE}, else ./{DEFAULT_PATH
 sandbox demo). Every key is documented in docs/config.md; THE_LOOP_<KEY>__<KEY> variables override.
 
 exit status: 0 ok, 1 runtime failure, 2 usage or configuration error."""
+_STATUS: tuple[tuple[type[Exception], int], ...] = ((UsageProblem, 2), (ConfigError, 2), (LoopError, 1), (OSError, 1))
 
 
 def build_parser() -> Parser:
@@ -43,26 +45,36 @@ def build_parser() -> Parser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
     try:
-        args = parser.parse_args(argv)
-        if args.command is None or not hasattr(args, "handler"):
-            (parser if args.command is None else args.parser).print_help(sys.stderr)
-            return 2
-        context = CliContext(config_flag=args.config)
-        context.loaded  # noqa: B018 - a bad configuration stops here, before anything starts
-        return int(args.handler(args, context))
+        return _run(build_parser(), argv)
     except SystemExit as done:  # --help and --version
         return done.code if isinstance(done.code, int) else 0
-    except (UsageProblem, ConfigError) as error:
-        return _fail(error, 2)
-    except (LoopError, OSError) as error:
-        return _fail(error, 1)
+    except BrokenPipeError:  # `the-loop events | head`: the reader left, nothing is wrong
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         return 130
+    except Exception as error:  # one line, never a traceback on an operator's screen
+        return _fail(error)
 
 
-def _fail(error: Exception, status: int) -> int:
-    text = str(error) if not isinstance(error, OSError) or not error.filename else f"{error.filename}: {error.strerror}"
+def _run(parser: Parser, argv: Sequence[str] | None) -> int:
+    args = parser.parse_args(argv)
+    if args.command is None or not hasattr(args, "handler"):
+        (parser if args.command is None else args.parser).print_help(sys.stderr)
+        return 2
+    context = CliContext(config_flag=args.config)
+    context.loaded  # noqa: B018 - a bad configuration stops here, before anything starts
+    return int(args.handler(args, context))
+
+
+def _fail(error: Exception) -> int:
+    status = next((status for kind, status in _STATUS if isinstance(error, kind)), None)
+    if status is None:  # a bug, still said in one line
+        text, status = f"unexpected {type(error).__name__}: {error}", 1
+    elif isinstance(error, OSError) and error.filename:
+        text = f"{error.filename}: {error.strerror}"
+    else:
+        text = str(error)
     print(f"{PROG}: {' '.join(text.split())}", file=sys.stderr)
     return status
