@@ -6,7 +6,10 @@ import re
 
 from domain.model import Comment, DeliveryId, WorkItem
 
-MAX_UNTRUSTED_CHARS = 32_000
+# in UTF-8 bytes: three capped blocks plus framing stay under Linux's 128 KiB limit on one
+# argument, since a spawn prompt reaches a fresh harness as its last argument
+MAX_UNTRUSTED_BYTES = 32_000
+MAX_TITLE_BYTES = 1_000
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _BACKTICKS = re.compile(r"`+")
 _PREAMBLE = (
@@ -30,11 +33,14 @@ def sanitize(text: str) -> str:
     return _CONTROL.sub(_visible, text.replace("\r\n", "\n"))
 
 
-def cap(text: str, limit: int = MAX_UNTRUSTED_CHARS) -> str:
-    if len(text) <= limit:
+def cap(text: str, limit: int = MAX_UNTRUSTED_BYTES) -> str:
+    """At most `limit` UTF-8 bytes of `text`, cut on a character boundary, with a visible note."""
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= limit:
         return text
-    omitted = len(text) - limit
-    return f"{text[:limit]}\n[… the-loop truncated this text: {omitted} more characters not shown …]"
+    kept = data[:limit].decode("utf-8", "ignore")
+    omitted = len(text) - len(kept)
+    return f"{kept}\n[… the-loop truncated this text: {omitted} more characters not shown …]"
 
 
 def fence(text: str, label: str) -> str:
@@ -44,8 +50,8 @@ def fence(text: str, label: str) -> str:
     return f"{ticks}{label}\n{text}\n{ticks}"
 
 
-def untrusted_block(text: str, label: str) -> str:
-    return fence(cap(sanitize(text)), label)
+def untrusted_block(text: str, label: str, *, limit: int = MAX_UNTRUSTED_BYTES) -> str:
+    return fence(cap(sanitize(text), limit), label)
 
 
 def event_prompt(comment: Comment, *, event: str = "issue_comment") -> str:
@@ -71,7 +77,7 @@ def spawn_prompt(item: WorkItem, *, first_comment: Comment | None = None) -> str
         f"Link: {sanitize(item.url) or '(none)'}\n"
         "New comments from authorized people will be pasted here as they arrive.\n\n"
         f"{_PREAMBLE}\n\n"
-        f"{untrusted_block(item.title, 'untrusted-title')}\n\n"
+        f"{untrusted_block(item.title, 'untrusted-title', limit=MAX_TITLE_BYTES)}\n\n"
         f"{untrusted_block(item.body, 'untrusted-body')}\n"
     )
     if first_comment is not None:

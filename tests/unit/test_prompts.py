@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from domain.model import Comment, ItemKind, WorkItem
-from domain.prompts import MAX_UNTRUSTED_CHARS, event_prompt, sanitize, spawn_prompt
+from domain.prompts import MAX_UNTRUSTED_BYTES, event_prompt, sanitize, spawn_prompt
 from domain.refs import WorkItemRef
 
 REF = WorkItemRef.parse("github:acme/widgets#1")
@@ -67,9 +67,9 @@ def test_control_characters_are_made_visible_not_silently_dropped() -> None:
 
 
 def test_a_huge_comment_is_capped_with_a_visible_truncation_note() -> None:
-    prompt = event_prompt(_comment("x" * (MAX_UNTRUSTED_CHARS + 500)))
+    prompt = event_prompt(_comment("x" * (MAX_UNTRUSTED_BYTES + 500)))
     assert "truncated this text: 500 more characters not shown" in prompt
-    assert len(prompt) < MAX_UNTRUSTED_CHARS + 2000
+    assert len(prompt) < MAX_UNTRUSTED_BYTES + 2000
 
 
 def test_the_event_prompt_names_item_event_and_delivery_id_before_the_fenced_data() -> None:
@@ -84,3 +84,11 @@ def test_the_spawn_prompt_fences_the_title_and_body_too() -> None:
     prompt = spawn_prompt(item)
     assert "\x1b" not in prompt and "\x07" not in prompt
     assert "```untrusted-title" in prompt and "```untrusted-body" in prompt
+
+
+@settings(max_examples=50)
+@given(st.text(min_size=0, max_size=50_000), st.text(max_size=50_000), st.text(max_size=50_000))
+def test_a_spawn_prompt_always_fits_in_one_argument(title: str, body: str, comment: str) -> None:
+    item = WorkItem(REF, title * 3, "alice", frozenset(), ItemKind.ISSUE, body * 4)
+    prompt = spawn_prompt(item, first_comment=_comment(comment * 4))
+    assert len(prompt.encode("utf-8", "surrogatepass")) < 128 * 1024
