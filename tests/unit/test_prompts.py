@@ -86,9 +86,8 @@ def test_the_spawn_prompt_fences_the_title_and_body_too() -> None:
     assert "```untrusted-title" in prompt and "```untrusted-body" in prompt
 
 
-@settings(max_examples=50)
-@given(st.text(min_size=0, max_size=50_000), st.text(max_size=50_000), st.text(max_size=50_000))
-def test_a_spawn_prompt_always_fits_in_one_argument(title: str, body: str, comment: str) -> None:
-    item = WorkItem(REF, title * 3, "alice", frozenset(), ItemKind.ISSUE, body * 4)
-    prompt = spawn_prompt(item, first_comment=_comment(comment * 4))
-    assert len(prompt.encode("utf-8", "surrogatepass")) < 128 * 1024
+def test_a_spawn_prompt_of_wide_characters_still_fits_in_one_argument() -> None:
+    item = WorkItem(REF, "标题" * 20_000, "alice", frozenset(), ItemKind.ISSUE, "€" * 40_000)
+    prompt = spawn_prompt(item, first_comment=_comment("\U0001d11e" * 40_000))
+    assert len(prompt.encode("utf-8")) < 128 * 1024
+    assert prompt.count("truncated this text") == 3
