@@ -29,7 +29,10 @@ class TmuxPort(Protocol):
     callers must never read that as 'absent'; `TmuxFailed` when tmux answered non-zero;
     `DuplicateSession` (a `TmuxFailed`) when `new-session` found the name held;
     `SessionMissing` when a delivery found the target absent or its pane dead.
-    `session_state` never raises: silence is `UNKNOWN`.
+    `session_state` never raises: silence is `UNKNOWN`. `spawn` raises `TmuxFailed` before tmux
+    runs when the start directory does not exist, and `ValueError` for an empty argv or a prompt
+    over one argument's size. `kill` of an absent session raises `TmuxFailed`;
+    `terminate_harness` of an absent session does nothing.
     """
 
     def session_state(self, target: TmuxTarget) -> SessionState: ...
