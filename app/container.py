@@ -8,6 +8,7 @@ from pathlib import Path
 from dependency_injector import containers, providers
 
 from adapters.clock import SystemClock
+from adapters.doctor_probe import ShDoctorProbe
 from adapters.event_log import JsonlEventLog
 from adapters.event_reader import EventFilter, follow_events, read_events
 from adapters.github.tracker import GhTracker
@@ -66,6 +67,7 @@ class Container(containers.DeclarativeContainer):
     settings = providers.Dependency(instance_of=Settings)
 
     clock = providers.Singleton(SystemClock)
+    doctor_probe = providers.Singleton(ShDoctorProbe)
     events = providers.Singleton(
         JsonlEventLog, path=settings.provided.event_log_path, clock=clock.provided.now
     )
