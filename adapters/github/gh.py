@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 from collections.abc import Mapping
+from contextlib import suppress
 from typing import Any
 
 import sh
@@ -61,23 +63,27 @@ class GhApi:
 
     def _run(self, where: str, argv: list[str], stdin: bytes | None) -> Any:
         try:
-            command = sh.Command(self.binary)
-            return command(
-                *argv,
-                _in=stdin,
-                _env=self._env,
-                _timeout=self.timeout,
-                _return_cmd=True,
-                _ok_code=list(range(256)),
+            running = sh.Command(self.binary)(
+                *argv, _in=stdin, _env=self._env, _bg=True, _bg_exc=False, _ok_code=list(range(256))
             )
         except sh.CommandNotFound as error:
             raise TrackerError(f"{where}: gh not found ({self.binary!r} is not on PATH)") from error
-        except sh.TimeoutException as error:
-            raise TrackerError(
-                f"{where}: gh did not answer within {self.timeout:g}s ({argv[3]} {argv[4]})"
-            ) from error
         except OSError as error:
             raise TrackerError(f"{where}: gh could not run ({error})") from error
+        # our own deadline: sh's `_timeout` polls, which costs ~60 ms on every gh call
+        expired = threading.Event()
+        timer = threading.Timer(self.timeout, _expire, (running, expired))
+        timer.start()
+        try:
+            running.wait()
+        except sh.ErrorReturnCode as error:  # only a signal gets past `_ok_code`
+            if not expired.is_set():
+                raise TrackerError(f"{where}: gh was killed ({error.exit_code})") from error
+        finally:
+            timer.cancel()
+        if expired.is_set():
+            raise TrackerError(f"{where}: gh did not answer within {self.timeout:g}s ({argv[3]} {argv[4]})")
+        return running
 
     def _failure(self, where: str, status: int, stderr: bytes) -> TrackerError:
         text = stderr.decode("utf-8", "replace")
@@ -85,3 +91,9 @@ class GhApi:
         if status == _NOT_AUTHENTICATED:
             return TrackerError(f"{where}: gh is not authenticated for {self.host} ({text})")
         return TrackerError(f"{where}: gh failed (exit {status}): {text[:_STDERR_MAX]}")
+
+
+def _expire(running: Any, expired: threading.Event) -> None:
+    expired.set()
+    with suppress(OSError):
+        running.kill()

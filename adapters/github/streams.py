@@ -1,8 +1,9 @@
 """Incremental stream state: an inclusive `since` window, what was seen in it, and its ETag.
 
 A window's `since` stays put while its reply fits in one page, so the same URL is asked again and
-an idle poll is a 304; it moves forward only once a reply fills a page (and nothing in it changed
-while it was being paged), which keeps every reply to about one page.
+an idle poll is a 304; it moves past the newest entry only once a reply fills a page and the
+server's clock has left that entry's second (so nothing more can land in it), which keeps every
+reply to about one page.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from adapters.github.payloads import Seen, format_time, parse_time
@@ -18,6 +19,7 @@ from domain.errors import TrackerError
 from domain.model import Comment, ItemKind, ItemState, WorkItem
 
 _CURSOR_VERSION = 1
+_SECOND = timedelta(seconds=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,9 +44,9 @@ class Window:
         current = [s for s in found if s.comment.created_at >= since]
         fresh = {s.comment.id: s.comment for s in current if s.comment.id not in self.seen}
         if advance and found:
-            top = max(s.updated_at for s in found)
-            kept = frozenset(s.comment.id for s in found if s.comment.created_at >= top)
-            return list(fresh.values()), Window(format_time(top), kept)
+            # settled: the server's clock had left the newest second, so nothing more lands in it
+            top = max(s.updated_at for s in found) + _SECOND
+            return list(fresh.values()), Window(format_time(top))
         seen = self.seen | {s.comment.id for s in current}
         return list(fresh.values()), Window(self.since, seen, etag)
 
@@ -102,9 +104,10 @@ class LabelledSet:
                 self.items.pop(item.ref.number, None)
         return pull_request_changed
 
-    def advance(self, top: str) -> None:
-        self.since = top
-        self.versions = {n: u for n, u in self.versions.items() if u >= top}
+    def advance(self, newest: datetime) -> None:
+        """Move past `newest`, a second the server's clock had already left (nothing more in it)."""
+        self.since = format_time(newest + _SECOND)
+        self.versions = {n: u for n, u in self.versions.items() if u >= self.since}
         self.etag = ""
 
 

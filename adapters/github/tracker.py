@@ -135,7 +135,7 @@ class GhTracker(TrackerPort):
             self._review_due[repo] = True
         times = [payloads.updated_at(raw, where) for raw in pages.entries]
         if pages.full and settled(times, pages.server_time):
-            state.advance(payloads.format_time(max(times)))
+            state.advance(max(times))
         else:
             state.etag = pages.etag
 
