@@ -11,10 +11,9 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any, Protocol
 
+from app.poll import CycleSummary, PollCycle
 from domain.events import Event, Level
 from domain.ports import ClockPort, EventSink, StateStore
-
-from app.poll import CycleSummary, PollCycle
 
 HEARTBEAT = "heartbeat"
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from domain.ledger import Resolution
 from domain.model import AGENT_MARKER, SpawnMode
 from tests.service.world import World
@@ -185,10 +187,8 @@ def test_a_crash_after_the_attempt_was_counted_still_spends_that_attempt() -> No
         raise KeyboardInterrupt
 
     world.tmux.deliver = crash  # type: ignore[method-assign]
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         world.cycle()
-    except KeyboardInterrupt:
-        pass
     world.tmux.deliver = original_deliver  # type: ignore[method-assign]
 
     assert world.ledger(ref).attempts(comment.id) == 1

@@ -17,7 +17,7 @@ from domain.refs import RepoRef, WorkItemRef
 from tests.fakes.clock import FakeClock
 from tests.fakes.events import RecordingEvents
 from tests.fakes.store import FakeStateStore
-from tests.fakes.tmux import FakeTmux, FakeSession
+from tests.fakes.tmux import FakeSession, FakeTmux
 from tests.fakes.tracker import FakeTracker
 
 REPO = RepoRef.parse("acme/widgets")
