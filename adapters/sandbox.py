@@ -180,6 +180,9 @@ class SandboxTracker(TrackerPort):
     def post_comment(self, item: WorkItemRef, body: str) -> None:
         self.add_comment(item, body, author=self.login)
 
+    def min_interval_seconds(self, repo: RepoRef) -> float:
+        return 0.0  # a local file asks for no particular pace
+
 
 def _by_ref(entry: SandboxEntry) -> WorkItemRef:
     return entry.item.ref

@@ -38,10 +38,12 @@ class Daemon:
     interval_seconds: float
     version: str
     report: Callable[[str], None] = lambda line: None
+    wait: Callable[[float], object] | None = None  # how the pause between cycles is taken
 
     def __post_init__(self) -> None:
         self._stop = threading.Event()
         self.cycle.stopping = self._stop.is_set
+        self._wait = self.wait or self._stop.wait
 
     def stop(self, signum: int = 0, frame: FrameType | None = None) -> None:
         """Finish the item in hand, then stop: the cycle checks this between items."""
@@ -63,7 +65,7 @@ class Daemon:
                 if once:
                     break
                 # the interval is counted after each cycle, so a slow cycle never overlaps the next
-                self._stop.wait(self.interval_seconds)
+                self._wait(max(self.interval_seconds, summary.min_interval_seconds))
             self.events.emit(Event.POLLER_STOPPED, pid=os.getpid(), once=once)
         finally:
             self.lock.release()

@@ -41,6 +41,7 @@ class CycleSummary:
     spawned: int = 0
     closed: int = 0
     sources_failed: int = 0
+    min_interval_seconds: float = 0.0  # the longest pace a tracker asked for this cycle
     finished_at: datetime | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
@@ -113,6 +114,7 @@ class PollCycle:
             summary.add(sources_failed=1)
             self._events.emit(Event.POLL_SOURCE_FAILED, level=Level.ERROR, repo=str(source.repo), cause=str(error))
             return
+        summary.min_interval_seconds = max(summary.min_interval_seconds, tracker.min_interval_seconds(source.repo))
         self._close_departed(tracker, source, items, summary)
         self._work(source, items, batch.comments, summary)
         # the cursor moves only once every item of this repository was worked: a crash before

@@ -51,6 +51,7 @@ class FakeTracker(TrackerPort):
     fail_reactions: bool = False
     rate_limited_until: dict[RepoRef, float] = field(default_factory=dict)
     requests: int = 0
+    poll_interval: dict[RepoRef, float] = field(default_factory=dict)
     reactions: list[tuple[str, Reaction]] = field(default_factory=list)
     posted: list[tuple[WorkItemRef, str]] = field(default_factory=list)
     _items: dict[WorkItemRef, _Item] = field(default_factory=dict)
@@ -157,6 +158,9 @@ class FakeTracker(TrackerPort):
             raise TrackerError(f"{item.repo}: comment on {item} failed (injected)")
         self.posted.append((item, body))
         self.add_comment(item, body, author=self.login)
+
+    def min_interval_seconds(self, repo: RepoRef) -> float:
+        return self.poll_interval.get(repo, 0.0)
 
     # --- helpers -------------------------------------------------------------------------
 

@@ -1,0 +1,79 @@
+"""The daemon loop over fakes: lock, heartbeat, pace, clean stop."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from app.daemon import HEARTBEAT, Blocked, Daemon
+from tests.service.world import REPO, World
+
+
+class FakeLock:
+    def __init__(self, *, held_by: dict[str, Any] | None = None) -> None:
+        self.held_by = held_by
+        self.holder: dict[str, Any] | None = None
+
+    def acquire(self, info: dict[str, Any]) -> None:
+        if self.held_by is not None:
+            raise RuntimeError(f"held by pid {self.held_by['pid']}")
+        self.holder = info
+
+    def release(self) -> None:
+        self.holder = None
+
+
+def _daemon(world: World, lock: FakeLock, waits: list[float], *, stop_after: int) -> Daemon:
+    daemon: Daemon
+
+    def wait(seconds: float) -> None:
+        waits.append(seconds)
+        if len(waits) >= stop_after:
+            daemon.stop()
+
+    daemon = Daemon(cycle=world.poll, store=world.store, events=world.events, clock=world.clock, lock=lock,
+                    interval_seconds=60, version="1.0.0", wait=wait)
+    return daemon
+
+
+def test_the_daemon_waits_the_interval_after_each_cycle_and_stops_cleanly() -> None:
+    world, lock, waits = World(), FakeLock(), []
+    world.item()
+
+    _daemon(world, lock, waits, stop_after=3).run()
+
+    assert waits == [60, 60, 60]
+    assert world.events.names().count("poll.cycle") == 3
+    assert world.events.names()[0] == "poller.started" and world.events.names()[-1] == "poller.stopped"
+    assert lock.holder is None  # released
+
+
+def test_a_tracker_asking_for_a_slower_pace_is_honoured() -> None:
+    world, waits = World(), []
+    world.tracker.poll_interval[REPO] = 90
+
+    _daemon(world, FakeLock(), waits, stop_after=1).run()
+
+    assert waits == [90]
+
+
+def test_each_cycle_leaves_a_heartbeat_with_its_summary() -> None:
+    world = World()
+    world.item()
+
+    _daemon(world, FakeLock(), [], stop_after=1).run(once=True)
+
+    beat = json.loads(world.store.meta()[HEARTBEAT])
+    assert beat["summary"]["items"] == 1 and beat["interval_seconds"] == 60
+
+
+def test_a_held_lock_blocks_the_second_poller_loudly() -> None:
+    world = World()
+
+    with pytest.raises(Blocked, match="held by pid 4242"):
+        _daemon(world, FakeLock(held_by={"pid": 4242}), [], stop_after=1).run()
+
+    assert world.events.named("poller.blocked")[0]["level"] == "error"
+    assert "poll.cycle" not in world.events.names()
