@@ -107,6 +107,16 @@ def test_a_stream_that_filled_a_page_moves_on_and_is_idle_again(standin: StandIn
     assert poller.cost() == (2, 2)
 
 
+def test_a_bulk_relabel_filling_pages_in_one_second_is_idle_again_after_it(standin: StandIn) -> None:
+    poller = Poller(standin, items=150).warm()
+    for number in range(1, 151):
+        poller.world.set_labels(REPO, number, (LABEL, "bug"))
+    poller.world.tick()
+    poller.cycle()  # reads the burst and moves past its second
+    poller.cycle()  # the moved window's first, unconditional read
+    assert poller.cost() == (2, 2)
+
+
 def test_an_edit_behind_a_stream_that_moved_on_is_not_new(standin: StandIn) -> None:
     poller = Poller(standin).warm()
     first = poller.world.add_comment(REPO, 1, "first")
