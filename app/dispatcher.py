@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 from domain.errors import DuplicateSession, SessionMissing, TmuxFailed, TmuxUnanswered
 from domain.events import Event, Level
@@ -126,13 +127,12 @@ class Dispatcher:
             if clear.choice is Clear.REFUSE_LIVE:
                 return self._occupied_by_live(record, job, clear.reason, first=first)
             if clear.choice is Clear.KILL_THEN_VERIFY and not self._clear(record.target):
-                self._events.emit(
+                self._emit(
                     Event.DISPATCH_DROPPED,
+                    record,
                     level=Level.WARNING,
-                    work_item=str(record.item),
                     delivery_id=job.delivery_id,
                     reason="session-occupied",
-                    target=str(record.target),
                 )
                 return Result(
                     Outcome.SKIPPED_OCCUPIED,
@@ -158,10 +158,9 @@ class Dispatcher:
                 fresh = self._fresh_conversation(record, survived.reason)
                 return self._spawn(fresh, job, state=state, resume=False, first=False)
         record = self._touch(record, job, Event.SESSION_SPAWNED if first else Event.SESSION_RESPAWNED)
-        self._events.emit(
+        self._emit(
             Event.SESSION_SPAWNED if first else Event.SESSION_RESPAWNED,
-            work_item=str(record.item),
-            target=str(record.target),
+            record,
             harness=record.harness,
             harness_session_id=record.harness_session_id,
             resumed=resume,
@@ -171,10 +170,10 @@ class Dispatcher:
 
     def _fresh_conversation(self, record: SessionRecord, reason: str) -> SessionRecord:
         fresh = replace(record, harness_session_id=self._new_id())
-        self._events.emit(
+        self._emit(
             Event.SESSION_RESUME_FAILED,
+            record,
             level=Level.WARNING,
-            work_item=str(record.item),
             reason=reason,
             old_session_id=record.harness_session_id,
             new_session_id=fresh.harness_session_id,
@@ -184,39 +183,19 @@ class Dispatcher:
     def _occupied_by_live(self, record: SessionRecord, job: Dispatch, reason: str, *, first: bool) -> Result:
         if first:
             message = remedy(str(record.target), str(record.item))
-            self._events.emit(
-                Event.SESSION_SPAWN_FAILED,
-                level=Level.ERROR,
-                work_item=str(record.item),
-                target=str(record.target),
-                reason=reason,
-                remedy=message,
-            )
+            self._emit(Event.SESSION_SPAWN_FAILED, record, level=Level.ERROR, reason=reason, remedy=message)
             return Result(Outcome.SPAWN_REFUSED, message)
         return self._route_into_occupant(record, job, reason)
 
     def _route_into_occupant(self, record: SessionRecord, job: Dispatch, reason: str) -> Result:
-        self._events.emit(
-            Event.SESSION_RESPAWN_AVERTED,
-            work_item=str(record.item),
-            target=str(record.target),
-            reason=reason,
-            delivery_id=job.delivery_id,
-        )
+        self._emit(Event.SESSION_RESPAWN_AVERTED, record, reason=reason, delivery_id=job.delivery_id)
         try:
             return self._paste(record, job, Outcome.ROUTED_INTO_OCCUPANT, reason)
         except (SessionMissing, TmuxUnanswered, TmuxFailed) as error:
             return Result(Outcome.RETRY, f"delivery into the occupant failed: {error}", record)
 
     def _spawn_failed(self, record: SessionRecord, job: Dispatch, reason: str, *, first: bool) -> Result:
-        self._events.emit(
-            Event.SESSION_SPAWN_FAILED,
-            level=Level.ERROR,
-            work_item=str(record.item),
-            target=str(record.target),
-            reason=reason,
-            delivery_id=job.delivery_id,
-        )
+        self._emit(Event.SESSION_SPAWN_FAILED, record, level=Level.ERROR, reason=reason, delivery_id=job.delivery_id)
         return Result(Outcome.RETRY, reason, None if first else record)
 
     def _clear(self, target: TmuxTarget) -> bool:
@@ -253,6 +232,9 @@ class Dispatcher:
             updated_at=self._clock.now(),
             last_event=event.value,
         )
+
+    def _emit(self, event: Event, record: SessionRecord, *, level: Level = Level.INFO, **fields: Any) -> None:
+        self._events.emit(event, level=level, work_item=str(record.item), target=str(record.target), **fields)
 
     def _harness(self, name: str) -> HarnessSpec:
         harness = self._config.harnesses.get(name) or self._config.harnesses.get(self._config.default_harness)
