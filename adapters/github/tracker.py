@@ -54,7 +54,8 @@ class GhTracker(TrackerPort):
         reactions: Mapping[Reaction, str] | None = None,
     ) -> None:
         self._client = GhClient(binary=binary, host=host, env=env, timeout=timeout, clock=clock)
-        self._reactions = dict(DEFAULT_REACTIONS | dict(reactions or {}))
+        # a reaction the configuration leaves out is not posted at all
+        self._reactions = dict(DEFAULT_REACTIONS if reactions is None else reactions)
         self._sets: dict[tuple[RepoRef, str], LabelledSet] = {}
         self._review_due: dict[RepoRef, bool] = {}
 
@@ -95,9 +96,12 @@ class GhTracker(TrackerPort):
         repo = comment.item.repo
         if not comment.id.isdigit():
             raise TrackerError(f"{repo}: cannot react to comment id {comment.id!r}")
+        content = self._reactions.get(reaction)
+        if content is None:
+            return
         kind = "pulls" if comment.kind is CommentKind.REVIEW_COMMENT else "issues"
         path = f"repos/{repo.full_name}/{kind}/comments/{comment.id}/reactions"
-        self._client.send(repo, "POST", path, payload={"content": self._reactions[reaction]})
+        self._client.send(repo, "POST", path, payload={"content": content})
 
     def post_comment(self, item: WorkItemRef, body: str) -> None:
         path = f"repos/{item.repo.full_name}/issues/{item.number}/comments"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from adapters.github import GhTracker
-from domain.model import CommentBatch
+from domain.model import CommentBatch, Reaction
 from domain.refs import RepoRef, WorkItemRef
 from tests.github_standin import StandIn, World
 from tests.github_standin.rigs import LABEL, require_gh
@@ -152,6 +152,18 @@ def test_a_posted_comment_travels_on_stdin_byte_for_byte(standin: StandIn) -> No
     body = "<!-- m -->\n\"quoted\" 'single' $(rm -rf /) `x` --input - -X DELETE ✓\n" * 1500
     poller.tracker.post_comment(WorkItemRef(poller.repo, 1), body)
     assert poller.world.posted == [(REPO, 1, body)]
+
+
+def test_reactions_follow_the_configuration_and_one_left_out_is_not_posted(standin: StandIn) -> None:
+    poller = Poller(standin).warm()
+    poller.tracker = GhTracker(
+        host=standin.host, env=standin.gh_env(), timeout=20, reactions={Reaction.STARTED: "rocket"}
+    )
+    note = poller.world.add_comment(REPO, 1, "go")
+    [comment] = poller.cycle().comments
+    poller.tracker.react(comment, Reaction.STARTED)
+    poller.tracker.react(comment, Reaction.SUCCEEDED)
+    assert poller.world.reactions == [(REPO, note.id, "rocket")]
 
 
 def test_gh_prints_esc_and_bel_in_a_comment_as_caret_text(standin: StandIn) -> None:
