@@ -38,6 +38,7 @@ class GhApi:
         self.timeout = timeout
         base = dict(os.environ if env is None else env)
         base |= {"GH_NO_UPDATE_NOTIFIER": "1", "GH_PROMPT_DISABLED": "1", "NO_COLOR": "1"}
+        base.pop("GH_HOST", None)  # an inherited one must not send us to another host
         if host != GITHUB_COM:
             # `gh api --hostname` refuses host:port; GH_HOST takes it
             base["GH_HOST"] = host

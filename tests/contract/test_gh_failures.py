@@ -122,3 +122,11 @@ def test_a_forbidden_reply_that_is_no_rate_limit_is_a_plain_tracker_error(
     with pytest.raises(TrackerError) as raised:
         tracker(standin).work_items(repo_on(standin), LABEL)
     assert not isinstance(raised.value, RateLimited) and "forbidden (HTTP 403" in str(raised.value)
+
+
+def test_a_gh_host_inherited_from_the_environment_does_not_redirect_github_com(
+    standin: StandIn, world: World
+) -> None:
+    gh = GhTracker(env=standin.gh_env(GH_HOST=standin.host), timeout=20)
+    message = failure_of(gh, RepoRef.parse(REPO))
+    assert "not authenticated for github.com" in message and world.requests == 0
