@@ -48,14 +48,16 @@ class Ledger:
         return cls(item=item, baseline_at=now, resolved=resolved)
 
     def admit(self, comments: Iterable[Comment], *, authorized: frozenset[str]) -> Ledger:
-        """Queue the comments that are new candidates, in order; everything else stays out."""
+        """Queue the comments that are new candidates, in order; everything else stays out.
+
+        What counts as new is the tracker's cursor, not a clock: comparing a comment's time (the
+        tracker's clock) with `baseline_at` (ours) would drop comments whenever ours runs ahead."""
         known = set(self.resolved) | {p.comment.id for p in self.pending}
         fresh = [
             c
             for c in comments
             if c.item == self.item
             and c.id not in known
-            and c.created_at > self.baseline_at
             and screen(c, authorized=authorized) is Screen.CANDIDATE
         ]
         fresh = sorted({c.id: c for c in fresh}.values(), key=_order)

@@ -75,7 +75,7 @@ class TrackerPort(Protocol):
     def post_comment(self, item: WorkItemRef, body: str) -> None: ...
 
     def min_interval_seconds(self, repo: RepoRef) -> float:
-        """The shortest poll interval the tracker asked for on `repo` (GitHub's
+        """The poll interval the tracker last asked for on `repo` (GitHub's
         `x-poll-interval`), or 0 when it asked for none. Never fails."""
 
 

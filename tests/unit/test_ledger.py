@@ -27,10 +27,15 @@ def test_screening_names_why_a_comment_is_not_a_candidate() -> None:
 
 
 def test_admit_queues_new_candidates_in_creation_order_once() -> None:
-    ledger = Ledger.first_sight(REF, now=T0)
+    ledger = Ledger.first_sight(REF, now=T0, existing=[_c("0", -1)])
     ledger = ledger.admit([_c("3", 5), _c("2", 5), _c("1", 9), _c("0", -1)], authorized=ALICE)
     ledger = ledger.admit([_c("3", 5)], authorized=ALICE)
     assert [p.comment.id for p in ledger.pending] == ["2", "3", "1"]
+
+
+def test_a_comment_stamped_before_first_sight_by_a_clock_behind_ours_is_still_admitted() -> None:
+    ledger = Ledger.first_sight(REF, now=T0).admit([_c("1", -30)], authorized=ALICE)
+    assert [p.comment.id for p in ledger.pending] == ["1"]
 
 
 def test_attempts_count_and_the_budget_is_spent_at_max_retries() -> None:
