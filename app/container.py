@@ -16,6 +16,7 @@ from adapters.lock import LockHeld, PollerLock
 from adapters.sandbox import SandboxTracker
 from adapters.sqlite_store import FILE_NAME, SqliteStateStore
 from adapters.tmux import ShTmux
+from adapters.tmux_screen import ShTmuxScreen
 from app import version
 from app.closing import CloseConfig, Closer
 from app.dispatcher import DispatchConfig, Dispatcher
@@ -80,6 +81,7 @@ class Container(containers.DeclarativeContainer):
         socket_name=settings.provided.routing.tmux.socket_name,
         command_timeout=settings.provided.routing.dispatch_timeout_seconds,
     )
+    tmux_screen = providers.Singleton(ShTmuxScreen, socket_name=settings.provided.routing.tmux.socket_name)
     github = providers.Singleton(
         GhTracker,
         binary=settings.provided.integrations.github.cli.binary,

@@ -1,0 +1,176 @@
+"""`demo` and `sandbox …`: try the-loop on one machine, and drive the local sandbox tracker."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+from app.cli_context import CliContext, Commands, UsageProblem, command, group, work_item
+from app.demo import Demo, DemoFailed, plan_for
+from app.demo_view import report_lines
+from app.events_view import as_json
+from app.sandbox_view import SandboxAdmin, entry_lines, entry_record
+from domain.errors import InvalidRef, LoopError
+from domain.events import Level
+from domain.model import ItemState
+from domain.refs import RepoRef
+
+_TMUX_INSTALL = (
+    "install it (Debian/Ubuntu: sudo apt-get install tmux; macOS: brew install tmux) or run scripts/bootstrap.sh"
+)
+
+
+def add_demo(commands: Commands) -> None:
+    command(
+        commands,
+        "demo",
+        help_text="try the-loop on this machine: a sandbox item, its session, one delivered comment",
+        description="Open a sandbox work item, run one poll cycle (its session spawns on a private tmux\n"
+        "server), post a comment, run another cycle (it is delivered), then say how to watch.\n"
+        "Each run opens a new item. Needs tmux; no GitHub account, no network.",
+        handler=run_demo,
+    )
+
+
+def add_sandbox(commands: Commands) -> None:
+    sandbox = group(commands, "sandbox", help_text="the local sandbox tracker: work items and comments, no network")
+    new = command(sandbox, "new", help_text="open a work item; prints its ref", handler=run_new)
+    new.add_argument("--repo", type=_repo, metavar="OWNER/REPO", help="default: the first sandbox source's")
+    new.add_argument("--title", required=True)
+    new.add_argument("--body", default="", help="the description ('-': read it from stdin)")
+    new.add_argument("--label", action="append", default=[], metavar="LABEL", help="repeatable; default: the source's")
+    new.add_argument("--author", default="demo")
+    comment = command(sandbox, "comment", help_text="comment on a work item", handler=run_comment)
+    comment.add_argument("--work-item", type=work_item, required=True, metavar="REF")
+    comment.add_argument("--body", required=True, help="the comment ('-': read it from stdin)")
+    comment.add_argument("--author", default="demo")
+    close = command(sandbox, "close", help_text="close a work item", handler=run_close)
+    close.add_argument("--work-item", type=work_item, required=True, metavar="REF")
+    close.add_argument("--merged", action="store_true", help="closed as a merged pull request")
+    listing = command(
+        sandbox, "list", help_text="work items, their comments, reactions and the-loop's notices", handler=run_list
+    )
+    listing.add_argument("--json", action="store_true", help="one JSON object per work item, a line each")
+
+
+def run_demo(args: argparse.Namespace, context: CliContext) -> int:
+    from app.container import read_events
+
+    plan = plan_for(context.settings)
+    tmux_version = _tmux_version(context)
+    clock = context.provided("clock")
+    started = clock.now()
+    demo = Demo(
+        sandbox=context.provided("sandbox"),
+        cycle=context.provided("poll_cycle"),
+        store=context.provided("store"),
+        tmux=context.provided("tmux"),
+        screen=context.provided("tmux_screen"),
+        clock=clock,
+        plan=plan,
+    )
+    log = context.settings.event_log_path
+    try:
+        with _poller_lock(context, started):
+            report = demo.run()
+    except DemoFailed as failed:  # the log knows why; say it on the same line
+        errors = read_events(log, since=started, level=Level.ERROR)
+        cause = next((f"{r['event']}: {r.get('reason') or r.get('cause')}" for r in reversed(errors)), "")
+        raise DemoFailed(f"{failed}{'; ' + cause if cause else ''}") from None
+    config = f" --config {shlex.quote(str(context.loaded.path))}" if context.loaded.path else ""
+    events = read_events(log, since=started)
+    for text in report_lines(report, settings=context.settings, events=events, tmux=tmux_version, config=config):
+        print(text)
+    return 0
+
+
+def _tmux_version(context: CliContext) -> str:
+    try:
+        version: str = context.provided("doctor_probe").version("tmux")
+    except LoopError as error:
+        raise DemoFailed(f"tmux is needed: {error}; {_TMUX_INSTALL}") from None
+    return version
+
+
+@contextmanager
+def _poller_lock(context: CliContext, started: datetime) -> Iterator[None]:
+    """One poller per state root: the demo runs cycles, so it is one while it runs."""
+    from app.container import LockHeld
+
+    lock = context.provided("lock")
+    try:
+        lock.acquire({"pid": os.getpid(), "started": started.isoformat(), "command": "demo"})
+    except LockHeld as held:
+        raise DemoFailed(f"a poller runs on this state root ({held}); post with `sandbox comment` instead") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def run_new(args: argparse.Namespace, context: CliContext) -> int:
+    sandbox = _sandbox(context)
+    sources = [s for s in context.settings.sources() if s.provider == "sandbox"]
+    repo = args.repo or (sources[0].repo if sources else RepoRef.parse("sandbox/demo"))
+    labels = tuple(args.label) or tuple(s.label for s in sources if s.repo == repo)
+    print(sandbox.create_item(repo, args.title, _text(args.body), author=args.author or None, labels=labels))
+    return 0
+
+
+def run_comment(args: argparse.Namespace, context: CliContext) -> int:
+    body = _text(args.body)
+    if not body.strip():
+        raise UsageProblem("sandbox comment: the comment is empty (GitHub refuses those too)")
+    comment = _sandbox(context).add_comment(args.work_item, body, author=args.author or None)
+    print(f"comment {comment.id} on {comment.item}")
+    return 0
+
+
+def run_close(args: argparse.Namespace, context: CliContext) -> int:
+    state = ItemState.MERGED if args.merged else ItemState.CLOSED
+    _sandbox(context).close_item(args.work_item, state)
+    print(f"{args.work_item} {state.value}")
+    return 0
+
+
+def run_list(args: argparse.Namespace, context: CliContext) -> int:
+    sandbox = _sandbox(context)
+    reactions: dict[str, list[str]] = defaultdict(list)
+    for comment_id, reaction in sandbox.reactions():
+        reactions[comment_id].append(reaction.value)
+    records: list[dict[str, Any]] = [
+        entry_record(entry, sandbox.comments(entry.item.ref), reactions, sandbox.login)
+        for entry in sandbox.list_items()
+    ]
+    for record in records:
+        print(as_json(record) if args.json else "\n".join(entry_lines(record)))
+    if not records and not args.json:
+        print("the sandbox holds no work items (open one: sandbox new --title …)", file=sys.stderr)
+    return 0
+
+
+def _sandbox(context: CliContext) -> SandboxAdmin:
+    sandbox: SandboxAdmin = context.provided("sandbox")
+    return sandbox
+
+
+def _repo(text: str) -> RepoRef:
+    try:
+        return RepoRef.parse(text)
+    except InvalidRef as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _text(value: str) -> str:
+    if value != "-":
+        return value
+    if sys.stdin.isatty():
+        raise UsageProblem("--body -: reads stdin, but stdin is a terminal (pipe the text in)")
+    return sys.stdin.read()

@@ -1,0 +1,64 @@
+"""What `demo` prints: what it did, what the pane shows, and exactly how to go on from there."""
+
+from __future__ import annotations
+
+import shlex
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from app.demo import DemoReport
+from app.events_view import _visible as visible  # the one escaper of untrusted text for a terminal
+from app.events_view import as_row, line
+from app.settings import Settings
+
+_PANE_LINES = 8
+_NOTABLE = {"warning", "error"}
+
+
+def report_lines(
+    report: DemoReport, *, settings: Settings, events: Sequence[Mapping[str, Any]], tmux: str, config: str
+) -> list[str]:
+    record, comment = report.record, report.comment
+    item, target = record.item, record.target
+    socket = shlex.quote(settings.tmux_socket or "")  # never empty: the demo refuses the default server
+    app = f"python -m app{config}"
+    return [
+        f"the-loop demo — {visible(tmux)}, private tmux server {socket}, state in {settings.state_root}/",
+        "",
+        f"1. opened sandbox work item {item} (labelled, by an authorized user: armed)",
+        f"2. poll cycle: first sight; session spawned in tmux session {target}"
+        f" (harness {record.harness}, conversation {record.harness_session_id})",
+        f"3. commented on it as {visible(comment.author or '')} (comment {comment.id}): {visible(comment.body)}",
+        f"4. poll cycle: comment {comment.id} delivered into {target} ({comment.delivery_id})",
+        "",
+        f"events of this run: {_summary(events)}",
+        *(f"  {line(as_row(r))}" for r in events if r.get("level") in _NOTABLE),
+        "",
+        "the pane shows now:",
+        *(f"  {visible(text)}" for text in _tail(report.screen)),
+        "",
+        "watch the session (read-only; detach with Ctrl-b d):",
+        f"  tmux -L {socket} attach -r -t {target}",
+        f"  {app} sessions attach --work-item {item} --read-only",
+        "post another comment, then deliver it with one cycle, or run the daemon (Ctrl-C stops it):",
+        f"  {app} sandbox comment --work-item {item} --body 'your instruction'",
+        f"  {app} poll --once",
+        f"  {app} poll",
+        "see what happened:",
+        f"  {app} events --work-item {item}",
+        f"  {app} sandbox list",
+        f"each run opens a new item; to end every demo session: tmux -L {socket} kill-server",
+    ]
+
+
+def _summary(events: Sequence[Mapping[str, Any]]) -> str:
+    counts = Counter(str(r.get("event", "?")) for r in events)  # first appearance keeps its place
+    return ", ".join(name if n == 1 else f"{name} ×{n}" for name, n in counts.items()) or "(none)"
+
+
+def _tail(screen: str) -> list[str]:
+    lines = screen.rstrip("\n").split("\n")
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return lines[-_PANE_LINES:] or ["(empty)"]
