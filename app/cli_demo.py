@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+import shutil
 import sys
 from collections import defaultdict
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from app.cli_context import CliContext, Commands, UsageProblem, command, group, work_item
@@ -85,10 +87,23 @@ def run_demo(args: argparse.Namespace, context: CliContext) -> int:
         cause = next((f"{r['event']}: {r.get('reason') or r.get('cause')}" for r in reversed(errors)), "")
         raise DemoFailed(f"{failed}{'; ' + cause if cause else ''}") from None
     config = f" --config {shlex.quote(str(context.loaded.path))}" if context.loaded.path else ""
+    app = f"{_python()} -m app{config}"
     events = read_events(log, since=started)
-    for text in report_lines(report, settings=context.settings, events=events, tmux=tmux_version, config=config):
+    for text in report_lines(report, settings=context.settings, events=events, tmux=tmux_version, app=app):
         print(text)
     return 0
+
+
+def _python() -> str:
+    """This interpreter as the operator can type it: `python` when that is what PATH finds,
+    else its path (`.venv/bin/python` after scripts/demo.sh, where PATH's python lacks the project)."""
+    here = Path(sys.executable).absolute()
+    found = shutil.which("python")
+    if found and Path(found).absolute() == here:
+        return "python"
+    with suppress(ValueError):
+        return shlex.quote(str(here.relative_to(Path.cwd())))
+    return shlex.quote(str(here))
 
 
 def _tmux_version(context: CliContext) -> str:

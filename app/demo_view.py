@@ -17,12 +17,11 @@ _NOTABLE = {"warning", "error"}
 
 
 def report_lines(
-    report: DemoReport, *, settings: Settings, events: Sequence[Mapping[str, Any]], tmux: str, config: str
+    report: DemoReport, *, settings: Settings, events: Sequence[Mapping[str, Any]], tmux: str, app: str
 ) -> list[str]:
     record, comment = report.record, report.comment
     item, target = record.item, record.target
     socket = shlex.quote(settings.tmux_socket or "")  # never empty: the demo refuses the default server
-    app = f"python -m app{config}"
     return [
         f"the-loop demo — {visible(tmux)}, private tmux server {socket}, state in {settings.state_root}/",
         "",

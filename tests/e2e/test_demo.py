@@ -77,11 +77,22 @@ def test_the_demo_delivers_a_comment_the_pane_shows_and_says_how_to_attach(place
     assert result.returncode == 0, result.stdout + result.stderr
     lines = [line.strip() for line in result.stdout.splitlines()]
     assert f"tmux -L {SOCKET} attach -r -t loop-github-sandbox-demo-1" in lines
-    assert f"python -m app sessions attach --work-item {FIRST} --read-only" in lines
+    assert any(line.endswith(f"-m app sessions attach --work-item {FIRST} --read-only") for line in lines)
     shown = place.pane("loop-github-sandbox-demo-1")
     assert "│ Hello from the-loop demo!" in shown
     assert "↵ submitted (message 1)" in shown
     assert (place.work / ".the-loop" / "sandbox.sqlite3").exists()
+
+
+def test_the_commands_the_demo_prints_run_as_printed(place: Place) -> None:
+    printed = place.cli("demo").stdout.splitlines()
+    (listing,) = [line.strip() for line in printed if line.endswith(" sandbox list")]
+    done = subprocess.run(
+        ["/bin/sh", "-c", listing], cwd=place.work, env=clean_env({**place.env, "PYTHONPATH": ""}),
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"{FIRST}  open  [loop]  by demo")
 
 
 def test_running_the_demo_again_opens_a_second_item_in_a_session_of_its_own(place: Place) -> None:
