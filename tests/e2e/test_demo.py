@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -82,6 +83,8 @@ def test_the_demo_delivers_a_comment_the_pane_shows_and_says_how_to_attach(place
     assert "│ Hello from the-loop demo!" in shown
     assert "↵ submitted (message 1)" in shown
     assert (place.work / ".the-loop" / "sandbox.sqlite3").exists()
+    # only the private server's socket: the operator's default server was never asked anything
+    assert [p.name for p in (place.sockets / f"tmux-{os.getuid()}").iterdir()] == [SOCKET]
 
 
 def test_the_commands_the_demo_prints_run_as_printed(place: Place) -> None:
