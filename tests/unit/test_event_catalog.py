@@ -40,11 +40,25 @@ def event_expressions(node: ast.expr) -> list[str]:
     return [ast.unparse(node)]
 
 
+FORWARDERS = {"_emit"}  # small helpers that add common fields and pass their `event` on
+
+
 def emitted_names(source: str) -> list[str]:
-    """The first argument of every `.emit(...)` call, as written (`Event.NAME` or otherwise)."""
+    """The first argument of every `.emit(...)` / `._emit(...)` call, as written (`Event.NAME` or
+    otherwise); inside a forwarder, its own pass-through of `event` is not a name."""
+    tree = ast.parse(source)
+    passthrough = {
+        id(call)
+        for fn in ast.walk(tree)
+        if isinstance(fn, ast.FunctionDef) and fn.name in FORWARDERS
+        for call in ast.walk(fn)
+        if isinstance(call, ast.Call) and call.args and ast.unparse(call.args[0]) == "event"
+    }
     found = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "emit":
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)) or id(node) in passthrough:
+            continue
+        if node.func.attr in {"emit", *FORWARDERS}:
             found += event_expressions(node.args[0]) if node.args else ["<no event>"]
     return found
 
