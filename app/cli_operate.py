@@ -1,11 +1,31 @@
-"""The commands that run and steer the daemon: registered with their options, wired by the container."""
+"""The commands that run and steer the daemon: `poll`, `status`, `sessions …` (in `app.cli_sessions`)."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 
-from app.cli_context import CliContext, Commands, Handler, NotWired, command, group, work_item
-from domain.model import SessionStatus
+from app.cli_context import CliContext, Commands, Handler, NotWired, command
+from app.cli_sessions import add_sessions
+from app.poller_status import Exit, describe, poller_status
+from domain.errors import LoopError
+
+__all__ = ["add_poll", "add_sessions", "add_status", "add_webhook"]
+
+_STATUS_EPILOG = f"""\
+exit status: {Exit.RUNNING.value} running and on time, {Exit.NOT_RUNNING.value} not running, \
+{Exit.OVERDUE.value} running but overdue
+(no cycle finished within twice the interval plus 30s), 1 the state cannot be read, 2 usage or
+configuration error. Like `systemctl status`: scripts can test the status without parsing it."""
+
+
+class PollerBlocked(LoopError):
+    """Another poller holds the state root (exit status 1)."""
+
+
+class NothingPolled(LoopError):
+    """`poll --once` ran a cycle in which no source could be read (exit status 1)."""
 
 
 def _not_wired(name: str) -> Handler:
@@ -20,11 +40,39 @@ def add_poll(commands: Commands) -> None:
         commands,
         "poll",
         help_text="run the poller in the foreground (one per state root)",
-        description="Poll the configured sources and deliver new authorized comments, cycle after cycle.\n"
-        "SIGTERM or SIGINT finishes the item in hand and stops cleanly.",
-        handler=_not_wired("poll"),
+        description="Poll the configured sources and deliver new authorized comments, cycle after cycle;\n"
+        "the interval counts from the end of each cycle. One line per cycle on stderr.\n"
+        "SIGTERM or SIGINT finishes the item in hand and stops cleanly (exit 0).\n\n"
+        "exit status: 0 stopped cleanly (--once: the cycle ran), 1 another poller holds the state root,\n"
+        "the state cannot be read, or (--once) no source could be read; 2 usage or configuration error.",
+        handler=run_poll,
     )
     parser.add_argument("--once", action="store_true", help="run one cycle and exit (for cron): 0 when it ran")
+
+
+def run_poll(args: argparse.Namespace, context: CliContext) -> int:
+    from app.daemon import Blocked, Daemon, install_signal_handlers  # the use cases load only when run
+
+    clock = context.provided("clock")
+
+    def report(line: str) -> None:
+        print(f"{clock.now():%H:%M:%S} {line}", file=sys.stderr, flush=True)
+
+    daemon: Daemon = context.container.daemon(report=report)
+    install_signal_handlers(daemon)
+    sources = context.settings.sources()
+    if not sources:
+        report("no polling.sources configured: each cycle has nothing to read")
+    try:
+        daemon.run(once=args.once)
+    except Blocked as blocked:
+        raise PollerBlocked(f"poll: another poller is running: {blocked}") from None
+    last = daemon.last
+    if args.once and sources and last is not None and last.sources_failed >= len(sources):
+        raise NothingPolled(f"poll: the cycle ran but no source could be read ({last.line()}); see `the-loop events`")
+    if not args.once:
+        report("stopped")
+    return 0
 
 
 def add_status(commands: Commands) -> None:
@@ -32,69 +80,28 @@ def add_status(commands: Commands) -> None:
         commands,
         "status",
         help_text="is the poller running, and how did its last cycle go",
-        handler=_not_wired("status"),
+        description="Whether a poller holds the state root (its pid and start), its last cycle and summary,\n"
+        "how long ago, and whether that is overdue.\n\n" + _STATUS_EPILOG,
+        handler=run_status,
     )
     parser.add_argument("--json", action="store_true", help="one JSON object instead of text")
 
 
-def add_sessions(commands: Commands) -> None:
-    sessions = group(commands, "sessions", help_text="list, attach to, reset or close work-item sessions")
-    listing = command(
-        sessions, "list", help_text="every session with its live tmux state", handler=_not_wired("sessions list")
-    )
-    listing.add_argument("--status", choices=[s.value for s in SessionStatus], help="only sessions with this status")
-    listing.add_argument("--json", action="store_true", help="JSON lines instead of a table")
-    attach = command(
-        sessions, "attach", help_text="attach this terminal to a session", handler=_not_wired("sessions attach")
-    )
-    attach.add_argument("--work-item", type=work_item, required=True, metavar="REF", help="github:owner/repo#N")
-    attach.add_argument("--read-only", action="store_true", help="watch without typing (always, for a closed item)")
-    reset = command(
-        sessions,
-        "reset",
-        help_text="end a harness and forget its session and ledger",
-        description="End the live harness, forget the session record and the item's ledger: its next\n"
-        "comments are treated as first sight.",
-        handler=_not_wired("sessions reset"),
-    )
-    which = reset.add_mutually_exclusive_group(required=True)
-    which.add_argument("--work-item", type=work_item, action="append", metavar="REF", help="repeatable")
-    which.add_argument("--all", action="store_true", help="every recorded session")
-    reset.add_argument("--dry-run", action="store_true", help="say what would be done; change nothing")
-    close = command(sessions, "close", help_text="close a session by hand", handler=_not_wired("sessions close"))
-    close.add_argument("--work-item", type=work_item, required=True, metavar="REF", help="github:owner/repo#N")
-    tmux = close.add_mutually_exclusive_group()
-    tmux.add_argument(
-        "--keep-tmux", action="store_true", help="keep the tmux session (default: routing.tmux.keepSessionOnClose)"
-    )
-    tmux.add_argument("--kill-tmux", action="store_true", help="kill the tmux session")
+def run_status(args: argparse.Namespace, context: CliContext) -> int:
+    from app.daemon import HEARTBEAT
 
-
-def add_demo(commands: Commands) -> None:
-    command(
-        commands,
-        "demo",
-        help_text="try the-loop on this machine: a sandbox item, its session, one delivered comment",
-        handler=_not_wired("demo"),
+    container = context.container
+    holder = container.lock().holder()
+    # a state root no poller ever used stays untouched: `status` writes nothing
+    beat = container.store().meta().get(HEARTBEAT) if container.store_path().exists() else None
+    status = poller_status(
+        holder=holder,
+        heartbeat_text=beat,
+        now=container.clock().now(),
+        interval_seconds=context.settings.polling.interval_seconds,
     )
-
-
-def add_sandbox(commands: Commands) -> None:
-    sandbox = group(commands, "sandbox", help_text="the local sandbox tracker: work items and comments, no network")
-    new = command(sandbox, "new", help_text="open a work item", handler=_not_wired("sandbox new"))
-    new.add_argument("--repo", default="sandbox/demo", metavar="OWNER/REPO", help="default: sandbox/demo")
-    new.add_argument("--title", required=True)
-    new.add_argument("--body", default="")
-    new.add_argument("--label", action="append", default=[], metavar="LABEL", help="repeatable")
-    new.add_argument("--author", default="demo")
-    comment = command(sandbox, "comment", help_text="comment on a work item", handler=_not_wired("sandbox comment"))
-    comment.add_argument("--work-item", type=work_item, required=True, metavar="REF")
-    comment.add_argument("--body", required=True)
-    comment.add_argument("--author", default="demo")
-    close = command(sandbox, "close", help_text="close a work item", handler=_not_wired("sandbox close"))
-    close.add_argument("--work-item", type=work_item, required=True, metavar="REF")
-    listing = command(sandbox, "list", help_text="the sandbox's work items", handler=_not_wired("sandbox list"))
-    listing.add_argument("--json", action="store_true", help="JSON lines instead of a table")
+    print(json.dumps(status.as_json()) if args.json else "\n".join(describe(status)))
+    return int(status.exit)
 
 
 def add_webhook(commands: Commands) -> None:

@@ -19,9 +19,11 @@ from adapters.tmux import ShTmux
 from adapters.tmux_screen import ShTmuxScreen
 from app import version
 from app.closing import CloseConfig, Closer
+from app.daemon import Daemon
 from app.dispatcher import DispatchConfig, Dispatcher
 from app.item_worker import ItemWorker, WorkerConfig
 from app.poll import PollConfig, PollCycle
+from app.sessions_admin import AdminConfig, SessionsAdmin
 from app.settings import Settings
 from domain.model import Reaction
 from domain.ports import TrackerPort
@@ -72,9 +74,8 @@ class Container(containers.DeclarativeContainer):
     events = providers.Singleton(
         JsonlEventLog, path=settings.provided.event_log_path, clock=clock.provided.now
     )
-    store = providers.Singleton(
-        SqliteStateStore, path=providers.Callable(lambda s: s.state_root / FILE_NAME, settings)
-    )
+    store_path = providers.Callable(lambda s: s.state_root / FILE_NAME, settings)
+    store = providers.Singleton(SqliteStateStore, path=store_path)
     lock = providers.Singleton(PollerLock, path=providers.Callable(lambda s: s.state_root / "poller.lock", settings))
     tmux = providers.Singleton(
         ShTmux,
@@ -140,4 +141,29 @@ class Container(containers.DeclarativeContainer):
         worker=worker,
         closer=closer,
         config=providers.Callable(_poll_config, settings),
+    )
+    # a Factory: `poll` passes its own `report` (the per-cycle line on stderr)
+    daemon = providers.Factory(
+        Daemon,
+        cycle=poll_cycle,
+        store=store,
+        events=events,
+        clock=clock,
+        lock=lock,
+        interval_seconds=settings.provided.polling.interval_seconds,
+        version=providers.Callable(version),
+    )
+    sessions_admin = providers.Singleton(
+        SessionsAdmin,
+        tmux=tmux,
+        store=store,
+        events=events,
+        closer=closer,
+        config=providers.Callable(
+            lambda s: AdminConfig(
+                grace_seconds=s.routing.tmux.harness_kill_grace_seconds,
+                keep_session_on_close=s.routing.tmux.keep_session_on_close,
+            ),
+            settings,
+        ),
     )

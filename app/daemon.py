@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import FrameType
@@ -16,6 +17,8 @@ from domain.events import Event, Level
 from domain.ports import ClockPort, EventSink, StateStore
 
 HEARTBEAT = "heartbeat"
+# `status` holds the lock shared for an instant to see whether a poller holds it: not a poller
+_ACQUIRE_TRIES, _ACQUIRE_PAUSE = 3, 0.02
 
 
 class Lock(Protocol):
@@ -44,24 +47,36 @@ class Daemon:
         self._stop = threading.Event()
         self.cycle.stopping = self._stop.is_set
         self._wait = self.wait or self._stop.wait
+        self.last: CycleSummary | None = None
 
     def stop(self, signum: int = 0, frame: FrameType | None = None) -> None:
         """Finish the item in hand, then stop: the cycle checks this between items."""
         self._stop.set()
 
+    def on_signal(self, signum: int = 0, frame: FrameType | None = None) -> None:
+        """`stop` for a signal handler: `Event.set` takes a lock the interrupted main thread may
+        hold (inside `Event.wait`), so it is called from a thread of its own."""
+        threading.Thread(target=self.stop, name="stop", daemon=True).start()
+
     def run(self, *, once: bool = False, held_by: Callable[[], str] = lambda: "") -> int:
         started = self.clock.now().isoformat()
         try:
-            self.lock.acquire({"pid": os.getpid(), "started": started, "version": self.version})
+            self._acquire({"pid": os.getpid(), "started": started, "version": self.version})
         except Exception as error:
             self.events.emit(Event.POLLER_BLOCKED, level=Level.ERROR, cause=str(error))
             raise Blocked(str(error)) from error
         try:
             self.events.emit(Event.POLLER_STARTED, pid=os.getpid(), once=once, version=self.version)
+            if not once:
+                self.report(
+                    f"started as pid {os.getpid()}, a cycle every {self.interval_seconds:g}s; "
+                    "SIGTERM or Ctrl-C stops after the item in hand"
+                )
             while not self._stop.is_set():
-                summary = self.cycle.run()
+                summary = self.last = self.cycle.run()
                 self._heartbeat(summary, started)
-                self.report(f"cycle {summary.line()}")
+                took = ((summary.finished_at or summary.started_at) - summary.started_at).total_seconds()
+                self.report(f"cycle took {took:.2f}s: {summary.line()}")
                 if once:
                     break
                 # the interval is counted after each cycle, so a slow cycle never overlaps the next
@@ -71,11 +86,20 @@ class Daemon:
             self.lock.release()
         return 0
 
+    def _acquire(self, info: dict[str, Any]) -> None:
+        for _ in range(_ACQUIRE_TRIES - 1):
+            try:
+                self.lock.acquire(info)
+                return
+            except Exception:
+                time.sleep(_ACQUIRE_PAUSE)
+        self.lock.acquire(info)
+
     def _heartbeat(self, summary: CycleSummary, started: str) -> None:
         beat = {
             "pid": os.getpid(),
             "started": started,
-            "interval_seconds": self.interval_seconds,
+            "interval_seconds": max(self.interval_seconds, summary.min_interval_seconds),  # the pause that follows
             "last_cycle_started": summary.started_at.isoformat(),
             "last_cycle_finished": (summary.finished_at or summary.started_at).isoformat(),
             "summary": summary.fields(),
@@ -84,5 +108,5 @@ class Daemon:
 
 
 def install_signal_handlers(daemon: Daemon) -> None:
-    signal.signal(signal.SIGTERM, daemon.stop)
-    signal.signal(signal.SIGINT, daemon.stop)
+    signal.signal(signal.SIGTERM, daemon.on_signal)
+    signal.signal(signal.SIGINT, daemon.on_signal)

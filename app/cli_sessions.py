@@ -1,0 +1,154 @@
+"""`sessions list|attach|reset|close`: the operator's hands on the work-item sessions."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from app.cli_context import CliContext, Commands, command, group, work_item
+from app.sessions_admin import UnknownWorkItem
+from domain.model import SessionStatus
+from domain.refs import WorkItemRef
+
+if TYPE_CHECKING:
+    from app.sessions_admin import SessionsAdmin, SessionView
+
+COLUMNS = ("WORK ITEM", "HARNESS", "CONVERSATION", "TARGET", "STATE", "STATUS", "LAST EVENT")
+_REF_HELP = "github:owner/repo#N"
+
+
+def add_sessions(commands: Commands) -> None:
+    sessions = group(commands, "sessions", help_text="list, attach to, reset or close work-item sessions")
+    listing = command(
+        sessions,
+        "list",
+        help_text="every session with its live tmux state",
+        description="Every recorded session; STATE is what tmux says now: live, dead (the harness exited),\n"
+        "absent (no such session) or unknown (tmux did not answer).",
+        handler=run_list,
+    )
+    listing.add_argument("--status", choices=[s.value for s in SessionStatus], help="only sessions with this status")
+    listing.add_argument("--json", action="store_true", help="JSON lines instead of a table")
+    attach = command(
+        sessions,
+        "attach",
+        help_text="attach this terminal to a session",
+        description="Attach this terminal to the work item's tmux session (detach: Ctrl-b d).\n"
+        "A closed session is always attached read-only.",
+        handler=run_attach,
+    )
+    attach.add_argument("--work-item", type=work_item, required=True, metavar="REF", help=_REF_HELP)
+    attach.add_argument("--read-only", action="store_true", help="watch without typing (always, for a closed item)")
+    _add_reset(sessions)
+    close = command(
+        sessions,
+        "close",
+        help_text="close a session by hand",
+        description="Close the work item's session as if the item had closed upstream (reason: operator):\n"
+        "the harness is ended (routing.tmux.killHarnessOnClose) and no comment is delivered any more.",
+        handler=run_close,
+    )
+    close.add_argument("--work-item", type=work_item, required=True, metavar="REF", help=_REF_HELP)
+    tmux = close.add_mutually_exclusive_group()
+    tmux.add_argument(
+        "--keep-tmux", action="store_true", help="keep the tmux session (default: routing.tmux.keepSessionOnClose)"
+    )
+    tmux.add_argument("--kill-tmux", action="store_true", help="kill the tmux session")
+
+
+def _add_reset(sessions: Commands) -> None:
+    reset = command(
+        sessions,
+        "reset",
+        help_text="end a harness and forget its session and ledger",
+        description="End the live harness, forget the session record and the item's ledger: its next\n"
+        "comments are treated as first sight. Also the remedy for a first spawn refused by a live\n"
+        "session holding the item's tmux name.",
+        handler=run_reset,
+    )
+    which = reset.add_mutually_exclusive_group(required=True)
+    which.add_argument("--work-item", type=work_item, action="append", metavar="REF", help="repeatable")
+    which.add_argument("--all", action="store_true", help="every work item the state store knows")
+    reset.add_argument("--dry-run", action="store_true", help="say what would be done; change nothing")
+
+
+def _has_state(context: CliContext) -> bool:
+    """Whether a state store exists: looking at sessions must not create one."""
+    return bool(context.container.store_path().exists())
+
+
+def _admin(context: CliContext, items: Sequence[WorkItemRef] = ()) -> SessionsAdmin:
+    if items and not _has_state(context):
+        raise UnknownWorkItem(items[0])
+    admin: SessionsAdmin = context.provided("sessions_admin")
+    return admin
+
+
+def run_list(args: argparse.Namespace, context: CliContext) -> int:
+    wanted = SessionStatus(args.status) if args.status else None
+    views = _admin(context).listing(wanted) if _has_state(context) else []
+    if args.json:
+        for view in views:
+            print(json.dumps(view.as_json(), ensure_ascii=True))
+        return 0
+    if not views:
+        print("no sessions recorded" + (f" with status {args.status}" if args.status else ""), file=sys.stderr)
+        return 0
+    for row in table([COLUMNS, *(_row(view) for view in views)]):
+        print(row)
+    return 0
+
+
+def _row(view: SessionView) -> tuple[str, ...]:
+    record = view.record
+    cells = (
+        str(record.item),
+        record.harness,
+        record.harness_session_id,
+        record.target.name,
+        view.state.value,
+        record.status.value,
+        record.last_event,
+    )
+    return tuple(cell or "-" for cell in cells)
+
+
+def table(rows: Sequence[tuple[str, ...]]) -> list[str]:
+    """Aligned columns; control characters shown as escapes, never sent to the terminal."""
+    shown = [tuple(cell.encode("unicode_escape").decode("ascii") for cell in row) for row in rows]
+    widths = [max(len(row[i]) for row in shown) for i in range(len(shown[0]))]
+    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in shown]
+
+
+def run_attach(args: argparse.Namespace, context: CliContext) -> int:
+    admin = _admin(context, [args.work_item])
+    attachment = admin.attachment(args.work_item, read_only=args.read_only)
+    if attachment.forced:
+        print(f"{args.work_item} is closed: attaching read-only", file=sys.stderr)
+    return admin.attach(attachment)
+
+
+def run_reset(args: argparse.Namespace, context: CliContext) -> int:
+    admin = _admin(context, args.work_item or [])
+    plans = admin.plan_reset(None if args.all else args.work_item) if _has_state(context) else []
+    if not plans:
+        print("nothing to reset: the state store knows no work item", file=sys.stderr)
+    for plan in plans:
+        if args.dry_run:
+            print(f"would reset {plan.describe(done=False)}")
+            continue
+        admin.reset(plan)
+        print(f"reset {plan.describe(done=True)}")
+    return 0
+
+
+def run_close(args: argparse.Namespace, context: CliContext) -> int:
+    keep = True if args.keep_tmux else False if args.kill_tmux else None
+    if _admin(context, [args.work_item]).close(args.work_item, keep_tmux=keep):
+        print(f"closed {args.work_item}")
+    else:
+        print(f"{args.work_item} was closed already; nothing to do (--kill-tmux also ends its tmux session)")
+    return 0

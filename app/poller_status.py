@@ -1,0 +1,171 @@
+"""`status`: is a poller running (the lock says), how did its last cycle go (the heartbeat says)."""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+# A cycle may run long (first sight of many items, a slow tmux): overdue only well past the interval.
+OVERDUE_SLACK_SECONDS = 30.0
+
+
+class Exit(enum.IntEnum):
+    """`status` exit codes, LSB-like (`systemctl status`): scripts can test without parsing."""
+
+    RUNNING = 0
+    NOT_RUNNING = 3
+    OVERDUE = 4  # a poller holds the lock but no cycle finished in time: stuck, or very slow
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeat:
+    """What the daemon writes after each cycle (state store meta key `heartbeat`)."""
+
+    pid: int
+    started: str
+    interval_seconds: float
+    cycle_started: datetime
+    cycle_finished: datetime
+    summary: Mapping[str, int]
+
+    @classmethod
+    def parse(cls, text: str | None) -> Heartbeat | None:
+        """None when absent or unreadable: a missing heartbeat only means 'no cycle known'."""
+        if not text:
+            return None
+        try:
+            beat = json.loads(text)
+            return cls(
+                pid=int(beat["pid"]),
+                started=str(beat["started"]),
+                interval_seconds=float(beat["interval_seconds"]),
+                cycle_started=datetime.fromisoformat(beat["last_cycle_started"]),
+                cycle_finished=datetime.fromisoformat(beat["last_cycle_finished"]),
+                summary={str(k): int(v) for k, v in dict(beat["summary"]).items()},
+            )
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
+@dataclass(frozen=True, slots=True)
+class PollerStatus:
+    holder: Mapping[str, Any] | None  # what the running poller wrote into its lock
+    heartbeat: Heartbeat | None
+    now: datetime
+    interval_seconds: float
+
+    @property
+    def running(self) -> bool:
+        return self.holder is not None
+
+    @property
+    def overdue_after(self) -> float:
+        return 2 * self.interval_seconds + OVERDUE_SLACK_SECONDS
+
+    @property
+    def quiet_for(self) -> float | None:
+        """Seconds since the running poller last showed life: its last cycle, else its start."""
+        if self.holder is None:
+            return None
+        beat = self.heartbeat
+        # a heartbeat left by an earlier poller says nothing about this one
+        since = beat.cycle_finished if beat and beat.started == self.holder.get("started") else None
+        since = since or _time(self.holder.get("started"))
+        return None if since is None else (self.now - since).total_seconds()
+
+    @property
+    def overdue(self) -> bool:
+        quiet = self.quiet_for
+        return quiet is not None and quiet > self.overdue_after
+
+    @property
+    def exit(self) -> Exit:
+        if not self.running:
+            return Exit.NOT_RUNNING
+        return Exit.OVERDUE if self.overdue else Exit.RUNNING
+
+    def as_json(self) -> dict[str, Any]:
+        holder = self.holder or {}
+        beat = self.heartbeat
+        return {
+            "running": self.running,
+            "pid": holder.get("pid"),
+            "started": holder.get("started"),
+            "version": holder.get("version"),
+            "interval_seconds": self.interval_seconds,
+            "overdue": self.overdue,
+            "overdue_after_seconds": self.overdue_after,
+            "last_cycle": None
+            if beat is None
+            else {
+                "pid": beat.pid,
+                "started": beat.cycle_started.isoformat(),
+                "finished": beat.cycle_finished.isoformat(),
+                "seconds_ago": round((self.now - beat.cycle_finished).total_seconds(), 3),
+                "duration_seconds": round((beat.cycle_finished - beat.cycle_started).total_seconds(), 3),
+                "summary": dict(beat.summary),
+            },
+        }
+
+
+def poller_status(
+    *, holder: Mapping[str, Any] | None, heartbeat_text: str | None, now: datetime, interval_seconds: float
+) -> PollerStatus:
+    """The status; a running poller's own interval wins over this configuration's."""
+    beat = Heartbeat.parse(heartbeat_text)
+    if holder is not None and beat is not None and beat.started == holder.get("started"):
+        interval_seconds = beat.interval_seconds
+    return PollerStatus(holder=holder, heartbeat=beat, now=now, interval_seconds=interval_seconds)
+
+
+def describe(status: PollerStatus) -> list[str]:
+    """The lines `status` shows a person."""
+    holder = status.holder
+    if holder is None:
+        lines = ["not running"]
+    else:
+        started = _time(holder.get("started"))
+        since = f" ({ago(status.now - started)})" if started else ""
+        lines = [
+            f"running: pid {holder.get('pid', '?')}, started {_shown(started)}{since}, version "
+            f"{holder.get('version', '?')}"
+        ]
+    beat = status.heartbeat
+    if beat is None:
+        lines.append("last cycle: none recorded")
+    else:
+        took = (beat.cycle_finished - beat.cycle_started).total_seconds()
+        counts = " ".join(f"{key}={value}" for key, value in beat.summary.items())
+        lines.append(
+            f"last cycle: {_shown(beat.cycle_finished)} ({ago(status.now - beat.cycle_finished)}, "
+            f"pid {beat.pid}), took {took:.1f}s: {counts}"
+        )
+    if status.running:
+        verdict = "OVERDUE" if status.overdue else "on time"
+        lines.append(
+            f"{verdict}: cycles every {status.interval_seconds:g}s; overdue after {status.overdue_after:g}s without one"
+        )
+    return lines
+
+
+def ago(delta: timedelta) -> str:
+    seconds = max(0, int(delta.total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit} ago"
+    return f"{seconds}s ago"
+
+
+def _time(value: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(value))
+    except ValueError:
+        return None
+
+
+def _shown(when: datetime | None) -> str:
+    return "?" if when is None else when.strftime("%Y-%m-%d %H:%M:%S %Z").strip()
