@@ -1,0 +1,79 @@
+"""`status` from the lock holder and the heartbeat: running, last cycle, overdue, exit status."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+from app.poller_status import Exit, describe, poller_status
+
+NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+STARTED = (NOW - timedelta(hours=1)).isoformat()
+
+
+def _beat(*, ago: float, started: str = STARTED, interval: float = 60) -> str:
+    finished = NOW - timedelta(seconds=ago)
+    return json.dumps(
+        {
+            "pid": 42,
+            "started": started,
+            "interval_seconds": interval,
+            "last_cycle_started": (finished - timedelta(seconds=2)).isoformat(),
+            "last_cycle_finished": finished.isoformat(),
+            "summary": {"items": 3, "delivered": 1},
+        }
+    )
+
+
+def test_a_poller_with_a_recent_cycle_is_running_and_on_time() -> None:
+    status = poller_status(
+        holder={"pid": 42, "started": STARTED}, heartbeat_text=_beat(ago=61), now=NOW, interval_seconds=60
+    )
+
+    assert (status.running, status.overdue, status.exit) == (True, False, Exit.RUNNING)
+
+
+def test_a_poller_silent_past_twice_its_interval_and_the_slack_is_overdue() -> None:
+    status = poller_status(
+        holder={"pid": 42, "started": STARTED}, heartbeat_text=_beat(ago=151), now=NOW, interval_seconds=60
+    )
+
+    assert (status.overdue, status.exit) == (True, Exit.OVERDUE)
+    assert describe(status)[-1].startswith("OVERDUE: cycles every 60s; overdue after 150s")
+
+
+def test_the_running_pollers_own_interval_wins_over_this_configuration() -> None:
+    status = poller_status(
+        holder={"pid": 42, "started": STARTED},
+        heartbeat_text=_beat(ago=151, interval=600),
+        now=NOW,
+        interval_seconds=60,
+    )
+
+    assert (status.interval_seconds, status.overdue) == (600, False)
+
+
+def test_an_earlier_pollers_heartbeat_says_nothing_about_the_running_one() -> None:
+    recently = (NOW - timedelta(seconds=10)).isoformat()
+    status = poller_status(
+        holder={"pid": 43, "started": recently}, heartbeat_text=_beat(ago=3600), now=NOW, interval_seconds=60
+    )
+
+    assert (status.quiet_for, status.overdue) == (10, False)
+
+
+def test_no_poller_is_not_running_and_shows_the_last_cycle() -> None:
+    status = poller_status(holder=None, heartbeat_text=_beat(ago=7200), now=NOW, interval_seconds=60)
+
+    lines = describe(status)
+    assert (status.exit, status.overdue) == (Exit.NOT_RUNNING, False)
+    assert lines == [
+        "not running",
+        "last cycle: 2026-11-30 07:00:00 UTC (2h ago, pid 42), took 2.0s: items=3 delivered=1",
+    ]
+
+
+def test_an_unreadable_heartbeat_is_no_cycle_known() -> None:
+    status = poller_status(holder=None, heartbeat_text="{not json", now=NOW, interval_seconds=60)
+
+    assert status.heartbeat is None and status.as_json()["last_cycle"] is None

@@ -1,0 +1,173 @@
+"""Sessions by hand over fakes: list with probed state, reset (and its dry run), close, attach."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.sessions_admin import AdminConfig, SessionsAdmin, UnknownWorkItem
+from domain.model import SessionState, SessionStatus
+from domain.refs import WorkItemRef
+from tests.fakes.tmux import FakeTmux
+from tests.service.world import REPO, World
+
+
+def _admin(world: World, **config: object) -> SessionsAdmin:
+    return SessionsAdmin(
+        tmux=world.tmux,
+        store=world.store,
+        events=world.events,
+        closer=world.closer,
+        config=AdminConfig(**config),  # type: ignore[arg-type]
+    )
+
+
+def _fake(world: World) -> FakeTmux:
+    assert isinstance(world.tmux, FakeTmux)
+    return world.tmux
+
+
+def test_listing_shows_each_record_with_what_tmux_says_now() -> None:
+    world = World()
+    live, exited = world.watched(1), world.watched(2)
+    _fake(world).exit_harness(exited.target.name)
+
+    views = _admin(world).listing()
+
+    assert [(v.record.item, v.state) for v in views] == [(live, SessionState.LIVE), (exited, SessionState.DEAD)]
+
+
+def test_listing_by_status_keeps_only_that_status() -> None:
+    world = World()
+    world.watched(1)
+    closed = world.watched(2)
+    _admin(world).close(closed, keep_tmux=True)
+
+    views = _admin(world).listing(SessionStatus.CLOSED)
+
+    assert [v.record.item for v in views] == [closed]
+
+
+def test_a_reset_plan_changes_nothing() -> None:
+    world = World()
+    ref = world.watched()
+    before = (world.store.session(ref), world.store.ledger(ref))
+
+    plan = _admin(world).plan_reset([ref])
+
+    assert [(p.item, p.state, p.ends_harness) for p in plan] == [(ref, SessionState.LIVE, True)]
+    assert (world.store.session(ref), world.store.ledger(ref)) == before
+    assert not _fake(world).sessions[ref.target.name].pane_dead
+    assert "session.reset" not in world.events.names()
+
+
+def test_reset_ends_the_live_harness_and_forgets_record_and_ledger() -> None:
+    world = World()
+    ref = world.watched()
+    admin = _admin(world)
+
+    admin.reset(admin.plan_reset([ref])[0])
+
+    assert (world.store.session(ref), world.store.ledger(ref)) == (None, None)
+    assert _fake(world).sessions[ref.target.name].pane_dead
+    (reset,) = world.events.named("session.reset")
+    assert (reset["source"], reset["work_item"], reset["harness_ended"]) == ("operator", str(ref), True)
+
+
+def test_after_a_reset_the_next_cycle_is_first_sight_with_a_fresh_session() -> None:
+    world = World()
+    ref = world.watched()
+    old = world.record(ref).harness_session_id
+    world.comment(ref, "said before the reset")
+    admin = _admin(world)
+    admin.reset(admin.plan_reset([ref])[0])
+
+    world.cycle()
+
+    assert world.record(ref).harness_session_id != old
+    assert world.events.names().count("poll.baselined") == 2
+    assert all("said before the reset" not in text for text in _fake(world).sessions[ref.target.name].received)
+
+
+def test_reset_is_the_remedy_for_a_first_spawn_refused_by_a_live_occupant() -> None:
+    world = World()
+    ref = world.item()
+    _fake(world).add_session(ref.target.name)  # someone else's session holds the item's name
+    world.cycle()  # first sight: ledger saved, spawn refused, no record
+    admin = _admin(world)
+
+    admin.reset(admin.plan_reset([ref])[0])
+
+    assert _fake(world).sessions[ref.target.name].pane_dead
+    assert world.store.ledger(ref) is None
+
+
+def test_reset_of_an_unknown_item_refuses_before_touching_any() -> None:
+    world = World()
+    known = world.watched()
+    unknown = WorkItemRef(REPO, 99)
+    calls = len(_fake(world).calls)
+
+    with pytest.raises(UnknownWorkItem, match=r"unknown work item github:acme/widgets#99"):
+        _admin(world).plan_reset([known, unknown])
+
+    assert _fake(world).calls[calls:] == []
+    assert world.store.session(known) is not None
+
+
+def test_reset_all_plans_every_item_the_store_knows() -> None:
+    world = World()
+    refs = [world.watched(1), world.watched(2)]
+
+    plan = _admin(world).plan_reset(None)
+
+    assert [p.item for p in plan] == refs
+
+
+def test_close_by_the_operator_closes_the_record_with_reason_operator() -> None:
+    world = World()
+    ref = world.watched()
+
+    closed = _admin(world).close(ref, keep_tmux=False)
+
+    assert closed and world.record(ref).status is SessionStatus.CLOSED
+    assert ref.target.name not in _fake(world).sessions
+    assert world.events.named("session.closed")[0]["reason"] == "operator"
+
+
+def test_closing_a_closed_session_again_changes_nothing() -> None:
+    world = World()
+    ref = world.watched()
+    admin = _admin(world)
+    admin.close(ref, keep_tmux=True)
+
+    again = admin.close(ref, keep_tmux=None)
+
+    assert not again and world.events.names().count("session.closed") == 1
+
+
+def test_attaching_to_a_closed_session_is_forced_read_only() -> None:
+    world = World()
+    ref = world.watched()
+    admin = _admin(world)
+    admin.close(ref, keep_tmux=True)
+
+    admin.attach(admin.attachment(ref, read_only=False))
+
+    assert [c.read_only for c in _fake(world).sessions[ref.target.name].clients] == [True]
+
+
+def test_attaching_to_an_active_session_is_read_write_unless_asked() -> None:
+    world = World()
+    ref = world.watched()
+    admin = _admin(world)
+
+    admin.attach(admin.attachment(ref, read_only=False))
+
+    assert [c.read_only for c in _fake(world).sessions[ref.target.name].clients] == [False]
+
+
+def test_attaching_to_an_unknown_item_names_it() -> None:
+    world = World()
+
+    with pytest.raises(UnknownWorkItem, match="no session record"):
+        _admin(world).attachment(WorkItemRef(REPO, 5), read_only=True)
