@@ -38,7 +38,7 @@ def _dispatch_config(settings: Settings) -> DispatchConfig:
     return DispatchConfig(
         harnesses=harnesses,
         default_harness=settings.routing.default_harness,
-        workdir=str(Path(settings.routing.spawn_workdir).absolute()),
+        workdir=str(Path(settings.routing.spawn_workdir).expanduser().absolute()),  # `{slug}` is the dispatcher's
         remain_on_exit=tmux.remain_on_exit,
         resume_on_respawn=tmux.resume_on_respawn,
         resume_probe_seconds=tmux.resume_probe_seconds,
