@@ -98,7 +98,12 @@ class Container(containers.DeclarativeContainer):
     tracker_for = providers.Callable(_tracker_for, settings, trackers)
 
     dispatcher = providers.Singleton(
-        Dispatcher, tmux=tmux, clock=clock, events=events, config=providers.Callable(_dispatch_config, settings)
+        Dispatcher,
+        tmux=tmux,
+        clock=clock,
+        events=events,
+        store=store,
+        config=providers.Callable(_dispatch_config, settings),
     )
     worker = providers.Singleton(
         ItemWorker,

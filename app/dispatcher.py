@@ -28,7 +28,7 @@ from domain.policy import (
     remedy,
     resume_survived,
 )
-from domain.ports import ClockPort, EventSink, TmuxPort
+from domain.ports import ClockPort, EventSink, StateStore, TmuxPort
 from domain.refs import TmuxTarget
 
 RECENT_DELIVERIES = 20
@@ -69,10 +69,12 @@ class Dispatcher:
         tmux: TmuxPort,
         clock: ClockPort,
         events: EventSink,
+        store: StateStore,
         config: DispatchConfig,
         new_session_id: Callable[[], str] = lambda: str(uuid.uuid4()),
     ) -> None:
         self._tmux = tmux
+        self._store = store
         self._clock = clock
         self._events = events
         self._config = config
@@ -82,6 +84,8 @@ class Dispatcher:
         """Deliver into the recorded session, or take the respawn path when tmux says it is gone."""
         if record is None:
             return self.first_spawn(job)
+        # the target is always minted from the item, never taken from what the registry says
+        record = replace(record, target=record.item.target)
         step = on_delivery_probe(self._tmux.session_state(record.target))
         if step.choice is Step.PASTE:
             try:
@@ -104,6 +108,18 @@ class Dispatcher:
             cwd=self._config.workdir.replace("{slug}", job.item.ref.slug),
             created_at=self._clock.now(),
         )
+        holder = next((r.item for r in self._store.sessions() if r.target == target and r.item != record.item), None)
+        if holder is not None:
+            # two refs can sanitise to one name; the other item's session is never ours to take
+            reason = f"{target} is recorded for another work item, {holder}"
+            self._emit(
+                Event.SESSION_SPAWN_FAILED,
+                record,
+                level=Level.ERROR,
+                reason=reason,
+                remedy=remedy(str(target), str(holder)),
+            )
+            return Result(Outcome.SPAWN_REFUSED, reason)
         state = self._tmux.session_state(target)
         return self._spawn(record, job, state=state, resume=False, first=True)
 
@@ -140,11 +156,14 @@ class Dispatcher:
                     None if first else record,
                 )
             try:
+                # recorded before tmux starts it: a crash right after the spawn leaves a session the
+                # next comment is delivered into, not a live stranger that blocks every spawn
+                self._store.save_session(record)
                 self._tmux.spawn(self._request(record, job, resume=resume))
             except DuplicateSession:
                 state = self._tmux.session_state(record.target)
                 continue
-            except (TmuxFailed, TmuxUnanswered) as error:
+            except (TmuxFailed, TmuxUnanswered, ValueError) as error:
                 return self._spawn_failed(record, job, f"spawn failed: {error}", first=first)
             return self._spawned(record, job, resume=resume, first=first)
         return self._spawn_failed(record, job, "duplicate session again after one re-decision", first=first)

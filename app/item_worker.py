@@ -18,7 +18,7 @@ from domain.prompts import event_prompt, spawn_prompt
 from domain.refs import WorkItemRef
 
 if TYPE_CHECKING:
-    from app.poll import CycleSummary
+    from app.cycle_summary import CycleSummary
 
 NOT_CLEARABLE = "the item's tmux session is held by a session that is not running and could not be cleared"
 
@@ -62,10 +62,14 @@ class ItemWorker:
         if ledger is None:
             self._first_sight(item, comments, armed=armed, summary=summary)
             return
-        ledger = self._rearm(ledger)
-        ledger = ledger.admit(comments, authorized=self._config.authorized)
-        self._store.save_ledger(ledger)
-        record = reactivate(self._store.session(item.ref))
+        admitted = self._rearm(ledger).admit(comments, authorized=self._config.authorized)
+        if admitted != ledger:  # an idle item costs no write
+            self._store.save_ledger(admitted)
+        ledger = admitted
+        stored = self._store.session(item.ref)
+        record = reactivate(stored)
+        if record is not None and record != stored:
+            self._store.save_session(record)  # watched again: active again, so closing sees it
         while (pending := ledger.next_pending) is not None:
             ledger, record, go_on = self._deliver(item, ledger, record, pending.comment, armed=armed, summary=summary)
             if not go_on:
@@ -108,8 +112,11 @@ class ItemWorker:
         summary: CycleSummary,
     ) -> tuple[Ledger, SessionRecord | None, bool]:
         """One attempt; returns the new ledger and record, and whether later comments may go."""
-        ledger = ledger.attempt(comment.id)
-        self._store.save_ledger(ledger)  # the attempt is spent before it is made
+        # attempts that ended in a crash were counted but never judged: spent means abandoned
+        crashed_out = ledger.budget_spent(comment.id, max_retries=self._config.max_retries)
+        if not crashed_out:
+            ledger = ledger.attempt(comment.id)
+            self._store.save_ledger(ledger)  # the attempt is spent before it is made
         attempts = ledger.attempts(comment.id)
         fields: dict[str, Any] = {
             "work_item": str(item.ref),
@@ -120,7 +127,11 @@ class ItemWorker:
         self._events.emit(Event.DISPATCH_QUEUED, **fields)
         if attempts == 1:
             self._react(comment, Reaction.STARTED)
-        if record is None and not armed:
+        if crashed_out:
+            result = Result(
+                Outcome.RETRY, "every attempt was spent without an outcome (the daemon stopped mid-delivery)"
+            )
+        elif record is None and not armed:
             result = Result(Outcome.NO_SESSION, "no session and spawning is not armed for this item")
         else:
             job = Dispatch(

@@ -1,16 +1,14 @@
-"""The poll cycle: read each source, apply the ledger, dispatch in order per item, record, react."""
+"""The poll cycle: read each repository, apply the ledger, dispatch in order per item, record, react."""
 
 from __future__ import annotations
 
-import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any
+from dataclasses import dataclass
 
 from app.closing import Closer
+from app.cycle_summary import CycleSummary
 from app.item_worker import ItemWorker
 from domain.errors import RateLimited, TrackerError
 from domain.events import Event, Level
@@ -18,6 +16,10 @@ from domain.model import Comment, ItemState, SessionStatus, Source, SpawnMode, W
 from domain.policy import spawn_armed
 from domain.ports import ClockPort, EventSink, StateStore, TrackerPort
 from domain.refs import RepoRef, WorkItemRef
+
+__all__ = ["CycleSummary", "PollConfig", "PollCycle", "Watch", "watches"]
+
+PAUSED_CHECK_EVERY = 10  # cycles: a paused session's item is asked for its state this seldom
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,36 +32,26 @@ class PollConfig:
     reactions: bool = True
 
 
-@dataclass
-class CycleSummary:
-    started_at: datetime
-    items: int = 0
-    delivered: int = 0
-    failed: int = 0
-    abandoned: int = 0
-    skipped: int = 0
-    spawned: int = 0
-    closed: int = 0
-    sources_failed: int = 0
-    min_interval_seconds: float = 0.0  # the longest pace a tracker asked for this cycle
-    finished_at: datetime | None = None
-    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+@dataclass(frozen=True, slots=True)
+class Watch:
+    """One repository of one provider, with every label sources watch it by: its comments are
+    read once per cycle, whatever the number of labels."""
 
-    def add(self, **counts: int) -> None:
-        with self.lock:
-            for key, value in counts.items():
-                setattr(self, key, getattr(self, key) + value)
+    provider: str
+    repo: RepoRef
+    labels: tuple[str, ...]
 
-    def fields(self) -> dict[str, Any]:
-        names = ("items", "delivered", "failed", "abandoned", "skipped", "spawned", "closed", "sources_failed")
-        return {name: getattr(self, name) for name in names}
 
-    def line(self) -> str:
-        return " ".join(f"{k}={v}" for k, v in self.fields().items())
+def watches(sources: Iterable[Source]) -> list[Watch]:
+    labels: dict[tuple[str, RepoRef], list[str]] = defaultdict(list)
+    for source in sources:
+        if source.label not in labels[(source.provider, source.repo)]:
+            labels[(source.provider, source.repo)].append(source.label)
+    return [Watch(provider, repo, tuple(found)) for (provider, repo), found in labels.items()]
 
 
 class PollCycle:
-    """One pass over every source; `run()` is what `poll` repeats and `poll --once` runs once."""
+    """One pass over every watched repository; `run()` is what `poll` repeats and `--once` runs once."""
 
     def __init__(
         self,
@@ -79,85 +71,121 @@ class PollCycle:
         self._worker = worker
         self._closer = closer
         self._config = config
+        self._watches = watches(config.sources)
         self._backoff: dict[RepoRef, float] = {}
+        self._cycles = 0
         self.stopping: Callable[[], bool] = lambda: False
 
     def run(self) -> CycleSummary:
         summary = CycleSummary(started_at=self._clock.now())
-        for source in self._config.sources:
+        for watch in self._watches:
             if self.stopping():
                 break
-            self._poll_source(source, summary)
+            try:
+                self._poll(watch, summary)
+            except Exception as error:  # one repository's fault never stops the others
+                summary.add(sources_failed=1)
+                self._events.emit(
+                    Event.POLL_SOURCE_FAILED,
+                    level=Level.ERROR,
+                    repo=str(watch.repo),
+                    cause=f"{type(error).__name__}: {error}",
+                )
+        self._cycles += 1
         summary.finished_at = self._clock.now()
         self._events.emit(Event.POLL_CYCLE, **summary.fields())
         return summary
 
-    def _poll_source(self, source: Source, summary: CycleSummary) -> None:
-        tracker = self._trackers[source.provider]
-        now = self._clock.now().timestamp()
-        if self._backoff.get(source.repo, 0.0) > now:
+    def _poll(self, watch: Watch, summary: CycleSummary) -> None:
+        tracker = self._trackers[watch.provider]
+        if self._backoff.get(watch.repo, 0.0) > self._clock.now().timestamp():
             return
         try:
-            items = tracker.work_items(source.repo, source.label)
-            batch = tracker.new_comments(source.repo, self._store.cursor(source.repo))
+            listed = self._listed(tracker, watch)
+            batch = tracker.new_comments(watch.repo, self._store.cursor(watch.repo))
         except RateLimited as limited:
-            self._backoff[source.repo] = limited.until_epoch
+            self._backoff[watch.repo] = limited.until_epoch
             self._events.emit(
                 Event.POLL_BACKOFF,
                 level=Level.WARNING,
-                repo=str(source.repo),
+                repo=str(watch.repo),
                 until=limited.until_epoch,
                 cause=str(limited),
             )
             return
         except TrackerError as error:
             summary.add(sources_failed=1)
-            self._events.emit(Event.POLL_SOURCE_FAILED, level=Level.ERROR, repo=str(source.repo), cause=str(error))
+            self._events.emit(Event.POLL_SOURCE_FAILED, level=Level.ERROR, repo=str(watch.repo), cause=str(error))
             return
-        summary.min_interval_seconds = max(summary.min_interval_seconds, tracker.min_interval_seconds(source.repo))
-        self._close_departed(tracker, source, items, summary)
-        self._work(source, items, batch.comments, summary)
-        # the cursor moves only once every item of this repository was worked: a crash before
-        # here re-reads the same comments, and the ledger makes that harmless
-        if not self.stopping():
-            self._store.save_cursor(source.repo, batch.cursor)
+        summary.min_interval_seconds = max(summary.min_interval_seconds, tracker.min_interval_seconds(watch.repo))
+        self._close_departed(tracker, watch, listed, summary)
+        failed = self._work(listed, batch.comments, summary)
+        # the cursor moves only once every item with new comments was worked: a crash or a
+        # failed item re-reads the same comments next cycle, and the ledger makes that harmless
+        if not self.stopping() and not any(comment.item in failed for comment in batch.comments):
+            self._store.save_cursor(watch.repo, batch.cursor)
 
-    def _work(self, source: Source, items: list[WorkItem], comments: Iterable[Comment], summary: CycleSummary) -> None:
+    def _listed(self, tracker: TrackerPort, watch: Watch) -> dict[WorkItemRef, tuple[WorkItem, str]]:
+        """Every open item carrying one of the watch's labels, with the first label it carries."""
+        listed: dict[WorkItemRef, tuple[WorkItem, str]] = {}
+        for label in watch.labels:
+            for item in tracker.work_items(watch.repo, label):
+                listed.setdefault(item.ref, (item, label))
+        return listed
+
+    def _work(
+        self, listed: Mapping[WorkItemRef, tuple[WorkItem, str]], comments: Iterable[Comment], summary: CycleSummary
+    ) -> set[WorkItemRef]:
+        """Work every listed item; the ones that failed unexpectedly (or were not reached)."""
         by_item: dict[WorkItemRef, list[Comment]] = defaultdict(list)
         for comment in comments:
             by_item[comment.item].append(comment)
-        summary.add(items=len(items))
+        summary.add(items=len(listed))
 
-        def one(item: WorkItem) -> None:
+        def one(item: WorkItem, label: str) -> bool:
             if self.stopping():
-                return
-            armed = spawn_armed(item, mode=self._config.spawn_mode, label=source.label)
-            self._worker.work(item, by_item.get(item.ref, []), armed=armed.choice, summary=summary)
+                return False
+            armed = spawn_armed(item, mode=self._config.spawn_mode, label=label)
+            try:
+                self._worker.work(item, by_item.get(item.ref, []), armed=armed.choice, summary=summary)
+            except Exception as error:  # one item's fault never stops the cycle
+                summary.add(items_failed=1)
+                self._events.emit(
+                    Event.POLL_ITEM_FAILED,
+                    level=Level.ERROR,
+                    work_item=str(item.ref),
+                    cause=f"{type(error).__name__}: {error}",
+                )
+                return False
+            return True
 
         with ThreadPoolExecutor(max_workers=max(1, self._config.max_concurrent)) as pool:
-            for future in [pool.submit(one, item) for item in items]:
-                future.result()
+            futures = [pool.submit(one, item, label) for item, label in listed.values()]
+            return {ref for ref, future in zip(listed, futures, strict=True) if not future.result()}
 
     def _close_departed(
-        self, tracker: TrackerPort, source: Source, items: list[WorkItem], summary: CycleSummary
+        self, tracker: TrackerPort, watch: Watch, listed: Mapping[WorkItemRef, object], summary: CycleSummary
     ) -> None:
-        """Only an item with a session that left the watched list costs a state request."""
-        listed = {item.ref for item in items}
+        """Only a session whose item left the watched list costs a state request — a paused one
+        only every PAUSED_CHECK_EVERY cycles, so it is still closed when its item is."""
+        paused_too = self._cycles % PAUSED_CHECK_EVERY == 0
         for record in self._store.sessions():
-            if record.item.repo != source.repo or record.status is not SessionStatus.ACTIVE:
+            if record.item.repo != watch.repo or record.item in listed:
                 continue
-            if record.item in listed:
+            if not (record.status is SessionStatus.ACTIVE or (paused_too and record.status is SessionStatus.PAUSED)):
                 continue
             try:
-                state = tracker.item_state(record.item, source.label)
+                state = tracker.item_state(record.item, watch.labels[0])
             except TrackerError as error:
                 self._events.emit(
                     Event.POLL_SOURCE_FAILED,
                     level=Level.ERROR,
-                    repo=str(source.repo),
+                    repo=str(watch.repo),
                     work_item=str(record.item),
                     cause=str(error),
                 )
+                continue
+            if state is ItemState.UNLABELED and record.status is SessionStatus.PAUSED:
                 continue
             if state is not ItemState.OPEN and self._closer.departed(record, state):
                 summary.add(closed=1)

@@ -74,6 +74,11 @@ class Event(enum.Enum):
         "poll.source_failed",
         "A repository could not be read this cycle (`cause`); other repositories carried on.",
     )
+    POLL_ITEM_FAILED = (
+        "poll.item_failed",
+        "Working one item raised an unexpected error (`cause`); the cycle carried on and the item is "
+        "worked again next cycle.",
+    )
     POLL_BACKOFF = ("poll.backoff", "A repository is rate limited; it is skipped until `until`.")
     POLL_GIVEUP_REPORTED = (
         "poll.giveup_reported",

@@ -51,6 +51,7 @@ class World:
             tmux=self.tmux,
             clock=self.clock,
             events=self.events,
+            store=self.store,
             config=DispatchConfig(
                 harnesses=self.harnesses,
                 default_harness=self.harness,

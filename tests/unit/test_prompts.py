@@ -91,3 +91,17 @@ def test_a_spawn_prompt_of_wide_characters_still_fits_in_one_argument() -> None:
     prompt = spawn_prompt(item, first_comment=_comment("\U0001d11e" * 40_000))
     assert len(prompt.encode("utf-8")) < 128 * 1024
     assert prompt.count("truncated this text") == 3
+
+
+def test_a_wall_of_backticks_cannot_blow_up_the_fence() -> None:
+    item = WorkItem(REF, "t", "alice", frozenset(), ItemKind.ISSUE, "`" * 32_000)
+    prompt = spawn_prompt(item, first_comment=_comment("x" + "`" * 1_500 + "y" * 31_000))
+    assert len(prompt.encode("utf-8")) < 128 * 1024
+    assert max(len(run) for run in re.findall(r"`+", prompt)) <= 16
+    assert "[+31985 backticks]" in prompt
+
+
+def test_a_lone_surrogate_becomes_a_replacement_character() -> None:
+    prompt = event_prompt(_comment("bad \ud800 half"))
+    assert "\ufffd" in prompt
+    prompt.encode("utf-8")  # would raise on a surrogate

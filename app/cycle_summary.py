@@ -1,0 +1,47 @@
+"""What one poll cycle did: counts for the log, the heartbeat and the one-line report."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+@dataclass
+class CycleSummary:
+    started_at: datetime
+    items: int = 0
+    delivered: int = 0
+    failed: int = 0
+    abandoned: int = 0
+    skipped: int = 0
+    spawned: int = 0
+    closed: int = 0
+    sources_failed: int = 0
+    items_failed: int = 0
+    min_interval_seconds: float = 0.0  # the longest pace a tracker asked for this cycle
+    finished_at: datetime | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, **counts: int) -> None:
+        with self.lock:
+            for key, value in counts.items():
+                setattr(self, key, getattr(self, key) + value)
+
+    def fields(self) -> dict[str, Any]:
+        names = (
+            "items",
+            "delivered",
+            "failed",
+            "abandoned",
+            "skipped",
+            "spawned",
+            "closed",
+            "sources_failed",
+            "items_failed",
+        )
+        return {name: getattr(self, name) for name in names}
+
+    def line(self) -> str:
+        return " ".join(f"{k}={v}" for k, v in self.fields().items())
