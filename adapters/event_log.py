@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import json
+import logging
 import os
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -14,14 +15,16 @@ from domain.events import Event, Level
 from domain.ports import EventSink
 
 HEADER = ("ts", "source", "event", "level")
+_log = logging.getLogger(__name__)
 
 
 class JsonlEventLog(EventSink):
     """Writes each event as one line with one `write()` on an `O_APPEND` descriptor.
 
     On a local file system an append of one buffer is never split by another writer's append,
-    so processes sharing the log (the daemon, the CLI) leave only whole lines. Failure modes:
-    `OSError` when the directory or file cannot be created or written.
+    so processes sharing the log (the daemon, the CLI) leave only whole lines. A log that cannot
+    be written (disk full, permissions) never stops the daemon: the failure and the event go to
+    the process's logger (stderr) instead.
     """
 
     def __init__(self, path: Path, *, clock: Callable[[], datetime]) -> None:
@@ -37,7 +40,11 @@ class JsonlEventLog(EventSink):
         }
         for key, value in fields.items():
             record[f"field_{key}" if key in HEADER else key] = value
-        append_line(self.path, encode(record))
+        line = encode(record)
+        try:
+            append_line(self.path, line)
+        except OSError as error:
+            _log.error("event log %s not written (%s): %s", self.path, error, line.decode("ascii").rstrip())
 
 
 def timestamp(when: datetime) -> str:

@@ -9,6 +9,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+import pytest
+
 from adapters.event_log import JsonlEventLog
 from adapters.event_reader import EventFilter, follow_events, read_events
 from domain.events import Event, Level
@@ -178,3 +180,13 @@ def test_following_holds_a_half_written_line_until_its_newline(tmp_path: Path) -
 
     tail = follow_events(path, EventFilter(types="poll.*"), sleep=append_next_half)
     assert next(tail) == {"event": "poll.cycle", "level": "info"}
+
+
+def test_an_unwritable_log_never_raises_into_the_daemon(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    blocked = tmp_path / "not-a-dir"
+    blocked.write_text("a file where the log's folder should be")
+    log = JsonlEventLog(blocked / "events.jsonl", clock=lambda: datetime(2026, 1, 1, tzinfo=UTC))
+
+    log.emit(Event.POLL_CYCLE, items=1)
+
+    assert "poll.cycle" in caplog.text and "not written" in caplog.text
