@@ -53,11 +53,6 @@ class Daemon:
         """Finish the item in hand, then stop: the cycle checks this between items."""
         self._stop.set()
 
-    def on_signal(self, signum: int = 0, frame: FrameType | None = None) -> None:
-        """`stop` for a signal handler: `Event.set` takes a lock the interrupted main thread may
-        hold (inside `Event.wait`), so it is called from a thread of its own."""
-        threading.Thread(target=self.stop, name="stop", daemon=True).start()
-
     def run(self, *, once: bool = False, held_by: Callable[[], str] = lambda: "") -> int:
         started = self.clock.now().isoformat()
         try:
@@ -108,5 +103,25 @@ class Daemon:
 
 
 def install_signal_handlers(daemon: Daemon) -> None:
-    signal.signal(signal.SIGTERM, daemon.on_signal)
-    signal.signal(signal.SIGINT, daemon.on_signal)
+    """SIGTERM and SIGINT stop the daemon at once, whichever thread the kernel hands them to.
+
+    A Python handler runs only when the main thread next runs bytecode, and the main thread may be
+    blocked on a worker while another thread took the signal: the worker would start the next
+    item first. The C-level handler writes each signal to the wakeup pipe right away, and a
+    watcher thread stops the daemon from there (never inside a handler: `Event.set` takes a lock
+    the interrupted main thread may hold)."""
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, _noted)
+
+    def watch() -> None:
+        if os.read(read_end, 1):
+            daemon.stop()
+
+    threading.Thread(target=watch, name="signals", daemon=True).start()
+
+
+def _noted(signum: int, frame: FrameType | None) -> None:
+    """The watcher acts on the signal; this handler only keeps the default action (exit) away."""
