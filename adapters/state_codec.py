@@ -113,6 +113,7 @@ def encode_session(record: SessionRecord) -> str:
             "cwd": record.cwd,
             "status": record.status.value,
             "recent_delivery_ids": list(record.recent_delivery_ids),
+            "pane_id": record.pane_id,
             "created_at": _when(record.created_at),
             "updated_at": _when(record.updated_at),
             "last_event": record.last_event,
@@ -130,6 +131,7 @@ def decode_session(text: str) -> SessionRecord:
         cwd=data["cwd"],
         status=SessionStatus(data["status"]),
         recent_delivery_ids=tuple(data["recent_delivery_ids"]),
+        pane_id=data.get("pane_id", ""),  # records written before panes were recorded have none
         created_at=_from_when(data["created_at"]),
         updated_at=_from_when(data["updated_at"]),
         last_event=data["last_event"],

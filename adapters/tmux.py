@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import logging
-import os
 import signal
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 from adapters import tmux_commands as cmd
+from adapters.tmux_local import make_start_directory, signal_pids
 from adapters.tmux_prompt_file import write_prompt_file
 from adapters.tmux_runner import ShRunner, TmuxRunner, names_missing_target, names_no_server
 from domain.errors import LoopError, SessionMissing, TmuxFailed, TmuxUnanswered
@@ -59,14 +58,13 @@ class ShTmux(TmuxPort):
             return SessionState.UNKNOWN
         return SessionState.DEAD if all(f == "1" for f in dead_flags) else SessionState.LIVE
 
-    def spawn(self, request: SpawnRequest) -> None:
+    def spawn(self, request: SpawnRequest) -> str:
         if not request.argv:
             raise ValueError(f"no harness command to spawn in {request.target}")
-        if not Path(request.cwd).is_dir():  # tmux 3.3 would silently start it somewhere else
-            raise TmuxFailed("new-session", 1, f"start directory does not exist: {request.cwd}")
         data = request.prompt.encode()
         if len(data) > MAX_PROMPT_BYTES:
             raise ValueError(f"spawn prompt is {len(data)} bytes; one argument holds at most {MAX_PROMPT_BYTES}")
+        make_start_directory(request.cwd)
         prompt_file = write_prompt_file(data)
         try:
             args = cmd.new_session(
@@ -77,17 +75,25 @@ class ShTmux(TmuxPort):
                 argv=request.argv,
                 remain_on_exit=request.remain_on_exit,
             )
-            self._tmux(args)
+            out = self._tmux(args)
         except BaseException:
             prompt_file.unlink(missing_ok=True)  # on success the wrapper in the pane removes it
             raise
+        pane_id = out.strip()
+        if not cmd.is_pane_id(pane_id):
+            raise TmuxFailed("new-session", 0, f"tmux started {request.target} but named no pane: {out!r}")
+        return pane_id
 
-    def deliver(self, target: TmuxTarget, prompt: str, *, delivery_id: str, submit_delay_ms: int = 0) -> None:
+    def deliver(
+        self, target: TmuxTarget, prompt: str, *, delivery_id: str, submit_delay_ms: int = 0, pane: str = ""
+    ) -> None:
+        if pane and not cmd.is_pane_id(pane):  # from the registry: never into a tmux command as is
+            raise SessionMissing(f"{target}: the recorded pane {pane!r} is not a tmux pane id")
         token = uuid.uuid4().hex  # buffer names are ours alone, never derived from the event
         buffers = (f"the-loop-{token}-prompt", f"the-loop-{token}-submit")
-        log.debug("delivering %s into %s", delivery_id, target)
+        log.debug("delivering %s into %s %s", delivery_id, target, pane or "(active pane)")
         try:
-            self._paste(target, prompt.encode(), buffers, submit_delay_ms)
+            self._paste(target, prompt.encode(), buffers, submit_delay_ms, pane)
         except (TmuxFailed, TmuxUnanswered) as exc:
             self._discard(buffers)
             if isinstance(exc, TmuxFailed) and _absent(exc):
@@ -97,30 +103,32 @@ class ShTmux(TmuxPort):
     def kill(self, target: TmuxTarget) -> None:
         self._tmux(["kill-session", "-t", target.exact])
 
-    def terminate_harness(self, target: TmuxTarget, *, grace_seconds: float) -> None:
-        pids = self._live_pids(target)
-        _signal(pids, signal.SIGTERM)
+    def terminate_harness(self, target: TmuxTarget, *, grace_seconds: float, pane: str = "") -> None:
+        pids = self._live_pids(target, pane)
+        signal_pids(pids, signal.SIGTERM)
         deadline = time.monotonic() + grace_seconds
         while pids and time.monotonic() < deadline:
             time.sleep(_POLL_SECONDS)
-            pids &= self._live_pids(target)  # only processes tmux still shows as the pane's
-        _signal(pids, signal.SIGKILL)
+            pids &= self._live_pids(target, pane)  # only processes tmux still shows as the pane's
+        signal_pids(pids, signal.SIGKILL)
 
     def attach(self, target: TmuxTarget, *, read_only: bool) -> int:
         flags = ["-r"] if read_only else []
         return self._runner.foreground([*self._prefix, "attach-session", *flags, "-t", target.exact])
 
-    def _paste(self, target: TmuxTarget, data: bytes, buffers: tuple[str, str], submit_delay_ms: int) -> None:
+    def _paste(
+        self, target: TmuxTarget, data: bytes, buffers: tuple[str, str], submit_delay_ms: int, pane: str
+    ) -> None:
         prompt_buffer, submit_buffer = buffers
-        prompt_paste = cmd.paste(target, prompt_buffer, bracketed=True)
-        submit_paste = cmd.paste(target, submit_buffer, bracketed=False)
+        prompt_paste = cmd.paste(target, prompt_buffer, bracketed=True, pane_id=pane)
+        submit_paste = cmd.paste(target, submit_buffer, bracketed=False, pane_id=pane)
         load = [*cmd.load_buffers(prompt_buffer, submit_buffer), cmd.SEP]
         if submit_delay_ms <= 0:
-            self._guarded(target, load, buffers, [prompt_paste, submit_paste], data)
+            self._guarded(target, load, buffers, [prompt_paste, submit_paste], data, pane=pane)
             return
-        self._guarded(target, load, buffers, [prompt_paste], data)
+        self._guarded(target, load, buffers, [prompt_paste], data, pane=pane)
         time.sleep(submit_delay_ms / 1000)
-        self._guarded(target, [], [submit_buffer], [submit_paste], None)
+        self._guarded(target, [], [submit_buffer], [submit_paste], None, pane=pane)
 
     def _guarded(
         self,
@@ -129,10 +137,13 @@ class ShTmux(TmuxPort):
         buffers: Sequence[str],
         pastes: list[str],
         stdin: bytes | None,
+        *,
+        pane: str,
     ) -> None:
-        out = self._tmux([*before, *cmd.guarded(target, buffers, pastes)], stdin=stdin)
+        out = self._tmux([*before, *cmd.guarded(target, buffers, pastes, pane_id=pane)], stdin=stdin)
         if cmd.DEAD_MARKER in out:
-            raise SessionMissing(f"{target}: every pane is dead")
+            gone = f"pane {pane} is dead or no longer in {target}" if pane else f"{target}: every pane is dead"
+            raise SessionMissing(gone)
 
     def _discard(self, buffers: Sequence[str]) -> None:
         try:
@@ -140,7 +151,9 @@ class ShTmux(TmuxPort):
         except LoopError as exc:
             log.warning("could not delete tmux buffers %s: %s", ", ".join(buffers), exc)
 
-    def _live_pids(self, target: TmuxTarget) -> set[int]:
+    def _live_pids(self, target: TmuxTarget, pane: str) -> set[int]:
+        """The live pane processes of `target`; with `pane`, that pane's only (listed from the
+        session itself, so a pane that moved elsewhere is never signalled)."""
         try:
             out = self._tmux(cmd.pane_pids(target), timeout=self._probe_timeout)
         except TmuxFailed as exc:
@@ -148,7 +161,11 @@ class ShTmux(TmuxPort):
                 return set()
             raise
         rows = (line.split() for line in out.splitlines())
-        return {int(row[1]) for row in rows if len(row) == 2 and row[0] == "0" and row[1].isdigit()}
+        return {
+            int(pid)
+            for pane_id, dead, pid in (row for row in rows if len(row) == 3)
+            if dead == "0" and pid.isdigit() and pane in ("", pane_id)
+        }
 
     def _tmux(self, args: list[str], *, timeout: float = 0.0, stdin: bytes | None = None) -> str:
         return self._runner([*self._prefix, *args], timeout=timeout or self._command_timeout, stdin=stdin)
@@ -156,15 +173,3 @@ class ShTmux(TmuxPort):
 
 def _absent(exc: TmuxFailed) -> bool:
     return names_missing_target(exc.stderr) or names_no_server(exc.stderr)
-
-
-def _signal(pids: set[int], signum: signal.Signals) -> None:
-    for pid in pids:
-        if pid <= 1:  # never signal init or a process group by accident
-            continue
-        try:
-            os.kill(pid, signum)
-        except ProcessLookupError:
-            pass
-        except PermissionError as exc:
-            log.warning("may not signal pane process %d: %s", pid, exc)

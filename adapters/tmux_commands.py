@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from domain.refs import TmuxTarget
@@ -9,7 +10,9 @@ from domain.refs import TmuxTarget
 SEP = ";"  # a lone ';' argument separates commands inside one tmux invocation
 DEAD_MARKER = "the-loop:pane-dead"
 PANE_STATES = "#{pane_dead}"
-PANE_PIDS = "#{pane_dead} #{pane_pid}"
+PANE_PIDS = "#{pane_id} #{pane_dead} #{pane_pid}"
+PANE_ID = "#{pane_id}"
+_PANE_ID_RE = re.compile(r"%[0-9]+")
 
 # Reads the prompt file, removes it, and execs the harness with the prompt as its last
 # argument: the prompt travels by file and "$p" only, never through any shell parsing.
@@ -26,6 +29,23 @@ def pane(target: TmuxTarget) -> str:
     # '=' makes the session exact; the ':' makes it a session even where tmux expects a
     # window, which otherwise prefix-matches (`=loop-a` finds loop-ab on tmux 3.3)
     return f"{target.exact}:"
+
+
+def is_pane_id(text: str) -> bool:
+    """`text` is a tmux pane id (`%N`): nothing else may reach a tmux command string."""
+    return _PANE_ID_RE.fullmatch(text) is not None
+
+
+def destination(target: TmuxTarget, pane_id: str) -> str:
+    """Where a paste goes: the harness's own pane, else the session's active pane."""
+    return pane_id or pane(target)
+
+
+def pane_dead_or_foreign(target: TmuxTarget, pane_id: str) -> str:
+    """A format that is 1 unless `pane_id` is a live pane of `target`. It checks the id too:
+    if-shell may not fail on a missing pane, it expands the format without one."""
+    ours = f"#{{&&:#{{==:#{{pane_id}},{pane_id}}},#{{==:#{{session_name}},{target.name}}}}}"
+    return f"#{{?{ours},{PANE_STATES},1}}"
 
 
 def session_state(target: TmuxTarget) -> list[str]:
@@ -45,7 +65,8 @@ def new_session(
     argv: Sequence[str],
     remain_on_exit: bool,
 ) -> list[str]:
-    args = ["new-session", "-d", "-s", target.name, "-c", literal(cwd)]
+    # -P -F: tmux prints the harness's pane id, so deliveries never need the active pane
+    args = ["new-session", "-d", "-P", "-F", PANE_ID, "-s", target.name, "-c", literal(cwd)]
     for key, value in env:
         args += ["-e", literal(f"{key}={value}")]
     wrapper = ["/bin/sh", "-c", SPAWN_WRAPPER, "the-loop-spawn", prompt_file, *argv]
@@ -62,16 +83,21 @@ def load_buffers(prompt_buffer: str, submit_buffer: str) -> list[str]:
     return ["load-buffer", "-b", prompt_buffer, "-", SEP, "set-buffer", "-b", submit_buffer, "\r"]
 
 
-def guarded(target: TmuxTarget, buffers: Sequence[str], pastes: Sequence[str]) -> list[str]:
-    """Run `pastes` only if the pane is alive, in the same command: pasting into a dead pane
-    crashes the tmux 3.3 server. A dead pane deletes `buffers` and prints DEAD_MARKER."""
+def guarded(target: TmuxTarget, buffers: Sequence[str], pastes: Sequence[str], *, pane_id: str = "") -> list[str]:
+    """Run `pastes` only if the pane is alive (with `pane_id`: only if that pane is alive and
+    still `target`'s), in the same command, so nothing changes between check and paste: pasting
+    into a dead pane crashes the tmux 3.3 server. Otherwise deletes `buffers` and prints DEAD_MARKER."""
     dead = [*(f"delete-buffer -b {b}" for b in buffers), f"display-message -p {DEAD_MARKER}"]
-    return ["if-shell", "-F", "-t", pane(target), PANE_STATES, " ; ".join(dead), " ; ".join(pastes)]
+    condition = pane_dead_or_foreign(target, pane_id) if pane_id else PANE_STATES
+    where = destination(target, pane_id)
+    return ["if-shell", "-F", "-t", where, condition, " ; ".join(dead), " ; ".join(pastes)]
 
 
-def paste(target: TmuxTarget, buffer: str, *, bracketed: bool) -> str:
+def paste(target: TmuxTarget, buffer: str, *, bracketed: bool, pane_id: str = "") -> str:
+    # no -r: a newline goes out as CR, as terminals paste it; -r (LF) would not stop a cooked
+    # or readline program from running each line either, and the harness is not such a program
     flags = "-p -d" if bracketed else "-d"
-    return f"paste-buffer {flags} -b {buffer} -t {pane(target)}"
+    return f"paste-buffer {flags} -b {buffer} -t {destination(target, pane_id)}"
 
 
 def delete_buffers(buffers: Sequence[str]) -> list[str]:

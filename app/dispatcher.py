@@ -159,13 +159,13 @@ class Dispatcher:
                 # recorded before tmux starts it: a crash right after the spawn leaves a session the
                 # next comment is delivered into, not a live stranger that blocks every spawn
                 self._store.save_session(record)
-                self._tmux.spawn(self._request(record, job, resume=resume))
+                pane = self._tmux.spawn(self._request(record, job, resume=resume))
             except DuplicateSession:
                 state = self._tmux.session_state(record.target)
                 continue
             except (TmuxFailed, TmuxUnanswered, ValueError) as error:
                 return self._spawn_failed(record, job, f"spawn failed: {error}", first=first)
-            return self._spawned(record, job, resume=resume, first=first)
+            return self._spawned(replace(record, pane_id=pane or ""), job, resume=resume, first=first)
         return self._spawn_failed(record, job, "duplicate session again after one re-decision", first=first)
 
     def _spawned(self, record: SessionRecord, job: Dispatch, *, resume: bool, first: bool) -> Result:
@@ -204,7 +204,9 @@ class Dispatcher:
             message = remedy(str(record.target), str(record.item))
             self._emit(Event.SESSION_SPAWN_FAILED, record, level=Level.ERROR, reason=reason, remedy=message)
             return Result(Outcome.SPAWN_REFUSED, message)
-        return self._route_into_occupant(record, job, reason)
+        # an occupant tmux proved with `duplicate session` is not the pane we recorded: its own
+        # active pane is the one to talk to
+        return self._route_into_occupant(replace(record, pane_id=""), job, reason)
 
     def _route_into_occupant(self, record: SessionRecord, job: Dispatch, reason: str) -> Result:
         self._emit(Event.SESSION_RESPAWN_AVERTED, record, reason=reason, delivery_id=job.delivery_id)
@@ -229,7 +231,9 @@ class Dispatcher:
     def _paste(self, record: SessionRecord, job: Dispatch, outcome: Outcome, reason: str) -> Result:
         harness = self._config.harnesses.get(record.harness)
         delay = harness.submit_delay_ms if harness else 0
-        self._tmux.deliver(record.target, job.prompt, delivery_id=job.delivery_id, submit_delay_ms=delay)
+        self._tmux.deliver(
+            record.target, job.prompt, delivery_id=job.delivery_id, submit_delay_ms=delay, pane=record.pane_id
+        )
         return Result(outcome, reason, self._touch(record, job, Event.DISPATCH_SUCCEEDED))
 
     def _request(self, record: SessionRecord, job: Dispatch, *, resume: bool) -> SpawnRequest:

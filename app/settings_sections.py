@@ -120,7 +120,9 @@ class RoutingSettings(Section):
         default=4, ge=1, description="Work items dispatched in parallel; comments of one item are always in order."
     )
     spawn_workdir: str = Field(
-        default=".", description="Working directory of a new session; `{slug}` is replaced by the work item's slug."
+        default=".",
+        description="Working directory of a new session; `{slug}` is replaced by the work item's slug. Created, "
+        "with its parents (0755 less the umask), when missing; a path that is not a directory fails the spawn.",
     )
     tmux: TmuxSettings = Field(default=TmuxSettings(), description="The tmux server and the session lifecycle.")
     reactions: ReactionSettings = Field(

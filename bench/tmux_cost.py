@@ -64,13 +64,20 @@ def main() -> None:
     runner = CountingRunner(ShRunner(env=env))
     tmux = ShTmux(socket_name="bench", runner=runner)
     target = TmuxTarget("loop-bench")
-    tmux.spawn(SpawnRequest(target=target, argv=("sh", "-c", "cat >/dev/null", "harness"), cwd="/", prompt="go"))
+    pane = tmux.spawn(SpawnRequest(target=target, argv=("sh", "-c", "cat >/dev/null", "harness"), cwd="/", prompt="go"))
     names = iter(range(10**6))
     try:
         measure(runner, "probe (session_state)", lambda: tmux.session_state(target))
-        measure(runner, "deliver", lambda: tmux.deliver(target, "hello\n" * 200, delivery_id="d"))
+        measure(runner, "deliver (active pane)", lambda: tmux.deliver(target, "hello\n" * 200, delivery_id="d"))
         measure(
-            runner, "deliver, submitDelayMs=1", lambda: tmux.deliver(target, "hi", delivery_id="d", submit_delay_ms=1)
+            runner,
+            "deliver into the harness pane",
+            lambda: tmux.deliver(target, "hello\n" * 200, delivery_id="d", pane=pane),
+        )
+        measure(
+            runner,
+            "deliver, pane, submitDelayMs=1",
+            lambda: tmux.deliver(target, "hi", delivery_id="d", submit_delay_ms=1, pane=pane),
         )
         measure(
             runner,

@@ -144,6 +144,7 @@ class SessionRecord:
     cwd: str
     status: SessionStatus = SessionStatus.ACTIVE
     recent_delivery_ids: tuple[str, ...] = ()
+    pane_id: str = ""  # the harness's own pane (`%N`), so a window an operator opens is never typed into
     created_at: datetime | None = None
     updated_at: datetime | None = None
     last_event: str = ""

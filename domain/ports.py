@@ -37,17 +37,22 @@ class TmuxPort(Protocol):
 
     def session_state(self, target: TmuxTarget) -> SessionState: ...
 
-    def spawn(self, request: SpawnRequest) -> None:
+    def spawn(self, request: SpawnRequest) -> str:
         """Start `request.argv` detached under `request.target`; the prompt reaches the harness
-        as its last argument without ever being on a tmux argv."""
+        as its last argument without ever being on a tmux argv. Returns the harness's pane id."""
 
-    def deliver(self, target: TmuxTarget, prompt: str, *, delivery_id: str, submit_delay_ms: int = 0) -> None:
-        """Paste `prompt` bracketed and submit it, atomically refusing a dead pane."""
+    def deliver(
+        self, target: TmuxTarget, prompt: str, *, delivery_id: str, submit_delay_ms: int = 0, pane: str = ""
+    ) -> None:
+        """Paste `prompt` bracketed and submit it, atomically refusing a dead pane. With `pane`
+        (the id `spawn` returned), only into that pane, and only while it belongs to `target`;
+        a pane that is gone or belongs elsewhere is `SessionMissing`."""
 
     def kill(self, target: TmuxTarget) -> None: ...
 
-    def terminate_harness(self, target: TmuxTarget, *, grace_seconds: float) -> None:
-        """SIGTERM the pane processes, SIGKILL after the grace period; the session stays."""
+    def terminate_harness(self, target: TmuxTarget, *, grace_seconds: float, pane: str = "") -> None:
+        """SIGTERM the pane processes (with `pane`: that pane's only), SIGKILL after the grace
+        period; the session stays."""
 
     def attach(self, target: TmuxTarget, *, read_only: bool) -> int:
         """Attach the calling terminal; returns tmux's exit status."""

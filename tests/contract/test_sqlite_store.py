@@ -6,6 +6,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from adapters.sqlite_schema import SCHEMA_VERSION
 from adapters.sqlite_store import SqliteStateStore
 from domain.errors import StateError
 from domain.ledger import Ledger
+from domain.model import SessionRecord
 from domain.refs import WorkItemRef
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,6 +97,17 @@ def test_a_row_this_version_cannot_decode_is_a_state_error_naming_the_file(tmp_p
     store = SqliteStateStore(path)
     with pytest.raises(StateError, match=str(path)):
         store.ledger(WorkItemRef.parse("github:acme/widgets#1"))
+
+
+def test_a_session_record_saved_before_panes_were_recorded_reads_with_no_pane(tmp_path: Path) -> None:
+    path, item = tmp_path / "state.sqlite3", WorkItemRef.parse("github:acme/widgets#1")
+    saved = SessionRecord(item, item.target, "claude", "sid-1", "/w", pane_id="%3")
+    store = SqliteStateStore(path)
+    store.save_session(saved)
+    store.close()
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE sessions SET data = json_remove(data, '$.pane_id')")
+    assert SqliteStateStore(path).session(item) == replace(saved, pane_id="")
 
 
 def test_a_reopened_store_keeps_its_data_and_schema(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,9 +37,23 @@ class FakeRig:
     def buffers(self) -> list[str]:
         return list(self.fake.buffers)
 
-    def spawn_sim(self, target: TmuxTarget, *extra: str, prompt: str = "go", remain: bool = True) -> None:
+    def spawn_sim(self, target: TmuxTarget, *extra: str, prompt: str = "go", remain: bool = True) -> str:
         argv = sim_argv(self.tmp / f"{target}.jsonl", "--known-ids", str(self.tmp / "known"), *extra)
-        self.port.spawn(SpawnRequest(target=target, argv=argv, cwd=str(self.tmp), prompt=prompt, remain_on_exit=remain))
+        request = SpawnRequest(target=target, argv=argv, cwd=str(self.tmp), prompt=prompt, remain_on_exit=remain)
+        return self.port.spawn(request)
+
+    def open_window(self, target: TmuxTarget) -> str:
+        """An operator's `tmux new-window` in the session: it becomes the active pane."""
+        return self.fake.open_window(target.name)
+
+    def operator_received(self, target: TmuxTarget) -> list[str]:
+        return self.fake.sessions[target.name].operator_received
+
+    def panes(self, target: TmuxTarget) -> dict[str, bool]:
+        """The session's panes: id -> dead."""
+        session = self.fake.sessions[target.name]
+        operator = {session.operator_pane: session.operator_dead} if session.operator_pane else {}
+        return {session.pane_id: session.pane_dead, **operator}
 
     def listening(self, target: TmuxTarget) -> None:
         pass
@@ -70,6 +85,19 @@ class RealRig(FakeRig):
     def listening(self, target: TmuxTarget) -> None:
         wait_for(lambda: "ready" in kinds(self._record(target)), what=f"{target} listening")
 
+    def open_window(self, target: TmuxTarget) -> str:
+        record = self._record(target, "operator")
+        pane = self.server.run("new-window", "-P", "-F", "#{pane_id}", "-t", f"{target.exact}:", *sim_argv(record))
+        wait_for(lambda: "ready" in kinds(record), what=f"{target} operator window listening")
+        return pane.strip()
+
+    def operator_received(self, target: TmuxTarget) -> list[str]:
+        return pasted(self._record(target, "operator"))
+
+    def panes(self, target: TmuxTarget) -> dict[str, bool]:
+        out = self.server.run("list-panes", "-s", "-t", f"{target.exact}:", "-F", "#{pane_id} #{pane_dead}")
+        return {pane: dead == "1" for pane, dead in (line.split() for line in out.splitlines())}
+
     def received(self, target: TmuxTarget, count: int) -> tuple[list[str], int]:
         record = self._record(target)
         wait_for(lambda: kinds(record).count("submit") >= count, what=f"{count} submits")
@@ -80,8 +108,8 @@ class RealRig(FakeRig):
         wait_for(lambda: records(record), what=f"{target} started")
         return str(records(record)[0]["prompt"])
 
-    def _record(self, target: TmuxTarget) -> Path:
-        return self.tmp / f"{target}.jsonl"
+    def _record(self, target: TmuxTarget, window: str = "harness") -> Path:
+        return self.tmp / (f"{target}.jsonl" if window == "harness" else f"{target}-{window}.jsonl")
 
 
 @pytest.fixture(params=["fake", pytest.param("real", marks=pytest.mark.tmux)])
@@ -215,3 +243,44 @@ def test_terminate_harness_ends_the_pane_and_keeps_the_session(rig: FakeRig) -> 
     rig.listening(A)
     rig.port.terminate_harness(A, grace_seconds=2.0)
     assert rig.port.session_state(A) is SessionState.DEAD
+
+
+def test_spawn_returns_the_harness_pane_id_that_list_panes_shows_for_the_session(rig: FakeRig) -> None:
+    pane = rig.spawn_sim(A)
+    assert (re.fullmatch(r"%[0-9]+", pane) is not None, list(rig.panes(A))) == (True, [pane])
+
+
+def test_deliver_with_the_harness_pane_reaches_it_while_an_operator_window_is_active(rig: FakeRig) -> None:
+    pane = rig.spawn_sim(A)
+    rig.listening(A)
+    rig.open_window(A)
+    rig.port.deliver(A, "for the harness", delivery_id="d-1", pane=pane)
+    assert (rig.received(A, 1), rig.operator_received(A)) == ((["for the harness"], 1), [])
+
+
+def test_deliver_without_a_pane_goes_to_the_active_pane_even_an_operators(rig: FakeRig) -> None:
+    rig.spawn_sim(A)
+    rig.listening(A)
+    rig.open_window(A)
+    rig.port.deliver(A, "into the operator's shell", delivery_id="d-1")
+    assert wait_for(lambda: rig.operator_received(A), what="operator paste") == ["into the operator's shell"]
+
+
+def test_deliver_with_a_pane_of_another_session_is_refused_and_pastes_nothing_anywhere(rig: FakeRig) -> None:
+    mine, theirs = rig.spawn_sim(A), rig.spawn_sim(AB)
+    rig.listening(A)
+    rig.listening(AB)
+    with pytest.raises(SessionMissing):
+        rig.port.deliver(A, "stray", delivery_id="d-1", pane=theirs)
+    # a stray paste would reach a harness before a later one: each must see only its sentinel
+    rig.port.deliver(A, "sentinel", delivery_id="d-2", pane=mine)
+    rig.port.deliver(AB, "sentinel", delivery_id="d-3", pane=theirs)
+    assert (rig.received(A, 1), rig.received(AB, 1), rig.buffers()) == ((["sentinel"], 1), (["sentinel"], 1), [])
+
+
+def test_terminate_harness_with_its_pane_leaves_the_operator_window_alive(rig: FakeRig) -> None:
+    pane = rig.spawn_sim(A)
+    rig.listening(A)
+    operator = rig.open_window(A)
+    rig.port.terminate_harness(A, grace_seconds=2.0, pane=pane)
+    assert (rig.panes(A), rig.port.session_state(A)) == ({pane: True, operator: False}, SessionState.LIVE)

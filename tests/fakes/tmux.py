@@ -1,4 +1,5 @@
-"""A stateful tmux double: which sessions exist, which panes are dead, who is attached."""
+"""A stateful tmux double: which sessions exist, which panes are dead, who is attached, and
+whether an operator opened a window of their own."""
 
 from __future__ import annotations
 
@@ -31,6 +32,14 @@ class FakeSession:
     received: list[str] = field(default_factory=list)  # prompts pasted, in order
     submits: int = 0
     env: tuple[tuple[str, str], ...] = ()
+    pane_id: str = ""  # the harness's pane
+    operator_pane: str = ""  # a window an operator opened: once set, the session's active pane
+    operator_dead: bool = False
+    operator_received: list[str] = field(default_factory=list)
+
+    @property
+    def all_dead(self) -> bool:
+        return self.pane_dead and (not self.operator_pane or self.operator_dead)
 
 
 def resume_fails_unless_known(known_ids: Iterable[str]) -> ExitRule:
@@ -56,6 +65,7 @@ class FakeTmux(TmuxPort):
         self.calls: list[tuple[str, str]] = []
         self.buffers: dict[str, str] = {}
         self._next_buffer = 0
+        self._next_pane = 0
 
     # -- planting state -------------------------------------------------------------------
 
@@ -67,9 +77,17 @@ class FakeTmux(TmuxPort):
         argv: tuple[str, ...] = ("sh",),
         remain_on_exit: bool = True,
     ) -> FakeSession:
-        session = FakeSession(name=name, argv=argv, pane_dead=dead, remain_on_exit=remain_on_exit)
+        session = FakeSession(
+            name=name, argv=argv, pane_dead=dead, remain_on_exit=remain_on_exit, pane_id=self._new_pane()
+        )
         self.sessions[name] = session
         return session
+
+    def open_window(self, name: str) -> str:
+        """An operator attaches and runs `tmux new-window`: a live shell, now the active pane."""
+        session = self.sessions[name]
+        session.operator_pane, session.operator_dead = self._new_pane(), False
+        return session.operator_pane
 
     def occupy_on_next_spawn(self, name: str, *, dead: bool = False) -> None:
         """An occupant appears just before the next spawn of `name` (the probe missed it)."""
@@ -89,9 +107,9 @@ class FakeTmux(TmuxPort):
         session = self.sessions.get(target.name)
         if session is None:
             return SessionState.ABSENT
-        return SessionState.DEAD if session.pane_dead else SessionState.LIVE
+        return SessionState.DEAD if session.all_dead else SessionState.LIVE
 
-    def spawn(self, request: SpawnRequest) -> None:
+    def spawn(self, request: SpawnRequest) -> str:
         name = request.target.name
         self._call("spawn", name)
         if name in self.race_on_spawn and name not in self.sessions:
@@ -105,21 +123,24 @@ class FakeTmux(TmuxPort):
             prompt=request.prompt,
             remain_on_exit=request.remain_on_exit,
             env=request.env,
+            pane_id=self._new_pane(),
         )
         self.sessions[name] = session
         if self.exit_on_spawn is not None and self.exit_on_spawn(request.argv):
             self._pane_exited(session)
+        return session.pane_id
 
-    def deliver(self, target: TmuxTarget, prompt: str, *, delivery_id: str, submit_delay_ms: int = 0) -> None:
+    def deliver(
+        self, target: TmuxTarget, prompt: str, *, delivery_id: str, submit_delay_ms: int = 0, pane: str = ""
+    ) -> None:
         self._call("deliver", target.name)
         # read-only clients never matter: a paste is not a keystroke of any client
         prompt_buffer, submit_buffer = self._load(prompt), self._load("\r")
         try:
             session = self.sessions.get(target.name)
-            if session is None or session.pane_dead:
-                raise SessionMissing(f"{target.name}: absent or dead")
-            session.received.append(prompt)
-            session.submits += 1
+            if session is None:
+                raise SessionMissing(f"{target.name}: absent")
+            self._paste(session, prompt, pane or self._active(session))
         finally:
             del self.buffers[prompt_buffer], self.buffers[submit_buffer]
 
@@ -132,10 +153,14 @@ class FakeTmux(TmuxPort):
             raise TmuxFailed("kill-session", 1, f"kill-session failed: {name}\n")
         del self.sessions[name]
 
-    def terminate_harness(self, target: TmuxTarget, *, grace_seconds: float) -> None:
+    def terminate_harness(self, target: TmuxTarget, *, grace_seconds: float, pane: str = "") -> None:
         self._call("terminate_harness", target.name)
         session = self.sessions.get(target.name)
-        if session is not None and not session.pane_dead:
+        if session is None:
+            return
+        if not pane and session.operator_pane:
+            session.operator_dead = True  # every pane's process is signalled, the operator's too
+        if pane in ("", session.pane_id) and not session.pane_dead:
             self._pane_exited(session)
 
     def attach(self, target: TmuxTarget, *, read_only: bool) -> int:
@@ -159,8 +184,26 @@ class FakeTmux(TmuxPort):
         self.buffers[name] = data
         return name
 
-    def _pane_exited(self, session: FakeSession) -> None:
-        if session.remain_on_exit:
-            session.pane_dead = True
+    def _new_pane(self) -> str:
+        self._next_pane += 1
+        return f"%{self._next_pane}"
+
+    def _active(self, session: FakeSession) -> str:
+        return session.operator_pane or session.pane_id
+
+    def _paste(self, session: FakeSession, prompt: str, pane: str) -> None:
+        """Into `pane` if it is a live pane of `session` (the guard and the paste are one)."""
+        if pane == session.pane_id and not session.pane_dead:
+            session.received.append(prompt)
+            session.submits += 1
+        elif pane == session.operator_pane and not session.operator_dead:
+            session.operator_received.append(prompt)
         else:
+            raise SessionMissing(f"{session.name}: pane {pane} is dead or not this session's")
+
+    def _pane_exited(self, session: FakeSession) -> None:
+        # without remain-on-exit the pane closes; the session goes with its last pane (a pane
+        # that is gone reads like a dead one here: nothing is pasted into it again)
+        session.pane_dead = True
+        if not session.remain_on_exit and (not session.operator_pane or session.operator_dead):
             del self.sessions[session.name]

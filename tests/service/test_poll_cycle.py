@@ -24,7 +24,9 @@ class SlowTmux(FakeTmux):
         self.per_target: dict[str, int] = {}
         self._lock = threading.Lock()
 
-    def deliver(self, target: TmuxTarget, prompt: str, *, delivery_id: str, submit_delay_ms: int = 0) -> None:
+    def deliver(
+        self, target: TmuxTarget, prompt: str, *, delivery_id: str, submit_delay_ms: int = 0, pane: str = ""
+    ) -> None:
         with self._lock:
             self.in_flight += 1
             self.per_target[target.name] = self.per_target.get(target.name, 0) + 1
@@ -32,7 +34,7 @@ class SlowTmux(FakeTmux):
             self.peak = max(self.peak, self.in_flight)
         time.sleep(0.02)
         with self._lock:
-            super().deliver(target, prompt, delivery_id=delivery_id, submit_delay_ms=submit_delay_ms)
+            super().deliver(target, prompt, delivery_id=delivery_id, submit_delay_ms=submit_delay_ms, pane=pane)
             self.in_flight -= 1
             self.per_target[target.name] -= 1
 

@@ -27,7 +27,7 @@ class FirstProbeSaysDead(FakeTmux):
 
 
 class SpawnFails(FakeTmux):
-    def spawn(self, request: SpawnRequest) -> None:
+    def spawn(self, request: SpawnRequest) -> str:
         self.calls.append(("spawn", request.target.name))
         raise TmuxFailed("new-session", 1, "create window failed: fork failed")
 

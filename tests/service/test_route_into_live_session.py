@@ -95,7 +95,7 @@ def test_decision_4_duplicate_session_makes_an_unknown_occupant_count_as_live() 
 
     def spawn_then_go_silent(request):  # type: ignore[no-untyped-def]
         try:
-            original_spawn(request)
+            return original_spawn(request)
         finally:
             world.tmux.unresponsive_targets.add(ref.target.name)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -75,6 +75,37 @@ def test_a_delivery_is_one_tmux_invocation_with_this_exact_argv() -> None:
             b"hello",
         )
     ]  # fmt: skip
+
+
+def test_a_delivery_into_the_harness_pane_checks_and_pastes_that_pane_only_in_one_invocation() -> None:
+    tmux, runner = tmux_with("")
+    tmux.deliver(A, "hello", delivery_id="d-1", pane="%7")
+    p, s = buffers_of(runner.calls[0])
+    assert [c.args for c in runner.calls] == [
+        [
+            "-L", "sock",
+            "load-buffer", "-b", p, "-", ";",
+            "set-buffer", "-b", s, "\r", ";",
+            "if-shell", "-F", "-t", "%7",
+            "#{?#{&&:#{==:#{pane_id},%7},#{==:#{session_name},loop-a}},#{pane_dead},1}",
+            f"delete-buffer -b {p} ; delete-buffer -b {s} ; display-message -p the-loop:pane-dead",
+            f"paste-buffer -p -d -b {p} -t %7 ; paste-buffer -d -b {s} -t %7",
+        ]
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("pane", ["%", "7", "%7 ; kill-server", "%7\n", "=loop-a:", "%-1"])
+def test_a_recorded_pane_that_is_not_a_pane_id_never_reaches_tmux(pane: str) -> None:
+    tmux, runner = tmux_with("")
+    with pytest.raises(SessionMissing):
+        tmux.deliver(A, "hello", delivery_id="d-1", pane=pane)
+    assert runner.calls == []
+
+
+def test_a_harness_pane_that_is_dead_or_elsewhere_is_reported_missing() -> None:
+    tmux, _ = tmux_with("the-loop:pane-dead\n")
+    with pytest.raises(SessionMissing, match="pane %7 is dead or no longer in loop-a"):
+        tmux.deliver(A, "hello", delivery_id="d-1", pane="%7")
 
 
 def test_a_delivery_never_uses_send_keys_nor_puts_the_prompt_on_an_argv() -> None:
@@ -155,7 +186,7 @@ def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def spawned(*, remain_on_exit: bool) -> list[str]:
-    tmux, runner = tmux_with("")
+    tmux, runner = tmux_with("%3\n")
     request = SpawnRequest(
         target=A,
         argv=("claude", "--x;"),
@@ -173,15 +204,15 @@ def test_spawn_starts_the_harness_through_the_wrapper_and_sets_remain_on_exit_in
 ) -> None:
     args = spawned(remain_on_exit=True)
     assert args == [
-        "-L", "sock", "new-session", "-d", "-s", "loop-a", "-c", "/", "-e", "K=v",
-        "--", "/bin/sh", "-c", SPAWN_WRAPPER, "the-loop-spawn", args[15], "claude", "--x\\;",
+        "-L", "sock", "new-session", "-d", "-P", "-F", "#{pane_id}", "-s", "loop-a", "-c", "/", "-e", "K=v",
+        "--", "/bin/sh", "-c", SPAWN_WRAPPER, "the-loop-spawn", args[18], "claude", "--x\\;",
         ";", "set-option", "-t", "=loop-a:", "remain-on-exit", "on",
     ]  # fmt: skip
 
 
 def test_spawn_hands_the_prompt_over_in_a_private_file_only(private_tmp: Path) -> None:
     args = spawned(remain_on_exit=False)
-    prompt_file = Path(args[15])
+    prompt_file = Path(args[18])
     assert (prompt_file.read_text(), prompt_file.stat().st_mode & 0o777, "PROMPT-TEXT" in "".join(args)) == (
         "PROMPT-TEXT",
         0o600,
@@ -242,11 +273,40 @@ def test_the_runner_returns_stdout_and_passes_stdin(tmp_path: Path) -> None:
     assert out == "in a b\n"
 
 
-def test_spawn_into_a_missing_directory_fails_instead_of_starting_the_harness_elsewhere(tmp_path: Path) -> None:
-    tmux, runner = tmux_with("")
-    with pytest.raises(TmuxFailed, match="start directory does not exist"):
-        tmux.spawn(SpawnRequest(target=A, argv=("claude",), cwd=str(tmp_path / "gone"), prompt="go"))
+@pytest.fixture
+def no_umask() -> Iterator[None]:
+    """umask 0, so a directory's mode is exactly the mode it was created with."""
+    previous = os.umask(0)
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
+def test_spawn_creates_a_missing_start_directory_and_its_parents_0755(private_tmp: Path, no_umask: None) -> None:
+    tmux, _ = tmux_with("%0\n")
+    workdir = private_tmp / "work" / "github-acme-widgets-7"
+    tmux.spawn(SpawnRequest(target=A, argv=("claude",), cwd=str(workdir), prompt="go"))
+    assert [oct(d.stat().st_mode & 0o777) for d in (workdir.parent, workdir)] == ["0o755", "0o755"]
+
+
+def test_spawn_refuses_a_start_directory_that_is_a_file(private_tmp: Path) -> None:
+    tmux, runner = tmux_with("%0\n")
+    (private_tmp / "taken").write_text("not a directory")
+    with pytest.raises(TmuxFailed, match="start directory is not a directory"):
+        tmux.spawn(SpawnRequest(target=A, argv=("claude",), cwd=str(private_tmp / "taken"), prompt="go"))
     assert runner.calls == []
+
+
+def test_spawn_returns_the_pane_id_tmux_printed(private_tmp: Path) -> None:
+    tmux, _ = tmux_with("%42\n")
+    assert tmux.spawn(SpawnRequest(target=A, argv=("claude",), cwd="/", prompt="go")) == "%42"
+
+
+def test_a_spawn_tmux_answers_without_a_pane_id_fails(private_tmp: Path) -> None:
+    tmux, _ = tmux_with("")
+    with pytest.raises(TmuxFailed, match="named no pane"):
+        tmux.spawn(SpawnRequest(target=A, argv=("claude",), cwd="/", prompt="go"))
 
 
 def test_spawn_refuses_a_prompt_too_big_to_be_one_argument(private_tmp: Path) -> None:
