@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from app.closing import Closer
 from app.cycle_summary import CycleSummary
+from app.inbox import Inbox
 from app.item_worker import ItemWorker
 from domain.errors import RateLimited, TrackerError
 from domain.events import Event, Level
@@ -63,6 +64,7 @@ class PollCycle:
         worker: ItemWorker,
         closer: Closer,
         config: PollConfig,
+        inbox: Inbox | None = None,
     ) -> None:
         self._trackers = trackers
         self._store = store
@@ -71,6 +73,7 @@ class PollCycle:
         self._worker = worker
         self._closer = closer
         self._config = config
+        self.inbox = inbox or Inbox()
         self._watches = watches(config.sources)
         self._backoff: dict[RepoRef, float] = {}
         self._cycles = 0
@@ -119,10 +122,11 @@ class PollCycle:
             return
         summary.min_interval_seconds = max(summary.min_interval_seconds, tracker.min_interval_seconds(watch.repo))
         self._close_departed(tracker, watch, listed, summary)
-        failed = self._work(listed, batch.comments, summary)
+        comments = (*batch.comments, *self.inbox.drain(watch.repo))
+        failed = self._work(listed, comments, summary)
         # the cursor moves only once every item with new comments was worked: a crash or a
         # failed item re-reads the same comments next cycle, and the ledger makes that harmless
-        if not self.stopping() and not any(comment.item in failed for comment in batch.comments):
+        if not self.stopping() and not any(comment.item in failed for comment in comments):
             self._store.save_cursor(watch.repo, batch.cursor)
 
     def _listed(self, tracker: TrackerPort, watch: Watch) -> dict[WorkItemRef, tuple[WorkItem, str]]:

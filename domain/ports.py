@@ -29,10 +29,11 @@ class TmuxPort(Protocol):
     callers must never read that as 'absent'; `TmuxFailed` when tmux answered non-zero;
     `DuplicateSession` (a `TmuxFailed`) when `new-session` found the name held;
     `SessionMissing` when a delivery found the target absent or its pane dead.
-    `session_state` never raises: silence is `UNKNOWN`. `spawn` raises `TmuxFailed` before tmux
-    runs when the start directory does not exist, and `ValueError` for an empty argv or a prompt
-    over one argument's size. `kill` of an absent session raises `TmuxFailed`;
-    `terminate_harness` of an absent session does nothing.
+    `session_state` never raises: silence is `UNKNOWN`. `spawn` creates a missing start directory
+    (and parents) and raises `TmuxFailed` before tmux runs when the path is not a directory or cannot
+    be created, or after it when tmux names no pane; `ValueError` for an empty argv or a prompt over
+    one argument's size. `deliver` with a malformed `pane` is `SessionMissing`. `kill` of an absent
+    session raises `TmuxFailed`; `terminate_harness` of an absent session does nothing.
     """
 
     def session_state(self, target: TmuxTarget) -> SessionState: ...
