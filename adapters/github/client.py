@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from adapters.clock import SystemClock
 from adapters.github import payloads
 from adapters.github.gh import GhApi
 from adapters.github.reply import Reply, check, next_path
@@ -20,12 +21,17 @@ PER_PAGE = 100
 class Pages:
     entries: list[dict[str, Any]]
     etag: str  # empty unless the listing was one page that did not fill up
-    server_time: float | None
+    server_time: datetime  # the first page's Date
     full: bool  # the listing filled a page: a window over it should move on
+    modified: bool = True  # False: the first page was a 304, nothing new
 
 
 class GhClient:
-    """Every request of `GhTracker`; a failure is a `TrackerError` naming the repository."""
+    """Every request of `GhTracker`; a failure is a `TrackerError` naming the repository.
+
+    A rate limit, primary or secondary, belongs to the token, not to one repository: once a reply
+    says to wait, every later call on this host raises `RateLimited` without asking until then.
+    """
 
     def __init__(
         self,
@@ -38,19 +44,20 @@ class GhClient:
     ) -> None:
         self.host = host
         self._api = GhApi(binary=binary, host=host, env=env, timeout=timeout)
-        self._clock = clock  # None: the server's Date header is "now"
+        # the limits compare with wall time: without a clock of its own, the system's
+        self._clock = clock or SystemClock().epoch
         self._poll_interval: dict[RepoRef, float] = {}
         self._blocked_until = 0.0
 
     def min_interval_seconds(self, repo: RepoRef) -> float:
         return self._poll_interval.get(repo, 0.0)
 
-    def pages(self, repo: RepoRef, path: str, *, etag: str = "") -> Pages | None:
-        """Every page of a listing, each parsed on its own; None when the first page is a 304."""
+    def pages(self, repo: RepoRef, path: str, *, etag: str = "") -> Pages:
+        """Every page of a listing, each parsed on its own; no entries when the first is a 304."""
         where = str(repo)
         first = self.send(repo, "GET", path, etag=etag)
         if first.status == 304:
-            return None
+            return Pages([], etag, self.server_now(first), full=False, modified=False)
         entries = payloads.as_list(first.json(where), where)
         count, reply = len(entries), first
         while (following := next_path(reply, self.host, where)) is not None:
@@ -58,7 +65,7 @@ class GhClient:
             entries += payloads.as_list(reply.json(where), where)
         full = count >= PER_PAGE or reply is not first
         # a 304 on page one says nothing of later pages: only a lone page's ETag is kept
-        return Pages(entries, "" if full else first.etag, first.server_time, full)
+        return Pages(entries, "" if full else first.etag, self.server_now(first), full)
 
     def send(
         self, repo: RepoRef, method: str, path: str, *, etag: str = "", payload: Any = None
@@ -66,21 +73,23 @@ class GhClient:
         where = str(repo)
         if repo.host != self.host:
             raise TrackerError(f"{where}: not on the configured host {self.host}")
-        if self._clock is not None and self._clock() < self._blocked_until:
+        if self._clock() < self._blocked_until:
             raise RateLimited(
-                f"{where}: rate limit spent until {self._blocked_until:.0f}",
+                f"{where}: rate limited on {self.host} until {self._blocked_until:.0f} (not asked)",
                 until_epoch=self._blocked_until,
             )
         reply = self._api.call(where, method, path, etag=etag, payload=payload)
         self._note_limits(repo, reply)
-        check(reply, where, now=self._clock() if self._clock else None)
+        try:
+            check(reply, where, now=self._clock())
+        except RateLimited as limited:
+            self._blocked_until = max(self._blocked_until, limited.until_epoch)
+            raise
         return reply
 
     def server_now(self, reply: Reply) -> datetime:
         moment = reply.server_time
-        if moment is None:
-            moment = self._clock() if self._clock else 0.0
-        return datetime.fromtimestamp(moment, UTC)
+        return datetime.fromtimestamp(self._clock() if moment is None else moment, UTC)
 
     def _note_limits(self, repo: RepoRef, reply: Reply) -> None:
         interval = reply.number("x-poll-interval")
@@ -88,10 +97,5 @@ class GhClient:
             self._poll_interval[repo] = interval
         reset = reply.number("x-ratelimit-reset")
         if reply.headers.get("x-ratelimit-remaining") == "0" and reset is not None:
-            # the primary limit belongs to the token, so it holds every repository of the host
+            # a success that spent the last request: the next one need not be asked to know
             self._blocked_until = max(self._blocked_until, reset)
-
-
-def settled(times: list[datetime], server_time: float | None) -> bool:
-    """Nothing in the reply changed while it was being paged (so moving `since` loses nothing)."""
-    return server_time is None or all(t.timestamp() < server_time for t in times)

@@ -5,8 +5,11 @@ Cost model, per repository (N labelled items, one label; every GET carries If-No
   `new_comments` (no cursor): 2 requests (newest issue and review comments) that start both
   streams at the server's now — older comments are history, not new;
 - each later cycle: `work_items` asks the issue stream once (`state=all&sort=updated&since=`);
-  `new_comments` asks the issue-comment stream once, and the review-comment stream only when
-  the issue stream showed a pull request changed (or on its first call in the process);
+  `new_comments` asks the issue-comment stream once, and the review-comment stream on its first
+  call in the process and, after the issue stream showed a pull request changed, until a read
+  whose server time is `SETTLE` (60 s) past that update (usually one more, 304, cycle);
+- a stream whose reply filled a page moves its `since` to at most `SETTLE` before the server's
+  clock: its next request is unconditional (a new URL), then answered 304 again;
 - so an idle cycle costs 2 requests per repository, both answered 304, whatever N is;
 - `item_state`: 1 request, and only for an item with a session that left the list;
 - `react`, `post_comment`: 1 request each.
@@ -16,13 +19,13 @@ A second label on the same repository adds one issue-stream request per cycle.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from urllib.parse import quote
 
 from adapters.github import payloads
-from adapters.github.client import PER_PAGE, GhClient, settled
+from adapters.github.client import PER_PAGE, GhClient
 from adapters.github.gh import GITHUB_COM
-from adapters.github.streams import CommentCursor, LabelledSet, Window
+from adapters.github.streams import SETTLE, CommentCursor, LabelledSet, ReviewDue, Window
 from domain.errors import TrackerError
 from domain.model import Comment, CommentBatch, CommentKind, ItemState, Reaction, WorkItem
 from domain.ports import TrackerPort
@@ -57,7 +60,7 @@ class GhTracker(TrackerPort):
         # a reaction the configuration leaves out is not posted at all
         self._reactions = dict(DEFAULT_REACTIONS if reactions is None else reactions)
         self._sets: dict[tuple[RepoRef, str], LabelledSet] = {}
-        self._review_due: dict[RepoRef, bool] = {}
+        self._review: dict[RepoRef, ReviewDue] = {}
 
     def min_interval_seconds(self, repo: RepoRef) -> float:
         """The poll interval GitHub last asked for on this repository (`x-poll-interval`), or 0."""
@@ -75,12 +78,12 @@ class GhTracker(TrackerPort):
         if cursor is None:
             return CommentBatch((), self._start(repo).encode())
         state = CommentCursor.decode(cursor, str(repo))
-        issue_new, issue = self._stream(repo, state.issue, CommentKind.ISSUE_COMMENT)
+        issue_new, issue, _ = self._stream(repo, state.issue, CommentKind.ISSUE_COMMENT)
         review_new: list[Comment] = []
-        review = state.review
-        if self._review_due.get(repo, True):
-            review_new, review = self._stream(repo, state.review, CommentKind.REVIEW_COMMENT)
-            self._review_due[repo] = False
+        review, due = state.review, self._review.setdefault(repo, ReviewDue())
+        if due.due:
+            review_new, review, read_at = self._stream(repo, state.review, CommentKind.REVIEW_COMMENT)
+            due.read(read_at)
         fresh = sorted(issue_new + review_new, key=lambda c: (c.created_at, c.kind.value, int(c.id)))
         return CommentBatch(tuple(fresh), CommentCursor(issue, review).encode())
 
@@ -112,9 +115,8 @@ class GhTracker(TrackerPort):
     def _list(self, repo: RepoRef, label: str) -> LabelledSet:
         query = f"labels={quote(label, safe='')}&state=open&{_PAGE}"
         pages = self._client.pages(repo, f"repos/{repo.full_name}/issues?{query}")
-        assert pages is not None  # an unconditional GET is never a 304
-        since = datetime.fromtimestamp(pages.server_time or 0.0, UTC)
-        state = LabelledSet(label, payloads.format_time(since))
+        # the issue stream overlaps the listing: a change listed late is still seen
+        state = LabelledSet(label, payloads.format_time(pages.server_time - SETTLE))
         for raw in pages.entries:
             item = payloads.work_item(repo, raw, str(repo))
             if label in item.labels:
@@ -124,24 +126,22 @@ class GhTracker(TrackerPort):
     def _follow(self, repo: RepoRef, state: LabelledSet) -> None:
         query = f"state=all&sort=updated&direction=asc&since={state.since}&{_PAGE}"
         pages = self._client.pages(repo, f"repos/{repo.full_name}/issues?{query}", etag=state.etag)
-        if pages is None:
+        if not pages.modified:
             return
         where = str(repo)
         changed = [
             (
                 payloads.work_item(repo, raw, where),
                 payloads.item_state(raw, state.label, where),
-                str(raw.get("updated_at")),
+                payloads.updated_at(raw, where),
             )
             for raw in pages.entries
         ]
-        if state.absorb(changed):
-            self._review_due[repo] = True
-        times = [payloads.updated_at(raw, where) for raw in pages.entries]
-        if pages.full and settled(times, pages.server_time):
-            state.advance(max(times))
-        else:
-            state.etag = pages.etag
+        pull_request = state.absorb(
+            changed, etag=pages.etag, full=pages.full, server_time=pages.server_time
+        )
+        if pull_request is not None:
+            self._review.setdefault(repo, ReviewDue()).pull_request_changed(pull_request)
 
     def _start(self, repo: RepoRef) -> CommentCursor:
         """Both streams start at the server's now; the newest comments only mark that second."""
@@ -158,12 +158,13 @@ class GhTracker(TrackerPort):
 
     def _stream(
         self, repo: RepoRef, window: Window, kind: CommentKind
-    ) -> tuple[list[Comment], Window]:
+    ) -> tuple[list[Comment], Window, datetime]:
+        """New comments, the window after them, and the server time of the read."""
         query = f"since={window.since}&sort=created&direction=asc&{_PAGE}"
         path = f"repos/{repo.full_name}/{_ENDPOINTS[kind]}?{query}"
         pages = self._client.pages(repo, path, etag=window.etag)
-        if pages is None:
-            return [], window
+        if not pages.modified:
+            return [], window, pages.server_time
         found = [payloads.comment(repo, raw, kind, str(repo)) for raw in pages.entries]
-        quiet = settled([s.updated_at for s in found], pages.server_time)
-        return window.absorb(found, etag=pages.etag, advance=pages.full and quiet)
+        fresh, after = window.absorb(found, etag=pages.etag, full=pages.full, server_time=pages.server_time)
+        return fresh, after, pages.server_time

@@ -32,7 +32,7 @@ class Poller:
         self.world: World = standin.reset()
         for number in range(1, items + pulls + 1):
             self.world.add_issue(REPO, number, pull_request=number > items)
-        self.world.tick(60)  # the items are old news by the time polling starts
+        self.world.tick(3600)  # the items are old news by the time polling starts
         self.repo = RepoRef.parse(REPO, host=standin.host)
         self.tracker = GhTracker(host=standin.host, env=standin.gh_env(), timeout=20)
         self.cursor: str | None = None
@@ -45,9 +45,11 @@ class Poller:
         return batch
 
     def warm(self) -> Poller:
-        """Past the first listing and the first (unconditional) stream requests."""
+        """Past the first listing and the first (unconditional) stream requests, an hour later
+        (so a window's `since` is far behind and a full page moves it)."""
         self.cycle()
         self.cycle()
+        self.world.tick(3600)
         self.world.reset_counters()
         return self
 
@@ -97,12 +99,25 @@ def test_comments_filling_more_than_a_page_are_each_returned_once(standin: Stand
     assert returned == [str(i) for i in posted]
 
 
+def test_a_window_kept_on_a_burst_while_it_settles_returns_each_comment_once(standin: StandIn) -> None:
+    poller = Poller(standin).warm()
+    posted = [poller.world.add_comment(REPO, 1 + n % 3, f"c{n}").id for n in range(150)]
+    poller.world.tick()
+    returned = []
+    for _ in range(3):  # the burst, read again while it settles, then the window past it
+        returned += [c.id for c in poller.cycle().comments]
+        poller.world.tick(60)
+    assert returned == [str(i) for i in posted]
+
+
 def test_a_stream_that_filled_a_page_moves_on_and_is_idle_again(standin: StandIn) -> None:
     poller = Poller(standin).warm()
     for n in range(150):
         poller.world.add_comment(REPO, 1, f"c{n}")
     poller.world.tick()
-    poller.cycle()  # reads the burst and moves past it
+    poller.cycle()  # reads the burst; the window moves on but keeps the last minute in view
+    poller.world.tick(60)
+    poller.cycle()  # the burst has settled: the window moves past it
     poller.cycle()  # the moved window's first, unconditional read
     assert poller.cost() == (2, 2)
 
@@ -112,7 +127,9 @@ def test_a_bulk_relabel_filling_pages_in_one_second_is_idle_again_after_it(stand
     for number in range(1, 151):
         poller.world.set_labels(REPO, number, (LABEL, "bug"))
     poller.world.tick()
-    poller.cycle()  # reads the burst and moves past its second
+    poller.cycle()  # reads the burst; the window moves on but keeps the last minute in view
+    poller.world.tick(60)
+    poller.cycle()  # the burst has settled: the window moves past it
     poller.cycle()  # the moved window's first, unconditional read
     assert poller.cost() == (2, 2)
 
@@ -138,6 +155,83 @@ def test_a_comment_landing_in_the_second_a_long_stream_was_read_is_not_missed(
     late = poller.world.add_comment(REPO, 2, "same second, page two")
     after = poller.tracker.new_comments(poller.repo, batch.cursor)
     assert [c.id for c in after.comments] == [str(late.id)]
+
+
+# --- eventual consistency: an entry can show up in a listing after later ones did -------
+
+
+def test_a_comment_listed_late_after_its_stream_moved_on_is_still_returned(standin: StandIn) -> None:
+    poller = Poller(standin).warm()
+    for n in range(150):
+        poller.world.add_comment(REPO, 1, f"c{n}")
+    late = poller.world.add_comment(REPO, 2, "same second, listed late", listed=False)
+    poller.world.tick()
+    poller.cycle()  # reads the burst (a full page) and moves the window on
+    poller.world.list_late(REPO)
+    assert [c.id for c in poller.cycle().comments] == [str(late.id)]
+
+
+def test_a_label_removal_listed_late_after_the_issue_stream_moved_on_is_still_seen(
+    standin: StandIn,
+) -> None:
+    poller = Poller(standin, items=151).warm()
+    for number in range(1, 151):
+        poller.world.set_labels(REPO, number, (LABEL, "bug"))
+    poller.world.set_labels(REPO, 151, ("other",), listed=False)
+    poller.world.tick()
+    poller.cycle()  # reads the relabel burst (full pages) and moves the window on
+    poller.world.list_late(REPO)
+    assert 151 not in [i.ref.number for i in poller.tracker.work_items(poller.repo, LABEL)]
+
+
+def test_a_label_listed_late_just_before_the_first_listing_joins_the_next_one(standin: StandIn) -> None:
+    poller = Poller(standin, items=2)
+    poller.world.set_labels(REPO, 2, ("other",))
+    poller.world.tick(3600)
+    poller.world.set_labels(REPO, 2, (LABEL,), listed=False)
+    poller.world.tick()
+    poller.cycle()  # the first listing does not show item 2 yet
+    poller.world.list_late(REPO)
+    assert [i.ref.number for i in poller.tracker.work_items(poller.repo, LABEL)] == [1, 2]
+
+
+# --- review comments: read while a pull request's update settles ----------------------
+
+
+def test_a_review_comment_in_the_second_of_a_pull_request_update_already_read_is_returned(
+    standin: StandIn,
+) -> None:
+    poller = Poller(standin, pulls=1).warm()
+    poller.world.add_comment(REPO, 4, "first", review=True, path="a.py", line=1)
+    poller.tracker.work_items(poller.repo, LABEL)
+    first = poller.tracker.new_comments(poller.repo, poller.cursor)  # reads the update and "first"
+    second = poller.world.add_comment(REPO, 4, "same second", review=True, path="a.py", line=2)
+    poller.cursor = first.cursor
+    poller.world.tick()
+    assert [c.id for c in poller.cycle().comments] == [str(second.id)]
+
+
+def test_a_review_comment_listed_late_after_its_pull_request_update_is_returned(
+    standin: StandIn,
+) -> None:
+    poller = Poller(standin, pulls=1).warm()
+    poller.world.add_comment(REPO, 4, "first", review=True, path="a.py", line=1)
+    late = poller.world.add_comment(REPO, 4, "listed late", review=True, path="a.py", line=2, listed=False)
+    poller.cycle()  # the pull request's update and "first"
+    poller.world.tick(30)
+    poller.world.list_late(REPO)
+    assert [c.id for c in poller.cycle().comments] == [str(late.id)]
+
+
+def test_once_a_pull_request_update_settled_an_idle_cycle_costs_two_requests_again(
+    standin: StandIn,
+) -> None:
+    poller = Poller(standin, pulls=1).warm()
+    poller.world.add_comment(REPO, 4, "nit", review=True, path="a.py", line=3)
+    poller.cycle()
+    poller.world.tick(60)
+    poller.cycle()  # one more review read, now past the update's settling margin
+    assert poller.cost() == (2, 2)
 
 
 def test_the_poll_interval_github_asks_for_is_kept(standin: StandIn) -> None:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from adapters.github import GhTracker
 from domain.errors import RateLimited
-from domain.refs import RepoRef
+from domain.model import Comment, Reaction
+from domain.refs import RepoRef, WorkItemRef
 from tests.github_standin import StandIn, World
 from tests.github_standin.rigs import LABEL, require_gh
 
@@ -70,3 +72,65 @@ def test_a_limit_spent_by_the_last_request_holds_the_next_without_asking(
     with pytest.raises(RateLimited):
         gh.new_comments(repo, None)
     assert world.requests == served
+
+
+# --- a secondary limit holds the whole host, reads and writes alike ---------------------
+
+
+class Clock:
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def secondary_limited(standin: StandIn, world: World, clock: Clock) -> GhTracker:
+    """A tracker that one repository's read just ran into a secondary limit of 30 s."""
+    world.add_issue("acme/other", 1)
+    world.add_comment("acme/other", 1, "go")  # id 1001
+    world.fail("/repos/acme/widgets/", status=429, headers={"Retry-After": "30"})
+    gh = GhTracker(host=standin.host, env=standin.gh_env(), timeout=20, clock=clock)
+    with pytest.raises(RateLimited):
+        gh.work_items(RepoRef.parse(REPO, host=standin.host), LABEL)
+    return gh
+
+
+def test_a_secondary_limit_on_one_repository_holds_another_without_asking(
+    standin: StandIn, world: World
+) -> None:
+    gh = secondary_limited(standin, world, Clock(NOW))
+    served = world.requests
+    with pytest.raises(RateLimited) as raised:
+        gh.work_items(RepoRef.parse("acme/other", host=standin.host), LABEL)
+    assert world.requests == served and raised.value.until_epoch == NOW + 30
+
+
+def _react(gh: GhTracker, item: WorkItemRef) -> None:
+    comment = Comment("1001", item, "alice", "go", datetime(2025, 1, 1, tzinfo=UTC))
+    gh.react(comment, Reaction.STARTED)
+
+
+def _post(gh: GhTracker, item: WorkItemRef) -> None:
+    gh.post_comment(item, "notice")
+
+
+@pytest.mark.parametrize("write", [_react, _post], ids=["reaction", "comment"])
+def test_a_secondary_limit_holds_writes_without_asking(
+    standin: StandIn, world: World, write: Callable[[GhTracker, WorkItemRef], None]
+) -> None:
+    gh = secondary_limited(standin, world, Clock(NOW))
+    served = world.requests
+    with pytest.raises(RateLimited):
+        write(gh, WorkItemRef(RepoRef.parse("acme/other", host=standin.host), 1))
+    assert world.requests == served and world.posted == world.reactions == []
+
+
+def test_the_host_is_asked_again_once_the_secondary_limit_has_passed(
+    standin: StandIn, world: World
+) -> None:
+    clock = Clock(NOW)
+    gh = secondary_limited(standin, world, clock)
+    clock.now = NOW + 30
+    items = gh.work_items(RepoRef.parse("acme/other", host=standin.host), LABEL)
+    assert [item.ref.number for item in items] == [1]

@@ -57,7 +57,7 @@ class Routes:
         state = query.get("state", "open")
         chosen = [
             i for i in repo.issues.values()
-            if (state == "all" or i.state == state)
+            if i.listed and (state == "all" or i.state == state)
             and all(label in i.labels for label in wanted)
             and stamp(i.updated_at) >= query.get("since", "")
         ]
@@ -133,7 +133,8 @@ class Routes:
 
     def _notes(self, repo: Repo, query: Query, *, review: bool) -> list[dict[str, Any]]:
         since = query.get("since", "")
-        chosen = [n for n in repo.notes if n.review == review and stamp(n.updated_at) >= since]
+        chosen = [n for n in repo.notes
+                  if n.listed and n.review == review and stamp(n.updated_at) >= since]
         return [self.note_json(repo, n) for n in _sorted(chosen, query, default="created")]
 
 

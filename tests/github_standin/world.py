@@ -26,6 +26,7 @@ class Issue:
     state: str = "open"
     merged_at: datetime | None = None
     body: str = ""
+    listed: bool = True  # False: its last change is not in listings yet (eventual consistency)
 
 
 @dataclass
@@ -41,6 +42,7 @@ class Note:
     review: bool = False
     path: str | None = None
     line: int | None = None
+    listed: bool = True  # False: not in listings yet (eventual consistency)
 
 
 @dataclass
@@ -119,11 +121,11 @@ class World:
 
     def add_comment(
         self, full_name: str, number: int, body: str, *, author: str = "alice",
-        review: bool = False, path: str | None = None, line: int | None = None,
+        review: bool = False, path: str | None = None, line: int | None = None, listed: bool = True,
     ) -> Note:
         repo = self.repos[full_name]
         self._next_id += 1
-        note = Note(self._next_id, number, author, body, self.now, self.now, review, path, line)
+        note = Note(self._next_id, number, author, body, self.now, self.now, review, path, line, listed)
         repo.notes.append(note)
         repo.issues[number].updated_at = self.now
         return note
@@ -134,9 +136,19 @@ class World:
         note.body, note.updated_at = body, self.now
         repo.issues[note.number].updated_at = self.now
 
-    def set_labels(self, full_name: str, number: int, labels: tuple[str, ...]) -> None:
+    def set_labels(
+        self, full_name: str, number: int, labels: tuple[str, ...], *, listed: bool = True
+    ) -> None:
         issue = self.repos[full_name].issues[number]
-        issue.labels, issue.updated_at = list(labels), self.now
+        issue.labels, issue.updated_at, issue.listed = list(labels), self.now, listed
+
+    def list_late(self, full_name: str) -> None:
+        """What was held back from listings shows up now, with its own (older) time stamps."""
+        repo = self.repos[full_name]
+        for issue in repo.issues.values():
+            issue.listed = True
+        for note in repo.notes:
+            note.listed = True
 
     def close(self, full_name: str, number: int, *, merged: bool = False) -> None:
         issue = self.repos[full_name].issues[number]
