@@ -5,6 +5,8 @@
 Both pollers talk to the same stand-in in the same run; the stand-in counts what it serves. The
 re-reader lists the labelled items (every page), the review comments, then each item's thread;
 it uses plain HTTPS rather than gh only to finish in seconds: the count is the same either way.
+A review comment also shows what it costs after it: the review stream is read until its pull
+request's update is a minute old (the settling margin), then the cycle is idle again.
 """
 
 from __future__ import annotations
@@ -81,6 +83,15 @@ def measure(world: World, poller: Incremental | ReReader) -> tuple[int, int, flo
     return world.requests, world.not_modified, elapsed
 
 
+def review_rows(world: World, poller: Incremental, repo: RepoRef) -> list[tuple[str, tuple[int, int, float]]]:
+    world.add_comment(repo.full_name, 10, "one review comment", review=True, path="a.py", line=1)
+    rows = [("incremental, one new review comment", measure(world, poller))]
+    world.tick(59)
+    rows.append(("incremental, a minute later (review settles)", measure(world, poller)))
+    rows.append(("incremental, idle cycle after it", measure(world, poller)))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repos", type=int, default=2)
@@ -100,18 +111,19 @@ def report(standin: StandIn, repo_count: int, item_count: int) -> None:
     for repo in repos:
         for number in range(1, item_count + 1):
             world.add_issue(repo.full_name, number, pull_request=number % 10 == 0)
-    world.tick(60)
+    world.tick(3600)  # the items are old news by the time polling starts
     incremental, naive = Incremental(standin, repos), ReReader(standin, repos)
     rows = [("incremental, first cycle (full listing)", measure(world, incremental))]
     rows.append(("incremental, second cycle (streams start)", measure(world, incremental)))
     idle = measure(world, incremental)
     world.add_comment(repos[0].full_name, 1, "one new comment")
     active = measure(world, incremental)
+    rows += [("incremental, idle cycle", idle), ("incremental, one new comment", active)]
+    rows += review_rows(world, incremental, repos[0])
     naive_idle = measure(world, naive)
     world.add_comment(repos[0].full_name, 1, "one more comment")
     naive_active = measure(world, naive)
-    rows += [("incremental, idle cycle", idle), ("incremental, one new comment", active),
-             ("re-read every thread, idle cycle", naive_idle),
+    rows += [("re-read every thread, idle cycle", naive_idle),
              ("re-read every thread, one new comment", naive_active)]
     print(f"poll cost on the stand-in: {repo_count} repositories x {item_count} labelled items")
     print(f"{'':44}{'requests':>9}{'304s':>7}{'per repo':>10}{'seconds':>9}")
