@@ -45,13 +45,23 @@ class Daemon:
 
     def __post_init__(self) -> None:
         self._stop = threading.Event()
+        self._wake = threading.Event()
         self.cycle.stopping = self._stop.is_set
-        self._wait = self.wait or self._stop.wait
+        self._wait = self.wait or self._pause
         self.last: CycleSummary | None = None
 
     def stop(self, signum: int = 0, frame: FrameType | None = None) -> None:
         """Finish the item in hand, then stop: the cycle checks this between items."""
         self._stop.set()
+        self._wake.set()
+
+    def wake(self) -> None:
+        """Cut the pause short: something (a webhook) arrived for the next cycle."""
+        self._wake.set()
+
+    def _pause(self, seconds: float) -> None:
+        self._wake.wait(seconds)
+        self._wake.clear()
 
     def run(self, *, once: bool = False, held_by: Callable[[], str] = lambda: "") -> int:
         started = self.clock.now().isoformat()

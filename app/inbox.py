@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
+from collections.abc import Callable
 
 from domain.model import Comment
 from domain.refs import RepoRef
@@ -16,12 +17,12 @@ class Inbox:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._waiting: dict[RepoRef, dict[str, Comment]] = defaultdict(dict)
-        self.arrived = threading.Event()  # set on each push: the daemon's cue to cycle now
+        self.notify: Callable[[], None] = lambda: None  # the daemon's cue to cycle now
 
     def push(self, comment: Comment) -> None:
         with self._lock:
             self._waiting[comment.item.repo][comment.id] = comment
-        self.arrived.set()
+        self.notify()
 
     def drain(self, repo: RepoRef) -> tuple[Comment, ...]:
         with self._lock:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from typing import Any
 
 import pytest
 
 from app.daemon import HEARTBEAT, Blocked, Daemon
+from domain.model import Comment
 from tests.service.world import REPO, World
 
 
@@ -33,8 +36,16 @@ def _daemon(world: World, lock: FakeLock, waits: list[float], *, stop_after: int
         if len(waits) >= stop_after:
             daemon.stop()
 
-    daemon = Daemon(cycle=world.poll, store=world.store, events=world.events, clock=world.clock, lock=lock,
-                    interval_seconds=60, version="1.0.0", wait=wait)
+    daemon = Daemon(
+        cycle=world.poll,
+        store=world.store,
+        events=world.events,
+        clock=world.clock,
+        lock=lock,
+        interval_seconds=60,
+        version="1.0.0",
+        wait=wait,
+    )
     return daemon
 
 
@@ -77,3 +88,37 @@ def test_a_held_lock_blocks_the_second_poller_loudly() -> None:
 
     assert world.events.named("poller.blocked")[0]["level"] == "error"
     assert "poll.cycle" not in world.events.names()
+
+
+def test_a_pushed_comment_wakes_the_daemon_before_the_interval_is_up() -> None:
+    world = World()
+    ref = world.watched()
+    comment = Comment("9001", ref, "alice", "pushed only", world.clock.now())  # not in the poll stream
+    daemon = Daemon(
+        cycle=world.poll,
+        store=world.store,
+        events=world.events,
+        clock=world.clock,
+        lock=FakeLock(),
+        interval_seconds=3600,
+        version="1.0.0",
+    )
+    world.poll.inbox.notify = daemon.wake
+    runner = threading.Thread(target=daemon.run)
+    runner.start()
+    wait_until(lambda: world.events.names().count("poll.cycle") >= 2)  # watched() ran one; the daemon one
+
+    world.poll.inbox.push(comment)
+    wait_until(lambda: world.events.names().count("poll.cycle") >= 3)
+    daemon.stop()
+    runner.join(timeout=10)
+
+    assert not runner.is_alive()
+    assert len(world.session(ref).received) == 1
+
+
+def wait_until(condition, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
