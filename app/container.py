@@ -17,6 +17,7 @@ from adapters.sandbox import SandboxTracker
 from adapters.sqlite_store import FILE_NAME, SqliteStateStore
 from adapters.tmux import ShTmux
 from adapters.tmux_screen import ShTmuxScreen
+from adapters.webhook_server import GhWebhookServer
 from app import version
 from app.closing import CloseConfig, Closer
 from app.daemon import Daemon
@@ -25,6 +26,7 @@ from app.item_worker import ItemWorker, WorkerConfig
 from app.poll import PollConfig, PollCycle
 from app.sessions_admin import AdminConfig, SessionsAdmin
 from app.settings import Settings
+from app.webhook import WebhookIntake
 from domain.model import Reaction
 from domain.ports import TrackerPort
 from domain.refs import WorkItemRef
@@ -157,6 +159,20 @@ class Container(containers.DeclarativeContainer):
         lock=lock,
         interval_seconds=settings.provided.polling.interval_seconds,
         version=providers.Callable(version),
+    )
+    webhook_intake = providers.Singleton(
+        WebhookIntake,
+        inbox=poll_cycle.provided.inbox,
+        watched=providers.Callable(lambda s: [source.repo for source in s.sources()], settings),
+        events=events,
+    )
+    webhook_server = providers.Singleton(
+        GhWebhookServer,
+        host=settings.provided.webhooks.gh_webhook.host,
+        port=settings.provided.webhooks.gh_webhook.port,
+        secret=providers.Callable(lambda s: s.webhooks.gh_webhook.secret.get_secret_value(), settings),
+        github_host=settings.provided.integrations.github.host,
+        accept=webhook_intake.provided.accept,
     )
     sessions_admin = providers.Singleton(
         SessionsAdmin,

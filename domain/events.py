@@ -87,6 +87,11 @@ class Event(enum.Enum):
     POLL_GIVEUP_REPORT_FAILED = ("poll.giveup_report_failed", "Posting that notice failed; the ledger is unchanged.")
     REACTION_ADDED = ("reaction.added", "A reaction was added to a comment.")
     REACTION_FAILED = ("reaction.failed", "Adding a reaction failed; nothing else changed.")
+    WEBHOOK_RECEIVED = (
+        "webhook.received",
+        "A signed webhook delivery announced a new comment; `queued` says if its repository is watched "
+        "(the next cycle then takes it through the ledger, under the same delivery id as by polling).",
+    )
     POLLER_STARTED = ("poller.started", "The poller started and holds the state root's lock.")
     POLLER_STOPPED = ("poller.stopped", "The poller stopped cleanly.")
     POLLER_BLOCKED = ("poller.blocked", "Another poller holds the state root's lock; this one exited.")

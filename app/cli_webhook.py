@@ -1,0 +1,55 @@
+"""`webhook`: the poller, plus a receiver of GitHub's signed webhooks that wakes it at once."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from app.cli_context import CliContext, Commands, UsageProblem, command
+from app.cli_operate import PollerBlocked
+
+__all__ = ["add_webhook"]
+
+
+def add_webhook(commands: Commands) -> None:
+    command(
+        commands,
+        "webhook",
+        help_text="poll, and serve GitHub webhooks (webhooks.ghWebhook) so comments arrive at once",
+        description="Run the poller in the foreground and serve GitHub's signed webhook deliveries on\n"
+        "webhooks.ghWebhook.host:port. A delivery announcing a new comment on a watched repository\n"
+        "wakes the poller; the comment then goes through the same ledger as a polled one, under the\n"
+        "same delivery id, so it is delivered once whichever way it arrives. Unsigned or badly signed\n"
+        "deliveries are refused (401). SIGTERM or SIGINT stops cleanly.\n\n"
+        "exit status: 0 stopped cleanly, 1 another poller holds the state root or the port cannot be\n"
+        "bound, 2 usage or configuration error (webhooks.ghWebhook.enabled is false).",
+        handler=run_webhook,
+    )
+
+
+def run_webhook(args: argparse.Namespace, context: CliContext) -> int:
+    from app.daemon import Blocked, install_signal_handlers  # the use cases load only when run
+
+    if not context.settings.webhooks.gh_webhook.enabled:
+        raise UsageProblem("webhook: webhooks.ghWebhook.enabled is false (set it, with a secret, to serve webhooks)")
+    container = context.container
+    clock = container.clock()
+
+    def report(line: str) -> None:
+        print(f"{clock.now():%H:%M:%S} {line}", file=sys.stderr, flush=True)
+
+    daemon = container.daemon(report=report)
+    install_signal_handlers(daemon)
+    container.poll_cycle().inbox.notify = daemon.wake
+    server = container.webhook_server()
+    server.start()
+    host, port = server.address
+    report(f"serving GitHub webhooks on http://{host}:{port}/")
+    try:
+        daemon.run()
+    except Blocked as blocked:
+        raise PollerBlocked(f"webhook: another poller is running: {blocked}") from None
+    finally:
+        server.stop()
+    report("stopped")
+    return 0

@@ -1,0 +1,103 @@
+"""The webhook receiver on loopback: signatures, event kinds, malformed and oversized deliveries."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from adapters.webhook_server import GhWebhookServer
+from domain.model import Comment, CommentKind
+
+SECRET = "s3cret"
+
+
+def _payload(action: str = "created", **comment: Any) -> dict[str, Any]:
+    return {
+        "action": action,
+        "repository": {"full_name": "acme/widgets"},
+        "comment": {
+            "id": 4242,
+            "user": {"login": "alice"},
+            "body": "please \x1b[201~ fix",
+            "created_at": "2026-11-30T10:00:00Z",
+            "html_url": "https://github.com/acme/widgets/issues/7#issuecomment-4242",
+            "issue_url": "https://api.github.com/repos/acme/widgets/issues/7",
+            **comment,
+        },
+    }
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[GhWebhookServer, list[Comment]]]:
+    got: list[Comment] = []
+    receiver = GhWebhookServer(host="127.0.0.1", port=0, secret=SECRET, github_host="github.com", accept=got.append)
+    receiver.start()
+    try:
+        yield receiver, got
+    finally:
+        receiver.stop()
+
+
+def _post(receiver: GhWebhookServer, event: str, body: bytes, *, secret: str = SECRET, signed: bool = True) -> int:
+    host, port = receiver.address
+    headers = {"X-GitHub-Event": event, "Content-Type": "application/json"}
+    if signed:
+        headers["X-Hub-Signature-256"] = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    request = urllib.request.Request(f"http://{host}:{port}/", data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            return int(reply.status)
+    except urllib.error.HTTPError as error:
+        return int(error.code)
+
+
+def test_a_signed_new_issue_comment_is_accepted_as_a_domain_comment(server) -> None:  # type: ignore[no-untyped-def]
+    receiver, got = server
+
+    status = _post(receiver, "issue_comment", json.dumps(_payload()).encode())
+
+    assert status == 202
+    assert [(c.id, str(c.item), c.author, c.kind) for c in got] == [
+        ("4242", "github:acme/widgets#7", "alice", CommentKind.ISSUE_COMMENT)
+    ]
+    assert str(got[0].delivery_id) == "poll-comment-4242"  # the same id the poll stream gives it
+
+
+def test_a_new_review_comment_is_accepted_with_its_path_and_line(server) -> None:  # type: ignore[no-untyped-def]
+    receiver, got = server
+    body = _payload(pull_request_url="https://api.github.com/repos/acme/widgets/pulls/9", path="a.py", line=3)
+
+    assert _post(receiver, "pull_request_review_comment", json.dumps(body).encode()) == 202
+    assert (str(got[0].item), got[0].path, got[0].line) == ("github:acme/widgets#9", "a.py", 3)
+
+
+@pytest.mark.parametrize(("secret", "signed"), [("wrong", True), (SECRET, False)])
+def test_an_unsigned_or_badly_signed_delivery_is_refused(server, secret: str, signed: bool) -> None:  # type: ignore[no-untyped-def]
+    receiver, got = server
+
+    assert _post(receiver, "issue_comment", json.dumps(_payload()).encode(), secret=secret, signed=signed) == 401
+    assert got == []
+
+
+def test_edits_deletions_and_other_events_are_ignored(server) -> None:  # type: ignore[no-untyped-def]
+    receiver, got = server
+
+    assert _post(receiver, "issue_comment", json.dumps(_payload(action="edited")).encode()) == 204
+    assert _post(receiver, "issues", json.dumps({"action": "opened"}).encode()) == 204
+    assert _post(receiver, "ping", b'{"zen": "hi"}') == 200
+    assert got == []
+
+
+def test_a_malformed_delivery_is_a_bad_request_and_accepts_nothing(server) -> None:  # type: ignore[no-untyped-def]
+    receiver, got = server
+
+    assert _post(receiver, "issue_comment", b"{not json") == 400
+    assert _post(receiver, "issue_comment", json.dumps({"action": "created", "comment": {}}).encode()) == 400
+    assert got == []

@@ -1,0 +1,87 @@
+"""`webhook` end to end: a signed delivery wakes the poller and its comment is delivered once."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import signal
+import socket
+import subprocess
+import sys
+import urllib.request
+
+from tests.e2e.cli import clean_env
+from tests.e2e.loop_rig import REPO, Loop, loop
+from tests.tmux_support import real_tmux, wait_for
+
+__all__ = ["loop", "real_tmux"]
+SECRET = "e2e-secret"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _deliver(port: int, payload: dict[str, object]) -> int:
+    body = json.dumps(payload).encode()
+    signature = "sha256=" + hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/",
+        data=body,
+        method="POST",
+        headers={"X-GitHub-Event": "issue_comment", "X-Hub-Signature-256": signature},
+    )
+    with urllib.request.urlopen(request, timeout=10) as reply:
+        return int(reply.status)
+
+
+def test_a_signed_delivery_wakes_the_poller_and_its_comment_is_delivered_once(loop: Loop) -> None:
+    port = _free_port()
+    loop.interval_seconds = 3600  # only the webhook can make the next cycle come soon
+    loop.extra = {"webhooks": {"ghWebhook": {"enabled": True, "port": port, "secret": SECRET}}}
+    (ref,) = loop.with_sessions(1)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app", "--config", str(loop.write_config()), "webhook"],
+        cwd=loop.root,
+        env=clean_env(loop.tmux.env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        wait_for(lambda: loop.event_names().count("poll.cycle") >= 2, what="the webhook's first cycle")
+        payload = {
+            "action": "created",
+            "repository": {"full_name": str(REPO)},
+            "comment": {
+                "id": 987654,
+                "user": {"login": "demo"},
+                "body": "from the webhook",
+                "created_at": "2026-11-30T10:00:00Z",
+                "issue_url": f"https://api.github.com/repos/{REPO}/issues/{ref.number}",
+            },
+        }
+
+        assert _deliver(port, payload) == 202
+        wait_for(lambda: any("from the webhook" in text for text in loop.pasted()), what="the pushed comment")
+        assert _deliver(port, payload) == 202  # GitHub redelivers: still once
+        wait_for(lambda: loop.event_names().count("webhook.received") >= 2, what="the redelivery")
+        wait_for(lambda: loop.event_names().count("poll.cycle") >= 4, what="the cycle after it")
+    finally:
+        process.send_signal(signal.SIGTERM)
+        status = process.wait(timeout=60)
+
+    assert status == 0
+    assert sum("from the webhook" in text for text in loop.pasted()) == 1
+    succeeded = [e for e in loop.events() if e["event"] == "dispatch.succeeded"]
+    assert [e["delivery_id"] for e in succeeded] == ["poll-comment-987654"]
+
+
+def test_webhook_refuses_to_start_when_it_is_not_enabled(loop: Loop) -> None:
+    result = loop.cli("webhook")
+
+    assert result.returncode == 2
+    assert "webhooks.ghWebhook.enabled is false" in result.stderr
