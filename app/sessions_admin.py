@@ -44,6 +44,7 @@ class SessionView:
             "harness": record.harness,
             "conversation_id": record.harness_session_id,
             "target": record.target.name,
+            "pane": record.pane_id,
             "state": self.state.value,
             "status": record.status.value,
             "last_event": record.last_event,
@@ -61,6 +62,7 @@ class ResetPlan:
     state: SessionState
     has_record: bool
     has_ledger: bool
+    pane: str = ""  # the harness's own pane; "" (no record): every pane of the session
 
     @property
     def ends_harness(self) -> bool:
@@ -114,14 +116,15 @@ class SessionsAdmin:
         plans = []
         for item, record, has_ledger in found:
             # no record, yet a ledger: a first spawn refused by a live occupant of the item's name
-            target = record.target if record else item.target
-            plans.append(ResetPlan(item, target, self._tmux.session_state(target), record is not None, has_ledger))
+            target, pane = (record.target, record.pane_id) if record else (item.target, "")
+            state = self._tmux.session_state(target)
+            plans.append(ResetPlan(item, target, state, record is not None, has_ledger, pane=pane))
         return plans
 
     def reset(self, plan: ResetPlan) -> None:
         """End the harness, then forget: a harness that could not be ended keeps its record."""
         if plan.ends_harness:
-            self._tmux.terminate_harness(plan.target, grace_seconds=self._config.grace_seconds)
+            self._tmux.terminate_harness(plan.target, grace_seconds=self._config.grace_seconds, pane=plan.pane)
         self._store.forget(plan.item)
         self._events.emit(
             Event.SESSION_RESET,

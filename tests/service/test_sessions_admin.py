@@ -73,6 +73,18 @@ def test_reset_ends_the_live_harness_and_forgets_record_and_ledger() -> None:
     assert (reset["source"], reset["work_item"], reset["harness_ended"]) == ("operator", str(ref), True)
 
 
+def test_reset_ends_only_the_harness_pane_never_an_operators_window() -> None:
+    world = World()
+    ref = world.watched()
+    _fake(world).open_window(ref.target.name)
+    admin = _admin(world)
+
+    admin.reset(admin.plan_reset([ref])[0])
+
+    session = _fake(world).sessions[ref.target.name]
+    assert (session.pane_dead, session.operator_dead) == (True, False)
+
+
 def test_after_a_reset_the_next_cycle_is_first_sight_with_a_fresh_session() -> None:
     world = World()
     ref = world.watched()
