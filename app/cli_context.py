@@ -62,7 +62,7 @@ class CliContext:
         """The container's `name` provider, resolved; `NotWired` when the container has none."""
         provider = getattr(self.container, name, None)
         if provider is None:
-            raise NotWired(f"the container provides no `{name}` yet (see app/wiring_notes.md)")
+            raise NotWired(f"the container provides no `{name}`")
         return provider()
 
 

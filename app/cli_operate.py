@@ -6,12 +6,12 @@ import argparse
 import json
 import sys
 
-from app.cli_context import CliContext, Commands, Handler, NotWired, command
+from app.cli_context import CliContext, Commands, command
 from app.cli_sessions import add_sessions
 from app.poller_status import Exit, describe, poller_status
 from domain.errors import LoopError
 
-__all__ = ["add_poll", "add_sessions", "add_status", "add_webhook"]
+__all__ = ["add_poll", "add_sessions", "add_status"]
 
 _STATUS_EPILOG = f"""\
 exit status: {Exit.RUNNING.value} running and on time, {Exit.NOT_RUNNING.value} not running, \
@@ -26,13 +26,6 @@ class PollerBlocked(LoopError):
 
 class NothingPolled(LoopError):
     """`poll --once` ran a cycle in which no source could be read (exit status 1)."""
-
-
-def _not_wired(name: str) -> Handler:
-    def handler(args: argparse.Namespace, context: CliContext) -> int:
-        raise NotWired(f"`{name}` is not wired yet")
-
-    return handler
 
 
 def add_poll(commands: Commands) -> None:
@@ -102,12 +95,3 @@ def run_status(args: argparse.Namespace, context: CliContext) -> int:
     )
     print(json.dumps(status.as_json()) if args.json else "\n".join(describe(status)))
     return int(status.exit)
-
-
-def add_webhook(commands: Commands) -> None:
-    command(
-        commands,
-        "webhook",
-        help_text="serve GitHub webhooks (webhooks.ghWebhook) in the foreground",
-        handler=_not_wired("webhook"),
-    )

@@ -71,25 +71,32 @@ class Daemon:
             self.events.emit(Event.POLLER_BLOCKED, level=Level.ERROR, cause=str(error))
             raise Blocked(str(error)) from error
         try:
-            self.events.emit(Event.POLLER_STARTED, pid=os.getpid(), once=once, version=self.version)
-            if not once:
-                self.report(
-                    f"started as pid {os.getpid()}, a cycle every {self.interval_seconds:g}s; "
-                    "SIGTERM or Ctrl-C stops after the item in hand"
-                )
-            while not self._stop.is_set():
-                summary = self.last = self.cycle.run()
-                self._heartbeat(summary, started)
-                took = ((summary.finished_at or summary.started_at) - summary.started_at).total_seconds()
-                self.report(f"cycle took {took:.2f}s: {summary.line()}")
-                if once:
-                    break
-                # the interval is counted after each cycle, so a slow cycle never overlaps the next
-                self._wait(max(self.interval_seconds, summary.min_interval_seconds))
-            self.events.emit(Event.POLLER_STOPPED, pid=os.getpid(), once=once)
+            self._loop(once=once, started=started)
+        except Exception as error:
+            cause = f"{type(error).__name__}: {error}"
+            self.events.emit(Event.POLLER_FAILED, level=Level.ERROR, pid=os.getpid(), cause=cause)
+            raise
         finally:
             self.lock.release()
         return 0
+
+    def _loop(self, *, once: bool, started: str) -> None:
+        self.events.emit(Event.POLLER_STARTED, pid=os.getpid(), once=once, version=self.version)
+        if not once:
+            self.report(
+                f"started as pid {os.getpid()}, a cycle every {self.interval_seconds:g}s; "
+                "SIGTERM or Ctrl-C stops after the item in hand"
+            )
+        while not self._stop.is_set():
+            summary = self.last = self.cycle.run()
+            self._heartbeat(summary, started)
+            took = ((summary.finished_at or summary.started_at) - summary.started_at).total_seconds()
+            self.report(f"cycle took {took:.2f}s: {summary.line()}")
+            if once:
+                break
+            # the interval is counted after each cycle, so a slow cycle never overlaps the next
+            self._wait(max(self.interval_seconds, summary.min_interval_seconds))
+        self.events.emit(Event.POLLER_STOPPED, pid=os.getpid(), once=once)
 
     def _acquire(self, info: dict[str, Any]) -> None:
         for _ in range(_ACQUIRE_TRIES - 1):

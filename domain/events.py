@@ -94,6 +94,11 @@ class Event(enum.Enum):
     )
     POLLER_STARTED = ("poller.started", "The poller started and holds the state root's lock.")
     POLLER_STOPPED = ("poller.stopped", "The poller stopped cleanly.")
+    POLLER_FAILED = (
+        "poller.failed",
+        "The poller stopped on an error it cannot carry on from (`cause`, e.g. an unreadable state "
+        "store); it exits 1 and a service manager restarts it.",
+    )
     POLLER_BLOCKED = ("poller.blocked", "Another poller holds the state root's lock; this one exited.")
 
 

@@ -1,6 +1,6 @@
 """`doctor` as a person runs it: tmux or gh missing from PATH is said, with the fix, exit 1.
 
-Needs `Container.doctor_probe` (app/wiring_notes.md)."""
+"""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from app.daemon import HEARTBEAT, Blocked, Daemon
+from domain.errors import StateError
 from domain.model import Comment
 from tests.service.world import REPO, World
 
@@ -122,3 +123,15 @@ def wait_until(condition, timeout: float = 10.0) -> None:  # type: ignore[no-unt
     while not condition():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.01)
+
+
+def test_a_poller_that_cannot_carry_on_says_so_and_releases_its_lock() -> None:
+    world, lock = World(), FakeLock()
+    world.store.fail_writes = True  # the heartbeat cannot be saved
+
+    with pytest.raises(StateError):
+        _daemon(world, lock, [], stop_after=1).run()
+
+    failed = world.events.named("poller.failed")
+    assert failed and failed[0]["level"] == "error"
+    assert lock.holder is None
