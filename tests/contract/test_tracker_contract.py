@@ -235,6 +235,8 @@ def test_a_failed_reaction_is_a_tracker_error_and_adds_nothing(rig: Rig) -> None
     assert rig.reactions() == []
 
 
+# the sandbox is a local file: it has no rate limit to model, so it is not asked to
+@pytest.mark.parametrize("rig", ["fake", pytest.param("gh", marks=pytest.mark.gh)], indirect=True)
 def test_a_rate_limited_repository_raises_rate_limited_with_the_time_to_wait_for(rig: Rig) -> None:
     rig.item(1)
     rig.limit(1_900_000_000)
