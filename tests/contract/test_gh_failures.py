@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,18 +10,12 @@ from adapters.github import GhTracker
 from domain.errors import RateLimited, TrackerError
 from domain.refs import RepoRef
 from tests.github_standin import StandIn, World
-from tests.github_standin.rigs import LABEL, require_gh
+from tests.github_standin.rigs import LABEL, require_gh, standin
+
+__all__ = ["standin"]  # a fixture, imported to be used here
 
 pytestmark = pytest.mark.gh
 REPO = "acme/widgets"
-
-
-@pytest.fixture(scope="module")
-def standin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandIn]:
-    require_gh()
-    server = StandIn(Path(tmp_path_factory.mktemp("standin")))
-    yield server
-    server.close()
 
 
 @pytest.fixture
@@ -115,18 +108,14 @@ def test_a_failing_repository_leaves_another_one_readable(standin: StandIn, worl
     assert [i.ref.number for i in gh.work_items(repo_on(standin, "acme/other"), LABEL)] == [1]
 
 
-def test_a_forbidden_reply_that_is_no_rate_limit_is_a_plain_tracker_error(
-    standin: StandIn, world: World
-) -> None:
+def test_a_forbidden_reply_that_is_no_rate_limit_is_a_plain_tracker_error(standin: StandIn, world: World) -> None:
     world.fail("/issues", status=403, body=b'{"message": "Resource not accessible by integration"}')
     with pytest.raises(TrackerError) as raised:
         tracker(standin).work_items(repo_on(standin), LABEL)
     assert not isinstance(raised.value, RateLimited) and "forbidden (HTTP 403" in str(raised.value)
 
 
-def test_a_gh_host_inherited_from_the_environment_does_not_redirect_github_com(
-    standin: StandIn, world: World
-) -> None:
+def test_a_gh_host_inherited_from_the_environment_does_not_redirect_github_com(standin: StandIn, world: World) -> None:
     gh = GhTracker(env=standin.gh_env(GH_HOST=standin.host), timeout=20)
     failure_of(gh, RepoRef.parse(REPO))  # github.com is out of reach here, or refuses us
     assert world.requests == 0

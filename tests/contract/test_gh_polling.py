@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from adapters.github import GhTracker
 from domain.model import CommentBatch, Reaction
 from domain.refs import RepoRef, WorkItemRef
 from tests.github_standin import StandIn, World
-from tests.github_standin.rigs import LABEL, require_gh
+from tests.github_standin.rigs import LABEL, standin
+
+__all__ = ["standin"]  # a fixture, imported to be used here
 
 pytestmark = pytest.mark.gh
 REPO = "acme/widgets"
-
-
-@pytest.fixture(scope="module")
-def standin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandIn]:
-    require_gh()
-    server = StandIn(Path(tmp_path_factory.mktemp("standin")))
-    yield server
-    server.close()
 
 
 class Poller:
@@ -267,4 +258,3 @@ def test_gh_prints_esc_and_bel_in_a_comment_as_caret_text(standin: StandIn) -> N
     poller.world.add_comment(REPO, 1, "a\x1b[201~b\x07c")
     [comment] = poller.cycle().comments
     assert comment.body == "a^[[201~b^Gc"
-

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
@@ -13,19 +12,13 @@ from domain.errors import RateLimited
 from domain.model import Comment, Reaction
 from domain.refs import RepoRef, WorkItemRef
 from tests.github_standin import StandIn, World
-from tests.github_standin.rigs import LABEL, require_gh
+from tests.github_standin.rigs import LABEL, standin
+
+__all__ = ["standin"]  # a fixture, imported to be used here
 
 pytestmark = pytest.mark.gh
 REPO = "acme/widgets"
 NOW = 1_800_000_000.0
-
-
-@pytest.fixture(scope="module")
-def standin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandIn]:
-    require_gh()
-    server = StandIn(Path(tmp_path_factory.mktemp("standin")))
-    yield server
-    server.close()
 
 
 @pytest.fixture
@@ -60,9 +53,7 @@ def test_a_secondary_limit_without_headers_backs_off_a_minute(standin: StandIn, 
     assert limited(standin).until_epoch == NOW + 60
 
 
-def test_a_limit_spent_by_the_last_request_holds_the_next_without_asking(
-    standin: StandIn, world: World
-) -> None:
+def test_a_limit_spent_by_the_last_request_holds_the_next_without_asking(standin: StandIn, world: World) -> None:
     world.rate_remaining = 1
     clock = world.now.timestamp()
     gh = GhTracker(host=standin.host, env=standin.gh_env(), timeout=20, clock=lambda: clock)
@@ -96,9 +87,7 @@ def secondary_limited(standin: StandIn, world: World, clock: Clock) -> GhTracker
     return gh
 
 
-def test_a_secondary_limit_on_one_repository_holds_another_without_asking(
-    standin: StandIn, world: World
-) -> None:
+def test_a_secondary_limit_on_one_repository_holds_another_without_asking(standin: StandIn, world: World) -> None:
     gh = secondary_limited(standin, world, Clock(NOW))
     served = world.requests
     with pytest.raises(RateLimited) as raised:
@@ -126,9 +115,7 @@ def test_a_secondary_limit_holds_writes_without_asking(
     assert world.requests == served and world.posted == world.reactions == []
 
 
-def test_the_host_is_asked_again_once_the_secondary_limit_has_passed(
-    standin: StandIn, world: World
-) -> None:
+def test_the_host_is_asked_again_once_the_secondary_limit_has_passed(standin: StandIn, world: World) -> None:
     clock = Clock(NOW)
     gh = secondary_limited(standin, world, clock)
     clock.now = NOW + 30

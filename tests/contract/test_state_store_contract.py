@@ -45,12 +45,8 @@ def reopened(store: StateStore) -> StateStore:
     return store
 
 
-def comment(
-    cid: str, item: WorkItemRef = ITEM, *, body: str = "please fix", minutes: int = 0
-) -> Comment:
-    return Comment(
-        id=cid, item=item, author="alice", body=body, created_at=T0 + timedelta(minutes=minutes)
-    )
+def comment(cid: str, item: WorkItemRef = ITEM, *, body: str = "please fix", minutes: int = 0) -> Comment:
+    return Comment(id=cid, item=item, author="alice", body=body, created_at=T0 + timedelta(minutes=minutes))
 
 
 def full_ledger(item: WorkItemRef = ITEM) -> Ledger:
@@ -111,9 +107,7 @@ def test_a_saved_session_record_comes_back_equal(store: StateStore) -> None:
 
 def test_a_session_record_without_times_comes_back_equal(store: StateStore) -> None:
     store.save_session(record(created_at=None, updated_at=None, status=SessionStatus.CLOSED))
-    assert reopened(store).session(ITEM) == record(
-        created_at=None, updated_at=None, status=SessionStatus.CLOSED
-    )
+    assert reopened(store).session(ITEM) == record(created_at=None, updated_at=None, status=SessionStatus.CLOSED)
 
 
 def test_sessions_lists_every_record_in_item_order(store: StateStore) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,16 +10,9 @@ from domain.errors import RateLimited, TrackerError
 from domain.model import CommentBatch, CommentKind, ItemKind, ItemState, Reaction
 from domain.refs import WorkItemRef
 from tests.contract.sandbox_rig import SandboxRig
-from tests.github_standin import StandIn
-from tests.github_standin.rigs import BOT, LABEL, FakeRig, GhRig, Rig, require_gh
+from tests.github_standin.rigs import BOT, LABEL, FakeRig, GhRig, Rig, standin
 
-
-@pytest.fixture(scope="module")
-def standin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandIn]:
-    require_gh()
-    server = StandIn(Path(tmp_path_factory.mktemp("standin")))
-    yield server
-    server.close()
+__all__ = ["standin"]  # a fixture, imported to be used here
 
 
 @pytest.fixture(params=["fake", "sandbox", pytest.param("gh", marks=pytest.mark.gh)])
@@ -106,8 +98,7 @@ def test_a_new_comment_is_returned_once_with_its_item_author_body_and_link(rig: 
     batch = cycle(rig, start.cursor)
     again = cycle(rig, batch.cursor)
     [comment] = batch.comments
-    assert (comment.id, comment.item, comment.author, comment.body) == (
-        comment_id, item, "bob", "please run the tests")
+    assert (comment.id, comment.item, comment.author, comment.body) == (comment_id, item, "bob", "please run the tests")
     assert comment.kind is CommentKind.ISSUE_COMMENT and comment.url and again.comments == ()
 
 
@@ -149,7 +140,11 @@ def test_a_review_comment_carries_its_path_line_and_pull_request(rig: Rig) -> No
     rig.comment(7, "rename this", review=True, path="src/app.py", line=12)
     [comment] = cycle(rig, quiet.cursor).comments
     assert (comment.item, comment.kind, comment.path, comment.line) == (
-        pull, CommentKind.REVIEW_COMMENT, "src/app.py", 12)
+        pull,
+        CommentKind.REVIEW_COMMENT,
+        "src/app.py",
+        12,
+    )
 
 
 def test_comments_on_items_without_the_label_are_returned_too(rig: Rig) -> None:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from adapters.github import GhTracker
@@ -12,20 +9,14 @@ from domain.ledger import Resolution
 from domain.model import AGENT_MARKER
 from domain.refs import RepoRef, WorkItemRef
 from tests.github_standin import StandIn
-from tests.github_standin.rigs import require_gh
+from tests.github_standin.rigs import standin
 from tests.github_standin.world import Note
 from tests.service.world import World
 
+__all__ = ["standin"]  # a fixture, imported to be used here
+
 pytestmark = pytest.mark.gh
 REPO = "acme/widgets"
-
-
-@pytest.fixture(scope="module")
-def standin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandIn]:
-    require_gh()
-    server = StandIn(Path(tmp_path_factory.mktemp("standin")))
-    yield server
-    server.close()
 
 
 class GitHubLoop:

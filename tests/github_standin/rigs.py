@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Protocol
 
 import pytest
@@ -20,6 +22,15 @@ BOT = "the-loop-bot"
 _CONTENT = {content: reaction for reaction, content in DEFAULT_REACTIONS.items()}
 
 
+@pytest.fixture(scope="module")
+def standin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandIn]:
+    """One stand-in per test module (each test resets its world), with the real gh in front."""
+    require_gh()
+    server = StandIn(Path(tmp_path_factory.mktemp("standin")))
+    yield server
+    server.close()
+
+
 def require_gh() -> None:
     if shutil.which("gh") is None:
         pytest.skip("SKIPPED LOUDLY: the gh binary is not installed (CI installs it)")
@@ -30,8 +41,16 @@ class Rig(Protocol):
     repo: RepoRef
 
     def item(self, number: int, *, labels: tuple[str, ...] = (LABEL,), pull: bool = False) -> WorkItemRef: ...
-    def comment(self, number: int, body: str, *, author: str = "alice", review: bool = False,
-                path: str | None = None, line: int | None = None) -> str: ...
+    def comment(
+        self,
+        number: int,
+        body: str,
+        *,
+        author: str = "alice",
+        review: bool = False,
+        path: str | None = None,
+        line: int | None = None,
+    ) -> str: ...
     def edit(self, comment_id: str, body: str) -> None: ...
     def close(self, number: int, *, merged: bool = False) -> None: ...
     def relabel(self, number: int, labels: tuple[str, ...]) -> None: ...
@@ -54,8 +73,16 @@ class FakeRig:
         self.fake.add_item(ref, labels=labels, kind=ItemKind.PULL_REQUEST if pull else ItemKind.ISSUE)
         return ref
 
-    def comment(self, number: int, body: str, *, author: str = "alice", review: bool = False,
-                path: str | None = None, line: int | None = None) -> str:
+    def comment(
+        self,
+        number: int,
+        body: str,
+        *,
+        author: str = "alice",
+        review: bool = False,
+        path: str | None = None,
+        line: int | None = None,
+    ) -> str:
         kind = CommentKind.REVIEW_COMMENT if review else CommentKind.ISSUE_COMMENT
         ref = WorkItemRef(self.repo, number)
         return self.fake.add_comment(ref, body, author=author, kind=kind, path=path, line=line).id
@@ -103,10 +130,19 @@ class GhRig:
         self.world.add_issue(self.repo.full_name, number, labels=labels, pull_request=pull)
         return WorkItemRef(self.repo, number)
 
-    def comment(self, number: int, body: str, *, author: str = "alice", review: bool = False,
-                path: str | None = None, line: int | None = None) -> str:
-        note = self.world.add_comment(self.repo.full_name, number, body, author=author,
-                                      review=review, path=path, line=line)
+    def comment(
+        self,
+        number: int,
+        body: str,
+        *,
+        author: str = "alice",
+        review: bool = False,
+        path: str | None = None,
+        line: int | None = None,
+    ) -> str:
+        note = self.world.add_comment(
+            self.repo.full_name, number, body, author=author, review=review, path=path, line=line
+        )
         return str(note.id)
 
     def edit(self, comment_id: str, body: str) -> None:

@@ -56,8 +56,10 @@ class Routes:
         wanted = [label for label in query.get("labels", "").split(",") if label]
         state = query.get("state", "open")
         chosen = [
-            i for i in repo.issues.values()
-            if i.listed and (state == "all" or i.state == state)
+            i
+            for i in repo.issues.values()
+            if i.listed
+            and (state == "all" or i.state == state)
             and all(label in i.labels for label in wanted)
             and stamp(i.updated_at) >= query.get("since", "")
         ]
@@ -84,8 +86,7 @@ class Routes:
         number = int(match["number"])
         if number not in repo.issues or not isinstance(payload, dict) or "body" not in payload:
             return 422 if number in repo.issues else 404, {"message": "Validation Failed"}
-        note = self.world.add_comment(repo.full_name, number, str(payload["body"]),
-                                      author=self.world.login)
+        note = self.world.add_comment(repo.full_name, number, str(payload["body"]), author=self.world.login)
         self.world.posted.append((repo.full_name, number, note.body))
         return 201, self.note_json(repo, note)
 
@@ -104,11 +105,16 @@ class Routes:
     def issue_json(self, repo: Repo, issue: Issue) -> dict[str, Any]:
         web = f"https://{self.world.host}/{repo.full_name}"
         doc: dict[str, Any] = {
-            "id": issue.number * 7 + 100000, "number": issue.number, "title": issue.title,
-            "user": {"login": issue.author}, "labels": [{"name": n} for n in issue.labels],
-            "state": issue.state, "body": issue.body or None,
+            "id": issue.number * 7 + 100000,
+            "number": issue.number,
+            "title": issue.title,
+            "user": {"login": issue.author},
+            "labels": [{"name": n} for n in issue.labels],
+            "state": issue.state,
+            "body": issue.body or None,
             "html_url": f"{web}/{'pull' if issue.pull_request else 'issues'}/{issue.number}",
-            "created_at": stamp(issue.created_at), "updated_at": stamp(issue.updated_at),
+            "created_at": stamp(issue.created_at),
+            "updated_at": stamp(issue.updated_at),
         }
         if issue.pull_request:
             merged = stamp(issue.merged_at) if issue.merged_at else None
@@ -119,22 +125,29 @@ class Routes:
         api = f"https://{self.world.host}/api/v3/repos/{repo.full_name}"
         web = f"https://{self.world.host}/{repo.full_name}"
         doc: dict[str, Any] = {
-            "id": note.id, "user": {"login": note.author}, "body": note.body,
-            "created_at": stamp(note.created_at), "updated_at": stamp(note.updated_at),
+            "id": note.id,
+            "user": {"login": note.author},
+            "body": note.body,
+            "created_at": stamp(note.created_at),
+            "updated_at": stamp(note.updated_at),
         }
         if note.review:
-            doc |= {"path": note.path, "line": note.line,
-                    "pull_request_url": f"{api}/pulls/{note.number}",
-                    "html_url": f"{web}/pull/{note.number}#discussion_r{note.id}"}
+            doc |= {
+                "path": note.path,
+                "line": note.line,
+                "pull_request_url": f"{api}/pulls/{note.number}",
+                "html_url": f"{web}/pull/{note.number}#discussion_r{note.id}",
+            }
         else:
-            doc |= {"issue_url": f"{api}/issues/{note.number}",
-                    "html_url": f"{web}/issues/{note.number}#issuecomment-{note.id}"}
+            doc |= {
+                "issue_url": f"{api}/issues/{note.number}",
+                "html_url": f"{web}/issues/{note.number}#issuecomment-{note.id}",
+            }
         return doc
 
     def _notes(self, repo: Repo, query: Query, *, review: bool) -> list[dict[str, Any]]:
         since = query.get("since", "")
-        chosen = [n for n in repo.notes
-                  if n.listed and n.review == review and stamp(n.updated_at) >= since]
+        chosen = [n for n in repo.notes if n.listed and n.review == review and stamp(n.updated_at) >= since]
         return [self.note_json(repo, n) for n in _sorted(chosen, query, default="created")]
 
 

@@ -53,8 +53,9 @@ class _Handler(BaseHTTPRequestHandler):
             world.log.append((self.command, f"{path}?{url.query}" if url.query else path, status))
         self._send(status, body, headers)
 
-    def _answer(self, world: World, full: str, path: str, query: str, payload: Any,
-                failure: Failure | None) -> tuple[int, bytes, dict[str, str]]:
+    def _answer(
+        self, world: World, full: str, path: str, query: str, payload: Any, failure: Failure | None
+    ) -> tuple[int, bytes, dict[str, str]]:
         headers = self._limit_headers(world)
         if failure is not None:
             body = failure.body if failure.body is not None else _doc({"message": "injected"})
@@ -114,8 +115,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _send(self, status: int, body: bytes, headers: dict[str, str]) -> None:
         self.send_response(status)
         if status != 304:
-            headers = headers | {"Content-Type": "application/json; charset=utf-8",
-                                 "Content-Length": str(len(body))}
+            headers = headers | {"Content-Type": "application/json; charset=utf-8", "Content-Length": str(len(body))}
         for name, value in headers.items():
             if value:
                 self.send_header(name, value)
@@ -136,7 +136,7 @@ def _page(rows: list[Any], params: dict[str, str], base: str) -> tuple[list[Any]
     if number < last:
         for rel, target in (("next", number + 1), ("last", last)):
             links.append(f'<{base}?{urlencode(params | {"page": str(target)})}>; rel="{rel}"')
-    return rows[(number - 1) * size:number * size], ", ".join(links)
+    return rows[(number - 1) * size : number * size], ", ".join(links)
 
 
 class _Server(ThreadingHTTPServer):

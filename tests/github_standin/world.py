@@ -114,14 +114,23 @@ class World:
     ) -> Issue:
         repo = self.add_repo(full_name)
         number = number or max(repo.issues, default=0) + 1
-        issue = Issue(number, title or f"item {number}", author, list(labels), self.now, self.now,
-                      pull_request, body=body)
+        issue = Issue(
+            number, title or f"item {number}", author, list(labels), self.now, self.now, pull_request, body=body
+        )
         repo.issues[number] = issue
         return issue
 
     def add_comment(
-        self, full_name: str, number: int, body: str, *, author: str = "alice",
-        review: bool = False, path: str | None = None, line: int | None = None, listed: bool = True,
+        self,
+        full_name: str,
+        number: int,
+        body: str,
+        *,
+        author: str = "alice",
+        review: bool = False,
+        path: str | None = None,
+        line: int | None = None,
+        listed: bool = True,
     ) -> Note:
         repo = self.repos[full_name]
         self._next_id += 1
@@ -136,9 +145,7 @@ class World:
         note.body, note.updated_at = body, self.now
         repo.issues[note.number].updated_at = self.now
 
-    def set_labels(
-        self, full_name: str, number: int, labels: tuple[str, ...], *, listed: bool = True
-    ) -> None:
+    def set_labels(self, full_name: str, number: int, labels: tuple[str, ...], *, listed: bool = True) -> None:
         issue = self.repos[full_name].issues[number]
         issue.labels, issue.updated_at, issue.listed = list(labels), self.now, listed
 
