@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from app.dispatcher import Dispatch, Dispatcher, Result
 from domain.errors import TrackerError
 from domain.events import Event, Level
-from domain.ledger import Ledger, Resolution
+from domain.ledger import Ledger, Resolution, is_authorized
 from domain.model import Comment, Reaction, SessionRecord, SessionStatus, WorkItem
 from domain.notice import giveup_notice
 from domain.policy import Outcome
@@ -79,10 +79,7 @@ class ItemWorker:
         ledger = Ledger.first_sight(item.ref, now=self._clock.now(), existing=comments)
         self._store.save_ledger(ledger)
         self._events.emit(Event.POLL_BASELINED, work_item=str(item.ref), baselined=len(ledger.resolved))
-        author_ok = bool(item.author) and (item.author or "").casefold() in {
-            a.casefold() for a in self._config.authorized
-        }
-        if not armed or not author_ok or self._store.session(item.ref) is not None:
+        if not armed or not is_authorized(item.author, self._config.authorized) or self._store.session(item.ref) is not None:
             return
         prompt = spawn_prompt(item)
         result = self._dispatcher.first_spawn(Dispatch(item, prompt, prompt, f"spawn-{item.ref.slug}"))

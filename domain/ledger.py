@@ -135,10 +135,13 @@ def screen(comment: Comment, *, authorized: frozenset[str]) -> Screen:
         return Screen.OURS
     if not comment.author:
         return Screen.NO_AUTHOR
-    # an empty list authorizes nobody; logins compare case-insensitively, as GitHub's do
-    if comment.author.casefold() not in {a.casefold() for a in authorized}:
-        return Screen.UNAUTHORIZED
-    return Screen.CANDIDATE
+    return Screen.CANDIDATE if is_authorized(comment.author, authorized) else Screen.UNAUTHORIZED
+
+
+def is_authorized(login: str | None, authorized: frozenset[str]) -> bool:
+    """An empty list authorizes nobody, and no login is nobody; logins compare case-insensitively,
+    as GitHub's do."""
+    return bool(login) and (login or "").casefold() in {a.casefold() for a in authorized}
 
 
 def _order(comment: Comment) -> tuple[datetime, int, str]:
