@@ -79,7 +79,11 @@ class ItemWorker:
         ledger = Ledger.first_sight(item.ref, now=self._clock.now(), existing=comments)
         self._store.save_ledger(ledger)
         self._events.emit(Event.POLL_BASELINED, work_item=str(item.ref), baselined=len(ledger.resolved))
-        if not armed or not is_authorized(item.author, self._config.authorized) or self._store.session(item.ref) is not None:
+        if (
+            not armed
+            or not is_authorized(item.author, self._config.authorized)
+            or self._store.session(item.ref) is not None
+        ):
             return
         prompt = spawn_prompt(item)
         result = self._dispatcher.first_spawn(Dispatch(item, prompt, prompt, f"spawn-{item.ref.slug}"))
