@@ -50,11 +50,8 @@ def _dispatch_config(settings: Settings) -> DispatchConfig:
 def _poll_config(settings: Settings) -> PollConfig:
     return PollConfig(
         sources=tuple(settings.sources()),
-        authorized=settings.authorized_users,
         spawn_mode=settings.spawn_mode,
-        max_retries=settings.polling.max_retries,
         max_concurrent=settings.routing.max_concurrent_dispatches,
-        reactions=settings.routing.reactions.enabled,
     )
 
 
@@ -73,9 +70,7 @@ class Container(containers.DeclarativeContainer):
 
     clock = providers.Singleton(SystemClock)
     doctor_probe = providers.Singleton(ShDoctorProbe)
-    events = providers.Singleton(
-        JsonlEventLog, path=settings.provided.event_log_path, clock=clock.provided.now
-    )
+    events = providers.Singleton(JsonlEventLog, path=settings.provided.event_log_path, clock=clock.provided.now)
     store_path = providers.Callable(lambda s: s.state_root / FILE_NAME, settings)
     store = providers.Singleton(SqliteStateStore, path=store_path)
     lock = providers.Singleton(PollerLock, path=providers.Callable(lambda s: s.state_root / "poller.lock", settings))
@@ -93,7 +88,8 @@ class Container(containers.DeclarativeContainer):
         reactions=providers.Callable(_reactions, settings),
     )
     sandbox = providers.Singleton(
-        SandboxTracker, path=providers.Callable(lambda s: s.state_root / "sandbox.sqlite3", settings),
+        SandboxTracker,
+        path=providers.Callable(lambda s: s.state_root / "sandbox.sqlite3", settings),
         clock=clock.provided.now,
     )
     trackers = providers.Dict(github=github, sandbox=sandbox)

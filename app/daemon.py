@@ -63,7 +63,7 @@ class Daemon:
         self._wake.wait(seconds)
         self._wake.clear()
 
-    def run(self, *, once: bool = False, held_by: Callable[[], str] = lambda: "") -> int:
+    def run(self, *, once: bool = False) -> int:
         started = self.clock.now().isoformat()
         try:
             self._acquire({"pid": os.getpid(), "started": started, "version": self.version})

@@ -13,7 +13,7 @@ from app.inbox import Inbox
 from app.item_worker import ItemWorker
 from domain.errors import RateLimited, TrackerError
 from domain.events import Event, Level
-from domain.model import Comment, ItemState, SessionStatus, Source, SpawnMode, WorkItem
+from domain.model import Comment, ItemState, SessionRecord, SessionStatus, Source, SpawnMode, WorkItem
 from domain.policy import spawn_armed
 from domain.ports import ClockPort, EventSink, StateStore, TrackerPort
 from domain.refs import RepoRef, WorkItemRef
@@ -26,11 +26,8 @@ PAUSED_CHECK_EVERY = 10  # cycles: a paused session's item is asked for its stat
 @dataclass(frozen=True, slots=True)
 class PollConfig:
     sources: tuple[Source, ...]
-    authorized: frozenset[str]
     spawn_mode: SpawnMode = SpawnMode.LABELED
-    max_retries: int = 3
     max_concurrent: int = 4
-    reactions: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,11 +78,15 @@ class PollCycle:
 
     def run(self) -> CycleSummary:
         summary = CycleSummary(started_at=self._clock.now())
+        # the registry is read once a cycle: a repository's records change only while it is worked
+        sessions: dict[RepoRef, list[SessionRecord]] = defaultdict(list)
+        for record in self._store.sessions():
+            sessions[record.item.repo].append(record)
         for watch in self._watches:
             if self.stopping():
                 break
             try:
-                self._poll(watch, summary)
+                self._poll(watch, sessions[watch.repo], summary)
             except Exception as error:  # one repository's fault never stops the others
                 summary.add(sources_failed=1)
                 self._events.emit(
@@ -99,7 +100,7 @@ class PollCycle:
         self._events.emit(Event.POLL_CYCLE, **summary.fields())
         return summary
 
-    def _poll(self, watch: Watch, summary: CycleSummary) -> None:
+    def _poll(self, watch: Watch, sessions: list[SessionRecord], summary: CycleSummary) -> None:
         tracker = self._trackers[watch.provider]
         if self._backoff.get(watch.repo, 0.0) > self._clock.now().timestamp():
             return
@@ -121,7 +122,7 @@ class PollCycle:
             self._events.emit(Event.POLL_SOURCE_FAILED, level=Level.ERROR, repo=str(watch.repo), cause=str(error))
             return
         summary.min_interval_seconds = max(summary.min_interval_seconds, tracker.min_interval_seconds(watch.repo))
-        self._close_departed(tracker, watch, listed, summary)
+        self._close_departed(tracker, watch, sessions, listed, summary)
         comments = (*batch.comments, *self.inbox.drain(watch.repo))
         failed = self._work(listed, comments, summary)
         # the cursor moves only once every item with new comments was worked: a crash or a
@@ -168,13 +169,18 @@ class PollCycle:
             return {ref for ref, future in zip(listed, futures, strict=True) if not future.result()}
 
     def _close_departed(
-        self, tracker: TrackerPort, watch: Watch, listed: Mapping[WorkItemRef, object], summary: CycleSummary
+        self,
+        tracker: TrackerPort,
+        watch: Watch,
+        sessions: list[SessionRecord],
+        listed: Mapping[WorkItemRef, object],
+        summary: CycleSummary,
     ) -> None:
         """Only a session whose item left the watched list costs a state request — a paused one
         only every PAUSED_CHECK_EVERY cycles, so it is still closed when its item is."""
         paused_too = self._cycles % PAUSED_CHECK_EVERY == 0
-        for record in self._store.sessions():
-            if record.item.repo != watch.repo or record.item in listed:
+        for record in sessions:
+            if record.item in listed:
                 continue
             if not (record.status is SessionStatus.ACTIVE or (paused_too and record.status is SessionStatus.PAUSED)):
                 continue

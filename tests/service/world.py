@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from datetime import timedelta
 
 from app.closing import CloseConfig, Closer
 from app.dispatcher import DispatchConfig, Dispatcher
@@ -79,9 +78,7 @@ class World:
     def _poll(self) -> PollCycle:
         config = PollConfig(
             sources=tuple(Source("github", repo, "loop") for repo in self.repos),
-            authorized=frozenset(self.authorized),
             spawn_mode=self.spawn_mode,
-            max_retries=self.max_retries,
             max_concurrent=self.max_concurrent,
         )
         return PollCycle(
@@ -147,10 +144,3 @@ class World:
 
     def kills(self) -> int:
         return sum(1 for op, _ in self.tmux.calls if op == "kill")
-
-    def after(self, seconds: float) -> None:
-        self.clock.advance(seconds)
-
-
-def later(world: World, seconds: float = 1) -> None:
-    world.clock.current += timedelta(seconds=seconds)
