@@ -8,7 +8,7 @@ from typing import Any
 
 from domain.ledger import Ledger, Pending, Resolution, Resolved
 from domain.model import Comment, CommentKind, SessionRecord, SessionStatus
-from domain.refs import TmuxTarget, WorkItemRef
+from domain.refs import WorkItemRef
 
 Json = dict[str, Any]
 
@@ -80,10 +80,7 @@ def encode_ledger(ledger: Ledger) -> str:
             "item": str(ledger.item),
             "baseline_at": _when(ledger.baseline_at),
             "resolved": {cid: _resolved_to_json(r) for cid, r in ledger.resolved.items()},
-            "pending": [
-                {"comment": comment_to_json(p.comment), "attempts": p.attempts}
-                for p in ledger.pending
-            ],
+            "pending": [{"comment": comment_to_json(p.comment), "attempts": p.attempts} for p in ledger.pending],
             "abandoned": {cid: comment_to_json(c) for cid, c in ledger.abandoned.items()},
         }
     )
@@ -96,8 +93,7 @@ def decode_ledger(text: str) -> Ledger:
         baseline_at=_required_when(data["baseline_at"]),
         resolved={cid: _resolved_from_json(r) for cid, r in data["resolved"].items()},
         pending=tuple(
-            Pending(comment=comment_from_json(p["comment"]), attempts=p["attempts"])
-            for p in data["pending"]
+            Pending(comment=comment_from_json(p["comment"]), attempts=p["attempts"]) for p in data["pending"]
         ),
         abandoned={cid: comment_from_json(c) for cid, c in data["abandoned"].items()},
     )
@@ -107,7 +103,6 @@ def encode_session(record: SessionRecord) -> str:
     return _dump(
         {
             "item": str(record.item),
-            "target": record.target.name,
             "harness": record.harness,
             "harness_session_id": record.harness_session_id,
             "cwd": record.cwd,
@@ -125,7 +120,6 @@ def decode_session(text: str) -> SessionRecord:
     data = json.loads(text)
     return SessionRecord(
         item=WorkItemRef.parse(data["item"]),
-        target=TmuxTarget(data["target"]),
         harness=data["harness"],
         harness_session_id=data["harness_session_id"],
         cwd=data["cwd"],

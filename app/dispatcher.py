@@ -84,8 +84,6 @@ class Dispatcher:
         """Deliver into the recorded session, or take the respawn path when tmux says it is gone."""
         if record is None:
             return self.first_spawn(job)
-        # the target is always minted from the item, never taken from what the registry says
-        record = replace(record, target=record.item.target)
         step = on_delivery_probe(self._tmux.session_state(record.target))
         if step.choice is Step.PASTE:
             try:
@@ -102,7 +100,6 @@ class Dispatcher:
         target = job.item.ref.target
         record = SessionRecord(
             item=job.item.ref,
-            target=target,
             harness=harness.name,
             harness_session_id=self._new_id(),
             cwd=self._config.workdir.replace("{slug}", job.item.ref.slug),

@@ -138,7 +138,6 @@ class SessionRecord:
     """The registry entry of a work item."""
 
     item: WorkItemRef
-    target: TmuxTarget
     harness: str
     harness_session_id: str
     cwd: str
@@ -148,6 +147,11 @@ class SessionRecord:
     created_at: datetime | None = None
     updated_at: datetime | None = None
     last_event: str = ""
+
+    @property
+    def target(self) -> TmuxTarget:
+        """Always minted from the item, never stored: no registry entry can name another session."""
+        return self.item.target
 
 
 @dataclass(frozen=True, slots=True)

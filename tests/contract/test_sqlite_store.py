@@ -101,13 +101,23 @@ def test_a_row_this_version_cannot_decode_is_a_state_error_naming_the_file(tmp_p
 
 def test_a_session_record_saved_before_panes_were_recorded_reads_with_no_pane(tmp_path: Path) -> None:
     path, item = tmp_path / "state.sqlite3", WorkItemRef.parse("github:acme/widgets#1")
-    saved = SessionRecord(item, item.target, "claude", "sid-1", "/w", pane_id="%3")
+    saved = SessionRecord(item, "claude", "sid-1", "/w", pane_id="%3")
     store = SqliteStateStore(path)
     store.save_session(saved)
     store.close()
     with sqlite3.connect(path) as db:
         db.execute("UPDATE sessions SET data = json_remove(data, '$.pane_id')")
     assert SqliteStateStore(path).session(item) == replace(saved, pane_id="")
+
+
+def test_a_tampered_target_in_the_registry_is_never_used(tmp_path: Path) -> None:
+    path, item = tmp_path / "state.sqlite3", WorkItemRef.parse("github:acme/widgets#1")
+    store = SqliteStateStore(path)
+    store.save_session(SessionRecord(item, "claude", "sid-1", "/w"))
+    store.close()
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE sessions SET data = json_set(data, '$.target', 'loop-someone-else')")
+    assert SqliteStateStore(path).session(item).target == item.target  # type: ignore[union-attr]
 
 
 def test_a_reopened_store_keeps_its_data_and_schema(tmp_path: Path) -> None:

@@ -75,7 +75,7 @@ def full_ledger(item: WorkItemRef = ITEM) -> Ledger:
 
 def record(item: WorkItemRef = ITEM, **changes: Any) -> SessionRecord:
     base = SessionRecord(
-        item=item, target=item.target, harness="claude", harness_session_id="4f6c-uuid",
+        item=item, harness="claude", harness_session_id="4f6c-uuid",
         cwd="/home/op/src", status=SessionStatus.PAUSED,
         recent_delivery_ids=("poll-comment-2", "poll-comment-1"), pane_id="%12",
         created_at=T0, updated_at=T0 + timedelta(hours=1), last_event="dispatch.succeeded",

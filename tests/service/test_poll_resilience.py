@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from app.poll import PAUSED_CHECK_EVERY
@@ -150,15 +148,3 @@ def test_a_relabelled_item_is_active_again_at_once() -> None:
     world.cycle()
 
     assert world.record(ref).status is SessionStatus.ACTIVE
-
-
-def test_a_tampered_target_in_the_registry_is_never_used() -> None:
-    world = World()
-    ref = world.watched()
-    world.store.save_session(replace(world.record(ref), target=type(ref.target)("loop-someone-else")))
-    victim = world.tmux.add_session("loop-someone-else")
-    world.comment(ref)
-
-    world.cycle()
-
-    assert victim.received == [] and len(world.session(ref).received) == 1

@@ -208,7 +208,7 @@ def test_ac9_any_other_respawn_failure_is_a_retried_dispatch_failure() -> None:
     world = World(tmux=SpawnFails())
     ref = world.watched()  # the first-sight spawn fails too: no session
     world.store.save_session(
-        SessionRecord(item=ref, target=ref.target, harness="claude", harness_session_id="sid-0", cwd="/w")
+        SessionRecord(item=ref, harness="claude", harness_session_id="sid-0", cwd="/w")
     )
     comment = world.comment(ref)
 
