@@ -9,15 +9,15 @@ from dependency_injector import containers, providers
 
 from adapters.clock import SystemClock
 from adapters.doctor_probe import ShDoctorProbe
-from adapters.event_log import JsonlEventLog
-from adapters.event_reader import EventFilter, follow_events, read_events
+from adapters.eventlog.reader import EventFilter, follow_events, read_events
+from adapters.eventlog.writer import JsonlEventLog
 from adapters.github.tracker import GhTracker
+from adapters.github.webhook import GhWebhookServer
 from adapters.lock import LockHeld, PollerLock
-from adapters.sandbox import SandboxTracker
-from adapters.sqlite_store import FILE_NAME, SqliteStateStore
-from adapters.tmux import ShTmux
-from adapters.tmux_screen import ShTmuxScreen
-from adapters.webhook_server import GhWebhookServer
+from adapters.sandbox.tracker import SandboxTracker
+from adapters.sqlite.store import FILE_NAME, SqliteStateStore
+from adapters.tmux.adapter import ShTmux
+from adapters.tmux.screen import ShTmuxScreen
 from app import version
 from app.closing import CloseConfig, Closer
 from app.daemon import Daemon

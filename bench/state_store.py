@@ -12,8 +12,8 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from adapters.event_log import JsonlEventLog
-from adapters.sqlite_store import SqliteStateStore
+from adapters.eventlog.writer import JsonlEventLog
+from adapters.sqlite.store import SqliteStateStore
 from domain.events import Event
 from domain.ledger import Ledger, Pending, Resolution, Resolved
 from domain.model import Comment

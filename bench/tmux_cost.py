@@ -13,8 +13,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from adapters.tmux import ShTmux
-from adapters.tmux_runner import ShRunner, TmuxRunner
+from adapters.tmux.adapter import ShTmux
+from adapters.tmux.runner import ShRunner, TmuxRunner
 from domain.model import SpawnRequest
 from domain.refs import TmuxTarget
 

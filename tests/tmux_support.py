@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from adapters.tmux import ShTmux
+from adapters.tmux.adapter import ShTmux
 
 SIM = Path(__file__).with_name("harness_sim.py")
 

@@ -1,4 +1,5 @@
-"""GitHub through the operator's own `gh` binary."""
+"""GitHub: `GhTracker` implements `TrackerPort` through the operator's own `gh`;
+`GhWebhookServer` receives GitHub's signed webhook deliveries."""
 
 from adapters.github.tracker import GhTracker
 

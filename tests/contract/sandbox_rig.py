@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from adapters.sandbox import SandboxTracker
+from adapters.sandbox.tracker import SandboxTracker
 from domain.model import CommentKind, ItemKind, ItemState, Reaction
 from domain.ports import TrackerPort
 from domain.refs import RepoRef, WorkItemRef

@@ -11,8 +11,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from adapters.event_log import JsonlEventLog
-from adapters.event_reader import EventFilter, follow_events, read_events
+from adapters.eventlog.reader import EventFilter, follow_events, read_events
+from adapters.eventlog.writer import JsonlEventLog
 from domain.events import Event, Level
 from domain.model import SessionState
 from domain.refs import WorkItemRef
@@ -91,7 +91,7 @@ WRITER = """
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from adapters.event_log import JsonlEventLog
+from adapters.eventlog.writer import JsonlEventLog
 from domain.events import Event
 log = JsonlEventLog(Path(sys.argv[1]), clock=lambda: datetime.now(UTC))
 for n in range(int(sys.argv[2])):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.sandbox import SandboxTracker
+from adapters.sandbox.tracker import SandboxTracker
 from domain.errors import StateError, TrackerError
 from domain.model import AGENT_MARKER, Comment, ItemState, Reaction
 from domain.refs import RepoRef, WorkItemRef
@@ -163,7 +163,7 @@ COMMENTER = """
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from adapters.sandbox import SandboxTracker
+from adapters.sandbox.tracker import SandboxTracker
 from domain.refs import WorkItemRef
 sandbox = SandboxTracker(Path(sys.argv[1]), clock=lambda: datetime.now(UTC))
 for n in range(int(sys.argv[2])):

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.sqlite_schema import SCHEMA_VERSION
-from adapters.sqlite_store import SqliteStateStore
+from adapters.sqlite.store import SqliteStateStore
+from adapters.support.sqlite_file import SCHEMA_VERSION
 from domain.errors import StateError
 from domain.ledger import Ledger
 from domain.model import SessionRecord
@@ -128,7 +128,7 @@ def test_a_reopened_store_keeps_its_data_and_schema(tmp_path: Path) -> None:
 
 COUNTER = """
 import sys
-from adapters.sqlite_store import SqliteStateStore
+from adapters.sqlite.store import SqliteStateStore
 store = SqliteStateStore(__import__("pathlib").Path(sys.argv[1]))
 for _ in range(int(sys.argv[2])):
     with store.transaction():

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from adapters.sqlite_store import SqliteStateStore
+from adapters.sqlite.store import SqliteStateStore
 from domain.ledger import Ledger, Pending, Resolution, Resolved
 from domain.model import Comment, CommentKind, SessionRecord, SessionStatus
 from domain.ports import StateStore

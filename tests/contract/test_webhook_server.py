@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from adapters.webhook_server import GhWebhookServer
+from adapters.github.webhook import GhWebhookServer
 from domain.model import Comment, CommentKind
 
 SECRET = "s3cret"

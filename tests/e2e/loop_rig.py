@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from adapters.clock import SystemClock
-from adapters.sandbox import SandboxTracker
-from adapters.sqlite_store import SqliteStateStore
+from adapters.sandbox.tracker import SandboxTracker
+from adapters.sqlite.store import SqliteStateStore
 from domain.refs import RepoRef, WorkItemRef
 from tests.e2e.cli import clean_env, run_cli
 from tests.tmux_support import SIM, RealTmux, kinds, pasted, wait_for

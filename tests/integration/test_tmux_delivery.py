@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.tmux import ShTmux
+from adapters.tmux.adapter import ShTmux
 from domain.errors import DuplicateSession, SessionMissing
 from domain.model import Comment, SessionState, SpawnRequest
 from domain.prompts import event_prompt

@@ -7,7 +7,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from adapters.event_log import JsonlEventLog
+from adapters.eventlog.writer import JsonlEventLog
 from app.event_docs import DOC_PATH, render_event_catalog
 from domain.events import Event, catalog
 

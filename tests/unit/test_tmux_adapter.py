@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from adapters.tmux import ShTmux
-from adapters.tmux_commands import SPAWN_WRAPPER
-from adapters.tmux_runner import ShRunner, TmuxRunner
+from adapters.tmux.adapter import ShTmux
+from adapters.tmux.commands import SPAWN_WRAPPER
+from adapters.tmux.runner import ShRunner, TmuxRunner
 from domain.errors import DuplicateSession, SessionMissing, TmuxFailed, TmuxUnanswered
 from domain.model import SessionState, SpawnRequest
 from domain.refs import TmuxTarget

@@ -8,8 +8,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from adapters.sqlite_schema import open_checked
-from adapters.state_codec import decode_ledger, decode_session, encode_ledger, encode_session
+from adapters.sqlite.codec import decode_ledger, decode_session, encode_ledger, encode_session
+from adapters.support.sqlite_file import open_checked
 from domain.errors import StateError
 from domain.ledger import Ledger
 from domain.model import SessionRecord

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from adapters.sandbox_db import (
+from adapters.sandbox.db import (
     SandboxDb,
     SandboxEntry,
     comment_from_row,

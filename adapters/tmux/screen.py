@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from adapters.tmux_commands import pane
-from adapters.tmux_runner import ShRunner, TmuxRunner
+from adapters.tmux.commands import pane
+from adapters.tmux.runner import ShRunner, TmuxRunner
 from domain.errors import LoopError
 from domain.refs import TmuxTarget
 

@@ -8,10 +8,10 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 
-from adapters import tmux_commands as cmd
-from adapters.tmux_local import make_start_directory, signal_pids
-from adapters.tmux_prompt_file import write_prompt_file
-from adapters.tmux_runner import ShRunner, TmuxRunner, names_missing_target, names_no_server
+from adapters.tmux import commands as cmd
+from adapters.tmux.local import make_start_directory, signal_pids
+from adapters.tmux.prompt_file import write_prompt_file
+from adapters.tmux.runner import ShRunner, TmuxRunner, names_missing_target, names_no_server
 from domain.errors import LoopError, SessionMissing, TmuxFailed, TmuxUnanswered
 from domain.model import SessionState, SpawnRequest
 from domain.ports import TmuxPort

@@ -1,0 +1,1 @@
+"""SQLite: `SqliteStateStore` implements `StateStore` (ledgers, sessions, cursors) in one WAL file."""

@@ -1,0 +1,1 @@
+"""Helpers several adapters share; no port is implemented here."""
