@@ -18,8 +18,8 @@ from app.cli_demo import add_demo, add_sandbox
 from app.cli_observe import add_doctor, add_events
 from app.cli_operate import add_poll, add_sessions, add_status
 from app.cli_webhook import add_webhook
-from app.config import DEFAULT_PATH, ConfigError
-from app.settings_env import CONFIG_PATH_VARIABLE
+from app.config.env import CONFIG_PATH_VARIABLE
+from app.config.loader import DEFAULT_PATH, ConfigError
 from domain.errors import LoopError
 
 PROG = "the-loop"

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 
-from app.config import Loaded, load
-from app.settings import Settings
+from app.config.loader import Loaded, load
+from app.config.settings import Settings
 from domain.errors import InvalidRef, LoopError
 from domain.refs import WorkItemRef
 

@@ -20,12 +20,12 @@ from adapters.tmux.adapter import ShTmux
 from adapters.tmux.screen import ShTmuxScreen
 from app import version
 from app.closing import CloseConfig, Closer
+from app.config.settings import Settings
 from app.daemon import Daemon
 from app.dispatcher import DispatchConfig, Dispatcher
 from app.item_worker import ItemWorker, WorkerConfig
 from app.poll import PollConfig, PollCycle
 from app.sessions_admin import AdminConfig, SessionsAdmin
-from app.settings import Settings
 from app.webhook import WebhookIntake
 from domain.model import Reaction
 from domain.ports import TrackerPort

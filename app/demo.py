@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from app.config.settings import Settings
 from app.events_view import _visible as visible  # the one escaper of untrusted text for a terminal
 from app.sandbox_view import SandboxAdmin
-from app.settings import Settings
 from domain.errors import LoopError
 from domain.ledger import Resolution
 from domain.model import Comment, SessionRecord, SessionState, Source, SpawnMode

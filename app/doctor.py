@@ -9,7 +9,7 @@ from functools import partial
 from pathlib import Path
 from typing import Protocol
 
-from app.settings import Settings
+from app.config.settings import Settings
 from domain.errors import LoopError
 from domain.refs import RepoRef
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from app.config.settings import Settings
 from app.container import _dispatch_config
-from app.settings import Settings
 
 
 def test_a_leading_tilde_in_spawn_workdir_is_the_home_directory() -> None:

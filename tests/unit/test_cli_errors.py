@@ -6,7 +6,7 @@ import pytest
 
 from app.cli import _fail
 from app.cli_context import NotWired, UsageProblem
-from app.config import ConfigError
+from app.config.loader import ConfigError
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import app
-from app.config import BUILT_IN, DEFAULT_PATH, ConfigError, load, locate
+from app.config.loader import BUILT_IN, DEFAULT_PATH, ConfigError, load, locate
 
 ROOT = Path(__file__).resolve().parents[2]
 

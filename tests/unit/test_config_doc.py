@@ -6,8 +6,8 @@ from pathlib import Path
 
 import yaml
 
-from app.config_doc import DOC_PATH, EXAMPLE, render_config_reference
-from app.settings import Settings
+from app.config.reference import DOC_PATH, EXAMPLE, render_config_reference
+from app.config.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 DESIGN_KEYS = [
@@ -46,7 +46,7 @@ DESIGN_KEYS = [
 
 def test_docs_config_md_is_what_the_generator_writes() -> None:
     on_disk = (ROOT / DOC_PATH).read_text(encoding="utf-8")
-    assert on_disk == render_config_reference(), "docs/config.md is stale: run `python -m app.config_doc`"
+    assert on_disk == render_config_reference(), "docs/config.md is stale: run `python -m app.config.reference`"
 
 
 def test_the_reference_has_a_row_for_every_key_of_design_section_8() -> None:

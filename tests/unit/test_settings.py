@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from app.settings import EMBEDDED_DEFAULTS, Settings
+from app.config.settings import EMBEDDED_DEFAULTS, Settings
 from domain.model import Reaction, Source, SpawnMode
 from domain.refs import RepoRef, WorkItemRef
 

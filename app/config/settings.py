@@ -11,9 +11,9 @@ from pydantic import Field
 from pydantic.alias_generators import to_camel
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from app.harnesses import BUILTIN_HARNESSES, HarnessSettings, merge_harnesses
-from app.settings_env import LoopEnvironment
-from app.settings_sections import (
+from app.config.env import LoopEnvironment
+from app.config.harnesses import BUILTIN_HARNESSES, HarnessSettings, merge_harnesses
+from app.config.sections import (
     EventLogSettings,
     IntegrationSettings,
     PollingSettings,

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic.alias_generators import to_camel
 
-from app.harnesses import HarnessSettings, check_harnesses, merge_harnesses
+from app.config.harnesses import HarnessSettings, check_harnesses, merge_harnesses
 from domain.model import SpawnMode
 from domain.refs import DEFAULT_HOST, RepoRef
 

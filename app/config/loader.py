@@ -11,9 +11,9 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from app.config_errors import describe
-from app.settings import EMBEDDED_DEFAULTS, Settings
-from app.settings_env import CONFIG_PATH_VARIABLE
+from app.config.env import CONFIG_PATH_VARIABLE
+from app.config.errors import describe
+from app.config.settings import EMBEDDED_DEFAULTS, Settings
 from domain.errors import LoopError
 
 DEFAULT_PATH = Path(".the-loop") / "cli-config.yaml"

@@ -11,8 +11,8 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from app.settings import Settings
-from app.settings_env import env_name, keys_at
+from app.config.env import env_name, keys_at
+from app.config.settings import Settings
 
 _QUOTED = re.compile(r"'([^']*)'")
 _SUBKEY = re.compile(r"^(?P<key>[A-Za-z0-9_.-]+): (?P<rest>.+)$", re.DOTALL)
