@@ -8,7 +8,7 @@ import sys
 
 from app.cli_context import CliContext, Commands, command
 from app.cli_sessions import add_sessions
-from app.poller_status import Exit, describe, poller_status
+from app.usecases.poller_status import Exit, describe, poller_status
 from domain.errors import LoopError
 
 __all__ = ["add_poll", "add_sessions", "add_status"]
@@ -44,7 +44,7 @@ def add_poll(commands: Commands) -> None:
 
 
 def run_poll(args: argparse.Namespace, context: CliContext) -> int:
-    from app.daemon import Blocked, Daemon, install_signal_handlers  # the use cases load only when run
+    from app.usecases.daemon import Blocked, Daemon, install_signal_handlers  # the use cases load only when run
 
     clock = context.provided("clock")
 
@@ -81,7 +81,7 @@ def add_status(commands: Commands) -> None:
 
 
 def run_status(args: argparse.Namespace, context: CliContext) -> int:
-    from app.daemon import HEARTBEAT
+    from app.usecases.daemon import HEARTBEAT
 
     container = context.container
     holder = container.lock().holder()

@@ -9,12 +9,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from app.cli_context import CliContext, Commands, command, group, work_item
-from app.sessions_admin import UnknownWorkItem
+from app.usecases.sessions_admin import UnknownWorkItem
 from domain.model import SessionStatus
 from domain.refs import WorkItemRef
 
 if TYPE_CHECKING:
-    from app.sessions_admin import SessionsAdmin, SessionView
+    from app.usecases.sessions_admin import SessionsAdmin, SessionView
 
 COLUMNS = ("WORK ITEM", "HARNESS", "CONVERSATION", "TARGET", "STATE", "STATUS", "LAST EVENT")
 _REF_HELP = "github:owner/repo#N"

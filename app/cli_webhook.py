@@ -28,7 +28,7 @@ def add_webhook(commands: Commands) -> None:
 
 
 def run_webhook(args: argparse.Namespace, context: CliContext) -> int:
-    from app.daemon import Blocked, install_signal_handlers  # the use cases load only when run
+    from app.usecases.daemon import Blocked, install_signal_handlers  # the use cases load only when run
 
     if not context.settings.webhooks.gh_webhook.enabled:
         raise UsageProblem("webhook: webhooks.ghWebhook.enabled is false (set it, with a secret, to serve webhooks)")

@@ -19,14 +19,14 @@ from adapters.sqlite.store import FILE_NAME, SqliteStateStore
 from adapters.tmux.adapter import ShTmux
 from adapters.tmux.screen import ShTmuxScreen
 from app import version
-from app.closing import CloseConfig, Closer
 from app.config.settings import Settings
-from app.daemon import Daemon
-from app.dispatcher import DispatchConfig, Dispatcher
-from app.item_worker import ItemWorker, WorkerConfig
-from app.poll import PollConfig, PollCycle
-from app.sessions_admin import AdminConfig, SessionsAdmin
-from app.webhook import WebhookIntake
+from app.usecases.closing import CloseConfig, Closer
+from app.usecases.daemon import Daemon
+from app.usecases.dispatcher import DispatchConfig, Dispatcher
+from app.usecases.item_worker import ItemWorker, WorkerConfig
+from app.usecases.poll import PollConfig, PollCycle
+from app.usecases.sessions_admin import AdminConfig, SessionsAdmin
+from app.usecases.webhook import WebhookIntake
 from domain.model import Reaction
 from domain.ports import TrackerPort
 from domain.refs import WorkItemRef

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from app.daemon import HEARTBEAT, Blocked, Daemon
+from app.usecases.daemon import HEARTBEAT, Blocked, Daemon
 from domain.errors import StateError
 from domain.model import Comment
 from tests.service.world import REPO, World

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from app.closing import CloseConfig
+from app.usecases.closing import CloseConfig
 from domain.model import ItemState, Reaction, SessionState, SessionStatus
 from domain.refs import RepoRef, TmuxTarget
 from tests.fakes.tmux import FakeTmux

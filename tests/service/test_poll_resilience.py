@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.poll import PAUSED_CHECK_EVERY
+from app.usecases.poll import PAUSED_CHECK_EVERY
 from domain.ledger import Resolution
 from domain.model import ItemState, SessionStatus, Source
 from domain.refs import WorkItemRef
@@ -18,7 +18,7 @@ class Boom(Exception):
 def test_two_labels_on_one_repository_both_get_their_comments() -> None:
     world = World()
     world.poll = world._poll()
-    world.poll._watches = __import__("app.poll", fromlist=["watches"]).watches(
+    world.poll._watches = __import__("app.usecases.poll", fromlist=["watches"]).watches(
         [Source("github", REPO, "loop"), Source("github", REPO, "agent")]
     )
     first = world.item(1, labels=("loop",))
@@ -92,7 +92,7 @@ def test_a_second_item_whose_name_sanitises_to_a_recorded_target_is_refused() ->
     world.repos = (dotted.repo,)
     underscored = WorkItemRef.parse("github:acme/my_app#1")
     world.tracker.add_item(underscored, author="alice")
-    world.poll._watches = __import__("app.poll", fromlist=["watches"]).watches(
+    world.poll._watches = __import__("app.usecases.poll", fromlist=["watches"]).watches(
         [Source("github", dotted.repo, "loop"), Source("github", underscored.repo, "loop")]
     )
 

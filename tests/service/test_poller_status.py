@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
-from app.poller_status import Exit, describe, poller_status
+from app.usecases.poller_status import Exit, describe, poller_status
 
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 STARTED = (NOW - timedelta(hours=1)).isoformat()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.sessions_admin import AdminConfig, SessionsAdmin, UnknownWorkItem
+from app.usecases.sessions_admin import AdminConfig, SessionsAdmin, UnknownWorkItem
 from domain.model import SessionState, SessionStatus
 from domain.refs import WorkItemRef
 from tests.fakes.tmux import FakeTmux

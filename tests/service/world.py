@@ -5,10 +5,10 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from app.closing import CloseConfig, Closer
-from app.dispatcher import DispatchConfig, Dispatcher
-from app.item_worker import ItemWorker, WorkerConfig
-from app.poll import CycleSummary, PollConfig, PollCycle
+from app.usecases.closing import CloseConfig, Closer
+from app.usecases.dispatcher import DispatchConfig, Dispatcher
+from app.usecases.item_worker import ItemWorker, WorkerConfig
+from app.usecases.poll import CycleSummary, PollConfig, PollCycle
 from domain.ledger import Ledger
 from domain.model import Comment, HarnessSpec, SessionRecord, Source, SpawnMode
 from domain.ports import TmuxPort

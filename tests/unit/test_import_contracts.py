@@ -36,12 +36,12 @@ def test_the_real_tree_keeps_every_contract(tree: Path) -> None:
     ("module", "line", "contract"),
     [
         ("domain/planted.py", "import adapters.tmux.adapter\n", "domain is pure: no adapters, no app BROKEN"),
-        ("domain/planted.py", "import app.poll\n", "domain is pure: no adapters, no app BROKEN"),
+        ("domain/planted.py", "import app.usecases.poll\n", "domain is pure: no adapters, no app BROKEN"),
         ("domain/planted.py", "import subprocess\n", "domain imports no I/O or framework module BROKEN"),
         ("domain/planted.py", "import os\n", "domain imports no I/O or framework module BROKEN"),
         ("domain/planted.py", "import pydantic\n", "domain imports no I/O or framework module BROKEN"),
         ("app/planted.py", "import adapters.tmux.adapter\n", "only app.container imports adapters BROKEN"),
-        ("adapters/planted.py", "import app.poll\n", "adapters do not import app BROKEN"),
+        ("adapters/planted.py", "import app.usecases.poll\n", "adapters do not import app BROKEN"),
     ],
 )
 def test_each_contract_fails_on_a_planted_violation(tree: Path, module: str, line: str, contract: str) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any, Protocol
 
-from app.poll import CycleSummary, PollCycle
+from app.usecases.poll import CycleSummary, PollCycle
 from domain.events import Event, Level
 from domain.ports import ClockPort, EventSink, StateStore
 

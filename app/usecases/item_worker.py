@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from app.dispatcher import Dispatch, Dispatcher, Result
+from app.usecases.dispatcher import Dispatch, Dispatcher, Result
 from domain.errors import TrackerError
 from domain.events import Event, Level
 from domain.ledger import Ledger, Resolution, is_authorized
@@ -18,7 +18,7 @@ from domain.prompts import event_prompt, spawn_prompt
 from domain.refs import WorkItemRef
 
 if TYPE_CHECKING:
-    from app.cycle_summary import CycleSummary
+    from app.usecases.cycle_summary import CycleSummary
 
 NOT_CLEARABLE = "the item's tmux session is held by a session that is not running and could not be cleared"
 

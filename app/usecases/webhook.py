@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from app.inbox import Inbox
+from app.usecases.inbox import Inbox
 from domain.events import Event
 from domain.model import Comment
 from domain.ports import EventSink

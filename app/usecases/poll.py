@@ -7,10 +7,10 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from app.closing import Closer
-from app.cycle_summary import CycleSummary
-from app.inbox import Inbox
-from app.item_worker import ItemWorker
+from app.usecases.closing import Closer
+from app.usecases.cycle_summary import CycleSummary
+from app.usecases.inbox import Inbox
+from app.usecases.item_worker import ItemWorker
 from domain.errors import RateLimited, TrackerError
 from domain.events import Event, Level
 from domain.model import Comment, ItemState, SessionRecord, SessionStatus, Source, SpawnMode, WorkItem

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from app.closing import Closer
+from app.usecases.closing import Closer
 from domain.errors import LoopError
 from domain.events import Event
 from domain.model import SessionRecord, SessionState, SessionStatus
