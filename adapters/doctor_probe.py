@@ -15,7 +15,7 @@ _NO_SERVER = ("no server running", "error connecting to")
 
 
 class ShDoctorProbe:
-    """Implements `app.doctor.DoctorProbe` (structurally: adapters do not import app).
+    """Implements `app.cli.doctor.DoctorProbe` (structurally: adapters do not import app).
 
     Failure modes: `LoopError` naming the cause — binary not found, non-zero exit (its last
     stderr line), no answer within `timeout` seconds.

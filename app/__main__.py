@@ -1,5 +1,5 @@
 """`python -m app`: the command line."""
 
-from app.cli import main
+from app.cli.main import main
 
 raise SystemExit(main())

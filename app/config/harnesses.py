@@ -46,7 +46,7 @@ BUILTIN_HARNESSES: Mapping[str, HarnessSettings] = {
         "cursor": {"binary": "cursor-agent"},
         "demo": {
             "binary": "{python}",
-            "args": ["-m", "adapters.demo_harness"],
+            "args": ["-m", "app.demo.harness"],
             "sessionIdArgs": ["--session-id", "{session_id}"],
             "resumeArgs": ["--resume", "{session_id}"],
         },

@@ -8,7 +8,7 @@ import shlex
 import tomllib
 from pathlib import Path
 
-from app.cli import build_parser
+from app.cli.main import build_parser
 from tests.e2e.cli import ROOT
 
 

@@ -20,7 +20,7 @@ DEMO = TmuxTarget("loop-demo")
 
 def test_a_delivered_comment_shows_framed_in_the_demo_harness(real_tmux: RealTmux) -> None:
     tmux = real_tmux.adapter()
-    argv = (sys.executable, "-m", "adapters.demo_harness", "--session-id", "c-1")
+    argv = (sys.executable, "-m", "app.demo.harness", "--session-id", "c-1")
     tmux.spawn(SpawnRequest(target=DEMO, argv=argv, cwd=str(ROOT), prompt="first prompt text", remain_on_exit=True))
     screen = lambda: real_tmux.run("capture-pane", "-p", "-t", f"{DEMO.exact}:")  # noqa: E731
     wait_for(lambda: "listening" in screen(), what="demo harness listening")

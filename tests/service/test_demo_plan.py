@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from app.config.settings import EMBEDDED_DEFAULTS, Settings
-from app.demo import READY_TEXT, DemoFailed, plan_for
+from app.demo.run import READY_TEXT, DemoFailed, plan_for
 from domain.refs import RepoRef
 
 SANDBOX = {"sources": [{"provider": "sandbox", "repos": ["sandbox/demo"], "label": "loop"}]}

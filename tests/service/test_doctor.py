@@ -6,8 +6,8 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
+from app.cli.doctor import Check, Mark, diagnose
 from app.config.settings import Settings
-from app.doctor import Check, Mark, diagnose
 from domain.errors import LoopError
 from domain.refs import RepoRef
 

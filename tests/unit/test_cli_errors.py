@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.cli import _fail
-from app.cli_context import NotWired, UsageProblem
+from app.cli.context import NotWired, UsageProblem
+from app.cli.main import _fail
 from app.config.loader import ConfigError
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from adapters.demo_harness import Screen
+from app.demo.harness import Screen
 
 
 def screen_after(*reads: bytes) -> tuple[Screen, str]:

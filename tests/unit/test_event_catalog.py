@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from adapters.eventlog.writer import JsonlEventLog
-from app.event_docs import DOC_PATH, render_event_catalog
+from app.cli.event_docs import DOC_PATH, render_event_catalog
 from domain.events import Event, catalog
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_docs_events_md_is_exactly_what_the_catalog_generates() -> None:
     on_disk = (ROOT / DOC_PATH).read_text(encoding="utf-8")
-    assert on_disk == render_event_catalog(), "docs/events.md is stale: run `python -m app.event_docs`"
+    assert on_disk == render_event_catalog(), "docs/events.md is stale: run `python -m app.cli.event_docs`"
 
 
 def test_docs_events_md_lists_every_catalog_entry_with_its_meaning() -> None:

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from app.events_view import as_json, as_row, parse_since
+from app.cli.events_view import as_json, as_row, parse_since
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 

@@ -11,6 +11,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 LINT = Path(sys.executable).with_name("lint-imports")
+USECASES = "use cases import no CLI, configuration, demo or container BROKEN"
+CONFIG = "the configuration imports no use case, CLI or demo BROKEN"
 
 
 def _lint(tree: Path) -> subprocess.CompletedProcess[str]:
@@ -42,6 +44,12 @@ def test_the_real_tree_keeps_every_contract(tree: Path) -> None:
         ("domain/planted.py", "import pydantic\n", "domain imports no I/O or framework module BROKEN"),
         ("app/planted.py", "import adapters.tmux.adapter\n", "only app.container imports adapters BROKEN"),
         ("adapters/planted.py", "import app.usecases.poll\n", "adapters do not import app BROKEN"),
+        ("app/usecases/planted.py", "import app.cli.main\n", USECASES),
+        ("app/usecases/planted.py", "import app.config.settings\n", USECASES),
+        ("app/usecases/planted.py", "import pydantic\n", USECASES),
+        ("app/config/planted.py", "import app.usecases.poll\n", CONFIG),
+        ("adapters/tmux/planted.py", "import adapters.sqlite.store\n", "adapters are independent"),
+        ("adapters/github/planted.py", "import adapters.tmux.commands\n", "adapters are independent"),
     ],
 )
 def test_each_contract_fails_on_a_planted_violation(tree: Path, module: str, line: str, contract: str) -> None:

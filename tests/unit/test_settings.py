@@ -60,7 +60,7 @@ def test_the_embedded_default_watches_the_sandbox_as_demo_on_a_private_server() 
     s = settings(**EMBEDDED_DEFAULTS)
     assert s.sources() == [Source(provider="sandbox", repo=RepoRef.parse("sandbox/demo"), label="loop")]
     assert (s.authorized_users, s.tmux_socket) == (frozenset({"demo"}), "the-loop-demo")
-    argv = (sys.executable, "-m", "adapters.demo_harness", "--session-id", "id")
+    argv = (sys.executable, "-m", "app.demo.harness", "--session-id", "id")
     assert s.harness_spec().argv("id", resume=False) == argv
 
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from app.cli.events_view import _visible as visible  # the one escaper of untrusted text for a terminal
 from app.config.settings import Settings
-from app.events_view import _visible as visible  # the one escaper of untrusted text for a terminal
-from app.sandbox_view import SandboxAdmin
+from app.demo.sandbox import SandboxAdmin
 from domain.errors import LoopError
 from domain.ledger import Resolution
 from domain.model import Comment, SessionRecord, SessionState, Source, SpawnMode
@@ -20,7 +20,7 @@ TITLE = "Try the-loop"
 BODY = "A sandbox work item opened by `python -m app demo`: no GitHub, no network."
 COMMENT = "Hello from the-loop demo! This comment was posted on the sandbox item and delivered into this session."
 DEMO_HARNESS = "demo"
-READY_TEXT = "listening"  # what adapters/demo_harness.py shows once it reads pastes
+READY_TEXT = "listening"  # what app/demo/harness.py shows once it reads pastes
 _POLL_SECONDS = 0.05
 _LAST_WORDS = 6  # pane lines quoted when a harness died
 _FREE_NUMBERS = 100  # numbers tried past the sandbox's last one for a name no tmux session holds

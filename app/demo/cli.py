@@ -14,11 +14,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from app.cli_context import CliContext, Commands, UsageProblem, command, group, work_item
-from app.demo import Demo, DemoFailed, plan_for
-from app.demo_view import report_lines
-from app.events_view import as_json
-from app.sandbox_view import SandboxAdmin, entry_lines, entry_record
+from app.cli.context import CliContext, Commands, UsageProblem, command, group, work_item
+from app.cli.events_view import as_json
+from app.demo.run import Demo, DemoFailed, plan_for
+from app.demo.sandbox import SandboxAdmin, entry_lines, entry_record
+from app.demo.view import report_lines
 from domain.errors import InvalidRef, LoopError
 from domain.events import Level
 from domain.model import ItemState

@@ -7,9 +7,9 @@ import sys
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from app.cli_context import CliContext, Commands, UsageProblem, command, work_item
-from app.doctor import DoctorProbe, Mark, diagnose
-from app.events_view import COLUMNS, as_json, as_row, line, parse_since
+from app.cli.context import CliContext, Commands, UsageProblem, command, work_item
+from app.cli.doctor import DoctorProbe, Mark, diagnose
+from app.cli.events_view import COLUMNS, as_json, as_row, line, parse_since
 from domain.events import Level
 from domain.ports import ClockPort
 

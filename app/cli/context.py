@@ -30,7 +30,7 @@ class NotWired(LoopError):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line on stderr and exit status 2 (see `app.cli.main`)."""
+    """argparse, but a usage error is one line on stderr and exit status 2 (see `app.cli.main.main`)."""
 
     def error(self, message: str) -> NoReturn:
         subcommand = self.prog.partition(" ")[2]  # `main` prefixes the program's name

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from app.cli_context import CliContext, Commands, command, group, work_item
+from app.cli.context import CliContext, Commands, command, group, work_item
 from app.usecases.sessions_admin import UnknownWorkItem
 from domain.model import SessionStatus
 from domain.refs import WorkItemRef

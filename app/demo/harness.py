@@ -1,6 +1,6 @@
 """A tiny interactive agent for the demo: shows every message pasted into its pane, framed.
 
-Run as `python -m adapters.demo_harness [--session-id ID] [--resume ID] [PROMPT]`. Input is
+Run as `python -m app.demo.harness [--session-id ID] [--resume ID] [PROMPT]`. Input is
 read as bytes and never interpreted: control characters are shown, not obeyed.
 """
 

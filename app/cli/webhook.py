@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from app.cli_context import CliContext, Commands, UsageProblem, command
-from app.cli_operate import PollerBlocked
+from app.cli.context import CliContext, Commands, UsageProblem, command
+from app.cli.operate import PollerBlocked
 
 __all__ = ["add_webhook"]
 

@@ -1,4 +1,4 @@
-"""The commands that run and steer the daemon: `poll`, `status`, `sessions …` (in `app.cli_sessions`)."""
+"""The commands that run and steer the daemon: `poll`, `status`, `sessions …` (in `app.cli.sessions`)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import argparse
 import json
 import sys
 
-from app.cli_context import CliContext, Commands, command
-from app.cli_sessions import add_sessions
+from app.cli.context import CliContext, Commands, command
+from app.cli.sessions import add_sessions
 from app.usecases.poller_status import Exit, describe, poller_status
 from domain.errors import LoopError
 

@@ -7,10 +7,10 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from app.cli.events_view import _visible as visible  # the one escaper of untrusted text for a terminal
+from app.cli.events_view import as_row, line
 from app.config.settings import Settings
-from app.demo import DemoReport
-from app.events_view import _visible as visible  # the one escaper of untrusted text for a terminal
-from app.events_view import as_row, line
+from app.demo.run import DemoReport
 
 _PANE_LINES = 8
 _NOTABLE = {"warning", "error"}

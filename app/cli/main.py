@@ -13,13 +13,13 @@ import sys
 from collections.abc import Sequence
 
 from app import version
-from app.cli_context import CliContext, Parser, UsageProblem
-from app.cli_demo import add_demo, add_sandbox
-from app.cli_observe import add_doctor, add_events
-from app.cli_operate import add_poll, add_sessions, add_status
-from app.cli_webhook import add_webhook
+from app.cli.context import CliContext, Parser, UsageProblem
+from app.cli.observe import add_doctor, add_events
+from app.cli.operate import add_poll, add_sessions, add_status
+from app.cli.webhook import add_webhook
 from app.config.env import CONFIG_PATH_VARIABLE
 from app.config.loader import DEFAULT_PATH, ConfigError
+from app.demo.cli import add_demo, add_sandbox
 from domain.errors import LoopError
 
 PROG = "the-loop"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from app.events_view import _visible as visible  # the one escaper of untrusted text for a terminal
+from app.cli.events_view import _visible as visible  # the one escaper of untrusted text for a terminal
 from domain.model import Comment, ItemKind, ItemState, Reaction, WorkItem
 from domain.refs import RepoRef, WorkItemRef
 
