@@ -11,11 +11,18 @@ from domain.errors import StateError
 
 @dataclass(frozen=True, slots=True)
 class Schema:
-    """What a file holds (`label` names it in errors) and the tables of `version`."""
+    """What a file holds (`label` names it in errors), the tables of `version` (a new file is
+    created with them), and the steps that bring an older file there: `migrations[n - 1]` takes
+    version n to n + 1."""
 
     label: str
     version: int  # PRAGMA user_version; bump with a migration, never silently
     tables: tuple[str, ...]
+    migrations: tuple[tuple[str, ...], ...] = ()
+
+    def __post_init__(self) -> None:
+        if len(self.migrations) != self.version - 1:
+            raise ValueError(f"{self.label}: version {self.version} needs {self.version - 1} migrations")
 
 
 STATE_SCHEMA = Schema(
@@ -88,10 +95,12 @@ def _prepare(db: sqlite3.Connection, schema: Schema) -> None:
     db.execute("PRAGMA synchronous = FULL")
     db.execute("BEGIN IMMEDIATE")
     try:
-        # re-read inside the write lock: another process may have created it meanwhile
-        if db.execute("PRAGMA user_version").fetchone()[0] == 0:
-            for statement in schema.tables:
-                db.execute(statement)
+        # re-read inside the write lock: another process may have created or migrated it meanwhile
+        found = db.execute("PRAGMA user_version").fetchone()[0]
+        steps = schema.tables if found == 0 else tuple(s for step in schema.migrations[found - 1 :] for s in step)
+        for statement in steps:
+            db.execute(statement)
+        if found != schema.version:
             db.execute(f"PRAGMA user_version = {schema.version}")
         db.execute("COMMIT")
     except BaseException:
