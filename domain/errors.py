@@ -47,3 +47,16 @@ class RateLimited(TrackerError):
 
 class StateError(LoopError):
     """The state store is unreadable, corrupt or of an unknown schema (names the file)."""
+
+
+class StaleWrite(StateError):
+    """A versioned write found the stored row moved on since the value was read: someone else
+    (an operator's command, another process) wrote or forgot it. Nothing was written."""
+
+    def __init__(self, what: str, item: str, *, read: int, stored: int) -> None:
+        now = f"it is at version {stored}" if stored else "it is no longer stored"
+        super().__init__(f"stale write of the {what} of {item}: read at version {read}, {now}")
+        self.what = what
+        self.item = item
+        self.read = read
+        self.stored = stored

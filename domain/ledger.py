@@ -40,6 +40,7 @@ class Ledger:
     resolved: Mapping[str, Resolved] = field(default_factory=dict)
     pending: tuple[Pending, ...] = ()
     abandoned: Mapping[str, Comment] = field(default_factory=dict)
+    version: int = 0  # of the stored row this was read from (0: never stored); saves compare-and-set on it
 
     @classmethod
     def first_sight(cls, item: WorkItemRef, *, now: datetime, existing: Iterable[Comment] = ()) -> Ledger:

@@ -147,6 +147,7 @@ class SessionRecord:
     created_at: datetime | None = None
     updated_at: datetime | None = None
     last_event: str = ""
+    version: int = 0  # of the stored row this was read from (0: never stored); saves compare-and-set on it
 
     @property
     def target(self) -> TmuxTarget:

@@ -104,22 +104,28 @@ class StateStore(Protocol):
 
     Failure modes: `StateError` naming the file when the store is unreadable, corrupt or of an
     unknown schema. Every write inside one `transaction()` lands together or not at all.
+    Ledgers and session records are versioned: a save writes only if the stored row is still at
+    the version the value was read at (no row: version 0), else raises `StaleWrite` (a
+    `StateError`) naming the item and both versions, writing nothing; inside a `transaction()`
+    it undoes the whole transaction unless caught inside it.
     """
 
     def transaction(self) -> AbstractContextManager[None]: ...
 
     def ledger(self, item: WorkItemRef) -> Ledger | None: ...
 
-    def save_ledger(self, ledger: Ledger) -> None: ...
+    def save_ledger(self, ledger: Ledger) -> Ledger:
+        """Compare-and-set on `ledger.version`; returns the ledger at its new version (one more)."""
 
     def session(self, item: WorkItemRef) -> SessionRecord | None: ...
 
     def sessions(self) -> list[SessionRecord]: ...
 
-    def save_session(self, record: SessionRecord) -> None: ...
+    def save_session(self, record: SessionRecord) -> SessionRecord:
+        """Compare-and-set on `record.version`; returns the record at its new version (one more)."""
 
     def forget(self, item: WorkItemRef) -> None:
-        """Drop the item's session record and ledger."""
+        """Drop the item's session record and ledger, whatever their versions (the operator's)."""
 
     def cursor(self, repo: RepoRef) -> str | None: ...
 

@@ -86,9 +86,11 @@ def encode_ledger(ledger: Ledger) -> str:
     )
 
 
-def decode_ledger(text: str) -> Ledger:
+def decode_ledger(text: str, *, version: int) -> Ledger:
+    # the version is the row's, kept beside the JSON: a copied JSON text cannot carry one in
     data = json.loads(text)
     return Ledger(
+        version=version,
         item=WorkItemRef.parse(data["item"]),
         baseline_at=_required_when(data["baseline_at"]),
         resolved={cid: _resolved_from_json(r) for cid, r in data["resolved"].items()},
@@ -116,9 +118,10 @@ def encode_session(record: SessionRecord) -> str:
     )
 
 
-def decode_session(text: str) -> SessionRecord:
+def decode_session(text: str, *, version: int) -> SessionRecord:
     data = json.loads(text)
     return SessionRecord(
+        version=version,
         item=WorkItemRef.parse(data["item"]),
         harness=data["harness"],
         harness_session_id=data["harness_session_id"],

@@ -6,17 +6,36 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from adapters.sqlite.codec import decode_ledger, decode_session, encode_ledger, encode_session
 from adapters.support.sqlite_file import open_checked
-from domain.errors import StateError
+from domain.errors import StaleWrite, StateError
 from domain.ledger import Ledger
 from domain.model import SessionRecord
 from domain.ports import StateStore
 from domain.refs import RepoRef, WorkItemRef
 
 FILE_NAME = "state.sqlite3"
+
+
+@dataclass(frozen=True, slots=True)
+class _Versioned:
+    """A table of versioned rows: what its rows are called in errors, and its two statements."""
+
+    what: str
+    version_of: str
+    put: str
+
+
+_LEDGERS = _Versioned(
+    "ledger", "SELECT version FROM ledgers WHERE item = ?", "INSERT OR REPLACE INTO ledgers VALUES (?, ?, ?)"
+)
+_SESSIONS = _Versioned(
+    "session record", "SELECT version FROM sessions WHERE item = ?", "INSERT OR REPLACE INTO sessions VALUES (?, ?, ?)"
+)
 
 
 class SqliteStateStore(StateStore):
@@ -26,6 +45,7 @@ class SqliteStateStore(StateStore):
     process never interleave inside each other's transactions; other processes are kept apart by
     SQLite's own locking (WAL, `BEGIN IMMEDIATE`, a busy timeout). A nested `transaction()` is a
     savepoint: it joins the outer transaction, and an exception inside it undoes only its writes.
+    Ledgers and records keep their version in a column of their own, beside the JSON.
     """
 
     def __init__(self, path: Path, *, busy_timeout_seconds: float = 10.0) -> None:
@@ -68,7 +88,7 @@ class SqliteStateStore(StateStore):
             self._run(f"ROLLBACK TO {name}")
             self._run(f"RELEASE {name}")
 
-    def _run(self, sql: str, params: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    def _run(self, sql: str, params: tuple[str | int, ...] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
             try:
                 return self._db.execute(sql, params).fetchall()
@@ -87,36 +107,42 @@ class SqliteStateStore(StateStore):
         with self.transaction():
             self._run(sql, params)
 
-    def _one(self, sql: str, *params: str) -> str | None:
+    def _one(self, sql: str, *params: str) -> Any:
         rows = self._run(sql, params)
         return rows[0][0] if rows else None
 
-    def ledger(self, item: WorkItemRef) -> Ledger | None:
-        text = self._one("SELECT data FROM ledgers WHERE item = ?", str(item))
-        with self._decoding():
-            return None if text is None else decode_ledger(text)
+    def _swap(self, table: _Versioned, item: WorkItemRef, data: str, read: int) -> int:
+        """Write the row if it is still at version `read` (absent: 0); its new version."""
+        with self.transaction():
+            # inside BEGIN IMMEDIATE: no other process can move the row between this read and the write
+            stored = self._one(table.version_of, str(item)) or 0
+            if stored != read:
+                raise StaleWrite(table.what, str(item), read=read, stored=stored)
+            self._run(table.put, (str(item), data, read + 1))
+        return read + 1
 
-    def save_ledger(self, ledger: Ledger) -> None:
-        self._write(
-            "INSERT OR REPLACE INTO ledgers VALUES (?, ?)", str(ledger.item), encode_ledger(ledger)
-        )
+    def ledger(self, item: WorkItemRef) -> Ledger | None:
+        rows = self._run("SELECT data, version FROM ledgers WHERE item = ?", (str(item),))
+        with self._decoding():
+            return decode_ledger(rows[0][0], version=rows[0][1]) if rows else None
+
+    def save_ledger(self, ledger: Ledger) -> Ledger:
+        version = self._swap(_LEDGERS, ledger.item, encode_ledger(ledger), ledger.version)
+        return replace(ledger, version=version)
 
     def session(self, item: WorkItemRef) -> SessionRecord | None:
-        text = self._one("SELECT data FROM sessions WHERE item = ?", str(item))
+        rows = self._run("SELECT data, version FROM sessions WHERE item = ?", (str(item),))
         with self._decoding():
-            return None if text is None else decode_session(text)
+            return decode_session(rows[0][0], version=rows[0][1]) if rows else None
 
     def sessions(self) -> list[SessionRecord]:
-        rows = self._run("SELECT data FROM sessions")
+        rows = self._run("SELECT data, version FROM sessions")
         with self._decoding():
-            return sorted((decode_session(text) for (text,) in rows), key=lambda r: r.item)
+            return sorted((decode_session(text, version=v) for text, v in rows), key=lambda r: r.item)
 
-    def save_session(self, record: SessionRecord) -> None:
-        self._write(
-            "INSERT OR REPLACE INTO sessions VALUES (?, ?)",
-            str(record.item),
-            encode_session(record),
-        )
+    def save_session(self, record: SessionRecord) -> SessionRecord:
+        version = self._swap(_SESSIONS, record.item, encode_session(record), record.version)
+        return replace(record, version=version)
 
     def forget(self, item: WorkItemRef) -> None:
         with self.transaction():
@@ -124,7 +150,8 @@ class SqliteStateStore(StateStore):
             self._run("DELETE FROM sessions WHERE item = ?", (str(item),))
 
     def cursor(self, repo: RepoRef) -> str | None:
-        return self._one("SELECT cursor FROM cursors WHERE repo = ?", _repo_key(repo))
+        cursor: str | None = self._one("SELECT cursor FROM cursors WHERE repo = ?", _repo_key(repo))
+        return cursor
 
     def save_cursor(self, repo: RepoRef, cursor: str | None) -> None:
         if cursor is None:

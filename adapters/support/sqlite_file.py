@@ -27,12 +27,21 @@ class Schema:
 
 STATE_SCHEMA = Schema(
     label="state store",
-    version=1,
+    version=2,
     tables=(
         "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-        "CREATE TABLE IF NOT EXISTS ledgers (item TEXT PRIMARY KEY, data TEXT NOT NULL)",
-        "CREATE TABLE IF NOT EXISTS sessions (item TEXT PRIMARY KEY, data TEXT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS ledgers (item TEXT PRIMARY KEY, data TEXT NOT NULL,"
+        " version INTEGER NOT NULL DEFAULT 1)",
+        "CREATE TABLE IF NOT EXISTS sessions (item TEXT PRIMARY KEY, data TEXT NOT NULL,"
+        " version INTEGER NOT NULL DEFAULT 1)",
         "CREATE TABLE IF NOT EXISTS cursors (repo TEXT PRIMARY KEY, cursor TEXT NOT NULL)",
+    ),
+    migrations=(
+        # 1 -> 2: versioned rows for compare-and-set saves; a row stored before is at version 1
+        (
+            "ALTER TABLE ledgers ADD COLUMN version INTEGER NOT NULL DEFAULT 1",
+            "ALTER TABLE sessions ADD COLUMN version INTEGER NOT NULL DEFAULT 1",
+        ),
     ),
 )
 SCHEMA_VERSION = STATE_SCHEMA.version

@@ -155,7 +155,7 @@ class Dispatcher:
             try:
                 # recorded before tmux starts it: a crash right after the spawn leaves a session the
                 # next comment is delivered into, not a live stranger that blocks every spawn
-                self._store.save_session(record)
+                record = self._store.save_session(record)
                 pane = self._tmux.spawn(self._request(record, job, resume=resume))
             except DuplicateSession:
                 state = self._tmux.session_state(record.target)

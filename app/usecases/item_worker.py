@@ -64,20 +64,19 @@ class ItemWorker:
             return
         admitted = self._rearm(ledger).admit(comments, authorized=self._config.authorized)
         if admitted != ledger:  # an idle item costs no write
-            self._store.save_ledger(admitted)
+            admitted = self._store.save_ledger(admitted)
         ledger = admitted
         stored = self._store.session(item.ref)
         record = reactivate(stored)
         if record is not None and record != stored:
-            self._store.save_session(record)  # watched again: active again, so closing sees it
+            record = self._store.save_session(record)  # watched again: active again, so closing sees it
         while (pending := ledger.next_pending) is not None:
             ledger, record, go_on = self._deliver(item, ledger, record, pending.comment, armed=armed, summary=summary)
             if not go_on:
                 break
 
     def _first_sight(self, item: WorkItem, comments: list[Comment], *, armed: bool, summary: CycleSummary) -> None:
-        ledger = Ledger.first_sight(item.ref, now=self._clock.now(), existing=comments)
-        self._store.save_ledger(ledger)
+        ledger = self._store.save_ledger(Ledger.first_sight(item.ref, now=self._clock.now(), existing=comments))
         self._events.emit(Event.POLL_BASELINED, work_item=str(item.ref), baselined=len(ledger.resolved))
         if (
             not armed
@@ -116,8 +115,7 @@ class ItemWorker:
         # attempts that ended in a crash were counted but never judged: spent means abandoned
         crashed_out = ledger.budget_spent(comment.id, max_retries=self._config.max_retries)
         if not crashed_out:
-            ledger = ledger.attempt(comment.id)
-            self._store.save_ledger(ledger)  # the attempt is spent before it is made
+            ledger = self._store.save_ledger(ledger.attempt(comment.id))  # the attempt is spent before it is made
         attempts = ledger.attempts(comment.id)
         fields: dict[str, Any] = {
             "work_item": str(item.ref),
@@ -150,7 +148,7 @@ class ItemWorker:
         outcome = result.outcome
         if outcome.delivered:
             ledger = ledger.resolve(comment.id, Resolution.DELIVERED, at=now, reason=outcome.value)
-            self._save(ledger, record)
+            ledger, record = self._save(ledger, record)
             self._events.emit(Event.DISPATCH_SUCCEEDED, outcome=outcome.value, reason=result.reason, **fields)
             self._events.emit(Event.POLL_COMMENT_FORWARDED, **fields)
             self._react(comment, Reaction.SUCCEEDED)
@@ -158,7 +156,7 @@ class ItemWorker:
             return ledger, record, True
         if outcome in {Outcome.SKIPPED_OCCUPIED, Outcome.NO_SESSION}:
             ledger = ledger.resolve(comment.id, Resolution.SKIPPED, at=now, reason=outcome.value)
-            self._save(ledger, record)
+            ledger, record = self._save(ledger, record)
             if outcome is Outcome.NO_SESSION:
                 self._events.emit(Event.DISPATCH_DROPPED, level=Level.WARNING, reason="no-session", **fields)
             self._react(comment, Reaction.FAILED)
@@ -191,7 +189,7 @@ class ItemWorker:
                 version=self._config.version,
                 reason=result.outcome.value,
             )
-        self._save(ledger, record)
+        ledger, record = self._save(ledger, record)
         if spent:
             self._events.emit(
                 Event.POLL_COMMENT_FAILED, level=Level.ERROR, attempts=attempts, will_retry=False, **fields
@@ -202,11 +200,12 @@ class ItemWorker:
             summary.add(failed=1)
         return ledger, record, False
 
-    def _save(self, ledger: Ledger, record: SessionRecord | None) -> None:
+    def _save(self, ledger: Ledger, record: SessionRecord | None) -> tuple[Ledger, SessionRecord | None]:
         with self._store.transaction():
-            self._store.save_ledger(ledger)
+            ledger = self._store.save_ledger(ledger)
             if record is not None:
-                self._store.save_session(record)
+                record = self._store.save_session(record)
+        return ledger, record
 
     def _notify(self, comment: Comment, attempts: int, reason: str) -> None:
         """Best-effort: a failure to post is reported, and never changes the ledger."""

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from adapters.sqlite.codec import encode_ledger, encode_session
 from adapters.sqlite.store import SqliteStateStore
 from adapters.support.sqlite_file import SCHEMA_VERSION
 from domain.errors import StateError
@@ -103,7 +104,7 @@ def test_a_session_record_saved_before_panes_were_recorded_reads_with_no_pane(tm
     path, item = tmp_path / "state.sqlite3", WorkItemRef.parse("github:acme/widgets#1")
     saved = SessionRecord(item, "claude", "sid-1", "/w", pane_id="%3")
     store = SqliteStateStore(path)
-    store.save_session(saved)
+    saved = store.save_session(saved)
     store.close()
     with sqlite3.connect(path) as db:
         db.execute("UPDATE sessions SET data = json_remove(data, '$.pane_id')")
@@ -118,6 +119,33 @@ def test_a_tampered_target_in_the_registry_is_never_used(tmp_path: Path) -> None
     with sqlite3.connect(path) as db:
         db.execute("UPDATE sessions SET data = json_set(data, '$.target', 'loop-someone-else')")
     assert SqliteStateStore(path).session(item).target == item.target  # type: ignore[union-attr]
+
+
+def version_one_file(path: Path, ledger: Ledger, record: SessionRecord) -> None:
+    """A state file as the-loop wrote it before rows were versioned (schema version 1)."""
+    with sqlite3.connect(path) as db:
+        for table in ("meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+                      "ledgers (item TEXT PRIMARY KEY, data TEXT NOT NULL)",
+                      "sessions (item TEXT PRIMARY KEY, data TEXT NOT NULL)",
+                      "cursors (repo TEXT PRIMARY KEY, cursor TEXT NOT NULL)"):  # fmt: skip
+            db.execute(f"CREATE TABLE {table}")
+        db.execute("INSERT INTO ledgers VALUES (?, ?)", (str(ledger.item), encode_ledger(ledger)))
+        db.execute("INSERT INTO sessions VALUES (?, ?)", (str(record.item), encode_session(record)))
+        db.execute("PRAGMA user_version = 1")
+
+
+def test_a_version_one_file_is_migrated_its_rows_read_at_version_one_and_saves_move_them_on(tmp_path: Path) -> None:
+    path, item = tmp_path / "state.sqlite3", WorkItemRef.parse("github:acme/widgets#1")
+    ledger = Ledger(item=item, baseline_at=datetime(2025, 1, 1, tzinfo=UTC))
+    version_one_file(path, ledger, SessionRecord(item, "claude", "sid-1", "/w"))
+
+    store = SqliteStateStore(path)
+    read = store.ledger(item)
+    saved = store.save_ledger(read)  # type: ignore[arg-type]
+
+    assert (read, saved.version) == (replace(ledger, version=1), 2)
+    assert store.session(item) == SessionRecord(item, "claude", "sid-1", "/w", version=1)
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,) == (2,)
 
 
 def test_a_reopened_store_keeps_its_data_and_schema(tmp_path: Path) -> None:

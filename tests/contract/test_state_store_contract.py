@@ -11,10 +11,12 @@ from typing import Any
 import pytest
 
 from adapters.sqlite.store import SqliteStateStore
+from domain.errors import StaleWrite
 from domain.ledger import Ledger, Pending, Resolution, Resolved
 from domain.model import Comment, CommentKind, SessionRecord, SessionStatus
 from domain.ports import StateStore
 from domain.refs import RepoRef, WorkItemRef
+from tests.contract.state_backends import Backend, race_two_writers
 from tests.fakes.store import FakeStateStore
 
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
@@ -28,13 +30,20 @@ class Boom(Exception):
 
 
 @pytest.fixture(params=["fake", "sqlite"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StateStore]:
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
     if request.param == "fake":
-        yield FakeStateStore()
-        return
-    sqlite = SqliteStateStore(tmp_path / "state" / "state.sqlite3")
-    yield sqlite
-    sqlite.close()
+        fake = FakeStateStore()
+        return Backend("fake", lambda: fake)
+    path = tmp_path / "state" / "state.sqlite3"
+    return Backend("sqlite", lambda: SqliteStateStore(path), spec=f"sqlite:{path}")
+
+
+@pytest.fixture
+def store(backend: Backend) -> Iterator[StateStore]:
+    opened = backend.open()
+    yield opened
+    if isinstance(opened, SqliteStateStore):
+        opened.close()
 
 
 def reopened(store: StateStore) -> StateStore:
@@ -87,7 +96,7 @@ def test_a_saved_ledger_comes_back_equal_with_pending_order_and_hostile_text(
     store: StateStore,
 ) -> None:
     store.save_ledger(full_ledger())
-    assert reopened(store).ledger(ITEM) == full_ledger()
+    assert reopened(store).ledger(ITEM) == replace(full_ledger(), version=1)
 
 
 def test_a_ledger_never_saved_is_none(store: StateStore) -> None:
@@ -95,19 +104,20 @@ def test_a_ledger_never_saved_is_none(store: StateStore) -> None:
 
 
 def test_saving_a_ledger_again_replaces_it(store: StateStore) -> None:
-    store.save_ledger(full_ledger())
-    store.save_ledger(Ledger(item=ITEM, baseline_at=T0))
-    assert reopened(store).ledger(ITEM) == Ledger(item=ITEM, baseline_at=T0)
+    first = store.save_ledger(full_ledger())
+    store.save_ledger(Ledger(item=ITEM, baseline_at=T0, version=first.version))
+    assert reopened(store).ledger(ITEM) == Ledger(item=ITEM, baseline_at=T0, version=2)
 
 
 def test_a_saved_session_record_comes_back_equal(store: StateStore) -> None:
     store.save_session(record())
-    assert reopened(store).session(ITEM) == record()
+    assert reopened(store).session(ITEM) == record(version=1)
 
 
 def test_a_session_record_without_times_comes_back_equal(store: StateStore) -> None:
     store.save_session(record(created_at=None, updated_at=None, status=SessionStatus.CLOSED))
-    assert reopened(store).session(ITEM) == record(created_at=None, updated_at=None, status=SessionStatus.CLOSED)
+    expected = record(created_at=None, updated_at=None, status=SessionStatus.CLOSED, version=1)
+    assert reopened(store).session(ITEM) == expected
 
 
 def test_sessions_lists_every_record_in_item_order(store: StateStore) -> None:
@@ -148,7 +158,7 @@ def test_the_writes_of_a_transaction_land_together(store: StateStore) -> None:
         store.save_ledger(full_ledger())
         store.save_session(record())
     again = reopened(store)
-    assert (again.ledger(ITEM), again.session(ITEM)) == (full_ledger(), record())
+    assert (again.ledger(ITEM), again.session(ITEM)) == (replace(full_ledger(), version=1), record(version=1))
 
 
 def test_a_nested_transaction_joins_the_outer_one(store: StateStore) -> None:
@@ -166,7 +176,7 @@ def test_a_failed_nested_transaction_undoes_only_its_own_writes(store: StateStor
             store.save_session(record())
             raise Boom
     again = reopened(store)
-    assert (again.ledger(ITEM), again.session(ITEM)) == (full_ledger(), None)
+    assert (again.ledger(ITEM), again.session(ITEM)) == (replace(full_ledger(), version=1), None)
 
 
 def test_reads_inside_a_transaction_see_its_writes(store: StateStore) -> None:
@@ -213,3 +223,84 @@ def test_meta_keeps_the_last_value_of_each_key(store: StateStore) -> None:
     store.save_meta("last_cycle", '{"items": 3}')
     store.save_meta("heartbeat", "2")
     assert dict(reopened(store).meta()) == {"heartbeat": "2", "last_cycle": '{"items": 3}'}
+
+
+def test_the_first_save_is_version_one_and_every_save_one_more(store: StateStore) -> None:
+    ledger = store.save_ledger(full_ledger())
+    again = store.save_ledger(ledger)
+    first_record = store.save_session(record())
+    assert (ledger.version, again.version, first_record.version) == (1, 2, 1)
+    reread = reopened(store)
+    assert (reread.ledger(ITEM), reread.session(ITEM), reread.sessions()) == (again, first_record, [first_record])
+
+
+def test_a_stale_ledger_write_is_refused_naming_the_item_and_both_versions_and_writes_nothing(
+    store: StateStore,
+) -> None:
+    read = store.save_ledger(full_ledger())
+    store.save_ledger(replace(read, pending=()))  # someone else saved it meanwhile: version 2
+
+    with pytest.raises(StaleWrite, match=r"ledger of github:acme/widgets#7: read at version 1, it is at version 2"):
+        store.save_ledger(replace(read, resolved={}))
+
+    assert reopened(store).ledger(ITEM) == replace(full_ledger(), pending=(), version=2)
+
+
+def test_a_stale_session_write_is_refused_naming_the_item_and_both_versions_and_writes_nothing(
+    store: StateStore,
+) -> None:
+    read = store.save_session(record())
+    store.save_session(replace(read, status=SessionStatus.CLOSED))
+
+    with pytest.raises(StaleWrite) as refused:
+        store.save_session(replace(read, status=SessionStatus.ACTIVE))
+
+    assert (refused.value.item, refused.value.read, refused.value.stored) == (str(ITEM), 1, 2)
+    assert reopened(store).session(ITEM) == record(status=SessionStatus.CLOSED, version=2)
+
+
+def test_a_value_never_stored_cannot_overwrite_a_stored_row(store: StateStore) -> None:
+    store.save_session(record())
+
+    with pytest.raises(StaleWrite, match="read at version 0, it is at version 1"):
+        store.save_session(record(harness="cursor"))
+
+    assert reopened(store).session(ITEM) == record(version=1)
+
+
+def test_a_forgotten_row_is_not_resurrected_by_a_save_of_what_was_read_before(store: StateStore) -> None:
+    ledger, session = store.save_ledger(full_ledger()), store.save_session(record())
+    store.forget(ITEM)
+
+    with pytest.raises(StaleWrite, match="it is no longer stored"):
+        store.save_ledger(ledger)
+    with pytest.raises(StaleWrite, match="it is no longer stored"):
+        store.save_session(session)
+
+    assert list(reopened(store).items()) == []
+
+
+def test_a_stale_write_inside_a_transaction_undoes_the_transactions_other_writes(store: StateStore) -> None:
+    stale = store.save_session(record())
+    store.save_session(stale)
+
+    with pytest.raises(StaleWrite), store.transaction():
+        store.save_ledger(full_ledger())
+        store.save_cursor(REPO, "etag-3")
+        store.save_session(stale)
+
+    again = reopened(store)
+    assert (again.ledger(ITEM), again.cursor(REPO), again.session(ITEM)) == (None, None, record(version=2))
+
+
+def test_two_writers_racing_from_one_version_exactly_one_wins(
+    backend: Backend, store: StateStore, tmp_path: Path
+) -> None:
+    store.save_ledger(Ledger(item=ITEM, baseline_at=T0))
+
+    outcomes = race_two_writers(backend, store, ITEM, tmp_path)
+
+    (winner,) = [o for o in outcomes if o.startswith("won")]
+    assert sorted(outcomes) == ["stale", winner]
+    minutes = int(winner.split()[1])
+    assert reopened(store).ledger(ITEM) == Ledger(item=ITEM, baseline_at=T0 + timedelta(minutes=minutes), version=2)

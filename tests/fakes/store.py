@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
-from domain.errors import StateError
+from domain.errors import StaleWrite, StateError
 from domain.ledger import Ledger
 from domain.model import SessionRecord
 from domain.ports import StateStore
@@ -35,6 +35,7 @@ class _Tables:
 class FakeStateStore(StateStore):
     """Dicts behind the `StateStore` port. An exception inside `transaction()` restores the
     state as it was when that (possibly nested) transaction began, like a SQLite savepoint.
+    Stored ledgers and records carry their row's version, as the SQLite store's reads do.
 
     `fail_writes` makes every write raise `StateError`, as a full disk or a broken file would.
     """
@@ -74,9 +75,13 @@ class FakeStateStore(StateStore):
     def ledger(self, item: WorkItemRef) -> Ledger | None:
         return self.tables.ledgers.get(item)
 
-    def save_ledger(self, ledger: Ledger) -> None:
+    def save_ledger(self, ledger: Ledger) -> Ledger:
         with self._write():
-            self.tables.ledgers[ledger.item] = ledger
+            stored = _version(self.tables.ledgers.get(ledger.item))
+            if stored != ledger.version:
+                raise StaleWrite("ledger", str(ledger.item), read=ledger.version, stored=stored)
+            saved = self.tables.ledgers[ledger.item] = replace(ledger, version=stored + 1)
+            return saved
 
     def session(self, item: WorkItemRef) -> SessionRecord | None:
         return self.tables.sessions.get(item)
@@ -85,9 +90,13 @@ class FakeStateStore(StateStore):
         with self._lock:
             return [self.tables.sessions[item] for item in sorted(self.tables.sessions)]
 
-    def save_session(self, record: SessionRecord) -> None:
+    def save_session(self, record: SessionRecord) -> SessionRecord:
         with self._write():
-            self.tables.sessions[record.item] = record
+            stored = _version(self.tables.sessions.get(record.item))
+            if stored != record.version:
+                raise StaleWrite("session record", str(record.item), read=record.version, stored=stored)
+            saved = self.tables.sessions[record.item] = replace(record, version=stored + 1)
+            return saved
 
     def forget(self, item: WorkItemRef) -> None:
         with self._write():
@@ -115,3 +124,7 @@ class FakeStateStore(StateStore):
     def save_meta(self, key: str, value: str) -> None:
         with self._write():
             self.tables.meta[key] = value
+
+
+def _version(row: Ledger | SessionRecord | None) -> int:
+    return 0 if row is None else row.version

@@ -207,8 +207,11 @@ def test_ac8_an_unclearable_dead_occupant_skips_the_comment_and_never_retries_it
 def test_ac9_any_other_respawn_failure_is_a_retried_dispatch_failure() -> None:
     world = World(tmux=SpawnFails())
     ref = world.watched()  # the first-sight spawn fails too: no session
+    left = world.store.session(ref)  # the record saved before the failed spawn, if any
     world.store.save_session(
-        SessionRecord(item=ref, harness="claude", harness_session_id="sid-0", cwd="/w")
+        SessionRecord(
+            item=ref, harness="claude", harness_session_id="sid-0", cwd="/w", version=left.version if left else 0
+        )
     )
     comment = world.comment(ref)
 
