@@ -79,6 +79,12 @@ class Event(enum.Enum):
         "Working one item raised an unexpected error (`cause`); the cycle carried on and the item is "
         "worked again next cycle.",
     )
+    POLL_ITEM_CONFLICT = (
+        "poll.item_conflict",
+        "Someone else (an operator's `sessions reset` or `close`) changed the item's ledger or session "
+        "record while it was worked: the stale write was refused (`cause`), and the item is worked again "
+        "next cycle from what is stored.",
+    )
     POLL_BACKOFF = ("poll.backoff", "A repository is rate limited; it is skipped until `until`.")
     POLL_GIVEUP_REPORTED = (
         "poll.giveup_reported",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from domain.errors import TmuxFailed, TmuxUnanswered
+from domain.errors import StaleWrite, TmuxFailed, TmuxUnanswered
 from domain.events import Event, Level
 from domain.model import ItemState, SessionRecord, SessionState, SessionStatus
 from domain.ports import ClockPort, EventSink, StateStore, TmuxPort
@@ -51,11 +51,13 @@ class Closer:
     def close(self, record: SessionRecord, *, reason: str, keep_tmux: bool) -> None:
         terminated = self._config.kill_harness_on_close and self._stop(record, keep_tmux=keep_tmux)
         killed = not keep_tmux and self._kill(record)
-        self._store.save_session(
-            replace(
-                record, status=SessionStatus.CLOSED, updated_at=self._clock.now(), last_event=Event.SESSION_CLOSED.value
-            )
-        )
+        try:
+            self._store.save_session(self._closed(record))
+        except StaleWrite:
+            # written meanwhile (the poller's delivery): a close stands, so close what is stored now
+            fresh = self._store.session(record.item)
+            if fresh is not None:  # forgotten meanwhile (a reset): nothing is left to close
+                self._store.save_session(self._closed(fresh))
         self._events.emit(
             Event.SESSION_CLOSED,
             work_item=str(record.item),
@@ -63,6 +65,11 @@ class Closer:
             reason=reason,
             harness_terminated=terminated,
             tmux_killed=killed,
+        )
+
+    def _closed(self, record: SessionRecord) -> SessionRecord:
+        return replace(
+            record, status=SessionStatus.CLOSED, updated_at=self._clock.now(), last_event=Event.SESSION_CLOSED.value
         )
 
     def _stop(self, record: SessionRecord, *, keep_tmux: bool) -> bool:

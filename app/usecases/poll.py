@@ -11,7 +11,7 @@ from app.usecases.closing import Closer
 from app.usecases.cycle_summary import CycleSummary
 from app.usecases.inbox import Inbox
 from app.usecases.item_worker import ItemWorker
-from domain.errors import RateLimited, TrackerError
+from domain.errors import RateLimited, StaleWrite, TrackerError
 from domain.events import Event, Level
 from domain.model import Comment, ItemState, SessionRecord, SessionStatus, Source, SpawnMode, WorkItem
 from domain.policy import spawn_armed
@@ -153,6 +153,10 @@ class PollCycle:
             armed = spawn_armed(item, mode=self._config.spawn_mode, label=label)
             try:
                 self._worker.work(item, by_item.get(item.ref, []), armed=armed.choice, summary=summary)
+            except StaleWrite as conflict:
+                # an operator's command won: stop here, and re-read and re-decide next cycle
+                self._conflict(item.ref, conflict)
+                return False
             except Exception as error:  # one item's fault never stops the cycle
                 summary.add(items_failed=1)
                 self._events.emit(
@@ -197,5 +201,11 @@ class PollCycle:
                 continue
             if state is ItemState.UNLABELED and record.status is SessionStatus.PAUSED:
                 continue
-            if state is not ItemState.OPEN and self._closer.departed(record, state):
-                summary.add(closed=1)
+            try:
+                if state is not ItemState.OPEN and self._closer.departed(record, state):
+                    summary.add(closed=1)
+            except StaleWrite as conflict:  # the record read at the cycle's start moved on
+                self._conflict(record.item, conflict)
+
+    def _conflict(self, item: WorkItemRef, conflict: StaleWrite) -> None:
+        self._events.emit(Event.POLL_ITEM_CONFLICT, level=Level.WARNING, work_item=str(item), cause=str(conflict))
