@@ -1,0 +1,97 @@
+"""`FileReceipts`: the receipt folders of every spawn, under `<state.root>/receipts/<slug>/<spawn>/`."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+from collections.abc import Collection
+from pathlib import Path
+
+from adapters.receipts.hooks import SUFFIX, receipt_of, settings
+from domain.model import ReceiptChannel
+from domain.ports import ReceiptPort
+from domain.receipts import Receipt, ReceiptMode
+from domain.refs import WorkItemRef
+
+ENV_VARIABLE = "THE_LOOP_RECEIPTS"  # where a harness that writes its own receipts puts them
+SETTINGS_FILE = "hooks.settings.json"
+
+
+class FileReceipts(ReceiptPort):
+    """Each file is parsed once per process; a folder is listed on every read (a few entries)."""
+
+    def __init__(self, root: Path) -> None:
+        self._root = root
+        self._lock = threading.Lock()
+        self._parsed: dict[Path, Receipt | None] = {}
+
+    def folder(self, item: WorkItemRef, spawn: str) -> Path:
+        return self._root / item.slug / spawn
+
+    def prepare(self, item: WorkItemRef, spawn: str, *, mode: ReceiptMode) -> ReceiptChannel:
+        folder = self.folder(item, spawn)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if mode is ReceiptMode.CLAUDE:
+            path = folder / SETTINGS_FILE
+            _write_whole(path, json.dumps(settings(folder), indent=2))
+            return ReceiptChannel(args=("--settings", str(path)))
+        if mode is ReceiptMode.FILE:
+            return ReceiptChannel(env=((ENV_VARIABLE, str(folder)),))
+        return ReceiptChannel()
+
+    def read(self, item: WorkItemRef, spawn: str) -> list[Receipt]:
+        return self._read(self.folder(item, spawn))
+
+    def find(self, item: WorkItemRef, line: str) -> bool:
+        spawns = self._root / item.slug
+        try:
+            folders = [entry for entry in spawns.iterdir() if entry.is_dir()]
+        except OSError:
+            return False
+        return any(line in r.prompt for folder in folders for r in self._read(folder))
+
+    def forget(self, item: WorkItemRef, *, keep: Collection[str] = ()) -> None:
+        spawns = self._root / item.slug
+        try:
+            folders = [entry for entry in spawns.iterdir() if entry.is_dir() and entry.name not in keep]
+        except OSError:
+            return
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
+            with self._lock:
+                self._parsed = {p: r for p, r in self._parsed.items() if p.parent != folder}
+
+    def _read(self, folder: Path) -> list[Receipt]:
+        try:
+            names = sorted(entry.name for entry in os.scandir(folder) if entry.name.endswith(SUFFIX))
+        except OSError:
+            return []
+        receipts = []
+        for name in names:
+            path = folder / name
+            with self._lock:
+                known = path in self._parsed
+                receipt = self._parsed.get(path)
+            if not known:
+                receipt = _parse(path, name)
+                with self._lock:
+                    self._parsed[path] = receipt
+            if receipt is not None:
+                receipts.append(receipt)
+        return receipts
+
+
+def _parse(path: Path, name: str) -> Receipt | None:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    return receipt_of(name.removesuffix(SUFFIX), text)
+
+
+def _write_whole(path: Path, text: str) -> None:
+    part = path.with_name(path.name + ".part")
+    part.write_text(text, encoding="utf-8")
+    os.replace(part, path)

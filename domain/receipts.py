@@ -1,0 +1,121 @@
+"""Receipts: what a harness said about itself and the prompts it got, and what follows from them.
+
+A harness with receipts (Claude Code through its hooks, or a harness that writes receipt files
+itself) tells the-loop when it is ready, when a prompt reached the agent, when a turn ended and when
+it waits on a dialog. A delivery counts only when a receipt names it: the prompt's header carries
+the delivery id and a tag only the-loop can make (an HMAC of the id), so no text a comment author
+writes can confirm a delivery that did not happen.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import hmac
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+TAG_LENGTH = 16  # hex digits of the HMAC: 64 bits, unguessable for a comment author
+
+
+class ReceiptMode(enum.Enum):
+    """How a harness confirms what it got."""
+
+    CLAUDE = "claude"  # the-loop passes its hooks on Claude Code's command line (--settings)
+    FILE = "file"  # the harness writes receipt files itself into $THE_LOOP_RECEIPTS
+    NONE = "none"  # no receipts: confirmation is the pane still alive after confirmSeconds
+
+
+class ReceiptKind(enum.Enum):
+    READY = "ready"  # the harness started (or resumed) a conversation and reads its input
+    PROMPT = "prompt"  # a prompt reached the agent (submitted, or queued while it was busy)
+    WORKING = "working"  # the agent went on with its turn (a tool ran)
+    TURN_ENDED = "turn-ended"
+    TURN_FAILED = "turn-failed"
+    BLOCKED = "blocked"  # the agent waits for a person to answer a dialog in its session
+    IDLE = "idle"  # the agent has waited for input a while
+    ENDED = "ended"  # the conversation ended (the harness is exiting)
+
+
+@dataclass(frozen=True, slots=True)
+class Receipt:
+    """One thing a harness said. `prompt` and `detail` are the harness's text: never trusted."""
+
+    kind: ReceiptKind
+    key: str  # orders receipts of one spawn (their files' names)
+    at: datetime | None = None  # when it was written, as the machine's clock read then
+    conversation: str = ""  # the harness's own session id
+    source: str = ""  # READY: startup, resume, …
+    prompt: str = ""  # PROMPT: the text as the agent got it
+    detail: str = ""  # TURN_FAILED: the error; BLOCKED, IDLE: the notification
+
+
+class HarnessState(enum.Enum):
+    """What a session's harness is doing, from its receipts and its pane."""
+
+    STARTING = "starting"  # spawned, has not said it is ready
+    READY = "ready"  # ready, no prompt yet
+    BUSY = "busy"  # working on a prompt
+    IDLE = "idle"  # its turn ended; waiting for input
+    BLOCKED = "blocked"  # waiting on a dialog (a permission prompt)
+    ENDED = "ended"  # said its conversation ended
+    DEAD = "dead"  # its pane is dead or gone
+    UNKNOWN = "unknown"  # tmux did not answer
+
+    @property
+    def accepts_prompts(self) -> bool:
+        """A paste now reaches the agent (a busy Claude Code queues it)."""
+        return self in {HarnessState.READY, HarnessState.BUSY, HarnessState.IDLE}
+
+
+_AFTER: dict[ReceiptKind, HarnessState] = {
+    ReceiptKind.READY: HarnessState.READY,
+    ReceiptKind.PROMPT: HarnessState.BUSY,
+    ReceiptKind.WORKING: HarnessState.BUSY,
+    ReceiptKind.TURN_ENDED: HarnessState.IDLE,
+    ReceiptKind.TURN_FAILED: HarnessState.IDLE,
+    ReceiptKind.BLOCKED: HarnessState.BLOCKED,
+    ReceiptKind.IDLE: HarnessState.IDLE,
+    ReceiptKind.ENDED: HarnessState.ENDED,
+}
+
+
+def harness_state(receipts: Iterable[Receipt]) -> HarnessState:
+    """The state the receipts of one spawn leave the harness in (its pane is judged elsewhere)."""
+    state = HarnessState.STARTING
+    for receipt in receipts:
+        if receipt.kind is ReceiptKind.IDLE and state is HarnessState.BLOCKED:
+            continue  # Claude Code also says "idle" while its permission dialog waits
+        state = _AFTER[receipt.kind]
+    return state
+
+
+def delivery_tag(secret: str, delivery_id: str) -> str:
+    """The tag a prompt's header carries next to its delivery id."""
+    return hmac.new(secret.encode(), delivery_id.encode(), hashlib.sha256).hexdigest()[:TAG_LENGTH]
+
+
+def receipt_line(delivery_id: str, tag: str) -> str:
+    """The header line a prompt carries and a receipt must contain to confirm the delivery."""
+    return f"Delivery: {delivery_id} (receipt {tag})"
+
+
+def confirms(receipts: Iterable[Receipt], line: str) -> bool:
+    """Some prompt receipt holds the delivery's header line (a paste may arrive wrapped)."""
+    return any(r.kind is ReceiptKind.PROMPT and line in r.prompt for r in receipts)
+
+
+def turn_ended_after(receipts: Sequence[Receipt], line: str) -> bool:
+    """The agent's turn for that prompt ended. Prompts queued while the agent was busy are taken in
+    order, so each turn end closes the oldest prompt still open."""
+    open_prompts: list[str] = []
+    for receipt in receipts:
+        if receipt.kind is ReceiptKind.PROMPT:
+            open_prompts.append(receipt.prompt)
+        elif receipt.kind is ReceiptKind.TURN_ENDED and open_prompts:
+            if line in open_prompts.pop(0):
+                return True
+        elif receipt.kind is ReceiptKind.TURN_FAILED and open_prompts:
+            open_prompts.pop(0)
+    return False
