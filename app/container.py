@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from pathlib import Path
 
 from dependency_injector import containers, providers
 
+from adapters.claude.trust import ClaudeTrust
 from adapters.clock import SystemClock
 from adapters.doctor_probe import ShDoctorProbe
 from adapters.eventlog.reader import EventFilter, follow_events, read_events
@@ -14,6 +14,7 @@ from adapters.eventlog.writer import JsonlEventLog
 from adapters.github.tracker import GhTracker
 from adapters.github.webhook import GhWebhookServer
 from adapters.lock import LockHeld, PollerLock
+from adapters.receipts.files import FileReceipts
 from adapters.sandbox.tracker import SandboxTracker
 from adapters.sqlite.store import FILE_NAME, SqliteStateStore
 from adapters.tmux.adapter import ShTmux
@@ -22,29 +23,37 @@ from app import version
 from app.config.settings import Settings
 from app.usecases.closing import CloseConfig, Closer
 from app.usecases.daemon import Daemon
+from app.usecases.delivery import Delivery, DeliveryConfig
 from app.usecases.dispatcher import DispatchConfig, Dispatcher
+from app.usecases.feedback import Feedback
 from app.usecases.item_worker import ItemWorker, WorkerConfig
 from app.usecases.poll import PollConfig, PollCycle
+from app.usecases.secret import receipt_secret
 from app.usecases.sessions_admin import AdminConfig, SessionsAdmin
+from app.usecases.spawner import SpawnConfig, Spawner
+from app.usecases.watch import HarnessWatch
 from app.usecases.webhook import WebhookIntake
-from domain.model import Reaction
+from domain.model import HarnessSpec, Reaction, WorkItem
 from domain.ports import TrackerPort
 from domain.refs import WorkItemRef
 
 __all__ = ["Container", "EventFilter", "LockHeld", "follow_events", "read_events"]
 
 
-def _dispatch_config(settings: Settings) -> DispatchConfig:
-    harnesses = {name: settings.harness_spec(name) for name in settings.harness_names}
-    tmux = settings.routing.tmux
-    return DispatchConfig(
-        harnesses=harnesses,
+def _harnesses(settings: Settings) -> dict[str, HarnessSpec]:
+    return {name: settings.harness_spec(name) for name in settings.harness_names}
+
+
+def _spawn_config(settings: Settings) -> SpawnConfig:
+    return SpawnConfig(
+        harnesses=_harnesses(settings),
         default_harness=settings.routing.default_harness,
-        workdir=str(Path(settings.routing.spawn_workdir).expanduser().absolute()),  # `{slug}` is the dispatcher's
-        remain_on_exit=tmux.remain_on_exit,
-        resume_on_respawn=tmux.resume_on_respawn,
-        resume_probe_seconds=tmux.resume_probe_seconds,
+        remain_on_exit=settings.routing.tmux.remain_on_exit,
     )
+
+
+def _workdir(settings: Settings) -> Callable[[WorkItem], str]:
+    return lambda item: settings.spawn_workdir(item.ref)
 
 
 def _poll_config(settings: Settings) -> PollConfig:
@@ -95,29 +104,63 @@ class Container(containers.DeclarativeContainer):
     trackers = providers.Dict(github=github, sandbox=sandbox)
     tracker_for = providers.Callable(_tracker_for, settings, trackers)
 
+    receipts = providers.Singleton(FileReceipts, root=providers.Callable(lambda s: s.state_root / "receipts", settings))
+    trust = providers.Singleton(ClaudeTrust)
+    secret = providers.Singleton(receipt_secret, store)
+    watch = providers.Singleton(HarnessWatch, tmux=tmux, receipts=receipts, clock=clock)
+    spawner = providers.Singleton(
+        Spawner,
+        tmux=tmux,
+        store=store,
+        events=events,
+        clock=clock,
+        watch=watch,
+        receipts=receipts,
+        trust=trust,
+        workdir=providers.Callable(_workdir, settings),
+        config=providers.Callable(_spawn_config, settings),
+    )
     dispatcher = providers.Singleton(
         Dispatcher,
         tmux=tmux,
-        clock=clock,
         events=events,
-        store=store,
-        config=providers.Callable(_dispatch_config, settings),
+        watch=watch,
+        spawner=spawner,
+        config=providers.Callable(
+            lambda s: DispatchConfig(resume_on_respawn=s.routing.tmux.resume_on_respawn), settings
+        ),
     )
-    worker = providers.Singleton(
-        ItemWorker,
-        tracker_for=tracker_for,
+    feedback = providers.Singleton(
+        Feedback, tracker_for=tracker_for, events=events, reactions=settings.provided.routing.reactions.enabled
+    )
+    delivery = providers.Singleton(
+        Delivery,
         store=store,
         events=events,
         clock=clock,
         dispatcher=dispatcher,
+        watch=watch,
+        receipts=receipts,
+        feedback=feedback,
         config=providers.Callable(
-            lambda s: WorkerConfig(
-                authorized=s.authorized_users,
-                max_retries=s.polling.max_retries,
-                version=version(),
-                reactions=s.routing.reactions.enabled,
-            ),
+            lambda s, secret: DeliveryConfig(max_retries=s.polling.max_retries, version=version(), secret=secret),
             settings,
+            secret,
+        ),
+        default_harness=settings.provided.routing.default_harness,
+    )
+    worker = providers.Singleton(
+        ItemWorker,
+        store=store,
+        events=events,
+        clock=clock,
+        delivery=delivery,
+        watch=watch,
+        feedback=feedback,
+        config=providers.Callable(
+            lambda s, secret: WorkerConfig(authorized=s.authorized_users, version=version(), secret=secret),
+            settings,
+            secret,
         ),
     )
     closer = providers.Singleton(
@@ -176,6 +219,8 @@ class Container(containers.DeclarativeContainer):
         store=store,
         events=events,
         closer=closer,
+        watch=watch,
+        harnesses=providers.Callable(_harnesses, settings),
         config=providers.Callable(
             lambda s: AdminConfig(
                 grace_seconds=s.routing.tmux.harness_kill_grace_seconds,

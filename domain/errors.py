@@ -60,3 +60,7 @@ class StaleWrite(StateError):
         self.item = item
         self.read = read
         self.stored = stored
+
+
+class TrustError(LoopError):
+    """Claude Code's user configuration could not be read, parsed or written (names the file)."""

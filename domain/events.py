@@ -24,7 +24,25 @@ class Event(enum.Enum):
     meaning: str
 
     DISPATCH_QUEUED = ("dispatch.queued", "A comment became a prompt and was queued for its work item.")
-    DISPATCH_SUCCEEDED = ("dispatch.succeeded", "A prompt was pasted and submitted into the item's session.")
+    DISPATCH_SUCCEEDED = (
+        "dispatch.succeeded",
+        "A comment was delivered: the harness confirmed it (`confirmed_by`), and the ledger resolved it.",
+    )
+    DISPATCH_PASTED = (
+        "dispatch.pasted",
+        "A prompt went into the harness (`outcome`: pasted, or spawned with it on the argv); the harness has "
+        "yet to confirm it.",
+    )
+    DISPATCH_CONFIRMED = (
+        "dispatch.confirmed",
+        "The harness confirmed a delivery: `confirmed_by` is `receipt` (a receipt names it), `alive` (a harness "
+        "without receipts still ran `confirmSeconds` later) or `receipt-on-retry` (found before pasting again).",
+    )
+    DISPATCH_UNCONFIRMED = (
+        "dispatch.unconfirmed",
+        "The harness never confirmed a delivery in time, or died first (`screen`: its pane's last lines); the "
+        "attempt failed.",
+    )
     DISPATCH_FAILED = (
         "dispatch.failed",
         "A delivery attempt failed; `will_retry` says if the comment is retried next cycle.",
@@ -49,6 +67,27 @@ class Event(enum.Enum):
     SESSION_RESUME_FAILED = (
         "session.resume_failed",
         "Resuming the recorded conversation failed or is unsupported; a fresh one was started.",
+    )
+    SESSION_READY = (
+        "session.ready",
+        "A harness said it is ready (`source`: startup or resume); comments are pasted only into a ready harness.",
+    )
+    SESSION_NOT_READY = (
+        "session.not_ready",
+        "A harness did not say it was ready in time (`screen`: its pane's last lines — a trust dialog, a login).",
+    )
+    SESSION_BLOCKED = (
+        "session.blocked",
+        "The agent waits for an answer to a dialog in its session (a permission prompt); comments wait, no "
+        "attempt is spent, one notice is posted on the item.",
+    )
+    SESSION_TURN_FINISHED = (
+        "session.turn_finished",
+        "The agent's turn for a delivered comment ended (`failed` when it ended in an error).",
+    )
+    SESSION_TRUSTED = (
+        "session.trusted",
+        "The spawn folder was recorded as trusted in Claude Code's user configuration (`directory`).",
     )
     SESSION_CLOSED = (
         "session.closed",
@@ -91,6 +130,8 @@ class Event(enum.Enum):
         "The notice for an abandoned or skipped comment was posted on the item.",
     )
     POLL_GIVEUP_REPORT_FAILED = ("poll.giveup_report_failed", "Posting that notice failed; the ledger is unchanged.")
+    NOTICE_POSTED = ("notice.posted", "A notice (`notice`: blocked, start-failed, …) was posted on the item.")
+    NOTICE_FAILED = ("notice.failed", "Posting a notice failed; nothing else changed.")
     REACTION_ADDED = ("reaction.added", "A reaction was added to a comment.")
     REACTION_FAILED = ("reaction.failed", "Adding a reaction failed; nothing else changed.")
     WEBHOOK_RECEIVED = (

@@ -3,19 +3,30 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from domain.model import Comment
+from domain.model import Comment, CommentKind
 from domain.refs import WorkItemRef
 
 
 class Resolution(enum.Enum):
-    DELIVERED = "delivered"
+    DELIVERED = "delivered"  # the harness confirmed it
     BASELINED = "baselined"
     SKIPPED = "skipped"
     ABANDONED = "abandoned"
+    CONTROL = "control"  # a control comment, executed (never delivered to the agent)
+
+
+class DeliveryState(enum.Enum):
+    """Where a pending comment's delivery stands (the store keeps it, per delivery id)."""
+
+    QUEUED = "queued"  # no attempt yet
+    ATTEMPTING = "attempting"  # an attempt is counted and under way (a crash leaves it so)
+    PASTED = "pasted"  # pasted, or spawned with it: waiting for the harness to confirm
+    UNCONFIRMED = "unconfirmed"  # the harness never confirmed it: a failed attempt
+    FAILED = "failed"  # the attempt failed before the prompt went in
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +42,26 @@ class Resolved:
 class Pending:
     comment: Comment
     attempts: int = 0
+    state: DeliveryState = DeliveryState.QUEUED
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """A delivered comment whose agent turn has not been seen to end, and the spawn that has it."""
+
+    comment_id: str
+    kind: CommentKind
+    spawn: str
+
+
+@dataclass(frozen=True, slots=True)
+class StartRequest:
+    """A session is wanted before any comment asks for one: the item was armed at first sight, or
+    someone wrote `the-loop start`. Attempts count against the same budget as a comment's."""
+
+    reason: str
+    requested_at: datetime
+    attempts: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,24 +72,35 @@ class Ledger:
     pending: tuple[Pending, ...] = ()
     abandoned: Mapping[str, Comment] = field(default_factory=dict)
     version: int = 0  # of the stored row this was read from (0: never stored); saves compare-and-set on it
+    armed_at: datetime | None = None  # the tracker's clock: a comment written before it is never new
+    start: StartRequest | None = None
+    paused: bool = False  # `the-loop pause`: pending comments wait, no attempt is made
+    turns: tuple[Turn, ...] = ()  # delivered comments whose agent turn has not been seen to end
 
     @classmethod
-    def first_sight(cls, item: WorkItemRef, *, now: datetime, existing: Iterable[Comment] = ()) -> Ledger:
-        """A work item seen for the first time: what it already holds is baselined, not delivered."""
-        resolved = {c.id: Resolved(Resolution.BASELINED, now, reason="first-sight") for c in existing}
-        return cls(item=item, baseline_at=now, resolved=resolved)
+    def first_sight(
+        cls, item: WorkItemRef, *, now: datetime, existing: Iterable[Comment] = (), armed_at: datetime | None = None
+    ) -> Ledger:
+        """A work item seen for the first time: what it held before it was armed is baselined, not
+        delivered. (`armed_at` is the tracker's time of the item's label; the comments written after
+        it are left for `admit`.)"""
+        before = [c for c in existing if armed_at is None or c.created_at < armed_at]
+        resolved = {c.id: Resolved(Resolution.BASELINED, now, reason="first-sight") for c in before}
+        return cls(item=item, baseline_at=now, resolved=resolved, armed_at=armed_at)
 
     def admit(self, comments: Iterable[Comment], *, authorized: frozenset[str]) -> Ledger:
         """Queue the comments that are new candidates, in order; everything else stays out.
 
-        What counts as new is the tracker's cursor, not a clock: comparing a comment's time (the
-        tracker's clock) with `baseline_at` (ours) would drop comments whenever ours runs ahead."""
+        New is one rule for every ingress (poll stream, webhook, first sight): not resolved or
+        pending yet, and written at or after the item was armed — the tracker's clock against the
+        tracker's clock, never against ours."""
         known = set(self.resolved) | {p.comment.id for p in self.pending}
         fresh = [
             c
             for c in comments
             if c.item == self.item
             and c.id not in known
+            and (self.armed_at is None or c.created_at >= self.armed_at)
             and screen(c, authorized=authorized) is Screen.CANDIDATE
         ]
         fresh = sorted({c.id: c for c in fresh}.values(), key=_order)
@@ -70,12 +112,16 @@ class Ledger:
 
     def attempt(self, comment_id: str) -> Ledger:
         """Count one attempt before it is made, so a crash mid-delivery still spends budget."""
-        return replace(
-            self,
-            pending=tuple(
-                Pending(p.comment, p.attempts + 1) if p.comment.id == comment_id else p for p in self.pending
-            ),
-        )
+        return self._pending(comment_id, lambda p: Pending(p.comment, p.attempts + 1, DeliveryState.ATTEMPTING))
+
+    def mark(self, comment_id: str, state: DeliveryState) -> Ledger:
+        return self._pending(comment_id, lambda p: replace(p, state=state))
+
+    def pending_entry(self, comment_id: str) -> Pending | None:
+        return next((p for p in self.pending if p.comment.id == comment_id), None)
+
+    def _pending(self, comment_id: str, change: Callable[[Pending], Pending]) -> Ledger:
+        return replace(self, pending=tuple(change(p) if p.comment.id == comment_id else p for p in self.pending))
 
     def attempts(self, comment_id: str) -> int:
         return next((p.attempts for p in self.pending if p.comment.id == comment_id), 0)
@@ -99,6 +145,12 @@ class Ledger:
 
     def budget_spent(self, comment_id: str, *, max_retries: int) -> bool:
         return self.attempts(comment_id) >= max(1, max_retries)
+
+    def turn_open(self, turn: Turn, *, keep: int = 20) -> Ledger:
+        return replace(self, turns=(*(t for t in self.turns if t.comment_id != turn.comment_id), turn)[-keep:])
+
+    def turn_closed(self, comment_id: str) -> Ledger:
+        return replace(self, turns=tuple(t for t in self.turns if t.comment_id != comment_id))
 
     def rearm(self, *, running_version: str) -> tuple[Ledger, tuple[str, ...]]:
         """Comments abandoned by a different version get one fresh budget; the same version none."""
@@ -126,7 +178,7 @@ class Screen(enum.Enum):
     """Why a comment is or is not a candidate for delivery."""
 
     CANDIDATE = "candidate"
-    OURS = "ours"  # carries the agent marker
+    OURS = "ours"  # carries the agent marker: the-loop's own notices, and what the agent posts
     NO_AUTHOR = "no-author"
     UNAUTHORIZED = "unauthorized"
 

@@ -6,6 +6,7 @@ import enum
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from domain.receipts import ReceiptMode
 from domain.refs import RepoRef, TmuxTarget, WorkItemRef
 
 AGENT_MARKER = "<!-- the-loop:agent-comment -->"
@@ -18,6 +19,20 @@ class SessionState(enum.Enum):
     DEAD = "dead"  # every pane exited, kept by remain-on-exit
     ABSENT = "absent"  # tmux answered: no such session
     UNKNOWN = "unknown"  # tmux did not answer: timeout, error, no binary
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """What tmux says about a target and about the harness's own pane in it (found by its mark)."""
+
+    session: SessionState  # LIVE: some pane runs; DEAD: every pane exited; ABSENT; UNKNOWN
+    harness: SessionState  # the marked pane: LIVE, DEAD, ABSENT (no pane carries the mark), UNKNOWN
+    pane: str = ""  # the marked pane's id, when found
+    others_live: bool = False  # a pane other than the harness's runs (an operator's window)
+
+    @classmethod
+    def unknown(cls) -> Probe:
+        return cls(SessionState.UNKNOWN, SessionState.UNKNOWN)
 
 
 class SessionStatus(enum.Enum):
@@ -46,9 +61,10 @@ class CommentKind(enum.Enum):
 
 
 class Reaction(enum.Enum):
-    STARTED = "started"  # 👀 by default
-    SUCCEEDED = "succeeded"  # 🎉
-    FAILED = "failed"  # 😕
+    STARTED = "started"  # 👀 by default: the prompt went into the harness
+    SUCCEEDED = "succeeded"  # 🎉: the harness confirmed it
+    FAILED = "failed"  # 😕: an attempt failed
+    TURN_ENDED = "turn-ended"  # 🚀: the agent's turn for it ended
 
 
 class SpawnMode(enum.Enum):
@@ -115,7 +131,7 @@ class CommentBatch:
 
 @dataclass(frozen=True, slots=True)
 class HarnessSpec:
-    """How to start one harness; `{session_id}` in the arg lists is substituted."""
+    """How to start one harness and how it confirms; `{session_id}` in the arg lists is substituted."""
 
     name: str
     binary: str
@@ -123,14 +139,27 @@ class HarnessSpec:
     session_id_args: tuple[str, ...] = ()
     resume_args: tuple[str, ...] = ()
     submit_delay_ms: int = 0
+    receipts: ReceiptMode = ReceiptMode.NONE
+    ready_seconds: float = 3.0  # until it must say it is ready (without receipts: stay alive)
+    confirm_seconds: float = 3.0  # after a paste, until it must confirm (without receipts: stay alive)
+    trust_workdir: bool = False  # record the spawn folder as trusted in Claude Code's user config
 
     @property
     def can_resume(self) -> bool:
         return bool(self.resume_args)
 
-    def argv(self, session_id: str, *, resume: bool) -> tuple[str, ...]:
-        extra = self.resume_args if resume else self.session_id_args
-        return (self.binary, *self.args, *(a.replace("{session_id}", session_id) for a in extra))
+    def argv(self, session_id: str, *, resume: bool, extra: tuple[str, ...] = ()) -> tuple[str, ...]:
+        """The command line; `extra` (the receipt channel's arguments) goes before the session's."""
+        chosen = self.resume_args if resume else self.session_id_args
+        return (self.binary, *self.args, *extra, *(a.replace("{session_id}", session_id) for a in chosen))
+
+
+class ClosedBy(enum.Enum):
+    """Who closed a session, and so what reopens it."""
+
+    UPSTREAM = "upstream"  # the item closed or was merged: reopening it upstream reopens the session
+    OPERATOR = "operator"  # `sessions close`: held until `sessions reopen`
+    CONTROL = "control"  # a `the-loop stop` comment: held until `the-loop start`
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,11 +177,20 @@ class SessionRecord:
     updated_at: datetime | None = None
     last_event: str = ""
     version: int = 0  # of the stored row this was read from (0: never stored); saves compare-and-set on it
+    spawn_id: str = ""  # marks the harness's pane in tmux and names the spawn's receipt folder
+    spawned_at: datetime | None = None
+    closed_by: ClosedBy | None = None
+    blocked_notice: str = ""  # the spawn whose "waiting for an answer" notice was posted
 
     @property
     def target(self) -> TmuxTarget:
         """Always minted from the item, never stored: no registry entry can name another session."""
         return self.item.target
+
+    @property
+    def held(self) -> bool:
+        """Closed by someone whose close holds until they reopen it."""
+        return self.status is SessionStatus.CLOSED and self.closed_by in {ClosedBy.OPERATOR, ClosedBy.CONTROL}
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,12 +203,24 @@ class Source:
 
 
 @dataclass(frozen=True, slots=True)
+class ReceiptChannel:
+    """What a spawn passes its harness so receipts reach the-loop: environment and arguments."""
+
+    env: tuple[tuple[str, str], ...] = ()
+    args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class SpawnRequest:
-    """What a spawn needs: the command line and the first prompt (never on a tmux argv)."""
+    """What a spawn needs: the command line and the first prompt (never on a tmux argv), and the
+    mark that proves the harness's pane. With `window`, the harness opens in a new window of the
+    existing session (an operator's window lives there and is never touched)."""
 
     target: TmuxTarget
     argv: tuple[str, ...]
     cwd: str
     prompt: str
+    mark: str = ""
     remain_on_exit: bool = False
     env: tuple[tuple[str, str], ...] = field(default=())
+    window: bool = False

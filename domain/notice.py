@@ -5,9 +5,37 @@ from __future__ import annotations
 import re
 
 from domain.model import AGENT_MARKER, Comment
+from domain.refs import WorkItemRef
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_=-]{1,100}$")
 _SAFE_URL = re.compile(r"^https://[A-Za-z0-9.-]+(?::[0-9]+)?/[A-Za-z0-9._~/#-]*$")
+
+
+_HEADER = (
+    f"{AGENT_MARKER}\n"
+    "> 🤖 **the-loop** (automated notice from the daemon that forwards comments to this item's agent)\n\n"
+)
+
+
+def blocked_notice(item: WorkItemRef) -> str:
+    """The agent waits for a person in its session: said once per dialog, never with comment text."""
+    return (
+        f"{_HEADER}The agent is **waiting for an answer in its session** (a permission prompt or another "
+        "dialog). New comments are held — not lost — until it goes on.\n\n"
+        f"To answer it, attach to the session: `the-loop sessions attach --work-item {item}`.\n"
+    )
+
+
+def start_failed_notice(item: WorkItemRef, *, attempts: int, reason: str) -> str:
+    """The agent could not be started; `reason` is the-loop's own wording, never a comment's text."""
+    return (
+        f"{_HEADER}The agent for this item **could not be started**, and the-loop **will not try again** "
+        "on its own.\n\n"
+        f"- Attempts: {attempts}\n"
+        f"- Why: {reason}\n\n"
+        "To recover, comment again (a new comment starts the agent when spawning is armed), or write "
+        f"`the-loop start`; the operator can look at `the-loop events --work-item {item}`.\n"
+    )
 
 
 def giveup_notice(comment: Comment, *, attempts: int, reason: str) -> str:
@@ -16,9 +44,7 @@ def giveup_notice(comment: Comment, *, attempts: int, reason: str) -> str:
     link = comment.url if _SAFE_URL.match(comment.url) else ""
     where = f"[comment {comment_id}]({link})" if link else f"comment {comment_id}"
     return (
-        f"{AGENT_MARKER}\n"
-        "> 🤖 **the-loop** (automated notice from the daemon that forwards comments to this item's agent)\n\n"
-        f"Your {where} was **not delivered** to the agent, and it **will not be retried**.\n\n"
+        f"{_HEADER}Your {where} was **not delivered** to the agent, and it **will not be retried**.\n\n"
         f"- Attempts: {attempts}\n"
         f"- Why: {reason}\n\n"
         "To recover, post the instruction again as a new comment: a new comment gets a fresh "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol
@@ -13,50 +13,100 @@ from domain.model import (
     Comment,
     CommentBatch,
     ItemState,
+    Probe,
     Reaction,
+    ReceiptChannel,
     SessionRecord,
     SessionState,
     SpawnRequest,
     WorkItem,
 )
+from domain.receipts import Receipt, ReceiptMode
 from domain.refs import RepoRef, TmuxTarget, WorkItemRef
 
 
 class TmuxPort(Protocol):
-    """tmux, addressed by exact target.
+    """tmux, addressed by exact target; the harness's own pane is proven by a mark set at spawn.
 
     Failure modes: `TmuxUnanswered` when tmux did not answer (timeout, OSError, no binary) —
     callers must never read that as 'absent'; `TmuxFailed` when tmux answered non-zero;
     `DuplicateSession` (a `TmuxFailed`) when `new-session` found the name held;
-    `SessionMissing` when a delivery found the target absent or its pane dead.
-    `session_state` never raises: silence is `UNKNOWN`. `spawn` creates a missing start directory
-    (and parents) and raises `TmuxFailed` before tmux runs when the path is not a directory or cannot
-    be created, or after it when tmux names no pane; `ValueError` for an empty argv or a prompt over
-    one argument's size. `deliver` with a malformed `pane` is `SessionMissing`. `kill` of an absent
-    session raises `TmuxFailed`; `terminate_harness` of an absent session does nothing.
+    `SessionMissing` when a delivery found its pane dead, gone, moved or not the harness's.
+    `session_state` and `probe` never raise: silence is `UNKNOWN`. `spawn` creates a missing start
+    directory (and parents) and raises `TmuxFailed` before tmux runs when the path is not a
+    directory or cannot be created, or after it when tmux names no pane; `ValueError` for an empty
+    argv, a malformed mark or a prompt over one argument's size. `kill` of an absent session raises
+    `TmuxFailed`; `clear_dead` and `terminate_harness` of an absent session do nothing. `screen`
+    never raises (silence is an empty screen).
     """
 
-    def session_state(self, target: TmuxTarget) -> SessionState: ...
+    def session_state(self, target: TmuxTarget) -> SessionState:
+        """The whole session: LIVE while any pane runs."""
+
+    def probe(self, target: TmuxTarget, *, mark: str, pane: str = "") -> Probe:
+        """One look at the session and at the pane carrying `mark` (with no mark: the recorded
+        `pane`, a record from before marks)."""
 
     def spawn(self, request: SpawnRequest) -> str:
-        """Start `request.argv` detached under `request.target`; the prompt reaches the harness
-        as its last argument without ever being on a tmux argv. Returns the harness's pane id."""
+        """Start `request.argv` detached under `request.target` (or, with `request.window`, in a new
+        window of that existing session), marking its pane with `request.mark` in the same tmux
+        invocation; the prompt reaches the harness as its last argument without ever being on a tmux
+        argv. Returns the harness's pane id."""
 
     def deliver(
-        self, target: TmuxTarget, prompt: str, *, delivery_id: str, submit_delay_ms: int = 0, pane: str = ""
+        self, target: TmuxTarget, prompt: str, *, delivery_id: str, pane: str, mark: str, submit_delay_ms: int = 0
     ) -> None:
-        """Paste `prompt` bracketed and submit it, atomically refusing a dead pane. With `pane`
-        (the id `spawn` returned), only into that pane, and only while it belongs to `target`;
-        a pane that is gone or belongs elsewhere is `SessionMissing`."""
+        """Paste `prompt` bracketed and submit it into `pane`, atomically refusing (SessionMissing) a
+        pane that is dead, not `target`'s or not carrying `mark`: nothing else is ever typed into."""
+
+    def clear_dead(self, target: TmuxTarget) -> None:
+        """Kill every dead pane of `target`, each only while it is still dead (checked in the same
+        tmux command): a live pane is never touched. A session goes with its last pane."""
 
     def kill(self, target: TmuxTarget) -> None: ...
 
-    def terminate_harness(self, target: TmuxTarget, *, grace_seconds: float, pane: str = "") -> None:
-        """SIGTERM the pane processes (with `pane`: that pane's only), SIGKILL after the grace
-        period; the session stays."""
+    def terminate_harness(self, target: TmuxTarget, *, grace_seconds: float, pane: str, mark: str) -> None:
+        """SIGTERM the harness pane's process group, SIGKILL after the grace period; the session and
+        every other pane stay."""
+
+    def screen(self, target: TmuxTarget, pane: str, *, lines: int = 20) -> str:
+        """The last `lines` of what `pane` shows (for an event when a harness never got ready)."""
 
     def attach(self, target: TmuxTarget, *, read_only: bool) -> int:
         """Attach the calling terminal; returns tmux's exit status."""
+
+
+class ReceiptPort(Protocol):
+    """Receipts harnesses write about one spawn of a work item's session: one file per receipt in
+    a folder of the spawn's own under the state root, written whole (temp file, then rename).
+
+    Failure modes: `prepare` raises `OSError` when the folder or the hooks file cannot be written.
+    `read` and `find` never raise: a missing folder has no receipts, an unreadable or malformed
+    file is skipped. `forget` ignores what is already gone.
+    """
+
+    def prepare(self, item: WorkItemRef, spawn: str, *, mode: ReceiptMode) -> ReceiptChannel:
+        """Make the spawn's folder (and, for Claude Code, the settings file carrying the hooks)."""
+
+    def read(self, item: WorkItemRef, spawn: str) -> list[Receipt]:
+        """The spawn's receipts, in the order they were written."""
+
+    def find(self, item: WorkItemRef, line: str) -> bool:
+        """Some prompt receipt of any spawn of `item` holds `line` (a delivery's receipt line)."""
+
+    def forget(self, item: WorkItemRef, *, keep: Collection[str] = ()) -> None:
+        """Remove the item's spawn folders but those named in `keep`."""
+
+
+class TrustPort(Protocol):
+    """Claude Code's user configuration: which folders are trusted (no trust dialog at start).
+
+    Failure modes: `TrustError` naming the file when it cannot be read, parsed or written; the file
+    is then left exactly as it was.
+    """
+
+    def trust(self, directory: str) -> bool:
+        """Record `directory` (absolute) as trusted; True when it was not recorded before."""
 
 
 class TrackerPort(Protocol):
@@ -78,7 +128,8 @@ class TrackerPort(Protocol):
 
     def react(self, comment: Comment, reaction: Reaction) -> None: ...
 
-    def post_comment(self, item: WorkItemRef, body: str) -> None: ...
+    def post_comment(self, item: WorkItemRef, body: str) -> str:
+        """Post `body` on the item; the id of the comment it made."""
 
     def min_interval_seconds(self, repo: RepoRef) -> float:
         """The poll interval the tracker last asked for on `repo` (GitHub's
@@ -123,6 +174,10 @@ class StateStore(Protocol):
 
     def save_session(self, record: SessionRecord) -> SessionRecord:
         """Compare-and-set on `record.version`; returns the record at its new version (one more)."""
+
+    def drop_session(self, record: SessionRecord) -> None:
+        """Remove the item's session record only, and only while it is at `record.version`
+        (else `StaleWrite`); its ledger stays."""
 
     def forget(self, item: WorkItemRef) -> None:
         """Drop the item's session record and ledger, whatever their versions (the operator's)."""

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import re
 
-from domain.model import Comment, DeliveryId, WorkItem
+from domain.model import AGENT_MARKER, Comment, CommentKind, WorkItem
 
 # in UTF-8 bytes: three capped blocks plus framing stay under Linux's 128 KiB limit on one
 # argument, since a spawn prompt reaches a fresh harness as its last argument
 MAX_UNTRUSTED_BYTES = 32_000
 MAX_TITLE_BYTES = 1_000
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# what would break a header field's one line: newlines and tabs, and Unicode's own line breaks
+_LINE_BREAKS = re.compile(r"[\n\t\u0085\u2028\u2029]+")
+_EVENTS = {CommentKind.ISSUE_COMMENT: "issue_comment", CommentKind.REVIEW_COMMENT: "pull_request_review_comment"}
 _BACKTICKS = re.compile(r"`+")
 _LONG_BACKTICKS = re.compile(r"`{16,}")  # longer runs would make the fence itself huge
 _PREAMBLE = (
@@ -26,14 +29,22 @@ def _visible(match: re.Match[str]) -> str:
         return chr(0x2400 + code)  # the Unicode control picture: ESC shows as ␛, NUL as ␀
     if code == 0x7F:
         return "\u2421"  # ␡
-    return f"<U+{code:04X}>"  # C1: no picture exists, so spell it
+    return f"<U+{code:04X}>"  # C1 and bidirectional overrides: no picture exists, so spell it
 
 
 def sanitize(text: str) -> str:
-    """Every control character but newline and tab made visible; `\\r\\n` becomes `\\n`; a lone
+    """Every control character but newline and tab made visible, and so is every bidirectional
+    override (text shown in another order than it is read); `\\r\\n` becomes `\\n`; a lone
     surrogate (which no terminal can be sent) becomes U+FFFD."""
     text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
     return _CONTROL.sub(_visible, text.replace("\r\n", "\n"))
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    """A header field (title, path, login, link): one line of visible characters, capped, so
+    nothing a user wrote can start a line of the-loop's own."""
+    flat = _LINE_BREAKS.sub(" ", sanitize(text)).strip()
+    return flat if len(flat) <= limit else flat[:limit] + "…"
 
 
 def cap(text: str, limit: int = MAX_UNTRUSTED_BYTES) -> str:
@@ -58,32 +69,38 @@ def untrusted_block(text: str, label: str, *, limit: int = MAX_UNTRUSTED_BYTES) 
     return fence(cap(shortened, limit), label)
 
 
-def event_prompt(comment: Comment, *, event: str = "issue_comment") -> str:
-    """The prompt for one new comment: item, event, delivery id, then the comment as data."""
+def event_prompt(comment: Comment, *, receipt: str) -> str:
+    """The prompt for one new comment: item, event, delivery line (`receipt`, which the harness's
+    receipt must hold to confirm it), then the comment as data."""
     where = ""
     if comment.path:
-        where = f"\nOn: {sanitize(comment.path)}" + (f" line {comment.line}" if comment.line else "")
+        where = f"\nOn: {one_line(comment.path)}" + (f" line {comment.line}" if comment.line else "")
     return (
         f"[the-loop] New comment on {comment.item}\n"
-        f"Event: {event}\n"
-        f"Delivery: {DeliveryId.for_comment(comment.id)}\n"
-        f"Author: @{sanitize(comment.author or 'unknown')}\n"
-        f"Link: {sanitize(comment.url) or '(none)'}{where}\n\n"
+        f"Event: {_EVENTS[comment.kind]}\n"
+        f"{receipt}\n"
+        f"Author: @{one_line(comment.author or 'unknown', 100)}\n"
+        f"Link: {one_line(comment.url) or '(none)'}{where}\n\n"
         f"{_PREAMBLE}\n\n{untrusted_block(comment.body, 'untrusted-comment')}\n"
     )
 
 
-def spawn_prompt(item: WorkItem, *, first_comment: Comment | None = None) -> str:
-    """The first prompt of a fresh session: what the work item is, and the event that woke it."""
+def spawn_prompt(item: WorkItem, *, receipt: str, first: tuple[Comment, str] | None = None) -> str:
+    """The first prompt of a fresh session: what the work item is, how to comment on it, and the
+    comment that woke it (`first`: the comment and its own receipt line) if one did."""
     kind = "pull request" if item.kind.value == "pull_request" else "issue"
     text = (
         f"[the-loop] You are the agent for {item.ref}, a GitHub {kind}.\n"
-        f"Link: {sanitize(item.url) or '(none)'}\n"
-        "New comments from authorized people will be pasted here as they arrive.\n\n"
+        f"{receipt}\n"
+        f"Link: {one_line(item.url) or '(none)'}\n"
+        "New comments from authorized people will be pasted here as they arrive.\n"
+        f"Every comment you post on this item must contain the line {AGENT_MARKER} — "
+        "the-loop then knows it is yours and never hands it back to you as an instruction.\n\n"
         f"{_PREAMBLE}\n\n"
         f"{untrusted_block(item.title, 'untrusted-title', limit=MAX_TITLE_BYTES)}\n\n"
         f"{untrusted_block(item.body, 'untrusted-body')}\n"
     )
-    if first_comment is not None:
-        text += "\n" + event_prompt(first_comment)
+    if first is not None:
+        comment, line = first
+        text += "\n" + event_prompt(comment, receipt=line)
     return text

@@ -9,6 +9,11 @@ bracketed paste on a raw tty and records, one JSON object per line:
   {"kind": "typed", "text": ...}        any other byte outside a paste
 Text is UTF-8 decoded with surrogateescape, so any byte survives the JSON round trip.
 Input is bytes and is never interpreted or echoed. Self-contained: imports nothing of the project.
+
+With $THE_LOOP_RECEIPTS set (a harness with `receipts: file`) it also writes receipts there as
+Claude Code's hooks would: SessionStart once listening, UserPromptSubmit for its argument prompt
+and for each pasted text once it is submitted (`--no-receipts-after N`: stop after N prompts, a
+harness that goes deaf).
 """
 
 from __future__ import annotations
@@ -23,6 +28,25 @@ import tty
 from typing import Any
 
 START, END, SUBMIT = b"\x1b[200~", b"\x1b[201~", b"\r"
+
+
+class Receipts:
+    """Claude Code's hook JSON, one file each, written whole (temp name, then rename)."""
+
+    def __init__(self, folder: str | None, *, session_id: str, limit: int) -> None:
+        self.folder, self.session_id, self.limit, self.count = folder, session_id, limit, 0
+
+    def __call__(self, event: str, **fields: Any) -> None:
+        if not self.folder:
+            return
+        if event == "UserPromptSubmit":
+            self.count += 1
+            if self.limit and self.count > self.limit:
+                return
+        path = os.path.join(self.folder, f"{time.time_ns()}-{os.getpid()}-{self.count}")
+        with open(path + ".part", "w", encoding="utf-8") as file:
+            json.dump({"hook_event_name": event, "session_id": self.session_id, **fields}, file)
+        os.replace(path + ".part", path + ".receipt")
 
 
 class Recorder:
@@ -49,10 +73,12 @@ def partial_tail(buf: bytes, marker: bytes) -> int:
 class Parser:
     """Splits the input stream into pastes, submits and typed bytes."""
 
-    def __init__(self, record: Recorder) -> None:
+    def __init__(self, record: Recorder, receipts: Receipts | None = None) -> None:
         self.record = record
+        self.receipts = receipts
         self.buf = b""
         self.paste: bytes | None = None  # bytes of the paste in progress
+        self.pasted: list[bytes] = []  # pastes waiting for their submit
         self.submits = 0
 
     def feed(self, data: bytes) -> None:
@@ -69,6 +95,7 @@ class Parser:
                 self.buf = self.buf[len(self.buf) - keep :]
                 return False
             self.record("paste", text=text(self.paste + self.buf[:at]))
+            self.pasted.append(self.paste + self.buf[:at])
             self.paste, self.buf = None, self.buf[at + len(END) :]
             return True
         at = self.buf.find(START)
@@ -85,6 +112,10 @@ class Parser:
             if index:
                 self.record("submit")
                 self.submits += 1
+                if self.receipts is not None and self.pasted:
+                    prompt = text(b"".join(self.pasted)).replace("\r", "\n")  # a pasted newline is CR
+                    self.receipts("UserPromptSubmit", prompt=prompt)
+                    self.pasted.clear()
             if chunk:
                 self.record("typed", text=text(chunk))
 
@@ -105,22 +136,37 @@ def main() -> int:
     parser.add_argument("--known-ids")
     parser.add_argument("--exit-after", type=int, default=0, help="exit after N submits")
     parser.add_argument("--hang-after", type=int, default=0, help="stop reading after N submits")
+    parser.add_argument("--no-receipts-after", type=int, default=0, help="write no prompt receipt after N")
     parser.add_argument("prompt", nargs="?", default=None)
     args = parser.parse_args()
     record = Recorder(args.record)
     record("start", prompt=args.prompt, session_id=args.session_id, resume=args.resume)
+    conversation = args.resume or args.session_id or ""
+    receipts = Receipts(os.environ.get("THE_LOOP_RECEIPTS"), session_id=conversation, limit=args.no_receipts_after)
     if args.resume is not None and args.resume not in known_ids(args.known_ids):
         print(f"No conversation found with session ID: {args.resume}", file=sys.stderr)
         record("exit", status=1)
         return 1  # like claude: an unknown --resume exits at once
-    return listen(record, exit_after=args.exit_after, hang_after=args.hang_after)
+    return listen(
+        record,
+        receipts,
+        args.prompt,
+        exit_after=args.exit_after,
+        hang_after=args.hang_after,
+        resumed=args.resume is not None,
+    )
 
 
-def listen(record: Recorder, *, exit_after: int, hang_after: int) -> int:
+def listen(
+    record: Recorder, receipts: Receipts, prompt: str | None, *, exit_after: int, hang_after: int, resumed: bool
+) -> int:
     tty.setraw(0, termios.TCSANOW)
     os.write(1, b"\x1b[?2004hharness_sim listening\r\n")
     record("ready")
-    stream = Parser(record)
+    receipts("SessionStart", source="resume" if resumed else "startup")
+    if prompt:
+        receipts("UserPromptSubmit", prompt=prompt)
+    stream = Parser(record, receipts)
     while True:
         data = os.read(0, 65536)
         if not data:

@@ -106,9 +106,11 @@ class GhTracker(TrackerPort):
         path = f"repos/{repo.full_name}/{kind}/comments/{comment.id}/reactions"
         self._client.send(repo, "POST", path, payload={"content": content})
 
-    def post_comment(self, item: WorkItemRef, body: str) -> None:
+    def post_comment(self, item: WorkItemRef, body: str) -> str:
         path = f"repos/{item.repo.full_name}/issues/{item.number}/comments"
-        self._client.send(item.repo, "POST", path, payload={"body": body})
+        reply = self._client.send(item.repo, "POST", path, payload={"body": body})
+        created = reply.json(str(item.repo))
+        return str(created.get("id", "")) if isinstance(created, dict) else ""
 
     # --- streams -------------------------------------------------------------------------
 

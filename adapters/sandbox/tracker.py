@@ -177,8 +177,8 @@ class SandboxTracker(TrackerPort):
                 raise TrackerError(f"{comment.item.repo}: comment {comment.id} not found in the sandbox")
             db.execute("INSERT INTO reactions VALUES (?, ?)", (comment.id, reaction.value))
 
-    def post_comment(self, item: WorkItemRef, body: str) -> None:
-        self.add_comment(item, body, author=self.login)
+    def post_comment(self, item: WorkItemRef, body: str) -> str:
+        return self.add_comment(item, body, author=self.login).id
 
     def min_interval_seconds(self, repo: RepoRef) -> float:
         return 0.0  # a local file asks for no particular pace

@@ -6,8 +6,8 @@ import json
 from datetime import datetime
 from typing import Any
 
-from domain.ledger import Ledger, Pending, Resolution, Resolved
-from domain.model import Comment, CommentKind, SessionRecord, SessionStatus
+from domain.ledger import DeliveryState, Ledger, Pending, Resolution, Resolved, StartRequest, Turn
+from domain.model import ClosedBy, Comment, CommentKind, SessionRecord, SessionStatus
 from domain.refs import WorkItemRef
 
 Json = dict[str, Any]
@@ -75,29 +75,52 @@ def _resolved_from_json(data: Json) -> Resolved:
 
 
 def encode_ledger(ledger: Ledger) -> str:
+    start = ledger.start
     return _dump(
         {
             "item": str(ledger.item),
             "baseline_at": _when(ledger.baseline_at),
             "resolved": {cid: _resolved_to_json(r) for cid, r in ledger.resolved.items()},
-            "pending": [{"comment": comment_to_json(p.comment), "attempts": p.attempts} for p in ledger.pending],
+            "pending": [
+                {"comment": comment_to_json(p.comment), "attempts": p.attempts, "state": p.state.value}
+                for p in ledger.pending
+            ],
             "abandoned": {cid: comment_to_json(c) for cid, c in ledger.abandoned.items()},
+            "armed_at": _when(ledger.armed_at),
+            "start": None
+            if start is None
+            else {"reason": start.reason, "requested_at": _when(start.requested_at), "attempts": start.attempts},
+            "paused": ledger.paused,
+            "turns": [{"comment": t.comment_id, "kind": t.kind.value, "spawn": t.spawn} for t in ledger.turns],
         }
     )
 
 
 def decode_ledger(text: str, *, version: int) -> Ledger:
-    # the version is the row's, kept beside the JSON: a copied JSON text cannot carry one in
+    # the version is the row's, kept beside the JSON: a copied JSON text cannot carry one in.
+    # Keys added since schema 1 are optional: an older row reads with their defaults.
     data = json.loads(text)
+    start = data.get("start")
     return Ledger(
         version=version,
         item=WorkItemRef.parse(data["item"]),
         baseline_at=_required_when(data["baseline_at"]),
         resolved={cid: _resolved_from_json(r) for cid, r in data["resolved"].items()},
         pending=tuple(
-            Pending(comment=comment_from_json(p["comment"]), attempts=p["attempts"]) for p in data["pending"]
+            Pending(
+                comment=comment_from_json(p["comment"]),
+                attempts=p["attempts"],
+                state=DeliveryState(p.get("state", DeliveryState.QUEUED.value)),
+            )
+            for p in data["pending"]
         ),
         abandoned={cid: comment_from_json(c) for cid, c in data["abandoned"].items()},
+        armed_at=_from_when(data.get("armed_at")),
+        start=None
+        if start is None
+        else StartRequest(start["reason"], _required_when(start["requested_at"]), start["attempts"]),
+        paused=bool(data.get("paused", False)),
+        turns=tuple(Turn(t["comment"], CommentKind(t["kind"]), t["spawn"]) for t in data.get("turns", ())),
     )
 
 
@@ -114,12 +137,17 @@ def encode_session(record: SessionRecord) -> str:
             "created_at": _when(record.created_at),
             "updated_at": _when(record.updated_at),
             "last_event": record.last_event,
+            "spawn_id": record.spawn_id,
+            "spawned_at": _when(record.spawned_at),
+            "closed_by": record.closed_by.value if record.closed_by else None,
+            "blocked_notice": record.blocked_notice,
         }
     )
 
 
 def decode_session(text: str, *, version: int) -> SessionRecord:
     data = json.loads(text)
+    closed_by = data.get("closed_by")
     return SessionRecord(
         version=version,
         item=WorkItemRef.parse(data["item"]),
@@ -132,7 +160,19 @@ def decode_session(text: str, *, version: int) -> SessionRecord:
         created_at=_from_when(data["created_at"]),
         updated_at=_from_when(data["updated_at"]),
         last_event=data["last_event"],
+        spawn_id=data.get("spawn_id", ""),  # nor a mark, before marks
+        spawned_at=_from_when(data.get("spawned_at")),
+        # a record closed before `closed_by` existed was closed upstream or by an operator: the
+        # operator's close must hold, so an unknown closer counts as the operator
+        closed_by=ClosedBy(closed_by) if closed_by else _legacy_closer(data),
+        blocked_notice=data.get("blocked_notice", ""),
     )
+
+
+def _legacy_closer(data: Json) -> ClosedBy | None:
+    if data.get("status") != SessionStatus.CLOSED.value or "closed_by" in data:
+        return None
+    return ClosedBy.OPERATOR
 
 
 def _dump(data: Json) -> str:

@@ -144,6 +144,13 @@ class SqliteStateStore(StateStore):
         version = self._swap(_SESSIONS, record.item, encode_session(record), record.version)
         return replace(record, version=version)
 
+    def drop_session(self, record: SessionRecord) -> None:
+        with self.transaction():
+            stored = self._one(_SESSIONS.version_of, str(record.item)) or 0
+            if stored != record.version:
+                raise StaleWrite(_SESSIONS.what, str(record.item), read=record.version, stored=stored)
+            self._run("DELETE FROM sessions WHERE item = ?", (str(record.item),))
+
     def forget(self, item: WorkItemRef) -> None:
         with self.transaction():
             self._run("DELETE FROM ledgers WHERE item = ?", (str(item),))

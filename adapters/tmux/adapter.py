@@ -7,13 +7,14 @@ import signal
 import time
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from adapters.tmux import commands as cmd
-from adapters.tmux.local import make_start_directory, signal_pids
+from adapters.tmux.local import make_start_directory, signal_group
 from adapters.tmux.prompt_file import write_prompt_file
 from adapters.tmux.runner import ShRunner, TmuxRunner, names_missing_target, names_no_server
 from domain.errors import LoopError, SessionMissing, TmuxFailed, TmuxUnanswered
-from domain.model import SessionState, SpawnRequest
+from domain.model import Probe, SessionState, SpawnRequest
 from domain.ports import TmuxPort
 from domain.refs import TmuxTarget
 
@@ -58,22 +59,38 @@ class ShTmux(TmuxPort):
             return SessionState.UNKNOWN
         return SessionState.DEAD if all(f == "1" for f in dead_flags) else SessionState.LIVE
 
+    def probe(self, target: TmuxTarget, *, mark: str, pane: str = "") -> Probe:
+        try:
+            rows = self._panes(target)
+        except TmuxUnanswered:
+            return Probe.unknown()
+        except TmuxFailed as exc:
+            if _absent(exc):
+                return Probe(SessionState.ABSENT, SessionState.ABSENT)
+            log.warning("tmux probe of %s failed, state unknown: %s", target, exc)
+            return Probe.unknown()
+        return probe_of(rows, mark=mark, pane=pane)
+
     def spawn(self, request: SpawnRequest) -> str:
         if not request.argv:
             raise ValueError(f"no harness command to spawn in {request.target}")
+        if not cmd.is_mark(request.mark):
+            raise ValueError(f"not a harness mark: {request.mark!r}")
         data = request.prompt.encode()
         if len(data) > MAX_PROMPT_BYTES:
             raise ValueError(f"spawn prompt is {len(data)} bytes; one argument holds at most {MAX_PROMPT_BYTES}")
         make_start_directory(request.cwd)
         prompt_file = write_prompt_file(data)
+        build = cmd.new_window if request.window else cmd.new_session
         try:
-            args = cmd.new_session(
+            args = build(
                 request.target,
                 cwd=request.cwd,
                 env=request.env,
                 prompt_file=str(prompt_file),
                 argv=request.argv,
                 remain_on_exit=request.remain_on_exit,
+                mark=request.mark,
             )
             out = self._tmux(args)
         except BaseException:
@@ -85,50 +102,76 @@ class ShTmux(TmuxPort):
         return pane_id
 
     def deliver(
-        self, target: TmuxTarget, prompt: str, *, delivery_id: str, submit_delay_ms: int = 0, pane: str = ""
+        self, target: TmuxTarget, prompt: str, *, delivery_id: str, pane: str, mark: str, submit_delay_ms: int = 0
     ) -> None:
-        if pane and not cmd.is_pane_id(pane):  # from the registry: never into a tmux command as is
-            raise SessionMissing(f"{target}: the recorded pane {pane!r} is not a tmux pane id")
+        # both come from the registry or the probe: never into a tmux command unchecked
+        if not cmd.is_pane_id(pane) or not cmd.is_mark(mark):
+            raise SessionMissing(f"{target}: no proven harness pane to deliver into (pane {pane!r})")
         token = uuid.uuid4().hex  # buffer names are ours alone, never derived from the event
         buffers = (f"the-loop-{token}-prompt", f"the-loop-{token}-submit")
-        log.debug("delivering %s into %s %s", delivery_id, target, pane or "(active pane)")
+        log.debug("delivering %s into %s %s", delivery_id, target, pane)
         try:
-            self._paste(target, prompt.encode(), buffers, submit_delay_ms, pane)
+            self._paste(target, prompt.encode(), buffers, submit_delay_ms, pane=pane, mark=mark)
         except (TmuxFailed, TmuxUnanswered) as exc:
             self._discard(buffers)
             if isinstance(exc, TmuxFailed) and _absent(exc):
                 raise SessionMissing(f"{target} is absent") from exc
             raise
 
+    def clear_dead(self, target: TmuxTarget) -> None:
+        try:
+            rows = self._panes(target)
+        except TmuxFailed as exc:
+            if _absent(exc):
+                return
+            raise
+        dead = [row.pane for row in rows if row.dead]
+        if dead:
+            self._tmux(cmd.kill_dead_panes(dead))
+
     def kill(self, target: TmuxTarget) -> None:
         self._tmux(["kill-session", "-t", target.exact])
 
-    def terminate_harness(self, target: TmuxTarget, *, grace_seconds: float, pane: str = "") -> None:
-        pids = self._live_pids(target, pane)
-        signal_pids(pids, signal.SIGTERM)
+    def terminate_harness(self, target: TmuxTarget, *, grace_seconds: float, pane: str, mark: str) -> None:
+        """Signal the harness pane's process group (what the agent started goes too): SIGTERM,
+        then SIGKILL after the grace period if the pane still runs."""
+        row = self._harness_row(target, pane=pane, mark=mark)
+        if row is None or row.dead:
+            return
+        signal_group(row.pid, signal.SIGTERM)
         deadline = time.monotonic() + grace_seconds
-        while pids and time.monotonic() < deadline:
+        while time.monotonic() < deadline:
             time.sleep(_POLL_SECONDS)
-            pids &= self._live_pids(target, pane)  # only processes tmux still shows as the pane's
-        signal_pids(pids, signal.SIGKILL)
+            now = self._harness_row(target, pane=pane, mark=mark)
+            if now is None or now.dead or now.pid != row.pid:
+                return
+        signal_group(row.pid, signal.SIGKILL)
+
+    def screen(self, target: TmuxTarget, pane: str, *, lines: int = 20) -> str:
+        if not cmd.is_pane_id(pane):
+            return ""
+        try:
+            return self._tmux(cmd.capture(pane, lines), timeout=self._probe_timeout)
+        except LoopError:
+            return ""
 
     def attach(self, target: TmuxTarget, *, read_only: bool) -> int:
         flags = ["-r"] if read_only else []
         return self._runner.foreground([*self._prefix, "attach-session", *flags, "-t", target.exact])
 
     def _paste(
-        self, target: TmuxTarget, data: bytes, buffers: tuple[str, str], submit_delay_ms: int, pane: str
+        self, target: TmuxTarget, data: bytes, buffers: tuple[str, str], submit_delay_ms: int, *, pane: str, mark: str
     ) -> None:
         prompt_buffer, submit_buffer = buffers
-        prompt_paste = cmd.paste(target, prompt_buffer, bracketed=True, pane_id=pane)
-        submit_paste = cmd.paste(target, submit_buffer, bracketed=False, pane_id=pane)
+        prompt_paste = cmd.paste(prompt_buffer, bracketed=True, pane_id=pane)
+        submit_paste = cmd.paste(submit_buffer, bracketed=False, pane_id=pane)
         load = [*cmd.load_buffers(prompt_buffer, submit_buffer), cmd.SEP]
         if submit_delay_ms <= 0:
-            self._guarded(target, load, buffers, [prompt_paste, submit_paste], data, pane=pane)
+            self._guarded(target, load, buffers, [prompt_paste, submit_paste], data, pane=pane, mark=mark)
             return
-        self._guarded(target, load, buffers, [prompt_paste], data, pane=pane)
+        self._guarded(target, load, buffers, [prompt_paste], data, pane=pane, mark=mark)
         time.sleep(submit_delay_ms / 1000)
-        self._guarded(target, [], [submit_buffer], [submit_paste], None, pane=pane)
+        self._guarded(target, [], [submit_buffer], [submit_paste], None, pane=pane, mark=mark)
 
     def _guarded(
         self,
@@ -139,11 +182,11 @@ class ShTmux(TmuxPort):
         stdin: bytes | None,
         *,
         pane: str,
+        mark: str,
     ) -> None:
-        out = self._tmux([*before, *cmd.guarded(target, buffers, pastes, pane_id=pane)], stdin=stdin)
+        out = self._tmux([*before, *cmd.guarded(target, buffers, pastes, pane_id=pane, mark=mark)], stdin=stdin)
         if cmd.DEAD_MARKER in out:
-            gone = f"pane {pane} is dead or no longer in {target}" if pane else f"{target}: every pane is dead"
-            raise SessionMissing(gone)
+            raise SessionMissing(f"pane {pane} is dead, no longer in {target} or no longer the harness's")
 
     def _discard(self, buffers: Sequence[str]) -> None:
         try:
@@ -151,24 +194,59 @@ class ShTmux(TmuxPort):
         except LoopError as exc:
             log.warning("could not delete tmux buffers %s: %s", ", ".join(buffers), exc)
 
-    def _live_pids(self, target: TmuxTarget, pane: str) -> set[int]:
-        """The live pane processes of `target`; with `pane`, that pane's only (listed from the
-        session itself, so a pane that moved elsewhere is never signalled)."""
+    def _panes(self, target: TmuxTarget) -> list[PaneRow]:
+        out = self._tmux(cmd.panes(target), timeout=self._probe_timeout)
+        return [row for line in out.splitlines() if (row := PaneRow.parse(line)) is not None]
+
+    def _harness_row(self, target: TmuxTarget, *, pane: str, mark: str) -> PaneRow | None:
+        """The harness's pane, listed from the session itself (a pane moved elsewhere is not it)."""
         try:
-            out = self._tmux(cmd.pane_pids(target), timeout=self._probe_timeout)
+            rows = self._panes(target)
         except TmuxFailed as exc:
             if _absent(exc):
-                return set()
+                return None
             raise
-        rows = (line.split() for line in out.splitlines())
-        return {
-            int(pid)
-            for pane_id, dead, pid in (row for row in rows if len(row) == 3)
-            if dead == "0" and pid.isdigit() and pane in ("", pane_id)
-        }
+        return harness_row(rows, mark=mark, pane=pane)
 
     def _tmux(self, args: list[str], *, timeout: float = 0.0, stdin: bytes | None = None) -> str:
         return self._runner([*self._prefix, *args], timeout=timeout or self._command_timeout, stdin=stdin)
+
+
+@dataclass(frozen=True, slots=True)
+class PaneRow:
+    """One line of `list-panes` in the PANES format."""
+
+    pane: str
+    dead: bool
+    pid: int
+    mark: str
+
+    @classmethod
+    def parse(cls, line: str) -> PaneRow | None:
+        fields = line.split(" ", 3)
+        if len(fields) < 3 or not cmd.is_pane_id(fields[0]) or not fields[2].isdigit():
+            return None
+        return cls(fields[0], fields[1] == "1", int(fields[2]), fields[3].strip() if len(fields) > 3 else "")
+
+
+def harness_row(rows: Sequence[PaneRow], *, mark: str, pane: str) -> PaneRow | None:
+    """The pane carrying `mark`; with no mark (a record from before marks), the recorded `pane`,
+    and only while no other mark claims it."""
+    if mark:
+        return next((row for row in rows if row.mark == mark), None)
+    return next((row for row in rows if pane and row.pane == pane and not row.mark), None)
+
+
+def probe_of(rows: Sequence[PaneRow], *, mark: str, pane: str) -> Probe:
+    if not rows:
+        return Probe.unknown()  # tmux answered but listed nothing readable: never read as absent
+    session = SessionState.DEAD if all(row.dead for row in rows) else SessionState.LIVE
+    found = harness_row(rows, mark=mark, pane=pane)
+    if found is None:
+        return Probe(session, SessionState.ABSENT, others_live=session is SessionState.LIVE)
+    harness = SessionState.DEAD if found.dead else SessionState.LIVE
+    others = any(not row.dead for row in rows if row.pane != found.pane)
+    return Probe(session, harness, found.pane, others_live=others)
 
 
 def _absent(exc: TmuxFailed) -> bool:

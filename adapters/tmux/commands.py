@@ -9,10 +9,12 @@ from domain.refs import TmuxTarget
 
 SEP = ";"  # a lone ';' argument separates commands inside one tmux invocation
 DEAD_MARKER = "the-loop:pane-dead"
+MARK_OPTION = "@the-loop-harness"  # a pane option: the spawn id of the harness running in that pane
 PANE_STATES = "#{pane_dead}"
-PANE_PIDS = "#{pane_id} #{pane_dead} #{pane_pid}"
+PANES = f"#{{pane_id}} #{{pane_dead}} #{{pane_pid}} #{{{MARK_OPTION}}}"
 PANE_ID = "#{pane_id}"
 _PANE_ID_RE = re.compile(r"%[0-9]+")
+_MARK_RE = re.compile(r"[0-9a-f]{0,32}")
 
 # Reads the prompt file, removes it, and execs the harness with the prompt as its last
 # argument: the prompt travels by file and "$p" only, never through any shell parsing.
@@ -36,15 +38,21 @@ def is_pane_id(text: str) -> bool:
     return _PANE_ID_RE.fullmatch(text) is not None
 
 
-def destination(target: TmuxTarget, pane_id: str) -> str:
-    """Where a paste goes: the harness's own pane, else the session's active pane."""
-    return pane_id or pane(target)
+def is_mark(text: str) -> bool:
+    """`text` can be a harness mark (hex, or empty for a pane recorded before marks existed)."""
+    return _MARK_RE.fullmatch(text) is not None
 
 
-def pane_dead_or_foreign(target: TmuxTarget, pane_id: str) -> str:
-    """A format that is 1 unless `pane_id` is a live pane of `target`. It checks the id too:
-    if-shell may not fail on a missing pane, it expands the format without one."""
-    ours = f"#{{&&:#{{==:#{{pane_id}},{pane_id}}},#{{==:#{{session_name}},{target.name}}}}}"
+def window_name(mark: str) -> str:
+    """The name of a window the-loop opens for a harness inside an existing session."""
+    return f"the-loop-{mark}"
+
+
+def harness_pane_dead_or_foreign(target: TmuxTarget, pane_id: str, mark: str) -> str:
+    """A format that is 1 unless `pane_id` is a live pane of `target` carrying `mark`. It checks
+    the id too: if-shell may not fail on a missing pane, it expands the format without one."""
+    same = f"#{{&&:#{{==:#{{pane_id}},{pane_id}}},#{{==:#{{session_name}},{target.name}}}}}"
+    ours = f"#{{&&:{same},#{{==:#{{{MARK_OPTION}}},{mark}}}}}"
     return f"#{{?{ours},{PANE_STATES},1}}"
 
 
@@ -52,8 +60,19 @@ def session_state(target: TmuxTarget) -> list[str]:
     return ["list-panes", "-s", "-t", pane(target), "-F", PANE_STATES]
 
 
-def pane_pids(target: TmuxTarget) -> list[str]:
-    return ["list-panes", "-s", "-t", pane(target), "-F", PANE_PIDS]
+def panes(target: TmuxTarget) -> list[str]:
+    return ["list-panes", "-s", "-t", pane(target), "-F", PANES]
+
+
+def _wrapper(prompt_file: str, argv: Sequence[str]) -> list[str]:
+    return ["--", *(literal(a) for a in ["/bin/sh", "-c", SPAWN_WRAPPER, "the-loop-spawn", prompt_file, *argv])]
+
+
+def _env(env: Sequence[tuple[str, str]]) -> list[str]:
+    args: list[str] = []
+    for key, value in env:
+        args += ["-e", literal(f"{key}={value}")]
+    return args
 
 
 def new_session(
@@ -64,13 +83,13 @@ def new_session(
     prompt_file: str,
     argv: Sequence[str],
     remain_on_exit: bool,
+    mark: str,
 ) -> list[str]:
-    # -P -F: tmux prints the harness's pane id, so deliveries never need the active pane
-    args = ["new-session", "-d", "-P", "-F", PANE_ID, "-s", target.name, "-c", literal(cwd)]
-    for key, value in env:
-        args += ["-e", literal(f"{key}={value}")]
-    wrapper = ["/bin/sh", "-c", SPAWN_WRAPPER, "the-loop-spawn", prompt_file, *argv]
-    args += ["--", *(literal(a) for a in wrapper)]
+    # -P -F: tmux prints the harness's pane id, so deliveries never need the active pane; the mark
+    # is set in the same invocation, while the new pane is the session's only one
+    args = ["new-session", "-d", "-P", "-F", PANE_ID, "-s", target.name, "-c", literal(cwd), *_env(env)]
+    args += _wrapper(prompt_file, argv)
+    args += [SEP, "set-option", "-p", "-t", pane(target), MARK_OPTION, mark]
     if remain_on_exit:
         # same invocation: tmux handles the pane's exit only after this command list ran,
         # so even a harness that exits at once leaves a dead pane
@@ -78,26 +97,62 @@ def new_session(
     return args
 
 
+def new_window(
+    target: TmuxTarget,
+    *,
+    cwd: str,
+    env: Sequence[tuple[str, str]],
+    prompt_file: str,
+    argv: Sequence[str],
+    remain_on_exit: bool,
+    mark: str,
+) -> list[str]:
+    """The harness in a new window of an existing session (an operator's window lives there): -d
+    keeps the operator's window current, so the new one is addressed by its own unique name."""
+    window = f"{pane(target)}={window_name(mark)}"
+    args = ["new-window", "-d", "-P", "-F", PANE_ID, "-n", window_name(mark), "-t", pane(target)]
+    args += ["-c", literal(cwd), *_env(env), *_wrapper(prompt_file, argv)]
+    args += [SEP, "set-option", "-p", "-t", window, MARK_OPTION, mark]
+    if remain_on_exit:
+        args += [SEP, "set-option", "-w", "-t", window, "remain-on-exit", "on"]
+    return args
+
+
+def kill_dead_panes(pane_ids: Sequence[str]) -> list[str]:
+    """Kill each pane only if it is still dead, in the same command: a pane that came alive, or a
+    window opened meanwhile, is never touched (a session goes with its last pane)."""
+    args: list[str] = []
+    for pane_id in pane_ids:
+        args += ["if-shell", "-F", "-t", pane_id, PANE_STATES, f"kill-pane -t {pane_id}", SEP]
+    return args[:-1]
+
+
+def capture(pane_id: str, lines: int) -> list[str]:
+    return ["capture-pane", "-p", "-J", "-S", f"-{lines}", "-t", pane_id]
+
+
 def load_buffers(prompt_buffer: str, submit_buffer: str) -> list[str]:
     """The prompt comes from stdin; the submit is a constant carriage return."""
     return ["load-buffer", "-b", prompt_buffer, "-", SEP, "set-buffer", "-b", submit_buffer, "\r"]
 
 
-def guarded(target: TmuxTarget, buffers: Sequence[str], pastes: Sequence[str], *, pane_id: str = "") -> list[str]:
-    """Run `pastes` only if the pane is alive (with `pane_id`: only if that pane is alive and
-    still `target`'s), in the same command, so nothing changes between check and paste: pasting
-    into a dead pane crashes the tmux 3.3 server. Otherwise deletes `buffers` and prints DEAD_MARKER."""
+def guarded(
+    target: TmuxTarget, buffers: Sequence[str], pastes: Sequence[str], *, pane_id: str, mark: str
+) -> list[str]:
+    """Run `pastes` only if `pane_id` is alive, still `target`'s and still carries `mark`, in the
+    same command, so nothing changes between check and paste: pasting into a dead pane crashes the
+    tmux 3.3 server, and any other pane may be an operator's shell. Otherwise deletes `buffers` and
+    prints DEAD_MARKER."""
     dead = [*(f"delete-buffer -b {b}" for b in buffers), f"display-message -p {DEAD_MARKER}"]
-    condition = pane_dead_or_foreign(target, pane_id) if pane_id else PANE_STATES
-    where = destination(target, pane_id)
-    return ["if-shell", "-F", "-t", where, condition, " ; ".join(dead), " ; ".join(pastes)]
+    condition = harness_pane_dead_or_foreign(target, pane_id, mark)
+    return ["if-shell", "-F", "-t", pane_id, condition, " ; ".join(dead), " ; ".join(pastes)]
 
 
-def paste(target: TmuxTarget, buffer: str, *, bracketed: bool, pane_id: str = "") -> str:
+def paste(buffer: str, *, bracketed: bool, pane_id: str) -> str:
     # no -r: a newline goes out as CR, as terminals paste it; -r (LF) would not stop a cooked
     # or readline program from running each line either, and the harness is not such a program
     flags = "-p -d" if bracketed else "-d"
-    return f"paste-buffer {flags} -b {buffer} -t {destination(target, pane_id)}"
+    return f"paste-buffer {flags} -b {buffer} -t {pane_id}"
 
 
 def delete_buffers(buffers: Sequence[str]) -> list[str]:

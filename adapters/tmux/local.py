@@ -25,13 +25,18 @@ def make_start_directory(cwd: str) -> None:
         raise TmuxFailed("new-session", 1, f"cannot create start directory {cwd}: {exc}") from exc
 
 
-def signal_pids(pids: set[int], signum: signal.Signals) -> None:
-    for pid in pids:
-        if pid <= 1:  # never signal init or a process group by accident
-            continue
-        try:
-            os.kill(pid, signum)
-        except ProcessLookupError:
-            pass
-        except PermissionError as exc:
-            log.warning("may not signal pane process %d: %s", pid, exc)
+def signal_group(pid: int, signum: signal.Signals) -> None:
+    """Signal the process group `pid` leads or belongs to: the harness and what it started."""
+    try:
+        group = os.getpgid(pid)
+    except ProcessLookupError:
+        return
+    if group <= 1 or group == os.getpgrp():  # never init's, never our own
+        log.warning("not signalling process group %d of pane process %d", group, pid)
+        return
+    try:
+        os.killpg(group, signum)
+    except ProcessLookupError:
+        pass
+    except PermissionError as exc:
+        log.warning("may not signal process group %d: %s", group, exc)

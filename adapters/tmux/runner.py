@@ -31,13 +31,16 @@ class TmuxRunner(Protocol):
 
 
 def names_missing_target(stderr: str) -> bool:
-    """tmux answered: the session (or its window or pane) does not exist."""
-    return any(f"can't find {what}" in stderr for what in ("session", "window", "pane"))
+    """tmux answered: the session (or its window or pane) does not exist. "no current target" is
+    what a server with no session left (it is shutting down) says for an exact target."""
+    missing = any(f"can't find {what}" in stderr for what in ("session", "window", "pane"))
+    return missing or "no current target" in stderr
 
 
 def names_no_server(stderr: str) -> bool:
-    """tmux answered: no server listens on the socket, so no session exists."""
-    if "no server running" in stderr:
+    """tmux answered: no server listens on the socket, so no session exists. A server that exits
+    while we ask (its last session just closed, or it crashed) has no sessions either."""
+    if "no server running" in stderr or "server exited unexpectedly" in stderr:
         return True
     return "error connecting to" in stderr and ("No such file or directory" in stderr or "Connection refused" in stderr)
 

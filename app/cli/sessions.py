@@ -16,7 +16,7 @@ from domain.refs import WorkItemRef
 if TYPE_CHECKING:
     from app.usecases.sessions_admin import SessionsAdmin, SessionView
 
-COLUMNS = ("WORK ITEM", "HARNESS", "CONVERSATION", "TARGET", "STATE", "STATUS", "LAST EVENT")
+COLUMNS = ("WORK ITEM", "HARNESS", "CONVERSATION", "TARGET", "STATE", "AGENT", "LAST RECEIPT", "STATUS", "LAST EVENT")
 _REF_HELP = "github:owner/repo#N"
 
 
@@ -26,8 +26,10 @@ def add_sessions(commands: Commands) -> None:
         sessions,
         "list",
         help_text="every session with its live tmux state",
-        description="Every recorded session; STATE is what tmux says now: live, dead (the harness exited),\n"
-        "absent (no such session) or unknown (tmux did not answer).",
+        description="Every recorded session. STATE is what tmux says of the harness's own pane now: live, dead\n"
+        "(the harness exited), absent (no such pane) or unknown (tmux did not answer). AGENT is what the\n"
+        "harness says of itself (its receipts): starting, ready, busy, idle, blocked (waiting on a dialog),\n"
+        "ended or dead; LAST RECEIPT is the last thing it said, and when.",
         handler=run_list,
     )
     listing.add_argument("--status", choices=[s.value for s in SessionStatus], help="only sessions with this status")
@@ -110,10 +112,19 @@ def _row(view: SessionView) -> tuple[str, ...]:
         record.harness_session_id,
         record.target.name,
         view.state.value,
-        record.status.value,
+        view.harness.value,
+        _receipt(view),
+        record.status.value + (f" ({record.closed_by.value})" if record.closed_by else ""),
         record.last_event,
     )
     return tuple(cell or "-" for cell in cells)
+
+
+def _receipt(view: SessionView) -> str:
+    receipt = view.last_receipt
+    if receipt is None:
+        return ""
+    return receipt.kind.value + (f" {receipt.at:%H:%M:%S}" if receipt.at else "")
 
 
 def table(rows: Sequence[tuple[str, ...]]) -> list[str]:

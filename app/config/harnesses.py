@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from domain.receipts import ReceiptMode
+
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
@@ -32,6 +34,26 @@ class HarnessSettings(BaseModel):
     submit_delay_ms: int = Field(
         default=0, ge=0, description="Pause between pasting a prompt and submitting it (0: one tmux call for both)."
     )
+    receipts: ReceiptMode = Field(
+        default=ReceiptMode.NONE,
+        description="How the harness confirms what it got: `claude` (the-loop passes Claude Code its hooks with "
+        "`--settings`), `file` (the harness writes receipt files into `$THE_LOOP_RECEIPTS` itself), `none` (a "
+        "delivery counts once the harness is still alive `confirmSeconds` later).",
+    )
+    ready_seconds: float | None = Field(
+        default=None,
+        gt=0,
+        description="Seconds a new harness has to say it is ready (without receipts: to stay alive) before a "
+        "paste; also how a resume is judged. Unset: 60 with receipts, else `routing.tmux.resumeProbeSeconds`.",
+    )
+    confirm_seconds: float = Field(
+        default=10, gt=0, description="Seconds the harness has to confirm a paste (without receipts: to stay alive)."
+    )
+    trust_workdir: bool = Field(
+        default=False,
+        description="Record each spawn folder as trusted in Claude Code's user configuration "
+        "(`projects.<dir>.hasTrustDialogAccepted` in `~/.claude.json`) so it does not open on the trust dialog.",
+    )
 
 
 # written as the YAML would be: these keys are what `routing.harnesses.<name>` merges over
@@ -42,6 +64,10 @@ BUILTIN_HARNESSES: Mapping[str, HarnessSettings] = {
             "binary": "claude",
             "sessionIdArgs": ["--session-id", "{session_id}"],
             "resumeArgs": ["--resume", "{session_id}"],
+            "receipts": "claude",
+            "readySeconds": 60,
+            "confirmSeconds": 30,
+            "trustWorkdir": True,
         },
         "cursor": {"binary": "cursor-agent"},
         "demo": {
@@ -49,6 +75,9 @@ BUILTIN_HARNESSES: Mapping[str, HarnessSettings] = {
             "args": ["-m", "app.demo.harness"],
             "sessionIdArgs": ["--session-id", "{session_id}"],
             "resumeArgs": ["--resume", "{session_id}"],
+            "receipts": "file",
+            "readySeconds": 15,
+            "confirmSeconds": 5,
         },
     }.items()
 }

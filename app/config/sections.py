@@ -77,7 +77,9 @@ class TmuxSettings(Section):
     resume_probe_seconds: float = Field(
         default=3,
         ge=0,
-        description="Seconds after a resume before checking that the pane survived; else a fresh conversation starts.",
+        description="The `readySeconds` of harnesses without receipts that set none: how long a new or resumed "
+        "harness must stay alive before it counts as ready (a resume that dies sooner falls back to a fresh "
+        "conversation).",
     )
     kill_harness_on_close: bool = Field(
         default=True,
@@ -93,9 +95,15 @@ class TmuxSettings(Section):
 
 class ReactionSettings(Section):
     enabled: bool = Field(default=True, description="React on delivered comments at all.")
-    started: GitHubReaction = Field(default="eyes", description="Reaction when delivery starts.")
-    succeeded: GitHubReaction = Field(default="hooray", description="Reaction when the prompt was delivered.")
+    started: GitHubReaction = Field(default="eyes", description="Reaction when the prompt went into the harness.")
+    succeeded: GitHubReaction = Field(
+        default="hooray", description="Reaction when the harness confirmed it got the prompt."
+    )
     failed: GitHubReaction = Field(default="confused", description="Reaction when a delivery attempt failed.")
+    turn_ended: GitHubReaction | None = Field(
+        default="rocket",
+        description="Reaction when the agent's turn for the comment ended (harnesses with receipts); null: none.",
+    )
 
 
 class RoutingSettings(Section):

@@ -22,6 +22,7 @@ from app.config.sections import (
     WebhookSettings,
 )
 from domain.model import HarnessSpec, Reaction, Source, SpawnMode
+from domain.receipts import ReceiptMode
 from domain.refs import DEFAULT_HOST, RepoRef, WorkItemRef
 
 PYTHON_PLACEHOLDER = "{python}"
@@ -98,6 +99,9 @@ class Settings(BaseSettings):
         harness = merge_harnesses(self.routing.harnesses).get(name)
         if harness is None or harness.binary is None:
             raise LookupError(f"unknown harness {name!r} (known: {', '.join(self.harness_names)})")
+        ready = harness.ready_seconds
+        if ready is None:
+            ready = 60.0 if harness.receipts is not ReceiptMode.NONE else self.routing.tmux.resume_probe_seconds
         return HarnessSpec(
             name=name,
             binary=harness.binary.replace(PYTHON_PLACEHOLDER, sys.executable),
@@ -105,6 +109,10 @@ class Settings(BaseSettings):
             session_id_args=harness.session_id_args,
             resume_args=harness.resume_args if self.routing.tmux.resume_on_respawn else (),
             submit_delay_ms=harness.submit_delay_ms,
+            receipts=harness.receipts,
+            ready_seconds=ready,
+            confirm_seconds=harness.confirm_seconds,
+            trust_workdir=harness.trust_workdir,
         )
 
     def sources(self) -> list[Source]:
@@ -129,9 +137,12 @@ class Settings(BaseSettings):
         config = self.routing.reactions
         if not config.enabled:
             return None
-        return {Reaction.STARTED: config.started, Reaction.SUCCEEDED: config.succeeded, Reaction.FAILED: config.failed}[
-            reaction
-        ]
+        return {
+            Reaction.STARTED: config.started,
+            Reaction.SUCCEEDED: config.succeeded,
+            Reaction.FAILED: config.failed,
+            Reaction.TURN_ENDED: config.turn_ended,
+        }[reaction]
 
 
 __all__ = ["BUILTIN_HARNESSES", "EMBEDDED_DEFAULTS", "HarnessSettings", "Settings"]

@@ -1,17 +1,22 @@
 """A tiny interactive agent for the demo: shows every message pasted into its pane, framed.
 
 Run as `python -m app.demo.harness [--session-id ID] [--resume ID] [PROMPT]`. Input is
-read as bytes and never interpreted: control characters are shown, not obeyed.
+read as bytes and never interpreted: control characters are shown, not obeyed. It confirms what it
+got the way the-loop reads Claude Code's hooks: with `$THE_LOOP_RECEIPTS` set (`receipts: file`), a
+ready receipt once it listens, and a prompt receipt for its first prompt and each submitted paste.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import termios
+import time
 import tty
 from collections.abc import Callable
+from typing import Any
 
 from domain.prompts import sanitize
 
@@ -30,13 +35,26 @@ def framed(title: str, data: bytes) -> str:
     return f"┌─ {title}\n{lines}\n└─"
 
 
+def receipt(event: str, **fields: Any) -> None:
+    """One receipt file, written whole (a temp name, then rename), where the-loop reads them."""
+    folder = os.environ.get("THE_LOOP_RECEIPTS")
+    if not folder:
+        return
+    path = os.path.join(folder, f"{time.time_ns()}-{os.getpid()}")
+    with open(path + ".part", "w", encoding="utf-8") as file:
+        json.dump({"hook_event_name": event, **fields}, file)
+    os.replace(path + ".part", path + ".receipt")
+
+
 class Screen:
     """Turns the byte stream into framed messages; keeps a partial marker for the next read."""
 
-    def __init__(self, out: Callable[[str], None] = show) -> None:
+    def __init__(self, out: Callable[[str], None] = show, confirm: Callable[..., None] = receipt) -> None:
         self.out = out
+        self.confirm = confirm
         self.pending = b""
         self.paste: bytes | None = None  # the paste in progress
+        self.unsubmitted = b""  # pasted, not yet submitted
         self.count = 0
         self.quit = False
 
@@ -56,6 +74,7 @@ class Screen:
         self.count += 1
         message = (self.paste + self.pending[:at]).replace(b"\r", b"\n")  # a pasted newline is CR
         self.out(framed(f"message {self.count} ({len(message)} bytes)", message))
+        self.unsubmitted += message
         self.paste, self.pending = None, self.pending[at + len(PASTE_END) :]
         return True
 
@@ -65,6 +84,9 @@ class Screen:
         for index, chunk in enumerate(self.pending[:end].split(SUBMIT)):
             if index:
                 self.out(f"↵ submitted (message {self.count})\n")
+                if self.unsubmitted:
+                    self.confirm("UserPromptSubmit", prompt=self.unsubmitted.decode("utf-8", "replace"))
+                    self.unsubmitted = b""
             self.quit = self.quit or any(key in chunk for key in QUIT)
             if chunk and not self.quit:
                 self.out(framed("typed outside a paste", chunk))
@@ -94,6 +116,10 @@ def main(argv: list[str] | None = None) -> int:
     os.write(1, b"\x1b[?2004h")  # bracketed paste: pastes arrive framed, a CR alone submits
     try:
         greet(args.session_id or args.resume, args.prompt)
+        conversation = args.session_id or args.resume
+        receipt("SessionStart", source="resume" if args.resume else "startup", session_id=conversation)
+        if args.prompt:
+            receipt("UserPromptSubmit", prompt=args.prompt)
         screen = Screen()
         while not screen.quit and (data := os.read(0, 65536)):
             screen.feed(data)

@@ -76,7 +76,9 @@ class Closer:
         if not keep_tmux or self._tmux.session_state(record.target) is not SessionState.LIVE:
             return False
         try:
-            self._tmux.terminate_harness(record.target, grace_seconds=self._config.grace_seconds, pane=record.pane_id)
+            self._tmux.terminate_harness(
+                record.target, grace_seconds=self._config.grace_seconds, pane=record.pane_id, mark=record.spawn_id
+            )
         except (TmuxFailed, TmuxUnanswered) as error:
             self._events.emit(
                 Event.SESSION_CLOSED,

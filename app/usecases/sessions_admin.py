@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from app.usecases.closing import Closer
+from app.usecases.watch import HarnessWatch
 from domain.errors import LoopError
 from domain.events import Event
-from domain.model import SessionRecord, SessionState, SessionStatus
+from domain.model import HarnessSpec, SessionRecord, SessionState, SessionStatus
 from domain.ports import EventSink, StateStore, TmuxPort
+from domain.receipts import HarnessState, Receipt
 from domain.refs import TmuxTarget, WorkItemRef
 
 OPERATOR = "operator"  # the `source` of events the operator's commands write, and the close reason
@@ -32,13 +34,16 @@ class AdminConfig:
 
 @dataclass(frozen=True, slots=True)
 class SessionView:
-    """A session record and what tmux says about its target right now."""
+    """A session record, what tmux says about its harness's pane right now, and what the harness
+    itself last said (its receipts)."""
 
     record: SessionRecord
     state: SessionState
+    harness: HarnessState
+    last_receipt: Receipt | None = None
 
     def as_json(self) -> dict[str, Any]:
-        record = self.record
+        record, receipt = self.record, self.last_receipt
         return {
             "work_item": str(record.item),
             "harness": record.harness,
@@ -46,7 +51,12 @@ class SessionView:
             "target": record.target.name,
             "pane": record.pane_id,
             "state": self.state.value,
+            "harness_state": self.harness.value,
+            "last_receipt": None
+            if receipt is None
+            else {"kind": receipt.kind.value, "at": receipt.at.isoformat() if receipt.at else None},
             "status": record.status.value,
+            "closed_by": record.closed_by.value if record.closed_by else None,
             "last_event": record.last_event,
             "updated_at": record.updated_at.isoformat() if record.updated_at else None,
             "cwd": record.cwd,
@@ -59,10 +69,11 @@ class ResetPlan:
 
     item: WorkItemRef
     target: TmuxTarget
-    state: SessionState
+    state: SessionState  # with a record: its harness pane's; without: the whole session's
     has_record: bool
     has_ledger: bool
-    pane: str = ""  # the harness's own pane; "" (no record): every pane of the session
+    pane: str = ""  # the harness's own pane
+    mark: str = ""
 
     @property
     def ends_harness(self) -> bool:
@@ -72,7 +83,14 @@ class ResetPlan:
     def describe(self, *, done: bool) -> str:
         end, forget = ("ended", "forgot") if done else ("end", "forget")
         where = f"{self.target.name} ({self.state.value})"
-        harness = f"{end} the harness in {where}" if self.ends_harness else f"no live harness in {where}"
+        if not self.has_record:
+            # no record, yet a ledger: a first spawn refused by a live occupant of the item's name
+            kill = "killed" if done else "kill"
+            harness = f"{kill} the session {where}, which the-loop has no record of" if self.ends_harness else (
+                f"no live session in {where}"
+            )
+        else:
+            harness = f"{end} the harness in {where}" if self.ends_harness else f"no live harness in {where}"
         kept = [name for name, has in (("session record", self.has_record), ("ledger", self.has_ledger)) if has]
         return f"{self.item}: {harness}; {forget} its {' and '.join(kept)}"
 
@@ -86,17 +104,34 @@ class Attachment:
 
 class SessionsAdmin:
     def __init__(
-        self, *, tmux: TmuxPort, store: StateStore, events: EventSink, closer: Closer, config: AdminConfig
+        self,
+        *,
+        tmux: TmuxPort,
+        store: StateStore,
+        events: EventSink,
+        closer: Closer,
+        watch: HarnessWatch,
+        harnesses: Mapping[str, HarnessSpec],
+        config: AdminConfig,
     ) -> None:
         self._tmux = tmux
         self._store = store
         self._events = events
         self._closer = closer
+        self._watch = watch
+        self._harness = harnesses.get
         self._config = config
 
     def listing(self, status: SessionStatus | None = None) -> list[SessionView]:
         records = [r for r in self._store.sessions() if status is None or r.status is status]
-        return [SessionView(record, self._tmux.session_state(record.target)) for record in records]
+        return [self._view(record) for record in records]
+
+    def _view(self, record: SessionRecord) -> SessionView:
+        probe = self._tmux.probe(record.target, mark=record.spawn_id, pane=record.pane_id)
+        harness = self._harness(record.harness)
+        state = self._watch.state(record, harness, probe) if harness else HarnessState.UNKNOWN
+        receipts = self._watch.receipts(record)
+        return SessionView(record, probe.harness, state, receipts[-1] if receipts else None)
 
     def attachment(self, item: WorkItemRef, *, read_only: bool) -> Attachment:
         record = self._record(item)
@@ -115,16 +150,23 @@ class SessionsAdmin:
                 raise UnknownWorkItem(item)
         plans = []
         for item, record, has_ledger in found:
-            # no record, yet a ledger: a first spawn refused by a live occupant of the item's name
-            target, pane = (record.target, record.pane_id) if record else (item.target, "")
-            state = self._tmux.session_state(target)
-            plans.append(ResetPlan(item, target, state, record is not None, has_ledger, pane=pane))
+            if record is None:
+                state = self._tmux.session_state(item.target)
+                plans.append(ResetPlan(item, item.target, state, False, has_ledger))
+                continue
+            probe = self._tmux.probe(record.target, mark=record.spawn_id, pane=record.pane_id)
+            pane = probe.pane or record.pane_id
+            plans.append(ResetPlan(item, record.target, probe.harness, True, has_ledger, pane, record.spawn_id))
         return plans
 
     def reset(self, plan: ResetPlan) -> None:
         """End the harness, then forget: a harness that could not be ended keeps its record."""
-        if plan.ends_harness:
-            self._tmux.terminate_harness(plan.target, grace_seconds=self._config.grace_seconds, pane=plan.pane)
+        if plan.ends_harness and plan.has_record:
+            self._tmux.terminate_harness(
+                plan.target, grace_seconds=self._config.grace_seconds, pane=plan.pane, mark=plan.mark
+            )
+        elif plan.ends_harness:
+            self._tmux.kill(plan.target)  # the operator's remedy for a live occupant of the item's name
         self._store.forget(plan.item)
         self._events.emit(
             Event.SESSION_RESET,

@@ -1,15 +1,19 @@
-"""The TmuxPort contract, run against FakeTmux and against real tmux on a private socket."""
+"""The TmuxPort contract, run against FakeTmux and against real tmux on a private socket: the harness's
+pane is found by the mark set at spawn, and nothing else is ever typed into or killed while alive."""
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from domain.errors import DuplicateSession, SessionMissing, TmuxFailed, TmuxUnanswered
-from domain.model import SessionState, SpawnRequest
+from domain.model import Probe, SessionState, SpawnRequest
 from domain.ports import TmuxPort
 from domain.refs import TmuxTarget
 from tests.fakes.tmux import FakeTmux, resume_fails_unless_known
@@ -27,9 +31,11 @@ class FakeRig:
         self.fake.exit_on_spawn = resume_fails_unless_known([KNOWN_ID])
         self.port: TmuxPort = self.fake
         self.tmp = tmp
+        self.harness: dict[str, tuple[str, str]] = {}  # target -> (pane, mark) of its latest spawn
 
-    def plant(self, name: str, *, dead: bool = False) -> None:
-        self.fake.add_session(name, dead=dead)
+    def plant(self, name: str, *, dead: bool = False) -> str:
+        """A session someone else started (no mark); its pane id."""
+        return self.fake.add_session(name, dead=dead).panes[0].id
 
     def silence(self) -> None:
         self.fake.unresponsive = True
@@ -37,10 +43,23 @@ class FakeRig:
     def buffers(self) -> list[str]:
         return list(self.fake.buffers)
 
-    def spawn_sim(self, target: TmuxTarget, *extra: str, prompt: str = "go", remain: bool = True) -> str:
-        argv = sim_argv(self.tmp / f"{target}.jsonl", "--known-ids", str(self.tmp / "known"), *extra)
-        request = SpawnRequest(target=target, argv=argv, cwd=str(self.tmp), prompt=prompt, remain_on_exit=remain)
-        return self.port.spawn(request)
+    def spawn_sim(
+        self, target: TmuxTarget, *extra: str, prompt: str = "go", remain: bool = True, window: bool = False
+    ) -> str:
+        record = self._record(target, len(self.records_of))
+        argv = sim_argv(record, "--known-ids", str(self.tmp / "known"), *extra)
+        mark = uuid.uuid4().hex
+        request = SpawnRequest(
+            target=target, argv=argv, cwd=str(self.tmp), prompt=prompt, mark=mark, remain_on_exit=remain, window=window
+        )
+        pane = self.port.spawn(request)
+        self.harness[target.name] = (pane, mark)
+        self.records_of[target.name] = record
+        return pane
+
+    def deliver(self, target: TmuxTarget, text: str, *, pane: str = "", mark: str = "", delivery: str = "d") -> None:
+        ours, our_mark = self.harness.get(target.name, ("%0", ""))
+        self.port.deliver(target, text, delivery_id=delivery, pane=pane or ours, mark=mark or our_mark)
 
     def open_window(self, target: TmuxTarget) -> str:
         """An operator's `tmux new-window` in the session: it becomes the active pane."""
@@ -51,9 +70,7 @@ class FakeRig:
 
     def panes(self, target: TmuxTarget) -> dict[str, bool]:
         """The session's panes: id -> dead."""
-        session = self.fake.sessions[target.name]
-        operator = {session.operator_pane: session.operator_dead} if session.operator_pane else {}
-        return {session.pane_id: session.pane_dead, **operator}
+        return {pane.id: pane.dead for pane in self.fake.sessions[target.name].panes}
 
     def listening(self, target: TmuxTarget) -> None:
         pass
@@ -65,16 +82,30 @@ class FakeRig:
     def spawn_prompt(self, target: TmuxTarget) -> str:
         return self.fake.sessions[target.name].prompt
 
+    def exit_harness(self, target: TmuxTarget) -> None:
+        self.fake.exit_harness(target.name)
+
+    def _record(self, target: TmuxTarget, n: int) -> Path:
+        return self.tmp / f"{target}-{n}.jsonl"
+
+    @property
+    def records_of(self) -> dict[str, Path]:
+        if not hasattr(self, "_records_of"):
+            self._records_of: dict[str, Path] = {}
+        return self._records_of
+
 
 class RealRig(FakeRig):
     def __init__(self, tmp: Path, server: RealTmux) -> None:
         self.server = server
         self.port = server.adapter(probe_timeout=0.5, command_timeout=2.0)
         self.tmp = tmp
+        self.harness = {}
         (tmp / "known").write_text(KNOWN_ID + "\n")
 
-    def plant(self, name: str, *, dead: bool = False) -> None:
+    def plant(self, name: str, *, dead: bool = False) -> str:
         self.server.plant(name, dead=dead)
+        return self.server.run("list-panes", "-s", "-t", f"={name}:", "-F", "#{pane_id}").split()[0]
 
     def silence(self) -> None:
         self.server.stop()
@@ -83,33 +114,37 @@ class RealRig(FakeRig):
         return self.server.buffers()
 
     def listening(self, target: TmuxTarget) -> None:
-        wait_for(lambda: "ready" in kinds(self._record(target)), what=f"{target} listening")
+        record = self.records_of[target.name]
+        wait_for(lambda: "ready" in kinds(record), what=f"{target} listening")
 
     def open_window(self, target: TmuxTarget) -> str:
-        record = self._record(target, "operator")
+        record = self.tmp / f"{target}-operator.jsonl"
         pane = self.server.run("new-window", "-P", "-F", "#{pane_id}", "-t", f"{target.exact}:", *sim_argv(record))
         wait_for(lambda: "ready" in kinds(record), what=f"{target} operator window listening")
         return pane.strip()
 
     def operator_received(self, target: TmuxTarget) -> list[str]:
-        return pasted(self._record(target, "operator"))
+        return pasted(self.tmp / f"{target}-operator.jsonl")
 
     def panes(self, target: TmuxTarget) -> dict[str, bool]:
         out = self.server.run("list-panes", "-s", "-t", f"{target.exact}:", "-F", "#{pane_id} #{pane_dead}")
         return {pane: dead == "1" for pane, dead in (line.split() for line in out.splitlines())}
 
     def received(self, target: TmuxTarget, count: int) -> tuple[list[str], int]:
-        record = self._record(target)
+        record = self.records_of[target.name]
         wait_for(lambda: kinds(record).count("submit") >= count, what=f"{count} submits")
         return pasted(record), kinds(record).count("submit")
 
     def spawn_prompt(self, target: TmuxTarget) -> str:
-        record = self._record(target)
+        record = self.records_of[target.name]
         wait_for(lambda: records(record), what=f"{target} started")
         return str(records(record)[0]["prompt"])
 
-    def _record(self, target: TmuxTarget, window: str = "harness") -> Path:
-        return self.tmp / (f"{target}.jsonl" if window == "harness" else f"{target}-{window}.jsonl")
+    def exit_harness(self, target: TmuxTarget) -> None:
+        pane, _ = self.harness[target.name]
+        pid = int(self.server.run("display-message", "-p", "-t", pane, "#{pane_pid}"))
+        os.kill(pid, signal.SIGKILL)
+        wait_for(lambda: self.panes(target).get(pane), what=f"{pane} dead")
 
 
 @pytest.fixture(params=["fake", pytest.param("real", marks=pytest.mark.tmux)])
@@ -141,6 +176,7 @@ def test_a_session_whose_every_pane_exited_is_dead(rig: FakeRig) -> None:
 
 def test_a_name_is_absent_when_no_server_runs(rig: FakeRig) -> None:
     assert rig.port.session_state(A) is SessionState.ABSENT
+    assert rig.port.probe(A, mark="ab") == Probe(SessionState.ABSENT, SessionState.ABSENT)
 
 
 def test_the_exact_target_does_not_prefix_match_a_longer_name(rig: FakeRig) -> None:
@@ -152,13 +188,14 @@ def test_a_tmux_that_does_not_answer_makes_the_probe_unknown(rig: FakeRig) -> No
     rig.plant("loop-a")
     rig.silence()
     assert rig.port.session_state(A) is SessionState.UNKNOWN
+    assert rig.port.probe(A, mark="ab") == Probe.unknown()
 
 
 def test_a_delivery_tmux_does_not_answer_raises_unanswered(rig: FakeRig) -> None:
-    rig.plant("loop-a")
+    pane = rig.plant("loop-a")
     rig.silence()
     with pytest.raises(TmuxUnanswered):
-        rig.port.deliver(A, "hello", delivery_id="d-1")
+        rig.deliver(A, "hello", pane=pane, mark="ab")
 
 
 def test_spawning_over_a_held_name_is_refused_as_duplicate_session(rig: FakeRig) -> None:
@@ -193,31 +230,68 @@ def test_spawn_hands_the_prompt_to_the_harness_as_its_last_argument(rig: FakeRig
     assert rig.spawn_prompt(A) == prompt
 
 
+def test_the_probe_finds_the_spawned_harness_by_its_mark(rig: FakeRig) -> None:
+    pane = rig.spawn_sim(A)
+    _, mark = rig.harness[A.name]
+    probe = rig.port.probe(A, mark=mark)
+    assert (probe.session, probe.harness, probe.pane, probe.others_live) == (
+        SessionState.LIVE, SessionState.LIVE, pane, False
+    )
+    assert rig.port.probe(A, mark=uuid.uuid4().hex).harness is SessionState.ABSENT
+
+
+def test_issue9_item5_a_dead_harness_beside_a_live_operator_window_reads_dead(rig: FakeRig) -> None:
+    pane = rig.spawn_sim(A)
+    rig.listening(A)
+    rig.open_window(A)
+    rig.exit_harness(A)
+    probe = rig.port.probe(A, mark=rig.harness[A.name][1])
+    assert (probe.session, probe.harness, probe.pane, probe.others_live) == (
+        SessionState.LIVE, SessionState.DEAD, pane, True
+    )
+
+
+def test_a_strangers_session_has_no_harness(rig: FakeRig) -> None:
+    rig.plant("loop-a")
+    probe = rig.port.probe(A, mark=uuid.uuid4().hex)
+    assert (probe.session, probe.harness, probe.others_live) == (SessionState.LIVE, SessionState.ABSENT, True)
+
+
 def test_deliver_reaches_the_harness_as_one_message_and_one_submit(rig: FakeRig) -> None:
     rig.spawn_sim(A)
     rig.listening(A)
-    rig.port.deliver(A, "hello\nworld", delivery_id="d-1")
+    rig.deliver(A, "hello\nworld")
     assert rig.received(A, 1) == (["hello\nworld"], 1)
 
 
 def test_deliver_leaves_no_buffer_behind(rig: FakeRig) -> None:
     rig.spawn_sim(A)
     rig.listening(A)
-    rig.port.deliver(A, "hello", delivery_id="d-1")
+    rig.deliver(A, "hello")
     assert rig.buffers() == []
 
 
-def test_deliver_into_a_dead_pane_raises_session_missing_and_leaves_no_buffer(rig: FakeRig) -> None:
-    rig.plant("loop-a", dead=True)
+def test_deliver_into_a_dead_harness_pane_raises_session_missing_and_leaves_no_buffer(rig: FakeRig) -> None:
+    rig.spawn_sim(A)
+    rig.listening(A)
+    rig.exit_harness(A)
     with pytest.raises(SessionMissing):
-        rig.port.deliver(A, "hello", delivery_id="d-1")
+        rig.deliver(A, "hello")
     assert rig.buffers() == []
 
 
 def test_deliver_to_an_absent_session_raises_session_missing_and_leaves_no_buffer(rig: FakeRig) -> None:
-    rig.plant("loop-ab")
+    pane = rig.plant("loop-ab")
     with pytest.raises(SessionMissing):
-        rig.port.deliver(A, "hello", delivery_id="d-1")
+        rig.deliver(A, "hello", pane=pane, mark="ab")
+    assert rig.buffers() == []
+
+
+def test_issue9_item1_a_live_pane_without_the_harnesss_mark_is_never_typed_into(rig: FakeRig) -> None:
+    pane = rig.plant("loop-a")  # a stranger holds the item's name
+    for mark in ("", uuid.uuid4().hex):
+        with pytest.raises(SessionMissing):
+            rig.deliver(A, "touch owned", pane=pane, mark=mark or "0" * 32)
     assert rig.buffers() == []
 
 
@@ -238,11 +312,11 @@ def test_resuming_a_known_conversation_keeps_the_harness_live(rig: FakeRig) -> N
     assert rig.port.session_state(A) is SessionState.LIVE
 
 
-def test_terminate_harness_ends_the_pane_and_keeps_the_session(rig: FakeRig) -> None:
-    rig.spawn_sim(A)
+def test_terminate_harness_ends_its_pane_and_keeps_the_session(rig: FakeRig) -> None:
+    pane = rig.spawn_sim(A)
     rig.listening(A)
-    rig.port.terminate_harness(A, grace_seconds=2.0)
-    assert rig.port.session_state(A) is SessionState.DEAD
+    rig.port.terminate_harness(A, grace_seconds=2.0, pane=pane, mark=rig.harness[A.name][1])
+    assert wait_for(lambda: rig.port.session_state(A) is SessionState.DEAD, what="dead")
 
 
 def test_spawn_returns_the_harness_pane_id_that_list_panes_shows_for_the_session(rig: FakeRig) -> None:
@@ -250,31 +324,35 @@ def test_spawn_returns_the_harness_pane_id_that_list_panes_shows_for_the_session
     assert (re.fullmatch(r"%[0-9]+", pane) is not None, list(rig.panes(A))) == (True, [pane])
 
 
-def test_deliver_with_the_harness_pane_reaches_it_while_an_operator_window_is_active(rig: FakeRig) -> None:
-    pane = rig.spawn_sim(A)
-    rig.listening(A)
-    rig.open_window(A)
-    rig.port.deliver(A, "for the harness", delivery_id="d-1", pane=pane)
-    assert (rig.received(A, 1), rig.operator_received(A)) == ((["for the harness"], 1), [])
-
-
-def test_deliver_without_a_pane_goes_to_the_active_pane_even_an_operators(rig: FakeRig) -> None:
+def test_deliver_into_the_harness_pane_reaches_it_while_an_operator_window_is_active(rig: FakeRig) -> None:
     rig.spawn_sim(A)
     rig.listening(A)
     rig.open_window(A)
-    rig.port.deliver(A, "into the operator's shell", delivery_id="d-1")
-    assert wait_for(lambda: rig.operator_received(A), what="operator paste") == ["into the operator's shell"]
+    rig.deliver(A, "for the harness")
+    assert (rig.received(A, 1), rig.operator_received(A)) == ((["for the harness"], 1), [])
+
+
+def test_issue9_item1_an_operators_window_is_never_typed_into_even_given_its_pane(rig: FakeRig) -> None:
+    rig.spawn_sim(A)
+    rig.listening(A)
+    operator = rig.open_window(A)
+    with pytest.raises(SessionMissing):
+        rig.deliver(A, "touch owned", pane=operator)  # the harness's mark, the operator's pane
+    rig.deliver(A, "sentinel")
+    assert (rig.received(A, 1), rig.operator_received(A)) == ((["sentinel"], 1), [])
 
 
 def test_deliver_with_a_pane_of_another_session_is_refused_and_pastes_nothing_anywhere(rig: FakeRig) -> None:
-    mine, theirs = rig.spawn_sim(A), rig.spawn_sim(AB)
+    rig.spawn_sim(A)
+    rig.spawn_sim(AB)
     rig.listening(A)
     rig.listening(AB)
+    theirs, their_mark = rig.harness[AB.name]
     with pytest.raises(SessionMissing):
-        rig.port.deliver(A, "stray", delivery_id="d-1", pane=theirs)
+        rig.deliver(A, "stray", pane=theirs, mark=their_mark)
     # a stray paste would reach a harness before a later one: each must see only its sentinel
-    rig.port.deliver(A, "sentinel", delivery_id="d-2", pane=mine)
-    rig.port.deliver(AB, "sentinel", delivery_id="d-3", pane=theirs)
+    rig.deliver(A, "sentinel")
+    rig.deliver(AB, "sentinel")
     assert (rig.received(A, 1), rig.received(AB, 1), rig.buffers()) == ((["sentinel"], 1), (["sentinel"], 1), [])
 
 
@@ -282,5 +360,38 @@ def test_terminate_harness_with_its_pane_leaves_the_operator_window_alive(rig: F
     pane = rig.spawn_sim(A)
     rig.listening(A)
     operator = rig.open_window(A)
-    rig.port.terminate_harness(A, grace_seconds=2.0, pane=pane)
+    rig.port.terminate_harness(A, grace_seconds=2.0, pane=pane, mark=rig.harness[A.name][1])
+    wait_for(lambda: rig.panes(A)[pane], what="harness pane dead")
     assert (rig.panes(A), rig.port.session_state(A)) == ({pane: True, operator: False}, SessionState.LIVE)
+
+
+def test_issue9_item11_clearing_kills_dead_panes_only_and_spares_a_live_window(rig: FakeRig) -> None:
+    pane = rig.spawn_sim(A)
+    rig.listening(A)
+    operator = rig.open_window(A)
+    rig.exit_harness(A)
+    rig.port.clear_dead(A)
+    assert rig.panes(A) == {operator: False}
+    assert pane not in rig.panes(A)
+
+
+def test_clearing_a_session_whose_every_pane_is_dead_removes_it(rig: FakeRig) -> None:
+    rig.plant("loop-a", dead=True)
+    rig.port.clear_dead(A)
+    assert rig.port.session_state(A) is SessionState.ABSENT
+
+
+def test_issue9_item5_a_harness_respawned_beside_an_operator_window_gets_its_own_marked_window(rig: FakeRig) -> None:
+    rig.spawn_sim(A)
+    rig.listening(A)
+    operator = rig.open_window(A)
+    rig.exit_harness(A)
+    rig.port.clear_dead(A)
+    pane = rig.spawn_sim(A, window=True)
+    rig.listening(A)
+    probe = rig.port.probe(A, mark=rig.harness[A.name][1])
+    assert (probe.harness, probe.pane, probe.others_live) == (SessionState.LIVE, pane, True)
+    rig.deliver(A, "into the new harness")
+    assert (rig.received(A, 1), rig.operator_received(A), rig.panes(A)[operator]) == (
+        (["into the new harness"], 1), [], False
+    )

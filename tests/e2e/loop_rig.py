@@ -55,6 +55,7 @@ class Loop:
         default_factory=lambda: [{"provider": "sandbox", "repos": [str(REPO)], "label": "loop"}]
     )
     extra: dict[str, Any] = field(default_factory=dict)  # more top-level keys
+    receipts: str = "file"  # the simulator writes receipts like Claude Code's hooks
     pollers: list[Poller] = field(default_factory=list)
 
     @property
@@ -76,6 +77,9 @@ class Loop:
             "args": [str(SIM), "--record", str(self.record)],
             "sessionIdArgs": ["--session-id", "{session_id}"],
             "submitDelayMs": self.submit_delay_ms,
+            "receipts": self.receipts,
+            "readySeconds": 10,
+            "confirmSeconds": 5,
         }
         config = {
             "state": {"root": str(self.state)},

@@ -82,7 +82,8 @@ def _interrupted(loop: Loop, signum: int) -> tuple[Poller, int]:
     for ref in refs:
         loop.comment(ref, f"please handle {ref}")
     poller = loop.start_poll()
-    wait_for(lambda: "dispatch.queued" in loop.event_names(), what="the first delivery")
+    queued = lambda: [e for e in loop.events() if e["event"] == "dispatch.queued" and "comment_id" in e]  # noqa: E731
+    wait_for(queued, what="a delivery")
     return poller, poller.stop(signum)
 
 

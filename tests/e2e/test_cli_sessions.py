@@ -23,12 +23,13 @@ def test_sessions_list_json_shows_the_probed_tmux_state(loop: Loop) -> None:
 
     listed = loop.json_lines("sessions", "list", "--json")
 
-    assert [(s["work_item"], s["state"], s["status"]) for s in listed] == [
-        (str(live), "live", "active"),
-        (str(gone), "absent", "active"),
+    assert [(s["work_item"], s["state"], s["harness_state"], s["status"]) for s in listed] == [
+        (str(live), "live", "busy", "active"),  # it got its spawn prompt and its turn never ends
+        (str(gone), "absent", "dead", "active"),
     ]
     assert listed[0]["target"] == live.target.name and listed[0]["harness"] == "sim"
-    assert listed[0]["conversation_id"] and listed[0]["last_event"] == "session.spawned"
+    assert listed[0]["conversation_id"] and listed[0]["last_event"] == "dispatch.succeeded"
+    assert listed[0]["last_receipt"]["kind"] == "prompt" and listed[0]["last_receipt"]["at"]
 
 
 def test_sessions_list_shows_a_table_for_people(loop: Loop) -> None:
@@ -37,8 +38,14 @@ def test_sessions_list_shows_a_table_for_people(loop: Loop) -> None:
     result = loop.cli("sessions", "list")
 
     header, row = result.stdout.splitlines()
-    assert header.split() == ["WORK", "ITEM", "HARNESS", "CONVERSATION", "TARGET", "STATE", "STATUS", "LAST", "EVENT"]
-    assert row.split()[:1] + row.split()[3:] == [str(ref), ref.target.name, "live", "active", "session.spawned"]
+    assert header.split() == [
+        "WORK", "ITEM", "HARNESS", "CONVERSATION", "TARGET", "STATE", "AGENT",
+        "LAST", "RECEIPT", "STATUS", "LAST", "EVENT",
+    ]  # fmt: skip
+    cells = row.split()  # the receipt is its kind and its time: two words
+    assert cells[:1] + cells[3:7] + cells[8:] == [
+        str(ref), ref.target.name, "live", "busy", "prompt", "active", "dispatch.succeeded"
+    ]  # fmt: skip
 
 
 def test_sessions_reset_dry_run_changes_nothing(loop: Loop) -> None:

@@ -98,6 +98,13 @@ class FakeStateStore(StateStore):
             saved = self.tables.sessions[record.item] = replace(record, version=stored + 1)
             return saved
 
+    def drop_session(self, record: SessionRecord) -> None:
+        with self._write():
+            stored = _version(self.tables.sessions.get(record.item))
+            if stored != record.version:
+                raise StaleWrite("session record", str(record.item), read=record.version, stored=stored)
+            self.tables.sessions.pop(record.item, None)
+
     def forget(self, item: WorkItemRef) -> None:
         with self._write():
             self.tables.ledgers.pop(item, None)

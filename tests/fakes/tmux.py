@@ -1,5 +1,5 @@
-"""A stateful tmux double: which sessions exist, which panes are dead, who is attached, and
-whether an operator opened a window of their own."""
+"""A stateful tmux double: sessions and their panes (which are dead, which carries the harness's
+mark), who is attached, and windows an operator opened."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 from domain.errors import DuplicateSession, SessionMissing, TmuxFailed, TmuxUnanswered
-from domain.model import SessionState, SpawnRequest
+from domain.model import Probe, SessionState, SpawnRequest
 from domain.ports import TmuxPort
 from domain.refs import TmuxTarget
 
@@ -21,25 +21,85 @@ class FakeClient:
 
 
 @dataclass
-class FakeSession:
-    name: str
+class FakePane:
+    id: str
     argv: tuple[str, ...] = ("sh",)
     cwd: str = "/"
-    prompt: str = ""  # the spawn prompt: the harness's last argument
-    pane_dead: bool = False
-    remain_on_exit: bool = True
-    clients: list[FakeClient] = field(default_factory=list)
+    prompt: str = ""  # a spawn prompt: the program's last argument
+    env: tuple[tuple[str, str], ...] = ()
+    mark: str = ""
+    dead: bool = False
+    operator: bool = False  # a window an operator opened
     received: list[str] = field(default_factory=list)  # prompts pasted, in order
     submits: int = 0
-    env: tuple[tuple[str, str], ...] = ()
-    pane_id: str = ""  # the harness's pane
-    operator_pane: str = ""  # a window an operator opened: once set, the session's active pane
-    operator_dead: bool = False
-    operator_received: list[str] = field(default_factory=list)
+    screen: str = ""
+    signals: int = 0  # times its process group was signalled
+
+
+@dataclass
+class FakeSession:
+    name: str
+    panes: list[FakePane]
+    remain_on_exit: bool = True
+    clients: list[FakeClient] = field(default_factory=list)
+    harness_id: str = ""  # the pane the latest spawn started
+
+    @property
+    def harness(self) -> FakePane | None:
+        return next((p for p in self.panes if p.id == self.harness_id), None)
+
+    @property
+    def operator(self) -> FakePane | None:
+        return next((p for p in self.panes if p.operator), None)
 
     @property
     def all_dead(self) -> bool:
-        return self.pane_dead and (not self.operator_pane or self.operator_dead)
+        return all(p.dead for p in self.panes)
+
+    # the harness pane's fields, as most tests read them
+    @property
+    def received(self) -> list[str]:
+        return self.harness.received if self.harness else []
+
+    @property
+    def submits(self) -> int:
+        return self.harness.submits if self.harness else 0
+
+    @property
+    def prompt(self) -> str:
+        return self.harness.prompt if self.harness else ""
+
+    @property
+    def argv(self) -> tuple[str, ...]:
+        return self.harness.argv if self.harness else ()
+
+    @property
+    def cwd(self) -> str:
+        return self.harness.cwd if self.harness else ""
+
+    @property
+    def env(self) -> tuple[tuple[str, str], ...]:
+        return self.harness.env if self.harness else ()
+
+    @property
+    def pane_id(self) -> str:
+        return self.harness_id
+
+    @property
+    def pane_dead(self) -> bool:
+        return self.harness is None or self.harness.dead
+
+    @property
+    def operator_received(self) -> list[str]:
+        return self.operator.received if self.operator else []
+
+    @property
+    def operator_dead(self) -> bool:
+        return self.operator is not None and self.operator.dead
+
+    @property
+    def operator_pane(self) -> str:
+        return self.operator.id if self.operator else ""
 
 
 def resume_fails_unless_known(known_ids: Iterable[str]) -> ExitRule:
@@ -59,11 +119,14 @@ class FakeTmux(TmuxPort):
         self.sessions: dict[str, FakeSession] = {}
         self.unresponsive = False  # tmux answers nothing at all
         self.unresponsive_targets: set[str] = set()  # only calls naming these hang
-        self.kill_fails: set[str] = set()
+        self.kill_fails: set[str] = set()  # kill-session and kill-pane fail in these sessions
         self.exit_on_spawn: ExitRule | None = None
         self.race_on_spawn: dict[str, bool] = {}  # name -> the occupant is dead
         self.calls: list[tuple[str, str]] = []
         self.buffers: dict[str, str] = {}
+        self.on_deliver: Callable[[str], None] | None = None  # runs as a paste lands (races)
+        # what a harness in a pane sees: ("spawn", pane) with its argv prompt, ("paste", pane) per paste
+        self.listeners: list[Callable[[str, FakePane, str], None]] = []
         self._next_buffer = 0
         self._next_pane = 0
 
@@ -76,18 +139,19 @@ class FakeTmux(TmuxPort):
         dead: bool = False,
         argv: tuple[str, ...] = ("sh",),
         remain_on_exit: bool = True,
+        mark: str = "",
     ) -> FakeSession:
-        session = FakeSession(
-            name=name, argv=argv, pane_dead=dead, remain_on_exit=remain_on_exit, pane_id=self._new_pane()
-        )
+        """A session someone else started: its one pane carries no mark unless told."""
+        pane = FakePane(self._new_pane(), argv=argv, dead=dead, mark=mark)
+        session = FakeSession(name=name, panes=[pane], remain_on_exit=remain_on_exit, harness_id=pane.id)
         self.sessions[name] = session
         return session
 
     def open_window(self, name: str) -> str:
         """An operator attaches and runs `tmux new-window`: a live shell, now the active pane."""
-        session = self.sessions[name]
-        session.operator_pane, session.operator_dead = self._new_pane(), False
-        return session.operator_pane
+        pane = FakePane(self._new_pane(), operator=True)
+        self.sessions[name].panes.append(pane)
+        return pane.id
 
     def occupy_on_next_spawn(self, name: str, *, dead: bool = False) -> None:
         """An occupant appears just before the next spawn of `name` (the probe missed it)."""
@@ -95,7 +159,9 @@ class FakeTmux(TmuxPort):
 
     def exit_harness(self, name: str) -> None:
         """The harness in `name` exits by itself."""
-        self._pane_exited(self.sessions[name])
+        session = self.sessions[name]
+        if session.harness is not None:
+            self._pane_exited(session, session.harness)
 
     # -- the port ---------------------------------------------------------------------------
 
@@ -109,40 +175,82 @@ class FakeTmux(TmuxPort):
             return SessionState.ABSENT
         return SessionState.DEAD if session.all_dead else SessionState.LIVE
 
+    def probe(self, target: TmuxTarget, *, mark: str, pane: str = "") -> Probe:
+        try:
+            self._call("probe", target.name)
+        except TmuxUnanswered:
+            return Probe.unknown()
+        session = self.sessions.get(target.name)
+        if session is None:
+            return Probe(SessionState.ABSENT, SessionState.ABSENT)
+        state = SessionState.DEAD if session.all_dead else SessionState.LIVE
+        found = self._harness(session, mark=mark, pane=pane)
+        if found is None:
+            return Probe(state, SessionState.ABSENT, others_live=state is SessionState.LIVE)
+        others = any(not p.dead for p in session.panes if p is not found)
+        harness = SessionState.DEAD if found.dead else SessionState.LIVE
+        return Probe(state, harness, found.id, others_live=others)
+
     def spawn(self, request: SpawnRequest) -> str:
         name = request.target.name
         self._call("spawn", name)
         if name in self.race_on_spawn and name not in self.sessions:
             self.add_session(name, dead=self.race_on_spawn.pop(name))
-        if name in self.sessions:
-            raise DuplicateSession("new-session", 1, f"duplicate session: {name}\n")
-        session = FakeSession(
-            name=name,
+        pane = FakePane(
+            self._new_pane(),
             argv=request.argv,
             cwd=request.cwd,
             prompt=request.prompt,
-            remain_on_exit=request.remain_on_exit,
             env=request.env,
-            pane_id=self._new_pane(),
+            mark=request.mark,
         )
-        self.sessions[name] = session
+        if request.window:
+            session = self.sessions.get(name)
+            if session is None:
+                raise TmuxFailed("new-window", 1, f"can't find session: {name}\n")
+            session.panes.append(pane)
+        else:
+            if name in self.sessions:
+                raise DuplicateSession("new-session", 1, f"duplicate session: {name}\n")
+            session = FakeSession(name=name, panes=[pane], remain_on_exit=request.remain_on_exit)
+            self.sessions[name] = session
+        session.harness_id = pane.id
         if self.exit_on_spawn is not None and self.exit_on_spawn(request.argv):
-            self._pane_exited(session)
-        return session.pane_id
+            self._pane_exited(session, pane)
+        else:
+            self._tell("spawn", pane, request.prompt)
+        return pane.id
 
     def deliver(
-        self, target: TmuxTarget, prompt: str, *, delivery_id: str, submit_delay_ms: int = 0, pane: str = ""
+        self, target: TmuxTarget, prompt: str, *, delivery_id: str, pane: str, mark: str, submit_delay_ms: int = 0
     ) -> None:
         self._call("deliver", target.name)
+        if not pane.startswith("%"):
+            raise SessionMissing(f"{target.name}: no proven harness pane to deliver into")
         # read-only clients never matter: a paste is not a keystroke of any client
         prompt_buffer, submit_buffer = self._load(prompt), self._load("\r")
         try:
             session = self.sessions.get(target.name)
-            if session is None:
-                raise SessionMissing(f"{target.name}: absent")
-            self._paste(session, prompt, pane or self._active(session))
+            into = next((p for p in session.panes if p.id == pane), None) if session else None
+            if into is None or into.dead or into.mark != mark:
+                raise SessionMissing(f"{target.name}: pane {pane} is dead, gone or not the harness's")
+            into.received.append(prompt)
+            into.submits += 1
+            self._tell("paste", into, prompt)
+            if self.on_deliver is not None:
+                self.on_deliver(prompt)
         finally:
             del self.buffers[prompt_buffer], self.buffers[submit_buffer]
+
+    def clear_dead(self, target: TmuxTarget) -> None:
+        name = target.name
+        self._call("clear_dead", name)
+        session = self.sessions.get(name)
+        if session is None or name in self.kill_fails:
+            return
+        session.panes = [p for p in session.panes if not p.dead]
+        if not session.panes:
+            del self.sessions[name]
 
     def kill(self, target: TmuxTarget) -> None:
         name = target.name
@@ -153,15 +261,20 @@ class FakeTmux(TmuxPort):
             raise TmuxFailed("kill-session", 1, f"kill-session failed: {name}\n")
         del self.sessions[name]
 
-    def terminate_harness(self, target: TmuxTarget, *, grace_seconds: float, pane: str = "") -> None:
+    def terminate_harness(self, target: TmuxTarget, *, grace_seconds: float, pane: str, mark: str) -> None:
         self._call("terminate_harness", target.name)
         session = self.sessions.get(target.name)
         if session is None:
             return
-        if not pane and session.operator_pane:
-            session.operator_dead = True  # every pane's process is signalled, the operator's too
-        if pane in ("", session.pane_id) and not session.pane_dead:
-            self._pane_exited(session)
+        found = self._harness(session, mark=mark, pane=pane)
+        if found is not None and not found.dead:
+            found.signals += 1
+            self._pane_exited(session, found)
+
+    def screen(self, target: TmuxTarget, pane: str, *, lines: int = 20) -> str:
+        session = self.sessions.get(target.name)
+        found = next((p for p in session.panes if p.id == pane), None) if session else None
+        return "\n".join(found.screen.splitlines()[-lines:]) if found else ""
 
     def attach(self, target: TmuxTarget, *, read_only: bool) -> int:
         self._call("attach", target.name)
@@ -178,6 +291,16 @@ class FakeTmux(TmuxPort):
         if self.unresponsive or name in self.unresponsive_targets:
             raise TmuxUnanswered(f"tmux did not answer {operation} {name}")
 
+    def _tell(self, what: str, pane: FakePane, text: str) -> None:
+        for listener in self.listeners:
+            listener(what, pane, text)
+
+    @staticmethod
+    def _harness(session: FakeSession, *, mark: str, pane: str) -> FakePane | None:
+        if mark:
+            return next((p for p in session.panes if p.mark == mark), None)
+        return next((p for p in session.panes if pane and p.id == pane and not p.mark), None)
+
     def _load(self, data: str) -> str:
         self._next_buffer += 1
         name = f"loop-buffer-{self._next_buffer}"
@@ -188,22 +311,10 @@ class FakeTmux(TmuxPort):
         self._next_pane += 1
         return f"%{self._next_pane}"
 
-    def _active(self, session: FakeSession) -> str:
-        return session.operator_pane or session.pane_id
-
-    def _paste(self, session: FakeSession, prompt: str, pane: str) -> None:
-        """Into `pane` if it is a live pane of `session` (the guard and the paste are one)."""
-        if pane == session.pane_id and not session.pane_dead:
-            session.received.append(prompt)
-            session.submits += 1
-        elif pane == session.operator_pane and not session.operator_dead:
-            session.operator_received.append(prompt)
-        else:
-            raise SessionMissing(f"{session.name}: pane {pane} is dead or not this session's")
-
-    def _pane_exited(self, session: FakeSession) -> None:
-        # without remain-on-exit the pane closes; the session goes with its last pane (a pane
-        # that is gone reads like a dead one here: nothing is pasted into it again)
-        session.pane_dead = True
-        if not session.remain_on_exit and (not session.operator_pane or session.operator_dead):
-            del self.sessions[session.name]
+    def _pane_exited(self, session: FakeSession, pane: FakePane) -> None:
+        # without remain-on-exit the pane closes; the session goes with its last pane
+        pane.dead = True
+        if not session.remain_on_exit:
+            session.panes.remove(pane)
+            if not session.panes:
+                del self.sessions[session.name]

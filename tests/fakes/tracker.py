@@ -152,12 +152,12 @@ class FakeTracker(TrackerPort):
             raise TrackerError(f"{comment.item.repo}: reaction on {comment.id} failed (injected)")
         self.reactions.append((comment.id, reaction))
 
-    def post_comment(self, item: WorkItemRef, body: str) -> None:
+    def post_comment(self, item: WorkItemRef, body: str) -> str:
         self._request(item.repo, read=False)
         if self.fail_posts:
             raise TrackerError(f"{item.repo}: comment on {item} failed (injected)")
         self.posted.append((item, body))
-        self.add_comment(item, body, author=self.login)
+        return self.add_comment(item, body, author=self.login).id
 
     def min_interval_seconds(self, repo: RepoRef) -> float:
         return self.poll_interval.get(repo, 0.0)

@@ -7,8 +7,10 @@ import sys
 import time
 from pathlib import Path
 
+from adapters.receipts.files import FileReceipts
 from domain.ledger import Resolution
 from domain.model import HarnessSpec, SessionState
+from domain.receipts import ReceiptMode
 from tests.fakes.clock import FakeClock
 from tests.service.world import World
 from tests.tmux_support import SIM, RealTmux, real_tmux, records, wait_for
@@ -32,14 +34,17 @@ def _world(real_tmux: RealTmux, tmp_path: Path, *, known: tuple[str, ...] = ("si
         (str(SIM), "--record", str(tmp_path / "record.jsonl"), "--known-ids", str(tmp_path / "known")),
         ("--session-id", "{session_id}"),
         ("--resume", "{session_id}"),
+        receipts=ReceiptMode.FILE,
+        ready_seconds=10,
+        confirm_seconds=5,
     )
     return World(
-        tmux=real_tmux.adapter(**tmux_options),
+        tmux=real_tmux.adapter(**tmux_options),  # type: ignore[arg-type]
         harness="sim",
         harnesses={"sim": sim},
         clock=SleepingClock(),
-        resume_probe_seconds=0.5,
         workdir=str(tmp_path),
+        receipts=FileReceipts(tmp_path / "receipts"),
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from app.usecases.sessions_admin import AdminConfig, SessionsAdmin
+from app.usecases.sessions_admin import SessionsAdmin
 from domain.model import ItemState, SessionStatus
 from domain.refs import TmuxTarget, WorkItemRef
 from tests.fakes.tmux import FakeTmux
@@ -23,18 +23,18 @@ class RacingTmux(FakeTmux):
         self.during_terminate: Callable[[], None] | None = None
 
     def deliver(
-        self, target: TmuxTarget, prompt: str, *, delivery_id: str, submit_delay_ms: int = 0, pane: str = ""
+        self, target: TmuxTarget, prompt: str, *, delivery_id: str, pane: str, mark: str, submit_delay_ms: int = 0
     ) -> None:
-        super().deliver(target, prompt, delivery_id=delivery_id, submit_delay_ms=submit_delay_ms, pane=pane)
+        super().deliver(target, prompt, delivery_id=delivery_id, pane=pane, mark=mark, submit_delay_ms=submit_delay_ms)
         hook, self.during_deliver = self.during_deliver, None
         if hook is not None:
             hook()
 
-    def terminate_harness(self, target: TmuxTarget, *, grace_seconds: float, pane: str = "") -> None:
+    def terminate_harness(self, target: TmuxTarget, *, grace_seconds: float, pane: str, mark: str) -> None:
         hook, self.during_terminate = self.during_terminate, None
         if hook is not None:
             hook()
-        super().terminate_harness(target, grace_seconds=grace_seconds, pane=pane)
+        super().terminate_harness(target, grace_seconds=grace_seconds, pane=pane, mark=mark)
 
 
 class RacingTracker(FakeTracker):
@@ -52,7 +52,7 @@ class RacingTracker(FakeTracker):
 def _world() -> tuple[World, RacingTmux, SessionsAdmin]:
     tmux = RacingTmux()
     world = World(tmux=tmux, tracker=RacingTracker())
-    admin = SessionsAdmin(tmux=tmux, store=world.store, events=world.events, closer=world.closer, config=AdminConfig())
+    admin = world.admin()
     return world, tmux, admin
 
 

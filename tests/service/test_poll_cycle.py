@@ -25,7 +25,7 @@ class SlowTmux(FakeTmux):
         self._lock = threading.Lock()
 
     def deliver(
-        self, target: TmuxTarget, prompt: str, *, delivery_id: str, submit_delay_ms: int = 0, pane: str = ""
+        self, target: TmuxTarget, prompt: str, *, delivery_id: str, pane: str, mark: str, submit_delay_ms: int = 0
     ) -> None:
         with self._lock:
             self.in_flight += 1
@@ -34,7 +34,9 @@ class SlowTmux(FakeTmux):
             self.peak = max(self.peak, self.in_flight)
         time.sleep(0.02)
         with self._lock:
-            super().deliver(target, prompt, delivery_id=delivery_id, submit_delay_ms=submit_delay_ms, pane=pane)
+            super().deliver(
+                target, prompt, delivery_id=delivery_id, pane=pane, mark=mark, submit_delay_ms=submit_delay_ms
+            )
             self.in_flight -= 1
             self.per_target[target.name] -= 1
 
@@ -49,7 +51,7 @@ def test_reactions_mark_start_and_success_on_the_comment() -> None:
     assert world.tracker.reactions == [(comment.id, Reaction.STARTED), (comment.id, Reaction.SUCCEEDED)]
 
 
-def test_a_failed_attempt_gets_the_failure_reaction() -> None:
+def test_a_failed_attempt_gets_the_failure_reaction_and_no_eyes_since_nothing_went_in() -> None:
     world = World()
     ref = world.watched()
     world.tmux.unresponsive_targets.add(ref.target.name)
@@ -57,7 +59,7 @@ def test_a_failed_attempt_gets_the_failure_reaction() -> None:
 
     world.cycle()
 
-    assert world.tracker.reactions == [(comment.id, Reaction.STARTED), (comment.id, Reaction.FAILED)]
+    assert world.tracker.reactions == [(comment.id, Reaction.FAILED)]
 
 
 def test_a_failing_reaction_is_reported_and_changes_nothing_else() -> None:

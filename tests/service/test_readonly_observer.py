@@ -14,7 +14,7 @@ SECRET = "rm -rf / # exfiltrate ghp_secret_token"
 
 class PasteFails(FakeTmux):
     def deliver(
-        self, target: TmuxTarget, prompt: str, *, delivery_id: str, submit_delay_ms: int = 0, pane: str = ""
+        self, target: TmuxTarget, prompt: str, *, delivery_id: str, pane: str, mark: str, submit_delay_ms: int = 0
     ) -> None:
         self.calls.append(("deliver", target.name))
         raise TmuxFailed("paste-buffer", 1, "no space left")

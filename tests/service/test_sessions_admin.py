@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.usecases.sessions_admin import AdminConfig, SessionsAdmin, UnknownWorkItem
+from app.usecases.sessions_admin import SessionsAdmin, UnknownWorkItem
 from domain.model import SessionState, SessionStatus
 from domain.refs import WorkItemRef
 from tests.fakes.tmux import FakeTmux
@@ -12,13 +12,7 @@ from tests.service.world import REPO, World
 
 
 def _admin(world: World, **config: object) -> SessionsAdmin:
-    return SessionsAdmin(
-        tmux=world.tmux,
-        store=world.store,
-        events=world.events,
-        closer=world.closer,
-        config=AdminConfig(**config),  # type: ignore[arg-type]
-    )
+    return world.admin(**config)
 
 
 def _fake(world: World) -> FakeTmux:
@@ -107,9 +101,14 @@ def test_reset_is_the_remedy_for_a_first_spawn_refused_by_a_live_occupant() -> N
     world.cycle()  # first sight: ledger saved, spawn refused, no record
     admin = _admin(world)
 
-    admin.reset(admin.plan_reset([ref])[0])
+    plan = admin.plan_reset([ref])[0]
+    admin.reset(plan)
 
-    assert _fake(world).sessions[ref.target.name].pane_dead
+    # no record: nothing proves which pane is a harness, so the operator's remedy ends the session
+    assert "kill the session loop-github-acme-widgets-1 (live), which the-loop has no record of" in plan.describe(
+        done=False
+    )
+    assert ref.target.name not in _fake(world).sessions
     assert world.store.ledger(ref) is None
 
 

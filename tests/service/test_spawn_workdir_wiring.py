@@ -1,16 +1,19 @@
-"""The container's dispatch configuration: `spawnWorkdir` as docs/config.md describes it."""
+"""The container's spawn folder: `spawnWorkdir` as docs/config.md describes it."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from app.config.settings import Settings
-from app.container import _dispatch_config
+from app.container import _workdir
+from domain.model import WorkItem
+from domain.refs import WorkItemRef
 
 
-def test_a_leading_tilde_in_spawn_workdir_is_the_home_directory() -> None:
+def test_a_leading_tilde_in_spawn_workdir_is_the_home_directory_and_slug_is_the_items() -> None:
     settings = Settings(routing={"spawnWorkdir": "~/work/{slug}"})  # type: ignore[arg-type]
+    item = WorkItem(WorkItemRef.parse("github:acme/widgets#7"), "t", "alice", frozenset())
 
-    workdir = _dispatch_config(settings).workdir
+    workdir = _workdir(settings)(item)
 
-    assert workdir == str(Path.home() / "work" / "{slug}")  # the dispatcher substitutes `{slug}` per item
+    assert workdir == str(Path.home() / "work" / "github-acme-widgets-7")

@@ -6,22 +6,39 @@ import itertools
 from dataclasses import dataclass, field
 
 from app.usecases.closing import CloseConfig, Closer
+from app.usecases.delivery import Delivery, DeliveryConfig
 from app.usecases.dispatcher import DispatchConfig, Dispatcher
+from app.usecases.feedback import Feedback
 from app.usecases.item_worker import ItemWorker, WorkerConfig
 from app.usecases.poll import CycleSummary, PollConfig, PollCycle
+from app.usecases.sessions_admin import AdminConfig, SessionsAdmin
+from app.usecases.spawner import SpawnConfig, Spawner
+from app.usecases.watch import HarnessWatch
 from domain.ledger import Ledger
 from domain.model import Comment, HarnessSpec, SessionRecord, Source, SpawnMode
-from domain.ports import TmuxPort
+from domain.ports import ReceiptPort
+from domain.receipts import ReceiptMode
 from domain.refs import RepoRef, WorkItemRef
 from tests.fakes.clock import FakeClock
 from tests.fakes.events import RecordingEvents
+from tests.fakes.receipts import FakeReceipts, FakeTrust
 from tests.fakes.store import FakeStateStore
 from tests.fakes.tmux import FakeSession, FakeTmux
 from tests.fakes.tracker import FakeTracker
 
 REPO = RepoRef.parse("acme/widgets")
-CLAUDE = HarnessSpec("claude", "claude", (), ("--session-id", "{session_id}"), ("--resume", "{session_id}"))
-CURSOR = HarnessSpec("cursor", "cursor-agent")
+CLAUDE = HarnessSpec(
+    "claude",
+    "claude",
+    (),
+    ("--session-id", "{session_id}"),
+    ("--resume", "{session_id}"),
+    receipts=ReceiptMode.CLAUDE,
+    ready_seconds=60,
+    confirm_seconds=30,
+    trust_workdir=True,
+)
+CURSOR = HarnessSpec("cursor", "cursor-agent", ready_seconds=3, confirm_seconds=3)
 
 
 @dataclass
@@ -34,45 +51,64 @@ class World:
     max_concurrent: int = 4
     repos: tuple[RepoRef, ...] = (REPO,)
     close: CloseConfig = field(default_factory=CloseConfig)
-    tmux: TmuxPort = field(default_factory=FakeTmux)
+    tmux: FakeTmux = field(default_factory=FakeTmux)  # a real ShTmux in integration tests
     tracker: FakeTracker = field(default_factory=FakeTracker)
     store: FakeStateStore = field(default_factory=FakeStateStore)
     events: RecordingEvents = field(default_factory=RecordingEvents)
     clock: FakeClock = field(default_factory=FakeClock)
     harnesses: dict[str, HarnessSpec] = field(default_factory=lambda: {"claude": CLAUDE, "cursor": CURSOR})
-    resume_probe_seconds: float = 3
     workdir: str = "/work/{slug}"
+    secret: str = "test-secret"
+    receipts: ReceiptPort | None = None  # None: a FakeReceipts harness inside the FakeTmux
 
     def __post_init__(self) -> None:
         ids = (f"sid-{n}" for n in itertools.count(1))
         self.tracker.now = self.clock.epoch
-        self.dispatcher = Dispatcher(
+        if self.receipts is None:
+            assert isinstance(self.tmux, FakeTmux), "a real tmux needs real receipts"
+            self.receipts = FakeReceipts(self.tmux, self.clock)
+        self.trust = FakeTrust()
+        self.watch = HarnessWatch(tmux=self.tmux, receipts=self.receipts, clock=self.clock)
+        self.spawner = Spawner(
             tmux=self.tmux,
-            clock=self.clock,
-            events=self.events,
             store=self.store,
-            config=DispatchConfig(
-                harnesses=self.harnesses,
-                default_harness=self.harness,
-                workdir=self.workdir,
-                resume_probe_seconds=self.resume_probe_seconds,
-            ),
-            new_session_id=lambda: next(ids),
+            events=self.events,
+            clock=self.clock,
+            watch=self.watch,
+            receipts=self.receipts,
+            trust=self.trust,
+            workdir=lambda item: self.workdir.replace("{slug}", item.ref.slug),
+            config=SpawnConfig(harnesses=self.harnesses, default_harness=self.harness),
+            new_id=lambda: next(ids),
         )
+        self.dispatcher = Dispatcher(
+            tmux=self.tmux, events=self.events, watch=self.watch, spawner=self.spawner, config=DispatchConfig()
+        )
+        self.feedback = Feedback(tracker_for=lambda _ref: self.tracker, events=self.events)
         self.worker = self._worker()
         self.closer = Closer(tmux=self.tmux, store=self.store, events=self.events, clock=self.clock, config=self.close)
         self.poll = self._poll()
 
     def _worker(self) -> ItemWorker:
-        return ItemWorker(
-            tracker_for=lambda _ref: self.tracker,
+        delivery = Delivery(
             store=self.store,
             events=self.events,
             clock=self.clock,
             dispatcher=self.dispatcher,
-            config=WorkerConfig(
-                authorized=frozenset(self.authorized), max_retries=self.max_retries, version=self.version
-            ),
+            watch=self.watch,
+            receipts=self.receipts,
+            feedback=self.feedback,
+            config=DeliveryConfig(max_retries=self.max_retries, version=self.version, secret=self.secret),
+            default_harness=self.harness,
+        )
+        return ItemWorker(
+            store=self.store,
+            events=self.events,
+            clock=self.clock,
+            delivery=delivery,
+            watch=self.watch,
+            feedback=self.feedback,
+            config=WorkerConfig(authorized=frozenset(self.authorized), version=self.version, secret=self.secret),
         )
 
     def _poll(self) -> PollCycle:
@@ -89,6 +125,17 @@ class World:
             worker=self.worker,
             closer=self.closer,
             config=config,
+        )
+
+    def admin(self, **config: object) -> SessionsAdmin:
+        return SessionsAdmin(
+            tmux=self.tmux,
+            store=self.store,
+            events=self.events,
+            closer=self.closer,
+            watch=self.watch,
+            harnesses=self.harnesses,
+            config=AdminConfig(**config),  # type: ignore[arg-type]
         )
 
     def restart(self, *, version: str) -> None:

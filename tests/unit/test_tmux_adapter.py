@@ -58,9 +58,17 @@ def buffers_of(call: Call) -> tuple[str, str]:
     return prompt_buffer, submit_buffer
 
 
-def test_a_delivery_is_one_tmux_invocation_with_this_exact_argv() -> None:
+MARK = "0f" * 16
+OURS = (
+    "#{?#{&&:#{&&:#{==:#{pane_id},%7},#{==:#{session_name},loop-a}},#{==:#{@the-loop-harness},"
+    + MARK
+    + "}},#{pane_dead},1}"
+)
+
+
+def test_a_delivery_is_one_tmux_invocation_into_the_harness_pane_guarded_by_its_mark() -> None:
     tmux, runner = tmux_with("")
-    tmux.deliver(A, "hello", delivery_id="d-1")
+    tmux.deliver(A, "hello", delivery_id="d-1", pane="%7", mark=MARK)
     p, s = buffers_of(runner.calls[0])
     assert [(c.args, c.stdin) for c in runner.calls] == [
         (
@@ -68,76 +76,67 @@ def test_a_delivery_is_one_tmux_invocation_with_this_exact_argv() -> None:
                 "-L", "sock",
                 "load-buffer", "-b", p, "-", ";",
                 "set-buffer", "-b", s, "\r", ";",
-                "if-shell", "-F", "-t", "=loop-a:", "#{pane_dead}",
+                "if-shell", "-F", "-t", "%7", OURS,
                 f"delete-buffer -b {p} ; delete-buffer -b {s} ; display-message -p the-loop:pane-dead",
-                f"paste-buffer -p -d -b {p} -t =loop-a: ; paste-buffer -d -b {s} -t =loop-a:",
+                f"paste-buffer -p -d -b {p} -t %7 ; paste-buffer -d -b {s} -t %7",
             ],
             b"hello",
         )
     ]  # fmt: skip
 
 
-def test_a_delivery_into_the_harness_pane_checks_and_pastes_that_pane_only_in_one_invocation() -> None:
-    tmux, runner = tmux_with("")
-    tmux.deliver(A, "hello", delivery_id="d-1", pane="%7")
-    p, s = buffers_of(runner.calls[0])
-    assert [c.args for c in runner.calls] == [
-        [
-            "-L", "sock",
-            "load-buffer", "-b", p, "-", ";",
-            "set-buffer", "-b", s, "\r", ";",
-            "if-shell", "-F", "-t", "%7",
-            "#{?#{&&:#{==:#{pane_id},%7},#{==:#{session_name},loop-a}},#{pane_dead},1}",
-            f"delete-buffer -b {p} ; delete-buffer -b {s} ; display-message -p the-loop:pane-dead",
-            f"paste-buffer -p -d -b {p} -t %7 ; paste-buffer -d -b {s} -t %7",
-        ]
-    ]  # fmt: skip
-
-
-@pytest.mark.parametrize("pane", ["%", "7", "%7 ; kill-server", "%7\n", "=loop-a:", "%-1"])
-def test_a_recorded_pane_that_is_not_a_pane_id_never_reaches_tmux(pane: str) -> None:
+@pytest.mark.parametrize("pane", ["", "%", "7", "%7 ; kill-server", "%7\n", "=loop-a:", "%-1"])
+def test_issue9_item1_a_delivery_without_a_proven_harness_pane_never_reaches_tmux(pane: str) -> None:
     tmux, runner = tmux_with("")
     with pytest.raises(SessionMissing):
-        tmux.deliver(A, "hello", delivery_id="d-1", pane=pane)
+        tmux.deliver(A, "hello", delivery_id="d-1", pane=pane, mark=MARK)
     assert runner.calls == []
 
 
-def test_a_harness_pane_that_is_dead_or_elsewhere_is_reported_missing() -> None:
+@pytest.mark.parametrize("mark", ["ZZ", "0f ; kill-server", "}", "0" * 33])
+def test_a_mark_that_is_not_ours_never_reaches_tmux(mark: str) -> None:
+    tmux, runner = tmux_with("")
+    with pytest.raises(SessionMissing):
+        tmux.deliver(A, "hello", delivery_id="d-1", pane="%7", mark=mark)
+    assert runner.calls == []
+
+
+def test_a_harness_pane_that_is_dead_elsewhere_or_unmarked_is_reported_missing() -> None:
     tmux, _ = tmux_with("the-loop:pane-dead\n")
-    with pytest.raises(SessionMissing, match="pane %7 is dead or no longer in loop-a"):
-        tmux.deliver(A, "hello", delivery_id="d-1", pane="%7")
+    with pytest.raises(SessionMissing, match="pane %7 is dead, no longer in loop-a or no longer the harness's"):
+        tmux.deliver(A, "hello", delivery_id="d-1", pane="%7", mark=MARK)
 
 
 def test_a_delivery_never_uses_send_keys_nor_puts_the_prompt_on_an_argv() -> None:
     tmux, runner = tmux_with("", "")
-    tmux.deliver(A, "PROMPT-TEXT", delivery_id="d-1", submit_delay_ms=1)
+    tmux.deliver(A, "PROMPT-TEXT", delivery_id="d-1", pane="%7", mark=MARK, submit_delay_ms=1)
     words = [word for call in runner.calls for arg in call.args for word in arg.split()]
     assert ("send-keys" in words, any("PROMPT-TEXT" in w for w in words)) == (False, False)
 
 
 def test_a_submit_delay_splits_the_submit_into_a_second_guarded_invocation() -> None:
     tmux, runner = tmux_with("", "")
-    tmux.deliver(A, "hello", delivery_id="d-1", submit_delay_ms=1)
+    tmux.deliver(A, "hello", delivery_id="d-1", pane="%7", mark=MARK, submit_delay_ms=1)
     _, s = buffers_of(runner.calls[0])
     assert runner.calls[1].args == [
         "-L", "sock",
-        "if-shell", "-F", "-t", "=loop-a:", "#{pane_dead}",
+        "if-shell", "-F", "-t", "%7", OURS,
         f"delete-buffer -b {s} ; display-message -p the-loop:pane-dead",
-        f"paste-buffer -d -b {s} -t =loop-a:",
+        f"paste-buffer -d -b {s} -t %7",
     ]  # fmt: skip
 
 
 def test_a_dead_pane_is_reported_missing_without_another_invocation() -> None:
     tmux, runner = tmux_with("the-loop:pane-dead\n")
     with pytest.raises(SessionMissing):
-        tmux.deliver(A, "hello", delivery_id="d-1")
+        tmux.deliver(A, "hello", delivery_id="d-1", pane="%7", mark=MARK)
     assert len(runner.calls) == 1
 
 
 def test_an_absent_target_is_reported_missing_and_both_buffers_are_deleted() -> None:
-    tmux, runner = tmux_with(TmuxFailed("load-buffer", 1, "can't find session: loop-a\n"), "")
+    tmux, runner = tmux_with(TmuxFailed("load-buffer", 1, "can't find pane: %7\n"), "")
     with pytest.raises(SessionMissing):
-        tmux.deliver(A, "hello", delivery_id="d-1")
+        tmux.deliver(A, "hello", delivery_id="d-1", pane="%7", mark=MARK)
     p, s = buffers_of(runner.calls[0])
     assert runner.calls[1].args == [
         "-L", "sock",
@@ -149,7 +148,42 @@ def test_an_absent_target_is_reported_missing_and_both_buffers_are_deleted() -> 
 def test_an_unanswered_delivery_stays_unanswered_never_missing() -> None:
     tmux, _ = tmux_with(TmuxUnanswered("timed out"), TmuxUnanswered("timed out"))
     with pytest.raises(TmuxUnanswered):
-        tmux.deliver(A, "hello", delivery_id="d-1")
+        tmux.deliver(A, "hello", delivery_id="d-1", pane="%7", mark=MARK)
+
+
+@pytest.mark.parametrize(
+    ("rows", "harness", "pane", "others"),
+    [
+        (f"%7 0 100 {MARK}\n", SessionState.LIVE, "%7", False),
+        (f"%7 1 100 {MARK}\n%8 0 101 \n", SessionState.DEAD, "%7", True),  # issue 9 item 5
+        ("%8 0 101 \n", SessionState.ABSENT, "", True),  # a stranger holds the name
+        (f"%8 0 101 {'1' * 32}\n", SessionState.ABSENT, "", True),  # another spawn's mark
+    ],
+)  # fmt: skip
+def test_the_probe_finds_the_harness_by_its_mark(rows: str, harness: SessionState, pane: str, others: bool) -> None:
+    tmux, runner = tmux_with(rows)
+    probe = tmux.probe(A, mark=MARK)
+    assert (probe.harness, probe.pane, probe.others_live) == (harness, pane, others)
+    assert runner.calls[0].args == [
+        "-L", "sock", "list-panes", "-s", "-t", "=loop-a:", "-F",
+        "#{pane_id} #{pane_dead} #{pane_pid} #{@the-loop-harness}",
+    ]  # fmt: skip
+
+
+def test_a_record_from_before_marks_finds_its_harness_by_the_recorded_pane_only_while_unmarked() -> None:
+    tmux, _ = tmux_with("%7 0 100 \n%8 0 101 \n", f"%7 0 100 {MARK}\n")
+    assert tmux.probe(A, mark="", pane="%7").pane == "%7"
+    assert tmux.probe(A, mark="", pane="%7").harness is SessionState.ABSENT
+
+
+def test_clearing_kills_each_dead_pane_only_while_it_is_still_dead_never_the_session() -> None:
+    tmux, runner = tmux_with("%7 1 100 x\n%8 0 101 \n%9 1 102 \n", "")
+    tmux.clear_dead(A)
+    assert runner.calls[1].args == [
+        "-L", "sock",
+        "if-shell", "-F", "-t", "%7", "#{pane_dead}", "kill-pane -t %7", ";",
+        "if-shell", "-F", "-t", "%9", "#{pane_dead}", "kill-pane -t %9",
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -162,7 +196,8 @@ def test_an_unanswered_delivery_stays_unanswered_never_missing() -> None:
         (TmuxFailed("list-panes", 1, "no server running on /t/sock\n"), SessionState.ABSENT),
         (TmuxFailed("list-panes", 1, "error connecting to /t/sock (No such file or directory)\n"), SessionState.ABSENT),
         (TmuxFailed("list-panes", 1, "error connecting to /t/sock (Permission denied)\n"), SessionState.UNKNOWN),
-        (TmuxFailed("list-panes", 1, "server exited unexpectedly\n"), SessionState.UNKNOWN),
+        (TmuxFailed("list-panes", 1, "server exited unexpectedly\n"), SessionState.ABSENT),  # with its sessions
+        (TmuxFailed("list-panes", 1, "lost server\n"), SessionState.UNKNOWN),
         (TmuxUnanswered("timed out"), SessionState.UNKNOWN),
     ],
 )  # fmt: skip
@@ -185,29 +220,44 @@ def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def spawned(*, remain_on_exit: bool) -> list[str]:
+def spawned(*, remain_on_exit: bool, window: bool = False) -> list[str]:
     tmux, runner = tmux_with("%3\n")
     request = SpawnRequest(
         target=A,
         argv=("claude", "--x;"),
         cwd="/",
         prompt="PROMPT-TEXT",
+        mark=MARK,
         remain_on_exit=remain_on_exit,
         env=(("K", "v"),),
+        window=window,
     )
     tmux.spawn(request)
     return runner.calls[0].args
 
 
-def test_spawn_starts_the_harness_through_the_wrapper_and_sets_remain_on_exit_in_the_same_invocation(
+def test_spawn_starts_the_harness_through_the_wrapper_and_marks_its_pane_in_the_same_invocation(
     private_tmp: Path,
 ) -> None:
     args = spawned(remain_on_exit=True)
     assert args == [
         "-L", "sock", "new-session", "-d", "-P", "-F", "#{pane_id}", "-s", "loop-a", "-c", "/", "-e", "K=v",
         "--", "/bin/sh", "-c", SPAWN_WRAPPER, "the-loop-spawn", args[18], "claude", "--x\\;",
+        ";", "set-option", "-p", "-t", "=loop-a:", "@the-loop-harness", MARK,
         ";", "set-option", "-t", "=loop-a:", "remain-on-exit", "on",
     ]  # fmt: skip
+
+
+def test_issue9_item5_a_harness_beside_an_operators_window_gets_a_window_of_its_own_marked_by_name(
+    private_tmp: Path,
+) -> None:
+    args = spawned(remain_on_exit=True, window=True)
+    window = f"=loop-a:=the-loop-{MARK}"
+    assert args[:10] == ["-L", "sock", "new-window", "-d", "-P", "-F", "#{pane_id}", "-n", f"the-loop-{MARK}", "-t"]
+    assert args[-12:] == [
+        ";", "set-option", "-p", "-t", window, "@the-loop-harness", MARK,
+        ";", "set-option", "-w", "-t", window, "remain-on-exit", "on",
+    ][-12:]  # fmt: skip
 
 
 def test_spawn_hands_the_prompt_over_in_a_private_file_only(private_tmp: Path) -> None:
@@ -223,7 +273,7 @@ def test_spawn_hands_the_prompt_over_in_a_private_file_only(private_tmp: Path) -
 def test_spawn_removes_the_prompt_file_when_tmux_refuses(private_tmp: Path) -> None:
     tmux, _ = tmux_with(DuplicateSession("new-session", 1, "duplicate session: loop-a\n"))
     with pytest.raises(DuplicateSession):
-        tmux.spawn(SpawnRequest(target=A, argv=("claude",), cwd="/", prompt="go"))
+        tmux.spawn(SpawnRequest(target=A, argv=("claude",), cwd="/", prompt="go", mark=MARK))
     assert list(private_tmp.glob("the-loop-prompt-*")) == []
 
 
@@ -306,7 +356,7 @@ def test_spawn_returns_the_pane_id_tmux_printed(private_tmp: Path) -> None:
 def test_a_spawn_tmux_answers_without_a_pane_id_fails(private_tmp: Path) -> None:
     tmux, _ = tmux_with("")
     with pytest.raises(TmuxFailed, match="named no pane"):
-        tmux.spawn(SpawnRequest(target=A, argv=("claude",), cwd="/", prompt="go"))
+        tmux.spawn(SpawnRequest(target=A, argv=("claude",), cwd="/", prompt="go", mark=MARK))
 
 
 def test_spawn_refuses_a_prompt_too_big_to_be_one_argument(private_tmp: Path) -> None:

@@ -1,0 +1,251 @@
+"""One delivery attempt: look for an earlier attempt's receipt, spend the attempt, get the prompt
+in, wait for the harness to confirm it, and record the truth — delivered only when confirmed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from app.usecases.dispatcher import Dispatcher
+from app.usecases.feedback import Feedback
+from app.usecases.spawner import Dispatch, Result
+from app.usecases.subjects import Subject
+from app.usecases.watch import HarnessWatch, Verdict
+from domain.events import Event, Level
+from domain.ledger import DeliveryState, Ledger, Resolution
+from domain.model import Reaction, SessionRecord, SessionStatus, WorkItem
+from domain.notice import blocked_notice
+from domain.policy import Outcome
+from domain.ports import ClockPort, EventSink, ReceiptPort, StateStore
+from domain.receipts import ReceiptKind, ReceiptMode
+
+if TYPE_CHECKING:
+    from app.usecases.cycle_summary import CycleSummary
+
+RECENT_DELIVERIES = 20
+NOT_CLEARABLE = "the item's tmux session is held by a session that is not running and could not be cleared"
+Step = tuple[Ledger, SessionRecord | None, bool]  # the ledger and record after it; whether later ones may go
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryConfig:
+    max_retries: int
+    version: str
+    secret: str  # keys the receipt tags: only the-loop can name a delivery in a receipt
+
+
+@dataclass
+class _Run:
+    """One attempt in progress: what it is for, and the ledger and record as they are now."""
+
+    item: WorkItem
+    subject: Subject
+    job: Dispatch
+    ledger: Ledger
+    record: SessionRecord | None
+    summary: CycleSummary
+    attempt: int = 0  # this attempt's number, once spent
+
+    def fields(self) -> dict[str, Any]:
+        found: dict[str, Any] = {"work_item": str(self.item.ref), "delivery_id": self.job.delivery_id}
+        if self.subject.comment is not None:
+            found["comment_id"] = self.subject.comment.id
+        return {**found, "attempt": self.attempt or self.subject.attempts(self.ledger)}
+
+
+class Delivery:
+    def __init__(
+        self,
+        *,
+        store: StateStore,
+        events: EventSink,
+        clock: ClockPort,
+        dispatcher: Dispatcher,
+        watch: HarnessWatch,
+        receipts: ReceiptPort,
+        feedback: Feedback,
+        config: DeliveryConfig,
+        default_harness: str,
+    ) -> None:
+        self._store = store
+        self._events = events
+        self._clock = clock
+        self._dispatcher = dispatcher
+        self._watch = watch
+        self._receipts = receipts
+        self._feedback = feedback
+        self._config = config
+        self._default_harness = default_harness
+
+    def attempt(
+        self,
+        item: WorkItem,
+        ledger: Ledger,
+        record: SessionRecord | None,
+        subject: Subject,
+        *,
+        armed: bool,
+        summary: CycleSummary,
+    ) -> Step:
+        run = _Run(item, subject, subject.job(item, self._config.secret), ledger, record, summary)
+        harness = self._dispatcher.harness(record.harness if record else self._default_harness)
+        # an earlier attempt may have landed (a crash, a late receipt): never paste it twice
+        earlier = subject.attempts(ledger) and harness.receipts is not ReceiptMode.NONE
+        if earlier and self._receipts.find(item.ref, run.job.receipt):
+            return self._confirmed(run, "receipt-on-retry")
+        if self._spent(run):
+            result = Result(
+                Outcome.RETRY, "every attempt was spent without an outcome (the daemon stopped mid-delivery)"
+            )
+        elif record is None and not armed:
+            result = Result(Outcome.NO_SESSION, "no session and spawning is not armed for this item")
+        else:
+            result = self._dispatcher.dispatch(record, run.job, lambda: self._spend(run))
+        run.record = result.record or run.record
+        if result.outcome is Outcome.BLOCKED:
+            return self._blocked(run)
+        if result.outcome.went_in:
+            return self._went_in(run, result)
+        if result.outcome in {Outcome.SKIPPED_OCCUPIED, Outcome.NO_SESSION}:
+            return self._skipped(run, result.outcome)
+        return self._failed(run, result.reason, result.outcome.value, screen=result.screen)
+
+    def _spend(self, run: _Run) -> None:
+        """The attempt is spent, and saved, before it is made: a crash mid-delivery still counts."""
+        run.ledger = self._store.save_ledger(run.subject.spend(run.ledger))
+        run.attempt = run.subject.attempts(run.ledger)
+        self._events.emit(Event.DISPATCH_QUEUED, **run.fields())
+
+    def _spent(self, run: _Run) -> bool:
+        return run.subject.attempts(run.ledger) >= max(1, self._config.max_retries)
+
+    def _went_in(self, run: _Run, result: Result) -> Step:
+        assert run.record is not None
+        run.ledger = run.subject.mark(run.ledger, DeliveryState.PASTED)
+        self._save(run)
+        self._events.emit(Event.DISPATCH_PASTED, outcome=result.outcome.value, reason=result.reason, **run.fields())
+        self._react(run, Reaction.STARTED)
+        harness = self._dispatcher.harness(run.record.harness)
+        spawned = result.outcome is Outcome.SPAWNED and not result.ready
+        watched = self._watch.wait_confirmed(run.record, harness, run.job.receipt, spawned=spawned)
+        if watched.verdict is Verdict.YES:
+            self._ready_event(run, result)
+            return self._confirmed(run, "alive" if harness.receipts is ReceiptMode.NONE else "receipt")
+        self._events.emit(
+            Event.DISPATCH_UNCONFIRMED,
+            level=Level.WARNING,
+            reason=watched.reason,
+            screen=watched.screen,
+            **run.fields(),
+        )
+        run.ledger = run.subject.mark(run.ledger, DeliveryState.UNCONFIRMED)
+        return self._failed(run, f"unconfirmed: {watched.reason}", "unconfirmed")
+
+    def _ready_event(self, run: _Run, result: Result) -> None:
+        if result.outcome is not Outcome.SPAWNED or run.record is None:
+            return
+        ready = next((r for r in self._watch.receipts(run.record) if r.kind is ReceiptKind.READY), None)
+        spawned_at = run.record.spawned_at
+        took = (ready.at - spawned_at).total_seconds() if ready and ready.at and spawned_at else None
+        self._events.emit(
+            Event.SESSION_READY,
+            work_item=str(run.item.ref),
+            source=ready.source if ready else "alive",
+            seconds=took,
+            pane=run.record.pane_id,
+        )
+
+    def _confirmed(self, run: _Run, confirmed_by: str) -> Step:
+        now = self._clock.now()
+        spawn = run.record.spawn_id if run.record else ""
+        run.ledger = run.subject.delivered(run.ledger, at=now, reason=f"confirmed:{confirmed_by}", spawn=spawn)
+        if run.record is not None:
+            recent = (*run.record.recent_delivery_ids, run.job.delivery_id)[-RECENT_DELIVERIES:]
+            run.record = replace(
+                run.record,
+                status=SessionStatus.ACTIVE,
+                recent_delivery_ids=tuple(dict.fromkeys(recent)),
+                updated_at=now,
+                last_event=Event.DISPATCH_SUCCEEDED.value,
+            )
+        self._save(run)
+        fields = run.fields()
+        self._events.emit(Event.DISPATCH_CONFIRMED, confirmed_by=confirmed_by, **fields)
+        self._events.emit(Event.DISPATCH_SUCCEEDED, confirmed_by=confirmed_by, **fields)
+        if run.subject.comment is not None:
+            self._events.emit(Event.POLL_COMMENT_FORWARDED, **fields)
+            run.summary.add(delivered=1)
+        else:
+            run.summary.add(spawned=1)
+        self._react(run, Reaction.SUCCEEDED)
+        return run.ledger, run.record, True
+
+    def _blocked(self, run: _Run) -> Step:
+        """No attempt, no budget: the comment waits, and the item hears once per dialog."""
+        assert run.record is not None
+        dialog = next((r.key for r in reversed(self._watch.receipts(run.record)) if r.kind is ReceiptKind.BLOCKED), "")
+        if dialog and run.record.blocked_notice != dialog:
+            self._events.emit(Event.SESSION_BLOCKED, level=Level.WARNING, **run.fields())
+            self._feedback.notify(run.item.ref, blocked_notice(run.item.ref), notice="blocked")
+            run.record = replace(run.record, blocked_notice=dialog)
+            self._save(run)
+        return run.ledger, run.record, False
+
+    def _skipped(self, run: _Run, outcome: Outcome) -> Step:
+        now = self._clock.now()
+        attempts = run.subject.attempts(run.ledger)
+        run.ledger = run.subject.settled(run.ledger, Resolution.SKIPPED, at=now, version="", reason=outcome.value)
+        self._save(run)
+        if outcome is Outcome.NO_SESSION:
+            self._events.emit(Event.DISPATCH_DROPPED, level=Level.WARNING, reason="no-session", **run.fields())
+        self._react(run, Reaction.FAILED)
+        if outcome is Outcome.SKIPPED_OCCUPIED:
+            self._notify(run, NOT_CLEARABLE, attempts)
+        run.summary.add(skipped=1)
+        return run.ledger, run.record, True
+
+    def _failed(self, run: _Run, reason: str, outcome: str, *, screen: str = "") -> Step:
+        spent = self._spent(run)
+        extra = {"screen": screen} if screen else {}
+        self._events.emit(
+            Event.DISPATCH_FAILED,
+            level=Level.WARNING,
+            error=reason,
+            outcome=outcome,
+            will_retry=not spent,
+            **extra,
+            **run.fields(),
+        )
+        self._react(run, Reaction.FAILED)
+        attempts = run.subject.attempts(run.ledger)
+        if spent:
+            run.ledger = run.subject.settled(
+                run.ledger, Resolution.ABANDONED, at=self._clock.now(), version=self._config.version, reason=outcome
+            )
+        else:
+            run.ledger = run.subject.mark(run.ledger, DeliveryState.FAILED)
+        self._save(run)
+        if spent:
+            self._events.emit(
+                Event.POLL_COMMENT_FAILED, level=Level.ERROR, attempts=attempts, will_retry=False, **run.fields()
+            )
+            self._notify(run, f"{attempts} delivery attempts failed", attempts)
+            run.summary.add(abandoned=1)
+        else:
+            run.summary.add(failed=1)
+        return run.ledger, run.record, False
+
+    def _notify(self, run: _Run, reason: str, attempts: int) -> None:
+        body = run.subject.notice(attempts=attempts, reason=reason)
+        fields = {"comment_id": run.subject.key, "attempts": attempts}
+        self._feedback.notify(run.item.ref, body, giveup=run.subject.comment is not None, **fields)
+
+    def _react(self, run: _Run, reaction: Reaction) -> None:
+        if run.subject.comment is not None:
+            self._feedback.react(run.subject.comment, reaction)
+
+    def _save(self, run: _Run) -> None:
+        with self._store.transaction():
+            run.ledger = self._store.save_ledger(run.ledger)
+            if run.record is not None:
+                run.record = self._store.save_session(run.record)

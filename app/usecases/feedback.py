@@ -1,0 +1,55 @@
+"""What the-loop tells people on the work item: reactions and notices, both best-effort — a
+failure to post is an event, never a change to the ledger."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from domain.errors import TrackerError
+from domain.events import Event, Level
+from domain.model import AGENT_MARKER, Comment, Reaction
+from domain.ports import EventSink, TrackerPort
+from domain.refs import WorkItemRef
+
+
+class Feedback:
+    def __init__(
+        self, *, tracker_for: Callable[[WorkItemRef], TrackerPort], events: EventSink, reactions: bool = True
+    ) -> None:
+        self._tracker_for = tracker_for
+        self._events = events
+        self._reactions = reactions
+
+    def react(self, comment: Comment, reaction: Reaction) -> None:
+        if not self._reactions:
+            return
+        try:
+            self._tracker_for(comment.item).react(comment, reaction)
+        except TrackerError as error:
+            self._events.emit(
+                Event.REACTION_FAILED, level=Level.WARNING, comment_id=comment.id, reaction=reaction.value,
+                cause=str(error),
+            )
+            return
+        self._events.emit(Event.REACTION_ADDED, comment_id=comment.id, reaction=reaction.value)
+
+    def notify(self, item: WorkItemRef, body: str, *, giveup: bool = False, **fields: Any) -> str | None:
+        """Post `body` (built only from the-loop's own values) on the item; the new comment's id, or
+        None when posting failed (reported). A give-up notice has events of its own. Everything the-loop
+        posts carries the agent marker, so it is never read back as a prompt."""
+        if AGENT_MARKER not in body:
+            raise ValueError("a notice without the agent marker would come back as a prompt")
+        try:
+            comment_id = self._tracker_for(item).post_comment(item, body)
+        except TrackerError as error:
+            self._events.emit(
+                Event.POLL_GIVEUP_REPORT_FAILED if giveup else Event.NOTICE_FAILED,
+                level=Level.WARNING,
+                work_item=str(item),
+                cause=str(error),
+                **fields,
+            )
+            return None
+        self._events.emit(Event.POLL_GIVEUP_REPORTED if giveup else Event.NOTICE_POSTED, work_item=str(item), **fields)
+        return comment_id

@@ -1,0 +1,256 @@
+"""Starting a harness: clear the name (dead panes only), spawn with the prompt on its argv and its
+pane marked, resume a recorded conversation and judge the resume by the harness's own answer."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping
+from contextlib import suppress
+from dataclasses import dataclass, replace
+from typing import Any
+
+from app.usecases.watch import HarnessWatch, Verdict
+from domain.errors import DuplicateSession, TmuxFailed, TmuxUnanswered, TrustError
+from domain.events import Event, Level
+from domain.model import HarnessSpec, Probe, SessionRecord, SessionState, SessionStatus, SpawnRequest, WorkItem
+from domain.policy import Clear, Outcome, clear_decision, cleared, remedy
+from domain.ports import ClockPort, EventSink, ReceiptPort, StateStore, TmuxPort, TrustPort
+
+RECENT_DELIVERIES = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Dispatch:
+    """One prompt to get into an item's harness, under a delivery id; a fresh session starts with
+    `spawn_prompt` instead. `receipt` is the line a receipt must hold to confirm it."""
+
+    item: WorkItem
+    prompt: str
+    spawn_prompt: str
+    delivery_id: str
+    receipt: str
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    outcome: Outcome
+    reason: str
+    record: SessionRecord | None = None
+    screen: str = ""  # the harness pane's last lines, when it never got ready
+    ready: bool = False  # the harness already said it is ready (a resume waits for it)
+
+
+class _Duplicate(Exception):
+    """`new-session` met a held name; carries the record as saved before it."""
+
+    def __init__(self, record: SessionRecord) -> None:
+        super().__init__(str(record.target))
+        self.record = record
+
+
+@dataclass(frozen=True, slots=True)
+class SpawnConfig:
+    harnesses: Mapping[str, HarnessSpec]
+    default_harness: str
+    remain_on_exit: bool = True
+
+
+class Spawner:
+    def __init__(
+        self,
+        *,
+        tmux: TmuxPort,
+        store: StateStore,
+        events: EventSink,
+        clock: ClockPort,
+        watch: HarnessWatch,
+        receipts: ReceiptPort,
+        trust: TrustPort,
+        workdir: Callable[[WorkItem], str],
+        config: SpawnConfig,
+        new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+    ) -> None:
+        self._tmux = tmux
+        self._store = store
+        self._events = events
+        self._clock = clock
+        self._watch = watch
+        self._receipts = receipts
+        self._trust = trust
+        self._workdir = workdir
+        self._config = config
+        self._new_id = new_id
+
+    def harness(self, name: str) -> HarnessSpec:
+        harness = self._config.harnesses.get(name) or self._config.harnesses.get(self._config.default_harness)
+        if harness is None:
+            raise KeyError(f"no harness named {name!r} and no default harness")
+        return harness
+
+    def first_spawn(self, job: Dispatch, spend: Callable[[], None]) -> Result:
+        """A work item with no session record gets one; a live occupant is never touched, and a
+        refused or failed first spawn leaves no record behind."""
+        target = job.item.ref.target
+        holder = next((r.item for r in self._store.sessions() if r.target == target and r.item != job.item.ref), None)
+        record = SessionRecord(
+            item=job.item.ref,
+            harness=self.harness(self._config.default_harness).name,
+            harness_session_id=self._new_id(),
+            cwd="",
+            created_at=self._clock.now(),
+        )
+        if holder is not None:
+            # two refs can sanitise to one name; the other item's session is never ours to take
+            reason = f"{target} is recorded for another work item, {holder}"
+            self._emit(
+                Event.SESSION_SPAWN_FAILED,
+                record,
+                level=Level.ERROR,
+                reason=reason,
+                remedy=remedy(str(target), str(holder)),
+            )
+            return Result(Outcome.SPAWN_REFUSED, reason)
+        probe = self._tmux.probe(target, mark="")
+        spend()
+        result = self._spawn(record, job, probe, resume=False, first=True)
+        if result.record is not None and not result.outcome.went_in:
+            self._store.drop_session(result.record)
+        return result if result.outcome.went_in else replace(result, record=None)
+
+    def respawn(self, record: SessionRecord, job: Dispatch, probe: Probe, *, resume: bool) -> Result:
+        return self._spawn(record, job, probe, resume=resume, first=False)
+
+    def fresh_conversation(self, record: SessionRecord, reason: str) -> SessionRecord:
+        fresh = replace(record, harness_session_id=self._new_id())
+        self._emit(
+            Event.SESSION_RESUME_FAILED,
+            record,
+            level=Level.WARNING,
+            reason=reason,
+            old_session_id=record.harness_session_id,
+            new_session_id=fresh.harness_session_id,
+        )
+        return fresh
+
+    def _spawn(self, record: SessionRecord, job: Dispatch, probe: Probe, *, resume: bool, first: bool) -> Result:
+        """Clear the name, spawn; after `duplicate session` re-decide once from a fresh probe."""
+        for tmux_proved_taken in (False, True):
+            clear = clear_decision(probe, first=first, tmux_proved_taken=tmux_proved_taken)
+            if clear.choice is Clear.REFUSE_LIVE:
+                message = remedy(str(record.target), str(record.item))
+                self._emit(Event.SESSION_SPAWN_FAILED, record, level=Level.ERROR, reason=clear.reason, remedy=message)
+                return Result(Outcome.SPAWN_REFUSED, message, None if first else record)
+            if clear.choice in {Clear.KILL_DEAD, Clear.WINDOW}:
+                probe = self._clear(record)
+                if probe.session is SessionState.UNKNOWN:
+                    return self._failed(record, job, "tmux did not answer while clearing the name")
+                if not cleared(probe).choice:
+                    self._emit(
+                        Event.DISPATCH_DROPPED,
+                        record,
+                        level=Level.WARNING,
+                        delivery_id=job.delivery_id,
+                        reason="session-occupied",
+                    )
+                    return Result(
+                        Outcome.SKIPPED_OCCUPIED,
+                        "a dead session holds the name and could not be cleared",
+                        None if first else record,
+                    )
+            try:
+                return self._start(record, job, resume=resume, first=first, window=probe.others_live)
+            except _Duplicate as duplicate:
+                record = duplicate.record  # as saved before the refused spawn
+                probe = self._tmux.probe(record.target, mark="")
+        return self._failed(record, job, "duplicate session again after one re-decision")
+
+    def _start(self, record: SessionRecord, job: Dispatch, *, resume: bool, first: bool, window: bool) -> Result:
+        harness = self.harness(record.harness)
+        spawn_id = uuid.uuid4().hex
+        cwd = record.cwd or self._workdir(job.item)
+        record = replace(
+            record,
+            cwd=cwd,
+            spawn_id=spawn_id,
+            pane_id="",
+            spawned_at=self._clock.now(),
+            status=SessionStatus.ACTIVE,
+            closed_by=None,
+        )
+        try:
+            channel = self._receipts.prepare(record.item, spawn_id, mode=harness.receipts)
+            if harness.trust_workdir and self._trust.trust(cwd):
+                self._emit(Event.SESSION_TRUSTED, record, directory=cwd)
+        except (OSError, TrustError) as error:
+            return self._failed(record, job, f"cannot prepare the harness: {error}")
+        # recorded before tmux starts it: after a crash right after the spawn, the next comment
+        # finds the harness by its mark instead of meeting a live stranger
+        record = self._store.save_session(record)
+        request = SpawnRequest(
+            target=record.target,
+            argv=harness.argv(record.harness_session_id, resume=resume, extra=channel.args),
+            cwd=cwd,
+            prompt=job.prompt if resume else job.spawn_prompt,
+            mark=spawn_id,
+            remain_on_exit=self._config.remain_on_exit,
+            env=channel.env,
+            window=window,
+        )
+        try:
+            record = replace(record, pane_id=self._tmux.spawn(request))
+        except DuplicateSession as error:
+            raise _Duplicate(record) from error
+        except (TmuxFailed, TmuxUnanswered, ValueError) as error:
+            return self._failed(record, job, f"spawn failed: {error}")
+        self._receipts.forget(record.item, keep=(spawn_id,))
+        if resume:
+            return self._judge_resume(record, job, harness)
+        return self._spawned(record, job, resumed=False, first=first)
+
+    def _judge_resume(self, record: SessionRecord, job: Dispatch, harness: HarnessSpec) -> Result:
+        """A resume counts only once the harness says it is ready; else a fresh conversation, within
+        the same attempt (the resumed pane, if it still runs, is ended first: it is ours)."""
+        watched = self._watch.wait_ready(record, harness)
+        if watched.verdict in {Verdict.YES, Verdict.BLOCKED}:  # running: a dialog is not a failed resume
+            return self._spawned(record, job, resumed=True, first=False, ready=watched.verdict is Verdict.YES)
+        if watched.screen:
+            self._emit(
+                Event.SESSION_NOT_READY, record, level=Level.WARNING, reason=watched.reason, screen=watched.screen
+            )
+        self._tmux.terminate_harness(record.target, grace_seconds=0, pane=record.pane_id, mark=record.spawn_id)
+        fresh = self.fresh_conversation(record, f"resume {watched.verdict.value}: {watched.reason}")
+        probe = self._tmux.probe(record.target, mark="")
+        return self._spawn(fresh, job, probe, resume=False, first=False)
+
+    def _spawned(
+        self, record: SessionRecord, job: Dispatch, *, resumed: bool, first: bool, ready: bool = False
+    ) -> Result:
+        record = replace(
+            record,
+            recent_delivery_ids=(*record.recent_delivery_ids, job.delivery_id)[-RECENT_DELIVERIES:],
+            updated_at=self._clock.now(),
+            last_event=(Event.SESSION_SPAWNED if first else Event.SESSION_RESPAWNED).value,
+        )
+        self._emit(
+            Event.SESSION_SPAWNED if first else Event.SESSION_RESPAWNED,
+            record,
+            harness=record.harness,
+            harness_session_id=record.harness_session_id,
+            resumed=resumed,
+            delivery_id=job.delivery_id,
+            pane=record.pane_id,
+        )
+        why = "resumed the recorded conversation" if resumed else "fresh session"
+        return Result(Outcome.SPAWNED, why, record, ready=ready)
+
+    def _clear(self, record: SessionRecord) -> Probe:
+        with suppress(TmuxFailed, TmuxUnanswered):  # what is left is what the probe says
+            self._tmux.clear_dead(record.target)
+        return self._tmux.probe(record.target, mark="")
+
+    def _failed(self, record: SessionRecord, job: Dispatch, reason: str) -> Result:
+        self._emit(Event.SESSION_SPAWN_FAILED, record, level=Level.ERROR, reason=reason, delivery_id=job.delivery_id)
+        return Result(Outcome.RETRY, reason, record)
+
+    def _emit(self, event: Event, record: SessionRecord, *, level: Level = Level.INFO, **fields: Any) -> None:
+        self._events.emit(event, level=level, work_item=str(record.item), target=str(record.target), **fields)

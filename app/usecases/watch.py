@@ -1,0 +1,113 @@
+"""Watching a harness: is it ready, did it confirm a prompt, did its turn end — from its receipts,
+or, for a harness without receipts, from its pane staying alive."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from domain.model import HarnessSpec, Probe, SessionRecord, SessionState
+from domain.ports import ClockPort, ReceiptPort, TmuxPort
+from domain.receipts import HarnessState, Receipt, ReceiptKind, ReceiptMode, confirms, harness_state
+
+POLL_SECONDS = 0.2
+
+
+class Verdict(enum.Enum):
+    YES = "yes"  # ready / confirmed
+    BLOCKED = "blocked"  # waiting on a dialog in its session
+    DEAD = "dead"  # its pane died, or it said its conversation ended
+    TIMEOUT = "timeout"  # it never said so in time
+
+
+@dataclass(frozen=True, slots=True)
+class Watched:
+    verdict: Verdict
+    reason: str
+    screen: str = ""  # the pane's last lines, when the verdict is not YES (trust dialog, login …)
+    source: str = ""  # READY: startup or resume
+
+
+class HarnessWatch:
+    def __init__(self, *, tmux: TmuxPort, receipts: ReceiptPort, clock: ClockPort) -> None:
+        self._tmux = tmux
+        self._receipts = receipts
+        self._clock = clock
+
+    def receipts(self, record: SessionRecord) -> list[Receipt]:
+        return self._receipts.read(record.item, record.spawn_id) if record.spawn_id else []
+
+    def state(self, record: SessionRecord, harness: HarnessSpec, probe: Probe | None = None) -> HarnessState:
+        probe = probe or self._probe(record)
+        if probe.harness is SessionState.UNKNOWN:
+            return HarnessState.UNKNOWN
+        if probe.harness is not SessionState.LIVE:
+            return HarnessState.DEAD
+        if harness.receipts is ReceiptMode.NONE:
+            young = self._elapsed(record) < harness.ready_seconds
+            return HarnessState.STARTING if young else HarnessState.READY
+        return harness_state(self.receipts(record))
+
+    def running(self, record: SessionRecord) -> bool:
+        """Its harness pane runs (or tmux did not answer: never read as gone)."""
+        return self._probe(record).harness in {SessionState.LIVE, SessionState.UNKNOWN}
+
+    def wait_ready(self, record: SessionRecord, harness: HarnessSpec) -> Watched:
+        """Until the harness says it is ready (without receipts: is still alive `readySeconds`
+        after its spawn), says it is blocked, dies, or `readySeconds` after its spawn pass."""
+        deadline = self._since(record) + timedelta(seconds=harness.ready_seconds)
+        while True:
+            probe = self._probe(record)
+            state = self.state(record, harness, probe)
+            if state.accepts_prompts:
+                return Watched(Verdict.YES, f"harness {state.value}", source=self._ready_source(record))
+            if state is HarnessState.BLOCKED:
+                return Watched(Verdict.BLOCKED, "harness waits for an answer in its session")
+            if state in {HarnessState.DEAD, HarnessState.ENDED}:
+                return Watched(Verdict.DEAD, f"harness {state.value} before it said it was ready")
+            if self._clock.now() >= deadline:
+                return self._timed_out(record, probe, f"harness not ready {harness.ready_seconds:g}s after its spawn")
+            self._clock.sleep(POLL_SECONDS)
+
+    def wait_confirmed(self, record: SessionRecord, harness: HarnessSpec, line: str, *, spawned: bool) -> Watched:
+        """Until a receipt holds `line` (without receipts: the pane is still alive
+        `confirmSeconds` later), the harness dies, or time is up. A prompt on a spawn's argv also
+        waits for the harness to start: `readySeconds` more."""
+        budget = harness.confirm_seconds + (harness.ready_seconds if spawned else 0.0)
+        deadline = self._clock.now() + timedelta(seconds=budget)
+        if harness.receipts is ReceiptMode.NONE:
+            self._clock.sleep(budget)
+            probe = self._probe(record)
+            if probe.harness in {SessionState.LIVE, SessionState.UNKNOWN}:
+                return Watched(Verdict.YES, f"harness pane still {probe.harness.value} after {budget:g}s")
+            return Watched(Verdict.DEAD, f"harness pane {probe.harness.value} within {budget:g}s")
+        while True:
+            if confirms(self.receipts(record), line):
+                return Watched(Verdict.YES, "the harness's receipt names the delivery")
+            probe = self._probe(record)
+            if probe.harness in {SessionState.DEAD, SessionState.ABSENT}:
+                if confirms(self.receipts(record), line):  # it may have confirmed, then exited
+                    return Watched(Verdict.YES, "the harness's receipt names the delivery")
+                return self._timed_out(record, probe, "harness pane died before it confirmed", Verdict.DEAD)
+            if self._clock.now() >= deadline:
+                return self._timed_out(record, probe, f"no receipt within {budget:g}s")
+            self._clock.sleep(POLL_SECONDS)
+
+    def _timed_out(
+        self, record: SessionRecord, probe: Probe, reason: str, verdict: Verdict = Verdict.TIMEOUT
+    ) -> Watched:
+        pane = probe.pane or record.pane_id
+        return Watched(verdict, reason, screen=self._tmux.screen(record.target, pane) if pane else "")
+
+    def _ready_source(self, record: SessionRecord) -> str:
+        return next((r.source for r in self.receipts(record) if r.kind is ReceiptKind.READY), "")
+
+    def _probe(self, record: SessionRecord) -> Probe:
+        return self._tmux.probe(record.target, mark=record.spawn_id, pane=record.pane_id)
+
+    def _since(self, record: SessionRecord) -> datetime:
+        return record.spawned_at or self._clock.now()
+
+    def _elapsed(self, record: SessionRecord) -> float:
+        return (self._clock.now() - self._since(record)).total_seconds()

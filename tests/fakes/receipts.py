@@ -1,0 +1,111 @@
+"""A receipt source for service tests: a harness in FakeTmux that writes receipts as a real one
+would — ready a moment after its spawn, a prompt receipt for its argv prompt and for each paste —
+with switches for the harness that never gets ready, ignores pastes, or waits on a dialog."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from domain.errors import TrustError
+from domain.model import ReceiptChannel
+from domain.ports import ReceiptPort
+from domain.receipts import Receipt, ReceiptKind, ReceiptMode
+from domain.refs import WorkItemRef
+from tests.fakes.clock import FakeClock
+from tests.fakes.tmux import FakePane, FakeTmux
+
+
+@dataclass
+class _Spawn:
+    item: WorkItemRef
+    prepared_at: datetime
+    receipts: list[Receipt] = field(default_factory=list)
+
+
+class FakeReceipts(ReceiptPort):
+    def __init__(self, tmux: FakeTmux, clock: FakeClock, *, ready_after: float = 1.0) -> None:
+        self._clock = clock
+        self.ready_after = ready_after
+        self.never_ready = False  # a trust dialog: no hook ever fires
+        self.ignore_pastes = False  # pastes never reach the agent (no receipt)
+        self.spawns: dict[str, _Spawn] = {}
+        self.modes: dict[str, ReceiptMode] = {}
+        self._seq = 0
+        tmux.listeners.append(self._heard)
+
+    # -- arranging --------------------------------------------------------------------------
+
+    def plant(self, spawn: str, kind: ReceiptKind, *, after: float = 0.0, **fields: str) -> None:
+        """The harness of `spawn` writes a receipt `after` seconds from now."""
+        at = self._clock.now() + timedelta(seconds=after)
+        self.spawns[spawn].receipts.append(self._receipt(kind, at, **fields))
+
+    # -- the port ---------------------------------------------------------------------------
+
+    def prepare(self, item: WorkItemRef, spawn: str, *, mode: ReceiptMode) -> ReceiptChannel:
+        self.spawns[spawn] = _Spawn(item, self._clock.now())
+        self.modes[spawn] = mode
+        return ReceiptChannel(env=(("THE_LOOP_RECEIPTS", f"/receipts/{spawn}"),))
+
+    def read(self, item: WorkItemRef, spawn: str) -> list[Receipt]:
+        found = self.spawns.get(spawn)
+        if found is None or found.item != item:
+            return []
+        now = self._clock.now()
+        return sorted((r for r in self._all(found) if r.at is not None and r.at <= now), key=lambda r: r.key)
+
+    def find(self, item: WorkItemRef, line: str) -> bool:
+        spawns = [s for s, found in self.spawns.items() if found.item == item]
+        return any(r.kind is ReceiptKind.PROMPT and line in r.prompt for s in spawns for r in self.read(item, s))
+
+    def forget(self, item: WorkItemRef, *, keep: Collection[str] = ()) -> None:
+        for spawn in [s for s, found in self.spawns.items() if found.item == item and s not in keep]:
+            del self.spawns[spawn]
+
+    # -- the harness's side -------------------------------------------------------------------
+
+    def _ready_at(self, spawn: _Spawn) -> datetime:
+        return spawn.prepared_at + timedelta(seconds=self.ready_after)
+
+    def _all(self, spawn: _Spawn) -> list[Receipt]:
+        if self.never_ready:
+            return [r for r in spawn.receipts if r.kind is not ReceiptKind.READY]
+        return spawn.receipts
+
+    def _heard(self, what: str, pane: FakePane, text: str) -> None:
+        spawn = self.spawns.get(pane.mark)
+        if spawn is None or self.never_ready:
+            return
+        if what == "spawn":
+            ready = self._ready_at(spawn)
+            source = "resume" if "--resume" in pane.argv else "startup"
+            spawn.receipts.append(self._receipt(ReceiptKind.READY, ready, source=source))
+            if text:
+                spawn.receipts.append(self._receipt(ReceiptKind.PROMPT, ready, prompt=text))
+        elif not self.ignore_pastes:
+            at = max(self._clock.now(), self._ready_at(spawn))
+            spawn.receipts.append(self._receipt(ReceiptKind.PROMPT, at, prompt=text))
+
+    def _receipt(self, kind: ReceiptKind, at: datetime, **fields: str) -> Receipt:
+        self._seq += 1
+        key = f"{int(at.timestamp() * 1e9):020d}-{self._seq:06d}"
+        return Receipt(kind=kind, key=key, at=at, **fields)
+
+
+@dataclass
+class FakeTrust:
+    """Claude Code's trusted folders; `fail` makes it refuse like an unparseable file."""
+
+    trusted: list[str] = field(default_factory=list)
+    fail: bool = False
+
+    def trust(self, directory: str) -> bool:
+        if self.fail:
+            raise TrustError("/home/op/.claude.json: not JSON (injected); not touching the file")
+        if directory in self.trusted:
+            return False
+        self.trusted.append(directory)
+        return True
+
