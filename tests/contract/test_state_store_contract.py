@@ -1,4 +1,4 @@
-"""The StateStore contract, run against the in-memory fake and the SQLite store alike."""
+"""The StateStore contract, run against the in-memory fake, the SQLite store and the PostgreSQL store alike."""
 
 from __future__ import annotations
 
@@ -10,13 +10,19 @@ from typing import Any
 
 import pytest
 
+from adapters.postgres.store import PostgresStateStore
 from adapters.sqlite.store import SqliteStateStore
 from domain.errors import StaleWrite
 from domain.ledger import Ledger, Pending, Resolution, Resolved
 from domain.model import Comment, CommentKind, SessionRecord, SessionStatus
 from domain.ports import StateStore
 from domain.refs import RepoRef, WorkItemRef
-from tests.contract.state_backends import Backend, race_two_writers
+from tests.contract.state_backends import (
+    Backend,
+    count_in_threads,
+    count_in_two_processes,
+    race_two_writers,
+)
 from tests.fakes.store import FakeStateStore
 
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
@@ -29,11 +35,14 @@ class Boom(Exception):
     pass
 
 
-@pytest.fixture(params=["fake", "sqlite"])
+@pytest.fixture(params=["fake", "sqlite", "postgres"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
     if request.param == "fake":
         fake = FakeStateStore()
         return Backend("fake", lambda: fake)
+    if request.param == "postgres":
+        dsn = request.getfixturevalue("postgres").new_schema()
+        return Backend("postgres", lambda: PostgresStateStore(dsn), spec=f"postgres:{dsn}")
     path = tmp_path / "state" / "state.sqlite3"
     return Backend("sqlite", lambda: SqliteStateStore(path), spec=f"sqlite:{path}")
 
@@ -42,7 +51,7 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
 def store(backend: Backend) -> Iterator[StateStore]:
     opened = backend.open()
     yield opened
-    if isinstance(opened, SqliteStateStore):
+    if isinstance(opened, SqliteStateStore | PostgresStateStore):
         opened.close()
 
 
@@ -51,6 +60,9 @@ def reopened(store: StateStore) -> StateStore:
     if isinstance(store, SqliteStateStore):
         store.close()
         return SqliteStateStore(store.path)
+    if isinstance(store, PostgresStateStore):
+        store.close()
+        return PostgresStateStore(store.dsn)
     return store
 
 
@@ -304,3 +316,19 @@ def test_two_writers_racing_from_one_version_exactly_one_wins(
     assert sorted(outcomes) == ["stale", winner]
     minutes = int(winner.split()[1])
     assert reopened(store).ledger(ITEM) == Ledger(item=ITEM, baseline_at=T0 + timedelta(minutes=minutes), version=2)
+
+
+def test_threads_sharing_one_store_never_interleave_transactions(store: StateStore) -> None:
+    count_in_threads(store, threads=4, times=50)
+
+    assert store.meta()["count"] == "200"
+
+
+def test_two_processes_counting_in_transactions_lose_no_update(backend: Backend, store: StateStore) -> None:
+    if not backend.spec:  # the fake lives in one process: its writers are threads
+        count_in_threads(store, threads=2, times=400)
+        codes = [0, 0]
+    else:
+        codes = count_in_two_processes(backend, times=400)
+
+    assert (codes, reopened(store).meta()["count"]) == ([0, 0], "800")
