@@ -94,7 +94,9 @@ def _owner() -> tuple[str, ...]:
     return ("runuser", "-u", "postgres", "--") if os.geteuid() == 0 else ()
 
 
-def start_cluster() -> PgCluster:
+def start_cluster(*, durable: bool = False) -> PgCluster:
+    """A private server; without `durable`, commits skip fsync (tests need no crash safety, and the
+    machine's disk is shared)."""
     binaries = server_binaries()
     # under /tmp, not pytest's tmp_path: a unix socket's path must stay under ~100 bytes
     root = Path(tempfile.mkdtemp(prefix="the-loop-pg-"))
@@ -108,7 +110,8 @@ def start_cluster() -> PgCluster:
         [str(binaries / "initdb"), "-D", str(data), "-U", SUPERUSER, "--auth-local=trust",
          "--auth-host=scram-sha-256", "--no-sync", "-E", "UTF8", "--locale=C"],
         [str(binaries / "pg_ctl"), "-D", str(data), "-l", str(log), "-w", "-t", "60", "-o",
-         f"-p {cluster.port} -k {cluster.sockets} -c listen_addresses=127.0.0.1 -F", "start"],
+         f"-p {cluster.port} -k {cluster.sockets} -c listen_addresses=127.0.0.1" + ("" if durable else " -F"),
+         "start"],
     ]  # fmt: skip
     for argv in steps:
         done = subprocess.run([*cluster.as_owner, *argv], capture_output=True, text=True, check=False)
