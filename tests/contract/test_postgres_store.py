@@ -9,6 +9,7 @@ import psycopg
 import pytest
 
 from adapters.postgres.schema import STATE_SCHEMA, PgSchema, prepare
+from adapters.postgres.server import server_of
 from adapters.postgres.store import PostgresStateStore
 from domain.errors import StateError
 from domain.ledger import Ledger
@@ -178,6 +179,12 @@ def test_a_migration_that_fails_leaves_the_database_at_its_version_with_nothing_
         opened_at(postgres, dbname, broken)
 
     assert postgres.sql(dbname, "SELECT version FROM the_loop_schema") == [(1,)]
-    assert postgres.sql(dbname, "SELECT column_name FROM information_schema.columns WHERE table_name = 't'") == [
-        ("k",)
-    ]
+    columns = postgres.sql(dbname, "SELECT column_name FROM information_schema.columns WHERE table_name = 't'")
+    assert columns == [("k",)]
+
+
+def test_the_server_a_dsn_names_is_shown_without_its_password_and_a_message_holding_it_is_masked() -> None:
+    server = server_of("postgresql://loop:pw-7f3a@db.internal:6543/state")
+
+    assert (str(server), "pw-7f3a" in repr(server)) == ("postgres db.internal:6543/state", False)
+    assert server.hide("FATAL: role loop with pw-7f3a refused") == "FATAL: role loop with ******** refused"
