@@ -14,6 +14,7 @@ from adapters.eventlog.writer import JsonlEventLog
 from adapters.github.tracker import GhTracker
 from adapters.github.webhook import GhWebhookServer
 from adapters.lock import LockHeld, PollerLock
+from adapters.postgres.store import PostgresStateStore
 from adapters.receipts.files import FileReceipts
 from adapters.sandbox.tracker import SandboxTracker
 from adapters.sqlite.store import FILE_NAME, SqliteStateStore
@@ -34,7 +35,7 @@ from app.usecases.spawner import SpawnConfig, Spawner
 from app.usecases.watch import HarnessWatch
 from app.usecases.webhook import WebhookIntake
 from domain.model import HarnessSpec, Reaction, WorkItem
-from domain.ports import TrackerPort
+from domain.ports import StateStore, TrackerPort
 from domain.refs import WorkItemRef
 
 __all__ = ["Container", "EventFilter", "LockHeld", "follow_events", "read_events"]
@@ -64,6 +65,18 @@ def _poll_config(settings: Settings) -> PollConfig:
     )
 
 
+def _store(settings: Settings) -> StateStore:
+    if settings.state.backend == "postgres":
+        return PostgresStateStore(settings.state.dsn.get_secret_value())
+    return SqliteStateStore(settings.state_root / FILE_NAME)
+
+
+def _store_present(settings: Settings) -> bool:
+    """Whether a state store may be opened without creating one: looking must not create a file.
+    (A PostgreSQL database is the operator's: opening it creates only the-loop's tables.)"""
+    return settings.state.backend == "postgres" or (settings.state_root / FILE_NAME).exists()
+
+
 def _reactions(settings: Settings) -> dict[Reaction, str]:
     return {r: content for r in Reaction if (content := settings.reaction_content(r))}
 
@@ -80,8 +93,8 @@ class Container(containers.DeclarativeContainer):
     clock = providers.Singleton(SystemClock)
     doctor_probe = providers.Singleton(ShDoctorProbe)
     events = providers.Singleton(JsonlEventLog, path=settings.provided.event_log_path, clock=clock.provided.now)
-    store_path = providers.Callable(lambda s: s.state_root / FILE_NAME, settings)
-    store = providers.Singleton(SqliteStateStore, path=store_path)
+    store = providers.Singleton(_store, settings)
+    store_present = providers.Callable(_store_present, settings)
     lock = providers.Singleton(PollerLock, path=providers.Callable(lambda s: s.state_root / "poller.lock", settings))
     tmux = providers.Singleton(
         ShTmux,

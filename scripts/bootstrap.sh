@@ -8,6 +8,8 @@ command -v tmux >/dev/null 2>&1 || missing+=(tmux)
 command -v gh >/dev/null 2>&1 || missing+=(gh)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)  # the tests' HTTPS stand-in makes its certificate
 command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-venv)
+# the PostgreSQL state store's tests start a private server from Debian's binaries
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "bootstrap: installing ${missing[*]} from the distribution's packages" >&2
   sudo=""

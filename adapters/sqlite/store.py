@@ -10,8 +10,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from adapters.sqlite.codec import decode_ledger, decode_session, encode_ledger, encode_session
 from adapters.support.sqlite_file import open_checked
+from adapters.support.state_codec import decode_ledger, decode_session, encode_ledger, encode_session
 from domain.errors import StaleWrite, StateError
 from domain.ledger import Ledger
 from domain.model import SessionRecord

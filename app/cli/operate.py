@@ -86,7 +86,7 @@ def run_status(args: argparse.Namespace, context: CliContext) -> int:
     container = context.container
     holder = container.lock().holder()
     # a state root no poller ever used stays untouched: `status` writes nothing
-    beat = container.store().meta().get(HEARTBEAT) if container.store_path().exists() else None
+    beat = container.store().meta().get(HEARTBEAT) if container.store_present() else None
     status = poller_status(
         holder=holder,
         heartbeat_text=beat,

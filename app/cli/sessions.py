@@ -79,7 +79,7 @@ def _add_reset(sessions: Commands) -> None:
 
 def _has_state(context: CliContext) -> bool:
     """Whether a state store exists: looking at sessions must not create one."""
-    return bool(context.container.store_path().exists())
+    return bool(context.container.store_present())
 
 
 def _admin(context: CliContext, items: Sequence[WorkItemRef] = ()) -> SessionsAdmin:

@@ -27,6 +27,7 @@ _PLAIN = {
     "too_short": "must not be empty",
 }
 _PREFIXED = {"int_": "must be a whole number", "float_": "must be a number", "bool_": "must be true or false"}
+_SECRETS = {"secret", "dsn"}  # keys whose values are never echoed (a DSN may hold a password)
 _BOUNDS = {"greater_than_equal": "at least {ge}", "less_than_equal": "at most {le}", "greater_than": "more than {gt}"}
 
 
@@ -72,7 +73,7 @@ def _explain(error: ErrorDetails) -> str:
 
 
 def _got(error: ErrorDetails) -> str:
-    if any(str(part).lower() == "secret" for part in error["loc"]):
+    if any(str(part).lower() in _SECRETS for part in error["loc"]):
         return ""  # never echo a secret
     shown = repr(error["input"])
     return f" (got {shown if len(shown) <= 60 else shown[:57] + '...'})"

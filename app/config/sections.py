@@ -36,6 +36,23 @@ class StateSettings(Section):
         default=".the-loop",
         description="Directory of the state store, event log, lock and heartbeat; relative to the working directory.",
     )
+    backend: Literal["sqlite", "postgres"] = Field(
+        default="sqlite",
+        description="Where ledgers, sessions and cursors live: `sqlite` (one file under `root`) or `postgres` "
+        "(the database `dsn` names; the event log, lock and heartbeat stay under `root`).",
+    )
+    dsn: SecretStr = Field(
+        default=SecretStr(""),
+        description="libpq connection string of the PostgreSQL database (`host=… port=… dbname=… user=…` or "
+        "`postgresql://user@host:port/dbname`); a password is better left to `~/.pgpass` or `PGPASSWORD`. "
+        "Required when `backend` is `postgres`; errors name its host, port and database, never its password.",
+    )
+
+    @model_validator(mode="after")
+    def _dsn_for_postgres(self) -> StateSettings:
+        if self.backend == "postgres" and not self.dsn.get_secret_value().strip():
+            raise ValueError("dsn: required when backend is postgres")
+        return self
 
 
 class SourceSettings(Section):

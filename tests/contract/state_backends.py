@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
 
+from adapters.postgres.store import PostgresStateStore
 from adapters.sqlite.store import SqliteStateStore
 from domain.errors import StaleWrite
 from domain.ports import StateStore
@@ -33,6 +34,8 @@ def open_spec(spec: str) -> StateStore:
     kind, _, where = spec.partition(":")
     if kind == "sqlite":
         return SqliteStateStore(Path(where))
+    if kind == "postgres":
+        return PostgresStateStore(where)
     raise ValueError(f"no state store backend {spec!r}")
 
 
@@ -93,3 +96,32 @@ def race_two_writers(backend: Backend, store: StateStore, item: WorkItemRef, scr
         time.sleep(0.005)
     go.touch()
     return [racer.communicate(timeout=60)[0].strip() for racer in racers]
+
+
+def increment(store: StateStore, times: int) -> None:
+    """Read-modify-write a counter in meta, each step in a transaction."""
+    for _ in range(times):
+        with store.transaction():
+            store.save_meta("count", str(int(store.meta().get("count", "0")) + 1))
+
+
+COUNTER = """
+import sys
+from tests.contract.state_backends import increment, open_spec
+increment(open_spec(sys.argv[1]), int(sys.argv[2]))
+"""
+
+
+def count_in_two_processes(backend: Backend, times: int) -> list[int]:
+    """Two processes incrementing the same counter; their exit statuses."""
+    argv = [sys.executable, "-c", COUNTER, backend.spec, str(times)]
+    workers = [subprocess.Popen(argv, cwd=ROOT) for _ in range(2)]
+    return [worker.wait(timeout=120) for worker in workers]
+
+
+def count_in_threads(store: StateStore, threads: int, times: int) -> None:
+    running = [threading.Thread(target=increment, args=(store, times)) for _ in range(threads)]
+    for thread in running:
+        thread.start()
+    for thread in running:
+        thread.join()

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import sqlite3
-import subprocess
-import sys
-import threading
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from adapters.sqlite.codec import encode_ledger, encode_session
 from adapters.sqlite.store import SqliteStateStore
 from adapters.support.sqlite_file import SCHEMA_VERSION
+from adapters.support.state_codec import encode_ledger, encode_session
 from domain.errors import StateError
 from domain.ledger import Ledger
 from domain.model import SessionRecord
@@ -153,38 +150,3 @@ def test_a_reopened_store_keeps_its_data_and_schema(tmp_path: Path) -> None:
     saved_store(path, items=3)
     assert len(list(SqliteStateStore(path).items())) == 3
 
-
-COUNTER = """
-import sys
-from adapters.sqlite.store import SqliteStateStore
-store = SqliteStateStore(__import__("pathlib").Path(sys.argv[1]))
-for _ in range(int(sys.argv[2])):
-    with store.transaction():
-        store.save_meta("count", str(int(store.meta().get("count", "0")) + 1))
-"""
-
-
-def increment(store: SqliteStateStore, times: int) -> None:
-    for _ in range(times):
-        with store.transaction():
-            store.save_meta("count", str(int(store.meta().get("count", "0")) + 1))
-
-
-def test_two_processes_counting_in_transactions_lose_no_update(tmp_path: Path) -> None:
-    path = tmp_path / "state.sqlite3"
-    SqliteStateStore(path).close()
-    argv = [sys.executable, "-c", COUNTER, str(path), "60"]
-    workers = [subprocess.Popen(argv, cwd=ROOT) for _ in range(2)]
-    codes = [w.wait(timeout=120) for w in workers]
-    store = SqliteStateStore(path)
-    assert (codes, store.meta()["count"]) == ([0, 0], "120")
-
-
-def test_threads_sharing_one_store_never_interleave_transactions(tmp_path: Path) -> None:
-    store = SqliteStateStore(tmp_path / "state.sqlite3")
-    threads = [threading.Thread(target=increment, args=(store, 50)) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert store.meta()["count"] == "200"

@@ -1,4 +1,4 @@
-"""The StateStore contract, run against the in-memory fake and the SQLite store alike."""
+"""The StateStore contract, run against the in-memory fake, the SQLite store and the PostgreSQL store alike."""
 
 from __future__ import annotations
 
@@ -10,13 +10,19 @@ from typing import Any
 
 import pytest
 
+from adapters.postgres.store import PostgresStateStore
 from adapters.sqlite.store import SqliteStateStore
 from domain.errors import StaleWrite
-from domain.ledger import Ledger, Pending, Resolution, Resolved
-from domain.model import Comment, CommentKind, SessionRecord, SessionStatus
+from domain.ledger import DeliveryState, Ledger, Pending, Resolution, Resolved, StartRequest, Turn
+from domain.model import ClosedBy, Comment, CommentKind, SessionRecord, SessionStatus
 from domain.ports import StateStore
 from domain.refs import RepoRef, WorkItemRef
-from tests.contract.state_backends import Backend, race_two_writers
+from tests.contract.state_backends import (
+    Backend,
+    count_in_threads,
+    count_in_two_processes,
+    race_two_writers,
+)
 from tests.fakes.store import FakeStateStore
 
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
@@ -29,11 +35,14 @@ class Boom(Exception):
     pass
 
 
-@pytest.fixture(params=["fake", "sqlite"])
+@pytest.fixture(params=["fake", "sqlite", "postgres"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
     if request.param == "fake":
         fake = FakeStateStore()
         return Backend("fake", lambda: fake)
+    if request.param == "postgres":
+        dsn = request.getfixturevalue("postgres").new_schema()
+        return Backend("postgres", lambda: PostgresStateStore(dsn), spec=f"postgres:{dsn}")
     path = tmp_path / "state" / "state.sqlite3"
     return Backend("sqlite", lambda: SqliteStateStore(path), spec=f"sqlite:{path}")
 
@@ -42,7 +51,7 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
 def store(backend: Backend) -> Iterator[StateStore]:
     opened = backend.open()
     yield opened
-    if isinstance(opened, SqliteStateStore):
+    if isinstance(opened, SqliteStateStore | PostgresStateStore):
         opened.close()
 
 
@@ -51,6 +60,9 @@ def reopened(store: StateStore) -> StateStore:
     if isinstance(store, SqliteStateStore):
         store.close()
         return SqliteStateStore(store.path)
+    if isinstance(store, PostgresStateStore):
+        store.close()
+        return PostgresStateStore(store.dsn)
     return store
 
 
@@ -74,11 +86,15 @@ def full_ledger(item: WorkItemRef = ITEM) -> Ledger:
             "4": Resolved(Resolution.SKIPPED, T0, reason="session-occupied"),
         },
         pending=(
-            Pending(comment("6", item, minutes=2), attempts=1),
+            Pending(comment("6", item, minutes=2), attempts=1, state=DeliveryState.PASTED),
             Pending(review),
-            Pending(comment("5", item)),
+            Pending(comment("5", item), attempts=2, state=DeliveryState.UNCONFIRMED),
         ),
         abandoned={"3": comment("3", item, body=hostile)},
+        armed_at=T0 - timedelta(minutes=5),
+        start=StartRequest("first-sight", T0, attempts=1),
+        paused=True,
+        turns=(Turn("2", CommentKind.ISSUE_COMMENT, "ab12"), Turn("r7", CommentKind.REVIEW_COMMENT, "ab12")),
     )
 
 
@@ -88,6 +104,7 @@ def record(item: WorkItemRef = ITEM, **changes: Any) -> SessionRecord:
         cwd="/home/op/src", status=SessionStatus.PAUSED,
         recent_delivery_ids=("poll-comment-2", "poll-comment-1"), pane_id="%12",
         created_at=T0, updated_at=T0 + timedelta(hours=1), last_event="dispatch.succeeded",
+        spawn_id="0f" * 16, spawned_at=T0, closed_by=ClosedBy.OPERATOR, blocked_notice="123-4",
     )  # fmt: skip
     return replace(base, **changes)
 
@@ -304,3 +321,39 @@ def test_two_writers_racing_from_one_version_exactly_one_wins(
     assert sorted(outcomes) == ["stale", winner]
     minutes = int(winner.split()[1])
     assert reopened(store).ledger(ITEM) == Ledger(item=ITEM, baseline_at=T0 + timedelta(minutes=minutes), version=2)
+
+
+def test_threads_sharing_one_store_never_interleave_transactions(store: StateStore) -> None:
+    count_in_threads(store, threads=4, times=50)
+
+    assert store.meta()["count"] == "200"
+
+
+def test_two_processes_counting_in_transactions_lose_no_update(backend: Backend, store: StateStore) -> None:
+    if not backend.spec:  # the fake lives in one process: its writers are threads
+        count_in_threads(store, threads=2, times=400)
+        codes = [0, 0]
+    else:
+        codes = count_in_two_processes(backend, times=400)
+
+    assert (codes, reopened(store).meta()["count"]) == ([0, 0], "800")
+
+
+def test_drop_session_removes_the_record_only_and_keeps_the_ledger(store: StateStore) -> None:
+    store.save_ledger(full_ledger())
+    saved = store.save_session(record())
+
+    store.drop_session(saved)
+
+    again = reopened(store)
+    assert (again.session(ITEM), again.ledger(ITEM) is not None) == (None, True)
+
+
+def test_a_stale_drop_session_is_refused_and_drops_nothing(store: StateStore) -> None:
+    read = store.save_session(record())
+    store.save_session(replace(read, last_event="moved on"))  # someone wrote it meanwhile
+
+    with pytest.raises(StaleWrite):
+        store.drop_session(read)
+
+    assert reopened(store).session(ITEM) is not None

@@ -15,8 +15,10 @@ from typing import Any
 import pytest
 
 from adapters.clock import SystemClock
+from adapters.postgres.store import PostgresStateStore
 from adapters.sandbox.tracker import SandboxTracker
 from adapters.sqlite.store import SqliteStateStore
+from domain.ports import StateStore
 from domain.refs import RepoRef, WorkItemRef
 from tests.e2e.cli import clean_env, run_cli
 from tests.tmux_support import SIM, RealTmux, kinds, pasted, wait_for
@@ -56,6 +58,7 @@ class Loop:
     )
     extra: dict[str, Any] = field(default_factory=dict)  # more top-level keys
     receipts: str = "file"  # the simulator writes receipts like Claude Code's hooks
+    state_keys: dict[str, Any] = field(default_factory=dict)  # more `state` keys (backend, dsn)
     pollers: list[Poller] = field(default_factory=list)
 
     @property
@@ -82,7 +85,7 @@ class Loop:
             "confirmSeconds": 5,
         }
         config = {
-            "state": {"root": str(self.state)},
+            "state": {"root": str(self.state), **self.state_keys},
             "polling": {
                 "intervalSeconds": self.interval_seconds,
                 "sources": self.sources,
@@ -157,7 +160,9 @@ class Loop:
         wait_for(lambda: self.harness_kinds().count("ready") >= count, what="harnesses listening")
         return refs
 
-    def store(self) -> SqliteStateStore:
+    def store(self) -> StateStore:
+        if self.state_keys.get("backend") == "postgres":
+            return PostgresStateStore(self.state_keys["dsn"])
         return SqliteStateStore(self.state / "state.sqlite3")
 
     def events(self) -> list[dict[str, Any]]:

@@ -88,6 +88,8 @@ def test_a_missing_file_given_by_the_variable_is_refused(monkeypatch: pytest.Mon
             "webhooks: {ghWebhook: {enabled: true}}",
             "c.yaml: webhooks.ghWebhook.secret: required when enabled (unsigned deliveries would be accepted)",
         ),
+        ("state: {backend: postgres}", "c.yaml: state.dsn: required when backend is postgres"),
+        ("state: {backend: mysql}", "c.yaml: state.backend: must be one of sqlite, postgres (got 'mysql')"),
         ("[1, 2]", "c.yaml: the top level must be a mapping of keys (got list)"),
         ("a: [", "c.yaml: line 1, column 5: invalid YAML: expected the node content, but found '<stream end>'"),
         ("polling: {}\npolling: {}", "c.yaml: line 2, column 1: invalid YAML: key 'polling' is given twice"),
@@ -100,6 +102,20 @@ def test_a_bad_file_is_one_line_naming_the_file_and_the_key(text: str, message: 
 
 def test_a_bad_secret_is_never_echoed() -> None:
     assert "hunter2" not in refusal("webhooks: {ghWebhook: {secret: [hunter2]}}")
+
+
+def test_a_bad_dsn_is_never_echoed() -> None:
+    assert "hunter2" not in refusal("state: {backend: postgres, dsn: [postgresql://u:hunter2@db/x]}")
+
+
+def test_the_postgres_backend_reads_its_dsn_from_the_file_or_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    Path("c.yaml").write_text("state: {backend: postgres, dsn: 'host=db dbname=loop'}", encoding="utf-8")
+    from_file = load("c.yaml").settings.state
+    monkeypatch.setenv("THE_LOOP_STATE__DSN", "host=other dbname=loop")
+    from_env = load("c.yaml").settings.state
+    assert (from_file.backend, from_file.dsn.get_secret_value(), from_env.dsn.get_secret_value()) == (
+        "postgres", "host=db dbname=loop", "host=other dbname=loop",
+    )  # fmt: skip
 
 
 def test_a_bad_value_from_the_environment_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:

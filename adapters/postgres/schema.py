@@ -1,0 +1,85 @@
+"""The state store's tables in PostgreSQL: created in an empty schema, migrated step by step,
+refused when newer than this the-loop or when the schema holds someone else's tables."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from psycopg import Connection
+from psycopg.rows import TupleRow
+
+from domain.errors import StateError
+
+MARKER = "the_loop_schema"  # one row: the schema version; its absence beside other tables means "not ours"
+# every outermost transaction of the-loop on a database takes this lock first (see the store)
+LOCK_KEY = 0x7468_656C_6F6F_70  # "theloop"
+
+
+@dataclass(frozen=True, slots=True)
+class PgSchema:
+    """The tables of `version` (an empty schema is created with them) and the steps that bring an
+    older database there: `migrations[n - 1]` takes version n to n + 1."""
+
+    version: int
+    tables: tuple[str, ...]
+    migrations: tuple[tuple[str, ...], ...] = ()
+
+    def __post_init__(self) -> None:
+        if len(self.migrations) != self.version - 1:
+            raise ValueError(f"schema version {self.version} needs {self.version - 1} migrations")
+
+
+STATE_SCHEMA = PgSchema(
+    version=1,
+    tables=(
+        "CREATE TABLE the_loop_schema (version INTEGER NOT NULL)",
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        # TEXT, not JSONB: the codec's JSON escapes NUL as \\u0000, which JSONB refuses
+        "CREATE TABLE ledgers (item TEXT PRIMARY KEY, data TEXT NOT NULL, version INTEGER NOT NULL)",
+        "CREATE TABLE sessions (item TEXT PRIMARY KEY, data TEXT NOT NULL, version INTEGER NOT NULL)",
+        "CREATE TABLE cursors (repo TEXT PRIMARY KEY, cursor TEXT NOT NULL)",
+    ),
+)
+
+_TABLES = "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY 1"
+
+
+def prepare(db: Connection[TupleRow], name: str, schema: PgSchema = STATE_SCHEMA) -> None:
+    """Create, migrate or verify the-loop's tables in the connection's current schema, in one
+    transaction under the-loop's lock (two processes opening an empty database create it once).
+
+    Raises `StateError` naming `name` for a newer schema or a schema that is not the-loop's;
+    nothing is written then. Driver errors propagate for the caller to name."""
+    with db.transaction():
+        db.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+        tables = [str(row[0]) for row in db.execute(_TABLES)]
+        if MARKER not in tables:
+            if tables:
+                raise StateError(
+                    f"{name}: a database that is not the-loop's (tables {tables[:5]}, no {MARKER}); "
+                    "point state.dsn at an empty database or schema"
+                )
+            _run(db, schema.tables)
+            db.execute("INSERT INTO the_loop_schema VALUES (%s)", (schema.version,))
+            return
+        found = _found_version(db, name)
+        if found > schema.version:
+            raise StateError(
+                f"{name}: schema version {found} is newer than this the-loop understands "
+                f"({schema.version}); upgrade the-loop or point state.dsn elsewhere"
+            )
+        _run(db, tuple(step for steps in schema.migrations[found - 1 :] for step in steps))
+        if found != schema.version:
+            db.execute("UPDATE the_loop_schema SET version = %s", (schema.version,))
+
+
+def _found_version(db: Connection[TupleRow], name: str) -> int:
+    rows = db.execute("SELECT version FROM the_loop_schema").fetchall()
+    if len(rows) != 1 or not isinstance(rows[0][0], int) or rows[0][0] < 1:
+        raise StateError(f"{name}: {MARKER} holds {rows!r}, not one schema version")
+    return rows[0][0]
+
+
+def _run(db: Connection[TupleRow], statements: tuple[str, ...]) -> None:
+    for statement in statements:
+        db.execute(statement)
