@@ -86,6 +86,8 @@ class Container(containers.DeclarativeContainer):
         host=settings.provided.integrations.github.host,
         clock=clock.provided.epoch,
         reactions=providers.Callable(_reactions, settings),
+        # the labelled listing between processes, so `poll --once` from cron costs what the daemon does
+        state_dir=providers.Callable(lambda s: s.state_root / "github", settings),
     )
     sandbox = providers.Singleton(
         SandboxTracker,

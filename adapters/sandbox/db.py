@@ -13,24 +13,37 @@ from pathlib import Path
 from typing import Any
 
 from adapters.support.sqlite_file import Schema, open_checked
-from domain.errors import TrackerError
+from domain.errors import StateError, TrackerError
 from domain.model import Comment, CommentKind, ItemKind, ItemState, WorkItem
 from domain.refs import RepoRef, WorkItemRef
 
+# per item and label, its latest `labeled` time: what `arming` reads
+_LABELLED = (
+    "CREATE TABLE IF NOT EXISTS labelled (item TEXT NOT NULL, label TEXT NOT NULL, at TEXT NOT NULL,"
+    " PRIMARY KEY (item, label))"
+)
 SANDBOX_SCHEMA = Schema(
     label="sandbox tracker",
-    version=1,
+    version=2,
     tables=(
         "CREATE TABLE IF NOT EXISTS items (repo TEXT NOT NULL, number INTEGER NOT NULL, item TEXT NOT NULL UNIQUE,"
         " title TEXT NOT NULL, body TEXT NOT NULL, author TEXT, labels TEXT NOT NULL, kind TEXT NOT NULL,"
-        " state TEXT NOT NULL, PRIMARY KEY (repo, number))",
+        " state TEXT NOT NULL, created_at TEXT NOT NULL DEFAULT '', PRIMARY KEY (repo, number))",
         # one sequence for the whole file: the comment id, and the cursor is the last one seen
         "CREATE TABLE IF NOT EXISTS comments (seq INTEGER PRIMARY KEY AUTOINCREMENT, item TEXT NOT NULL,"
         " repo TEXT NOT NULL, author TEXT, body TEXT NOT NULL, created_at TEXT NOT NULL, kind TEXT NOT NULL,"
-        " path TEXT, line INTEGER)",
+        " path TEXT, line INTEGER, updated_at TEXT)",
         "CREATE INDEX IF NOT EXISTS comments_by_repo ON comments (repo, seq)",
         "CREATE TABLE IF NOT EXISTS reactions (comment_id TEXT NOT NULL, reaction TEXT NOT NULL)",
+        _LABELLED,
     ),
+)
+# version 1 -> 2: when items were created and labelled, and when comments were edited; what a
+# version 1 file holds has no such times (an item without them is armed when first asked)
+_MIGRATE_1_TO_2 = (
+    "ALTER TABLE items ADD COLUMN created_at TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE comments ADD COLUMN updated_at TEXT",
+    _LABELLED,
 )
 
 
@@ -57,11 +70,13 @@ def work_item_from_row(row: sqlite3.Row) -> WorkItem:
         kind=ItemKind(row["kind"]),
         body=row["body"],
         url=item_url(ref),
+        created_at=datetime.fromisoformat(row["created_at"]) if row["created_at"] else None,
     )
 
 
 def comment_from_row(row: sqlite3.Row) -> Comment:
     ref = WorkItemRef.parse(row["item"])
+    edited = row["updated_at"] is not None and row["updated_at"] != row["created_at"]
     return Comment(
         id=str(row["seq"]),
         item=ref,
@@ -72,6 +87,7 @@ def comment_from_row(row: sqlite3.Row) -> Comment:
         kind=CommentKind(row["kind"]),
         path=row["path"],
         line=row["line"],
+        edited=edited,
     )
 
 
@@ -83,6 +99,7 @@ class SandboxDb:
         self._db = open_checked(path, busy_timeout_seconds=10.0, schema=SANDBOX_SCHEMA)
         self._db.row_factory = sqlite3.Row
         self._lock = threading.RLock()
+        self._migrate()
 
     def close(self) -> None:
         with self._lock:
@@ -100,6 +117,18 @@ class SandboxDb:
                 raise
             self._db.execute("COMMIT")
 
+    def _migrate(self) -> None:
+        try:
+            with self.tx(None) as db:
+                # re-read inside the write lock: another process may have migrated it meanwhile
+                if db.execute("PRAGMA user_version").fetchone()[0] == 1:
+                    for statement in _MIGRATE_1_TO_2:
+                        db.execute(statement)
+                    db.execute(f"PRAGMA user_version = {SANDBOX_SCHEMA.version}")
+        except TrackerError as error:
+            self._db.close()
+            raise StateError(f"sandbox tracker {self.path}: cannot migrate to version 2: {error}") from error
+
     def read(self, repo: RepoRef | None, sql: str, *params: Any) -> list[sqlite3.Row]:
         with self._lock, self._translated(repo):
             return self._db.execute(sql, params).fetchall()
@@ -115,6 +144,15 @@ class SandboxDb:
 def require_item(db: sqlite3.Connection, ref: WorkItemRef) -> None:
     if db.execute("SELECT 1 FROM items WHERE item = ?", (str(ref),)).fetchone() is None:
         raise TrackerError(f"{ref.repo}: {ref} not found in the sandbox")
+
+
+def label_at(db: sqlite3.Connection, ref: WorkItemRef, labels: tuple[str, ...], at: str) -> None:
+    """Record `at` as the latest `labeled` time of each of `labels` on `ref`."""
+    db.executemany(
+        "INSERT INTO labelled (item, label, at) VALUES (?, ?, ?)"
+        " ON CONFLICT (item, label) DO UPDATE SET at = excluded.at",
+        [(str(ref), label, at) for label in labels],
+    )
 
 
 def repo_key(repo: RepoRef) -> str:
