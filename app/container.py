@@ -171,6 +171,9 @@ class Container(containers.DeclarativeContainer):
         secret=providers.Callable(lambda s: s.webhooks.gh_webhook.secret.get_secret_value(), settings),
         github_host=settings.provided.integrations.github.host,
         accept=webhook_intake.provided.accept,
+        max_body=settings.provided.webhooks.gh_webhook.max_body_bytes,
+        read_timeout=settings.provided.webhooks.gh_webhook.read_timeout_seconds,
+        max_connections=settings.provided.webhooks.gh_webhook.max_connections,
     )
     sessions_admin = providers.Singleton(
         SessionsAdmin,
