@@ -68,9 +68,10 @@ class GhClient:
         first = self.send(repo, "GET", _at(path, since, 1), etag=etag)
         if first.status == 304:
             return Pages([], etag, self.server_now(first), full=False, modified=False)
-        page = payloads.as_list(first.json(where), where)
+        page, reply = payloads.as_list(first.json(where), where), first
         entries, number, asked = list(page), 1, 1
-        while len(page) >= PER_PAGE:
+        # a page that is not full, or says there is no next one, ends what its query held
+        while len(page) >= PER_PAGE and reply.has_next:
             since, number = _next_page(since, number, page, key, where)
             reply = self.send(repo, "GET", _at(path, since, number))
             page = payloads.as_list(reply.json(where), where)
