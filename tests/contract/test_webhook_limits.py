@@ -14,7 +14,7 @@ import socket
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -48,11 +48,17 @@ def _signature(body: bytes) -> str:
 
 
 @contextmanager
-def receiving(**limits: Any) -> Iterator[tuple[GhWebhookServer, list[Comment]]]:
+def receiving(
+    *, also: Callable[[GhWebhookServer], None] = lambda _: None, **limits: Any
+) -> Iterator[tuple[GhWebhookServer, list[Comment]]]:
+    """A started receiver and what it accepted; `also` runs with it as each comment is accepted."""
     got: list[Comment] = []
-    server = GhWebhookServer(
-        host="127.0.0.1", port=0, secret=SECRET, github_host="github.com", accept=got.append, **limits
-    )
+
+    def accept(comment: Comment) -> None:
+        also(server)
+        got.append(comment)
+
+    server = GhWebhookServer(host="127.0.0.1", port=0, secret=SECRET, github_host="github.com", accept=accept, **limits)
     server.start()
     try:
         yield server, got
@@ -97,9 +103,8 @@ SIGNED = f"X-Hub-Signature-256: {_signature(b'x' * 1000)}"
 
 
 def test_a_signed_delivery_is_served_while_200_idle_connections_hang_and_those_close_after_the_timeout() -> None:
-    with receiving(read_timeout=5.0) as (server, got):
-        open_then: list[int] = []
-        server._accept = lambda c: (open_then.append(server.open_connections), got.append(c))  # type: ignore[assignment]
+    open_then: list[int] = []
+    with receiving(read_timeout=5.0, also=lambda server: open_then.append(server.open_connections)) as (server, got):
         silent = [connect(server) for _ in range(100)]
         half = [connect(server, head(SIGNED, "Content-Length: 1000")[:-2] if n % 2 else b"POST / HT")
                 for n in range(100)]  # fmt: skip
