@@ -108,6 +108,8 @@ class Container(containers.DeclarativeContainer):
         host=settings.provided.integrations.github.host,
         clock=clock.provided.epoch,
         reactions=providers.Callable(_reactions, settings),
+        # the labelled listing between processes, so `poll --once` from cron costs what the daemon does
+        state_dir=providers.Callable(lambda s: s.state_root / "github", settings),
     )
     sandbox = providers.Singleton(
         SandboxTracker,
@@ -225,6 +227,9 @@ class Container(containers.DeclarativeContainer):
         secret=providers.Callable(lambda s: s.webhooks.gh_webhook.secret.get_secret_value(), settings),
         github_host=settings.provided.integrations.github.host,
         accept=webhook_intake.provided.accept,
+        max_body=settings.provided.webhooks.gh_webhook.max_body_bytes,
+        read_timeout=settings.provided.webhooks.gh_webhook.read_timeout_seconds,
+        max_connections=settings.provided.webhooks.gh_webhook.max_connections,
     )
     sessions_admin = providers.Singleton(
         SessionsAdmin,

@@ -59,6 +59,11 @@ class CommentKind(enum.Enum):
     ISSUE_COMMENT = "issue_comment"
     REVIEW_COMMENT = "review_comment"
 
+    @property
+    def event(self) -> str:
+        """GitHub's name for the event of a new comment of this kind (its webhook event)."""
+        return "pull_request_review_comment" if self is CommentKind.REVIEW_COMMENT else "issue_comment"
+
 
 class Reaction(enum.Enum):
     STARTED = "started"  # 👀 by default: the prompt went into the harness
@@ -82,6 +87,7 @@ class WorkItem:
     kind: ItemKind = ItemKind.ISSUE
     body: str = ""
     url: str = ""
+    created_at: datetime | None = None  # the tracker's clock; None when the source did not say
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +103,9 @@ class Comment:
     kind: CommentKind = CommentKind.ISSUE_COMMENT
     path: str | None = None
     line: int | None = None
+    # changed after it was written, before this read: REST does not say by whom, so `author`
+    # may not have written what `body` now says
+    edited: bool = False
 
     @property
     def delivery_id(self) -> DeliveryId:
@@ -123,10 +132,21 @@ class DeliveryId:
 
 @dataclass(frozen=True, slots=True)
 class CommentBatch:
-    """New comments of one repository since a cursor, and the cursor to keep after them."""
+    """New comments of one repository since a cursor, and the cursor to keep after them.
+    `started_at` (the tracker's clock) is set only on the batch that started the streams."""
 
     comments: tuple[Comment, ...]
     cursor: str | None
+    started_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Arming:
+    """When an item was armed (its latest `labeled` event for the label, by the tracker's clock;
+    its creation when there is none) and its comments created at or after then, oldest first."""
+
+    armed_at: datetime
+    comments: tuple[Comment, ...]
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,8 +10,10 @@ from typing import Any, Protocol
 from domain.events import Event, Level
 from domain.ledger import Ledger
 from domain.model import (
+    Arming,
     Comment,
     CommentBatch,
+    CommentKind,
     ItemState,
     Probe,
     Reaction,
@@ -115,21 +117,30 @@ class TrackerPort(Protocol):
     Failure modes: `TrackerError` naming the repository and the cause (missing binary, not
     authenticated, not found, 5xx, timeout, malformed reply); `RateLimited` with the time it
     may be asked again. A failed read changes nothing; a failed write is reported, never retried
-    here.
+    here. Times (`created_at`, `armed_at`, `started_at`) are the tracker's own clock.
     """
 
     def work_items(self, repo: RepoRef, label: str) -> list[WorkItem]:
         """The open issues and pull requests of `repo` carrying `label`."""
 
     def new_comments(self, repo: RepoRef, cursor: str | None) -> CommentBatch:
-        """Comments created since `cursor` (inclusive; de-duplicate by id), oldest first."""
+        """Comments created since `cursor` (inclusive; de-duplicate by id), oldest first. With no
+        cursor the streams start now: no comments, and `started_at` says when."""
+
+    def arming(self, item: WorkItem, label: str) -> Arming:
+        """When `item` was armed by `label` (its latest `labeled` event; its creation when there is
+        none) and its comments, issue and review, created at or after then, oldest first."""
+
+    def comment(self, item: WorkItemRef, comment_id: str, kind: CommentKind) -> Comment | None:
+        """The comment as it is now, or None when it is gone (deleted, or not `item`'s comment of
+        that kind). One request."""
 
     def item_state(self, item: WorkItemRef, label: str) -> ItemState: ...
 
     def react(self, comment: Comment, reaction: Reaction) -> None: ...
 
     def post_comment(self, item: WorkItemRef, body: str) -> str:
-        """Post `body` on the item; the id of the comment it made."""
+        """Post `body` on `item`; the id of the comment it created."""
 
     def min_interval_seconds(self, repo: RepoRef) -> float:
         """The poll interval the tracker last asked for on `repo` (GitHub's

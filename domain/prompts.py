@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from domain.model import AGENT_MARKER, Comment, CommentKind, WorkItem
+from domain.model import AGENT_MARKER, Comment, WorkItem
 
 # in UTF-8 bytes: three capped blocks plus framing stay under Linux's 128 KiB limit on one
 # argument, since a spawn prompt reaches a fresh harness as its last argument
@@ -13,7 +13,6 @@ MAX_TITLE_BYTES = 1_000
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 # what would break a header field's one line: newlines and tabs, and Unicode's own line breaks
 _LINE_BREAKS = re.compile(r"[\n\t\u0085\u2028\u2029]+")
-_EVENTS = {CommentKind.ISSUE_COMMENT: "issue_comment", CommentKind.REVIEW_COMMENT: "pull_request_review_comment"}
 _BACKTICKS = re.compile(r"`+")
 _LONG_BACKTICKS = re.compile(r"`{16,}")  # longer runs would make the fence itself huge
 _PREAMBLE = (
@@ -77,7 +76,7 @@ def event_prompt(comment: Comment, *, receipt: str) -> str:
         where = f"\nOn: {one_line(comment.path)}" + (f" line {comment.line}" if comment.line else "")
     return (
         f"[the-loop] New comment on {comment.item}\n"
-        f"Event: {_EVENTS[comment.kind]}\n"
+        f"Event: {comment.kind.event}\n"
         f"{receipt}\n"
         f"Author: @{one_line(comment.author or 'unknown', 100)}\n"
         f"Link: {one_line(comment.url) or '(none)'}{where}\n\n"

@@ -15,6 +15,7 @@ from domain.errors import RateLimited, TrackerError
 from domain.refs import RepoRef
 
 PER_PAGE = 100
+PAGE = f"per_page={PER_PAGE}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,8 +53,36 @@ class GhClient:
     def min_interval_seconds(self, repo: RepoRef) -> float:
         return self._poll_interval.get(repo, 0.0)
 
+    def since_pages(self, repo: RepoRef, path: str, *, since: str | None, key: str, etag: str = "") -> Pages:
+        """Every entry of a listing that `since` filters and that is sorted by `key` (a time stamp
+        at least `since`), paged by moving `since` to the last entry's `key` instead of by page
+        number; no entries when the first page is a 304.
+
+        A page number counts places in a listing that changes while it is read: an entry leaving
+        a page already read (deleted, closed) or moving to its end (updated) shifts the next page's
+        first entry onto it, unread. A new `since` asks for everything from the last entry's second
+        onward, wherever it now stands (that second's entries come again: callers keep each by id).
+        Only a page all of one second cannot move `since`: the next one is asked by number.
+        """
+        where = str(repo)
+        first = self.send(repo, "GET", _at(path, since, 1), etag=etag)
+        if first.status == 304:
+            return Pages([], etag, self.server_now(first), full=False, modified=False)
+        page, reply = payloads.as_list(first.json(where), where), first
+        entries, number, asked = list(page), 1, 1
+        # a page that is not full, or says there is no next one, ends what its query held
+        while len(page) >= PER_PAGE and reply.has_next:
+            since, number = _next_page(since, number, page, key, where)
+            reply = self.send(repo, "GET", _at(path, since, number))
+            page = payloads.as_list(reply.json(where), where)
+            entries += page
+            asked += 1
+        full = asked > 1 or len(entries) >= PER_PAGE
+        return Pages(entries, "" if full else first.etag, self.server_now(first), full)
+
     def pages(self, repo: RepoRef, path: str, *, etag: str = "") -> Pages:
-        """Every page of a listing, each parsed on its own; no entries when the first is a 304."""
+        """Every page of a listing by its `Link` header, each parsed on its own; no entries when the
+        first is a 304. Only for listings no entry leaves or moves in (an issue's events)."""
         where = str(repo)
         first = self.send(repo, "GET", path, etag=etag)
         if first.status == 304:
@@ -68,8 +97,9 @@ class GhClient:
         return Pages(entries, "" if full else first.etag, self.server_now(first), full)
 
     def send(
-        self, repo: RepoRef, method: str, path: str, *, etag: str = "", payload: Any = None
+        self, repo: RepoRef, method: str, path: str, *, etag: str = "", payload: Any = None, absent_ok: bool = False
     ) -> Reply:
+        """The reply to one request; a failure is a `TrackerError`, except a 404 with `absent_ok`."""
         where = str(repo)
         if repo.host != self.host:
             raise TrackerError(f"{where}: not on the configured host {self.host}")
@@ -80,6 +110,8 @@ class GhClient:
             )
         reply = self._api.call(where, method, path, etag=etag, payload=payload)
         self._note_limits(repo, reply)
+        if absent_ok and reply.status == 404:
+            return reply
         try:
             check(reply, where, now=self._clock())
         except RateLimited as limited:
@@ -99,3 +131,21 @@ class GhClient:
         if reply.headers.get("x-ratelimit-remaining") == "0" and reset is not None:
             # a success that spent the last request: the next one need not be asked to know
             self._blocked_until = max(self._blocked_until, reset)
+
+
+def _at(path: str, since: str | None, number: int) -> str:
+    return path + (f"&since={since}" if since else "") + (f"&page={number}" if number > 1 else "")
+
+
+def _next_page(
+    since: str | None, number: int, page: list[dict[str, Any]], key: str, where: str
+) -> tuple[str | None, int]:
+    """Where the listing goes on after a full page: from its last entry's second, when that is later
+    than `since` and the page spans more than one second; else to the next page number."""
+    try:
+        first, last = (payloads.format_time(payloads.parse_time(str(page[i][key]))) for i in (0, -1))
+    except (KeyError, ValueError) as error:
+        raise TrackerError(f"{where}: malformed entry in the reply ({error!r})") from error
+    if (since is None or last > since) and first != last:
+        return last, 1
+    return since, number + 1

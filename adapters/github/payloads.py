@@ -47,6 +47,7 @@ def work_item(repo: RepoRef, raw: dict[str, Any], where: str) -> WorkItem:
             kind=kind,
             body=str(raw.get("body") or ""),
             url=str(raw.get("html_url") or ""),
+            created_at=parse_time(str(raw["created_at"])) if raw.get("created_at") else None,
         )
     except (KeyError, TypeError, ValueError) as error:
         raise TrackerError(f"{where}: malformed issue in the reply ({error!r})") from error
@@ -68,26 +69,35 @@ def updated_at(raw: dict[str, Any], where: str) -> datetime:
 
 
 def comment(repo: RepoRef, raw: dict[str, Any], kind: CommentKind, where: str) -> Seen:
+    """A comment of `kind`, as REST gives it: `edited` when its update time is not its creation
+    time (REST does not say who edited it; the same second as its creation cannot be told)."""
     parent = "pull_request_url" if kind is CommentKind.REVIEW_COMMENT else "issue_url"
     try:
         number = _NUMBER_RE.search(str(raw[parent]))
         if number is None:
             raise ValueError(f"no item number in {parent}")
         line = raw.get("line") or raw.get("original_line")
+        created = parse_time(str(raw["created_at"]))
+        updated = parse_time(str(raw.get("updated_at") or raw["created_at"]))
         found = Comment(
             id=str(int(raw["id"])),
             item=WorkItemRef(repo, int(number.group(1))),
             author=_login(raw),
             body=str(raw.get("body") or ""),
-            created_at=parse_time(str(raw["created_at"])),
+            created_at=created,
             url=str(raw.get("html_url") or ""),
             kind=kind,
             path=str(raw["path"]) if raw.get("path") else None,
             line=int(line) if line else None,
+            edited=updated != created,
         )
-        return Seen(found, parse_time(str(raw.get("updated_at") or raw["created_at"])))
+        return Seen(found, updated)
     except (KeyError, TypeError, ValueError) as error:
         raise TrackerError(f"{where}: malformed comment in the reply ({error!r})") from error
+
+
+def oldest_first(comments: list[Comment]) -> tuple[Comment, ...]:
+    return tuple(sorted(comments, key=lambda c: (c.created_at, c.kind.value, int(c.id))))
 
 
 def _login(raw: dict[str, Any]) -> str | None:

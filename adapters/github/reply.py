@@ -37,6 +37,11 @@ class Reply:
         except (KeyError, TypeError, ValueError):
             return None
 
+    @property
+    def has_next(self) -> bool:
+        """Whether the `Link` header names a next page (of the same query, when it was answered)."""
+        return _NEXT_RE.search(self.headers.get("link", "")) is not None
+
     def number(self, name: str) -> float | None:
         try:
             return float(self.headers[name])

@@ -11,19 +11,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from adapters.github.payloads import Seen, format_time, parse_time
 from domain.errors import TrackerError
-from domain.model import Comment, ItemKind, ItemState, WorkItem
+from domain.model import Comment
 
 _CURSOR_VERSION = 1
 _SECOND = timedelta(seconds=1)
 # how late an entry may still show up in a listing after its time stamp; older ones are complete
 SETTLE = timedelta(seconds=60)
-Change = tuple[WorkItem, ItemState, datetime]  # an item in the issue stream, as of its update
 
 
 def moved_since(since: str, newest: datetime, server_time: datetime) -> str | None:
@@ -69,16 +68,34 @@ class Window:
 
 @dataclass(frozen=True, slots=True)
 class CommentCursor:
-    """The persisted cursor of one repository: the issue-comment and review-comment windows."""
+    """The persisted cursor of one repository: the issue-comment and review-comment windows, and
+    the server time of the review stream's last read (None: unknown, so it is read next).
+
+    The review read's time lives here, not beside the labelled listing, so it is saved exactly
+    when the poll cycle saves what that read returned: a cycle that keeps its old cursor (a failed
+    item, a crash) reads the review stream again instead of believing it was read.
+    """
 
     issue: Window
     review: Window
+    review_read_at: str | None = None
+
+    def review_due(self, until: datetime | None) -> bool:
+        """Whether the review stream must be read, given until when the listing wants it read."""
+        if self.review_read_at is None:
+            return True
+        return until is not None and parse_time(self.review_read_at) < until
 
     def encode(self) -> str:
         def window(w: Window) -> dict[str, Any]:
             return {"since": w.since, "seen": sorted(w.seen, key=_id_order), "etag": w.etag}
 
-        doc = {"v": _CURSOR_VERSION, "issue": window(self.issue), "review": window(self.review)}
+        doc = {
+            "v": _CURSOR_VERSION,
+            "issue": window(self.issue),
+            "review": window(self.review),
+            "review_read_at": self.review_read_at,
+        }
         return json.dumps(doc, sort_keys=True, separators=(",", ":"))
 
     @classmethod
@@ -91,72 +108,12 @@ class CommentCursor:
                 Window(format_time(parse_time(w["since"])), frozenset(map(str, w["seen"])), w["etag"])
                 for w in (doc["issue"], doc["review"])
             ]
-        except (TypeError, KeyError, ValueError) as error:
+            # absent from cursors saved before it was kept: unknown, so the stream is read once
+            read_at = doc.get("review_read_at")
+            read_at = None if read_at is None else format_time(parse_time(str(read_at)))
+        except (TypeError, KeyError, ValueError, AttributeError) as error:
             raise TrackerError(f"{where}: unreadable comment cursor ({error!r})") from error
-        return cls(*windows)
-
-
-@dataclass(slots=True)
-class LabelledSet:
-    """The open items carrying one label, kept current from the repository's issue stream."""
-
-    label: str
-    since: str
-    items: dict[int, WorkItem] = field(default_factory=dict)
-    versions: dict[int, str] = field(default_factory=dict)  # number -> updated_at in the window
-    etag: str = ""
-
-    def absorb(
-        self, changed: Sequence[Change], *, etag: str, full: bool, server_time: datetime
-    ) -> datetime | None:
-        """Apply a reply's items; the newest update of a pull request that changed, if any."""
-        pull_requests = [u for item, state, u in changed if self._apply(item, state, u)
-                         and item.kind is ItemKind.PULL_REQUEST]
-        newest = max((updated for _, _, updated in changed), default=None)
-        moved = moved_since(self.since, newest, server_time) if full and newest else None
-        if moved is None:
-            self.etag = etag
-        else:
-            self.since, self.etag = moved, ""
-            # the versions the moved window still overlaps stay, so none of them is new again
-            self.versions = {n: u for n, u in self.versions.items() if u >= moved}
-        return max(pull_requests, default=None)
-
-    def _apply(self, item: WorkItem, state: ItemState, updated: datetime) -> bool:
-        """Take one item as of `updated`; False when that version was already taken."""
-        stamp = format_time(updated)
-        if self.versions.get(item.ref.number) == stamp:
-            return False
-        self.versions[item.ref.number] = stamp
-        if state is ItemState.OPEN and self.label in item.labels:
-            self.items[item.ref.number] = item
-        else:
-            self.items.pop(item.ref.number, None)
-        return True
-
-
-@dataclass(slots=True)
-class ReviewDue:
-    """When one repository's review-comment stream must be read.
-
-    A review comment shows only as its pull request's update in the issue stream, and a second
-    one in the same second (or one listed late) changes nothing there. So after a pull request
-    changed, the stream stays due until a read whose server time is `SETTLE` past that update.
-    """
-
-    read_at: datetime | None = None  # the server time of the last read; None: never read
-    until: datetime | None = None
-
-    @property
-    def due(self) -> bool:
-        return self.read_at is None or (self.until is not None and self.read_at < self.until)
-
-    def pull_request_changed(self, updated: datetime) -> None:
-        settles = updated + SETTLE
-        self.until = settles if self.until is None else max(self.until, settles)
-
-    def read(self, server_time: datetime) -> None:
-        self.read_at = server_time
+        return cls(windows[0], windows[1], read_at)
 
 
 def _id_order(comment_id: str) -> tuple[int, str]:

@@ -1,33 +1,45 @@
 """`GhTracker`: GitHub through the operator's own `gh`, polled incrementally and conditionally.
 
 Cost model, per repository (N labelled items, one label; every GET carries If-None-Match):
-- first `work_items` in a process: the full labelled listing, ceil(N/100) requests; first-ever
-  `new_comments` (no cursor): 2 requests (newest issue and review comments) that start both
-  streams at the server's now — older comments are history, not new;
-- each later cycle: `work_items` asks the issue stream once (`state=all&sort=updated&since=`);
-  `new_comments` asks the issue-comment stream once, and the review-comment stream on its first
-  call in the process and, after the issue stream showed a pull request changed, until a read
-  whose server time is `SETTLE` (60 s) past that update (usually one more, 304, cycle);
+- first `work_items` with no listing state (none kept, or its file missing or unusable): the full
+  labelled listing, ceil(N/100) requests; first-ever `new_comments` (no cursor): 2 requests
+  (newest issue and review comments) that start both streams at the server's now — older
+  comments are history, not new;
+- each later cycle, in this process or a later one reading the listing state from `state_dir`:
+  `work_items` asks the issue stream once (`state=all&sort=updated&since=`); `new_comments` asks
+  the issue-comment stream once, and the review-comment stream after a fresh listing and, after
+  the issue stream showed a pull request changed, until a read whose server time is `SETTLE`
+  (60 s) past that update (usually one more, 304, cycle) — and always when the cursor it is given
+  has no record of such a read;
 - a stream whose reply filled a page moves its `since` to at most `SETTLE` before the server's
   clock: its next request is unconditional (a new URL), then answered 304 again;
-- so an idle cycle costs 2 requests per repository, both answered 304, whatever N is;
-- `item_state`: 1 request, and only for an item with a session that left the list;
-- `react`, `post_comment`: 1 request each.
-A second label on the same repository adds one issue-stream request per cycle.
+- so an idle cycle costs 2 requests per repository, both answered 304, whatever N is — also for
+  `poll --once` from cron, each run a new process;
+- `arming`: once per newly seen item, its events (ceil(E/100) requests for E events), its issue
+  comments since it was armed (usually 1), and for a pull request its review comments (usually
+  1); one more only for an item handed in without its creation time and no `labeled` event;
+- `comment`, `item_state` (only for an item with a session that left the list), `react`,
+  `post_comment`: 1 request each.
+A second label on the same repository adds one issue-stream request per cycle. A listing read
+over several pages moves `since` from page to page rather than counting pages (see
+`GhClient.since_pages`): a page that fills up costs the same, plus the overlap of one second.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import datetime
+from pathlib import Path
 from urllib.parse import quote
 
-from adapters.github import payloads
-from adapters.github.client import PER_PAGE, GhClient
+from adapters.github import item_reads, payloads
+from adapters.github.client import PAGE, GhClient
 from adapters.github.gh import GITHUB_COM
-from adapters.github.streams import SETTLE, CommentCursor, LabelledSet, ReviewDue, Window
+from adapters.github.listing import LabelledSet, Listing
+from adapters.github.listing_file import ListingFiles
+from adapters.github.streams import SETTLE, CommentCursor, Window
 from domain.errors import TrackerError
-from domain.model import Comment, CommentBatch, CommentKind, ItemState, Reaction, WorkItem
+from domain.model import Arming, Comment, CommentBatch, CommentKind, ItemState, Reaction, WorkItem
 from domain.ports import TrackerPort
 from domain.refs import RepoRef, WorkItemRef
 
@@ -36,7 +48,6 @@ DEFAULT_REACTIONS = {
     Reaction.SUCCEEDED: "hooray",
     Reaction.FAILED: "confused",
 }
-_PAGE = f"per_page={PER_PAGE}"
 _ENDPOINTS = {
     CommentKind.ISSUE_COMMENT: "issues/comments",
     CommentKind.REVIEW_COMMENT: "pulls/comments",
@@ -44,7 +55,8 @@ _ENDPOINTS = {
 
 
 class GhTracker(TrackerPort):
-    """TrackerPort over `gh api -i`; failures are `TrackerError`s naming repository and cause."""
+    """TrackerPort over `gh api -i`; failures are `TrackerError`s naming repository and cause.
+    With `state_dir`, each repository's listing state is kept there between processes."""
 
     def __init__(
         self,
@@ -55,37 +67,51 @@ class GhTracker(TrackerPort):
         timeout: float = 60.0,
         clock: Callable[[], float] | None = None,
         reactions: Mapping[Reaction, str] | None = None,
+        state_dir: Path | None = None,
     ) -> None:
         self._client = GhClient(binary=binary, host=host, env=env, timeout=timeout, clock=clock)
         # a reaction the configuration leaves out is not posted at all
         self._reactions = dict(DEFAULT_REACTIONS if reactions is None else reactions)
-        self._sets: dict[tuple[RepoRef, str], LabelledSet] = {}
-        self._review: dict[RepoRef, ReviewDue] = {}
+        self._files = ListingFiles(state_dir)
+        self._listings: dict[RepoRef, Listing] = {}
 
     def min_interval_seconds(self, repo: RepoRef) -> float:
         """The poll interval GitHub last asked for on this repository (`x-poll-interval`), or 0."""
         return self._client.min_interval_seconds(repo)
 
     def work_items(self, repo: RepoRef, label: str) -> list[WorkItem]:
-        state = self._sets.get((repo, label))
+        listing = self._listing(repo) or self._listings.setdefault(repo, Listing())
+        state = listing.sets.get(label)
         if state is None:
-            state = self._sets[(repo, label)] = self._list(repo, label)
+            state = listing.sets[label] = self._list(repo, label, listing)
+            changed = True
         else:
-            self._follow(repo, state)
+            changed = self._follow(repo, state, listing)
+        if changed:
+            self._files.save(repo, listing)
         return [state.items[n] for n in sorted(state.items)]
 
     def new_comments(self, repo: RepoRef, cursor: str | None) -> CommentBatch:
         if cursor is None:
-            return CommentBatch((), self._start(repo).encode())
+            started, moment = self._start(repo)
+            return CommentBatch((), started.encode(), started_at=moment)
         state = CommentCursor.decode(cursor, str(repo))
         issue_new, issue, _ = self._stream(repo, state.issue, CommentKind.ISSUE_COMMENT)
         review_new: list[Comment] = []
-        review, due = state.review, self._review.setdefault(repo, ReviewDue())
-        if due.due:
-            review_new, review, read_at = self._stream(repo, state.review, CommentKind.REVIEW_COMMENT)
-            due.read(read_at)
-        fresh = sorted(issue_new + review_new, key=lambda c: (c.created_at, c.kind.value, int(c.id)))
-        return CommentBatch(tuple(fresh), CommentCursor(issue, review).encode())
+        review, read_at = state.review, state.review_read_at
+        listing = self._listing(repo)
+        # no listing state at all: nothing says the review stream is settled
+        if listing is None or state.review_due(listing.review_until):
+            review_new, review, moment = self._stream(repo, state.review, CommentKind.REVIEW_COMMENT)
+            read_at = payloads.format_time(moment)
+        fresh = payloads.oldest_first(issue_new + review_new)
+        return CommentBatch(fresh, CommentCursor(issue, review, read_at).encode())
+
+    def arming(self, item: WorkItem, label: str) -> Arming:
+        return item_reads.arming(self._client, item, label)
+
+    def comment(self, item: WorkItemRef, comment_id: str, kind: CommentKind) -> Comment | None:
+        return item_reads.one_comment(self._client, item, comment_id, kind)
 
     def item_state(self, item: WorkItemRef, label: str) -> ItemState:
         path = f"repos/{item.repo.full_name}/issues/{item.number}"
@@ -110,26 +136,41 @@ class GhTracker(TrackerPort):
         path = f"repos/{item.repo.full_name}/issues/{item.number}/comments"
         reply = self._client.send(item.repo, "POST", path, payload={"body": body})
         created = reply.json(str(item.repo))
-        return str(created.get("id", "")) if isinstance(created, dict) else ""
+        if not isinstance(created, dict) or not str(created.get("id", "")).isdigit():
+            raise TrackerError(f"{item.repo}: posted on {item}, but the reply names no comment id")
+        return str(created["id"])
 
     # --- streams -------------------------------------------------------------------------
 
-    def _list(self, repo: RepoRef, label: str) -> LabelledSet:
-        query = f"labels={quote(label, safe='')}&state=open&{_PAGE}"
-        pages = self._client.pages(repo, f"repos/{repo.full_name}/issues?{query}")
+    def _listing(self, repo: RepoRef) -> Listing | None:
+        """This process's listing of `repo`, else the one the last process left, else None."""
+        if repo not in self._listings:
+            loaded = self._files.load(repo)
+            if loaded is None:
+                return None
+            self._listings[repo] = loaded
+        return self._listings[repo]
+
+    def _list(self, repo: RepoRef, label: str, listing: Listing) -> LabelledSet:
+        query = f"labels={quote(label, safe='')}&state=open&sort=updated&direction=asc&{PAGE}"
+        pages = self._client.since_pages(repo, f"repos/{repo.full_name}/issues?{query}", since=None, key="updated_at")
         # the issue stream overlaps the listing: a change listed late is still seen
         state = LabelledSet(label, payloads.format_time(pages.server_time - SETTLE))
         for raw in pages.entries:
             item = payloads.work_item(repo, raw, str(repo))
             if label in item.labels:
                 state.items[item.ref.number] = item
+        # what pull requests did before the listing is unknown: read the review stream once past it
+        listing.review_due_until(pages.server_time)
         return state
 
-    def _follow(self, repo: RepoRef, state: LabelledSet) -> None:
-        query = f"state=all&sort=updated&direction=asc&since={state.since}&{_PAGE}"
-        pages = self._client.pages(repo, f"repos/{repo.full_name}/issues?{query}", etag=state.etag)
+    def _follow(self, repo: RepoRef, state: LabelledSet, listing: Listing) -> bool:
+        """Apply the issue stream's changes; False when it had none (a 304)."""
+        query = f"state=all&sort=updated&direction=asc&{PAGE}"
+        path = f"repos/{repo.full_name}/issues?{query}"
+        pages = self._client.since_pages(repo, path, since=state.since, key="updated_at", etag=state.etag)
         if not pages.modified:
-            return
+            return False
         where = str(repo)
         changed = [
             (
@@ -139,32 +180,31 @@ class GhTracker(TrackerPort):
             )
             for raw in pages.entries
         ]
-        pull_request = state.absorb(
-            changed, etag=pages.etag, full=pages.full, server_time=pages.server_time
-        )
+        pull_request = state.absorb(changed, etag=pages.etag, full=pages.full, server_time=pages.server_time)
         if pull_request is not None:
-            self._review.setdefault(repo, ReviewDue()).pull_request_changed(pull_request)
+            listing.pull_request_changed(pull_request)
+        return True
 
-    def _start(self, repo: RepoRef) -> CommentCursor:
+    def _start(self, repo: RepoRef) -> tuple[CommentCursor, datetime]:
         """Both streams start at the server's now; the newest comments only mark that second."""
         moment: datetime | None = None
         windows = []
         for kind in (CommentKind.ISSUE_COMMENT, CommentKind.REVIEW_COMMENT):
-            path = f"repos/{repo.full_name}/{_ENDPOINTS[kind]}?sort=created&direction=desc&{_PAGE}"
+            path = f"repos/{repo.full_name}/{_ENDPOINTS[kind]}?sort=created&direction=desc&{PAGE}"
             reply = self._client.send(repo, "GET", path)
             moment = moment or self._client.server_now(reply)
             history = payloads.as_list(reply.json(str(repo)), str(repo))
             found = [payloads.comment(repo, raw, kind, str(repo)) for raw in history]
             windows.append(Window.starting(moment, found))
-        return CommentCursor(*windows)
+        assert moment is not None  # the loop ran
+        return CommentCursor(windows[0], windows[1], payloads.format_time(moment)), moment
 
     def _stream(
         self, repo: RepoRef, window: Window, kind: CommentKind
     ) -> tuple[list[Comment], Window, datetime]:
         """New comments, the window after them, and the server time of the read."""
-        query = f"since={window.since}&sort=created&direction=asc&{_PAGE}"
-        path = f"repos/{repo.full_name}/{_ENDPOINTS[kind]}?{query}"
-        pages = self._client.pages(repo, path, etag=window.etag)
+        path = f"repos/{repo.full_name}/{_ENDPOINTS[kind]}?sort=created&direction=asc&{PAGE}"
+        pages = self._client.since_pages(repo, path, since=window.since, key="created_at", etag=window.etag)
         if not pages.modified:
             return [], window, pages.server_time
         found = [payloads.comment(repo, raw, kind, str(repo)) for raw in pages.entries]

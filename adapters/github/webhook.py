@@ -2,21 +2,30 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import hmac
 import json
 import logging
+import socket
 import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http import HTTPStatus
 from typing import Any
 
 from adapters.github.payloads import comment as parse_comment
+from adapters.github.webhook_http import MAX_HEAD, Delivery, Refused, read_delivery, response
 from domain.errors import TrackerError
 from domain.model import Comment, CommentKind
 from domain.refs import RepoRef
 
-MAX_BODY = 25 * 1024 * 1024  # GitHub caps a delivery's payload at 25 MB
+# GitHub caps a payload at 25 MB, but a comment event is small: its comment and issue bodies are
+# at most 65,536 characters each, so ~0.6 MB in the worst case
+MAX_BODY = 1024 * 1024
+READ_TIMEOUT = 10.0
+MAX_CONNECTIONS = 256
+_LINGER = 2.0  # after an early answer: how long unread input is drained so the answer is not reset
 _KINDS = {"issue_comment": CommentKind.ISSUE_COMMENT, "pull_request_review_comment": CommentKind.REVIEW_COMMENT}
 _log = logging.getLogger(__name__)
 
@@ -39,30 +48,54 @@ def comment_of(event: str, payload: dict[str, Any], *, host: str) -> Comment | N
 
 
 class GhWebhookServer:
-    """`POST` deliveries signed with `X-Hub-Signature-256`; anything unsigned or badly signed is
-    refused with 401 before its body is parsed. `accept` gets each new comment."""
+    """`POST` deliveries signed with `X-Hub-Signature-256`, one per connection; `accept` gets each
+    new comment. Anything unsigned or badly signed is refused with 401 before it is parsed.
+
+    Limits: a request is answered from its head before its body is read when it has no signature
+    header (401), no `Content-Length` (411) or one over `max_body` (413); a connection has
+    `read_timeout` seconds in all to send its request, then it is answered 408 and closed; at most
+    `max_connections` are open at once, and one more is answered 503 and closed without a read.
+    Connections are read by one event loop, so an idle one costs a socket, not a thread.
+    """
 
     def __init__(
-        self, *, host: str, port: int, secret: str, github_host: str, accept: Callable[[Comment], None]
+        self,
+        *,
+        host: str,
+        port: int,
+        secret: str,
+        github_host: str,
+        accept: Callable[[Comment], None],
+        max_body: int = MAX_BODY,
+        read_timeout: float = READ_TIMEOUT,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         self._secret = secret.encode()
         self._github_host = github_host
         self._accept = accept
-        self._server = ThreadingHTTPServer((host, port), self._handler())
+        self._max_body, self._read_timeout, self._max_connections = max_body, read_timeout, max_connections
+        self._socket = socket.create_server((host, port))  # bound now: a port in use fails here
+        self._loop = asyncio.new_event_loop()
         self._thread: threading.Thread | None = None
+        self.open_connections = 0  # changed only on the loop's thread
 
     @property
     def address(self) -> tuple[str, int]:
-        host, port = self._server.server_address[:2]
+        host, port = self._socket.getsockname()[:2]
         return str(host), int(port)
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._server.serve_forever, name="webhook", daemon=True)
+        ready = threading.Event()
+        self._thread = threading.Thread(target=self._serve, args=(ready,), name="webhook", daemon=True)
         self._thread.start()
+        ready.wait()
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        if self._thread is None:
+            self._socket.close()
+            return
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
 
     def handle(self, event: str, body: bytes, signature: str) -> int:
         """The HTTP status for one delivery."""
@@ -81,27 +114,69 @@ class GhWebhookServer:
         self._accept(comment)
         return 202
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        receiver = self
+    def _serve(self, ready: threading.Event) -> None:
+        loop = self._loop
+        asyncio.set_event_loop(loop)
+        server = loop.run_until_complete(asyncio.start_server(self._connection, sock=self._socket, limit=MAX_HEAD))
+        ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            server.close()
+            pending = asyncio.all_tasks(loop)
+            for task in pending:
+                task.cancel()
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.close()
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # the name http.server dispatches on
-                length = int(self.headers.get("Content-Length") or 0)
-                if length <= 0 or length > MAX_BODY:
-                    self._reply(413 if length > MAX_BODY else 400)
-                    return
-                body = self.rfile.read(length)
-                status = receiver.handle(
-                    self.headers.get("X-GitHub-Event", ""), body, self.headers.get("X-Hub-Signature-256", "")
-                )
-                self._reply(status)
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self.open_connections >= self._max_connections:
+            writer.write(response(HTTPStatus.SERVICE_UNAVAILABLE))
+            writer.close()
+            return
+        self.open_connections += 1
+        try:
+            await self._serve_one(reader, writer)
+        except (ConnectionError, OSError) as error:
+            _log.debug("webhook: connection dropped: %s", error)
+        finally:
+            self.open_connections -= 1
+            writer.close()
 
-            def _reply(self, status: int) -> None:
-                self.send_response(status)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
+    async def _serve_one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            async with asyncio.timeout(self._read_timeout):
+                delivery = await read_delivery(reader, writer, max_body=self._max_body)
+        except TimeoutError:
+            delivery = Refused(HTTPStatus.REQUEST_TIMEOUT)
+        if delivery is None:
+            return
+        if isinstance(delivery, Delivery):
+            writer.write(response(await self._handled(delivery)))
+            await writer.drain()
+            return
+        _log.debug("webhook: request refused (%d)", delivery.status)
+        writer.write(response(delivery.status))
+        await writer.drain()
+        await _linger(reader, writer)
 
-            def log_message(self, format: str, *args: Any) -> None:
-                _log.debug("webhook: " + format, *args)
+    async def _handled(self, delivery: Delivery) -> int:
+        """`handle` off the loop's thread: `accept` may write to disk."""
+        try:
+            return await asyncio.get_running_loop().run_in_executor(
+                None, self.handle, delivery.event, delivery.body, delivery.signature
+            )
+        except Exception:  # a fault of ours is the sender's 500, never a dead receiver
+            _log.exception("webhook: delivery of %s failed", delivery.event)
+            return HTTPStatus.INTERNAL_SERVER_ERROR
 
-        return Handler
+
+async def _linger(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Drain what the client still sends, briefly: closing on unread input would reset the
+    connection and could destroy the answer before the client read it."""
+    if writer.can_write_eof():
+        writer.write_eof()
+    with contextlib.suppress(TimeoutError, ConnectionError, OSError):
+        async with asyncio.timeout(_LINGER):
+            while await reader.read(64 * 1024):
+                pass

@@ -17,20 +17,34 @@ from domain.errors import TrackerError
 from domain.model import Comment, CommentKind, ItemKind, ItemState, WorkItem
 from domain.refs import RepoRef, WorkItemRef
 
+# per item and label, its latest `labeled` time: what `arming` reads
+_LABELLED = (
+    "CREATE TABLE IF NOT EXISTS labelled (item TEXT NOT NULL, label TEXT NOT NULL, at TEXT NOT NULL,"
+    " PRIMARY KEY (item, label))"
+)
+# version 1 -> 2: when items were created and labelled, and when comments were edited; what a
+# version 1 file holds has no such times (an item without them is armed when first asked)
+_MIGRATE_1_TO_2 = (
+    "ALTER TABLE items ADD COLUMN created_at TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE comments ADD COLUMN updated_at TEXT",
+    _LABELLED,
+)
 SANDBOX_SCHEMA = Schema(
     label="sandbox tracker",
-    version=1,
+    version=2,
     tables=(
         "CREATE TABLE IF NOT EXISTS items (repo TEXT NOT NULL, number INTEGER NOT NULL, item TEXT NOT NULL UNIQUE,"
         " title TEXT NOT NULL, body TEXT NOT NULL, author TEXT, labels TEXT NOT NULL, kind TEXT NOT NULL,"
-        " state TEXT NOT NULL, PRIMARY KEY (repo, number))",
+        " state TEXT NOT NULL, created_at TEXT NOT NULL DEFAULT '', PRIMARY KEY (repo, number))",
         # one sequence for the whole file: the comment id, and the cursor is the last one seen
         "CREATE TABLE IF NOT EXISTS comments (seq INTEGER PRIMARY KEY AUTOINCREMENT, item TEXT NOT NULL,"
         " repo TEXT NOT NULL, author TEXT, body TEXT NOT NULL, created_at TEXT NOT NULL, kind TEXT NOT NULL,"
-        " path TEXT, line INTEGER)",
+        " path TEXT, line INTEGER, updated_at TEXT)",
         "CREATE INDEX IF NOT EXISTS comments_by_repo ON comments (repo, seq)",
         "CREATE TABLE IF NOT EXISTS reactions (comment_id TEXT NOT NULL, reaction TEXT NOT NULL)",
+        _LABELLED,
     ),
+    migrations=(_MIGRATE_1_TO_2,),
 )
 
 
@@ -57,11 +71,13 @@ def work_item_from_row(row: sqlite3.Row) -> WorkItem:
         kind=ItemKind(row["kind"]),
         body=row["body"],
         url=item_url(ref),
+        created_at=datetime.fromisoformat(row["created_at"]) if row["created_at"] else None,
     )
 
 
 def comment_from_row(row: sqlite3.Row) -> Comment:
     ref = WorkItemRef.parse(row["item"])
+    edited = row["updated_at"] is not None and row["updated_at"] != row["created_at"]
     return Comment(
         id=str(row["seq"]),
         item=ref,
@@ -72,6 +88,7 @@ def comment_from_row(row: sqlite3.Row) -> Comment:
         kind=CommentKind(row["kind"]),
         path=row["path"],
         line=row["line"],
+        edited=edited,
     )
 
 
@@ -115,6 +132,15 @@ class SandboxDb:
 def require_item(db: sqlite3.Connection, ref: WorkItemRef) -> None:
     if db.execute("SELECT 1 FROM items WHERE item = ?", (str(ref),)).fetchone() is None:
         raise TrackerError(f"{ref.repo}: {ref} not found in the sandbox")
+
+
+def label_at(db: sqlite3.Connection, ref: WorkItemRef, labels: tuple[str, ...], at: str) -> None:
+    """Record `at` as the latest `labeled` time of each of `labels` on `ref`."""
+    db.executemany(
+        "INSERT INTO labelled (item, label, at) VALUES (?, ?, ?)"
+        " ON CONFLICT (item, label) DO UPDATE SET at = excluded.at",
+        [(str(ref), label, at) for label in labels],
+    )
 
 
 def repo_key(repo: RepoRef) -> str:

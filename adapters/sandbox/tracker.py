@@ -11,13 +11,14 @@ from adapters.sandbox.db import (
     SandboxDb,
     SandboxEntry,
     comment_from_row,
+    label_at,
     number_in,
     repo_key,
     require_item,
     work_item_from_row,
 )
 from domain.errors import TrackerError
-from domain.model import Comment, CommentBatch, CommentKind, ItemKind, ItemState, Reaction, WorkItem
+from domain.model import Arming, Comment, CommentBatch, CommentKind, ItemKind, ItemState, Reaction, WorkItem
 from domain.ports import TrackerPort
 from domain.refs import RepoRef, WorkItemRef
 
@@ -29,10 +30,13 @@ class SandboxTracker(TrackerPort):
 
     Refs are ordinary (`github:owner/repo#N`); `provider: sandbox` in a source picks this
     adapter. Comment ids are one sequence across the file, so the cursor is the last id seen:
-    every comment comes once, oldest first. The CLI writing while the daemon polls is safe
-    (SQLite WAL, `BEGIN IMMEDIATE`, a busy timeout). Failure modes: `StateError` when the file
-    is unreadable or corrupt (at construction); `TrackerError` naming the repository for an
-    unknown item or comment, or a database error.
+    every comment comes once, oldest first. Its clock is `clock`: an item is labelled when
+    `set_labels` adds a label, or at its creation for the labels it is created with, and `arming`
+    reads those times; an edit stamps the comment, so one edited before it is read is `edited`.
+    The CLI writing while the daemon polls is safe (SQLite WAL, `BEGIN IMMEDIATE`, a busy
+    timeout). Failure modes: `StateError` when the file is unreadable, corrupt or cannot be
+    migrated (at construction); `TrackerError` naming the repository for an unknown item or
+    comment, or a database error.
     """
 
     def __init__(self, path: Path, *, clock: Callable[[], datetime], login: str = "the-loop") -> None:
@@ -63,20 +67,14 @@ class SandboxTracker(TrackerPort):
             ref = WorkItemRef(repo, number or (last or 0) + 1)
             if db.execute("SELECT 1 FROM items WHERE item = ?", (str(ref),)).fetchone():
                 raise TrackerError(f"{repo}: {ref} already exists in the sandbox")
+            now = self._clock().isoformat()
             db.execute(
-                "INSERT INTO items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    repo_key(repo),
-                    ref.number,
-                    str(ref),
-                    title,
-                    body,
-                    author,
-                    json.dumps(sorted(labels)),
-                    kind.value,
-                    "open",
-                ),
-            )
+                "INSERT INTO items (repo, number, item, title, body, author, labels, kind, state, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (repo_key(repo), ref.number, str(ref), title, body, author, json.dumps(sorted(labels)), kind.value,
+                 "open", now),
+            )  # fmt: skip
+            label_at(db, ref, labels, now)  # an item created with a label is labelled at creation
         return ref
 
     def add_comment(
@@ -100,13 +98,20 @@ class SandboxTracker(TrackerPort):
             return comment_from_row(row.fetchone())
 
     def edit_comment(self, comment_id: str, body: str) -> None:
-        """An edit keeps the comment's id and place in the stream: it is never new again."""
+        """An edit keeps the comment's id and place in the stream: it is never new again; read
+        after it (at a later time than its creation), the comment is `edited`."""
         with self._db.tx(None) as db:
             done = db.execute(
-                "UPDATE comments SET body = ? WHERE seq = ?",
-                (body, number_in(comment_id, what="comment id", repo=None)),
+                "UPDATE comments SET body = ?, updated_at = ? WHERE seq = ?",
+                (body, self._clock().isoformat(), number_in(comment_id, what="comment id", repo=None)),
             )
             if not done.rowcount:
+                raise TrackerError(f"sandbox: comment {comment_id} not found")
+
+    def delete_comment(self, comment_id: str) -> None:
+        with self._db.tx(None) as db:
+            seq = number_in(comment_id, what="comment id", repo=None)
+            if not db.execute("DELETE FROM comments WHERE seq = ?", (seq,)).rowcount:
                 raise TrackerError(f"sandbox: comment {comment_id} not found")
 
     def close_item(self, ref: WorkItemRef, state: ItemState = ItemState.CLOSED) -> None:
@@ -115,9 +120,13 @@ class SandboxTracker(TrackerPort):
             db.execute("UPDATE items SET state = ? WHERE item = ?", (state.value, str(ref)))
 
     def set_labels(self, ref: WorkItemRef, labels: tuple[str, ...]) -> None:
+        """The item's labels become `labels`; each one it did not carry is labelled now."""
         with self._db.tx(ref.repo) as db:
             require_item(db, ref)
+            (before,) = db.execute("SELECT labels FROM items WHERE item = ?", (str(ref),)).fetchone()
             db.execute("UPDATE items SET labels = ? WHERE item = ?", (json.dumps(sorted(labels)), str(ref)))
+            added = set(labels) - set(json.loads(before))
+            label_at(db, ref, tuple(added), self._clock().isoformat())
 
     # --- reading it back ---------------------------------------------------------------
 
@@ -148,8 +157,8 @@ class SandboxTracker(TrackerPort):
 
     def new_comments(self, repo: RepoRef, cursor: str | None) -> CommentBatch:
         (last,) = self._db.read(repo, "SELECT COALESCE(MAX(seq), 0) FROM comments")[0]
-        if cursor is None:
-            return CommentBatch((), str(last))  # like GitHub's adapter: the stream starts now
+        if cursor is None:  # like GitHub's adapter: the stream starts now
+            return CommentBatch((), str(last), started_at=self._clock())
         since = number_in(cursor, what="cursor", repo=repo)
         rows = self._db.read(
             repo,
@@ -157,6 +166,25 @@ class SandboxTracker(TrackerPort):
             repo_key(repo), since, last,
         )  # fmt: skip
         return CommentBatch(tuple(comment_from_row(r) for r in rows), str(max(last, since)))
+
+    def arming(self, item: WorkItem, label: str) -> Arming:
+        ref = item.ref
+        rows = self._db.read(ref.repo, "SELECT * FROM items WHERE item = ?", str(ref))
+        if not rows:
+            raise TrackerError(f"{ref.repo}: {ref} not found in the sandbox")
+        labelled = self._db.read(ref.repo, "SELECT at FROM labelled WHERE item = ? AND label = ?", str(ref), label)
+        # a file from before labelled times were kept knows neither: armed now, as first sight was
+        created = work_item_from_row(rows[0]).created_at
+        armed_at = datetime.fromisoformat(labelled[0]["at"]) if labelled else created or self._clock()
+        after = [c for c in self.comments(ref) if c.created_at >= armed_at]
+        return Arming(armed_at, tuple(sorted(after, key=lambda c: (c.created_at, int(c.id)))))
+
+    def comment(self, item: WorkItemRef, comment_id: str, kind: CommentKind) -> Comment | None:
+        seq = number_in(comment_id, what="comment id", repo=item.repo)
+        rows = self._db.read(
+            item.repo, "SELECT * FROM comments WHERE seq = ? AND item = ? AND kind = ?", seq, str(item), kind.value
+        )
+        return comment_from_row(rows[0]) if rows else None
 
     def item_state(self, item: WorkItemRef, label: str) -> ItemState:
         rows = self._db.read(item.repo, "SELECT * FROM items WHERE item = ?", str(item))

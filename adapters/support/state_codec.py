@@ -37,6 +37,7 @@ def comment_to_json(comment: Comment) -> Json:
         "kind": comment.kind.value,
         "path": comment.path,
         "line": comment.line,
+        "edited": comment.edited,
     }
 
 
@@ -51,6 +52,7 @@ def comment_from_json(data: Json) -> Comment:
         kind=CommentKind(data["kind"]),
         path=data["path"],
         line=data["line"],
+        edited=bool(data.get("edited", False)),
     )
 
 

@@ -172,6 +172,26 @@ class GhWebhookSettings(Section):
         default=SecretStr(""),
         description="The webhook secret; deliveries with a bad signature are refused. Required when enabled.",
     )
+    max_body_bytes: int = Field(
+        default=1024 * 1024,
+        ge=1024,
+        le=25 * 1024 * 1024,
+        description="Largest delivery body read; a larger one is answered 413 before it is read. A comment"
+        " event is at most ~0.6 MB (GitHub's own cap on any payload is 25 MB).",
+    )
+    read_timeout_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        le=300,
+        description="Seconds a connection has to send its whole request; then it is answered 408 and closed.",
+    )
+    max_connections: int = Field(
+        default=256,
+        ge=1,
+        le=4096,
+        description="Connections open at once (idle ones included); one more is answered 503 and closed at"
+        " once. Memory held is at most this times maxBodyBytes.",
+    )
 
     @model_validator(mode="after")
     def _secret_when_enabled(self) -> GhWebhookSettings:

@@ -35,6 +35,9 @@ class SandboxRig:
     def edit(self, comment_id: str, body: str) -> None:
         self.sandbox.edit_comment(comment_id, body)
 
+    def delete(self, comment_id: str) -> None:
+        self.sandbox.delete_comment(comment_id)
+
     def close(self, number: int, *, merged: bool = False) -> None:
         self.sandbox.close_item(WorkItemRef(self.repo, number), ItemState.MERGED if merged else ItemState.CLOSED)
 

@@ -5,50 +5,15 @@ from __future__ import annotations
 import pytest
 
 from adapters.github import GhTracker
-from domain.model import CommentBatch, Reaction
-from domain.refs import RepoRef, WorkItemRef
-from tests.github_standin import StandIn, World
+from domain.model import Reaction
+from domain.refs import WorkItemRef
+from tests.github_standin import StandIn
+from tests.github_standin.poller import REPO, Poller
 from tests.github_standin.rigs import LABEL, standin
 
 __all__ = ["standin"]  # a fixture, imported to be used here
 
 pytestmark = pytest.mark.gh
-REPO = "acme/widgets"
-
-
-class Poller:
-    """One repository polled the way the poll cycle does: work items, then new comments."""
-
-    def __init__(self, standin: StandIn, *, items: int = 3, pulls: int = 0) -> None:
-        self.world: World = standin.reset()
-        for number in range(1, items + pulls + 1):
-            self.world.add_issue(REPO, number, pull_request=number > items)
-        self.world.tick(3600)  # the items are old news by the time polling starts
-        self.repo = RepoRef.parse(REPO, host=standin.host)
-        self.tracker = GhTracker(host=standin.host, env=standin.gh_env(), timeout=20)
-        self.cursor: str | None = None
-
-    def cycle(self) -> CommentBatch:
-        self.tracker.work_items(self.repo, LABEL)
-        batch = self.tracker.new_comments(self.repo, self.cursor)
-        self.cursor = batch.cursor
-        self.world.tick()
-        return batch
-
-    def warm(self) -> Poller:
-        """Past the first listing and the first (unconditional) stream requests, an hour later
-        (so a window's `since` is far behind and a full page moves it)."""
-        self.cycle()
-        self.cycle()
-        self.world.tick(3600)
-        self.world.reset_counters()
-        return self
-
-    def cost(self) -> tuple[int, int]:
-        """Requests served and how many were 304, over one cycle."""
-        self.world.reset_counters()
-        self.cycle()
-        return self.world.requests, self.world.not_modified
 
 
 def test_an_idle_cycle_over_1000_labelled_items_costs_two_requests_both_304(standin: StandIn) -> None:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -196,3 +198,40 @@ def test_a_sandbox_file_that_is_not_a_database_is_refused_naming_it_and_left_unc
     with pytest.raises(StateError) as refused:
         SandboxTracker(path, clock=FakeClock().now)
     assert (str(path) in str(refused.value), path.read_bytes()) == (True, b"not a database" * 100)
+
+
+VERSION_1 = (
+    "CREATE TABLE items (repo TEXT NOT NULL, number INTEGER NOT NULL, item TEXT NOT NULL UNIQUE, title TEXT NOT NULL,"
+    " body TEXT NOT NULL, author TEXT, labels TEXT NOT NULL, kind TEXT NOT NULL, state TEXT NOT NULL,"
+    " PRIMARY KEY (repo, number))",
+    "CREATE TABLE comments (seq INTEGER PRIMARY KEY AUTOINCREMENT, item TEXT NOT NULL, repo TEXT NOT NULL,"
+    " author TEXT, body TEXT NOT NULL, created_at TEXT NOT NULL, kind TEXT NOT NULL, path TEXT, line INTEGER)",
+    "CREATE INDEX comments_by_repo ON comments (repo, seq)",
+    "CREATE TABLE reactions (comment_id TEXT NOT NULL, reaction TEXT NOT NULL)",
+    "INSERT INTO items VALUES ('github.com/sandbox/demo', 1, 'github:sandbox/demo#1', 't', '', 'demo',"
+    " '[\"loop\"]', 'issue', 'open')",
+    "INSERT INTO comments (item, repo, author, body, created_at, kind)"
+    " VALUES ('github:sandbox/demo#1', 'github.com/sandbox/demo', 'demo', 'old', '2026-11-30T08:00:00+00:00',"
+    " 'issue_comment')",
+    "PRAGMA user_version = 1",
+)
+
+
+def test_a_version_1_sandbox_file_is_migrated_and_its_items_are_armed_when_first_asked(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    path = tmp_path / "sandbox.sqlite3"
+    with sqlite3.connect(path) as db:
+        for statement in VERSION_1:
+            db.execute(statement)
+    sandbox = SandboxTracker(path, clock=clock.now)
+    [item] = sandbox.work_items(REPO, "loop")
+    before = sandbox.arming(item, "loop")
+    clock.advance(1)
+    news = sandbox.add_comment(item.ref, "news")
+    after = sandbox.arming(item, "loop")
+    sandbox.close()
+    with sqlite3.connect(path) as db:
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+    assert (version, before.armed_at, before.comments) == (2, clock.now() - timedelta(seconds=1), ())
+    assert [c.id for c in after.comments] == [news.id]

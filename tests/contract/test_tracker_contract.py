@@ -2,26 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from domain.errors import RateLimited, TrackerError
 from domain.model import CommentBatch, CommentKind, ItemKind, ItemState, Reaction
 from domain.refs import WorkItemRef
-from tests.contract.sandbox_rig import SandboxRig
-from tests.github_standin.rigs import BOT, LABEL, FakeRig, GhRig, Rig, standin
+from tests.contract.tracker_rigs import rig
+from tests.github_standin.rigs import BOT, LABEL, Rig, standin
 
-__all__ = ["standin"]  # a fixture, imported to be used here
-
-
-@pytest.fixture(params=["fake", "sandbox", pytest.param("gh", marks=pytest.mark.gh)])
-def rig(request: pytest.FixtureRequest, tmp_path: Path) -> Rig:
-    if request.param == "fake":
-        return FakeRig()
-    if request.param == "sandbox":
-        return SandboxRig(tmp_path / "sandbox.sqlite3", login=BOT)
-    return GhRig(request.getfixturevalue("standin"))
+__all__ = ["rig", "standin"]  # fixtures, imported to be used here
 
 
 def cycle(rig: Rig, cursor: str | None) -> CommentBatch:

@@ -101,3 +101,25 @@ def test_a_malformed_delivery_is_a_bad_request_and_accepts_nothing(server) -> No
     assert _post(receiver, "issue_comment", b"{not json") == 400
     assert _post(receiver, "issue_comment", json.dumps({"action": "created", "comment": {}}).encode()) == 400
     assert got == []
+
+
+@pytest.mark.parametrize(
+    ("event", "extra"),
+    [
+        ("issue_comment", {}),
+        ("pull_request_review_comment", {"pull_request_url": "https://api.github.com/repos/acme/widgets/pulls/9"}),
+    ],
+)
+def test_a_comment_names_the_event_it_came_by(server, event: str, extra: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
+    receiver, got = server
+
+    assert _post(receiver, event, json.dumps(_payload(**extra)).encode()) == 202
+    assert got[0].kind.event == event
+
+
+def test_a_new_comment_already_updated_when_delivered_is_marked_edited(server) -> None:  # type: ignore[no-untyped-def]
+    receiver, got = server
+    body = _payload(created_at="2026-11-30T10:00:00Z", updated_at="2026-11-30T10:00:07Z")
+
+    assert _post(receiver, "issue_comment", json.dumps(body).encode()) == 202
+    assert got[0].edited

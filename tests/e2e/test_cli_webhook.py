@@ -9,7 +9,10 @@ import signal
 import socket
 import subprocess
 import sys
+import urllib.error
 import urllib.request
+
+import pytest
 
 from tests.e2e.cli import clean_env
 from tests.e2e.loop_rig import REPO, Loop, loop
@@ -85,3 +88,28 @@ def test_webhook_refuses_to_start_when_it_is_not_enabled(loop: Loop) -> None:
 
     assert result.returncode == 2
     assert "webhooks.ghWebhook.enabled is false" in result.stderr
+
+
+def test_the_configured_limits_reach_the_receiver(loop: Loop) -> None:
+    port = _free_port()
+    limits = {"maxBodyBytes": 1024, "readTimeoutSeconds": 1, "maxConnections": 8}
+    loop.extra = {"webhooks": {"ghWebhook": {"enabled": True, "port": port, "secret": SECRET, **limits}}}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app", "--config", str(loop.write_config()), "webhook"],
+        cwd=loop.root,
+        env=clean_env(loop.tmux.env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        wait_for(lambda: "poll.cycle" in loop.event_names(), what="the webhook's first cycle")
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as idle:
+            timed_out = idle.recv(100)  # nothing sent: answered once the read timeout passed
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            _deliver(port, {"action": "created", "padding": "x" * 2048})
+    finally:
+        process.send_signal(signal.SIGTERM)
+        status = process.wait(timeout=60)
+
+    assert (status, refused.value.code, timed_out[:13]) == (0, 413, b"HTTP/1.1 408 ")

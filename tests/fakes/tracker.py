@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from domain.errors import RateLimited, TrackerError
 from domain.model import (
+    Arming,
     Comment,
     CommentBatch,
     CommentKind,
@@ -27,6 +28,7 @@ class _Item:
     item: WorkItem
     labels: set[str]
     state: ItemState = ItemState.OPEN
+    labelled_at: dict[str, datetime] = field(default_factory=dict)  # label -> its latest `labeled`
 
 
 @dataclass(slots=True)
@@ -40,12 +42,16 @@ class FakeTracker(TrackerPort):
     """What a tracker holds, with switches that make it fail like the real one.
 
     The comment cursor is the last sequence number seen; an edit keeps its sequence, so an edited
-    comment is never new again. With no cursor the stream starts now: older comments are history.
-    `post_comment` also adds the posted text as a comment by `login`, as GitHub would.
+    comment is never new again, and one edited before it is read carries `edited`. With no cursor
+    the stream starts now: older comments are history, and the batch says when it started.
+    `post_comment` also adds the posted text as a comment by `login`, as GitHub would, and returns
+    its id. Its clock is `now` when set, else one that moves a second with each change arranged;
+    an item is labelled when a label is added, or at its creation for the labels it starts with.
+    `arming` and `comment` cost one request each, as `requests` counts.
     """
 
     login: str = "the-loop"
-    now: Callable[[], float] | None = None  # lifts a rate limit once now() >= until; None: never
+    now: Callable[[], float] | None = None  # the clock; lifts a rate limit once now() >= until
     fail_reads: set[RepoRef] = field(default_factory=set)
     fail_posts: bool = False
     fail_reactions: bool = False
@@ -56,6 +62,8 @@ class FakeTracker(TrackerPort):
     posted: list[tuple[WorkItemRef, str]] = field(default_factory=list)
     _items: dict[WorkItemRef, _Item] = field(default_factory=dict)
     _comments: list[_Stored] = field(default_factory=list)
+    _ticks: int = 0
+    _seq: int = 0  # never reused, deletions included, as GitHub's ids
 
     # --- arranging the world -------------------------------------------------------------
 
@@ -71,8 +79,9 @@ class FakeTracker(TrackerPort):
     ) -> WorkItem:
         url = f"https://{ref.repo.host}/{ref.repo.full_name}/issues/{ref.number}"
         title = title or f"item {ref.number}"
-        item = WorkItem(ref, title, author, frozenset(labels), kind, body, url)
-        self._items[ref] = _Item(item, set(labels))
+        at = self._tick()
+        item = WorkItem(ref, title, author, frozenset(labels), kind, body, url, at)
+        self._items[ref] = _Item(item, set(labels), labelled_at=dict.fromkeys(labels, at))
         return item
 
     def set_state(self, ref: WorkItemRef, state: ItemState) -> None:
@@ -84,10 +93,20 @@ class FakeTracker(TrackerPort):
         entry.state = state
 
     def add_label(self, ref: WorkItemRef, label: str) -> None:
-        self._items[ref].labels.add(label)
+        entry = self._items[ref]
+        if label not in entry.labels:
+            entry.labels.add(label)
+            entry.labelled_at[label] = self._tick()
 
     def remove_label(self, ref: WorkItemRef, label: str) -> None:
         self._items[ref].labels.discard(label)
+
+    def set_labels(self, ref: WorkItemRef, labels: tuple[str, ...]) -> None:
+        """The labels become `labels`: those removed are removed, those added are labelled now."""
+        for label in set(self._items[ref].labels) - set(labels):
+            self.remove_label(ref, label)
+        for label in labels:
+            self.add_label(ref, label)
 
     def add_comment(
         self,
@@ -101,22 +120,26 @@ class FakeTracker(TrackerPort):
         path: str | None = None,
         line: int | None = None,
     ) -> Comment:
-        seq = len(self._comments) + 1
+        self._seq += 1
+        seq = self._seq
         cid = comment_id or str(seq)
         anchor = "discussion_r" if kind is CommentKind.REVIEW_COMMENT else "issuecomment-"
         url = f"https://{ref.repo.host}/{ref.repo.full_name}/issues/{ref.number}#{anchor}{cid}"
-        at = created_at or _EPOCH + timedelta(seconds=seq)
+        at = created_at or self._tick()
         comment = Comment(cid, ref, author, body, at, url, kind, path, line)
         self._comments.append(_Stored(seq, comment))
         return comment
 
     def edit_comment(self, comment_id: str, body: str) -> None:
-        """An edit: same id, same created_at, same place in the stream."""
+        """An edit: same id, same created_at, same place in the stream; read later, it is `edited`."""
         for stored in self._comments:
             if stored.comment.id == comment_id:
-                stored.comment = replace(stored.comment, body=body)
+                stored.comment = replace(stored.comment, body=body, edited=True)
                 return
         raise KeyError(comment_id)
+
+    def delete_comment(self, comment_id: str) -> None:
+        self._comments = [s for s in self._comments if s.comment.id != comment_id]
 
     # --- TrackerPort ---------------------------------------------------------------------
 
@@ -130,12 +153,26 @@ class FakeTracker(TrackerPort):
 
     def new_comments(self, repo: RepoRef, cursor: str | None) -> CommentBatch:
         self._request(repo, read=True)
-        last = len(self._comments)
+        last = self._seq
         if cursor is None:
-            return CommentBatch((), str(last))
+            return CommentBatch((), str(last), started_at=self._time())
         since = int(cursor)
-        fresh = tuple(s.comment for s in self._comments[since:] if s.comment.item.repo == repo)
-        return CommentBatch(fresh, str(last))
+        fresh = tuple(s.comment for s in self._comments if s.seq > since and s.comment.item.repo == repo)
+        return CommentBatch(fresh, str(max(last, since)))
+
+    def arming(self, item: WorkItem, label: str) -> Arming:
+        self._request(item.ref.repo, read=True)
+        entry = self._items.get(item.ref)
+        if entry is None:
+            raise TrackerError(f"{item.ref.repo}: {item.ref} not found")
+        armed_at = entry.labelled_at.get(label) or entry.item.created_at or self._time()
+        after = [c for c in self.comments_of(item.ref) if c.created_at >= armed_at]
+        return Arming(armed_at, tuple(sorted(after, key=lambda c: c.created_at)))
+
+    def comment(self, item: WorkItemRef, comment_id: str, kind: CommentKind) -> Comment | None:
+        self._request(item.repo, read=True)
+        found = [c for c in self.comments_of(item) if c.id == comment_id and c.kind is kind]
+        return found[0] if found else None
 
     def item_state(self, item: WorkItemRef, label: str) -> ItemState:
         self._request(item.repo, read=True)
@@ -166,6 +203,15 @@ class FakeTracker(TrackerPort):
 
     def comments_of(self, ref: WorkItemRef) -> list[Comment]:
         return [s.comment for s in self._comments if s.comment.item == ref]
+
+    def _time(self) -> datetime:
+        if self.now is not None:
+            return datetime.fromtimestamp(self.now(), UTC)
+        return _EPOCH + timedelta(seconds=self._ticks)
+
+    def _tick(self) -> datetime:
+        self._ticks += 1
+        return self._time()
 
     def _request(self, repo: RepoRef, *, read: bool) -> None:
         self.requests += 1

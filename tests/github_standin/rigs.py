@@ -52,6 +52,7 @@ class Rig(Protocol):
         line: int | None = None,
     ) -> str: ...
     def edit(self, comment_id: str, body: str) -> None: ...
+    def delete(self, comment_id: str) -> None: ...
     def close(self, number: int, *, merged: bool = False) -> None: ...
     def relabel(self, number: int, labels: tuple[str, ...]) -> None: ...
     def later(self) -> None: ...
@@ -90,14 +91,14 @@ class FakeRig:
     def edit(self, comment_id: str, body: str) -> None:
         self.fake.edit_comment(comment_id, body)
 
+    def delete(self, comment_id: str) -> None:
+        self.fake.delete_comment(comment_id)
+
     def close(self, number: int, *, merged: bool = False) -> None:
         self.fake.set_state(WorkItemRef(self.repo, number), ItemState.MERGED if merged else ItemState.CLOSED)
 
     def relabel(self, number: int, labels: tuple[str, ...]) -> None:
-        ref = WorkItemRef(self.repo, number)
-        self.fake.set_state(ref, ItemState.UNLABELED)
-        for label in labels:
-            self.fake.add_label(ref, label)
+        self.fake.set_labels(WorkItemRef(self.repo, number), labels)
 
     def later(self) -> None:
         pass  # the fake's comment times increase by themselves
@@ -147,6 +148,9 @@ class GhRig:
 
     def edit(self, comment_id: str, body: str) -> None:
         self.world.edit_comment(self.repo.full_name, int(comment_id), body)
+
+    def delete(self, comment_id: str) -> None:
+        self.world.delete_comment(self.repo.full_name, int(comment_id))
 
     def close(self, number: int, *, merged: bool = False) -> None:
         self.world.close(self.repo.full_name, number, merged=merged)

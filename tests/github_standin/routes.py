@@ -19,6 +19,9 @@ _GET: list[tuple[re.Pattern[str], str]] = [
     (re.compile(_REPO + r"/pulls/comments$"), "review_comments"),
     (re.compile(_REPO + r"/issues/(?P<number>[0-9]+)$"), "issue"),
     (re.compile(_REPO + r"/issues/(?P<number>[0-9]+)/comments$"), "thread"),
+    (re.compile(_REPO + r"/pulls/(?P<number>[0-9]+)/comments$"), "review_thread"),
+    (re.compile(_REPO + r"/issues/(?P<number>[0-9]+)/events$"), "events"),
+    (re.compile(_REPO + r"/(?P<kind>issues|pulls)/comments/(?P<cid>[0-9]+)$"), "one_comment"),
 ]
 _POST: list[tuple[re.Pattern[str], str]] = [
     (re.compile(_REPO + r"/issues/(?P<number>[0-9]+)/comments$"), "post_comment"),
@@ -75,10 +78,30 @@ class Routes:
     def review_comments(self, repo: Repo, _: dict[str, str], query: Query, __: Any) -> Reply:
         return 200, self._notes(repo, query, review=True)
 
-    def thread(self, repo: Repo, match: dict[str, str], _: Query, __: Any) -> Reply:
+    def thread(self, repo: Repo, match: dict[str, str], query: Query, __: Any) -> Reply:
+        """One issue's (or pull request's) issue comments, oldest first; `since` filters on update."""
+        return self._item_notes(repo, int(match["number"]), query | {"sort": "created", "direction": "asc"}, False)
+
+    def review_thread(self, repo: Repo, match: dict[str, str], query: Query, __: Any) -> Reply:
         number = int(match["number"])
-        notes = [n for n in repo.notes if n.number == number and not n.review]
-        return 200, [self.note_json(repo, n) for n in notes]
+        issue = repo.issues.get(number)
+        if issue is None or not issue.pull_request:
+            return _NOT_FOUND
+        return self._item_notes(repo, number, query, True)
+
+    def events(self, repo: Repo, match: dict[str, str], _: Query, __: Any) -> Reply:
+        issue = repo.issues.get(int(match["number"]))
+        if issue is None:
+            return _NOT_FOUND
+        return 200, [
+            {"id": 500000 + n, "event": event, "label": {"name": label}, "created_at": stamp(at)}
+            for n, (event, label, at) in enumerate(issue.events)
+        ]
+
+    def one_comment(self, repo: Repo, match: dict[str, str], _: Query, __: Any) -> Reply:
+        cid, review = int(match["cid"]), match["kind"] == "pulls"
+        found = [n for n in repo.notes if n.id == cid and n.review == review]
+        return (200, self.note_json(repo, found[0])) if found else _NOT_FOUND
 
     # --- writes --------------------------------------------------------------------------
 
@@ -144,6 +167,11 @@ class Routes:
                 "html_url": f"{web}/issues/{note.number}#issuecomment-{note.id}",
             }
         return doc
+
+    def _item_notes(self, repo: Repo, number: int, query: Query, review: bool) -> Reply:
+        since = query.get("since", "")
+        chosen = [n for n in repo.notes if n.number == number and n.review == review and stamp(n.updated_at) >= since]
+        return 200, [self.note_json(repo, n) for n in _sorted(chosen, query, default="created")]
 
     def _notes(self, repo: Repo, query: Query, *, review: bool) -> list[dict[str, Any]]:
         since = query.get("since", "")

@@ -51,7 +51,15 @@ class _Handler(BaseHTTPRequestHandler):
             status, body, headers = self._answer(world, url.path, path, url.query, payload, failure)
             world.not_modified += status == 304
             world.log.append((self.command, f"{path}?{url.query}" if url.query else path, status))
+            self._run_hooks(world, path)
         self._send(status, body, headers)
+
+    def _run_hooks(self, world: World, path: str) -> None:
+        for hook in [h for h in world.hooks if re.search(h.path, path)]:
+            hook.times -= 1
+            if hook.times <= 0:
+                world.hooks.remove(hook)
+            hook.action()
 
     def _answer(
         self, world: World, full: str, path: str, query: str, payload: Any, failure: Failure | None

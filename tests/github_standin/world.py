@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -27,6 +28,7 @@ class Issue:
     merged_at: datetime | None = None
     body: str = ""
     listed: bool = True  # False: its last change is not in listings yet (eventual consistency)
+    events: list[tuple[str, str, datetime]] = field(default_factory=list)  # labeled/unlabeled, label, when
 
 
 @dataclass
@@ -72,6 +74,15 @@ class Failure:
 
 
 @dataclass
+class Hook:
+    """Something to do to the world right after a request whose path matches `path` is served."""
+
+    path: str
+    action: Callable[[], None]
+    times: int = 1
+
+
+@dataclass
 class World:
     """The stand-in's state and its own clock (the `Date` header and every timestamp)."""
 
@@ -81,6 +92,7 @@ class World:
     host: str = "localhost"
     repos: dict[str, Repo] = field(default_factory=dict)
     failures: list[Failure] = field(default_factory=list)
+    hooks: list[Hook] = field(default_factory=list)
     reactions: list[tuple[str, int, str]] = field(default_factory=list)  # repo, comment id, content
     posted: list[tuple[str, int, str]] = field(default_factory=list)  # repo, number, body
     rate_limit: int = 5000
@@ -117,6 +129,7 @@ class World:
         issue = Issue(
             number, title or f"item {number}", author, list(labels), self.now, self.now, pull_request, body=body
         )
+        issue.events = [("labeled", label, self.now) for label in labels]  # as GitHub records them
         repo.issues[number] = issue
         return issue
 
@@ -147,7 +160,17 @@ class World:
 
     def set_labels(self, full_name: str, number: int, labels: tuple[str, ...], *, listed: bool = True) -> None:
         issue = self.repos[full_name].issues[number]
+        issue.events += [("unlabeled", label, self.now) for label in issue.labels if label not in labels]
+        issue.events += [("labeled", label, self.now) for label in labels if label not in issue.labels]
         issue.labels, issue.updated_at, issue.listed = list(labels), self.now, listed
+
+    def delete_comment(self, full_name: str, comment_id: int) -> None:
+        repo = self.repos[full_name]
+        repo.notes = [n for n in repo.notes if n.id != comment_id]
+
+    def after(self, path: str, action: Callable[[], None], *, times: int = 1) -> None:
+        """Run `action` right after the next `times` requests whose path matches the regex `path`."""
+        self.hooks.append(Hook(path, action, times))
 
     def list_late(self, full_name: str) -> None:
         """What was held back from listings shows up now, with its own (older) time stamps."""

@@ -49,6 +49,7 @@ def test_every_key_defaults_as_design_section_8_says() -> None:
     )
     w = s.webhooks.gh_webhook
     assert (w.enabled, w.host, w.port, w.secret.get_secret_value()) == (False, "127.0.0.1", 8787, "")
+    assert (w.max_body_bytes, w.read_timeout_seconds, w.max_connections) == (1024 * 1024, 10, 256)
     assert (s.integrations.github.cli.binary, s.integrations.github.host, s.event_log.path) == ("gh", "github.com", "")
 
 
@@ -110,6 +111,9 @@ def test_an_unknown_harness_name_is_a_lookup_error() -> None:
         {"polling": {"sources": [{"repos": ["a/b"]}]}},  # label required
         {"routing": {"tmux": {"socketName": "../x"}}},
         {"webhooks": {"ghWebhook": {"enabled": True}}},  # no secret
+        {"webhooks": {"ghWebhook": {"maxConnections": 0}}},
+        {"webhooks": {"ghWebhook": {"maxBodyBytes": 26 * 1024 * 1024}}},  # over GitHub's own cap
+        {"webhooks": {"ghWebhook": {"readTimeoutSeconds": 0}}},
         {"routing": {"reactions": {"started": "thumbsup"}}},
     ],
 )

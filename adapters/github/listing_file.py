@@ -1,0 +1,148 @@
+"""Each repository's `Listing` on disk: one JSON file, written whole and atomically."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from adapters.github.listing import LabelledSet, Listing
+from adapters.github.payloads import format_time, parse_time
+from domain.model import ItemKind, WorkItem
+from domain.refs import RepoRef, WorkItemRef
+
+log = logging.getLogger(__name__)
+
+_VERSION = 1
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+class ListingFiles:
+    """Where `GhTracker` keeps each repository's `Listing` between processes (None: nowhere).
+
+    A file that cannot be read, is corrupt, of another version or of another repository is
+    ignored with a warning, and the listing is redone; a write that fails is a warning too, and
+    the next process redoes the listing. Neither is ever an error: the file only saves requests.
+    """
+
+    def __init__(self, directory: Path | None) -> None:
+        self.directory = directory
+
+    def path(self, repo: RepoRef) -> Path | None:
+        if self.directory is None:
+            return None
+        # readable, and unique: two names the slug folds together differ in the digest
+        digest = hashlib.sha256(str(repo).encode()).hexdigest()[:12]
+        return self.directory / f"{_UNSAFE.sub('-', str(repo))}-{digest}.json"
+
+    def load(self, repo: RepoRef) -> Listing | None:
+        path = self.path(repo)
+        if path is None:
+            return None
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as error:
+            log.warning("%s: listing state %s unreadable, listing again: %s", repo, path, error)
+            return None
+        try:
+            return _decode(json.loads(text), repo)
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
+            log.warning("%s: listing state %s ignored, listing again: %r", repo, path, error)
+            return None
+
+    def save(self, repo: RepoRef, listing: Listing) -> None:
+        path = self.path(repo)
+        if path is None:
+            return
+        text = json.dumps(_encode(listing, repo), sort_keys=True, separators=(",", ":"))
+        temporary = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".listing-", suffix=".tmp")
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                out.write(text)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(temporary, path)  # a reader sees the old file or the new one, never half
+        except OSError as error:
+            log.warning("%s: listing state %s not written (the next process lists again): %s", repo, path, error)
+            if temporary is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary)
+
+
+def _encode(listing: Listing, repo: RepoRef) -> dict[str, Any]:
+    until = listing.review_until
+    return {
+        "v": _VERSION,
+        "repo": f"{repo.host}/{repo.full_name}",
+        "review_until": None if until is None else format_time(until),
+        "labels": {label: _encode_set(state) for label, state in listing.sets.items()},
+    }
+
+
+def _decode(doc: dict[str, Any], repo: RepoRef) -> Listing:
+    if doc["v"] != _VERSION:
+        raise ValueError(f"version {doc['v']!r}, not {_VERSION}")
+    if doc["repo"] != f"{repo.host}/{repo.full_name}":
+        raise ValueError(f"the state of {doc['repo']!r}")
+    until = doc["review_until"]
+    sets = {str(label): _decode_set(str(label), raw, repo) for label, raw in doc["labels"].items()}
+    return Listing(sets, None if until is None else parse_time(str(until)))
+
+
+def _encode_set(state: LabelledSet) -> dict[str, Any]:
+    return {
+        "since": state.since,
+        "etag": state.etag,
+        "versions": {str(n): v for n, v in state.versions.items()},
+        "items": [_encode_item(item) for _, item in sorted(state.items.items())],
+    }
+
+
+def _decode_set(label: str, raw: dict[str, Any], repo: RepoRef) -> LabelledSet:
+    items = [_decode_item(entry, repo) for entry in raw["items"]]
+    return LabelledSet(
+        label,
+        format_time(parse_time(str(raw["since"]))),
+        {item.ref.number: item for item in items},
+        {int(n): format_time(parse_time(str(v))) for n, v in raw["versions"].items()},
+        str(raw["etag"]),
+    )
+
+
+def _encode_item(item: WorkItem) -> dict[str, Any]:
+    created = item.created_at
+    return {
+        "number": item.ref.number,
+        "title": item.title,
+        "author": item.author,
+        "labels": sorted(item.labels),
+        "kind": item.kind.value,
+        "body": item.body,
+        "url": item.url,
+        "created_at": None if created is None else format_time(created),
+    }
+
+
+def _decode_item(raw: dict[str, Any], repo: RepoRef) -> WorkItem:
+    created = raw["created_at"]
+    author = raw["author"]
+    return WorkItem(
+        ref=WorkItemRef(repo, int(raw["number"])),
+        title=str(raw["title"]),
+        author=None if author is None else str(author),
+        labels=frozenset(str(label) for label in raw["labels"]),
+        kind=ItemKind(raw["kind"]),
+        body=str(raw["body"]),
+        url=str(raw["url"]),
+        created_at=None if created is None else parse_time(str(created)),
+    )
