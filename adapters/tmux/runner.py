@@ -56,6 +56,12 @@ def names_duplicate_session(stderr: str) -> bool:
     return "duplicate session" in stderr
 
 
+def names_lost_server(stderr: str) -> bool:
+    """The client lost its server before the answer (it died or was killed mid-command): what
+    the command did is unknown, so tmux did not answer."""
+    return "server exited unexpectedly" in stderr or "lost server" in stderr
+
+
 class ShRunner(TmuxRunner):
     """Runs tmux with `env` laid over this process's environment: captured calls as a bare
     exec, the foreground call through `sh`."""
@@ -151,6 +157,8 @@ def _answered(command: str, status: int, raw_stderr: bytes) -> TmuxFailed | Tmux
     if status < 0:  # the client died of a signal: tmux never answered
         return TmuxUnanswered(f"tmux {command} killed by signal {-status}")
     stderr = raw_stderr.decode("utf-8", "replace")
+    if names_lost_server(stderr):
+        return TmuxUnanswered(f"tmux {command} lost its server before answering: {stderr.strip()}")
     if names_duplicate_session(stderr):
         return DuplicateSession(command, status, stderr)
     return TmuxFailed(command, status, stderr)

@@ -82,3 +82,9 @@ def test_the_environment_given_is_laid_over_this_process_environment(tmp_path: P
     binary = fake_tmux(tmp_path, 'echo "$TMUX_TMPDIR $HOME"')
     out = ShRunner(binary=binary, env={"TMUX_TMPDIR": "/private"})(["x"], timeout=5.0)
     assert out == f"/private {os.environ['HOME']}\n"
+
+
+def test_a_client_that_lost_its_server_mid_command_is_unanswered_not_an_answer(tmp_path: Path) -> None:
+    binary = fake_tmux(tmp_path, "echo 'server exited unexpectedly' >&2; exit 1")
+    with pytest.raises(TmuxUnanswered, match="lost its server"):
+        ShRunner(binary=binary)(["load-buffer"], timeout=5.0)

@@ -1,0 +1,110 @@
+"""tmux faults against ShTmux on real tmux 3.3: a stopped server, a killed server, a killed harness."""
+
+from __future__ import annotations
+
+import os
+import signal
+import tempfile
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from adapters.tmux.adapter import ShTmux
+from adapters.tmux.runner import ShRunner, TmuxRunner
+from domain.errors import SessionMissing, TmuxUnanswered
+from domain.model import SessionState, SpawnRequest
+from domain.refs import TmuxTarget
+from tests.tmux_support import RealTmux, kinds, pasted, real_tmux, sim_argv, wait_for
+
+__all__ = ["real_tmux"]
+pytestmark = pytest.mark.tmux
+
+A = TmuxTarget("loop-a")
+
+
+class KillsTheServerMidCall(TmuxRunner):
+    """Runs tmux, but the first call naming `command` meets a server that stops, takes the
+    call, and is SIGKILLed while the client waits for its answer."""
+
+    def __init__(self, server: RealTmux, command: str) -> None:
+        self._inner = ShRunner(env=server.env)
+        self._server, self._command = server, command
+        self.fired = False
+
+    def __call__(self, args: Sequence[str], *, timeout: float, stdin: bytes | None = None) -> str:
+        if self._command in args and not self.fired:
+            self.fired = True
+            self._server.stop()
+            pid, self._server.stopped_pid = self._server.stopped_pid, 0
+            threading.Timer(1.0, os.kill, (pid, signal.SIGKILL)).start()
+        return self._inner(args, timeout=timeout, stdin=stdin)
+
+    def foreground(self, args: Sequence[str]) -> int:
+        return self._inner.foreground(args)
+
+
+def spawn_sim(tmux: ShTmux, tmp: Path) -> tuple[Path, str]:
+    record = tmp / "harness.jsonl"
+    pane = tmux.spawn(SpawnRequest(target=A, argv=sim_argv(record), cwd=str(tmp), prompt="go", remain_on_exit=True))
+    wait_for(lambda: "ready" in kinds(record), what="harness listening")
+    return record, pane
+
+
+def harness_pid(server: RealTmux) -> int:
+    return int(server.run("list-panes", "-t", f"{A.exact}:", "-F", "#{pane_pid}"))
+
+
+def test_a_delivery_to_a_stopped_server_is_unanswered_after_its_timeout_and_never_lands_later(
+    real_tmux: RealTmux, tmp_path: Path
+) -> None:
+    tmux = real_tmux.adapter(probe_timeout=0.5, command_timeout=1.0)
+    record, pane = spawn_sim(tmux, tmp_path)
+    pid = harness_pid(real_tmux)
+    real_tmux.stop()
+    try:
+        with pytest.raises(TmuxUnanswered, match=r"did not answer within 1\.0s"):
+            tmux.deliver(A, "stalled", delivery_id="d-1", pane=pane)
+    finally:
+        real_tmux.resume()
+    tmux.deliver(A, "after SIGCONT", delivery_id="d-2", pane=pane)
+    wait_for(lambda: "submit" in kinds(record), what="submit")
+    # the stalled call's client was killed: the resumed server must not paste it after all
+    assert (pasted(record), kinds(record).count("submit"), harness_pid(real_tmux), real_tmux.buffers()) == (
+        ["after SIGCONT"],
+        1,
+        pid,
+        [],
+    )
+
+
+def test_a_server_killed_mid_delivery_reads_absent_and_leaves_no_buffer_and_no_temp_file(
+    real_tmux: RealTmux, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    runner = KillsTheServerMidCall(real_tmux, "load-buffer")
+    tmux = ShTmux(socket_name=real_tmux.socket, runner=runner, probe_timeout=0.5, command_timeout=5.0)
+    _, pane = spawn_sim(tmux, tmp_path)
+    with pytest.raises(TmuxUnanswered):
+        tmux.deliver(A, "doomed", delivery_id="d-1", pane=pane)
+    assert (runner.fired, tmux.session_state(A), real_tmux.buffers(), sorted(os.listdir(temp))) == (
+        True,
+        SessionState.ABSENT,
+        [],
+        [],
+    )
+
+
+def test_a_harness_killed_by_sigkill_leaves_its_pane_dead_and_a_delivery_is_refused(
+    real_tmux: RealTmux, tmp_path: Path
+) -> None:
+    tmux = real_tmux.adapter()
+    _, pane = spawn_sim(tmux, tmp_path)
+    os.kill(harness_pid(real_tmux), signal.SIGKILL)
+    wait_for(lambda: tmux.session_state(A) is not SessionState.LIVE, what="the harness gone")
+    with pytest.raises(SessionMissing):
+        tmux.deliver(A, "into a dead pane", delivery_id="d-1", pane=pane)
+    assert (tmux.session_state(A), real_tmux.buffers()) == (SessionState.DEAD, [])
