@@ -5,44 +5,20 @@ from __future__ import annotations
 import os
 import signal
 import tempfile
-import threading
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from adapters.tmux.adapter import ShTmux
-from adapters.tmux.runner import ShRunner, TmuxRunner
 from domain.errors import SessionMissing, TmuxUnanswered
 from domain.model import SessionState, SpawnRequest
 from domain.refs import TmuxTarget
-from tests.tmux_support import RealTmux, kinds, pasted, real_tmux, sim_argv, wait_for
+from tests.tmux_support import KillsTheServerMidCall, RealTmux, kinds, pasted, real_tmux, sim_argv, wait_for
 
 __all__ = ["real_tmux"]
 pytestmark = pytest.mark.tmux
 
 A = TmuxTarget("loop-a")
-
-
-class KillsTheServerMidCall(TmuxRunner):
-    """Runs tmux, but the first call naming `command` meets a server that stops, takes the
-    call, and is SIGKILLed while the client waits for its answer."""
-
-    def __init__(self, server: RealTmux, command: str) -> None:
-        self._inner = ShRunner(env=server.env)
-        self._server, self._command = server, command
-        self.fired = False
-
-    def __call__(self, args: Sequence[str], *, timeout: float, stdin: bytes | None = None) -> str:
-        if self._command in args and not self.fired:
-            self.fired = True
-            self._server.stop()
-            pid, self._server.stopped_pid = self._server.stopped_pid, 0
-            threading.Timer(1.0, os.kill, (pid, signal.SIGKILL)).start()
-        return self._inner(args, timeout=timeout, stdin=stdin)
-
-    def foreground(self, args: Sequence[str]) -> int:
-        return self._inner.foreground(args)
 
 
 def spawn_sim(tmux: ShTmux, tmp: Path) -> tuple[Path, str]:
