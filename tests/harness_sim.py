@@ -8,7 +8,10 @@ bracketed paste on a raw tty and records, one JSON object per line:
   {"kind": "submit"}                    a lone carriage return outside a paste
   {"kind": "typed", "text": ...}        any other byte outside a paste
 Text is UTF-8 decoded with surrogateescape, so any byte survives the JSON round trip.
-Input is bytes and is never interpreted or echoed. Self-contained: imports nothing of the project.
+Input is bytes and is never interpreted. With `--echo` the prompt and each paste are written back
+to the terminal as received (a newline or CR as CRLF) and followed by `[echoed N]`, as a harness
+shows what it was given: whatever survived into them then acts on the pane's screen.
+Self-contained: imports nothing of the project.
 """
 
 from __future__ import annotations
@@ -34,6 +37,24 @@ class Recorder:
         self._file.flush()
 
 
+class Echo:
+    """Records, and shows the prompt and each paste on the terminal as received."""
+
+    def __init__(self, record: Recorder, prompt: str | None) -> None:
+        self.record, self.prompt = record, prompt
+        self.count = 0
+
+    def __call__(self, kind: str, **fields: Any) -> None:
+        self.record(kind, **fields)
+        if kind == "paste":
+            self.show(fields["text"])
+
+    def show(self, shown: str) -> None:
+        self.count += 1
+        data = shown.encode("utf-8", "surrogateescape").replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        os.write(1, data.replace(b"\n", b"\r\n") + f"\r\n[echoed {self.count}]\r\n".encode())
+
+
 def text(data: bytes) -> str:
     return data.decode("utf-8", "surrogateescape")
 
@@ -49,7 +70,7 @@ def partial_tail(buf: bytes, marker: bytes) -> int:
 class Parser:
     """Splits the input stream into pastes, submits and typed bytes."""
 
-    def __init__(self, record: Recorder) -> None:
+    def __init__(self, record: Recorder | Echo) -> None:
         self.record = record
         self.buf = b""
         self.paste: bytes | None = None  # bytes of the paste in progress
@@ -105,6 +126,7 @@ def main() -> int:
     parser.add_argument("--known-ids")
     parser.add_argument("--exit-after", type=int, default=0, help="exit after N submits")
     parser.add_argument("--hang-after", type=int, default=0, help="stop reading after N submits")
+    parser.add_argument("--echo", action="store_true", help="show the prompt and each paste on the terminal")
     parser.add_argument("prompt", nargs="?", default=None)
     args = parser.parse_args()
     record = Recorder(args.record)
@@ -113,12 +135,15 @@ def main() -> int:
         print(f"No conversation found with session ID: {args.resume}", file=sys.stderr)
         record("exit", status=1)
         return 1  # like claude: an unknown --resume exits at once
-    return listen(record, exit_after=args.exit_after, hang_after=args.hang_after)
+    echo = Echo(record, args.prompt) if args.echo else None
+    return listen(echo or record, exit_after=args.exit_after, hang_after=args.hang_after)
 
 
-def listen(record: Recorder, *, exit_after: int, hang_after: int) -> int:
+def listen(record: Recorder | Echo, *, exit_after: int, hang_after: int) -> int:
     tty.setraw(0, termios.TCSANOW)
     os.write(1, b"\x1b[?2004hharness_sim listening\r\n")
+    if isinstance(record, Echo) and record.prompt is not None:
+        record.show(record.prompt)
     record("ready")
     stream = Parser(record)
     while True:
