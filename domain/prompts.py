@@ -10,7 +10,9 @@ from domain.model import Comment, DeliveryId, WorkItem
 # argument, since a spawn prompt reaches a fresh harness as its last argument
 MAX_UNTRUSTED_BYTES = 32_000
 MAX_TITLE_BYTES = 1_000
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0 but tab and newline, DEL, C1, and Unicode's Bidi_Control characters, which reorder what a
+# reader sees (a right-to-left override can make a link or a command read as another)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _BACKTICKS = re.compile(r"`+")
 _LONG_BACKTICKS = re.compile(r"`{16,}")  # longer runs would make the fence itself huge
 _PREAMBLE = (
@@ -26,14 +28,20 @@ def _visible(match: re.Match[str]) -> str:
         return chr(0x2400 + code)  # the Unicode control picture: ESC shows as ␛, NUL as ␀
     if code == 0x7F:
         return "\u2421"  # ␡
-    return f"<U+{code:04X}>"  # C1: no picture exists, so spell it
+    return f"<U+{code:04X}>"  # C1 and bidi controls: no picture exists, so spell them
 
 
 def sanitize(text: str) -> str:
-    """Every control character but newline and tab made visible; `\\r\\n` becomes `\\n`; a lone
-    surrogate (which no terminal can be sent) becomes U+FFFD."""
+    """Every control character but newline and tab made visible (bidi controls too); `\\r\\n`
+    becomes `\\n`; a lone surrogate (which no terminal can be sent) becomes U+FFFD."""
     text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
     return _CONTROL.sub(_visible, text.replace("\r\n", "\n"))
+
+
+def one_line(text: str) -> str:
+    """`sanitize`d and capped, with newlines made visible too: a header field cannot start a
+    header line."""
+    return cap(sanitize(text), MAX_TITLE_BYTES).replace("\n", "\u240a")  # ␊
 
 
 def cap(text: str, limit: int = MAX_UNTRUSTED_BYTES) -> str:
@@ -62,13 +70,13 @@ def event_prompt(comment: Comment, *, event: str = "issue_comment") -> str:
     """The prompt for one new comment: item, event, delivery id, then the comment as data."""
     where = ""
     if comment.path:
-        where = f"\nOn: {sanitize(comment.path)}" + (f" line {comment.line}" if comment.line else "")
+        where = f"\nOn: {one_line(comment.path)}" + (f" line {comment.line}" if comment.line else "")
     return (
         f"[the-loop] New comment on {comment.item}\n"
         f"Event: {event}\n"
         f"Delivery: {DeliveryId.for_comment(comment.id)}\n"
-        f"Author: @{sanitize(comment.author or 'unknown')}\n"
-        f"Link: {sanitize(comment.url) or '(none)'}{where}\n\n"
+        f"Author: @{one_line(comment.author or 'unknown')}\n"
+        f"Link: {one_line(comment.url) or '(none)'}{where}\n\n"
         f"{_PREAMBLE}\n\n{untrusted_block(comment.body, 'untrusted-comment')}\n"
     )
 
@@ -78,7 +86,7 @@ def spawn_prompt(item: WorkItem, *, first_comment: Comment | None = None) -> str
     kind = "pull request" if item.kind.value == "pull_request" else "issue"
     text = (
         f"[the-loop] You are the agent for {item.ref}, a GitHub {kind}.\n"
-        f"Link: {sanitize(item.url) or '(none)'}\n"
+        f"Link: {one_line(item.url) or '(none)'}\n"
         "New comments from authorized people will be pasted here as they arrive.\n\n"
         f"{_PREAMBLE}\n\n"
         f"{untrusted_block(item.title, 'untrusted-title', limit=MAX_TITLE_BYTES)}\n\n"
