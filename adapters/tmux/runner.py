@@ -1,12 +1,15 @@
 """The one way the tmux adapter runs tmux: logged, timed out, its answers classified.
 
-A captured call is a bare exec (`subprocess.Popen`: vfork and exec in C) waited on through a
-pidfd, not `sh`. Measured on a private tmux 3.3 server, one `list-panes` took 7.2 ms through
-`sh` against 2.6 ms as a bare exec: `sh` forks the whole interpreter and runs Python in the child
-before exec while the parent blocks on a pipe (about 3.4 ms), and starts four threads per
-command (about 0.7 ms each). No `sh` option avoids either. The pidfd makes the deadline a
-`poll` timeout instead of a timer thread or `Popen.wait`'s sleep loop. `sh` keeps the
-foreground call, whose cost does not matter (bench/tmux_cost.py).
+A captured call is a bare exec (`subprocess.Popen`: vfork and exec in C) with in-memory files
+for its stdio, waited on through a pidfd; not `sh`. Measured on a private tmux 3.3 server, one
+`list-panes` took 7.2 ms through `sh` against 2.6 ms as a bare exec: `sh` forks the whole
+interpreter and runs Python in the child before exec while the parent blocks on a pipe (about
+3.4 ms), and starts four threads per command (about 0.7 ms each); no `sh` option avoids either.
+Three temporary files on an ext4 /tmp cost another 2.2 ms under load, three memfds 0.02 ms.
+The pidfd makes the deadline a `poll` timeout instead of a timer thread or `Popen.wait`'s sleep
+loop. bench/tmux_cost.py: probe + delivery 18-19 ms through `sh`, 6.5-8 ms now, against 16-25 ms
+for the original six bare execs (ratio 1.0-1.2 before, 0.32-0.39 now). `sh` keeps the foreground
+call (attach), whose cost does not matter.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ class TmuxRunner(Protocol):
     """Runs one tmux invocation (`args` exclude the binary).
 
     Returns stdout. Raises `TmuxUnanswered` when tmux did not answer (timeout, OSError, no
-    binary, killed by a signal) and `TmuxFailed` / `DuplicateSession` when it answered non-zero.
+    binary, the client killed by a signal or losing its server mid-command) and `TmuxFailed` /
+    `DuplicateSession` when it answered non-zero.
     """
 
     def __call__(self, args: Sequence[str], *, timeout: float, stdin: bytes | None = None) -> str: ...
@@ -75,7 +79,7 @@ class ShRunner(TmuxRunner):
         log.debug("tmux %s", " ".join(args))
         # Files, not pipes: the tmux client hands its stdin and stdout to the server, so a
         # pipe stays open while a stopped server holds it; the client's exit is what we wait for.
-        with _input(stdin) as source, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        with _input(stdin) as source, _scratch() as out, _scratch() as err:
             try:
                 client = subprocess.Popen([self._binary, *args], stdin=source, stdout=out, stderr=err, env=self._env)
             except OSError as exc:
@@ -109,10 +113,19 @@ class ShRunner(TmuxRunner):
 def _input(data: bytes | None) -> IO[bytes]:
     if data is None:
         return open(os.devnull, "rb")  # closed by the caller's `with`
-    source = tempfile.TemporaryFile()  # noqa: SIM115 - unlinked at once, closed by the caller
+    source = _scratch()
     source.write(data)
     source.seek(0)
     return source
+
+
+def _scratch() -> IO[bytes]:
+    """A nameless file, closed by the caller: in memory where Linux offers it, else a temporary
+    file unlinked at once."""
+    try:
+        return os.fdopen(os.memfd_create("the-loop-tmux", os.MFD_CLOEXEC), "w+b")
+    except (AttributeError, OSError):
+        return tempfile.TemporaryFile()
 
 
 def _wait(client: subprocess.Popen[bytes], timeout: float) -> int | None:

@@ -88,3 +88,11 @@ def test_a_client_that_lost_its_server_mid_command_is_unanswered_not_an_answer(t
     binary = fake_tmux(tmp_path, "echo 'server exited unexpectedly' >&2; exit 1")
     with pytest.raises(TmuxUnanswered, match="lost its server"):
         ShRunner(binary=binary)(["load-buffer"], timeout=5.0)
+
+
+def test_without_memfd_the_runner_still_passes_stdin_and_returns_stdout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delattr(os, "memfd_create", raising=False)  # as on a system without memfd
+    out = ShRunner(binary=fake_tmux(tmp_path, 'cat; echo " $*"'))(["a", "b"], timeout=5.0, stdin=b"in")
+    assert out == "in a b\n"
