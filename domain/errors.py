@@ -15,6 +15,11 @@ class TmuxUnanswered(LoopError):
     """tmux did not answer: timeout, OSError, or no binary. Never read as 'absent'."""
 
 
+class ServerLost(TmuxUnanswered):
+    """The tmux client lost its server mid-command (it exited or was killed): what the command did
+    is unknown. A read may be asked again: the next client finds the server gone, or a new one."""
+
+
 class TmuxFailed(LoopError):
     """tmux answered with a non-zero exit status."""
 

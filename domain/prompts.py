@@ -11,8 +11,8 @@ from domain.model import AGENT_MARKER, Comment, WorkItem
 MAX_UNTRUSTED_BYTES = 32_000
 MAX_TITLE_BYTES = 1_000
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-# what would break a header field's one line: newlines and tabs, and Unicode's own line breaks
-_LINE_BREAKS = re.compile(r"[\n\t\u0085\u2028\u2029]+")
+# what would break a header field's one line once sanitized: newlines, and Unicode's own separators
+_LINE_BREAKS = {"\n": "\u240a", "\u2028": "<U+2028>", "\u2029": "<U+2029>"}
 _BACKTICKS = re.compile(r"`+")
 _LONG_BACKTICKS = re.compile(r"`{16,}")  # longer runs would make the fence itself huge
 _PREAMBLE = (
@@ -39,11 +39,11 @@ def sanitize(text: str) -> str:
     return _CONTROL.sub(_visible, text.replace("\r\n", "\n"))
 
 
-def one_line(text: str, limit: int = 300) -> str:
-    """A header field (title, path, login, link): one line of visible characters, capped, so
-    nothing a user wrote can start a line of the-loop's own."""
-    flat = _LINE_BREAKS.sub(" ", sanitize(text)).strip()
-    return flat if len(flat) <= limit else flat[:limit] + "…"
+def one_line(text: str) -> str:
+    """A header field (path, login, link): one line of visible characters, capped, so nothing a
+    user wrote can start a line of the-loop's own (a newline shows as ␊)."""
+    flat = cap(sanitize(text), MAX_TITLE_BYTES)
+    return "".join(_LINE_BREAKS.get(c, c) for c in flat)
 
 
 def cap(text: str, limit: int = MAX_UNTRUSTED_BYTES) -> str:
@@ -78,7 +78,7 @@ def event_prompt(comment: Comment, *, receipt: str) -> str:
         f"[the-loop] New comment on {comment.item}\n"
         f"Event: {comment.kind.event}\n"
         f"{receipt}\n"
-        f"Author: @{one_line(comment.author or 'unknown', 100)}\n"
+        f"Author: @{one_line(comment.author or 'unknown')}\n"
         f"Link: {one_line(comment.url) or '(none)'}{where}\n\n"
         f"{_PREAMBLE}\n\n{untrusted_block(comment.body, 'untrusted-comment')}\n"
     )

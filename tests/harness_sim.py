@@ -8,7 +8,10 @@ bracketed paste on a raw tty and records, one JSON object per line:
   {"kind": "submit"}                    a lone carriage return outside a paste
   {"kind": "typed", "text": ...}        any other byte outside a paste
 Text is UTF-8 decoded with surrogateescape, so any byte survives the JSON round trip.
-Input is bytes and is never interpreted or echoed. Self-contained: imports nothing of the project.
+Input is bytes and is never interpreted. With `--echo` the prompt and each paste are written back
+to the terminal as received (a newline or CR as CRLF) and followed by `[echoed N]`, as a harness
+shows what it was given: whatever survived into them then acts on the pane's screen.
+Self-contained: imports nothing of the project.
 
 With $THE_LOOP_RECEIPTS set (a harness with `receipts: file`) it also writes receipts there as
 Claude Code's hooks would: SessionStart once listening, UserPromptSubmit for its argument prompt
@@ -58,6 +61,24 @@ class Recorder:
         self._file.flush()
 
 
+class Echo:
+    """Records, and shows the prompt and each paste on the terminal as received."""
+
+    def __init__(self, record: Recorder, prompt: str | None) -> None:
+        self.record, self.prompt = record, prompt
+        self.count = 0
+
+    def __call__(self, kind: str, **fields: Any) -> None:
+        self.record(kind, **fields)
+        if kind == "paste":
+            self.show(fields["text"])
+
+    def show(self, shown: str) -> None:
+        self.count += 1
+        data = shown.encode("utf-8", "surrogateescape").replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        os.write(1, data.replace(b"\n", b"\r\n") + f"\r\n[echoed {self.count}]\r\n".encode())
+
+
 def text(data: bytes) -> str:
     return data.decode("utf-8", "surrogateescape")
 
@@ -73,7 +94,7 @@ def partial_tail(buf: bytes, marker: bytes) -> int:
 class Parser:
     """Splits the input stream into pastes, submits and typed bytes."""
 
-    def __init__(self, record: Recorder, receipts: Receipts | None = None) -> None:
+    def __init__(self, record: Recorder | Echo, receipts: Receipts | None = None) -> None:
         self.record = record
         self.receipts = receipts
         self.buf = b""
@@ -137,6 +158,7 @@ def main() -> int:
     parser.add_argument("--exit-after", type=int, default=0, help="exit after N submits")
     parser.add_argument("--hang-after", type=int, default=0, help="stop reading after N submits")
     parser.add_argument("--no-receipts-after", type=int, default=0, help="write no prompt receipt after N")
+    parser.add_argument("--echo", action="store_true", help="show the prompt and each paste on the terminal")
     parser.add_argument("prompt", nargs="?", default=None)
     args = parser.parse_args()
     record = Recorder(args.record)
@@ -147,8 +169,9 @@ def main() -> int:
         print(f"No conversation found with session ID: {args.resume}", file=sys.stderr)
         record("exit", status=1)
         return 1  # like claude: an unknown --resume exits at once
+    echo = Echo(record, args.prompt) if args.echo else None
     return listen(
-        record,
+        echo or record,
         receipts,
         args.prompt,
         exit_after=args.exit_after,
@@ -158,10 +181,18 @@ def main() -> int:
 
 
 def listen(
-    record: Recorder, receipts: Receipts, prompt: str | None, *, exit_after: int, hang_after: int, resumed: bool
+    record: Recorder | Echo,
+    receipts: Receipts,
+    prompt: str | None,
+    *,
+    exit_after: int,
+    hang_after: int,
+    resumed: bool,
 ) -> int:
     tty.setraw(0, termios.TCSANOW)
     os.write(1, b"\x1b[?2004hharness_sim listening\r\n")
+    if isinstance(record, Echo) and record.prompt is not None:
+        record.show(record.prompt)
     record("ready")
     receipts("SessionStart", source="resume" if resumed else "startup")
     if prompt:

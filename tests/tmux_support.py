@@ -11,7 +11,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from adapters.tmux.adapter import ShTmux
+from adapters.tmux.runner import ShRunner, TmuxRunner
 
 SIM = Path(__file__).with_name("harness_sim.py")
 
@@ -139,6 +140,27 @@ class RealTmux:
     def kill_server(self) -> None:
         self.resume()
         self.run("kill-server", check=False)
+
+
+class KillsTheServerMidCall(TmuxRunner):
+    """Runs tmux, but the first call naming `command` meets a server that stops, takes the
+    call, and is SIGKILLed while the client waits for its answer."""
+
+    def __init__(self, server: RealTmux, command: str) -> None:
+        self._inner = ShRunner(env=server.env)
+        self._server, self._command = server, command
+        self.fired = False
+
+    def __call__(self, args: Sequence[str], *, timeout: float, stdin: bytes | None = None) -> str:
+        if self._command in args and not self.fired:
+            self.fired = True
+            self._server.stop()
+            pid, self._server.stopped_pid = self._server.stopped_pid, 0
+            threading.Timer(1.0, os.kill, (pid, signal.SIGKILL)).start()
+        return self._inner(args, timeout=timeout, stdin=stdin)
+
+    def foreground(self, args: Sequence[str]) -> int:
+        return self._inner.foreground(args)
 
 
 def _drain(fd: int) -> None:

@@ -13,7 +13,7 @@ from adapters.tmux import commands as cmd
 from adapters.tmux.local import make_start_directory, signal_group
 from adapters.tmux.prompt_file import write_prompt_file
 from adapters.tmux.runner import ShRunner, TmuxRunner, names_missing_target, names_no_server
-from domain.errors import LoopError, SessionMissing, TmuxFailed, TmuxUnanswered
+from domain.errors import LoopError, ServerLost, SessionMissing, TmuxFailed, TmuxUnanswered
 from domain.model import Probe, SessionState, SpawnRequest
 from domain.ports import TmuxPort
 from domain.refs import TmuxTarget
@@ -46,7 +46,7 @@ class ShTmux(TmuxPort):
 
     def session_state(self, target: TmuxTarget) -> SessionState:
         try:
-            out = self._tmux(cmd.session_state(target), timeout=self._probe_timeout)
+            out = self._read(cmd.session_state(target))
         except TmuxUnanswered:
             return SessionState.UNKNOWN
         except TmuxFailed as exc:
@@ -195,8 +195,16 @@ class ShTmux(TmuxPort):
             log.warning("could not delete tmux buffers %s: %s", ", ".join(buffers), exc)
 
     def _panes(self, target: TmuxTarget) -> list[PaneRow]:
-        out = self._tmux(cmd.panes(target), timeout=self._probe_timeout)
+        out = self._read(cmd.panes(target))
         return [row for line in out.splitlines() if (row := PaneRow.parse(line)) is not None]
+
+    def _read(self, args: list[str]) -> str:
+        """A read asked again once when the server went away under it (its last session just
+        closed): the second client meets no server, or a new one, and says so."""
+        try:
+            return self._tmux(args, timeout=self._probe_timeout)
+        except ServerLost:
+            return self._tmux(args, timeout=self._probe_timeout)
 
     def _harness_row(self, target: TmuxTarget, *, pane: str, mark: str) -> PaneRow | None:
         """The harness's pane, listed from the session itself (a pane moved elsewhere is not it)."""

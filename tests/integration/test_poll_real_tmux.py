@@ -3,9 +3,12 @@ busy-server criteria end to end (spec AC1/AC2, AC4, AC12; decision point 2)."""
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from adapters.receipts.files import FileReceipts
 from domain.ledger import Resolution
@@ -13,7 +16,7 @@ from domain.model import HarnessSpec, SessionState
 from domain.receipts import ReceiptMode
 from tests.fakes.clock import FakeClock
 from tests.service.world import World
-from tests.tmux_support import SIM, RealTmux, real_tmux, records, wait_for
+from tests.tmux_support import SIM, KillsTheServerMidCall, RealTmux, real_tmux, records, wait_for
 
 __all__ = ["real_tmux"]
 
@@ -26,7 +29,7 @@ class SleepingClock(FakeClock):
         super().sleep(seconds)
 
 
-def _world(real_tmux: RealTmux, tmp_path: Path, *, known: tuple[str, ...] = ("sid-1",), **tmux_options: float) -> World:
+def _world(real_tmux: RealTmux, tmp_path: Path, *, known: tuple[str, ...] = ("sid-1",), **tmux_options: Any) -> World:
     (tmp_path / "known").write_text("\n".join(known))
     sim = HarnessSpec(
         "sim",
@@ -109,7 +112,8 @@ def test_ac1_ac2_a_stopped_server_is_unknown_no_respawn_no_kill_then_the_retry_l
 
     wait_for(lambda: any(r["kind"] == "submit" for r in records(tmp_path / "record.jsonl")), what="submit")
     assert len(_starts(tmp_path)) == 1  # never respawned, never killed
-    assert world.events.named("dispatch.failed")[0]["will_retry"] is True
+    failed = world.events.named("dispatch.failed")[0]
+    assert failed["will_retry"] is True and "did not answer within 1.0s" in str(failed["error"])
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
     assert sum(1 for r in records(tmp_path / "record.jsonl") if r["kind"] == "paste") == 1
 
@@ -140,3 +144,46 @@ def test_a_live_occupant_is_never_killed_by_a_first_spawn(real_tmux: RealTmux, t
     assert real_tmux.run("list-panes", "-t", f"={ref.target}:", "-F", "#{pane_pid}").strip() == pid
     assert world.events.named("session.spawn_failed")
     assert _starts(tmp_path) == []
+
+
+def _kinds(tmp_path: Path, kind: str) -> int:
+    return sum(1 for r in records(tmp_path / "record.jsonl") if r["kind"] == kind)
+
+
+def test_a_server_killed_mid_delivery_fails_the_attempt_and_the_next_cycle_resumes_with_the_comment_once(
+    real_tmux: RealTmux, tmp_path: Path
+) -> None:
+    runner = KillsTheServerMidCall(real_tmux, "load-buffer")
+    world = _world(real_tmux, tmp_path, runner=runner, probe_timeout=0.5, command_timeout=5.0)
+    ref = world.watched()
+    _ready(tmp_path, 1)
+    comment = world.comment(ref, "carry on")
+
+    world.cycle()  # the delivery meets a server that dies while it waits
+    world.cycle()
+
+    _ready(tmp_path, 2)
+    second = _starts(tmp_path)[1]
+    assert (runner.fired, second["resume"], str(second["prompt"]).count("carry on")) == (True, "sid-1", 1)
+    assert world.events.named("dispatch.failed")[0]["will_retry"] is True
+    assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
+    assert _kinds(tmp_path, "paste") == 0  # the doomed paste never landed; the comment came with the respawn
+
+
+def test_a_harness_killed_by_sigkill_is_respawned_resuming_its_conversation_with_the_comment(
+    real_tmux: RealTmux, tmp_path: Path
+) -> None:
+    world = _world(real_tmux, tmp_path)
+    ref = world.watched()
+    _ready(tmp_path, 1)
+    os.kill(int(real_tmux.run("list-panes", "-t", f"={ref.target}:", "-F", "#{pane_pid}")), signal.SIGKILL)
+    wait_for(lambda: world.tmux.session_state(ref.target) is SessionState.DEAD, what="dead pane")
+    comment = world.comment(ref, "wake up")
+
+    world.cycle()
+
+    _ready(tmp_path, 2)
+    second = _starts(tmp_path)[1]
+    assert (second["resume"], str(second["prompt"]).count("wake up")) == ("sid-1", 1)
+    assert world.tmux.session_state(ref.target) is SessionState.LIVE
+    assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED

@@ -14,8 +14,8 @@ import pytest
 from adapters.tmux.adapter import ShTmux
 from adapters.tmux.commands import SPAWN_WRAPPER
 from adapters.tmux.runner import ShRunner, TmuxRunner
-from domain.errors import DuplicateSession, SessionMissing, TmuxFailed, TmuxUnanswered
-from domain.model import SessionState, SpawnRequest
+from domain.errors import DuplicateSession, ServerLost, SessionMissing, TmuxFailed, TmuxUnanswered
+from domain.model import Probe, SessionState, SpawnRequest
 from domain.refs import TmuxTarget
 
 A = TmuxTarget("loop-a")
@@ -170,6 +170,13 @@ def test_the_probe_finds_the_harness_by_its_mark(rows: str, harness: SessionStat
     ]  # fmt: skip
 
 
+def test_a_probe_that_lost_its_server_asks_once_more_and_reads_the_answer() -> None:
+    gone = TmuxFailed("list-panes", 1, "no server running on /t/sock\n")
+    tmux, runner = tmux_with(ServerLost("lost server"), gone)
+    assert tmux.probe(A, mark=MARK) == Probe(SessionState.ABSENT, SessionState.ABSENT)
+    assert len(runner.calls) == 2
+
+
 def test_a_record_from_before_marks_finds_its_harness_by_the_recorded_pane_only_while_unmarked() -> None:
     tmux, _ = tmux_with("%7 0 100 \n%8 0 101 \n", f"%7 0 100 {MARK}\n")
     assert tmux.probe(A, mark="", pane="%7").pane == "%7"
@@ -196,8 +203,7 @@ def test_clearing_kills_each_dead_pane_only_while_it_is_still_dead_never_the_ses
         (TmuxFailed("list-panes", 1, "no server running on /t/sock\n"), SessionState.ABSENT),
         (TmuxFailed("list-panes", 1, "error connecting to /t/sock (No such file or directory)\n"), SessionState.ABSENT),
         (TmuxFailed("list-panes", 1, "error connecting to /t/sock (Permission denied)\n"), SessionState.UNKNOWN),
-        (TmuxFailed("list-panes", 1, "server exited unexpectedly\n"), SessionState.ABSENT),  # with its sessions
-        (TmuxFailed("list-panes", 1, "lost server\n"), SessionState.UNKNOWN),
+        (TmuxFailed("list-panes", 1, "server exited unexpectedly\n"), SessionState.UNKNOWN),
         (TmuxUnanswered("timed out"), SessionState.UNKNOWN),
     ],
 )  # fmt: skip
