@@ -119,15 +119,26 @@ class ClaudeRig:
         return self._pane(session, "#{pane_dead}") == "1"
 
     def exit_status(self, session: ClaudeSession) -> int:
-        """Claude's exit status (remain-on-exit keeps the dead pane; tmux may mark it dead a
-        moment before it has collected the status)."""
-        return int(wait_for(lambda: self._pane(session, "#{pane_dead_status}"), what="an exit status"))
+        """Claude's exit status, from tmux (remain-on-exit keeps the dead pane) or, where tmux
+        3.3 marked the pane dead but never reaped the process, from the zombie's /proc entry."""
+        pid = self._pid(session)
+        return int(wait_for(lambda: self._pane(session, "#{pane_dead_status}") or _zombie_status(pid), what="a status"))
 
     def _pane(self, session: ClaudeSession, fmt: str) -> str:
         return self.tmux.run("display-message", "-p", "-t", session.pane, fmt, check=False).strip()
 
     def _pid(self, session: ClaudeSession) -> int:
         return int(self._pane(session, "#{pane_pid}") or 0)
+
+
+def _zombie_status(pid: int) -> str:
+    """The exit status of an unreaped process ('' while it runs or once reaped): the last
+    field of /proc/PID/stat holds it as waitpid(2) would report it."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8").rsplit(")", 1)[1].split()
+    except OSError:
+        return ""
+    return str(int(fields[-1]) >> 8) if fields[0] == "Z" else ""
 
 
 def _gone(pid: int) -> bool:

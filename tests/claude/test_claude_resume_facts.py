@@ -5,7 +5,9 @@ classic renderer), so these facts get a HOME of their own."""
 
 from __future__ import annotations
 
+import json
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -25,6 +27,13 @@ def finished_turn(claude: ClaudeRig, prompt: str) -> ClaudeSession:
     return session
 
 
+def transcribed(claude: ClaudeRig, session: ClaudeSession) -> list[str]:
+    """The entry types of the session's transcript, the file --resume reads."""
+    path = Path(claude.hooks.of("SessionStart", session.session_id)[0]["transcript_path"])
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    return [json.loads(line).get("type", "") for line in lines if line.endswith("}")]
+
+
 def test_closing_the_tmux_session_fires_session_end(claude: ClaudeRig) -> None:
     session = finished_turn(claude, "hello")
     claude.end(session)
@@ -36,6 +45,8 @@ def test_a_killed_claude_resumed_by_id_fires_session_start_from_resume_and_goes_
     claude: ClaudeRig, anthropic: AnthropicStandIn
 ) -> None:
     first = finished_turn(claude, "remember this first prompt")
+    # the transcript is written after the hooks: a crash at Stop can leave nothing to resume
+    wait_for(lambda: "assistant" in transcribed(claude, first), what="the reply in the transcript")
     claude.crash(first)
     resumed = claude.spawn(first.cwd, "--resume", first.session_id)
     start = claude.hooks.wait("SessionStart", first.session_id, where=lambda h: h["source"] == "resume")
