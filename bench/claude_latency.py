@@ -67,6 +67,23 @@ def claude_pastes(rig: ClaudeRig, count: int) -> list[float]:
     return seconds
 
 
+def claude_pastes_at_start(rig: ClaudeRig, count: int) -> tuple[int, list[float]]:
+    """Spawns with no argv prompt (as a resume is), pasting the instant SessionStart fires:
+    how many pastes were submitted, and when (seconds after SessionStart)."""
+    after = []
+    for n in range(count):
+        session = rig.spawn(rig.folder(), prompt="")
+        started = rig.hooks.wait("SessionStart", session.session_id, timeout=60)
+        rig.paste(session, f"pasted at SessionStart {n}")
+        try:
+            received = rig.hooks.wait("UserPromptSubmit", session.session_id, timeout=5)
+            after.append((received.at_ns - started.at_ns) / 1e9)
+        except AssertionError:
+            pass  # the text sits in Claude's input line, never submitted
+        rig.close()
+    return len(after), after
+
+
 def sim_spawns(rig: ClaudeRig, folder: Path, count: int) -> list[float]:
     seconds = []
     for n in range(count):
@@ -126,6 +143,9 @@ def main() -> None:
         row("first spawn -> SessionStart", first, sim_spawns(rig, base, 1))
         row("spawn -> SessionStart", claude_spawns(rig, args.spawns), sim_spawns(rig, base, args.spawns))
         row("paste -> UserPromptSubmit", claude_pastes(rig, args.pastes), sim_pastes(rig, base, args.pastes))
+        submitted, after = claude_pastes_at_start(rig, args.spawns)
+        late = f"; submitted {min(after) * 1000:.0f}-{max(after) * 1000:.0f} ms after SessionStart" if after else ""
+        print(f"paste at SessionStart (no argv prompt): {submitted}/{args.spawns} submitted{late}")
     finally:
         rig.close()
         tmux.kill_server()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,15 +38,24 @@ def anthropic() -> Iterator[AnthropicStandIn]:
 
 
 @pytest.fixture(scope="module")
+def claude_config() -> dict[str, Any]:
+    """Keys added to the module's ~/.claude.json; a test module overrides this fixture."""
+    return {}
+
+
+@pytest.fixture(scope="module")
 def claude_rig(
-    claude_binary: Path, anthropic: AnthropicStandIn, tmp_path_factory: pytest.TempPathFactory
+    claude_binary: Path,
+    anthropic: AnthropicStandIn,
+    claude_config: dict[str, Any],
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[ClaudeRig]:
     """One HOME, one hook log and one private tmux server (started with Claude's environment)
     for a module's tests."""
     require_tmux()
     base = tmp_path_factory.mktemp("claude")
     (base / "folders" / "trusted").mkdir(parents=True)
-    home = ClaudeHome(base / "home", trusted=(base / "folders" / "trusted",))
+    home = ClaudeHome(base / "home", trusted=(base / "folders" / "trusted",), extra=claude_config)
     tmux = ClaudeTmux(base / "tmux")
     tmux.tmpdir.mkdir()
     tmux.start(claude_env(home, anthropic.base_url))

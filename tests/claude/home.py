@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,13 +35,15 @@ class ClaudeHome:
 
     path: Path
     trusted: tuple[Path, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)  # more keys for ~/.claude.json
 
     def __post_init__(self) -> None:
         self.path.mkdir(parents=True, exist_ok=True)
         if not self.config_file.exists():
             approved = {"approved": [API_KEY[-20:]], "rejected": []}
             projects = {str(f.resolve()): {"hasTrustDialogAccepted": True} for f in self.trusted}
-            self._write({"hasCompletedOnboarding": True, "customApiKeyResponses": approved, "projects": projects})
+            base = {"hasCompletedOnboarding": True, "customApiKeyResponses": approved, "projects": projects}
+            self._write(base | self.extra)
 
     @property
     def config_file(self) -> Path:

@@ -11,13 +11,13 @@ import pytest
 
 from tests.anthropic_standin.script import Busy, Fail, Say, UseTool
 from tests.anthropic_standin.server import AnthropicStandIn, Kind
-from tests.claude.fixtures import anthropic, claude, claude_binary, claude_rig
+from tests.claude.fixtures import anthropic, claude, claude_binary, claude_config, claude_rig
 from tests.claude.home import API_KEY, ClaudeHome, claude_env, pinned_version
 from tests.claude.hooks import Hook
 from tests.claude.rig import ClaudeRig, ClaudeSession
 from tests.tmux_support import wait_for
 
-__all__ = ["anthropic", "claude", "claude_binary", "claude_rig"]
+__all__ = ["anthropic", "claude", "claude_binary", "claude_config", "claude_rig"]
 
 pytestmark = pytest.mark.claude
 

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from tests.anthropic_standin.server import AnthropicStandIn, Kind
-from tests.claude.fixtures import anthropic, claude, claude_binary, claude_rig
+from tests.claude.fixtures import anthropic, claude, claude_binary, claude_config, claude_rig
 from tests.claude.rig import ClaudeRig, ClaudeSession
 from tests.tmux_support import wait_for
 
-__all__ = ["anthropic", "claude", "claude_binary", "claude_rig"]
+__all__ = ["anthropic", "claude", "claude_binary", "claude_config", "claude_rig"]
 
 pytestmark = pytest.mark.claude
 
