@@ -70,4 +70,6 @@ def claude_env(home: ClaudeHome, base_url: str) -> dict[str, str]:
         # its auto-updater installs a newer version machine-wide (npm -g) while it runs
         "DISABLE_AUTOUPDATER": "1",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        # else it fetches its official plugin marketplace (git over https and ssh) at start
+        "CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL": "1",
     }
