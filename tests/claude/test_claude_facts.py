@@ -115,6 +115,7 @@ def test_the_tmux_server_carries_claudes_environment_to_its_panes(
     server = claude.tmux.global_env()
     assert server["DISABLE_AUTOUPDATER"] == "1"
     assert server["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1"
+    assert server["CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL"] == "1"
     assert server["ANTHROPIC_BASE_URL"] == anthropic.base_url
     assert server["HOME"] == str(claude.home.path)
 
