@@ -10,6 +10,9 @@ command -v openssl >/dev/null 2>&1 || missing+=(openssl)  # the tests' HTTPS sta
 command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-venv)
 # the PostgreSQL state store's tests start a private server from Debian's binaries
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
+# npm only fetches Claude Code's package for the tests (scripts/install_claude_code.py); Node never runs it
+claude_version=$(sed -n 's/^VERSION = "\(.*\)"$/\1/p' scripts/install_claude_code.py)
+[ -x ".tools/claude-code/$claude_version/claude" ] || command -v npm >/dev/null 2>&1 || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "bootstrap: installing ${missing[*]} from the distribution's packages" >&2
   sudo=""
@@ -31,4 +34,13 @@ if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; th
   "$python" -m venv .venv
   .venv/bin/pip install -q --disable-pip-version-check -e '.[dev]'
   echo "$want" > "$stamp"
+fi
+
+# Claude Code at a pinned version, for the tests that run the real thing (tests/claude/)
+# (exit 3: no package for this machine; the tests that need it then say so)
+rc=0
+"$python" scripts/install_claude_code.py >/dev/null || rc=$?
+if [ "$rc" -ne 0 ] && [ "$rc" -ne 3 ]; then
+  echo "bootstrap: Claude Code could not be installed (see above)" >&2
+  exit 1
 fi
