@@ -47,3 +47,8 @@ class RateLimited(TrackerError):
 
 class StateError(LoopError):
     """The state store is unreadable, corrupt or of an unknown schema (names the file)."""
+
+
+class WorkspaceError(LoopError):
+    """A work item's workspace could not be made, inspected or removed: git's own message (or
+    the setup command's), and where."""
