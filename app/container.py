@@ -11,6 +11,7 @@ from adapters.clock import SystemClock
 from adapters.doctor_probe import ShDoctorProbe
 from adapters.eventlog.reader import EventFilter, follow_events, read_events
 from adapters.eventlog.writer import JsonlEventLog
+from adapters.git.adapter import GitWorkspaces
 from adapters.github.tracker import GhTracker
 from adapters.github.webhook import GhWebhookServer
 from adapters.lock import LockHeld, PollerLock
@@ -27,6 +28,7 @@ from app.usecases.item_worker import ItemWorker, WorkerConfig
 from app.usecases.poll import PollConfig, PollCycle
 from app.usecases.sessions_admin import AdminConfig, SessionsAdmin
 from app.usecases.webhook import WebhookIntake
+from app.usecases.workspaces import WorkspaceConfig, Workspaces
 from domain.model import Reaction
 from domain.ports import TrackerPort
 from domain.refs import WorkItemRef
@@ -45,6 +47,11 @@ def _dispatch_config(settings: Settings) -> DispatchConfig:
         resume_on_respawn=tmux.resume_on_respawn,
         resume_probe_seconds=tmux.resume_probe_seconds,
     )
+
+
+def _workspace_config(settings: Settings) -> WorkspaceConfig:
+    workspace = settings.routing.workspace
+    return WorkspaceConfig(mode=workspace.mode, setup=workspace.setup, remove_on_close=workspace.remove_on_close)
 
 
 def _poll_config(settings: Settings) -> PollConfig:
@@ -95,6 +102,22 @@ class Container(containers.DeclarativeContainer):
     trackers = providers.Dict(github=github, sandbox=sandbox)
     tracker_for = providers.Callable(_tracker_for, settings, trackers)
 
+    workspace_port = providers.Singleton(
+        GitWorkspaces,
+        root=providers.Callable(lambda s: s.state_root.absolute() / "clones", settings),
+        url_template=settings.provided.routing.workspace.clone_url,
+        gh=settings.provided.integrations.github.cli.binary,
+        timeout=settings.provided.routing.dispatch_timeout_seconds,
+    )
+    workspaces = providers.Singleton(
+        Workspaces,
+        port=workspace_port,
+        tmux=tmux,
+        store=store,
+        events=events,
+        clock=clock,
+        config=providers.Callable(_workspace_config, settings),
+    )
     dispatcher = providers.Singleton(
         Dispatcher,
         tmux=tmux,
@@ -102,6 +125,7 @@ class Container(containers.DeclarativeContainer):
         events=events,
         store=store,
         config=providers.Callable(_dispatch_config, settings),
+        workspaces=workspaces,
     )
     worker = providers.Singleton(
         ItemWorker,
@@ -134,6 +158,7 @@ class Container(containers.DeclarativeContainer):
             ),
             settings,
         ),
+        workspaces=workspaces,
     )
     poll_cycle = providers.Singleton(
         PollCycle,

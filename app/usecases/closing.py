@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from app.usecases.workspaces import Workspaces
 from domain.errors import TmuxFailed, TmuxUnanswered
 from domain.events import Event, Level
 from domain.model import ItemState, SessionRecord, SessionState, SessionStatus
@@ -19,8 +20,16 @@ class CloseConfig:
 
 class Closer:
     def __init__(
-        self, *, tmux: TmuxPort, store: StateStore, events: EventSink, clock: ClockPort, config: CloseConfig
+        self,
+        *,
+        tmux: TmuxPort,
+        store: StateStore,
+        events: EventSink,
+        clock: ClockPort,
+        config: CloseConfig,
+        workspaces: Workspaces | None = None,
     ) -> None:
+        self._workspaces = workspaces
         self._tmux = tmux
         self._store = store
         self._events = events
@@ -51,11 +60,10 @@ class Closer:
     def close(self, record: SessionRecord, *, reason: str, keep_tmux: bool) -> None:
         terminated = self._config.kill_harness_on_close and self._stop(record, keep_tmux=keep_tmux)
         killed = not keep_tmux and self._kill(record)
-        self._store.save_session(
-            replace(
-                record, status=SessionStatus.CLOSED, updated_at=self._clock.now(), last_event=Event.SESSION_CLOSED.value
-            )
+        closed = replace(
+            record, status=SessionStatus.CLOSED, updated_at=self._clock.now(), last_event=Event.SESSION_CLOSED.value
         )
+        self._store.save_session(closed)
         self._events.emit(
             Event.SESSION_CLOSED,
             work_item=str(record.item),
@@ -64,6 +72,8 @@ class Closer:
             harness_terminated=terminated,
             tmux_killed=killed,
         )
+        if self._workspaces is not None:  # workspace call site (issue 10): removeOnClose, only when clean
+            self._workspaces.closed(closed)
 
     def _stop(self, record: SessionRecord, *, keep_tmux: bool) -> bool:
         if not keep_tmux or self._tmux.session_state(record.target) is not SessionState.LIVE:

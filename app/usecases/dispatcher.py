@@ -7,7 +7,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from domain.errors import DuplicateSession, SessionMissing, TmuxFailed, TmuxUnanswered
+from app.usecases.workspaces import Workspaces
+from domain.errors import DuplicateSession, SessionMissing, TmuxFailed, TmuxUnanswered, WorkspaceError
 from domain.events import Event, Level
 from domain.model import (
     HarnessSpec,
@@ -72,7 +73,9 @@ class Dispatcher:
         store: StateStore,
         config: DispatchConfig,
         new_session_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+        workspaces: Workspaces | None = None,
     ) -> None:
+        self._workspaces = workspaces
         self._tmux = tmux
         self._store = store
         self._clock = clock
@@ -135,6 +138,13 @@ class Dispatcher:
 
     def _spawn(self, record: SessionRecord, job: Dispatch, *, state: SessionState, resume: bool, first: bool) -> Result:
         """Clear the name, spawn; after `duplicate session` re-decide once from a fresh probe."""
+        # workspace call site (issue 10): the folder is ready before any spawn (a ready one is reused
+        # untouched); a failure is a failed attempt whose reason is git's (or the setup's) message
+        try:
+            if self._workspaces is not None:
+                self._workspaces.prepare(job.item, record.cwd, first=first)
+        except WorkspaceError as error:
+            return self._spawn_failed(record, job, f"workspace failed: {error}", first=first)
         for tmux_proved_taken in (False, True):
             clear = clear_decision(state, tmux_proved_taken=tmux_proved_taken)
             if clear.choice is Clear.REFUSE_LIVE:

@@ -9,6 +9,7 @@ from app.usecases.closing import CloseConfig, Closer
 from app.usecases.dispatcher import DispatchConfig, Dispatcher
 from app.usecases.item_worker import ItemWorker, WorkerConfig
 from app.usecases.poll import CycleSummary, PollConfig, PollCycle
+from app.usecases.workspaces import WorkspaceConfig, Workspaces
 from domain.ledger import Ledger
 from domain.model import Comment, HarnessSpec, SessionRecord, Source, SpawnMode
 from domain.ports import TmuxPort
@@ -18,6 +19,7 @@ from tests.fakes.events import RecordingEvents
 from tests.fakes.store import FakeStateStore
 from tests.fakes.tmux import FakeSession, FakeTmux
 from tests.fakes.tracker import FakeTracker
+from tests.fakes.workspaces import FakeWorkspaces
 
 REPO = RepoRef.parse("acme/widgets")
 CLAUDE = HarnessSpec("claude", "claude", (), ("--session-id", "{session_id}"), ("--resume", "{session_id}"))
@@ -42,10 +44,20 @@ class World:
     harnesses: dict[str, HarnessSpec] = field(default_factory=lambda: {"claude": CLAUDE, "cursor": CURSOR})
     resume_probe_seconds: float = 3
     workdir: str = "/work/{slug}"
+    workspace: WorkspaceConfig = field(default_factory=WorkspaceConfig)
+    git: FakeWorkspaces = field(default_factory=FakeWorkspaces)
 
     def __post_init__(self) -> None:
         ids = (f"sid-{n}" for n in itertools.count(1))
         self.tracker.now = self.clock.epoch
+        self.workspaces = Workspaces(
+            port=self.git,
+            tmux=self.tmux,
+            store=self.store,
+            events=self.events,
+            clock=self.clock,
+            config=self.workspace,
+        )
         self.dispatcher = Dispatcher(
             tmux=self.tmux,
             clock=self.clock,
@@ -58,9 +70,17 @@ class World:
                 resume_probe_seconds=self.resume_probe_seconds,
             ),
             new_session_id=lambda: next(ids),
+            workspaces=self.workspaces,
         )
         self.worker = self._worker()
-        self.closer = Closer(tmux=self.tmux, store=self.store, events=self.events, clock=self.clock, config=self.close)
+        self.closer = Closer(
+            tmux=self.tmux,
+            store=self.store,
+            events=self.events,
+            clock=self.clock,
+            config=self.close,
+            workspaces=self.workspaces,
+        )
         self.poll = self._poll()
 
     def _worker(self) -> ItemWorker:
