@@ -55,6 +55,7 @@ class Loop:
         default_factory=lambda: [{"provider": "sandbox", "repos": [str(REPO)], "label": "loop"}]
     )
     extra: dict[str, Any] = field(default_factory=dict)  # more top-level keys
+    workspace: dict[str, Any] = field(default_factory=dict)  # routing.workspace; given: a folder per item
     pollers: list[Poller] = field(default_factory=list)
 
     @property
@@ -88,8 +89,9 @@ class Loop:
                 "defaultHarness": "sim",
                 "harnesses": {"sim": sim},
                 "maxConcurrentDispatches": self.max_concurrent,
-                "spawnWorkdir": str(self.root / "work"),
+                "spawnWorkdir": str(self.root / "work" / "{slug}" if self.workspace else self.root / "work"),
                 "tmux": {"socketName": self.tmux.socket, "harnessKillGraceSeconds": 2},
+                **({"workspace": self.workspace} if self.workspace else {}),
             },
             **self.extra,
         }
