@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from contextlib import suppress
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from domain.errors import WorkspaceError
 from domain.events import Event, Level
@@ -79,10 +80,11 @@ class Workspaces:
             output_tail=result.output_tail,
         )
         if not result.ok:
-            self._port.discard(spec)  # never left to look ready: the next attempt starts afresh
+            with suppress(WorkspaceError):  # left unfinished, the next attempt discards it anyway
+                self._port.discard(spec)  # never left to look ready: the next attempt starts afresh
             raise WorkspaceError(f"{result.describe(self._config.setup)} in {spec.path}")
 
-    def _failed(self, spec: WorkspaceSpec, cause: str) -> None:
+    def _failed(self, spec: WorkspaceSpec, cause: str) -> NoReturn:
         self._emit(Event.WORKSPACE_FAILED, spec, level=Level.ERROR, cause=cause)
         raise WorkspaceError(cause)
 
