@@ -8,6 +8,7 @@ from pathlib import Path
 
 import sh
 
+from adapters.support.git_auth import QUIET_ENV, credential_args
 from domain.errors import LoopError
 from domain.refs import RepoRef
 
@@ -53,6 +54,17 @@ class ShDoctorProbe:
     def repo_visible(self, binary: str, repo: RepoRef) -> str:
         name = self._run(binary, "api", f"repos/{repo.full_name}", "--jq", ".full_name", env={"GH_HOST": repo.host})
         return f"visible as {name.strip()}"
+
+    def git_remote(self, url: str, gh: str) -> str:
+        # `--symref HEAD` asks for one ref only: the answer is small even for a huge repository
+        try:
+            out = self._run("git", *credential_args(gh), "ls-remote", "--symref", url, "HEAD", env=QUIET_ENV)
+        except _Failed as failed:
+            # git's first `fatal:` line says what went wrong; its last one is advice
+            fatal = [line.strip() for line in failed.stderr.splitlines() if line.startswith("fatal:")]
+            raise LoopError(f"git ls-remote {url}: {fatal[0]}" if fatal else str(failed)) from None
+        head = [line.split()[1] for line in out.splitlines() if line.startswith("ref:") and len(line.split()) > 1]
+        return f"{url} answers (default branch {head[0].removeprefix('refs/heads/')})" if head else f"{url} answers"
 
     def writable(self, path: Path) -> str:
         if path.exists():

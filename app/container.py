@@ -11,6 +11,7 @@ from adapters.clock import SystemClock
 from adapters.doctor_probe import ShDoctorProbe
 from adapters.eventlog.reader import EventFilter, follow_events, read_events
 from adapters.eventlog.writer import JsonlEventLog
+from adapters.git.adapter import GitWorkspaces
 from adapters.github.tracker import GhTracker
 from adapters.github.webhook import GhWebhookServer
 from adapters.lock import LockHeld, PollerLock
@@ -34,6 +35,7 @@ from app.usecases.sessions_admin import AdminConfig, SessionsAdmin
 from app.usecases.spawner import SpawnConfig, Spawner
 from app.usecases.watch import HarnessWatch
 from app.usecases.webhook import WebhookIntake
+from app.usecases.workspaces import WorkspaceConfig, Workspaces
 from domain.model import HarnessSpec, Reaction, WorkItem
 from domain.ports import StateStore, TrackerPort
 from domain.refs import WorkItemRef
@@ -43,6 +45,11 @@ __all__ = ["Container", "EventFilter", "LockHeld", "follow_events", "read_events
 
 def _harnesses(settings: Settings) -> dict[str, HarnessSpec]:
     return {name: settings.harness_spec(name) for name in settings.harness_names}
+
+
+def _workspace_config(settings: Settings) -> WorkspaceConfig:
+    workspace = settings.routing.workspace
+    return WorkspaceConfig(mode=workspace.mode, setup=workspace.setup, remove_on_close=workspace.remove_on_close)
 
 
 def _spawn_config(settings: Settings) -> SpawnConfig:
@@ -119,6 +126,22 @@ class Container(containers.DeclarativeContainer):
     trackers = providers.Dict(github=github, sandbox=sandbox)
     tracker_for = providers.Callable(_tracker_for, settings, trackers)
 
+    workspace_port = providers.Singleton(
+        GitWorkspaces,
+        root=providers.Callable(lambda s: s.state_root.absolute() / "clones", settings),
+        url_template=settings.provided.routing.workspace.clone_url,
+        gh=settings.provided.integrations.github.cli.binary,
+        timeout=settings.provided.routing.dispatch_timeout_seconds,
+    )
+    workspaces = providers.Singleton(
+        Workspaces,
+        port=workspace_port,
+        tmux=tmux,
+        store=store,
+        events=events,
+        clock=clock,
+        config=providers.Callable(_workspace_config, settings),
+    )
     receipts = providers.Singleton(FileReceipts, root=providers.Callable(lambda s: s.state_root / "receipts", settings))
     trust = providers.Singleton(ClaudeTrust)
     secret = providers.Singleton(receipt_secret, store)
@@ -134,6 +157,7 @@ class Container(containers.DeclarativeContainer):
         trust=trust,
         workdir=providers.Callable(_workdir, settings),
         config=providers.Callable(_spawn_config, settings),
+        workspaces=workspaces,
     )
     dispatcher = providers.Singleton(
         Dispatcher,
@@ -192,6 +216,7 @@ class Container(containers.DeclarativeContainer):
             ),
             settings,
         ),
+        workspaces=workspaces,
     )
     poll_cycle = providers.Singleton(
         PollCycle,

@@ -69,3 +69,8 @@ class StaleWrite(StateError):
 
 class TrustError(LoopError):
     """Claude Code's user configuration could not be read, parsed or written (names the file)."""
+
+
+class WorkspaceError(LoopError):
+    """A work item's workspace could not be made, inspected or removed: git's own message (or
+    the setup command's), and where."""

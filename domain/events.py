@@ -139,6 +139,29 @@ class Event(enum.Enum):
         "A signed webhook delivery announced a new comment; `queued` says if its repository is watched "
         "(the next cycle then takes it through the ledger, under the same delivery id as by polling).",
     )
+    WORKSPACE_READY = (
+        "workspace.ready",
+        "A work item's git worktree was made and is ready before its spawn (`branch`, `start`, `seconds`).",
+    )
+    WORKSPACE_SETUP_RAN = (
+        "workspace.setup_ran",
+        "The setup command ran once in a new worktree (`exit_status`, `output_tail`: its last bytes, "
+        "control characters made visible); a failure discards the worktree and fails the attempt.",
+    )
+    WORKSPACE_FAILED = (
+        "workspace.failed",
+        "A worktree could not be made or removed (`cause`: git's own message, or the setup's); nothing "
+        "half-made is left as if ready, and the attempt counts as failed.",
+    )
+    WORKSPACE_REMOVED = (
+        "workspace.removed",
+        "A clean worktree and its branch were removed (`by`: close or prune; `bytes_freed`).",
+    )
+    WORKSPACE_KEPT = (
+        "workspace.kept",
+        "A worktree was kept on close or prune (`reason`: uncommitted change, untracked file, commit "
+        "missing from every remote branch, or a session that may be live).",
+    )
     POLLER_STARTED = ("poller.started", "The poller started and holds the state root's lock.")
     POLLER_STOPPED = ("poller.stopped", "The poller stopped cleanly.")
     POLLER_FAILED = (

@@ -25,6 +25,7 @@ from domain.model import (
 )
 from domain.receipts import Receipt, ReceiptMode
 from domain.refs import RepoRef, TmuxTarget, WorkItemRef
+from domain.workspace import Dirt, Found, SetupResult, WorkspaceSpec
 
 
 class TmuxPort(Protocol):
@@ -202,3 +203,42 @@ class StateStore(Protocol):
     def meta(self) -> Mapping[str, str]: ...
 
     def save_meta(self, key: str, value: str) -> None: ...
+
+
+class WorkspacePort(Protocol):
+    """Git workspaces: one shared clone per repository, one worktree per work item on its own
+    branch. Safe to use from several threads and processes at once (a lock per repository around
+    clone, fetch, worktree add and removal).
+
+    Failure modes: `WorkspaceError` carrying git's own message and naming the repository or folder
+    — clone or fetch refused (authentication, missing repository or pull request), disk full, the
+    branch name taken, git missing or not answering within its timeout. `create` that fails leaves
+    no worktree, no administrative entry and no branch it made; nothing is ever ready before
+    `mark_ready`, and `found` reads only that mark as ready. `found` and `size` never raise.
+    """
+
+    def found(self, spec: WorkspaceSpec) -> Found:
+        """What is at `spec.path` now."""
+
+    def create(self, spec: WorkspaceSpec) -> None:
+        """Clone the repository (first time) or fetch it, then add the worktree at `spec.path` on
+        a new branch `spec.branch` from `spec.start`. The folder must be missing or empty."""
+
+    def run_setup(self, spec: WorkspaceSpec, command: str) -> SetupResult:
+        """Run the operator's setup command (a shell line) in the worktree. A non-zero exit or a
+        timeout is a result; `WorkspaceError` only when it could not be started."""
+
+    def mark_ready(self, spec: WorkspaceSpec) -> None: ...
+
+    def discard(self, spec: WorkspaceSpec) -> None:
+        """Remove the worktree and its branch whatever they hold: only for one no harness ran in."""
+
+    def inspect(self, spec: WorkspaceSpec) -> frozenset[Dirt]:
+        """Why the worktree is not clean; empty when it is."""
+
+    def remove(self, spec: WorkspaceSpec) -> int:
+        """Remove a clean worktree and its branch; returns the bytes freed. git refuses one that
+        changed since `inspect` (`WorkspaceError`), so nothing is lost to a race."""
+
+    def size(self, spec: WorkspaceSpec) -> int:
+        """Bytes the worktree's folder takes on disk; 0 when it is gone."""

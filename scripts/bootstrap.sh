@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 missing=()
 command -v tmux >/dev/null 2>&1 || missing+=(tmux)
 command -v gh >/dev/null 2>&1 || missing+=(gh)
+command -v git >/dev/null 2>&1 || missing+=(git)  # workspaces: one git worktree per work item
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)  # the tests' HTTPS stand-in makes its certificate
 command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-venv)
 # the PostgreSQL state store's tests start a private server from Debian's binaries

@@ -12,6 +12,7 @@ from typing import Protocol
 from app.config.settings import Settings
 from domain.errors import LoopError
 from domain.refs import RepoRef
+from domain.workspace import WorkspaceMode, clone_url
 
 
 class DoctorProbe(Protocol):
@@ -32,6 +33,9 @@ class DoctorProbe(Protocol):
 
     def repo_visible(self, binary: str, repo: RepoRef) -> str:
         """The repository's full name as the host reports it."""
+
+    def git_remote(self, url: str, gh: str) -> str:
+        """How the clone URL answers `git ls-remote` (https authenticated through `gh`)."""
 
     def writable(self, path: Path) -> str:
         """Whether `path` (or, when absent, the directory it would be created in) is writable."""
@@ -79,6 +83,7 @@ def diagnose(settings: Settings, *, origin: str, probe: DoctorProbe) -> Iterator
             server, partial(probe.tmux_server, socket), f"check `tmux {'-L ' + socket + ' ' if socket else ''}ls`"
         )
     yield from _github(settings, probe)
+    yield from _workspaces(settings, probe)
 
 
 def _github(settings: Settings, probe: DoctorProbe) -> Iterator[Check]:
@@ -100,3 +105,26 @@ def _github(settings: Settings, probe: DoctorProbe) -> Iterator[Check]:
     for source in settings.sources():
         if source.provider == "sandbox":
             yield Check(Mark.OK, f"repository {source.repo}", "sandbox (local, always visible)")
+
+
+def _workspaces(settings: Settings, probe: DoctorProbe) -> Iterator[Check]:
+    """With worktrees: git itself, and each repository's clone URL answering."""
+    workspace = settings.routing.workspace
+    if workspace.mode is not WorkspaceMode.WORKTREE:
+        return
+    git = _check("git", partial(probe.version, "git"), "install git (apt install git)")
+    yield git
+    if git.mark is Mark.FAILED:
+        return
+    gh = settings.integrations.github.cli.binary
+    fix = "check routing.workspace.cloneUrl; for https, that gh is logged in and can read the repository"
+    for repo in dict.fromkeys(source.repo for source in settings.sources()):
+        yield _check(f"clone {repo}", partial(_remote, probe, workspace.clone_url, repo, gh), fix)
+
+
+def _remote(probe: DoctorProbe, template: str, repo: RepoRef, gh: str) -> str:
+    try:
+        url = clone_url(template, repo)
+    except ValueError as error:
+        raise LoopError(str(error)) from None
+    return probe.git_remote(url, gh)

@@ -1,4 +1,4 @@
-"""`sessions list|attach|reset|close`: the operator's hands on the work-item sessions."""
+"""`sessions list|attach|reset|close|prune`: the operator's hands on the work-item sessions."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from app.cli.context import CliContext, Commands, command, group, work_item
+from app.cli.prune import add_prune
 from app.usecases.sessions_admin import UnknownWorkItem
 from domain.model import SessionStatus
 from domain.refs import WorkItemRef
@@ -21,7 +22,7 @@ _REF_HELP = "github:owner/repo#N"
 
 
 def add_sessions(commands: Commands) -> None:
-    sessions = group(commands, "sessions", help_text="list, attach to, reset or close work-item sessions")
+    sessions = group(commands, "sessions", help_text="list, attach to, reset, close or prune work-item sessions")
     listing = command(
         sessions,
         "list",
@@ -59,6 +60,7 @@ def add_sessions(commands: Commands) -> None:
         "--keep-tmux", action="store_true", help="keep the tmux session (default: routing.tmux.keepSessionOnClose)"
     )
     tmux.add_argument("--kill-tmux", action="store_true", help="kill the tmux session")
+    add_prune(sessions)
 
 
 def _add_reset(sessions: Commands) -> None:

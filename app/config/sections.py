@@ -10,6 +10,7 @@ from pydantic.alias_generators import to_camel
 from app.config.harnesses import HarnessSettings, check_harnesses, merge_harnesses
 from domain.model import SpawnMode
 from domain.refs import DEFAULT_HOST, RepoRef
+from domain.workspace import DEFAULT_CLONE_URL, WorkspaceMode, check_clone_url
 
 GitHubReaction = Literal["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"]
 
@@ -123,6 +124,32 @@ class ReactionSettings(Section):
     )
 
 
+class WorkspaceSettings(Section):
+    mode: WorkspaceMode = Field(
+        default=WorkspaceMode.NONE,
+        description="`none`: each item's folder is created empty. `worktree`: it is a git worktree of the item's "
+        "repository on branch `the-loop/<slug>` (an issue from the default branch's tip, a pull request from its "
+        "head), cut from one shared clone per repository under `<state.root>/clones`; `spawnWorkdir` must "
+        "contain `{slug}`. See docs/workspaces.md.",
+    )
+    clone_url: Annotated[str, AfterValidator(check_clone_url)] = Field(
+        default=DEFAULT_CLONE_URL,
+        description="Where the shared clone is fetched from; `{host}`, `{owner}`, `{repo}` are substituted. "
+        "https goes through gh as git's credential helper (no token written anywhere); `file://` works too.",
+    )
+    setup: str = Field(
+        default="",
+        description="A shell command run once in each new worktree (e.g. `npm ci`); its exit status and the end "
+        "of its output go to the event log. A failure discards the worktree and fails the attempt. Empty: none.",
+    )
+    remove_on_close: bool = Field(
+        default=False,
+        description="When a work item closes, remove its worktree and branch if clean: no uncommitted change, "
+        "no untracked file, no commit missing from every remote branch. Otherwise it is kept, and the event "
+        "log says why. `sessions prune` does the same for every closed session.",
+    )
+
+
 class RoutingSettings(Section):
     authorized_users: tuple[str, ...] = Field(
         default=(), description="GitHub logins whose comments become prompts; empty authorizes nobody."
@@ -153,6 +180,9 @@ class RoutingSettings(Section):
     reactions: ReactionSettings = Field(
         default=ReactionSettings(), description="Emoji reactions on the comments the-loop handles."
     )
+    workspace: WorkspaceSettings = Field(
+        default=WorkspaceSettings(), description="What each work item's folder holds: nothing, or a git worktree."
+    )
 
     @model_validator(mode="after")
     def _default_harness_is_known(self) -> RoutingSettings:
@@ -160,6 +190,14 @@ class RoutingSettings(Section):
         if self.default_harness not in known:
             raise ValueError(
                 f"defaultHarness: unknown harness {self.default_harness!r} (known: {', '.join(sorted(known))})"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _one_worktree_per_item(self) -> RoutingSettings:
+        if self.workspace.mode is WorkspaceMode.WORKTREE and "{slug}" not in self.spawn_workdir:
+            raise ValueError(
+                "spawnWorkdir: must contain {slug} when workspace.mode is worktree (each item needs its own folder)"
             )
         return self
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from app.usecases.workspaces import Workspaces
 from domain.errors import StaleWrite, TmuxFailed, TmuxUnanswered
 from domain.events import Event, Level
-from domain.model import ItemState, SessionRecord, SessionState, SessionStatus
+from domain.model import ClosedBy, ItemState, SessionRecord, SessionState, SessionStatus
 from domain.ports import ClockPort, EventSink, StateStore, TmuxPort
 
 
@@ -19,8 +20,16 @@ class CloseConfig:
 
 class Closer:
     def __init__(
-        self, *, tmux: TmuxPort, store: StateStore, events: EventSink, clock: ClockPort, config: CloseConfig
+        self,
+        *,
+        tmux: TmuxPort,
+        store: StateStore,
+        events: EventSink,
+        clock: ClockPort,
+        config: CloseConfig,
+        workspaces: Workspaces | None = None,
     ) -> None:
+        self._workspaces = workspaces
         self._tmux = tmux
         self._store = store
         self._events = events
@@ -45,31 +54,40 @@ class Closer:
                 reason="label removed; session kept, deliveries paused",
             )
             return False
-        self.close(record, reason=state.value, keep_tmux=self._config.keep_session_on_close)
+        self.close(record, reason=state.value, keep_tmux=self._config.keep_session_on_close, by=ClosedBy.UPSTREAM)
         return True
 
-    def close(self, record: SessionRecord, *, reason: str, keep_tmux: bool) -> None:
+    def close(self, record: SessionRecord, *, reason: str, keep_tmux: bool, by: ClosedBy) -> None:
+        """Close the session; `by` says what reopens it (an operator's or a control comment's close
+        holds until they reopen it; an upstream close until the item is watched again)."""
         terminated = self._config.kill_harness_on_close and self._stop(record, keep_tmux=keep_tmux)
         killed = not keep_tmux and self._kill(record)
         try:
-            self._store.save_session(self._closed(record))
+            closed: SessionRecord | None = self._store.save_session(self._closed(record, by))
         except StaleWrite:
             # written meanwhile (the poller's delivery): a close stands, so close what is stored now
             fresh = self._store.session(record.item)
-            if fresh is not None:  # forgotten meanwhile (a reset): nothing is left to close
-                self._store.save_session(self._closed(fresh))
+            # forgotten meanwhile (a reset): nothing is left to close
+            closed = None if fresh is None else self._store.save_session(self._closed(fresh, by))
         self._events.emit(
             Event.SESSION_CLOSED,
             work_item=str(record.item),
             target=str(record.target),
             reason=reason,
+            closed_by=by.value,
             harness_terminated=terminated,
             tmux_killed=killed,
         )
+        if self._workspaces is not None and closed is not None:  # issue 10: removeOnClose, only when clean
+            self._workspaces.closed(closed)
 
-    def _closed(self, record: SessionRecord) -> SessionRecord:
+    def _closed(self, record: SessionRecord, by: ClosedBy) -> SessionRecord:
         return replace(
-            record, status=SessionStatus.CLOSED, updated_at=self._clock.now(), last_event=Event.SESSION_CLOSED.value
+            record,
+            status=SessionStatus.CLOSED,
+            closed_by=by,
+            updated_at=self._clock.now(),
+            last_event=Event.SESSION_CLOSED.value,
         )
 
     def _stop(self, record: SessionRecord, *, keep_tmux: bool) -> bool:

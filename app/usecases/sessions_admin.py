@@ -10,7 +10,7 @@ from app.usecases.closing import Closer
 from app.usecases.watch import HarnessWatch
 from domain.errors import LoopError
 from domain.events import Event
-from domain.model import HarnessSpec, SessionRecord, SessionState, SessionStatus
+from domain.model import ClosedBy, HarnessSpec, SessionRecord, SessionState, SessionStatus
 from domain.ports import EventSink, StateStore, TmuxPort
 from domain.receipts import HarnessState, Receipt
 from domain.refs import TmuxTarget, WorkItemRef
@@ -185,7 +185,7 @@ class SessionsAdmin:
         keep = self._config.keep_session_on_close if keep_tmux is None else keep_tmux
         if record.status is SessionStatus.CLOSED and keep:
             return False
-        self._closer.close(record, reason=OPERATOR, keep_tmux=keep)
+        self._closer.close(record, reason=OPERATOR, keep_tmux=keep, by=ClosedBy.OPERATOR)
         return True
 
     def _record(self, item: WorkItemRef) -> SessionRecord:

@@ -10,7 +10,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from app.usecases.watch import HarnessWatch, Verdict
-from domain.errors import DuplicateSession, TmuxFailed, TmuxUnanswered, TrustError
+from app.usecases.workspaces import Workspaces
+from domain.errors import DuplicateSession, TmuxFailed, TmuxUnanswered, TrustError, WorkspaceError
 from domain.events import Event, Level
 from domain.model import HarnessSpec, Probe, SessionRecord, SessionState, SessionStatus, SpawnRequest, WorkItem
 from domain.policy import Clear, Outcome, clear_decision, cleared, remedy
@@ -69,7 +70,9 @@ class Spawner:
         workdir: Callable[[WorkItem], str],
         config: SpawnConfig,
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+        workspaces: Workspaces | None = None,
     ) -> None:
+        self._workspaces = workspaces
         self._tmux = tmux
         self._store = store
         self._events = events
@@ -133,7 +136,14 @@ class Spawner:
         return fresh
 
     def _spawn(self, record: SessionRecord, job: Dispatch, probe: Probe, *, resume: bool, first: bool) -> Result:
-        """Clear the name, spawn; after `duplicate session` re-decide once from a fresh probe."""
+        """Ready the folder, clear the name, spawn; after `duplicate session` re-decide once from a
+        fresh probe."""
+        record = replace(record, cwd=record.cwd or self._workdir(job.item))
+        try:  # issue 10: a ready worktree is reused untouched; a failure is git's (or the setup's) message
+            if self._workspaces is not None:
+                self._workspaces.prepare(job.item, record.cwd, first=first)
+        except WorkspaceError as error:
+            return self._failed(record, job, f"workspace failed: {error}")
         for tmux_proved_taken in (False, True):
             clear = clear_decision(probe, first=first, tmux_proved_taken=tmux_proved_taken)
             if clear.choice is Clear.REFUSE_LIVE:
@@ -167,7 +177,7 @@ class Spawner:
     def _start(self, record: SessionRecord, job: Dispatch, *, resume: bool, first: bool, window: bool) -> Result:
         harness = self.harness(record.harness)
         spawn_id = uuid.uuid4().hex
-        cwd = record.cwd or self._workdir(job.item)
+        cwd = record.cwd
         record = replace(
             record,
             cwd=cwd,

@@ -26,6 +26,7 @@ class ClaudeSession:
     pane: str
     session_id: str
     cwd: Path
+    mark: str = ""  # the harness pane's mark, set at spawn
 
 
 @dataclass
@@ -83,14 +84,16 @@ class ClaudeRig:
         target = TmuxTarget(f"loop-claude-{uuid.uuid4().hex[:8]}")
         ids = [] if "--resume" in args else ["--session-id", session_id]
         argv = (str(self.binary), "--settings", str(self.hooks.settings), *ids, *args)
-        request = SpawnRequest(target=target, argv=argv, cwd=str(cwd), prompt=prompt, remain_on_exit=True)
-        session = ClaudeSession(target, self.adapter().spawn(request), session_id, cwd)
+        mark = uuid.uuid4().hex
+        request = SpawnRequest(target=target, argv=argv, cwd=str(cwd), prompt=prompt, mark=mark, remain_on_exit=True)
+        session = ClaudeSession(target, self.adapter().spawn(request), session_id, cwd, mark)
         self.spawned.append(session)
         return session
 
     def paste(self, session: ClaudeSession, text: str) -> None:
         """The-loop's delivery: a bracketed paste of `text`, then a carriage return unbracketed."""
-        self.adapter().deliver(session.target, text, delivery_id=f"fact-{uuid.uuid4().hex[:6]}", pane=session.pane)
+        delivery = f"fact-{uuid.uuid4().hex[:6]}"
+        self.adapter().deliver(session.target, text, delivery_id=delivery, pane=session.pane, mark=session.mark)
 
     def adapter(self) -> ShTmux:
         return self.tmux.adapter()

@@ -11,6 +11,8 @@ import pytest
 
 from adapters.doctor_probe import ShDoctorProbe
 from domain.errors import LoopError
+from domain.refs import RepoRef
+from tests.git_support import Origins, require_git
 from tests.tmux_support import require_tmux
 
 PROBE = ShDoctorProbe(timeout=10)
@@ -72,3 +74,21 @@ def test_a_file_where_the_state_root_should_be_is_refused(tmp_path: Path) -> Non
     (tmp_path / "root").write_text("", encoding="utf-8")
     with pytest.raises(LoopError, match="is not a writable directory"):
         PROBE.writable(tmp_path / "root")
+
+
+def test_a_clone_url_that_answers_names_its_default_branch(tmp_path: Path) -> None:
+    require_git()
+    origins = Origins(tmp_path)
+    origins.make(RepoRef.parse("o/r"))
+    url = f"file://{tmp_path}/o/r.git"
+    assert PROBE.git_remote(url, "gh") == f"{url} answers (default branch main)"
+
+
+def test_a_clone_url_that_does_not_answer_is_gits_message(tmp_path: Path) -> None:
+    require_git()
+    with pytest.raises(LoopError) as error:
+        PROBE.git_remote(f"file://{tmp_path}/missing.git", "gh")
+    assert str(error.value) == (
+        f"git ls-remote file://{tmp_path}/missing.git: fatal: '{tmp_path}/missing.git' does not appear to be a git "
+        "repository"
+    )

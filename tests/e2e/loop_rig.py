@@ -59,6 +59,7 @@ class Loop:
     extra: dict[str, Any] = field(default_factory=dict)  # more top-level keys
     receipts: str = "file"  # the simulator writes receipts like Claude Code's hooks
     state_keys: dict[str, Any] = field(default_factory=dict)  # more `state` keys (backend, dsn)
+    workspace: dict[str, Any] = field(default_factory=dict)  # routing.workspace; given: a folder per item
     pollers: list[Poller] = field(default_factory=list)
 
     @property
@@ -95,8 +96,9 @@ class Loop:
                 "defaultHarness": "sim",
                 "harnesses": {"sim": sim},
                 "maxConcurrentDispatches": self.max_concurrent,
-                "spawnWorkdir": str(self.root / "work"),
+                "spawnWorkdir": str(self.root / "work" / "{slug}" if self.workspace else self.root / "work"),
                 "tmux": {"socketName": self.tmux.socket, "harnessKillGraceSeconds": 2},
+                **({"workspace": self.workspace} if self.workspace else {}),
             },
             **self.extra,
         }

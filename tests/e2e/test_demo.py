@@ -152,3 +152,17 @@ def test_hostile_comment_text_is_shown_escaped_in_the_sandbox_table(tmp_path: Pa
     assert "\r" not in table
     assert "\x07" not in table
     assert "run \\x1b[31mred\\x1b]0;owned\\x07 then\\x0d\\x1b[201~typed" in table
+
+
+def test_the_demo_needs_no_git(place: Place) -> None:
+    bin_dir = place.work.parent / "bin"  # everything on PATH but git
+    bin_dir.mkdir()
+    for folder in os.environ["PATH"].split(os.pathsep):
+        for program in Path(folder).glob("*") if Path(folder).is_dir() else []:
+            if not program.name.startswith("git") and not (bin_dir / program.name).exists():
+                (bin_dir / program.name).symlink_to(program)
+    result = run_cli(place.work, "demo", env={**place.env, "PATH": str(bin_dir)})
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "↵ submitted (message 1)" in place.pane("loop-github-sandbox-demo-1")
+    assert shutil.which("git", path=str(bin_dir)) is None
+    assert not (place.work / ".the-loop" / "clones").exists()

@@ -43,6 +43,11 @@ class FakeMachine:
             raise LoopError("gh exited 1: HTTP 404: Not Found")
         return f"visible as {repo.full_name}"
 
+    def git_remote(self, url: str, gh: str) -> str:
+        if url in self.missing:
+            raise LoopError(f"git ls-remote {url}: fatal: repository '{url}' not found")
+        return f"{url} answers (default branch main)"
+
     def writable(self, path: Path) -> str:
         return f"{path} is writable"
 
@@ -111,3 +116,35 @@ def test_an_unanswering_tmux_server_names_the_private_socket() -> None:
     found = checks({**SANDBOX, "routing": {"tmux": {"socketName": "mine"}}}, FakeMachine(missing={"tmux-server"}))
     server = next(c for c in found if c.subject.startswith("tmux server"))
     assert server.line() == "✗ tmux server (-L mine): tmux did not answer within 10 s — fix: check `tmux -L mine ls`"
+
+
+WORKTREES = {**GITHUB, "routing": {"spawnWorkdir": "/w/{slug}", "workspace": {"mode": "worktree"}}}
+
+
+def test_with_worktrees_git_and_every_repositorys_clone_url_are_checked() -> None:
+    found = checks(WORKTREES, FakeMachine())
+    assert [c.line() for c in found][-3:] == [
+        "✓ git: git 9.9",
+        "✓ clone o/a: https://github.com/o/a.git answers (default branch main)",
+        "✓ clone ghe.example/o/b: https://ghe.example/o/b.git answers (default branch main)",
+    ]
+
+
+def test_a_clone_url_that_does_not_answer_is_named_with_the_fix() -> None:
+    found = checks(WORKTREES, FakeMachine(missing={"https://github.com/o/a.git"}))
+    assert [c.line() for c in found if c.mark is Mark.FAILED] == [
+        "✗ clone o/a: git ls-remote https://github.com/o/a.git: fatal: repository 'https://github.com/o/a.git' "
+        "not found — fix: check routing.workspace.cloneUrl; for https, that gh is logged in and can read the "
+        "repository"
+    ]
+
+
+def test_missing_git_fails_once_and_skips_the_clone_checks() -> None:
+    found = checks(WORKTREES, FakeMachine(missing={"git"}))
+    assert marks(found)["git"] is Mark.FAILED
+    assert not any(c.subject.startswith("clone ") for c in found)
+
+
+def test_without_worktrees_git_is_not_checked() -> None:
+    found = checks(GITHUB, FakeMachine(missing={"git"}))
+    assert not any(c.subject in {"git"} or c.subject.startswith("clone ") for c in found)

@@ -14,6 +14,7 @@ from app.usecases.poll import CycleSummary, PollConfig, PollCycle
 from app.usecases.sessions_admin import AdminConfig, SessionsAdmin
 from app.usecases.spawner import SpawnConfig, Spawner
 from app.usecases.watch import HarnessWatch
+from app.usecases.workspaces import WorkspaceConfig, Workspaces
 from domain.ledger import Ledger
 from domain.model import Comment, HarnessSpec, SessionRecord, Source, SpawnMode
 from domain.ports import ReceiptPort
@@ -25,6 +26,7 @@ from tests.fakes.receipts import FakeReceipts, FakeTrust
 from tests.fakes.store import FakeStateStore
 from tests.fakes.tmux import FakeSession, FakeTmux
 from tests.fakes.tracker import FakeTracker
+from tests.fakes.workspaces import FakeWorkspaces
 
 REPO = RepoRef.parse("acme/widgets")
 CLAUDE = HarnessSpec(
@@ -60,6 +62,8 @@ class World:
     workdir: str = "/work/{slug}"
     secret: str = "test-secret"
     receipts: ReceiptPort | None = None  # None: a FakeReceipts harness inside the FakeTmux
+    workspace: WorkspaceConfig = field(default_factory=WorkspaceConfig)
+    git: FakeWorkspaces = field(default_factory=FakeWorkspaces)
 
     def __post_init__(self) -> None:
         ids = (f"sid-{n}" for n in itertools.count(1))
@@ -68,6 +72,14 @@ class World:
             assert isinstance(self.tmux, FakeTmux), "a real tmux needs real receipts"
             self.receipts = FakeReceipts(self.tmux, self.clock)
         self.trust = FakeTrust()
+        self.workspaces = Workspaces(
+            port=self.git,
+            tmux=self.tmux,
+            store=self.store,
+            events=self.events,
+            clock=self.clock,
+            config=self.workspace,
+        )
         self.watch = HarnessWatch(tmux=self.tmux, receipts=self.receipts, clock=self.clock)
         self.spawner = Spawner(
             tmux=self.tmux,
@@ -80,13 +92,21 @@ class World:
             workdir=lambda item: self.workdir.replace("{slug}", item.ref.slug),
             config=SpawnConfig(harnesses=self.harnesses, default_harness=self.harness),
             new_id=lambda: next(ids),
+            workspaces=self.workspaces,
         )
         self.dispatcher = Dispatcher(
             tmux=self.tmux, events=self.events, watch=self.watch, spawner=self.spawner, config=DispatchConfig()
         )
         self.feedback = Feedback(tracker_for=lambda _ref: self.tracker, events=self.events)
         self.worker = self._worker()
-        self.closer = Closer(tmux=self.tmux, store=self.store, events=self.events, clock=self.clock, config=self.close)
+        self.closer = Closer(
+            tmux=self.tmux,
+            store=self.store,
+            events=self.events,
+            clock=self.clock,
+            config=self.close,
+            workspaces=self.workspaces,
+        )
         self.poll = self._poll()
 
     def _worker(self) -> ItemWorker:

@@ -136,3 +136,40 @@ def test_a_directory_is_not_a_config_file() -> None:
 def test_the_fallback_version_is_the_one_in_pyproject() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert app.__version__ == project["version"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "routing: {workspace: {mode: worktree}}",
+            "c.yaml: routing.spawnWorkdir: must contain {slug} when workspace.mode is worktree (each item needs its "
+            "own folder)",
+        ),
+        (
+            "routing: {workspace: {mode: clone}}",
+            "c.yaml: routing.workspace.mode: must be one of none, worktree (got 'clone')",
+        ),
+        (
+            "routing: {workspace: {cloneUrl: 'https://{hostname}/{owner}/{repo}'}}",
+            "c.yaml: routing.workspace.cloneUrl: unknown placeholder {hostname} (known: {host}, {owner}, {repo})",
+        ),
+    ],
+)
+def test_a_bad_workspace_setting_is_one_line_naming_the_key(text: str, message: str) -> None:
+    assert refusal(text) == message
+
+
+def test_the_workspace_keys_are_read() -> None:
+    Path("c.yaml").write_text(
+        "routing:\n  spawnWorkdir: ~/agents/{slug}\n  workspace: {mode: worktree, cloneUrl: 'file:///m/{repo}', "
+        "setup: npm ci, removeOnClose: true}\n",
+        encoding="utf-8",
+    )
+    workspace = load("c.yaml").settings.routing.workspace
+    assert (workspace.mode.value, workspace.clone_url, workspace.setup, workspace.remove_on_close) == (
+        "worktree",
+        "file:///m/{repo}",
+        "npm ci",
+        True,
+    )

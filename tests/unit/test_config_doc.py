@@ -37,6 +37,7 @@ DESIGN_KEYS = [
         )
     ),
     *(f"routing.reactions.{k}" for k in ("enabled", "started", "succeeded", "failed")),
+    *(f"routing.workspace.{k}" for k in ("mode", "cloneUrl", "setup", "removeOnClose")),
     *(f"webhooks.ghWebhook.{k}" for k in ("enabled", "host", "port", "secret")),
     "integrations.github.cli.binary",
     "integrations.github.host",

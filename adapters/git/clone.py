@@ -1,0 +1,75 @@
+"""One repository's shared bare clone: made once (atomically), fetched before each new worktree."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from adapters.git.runner import GitRunner
+from adapters.support.git_auth import credential_args
+from domain.errors import WorkspaceError
+from domain.refs import RepoRef
+
+DEFAULT_TIP = "refs/the-loop/default"  # the remote's HEAD as last fetched
+PULL_HEADS = "refs/the-loop/pull"  # pull request heads fetched for worktrees; they count as pushed
+_BRANCHES = "+refs/heads/*:refs/remotes/origin/*"
+
+
+class SharedClone:
+    """`<root>/<host>/<owner>/<repo>.git`, bare, remote `origin`; its lock file beside it.
+    Every method but `path` and `lock_path` expects the caller to hold the lock."""
+
+    def __init__(self, root: Path, repo: RepoRef, *, git: GitRunner, gh: str) -> None:
+        parts = (repo.host, repo.owner, repo.name)
+        if any(part in {"", ".", ".."} for part in parts):
+            raise WorkspaceError(f"no clone folder can be named after repository {repo}")
+        self.repo = repo
+        self.path = root.joinpath(repo.host, repo.owner, f"{repo.name}.git")
+        self.lock_path = self.path.with_name(f"{repo.name}.lock")
+        self._git = git
+        self._auth = credential_args(gh)
+
+    def refresh(self, url: str, *, pull: int | None) -> str:
+        """Clone (first time) or fetch; returns the ref a new worktree starts from."""
+        if self.path.is_dir():
+            self._git("-C", str(self.path), "config", "remote.origin.url", url, where=str(self.repo))
+            self._fetch(self.path, pull)
+        else:
+            self._clone(url, pull)
+        return f"{PULL_HEADS}/{pull}" if pull is not None else DEFAULT_TIP
+
+    def _clone(self, url: str, pull: int | None) -> None:
+        # built beside its final place and renamed once fetched: a half-made clone is never used
+        for stale in self.path.parent.glob(f"{self.path.name}.partial-*"):
+            shutil.rmtree(stale, ignore_errors=True)  # an earlier clone cut short; we hold the lock
+        partial = self.path.with_name(f"{self.path.name}.partial-new")
+        where = str(self.repo)
+        try:
+            self._git("init", "--quiet", "--bare", str(partial), where=where)
+            self._git("-C", str(partial), "config", "remote.origin.url", url, where=where)
+            self._git("-C", str(partial), "config", "remote.origin.fetch", _BRANCHES, where=where)
+            self._fetch(partial, pull)
+            partial.rename(self.path)
+        except (WorkspaceError, OSError) as error:
+            shutil.rmtree(partial, ignore_errors=True)
+            if isinstance(error, OSError):
+                raise WorkspaceError(f"cloning {self.repo} into {self.path}: {error.strerror}") from None
+            raise
+
+    def _fetch(self, clone: Path, pull: int | None) -> None:
+        refspecs = [_BRANCHES, f"+HEAD:{DEFAULT_TIP}"]
+        if pull is not None:
+            refspecs.append(f"+refs/pull/{pull}/head:{PULL_HEADS}/{pull}")
+        self._git(
+            *self._auth, "-C", str(clone), "fetch", "--quiet", "--prune", "origin", *refspecs, where=str(self.repo)
+        )
+
+    def has_branch(self, branch: str) -> bool:
+        found = self._git(
+            "-C", str(self.path), "for-each-ref", "--format=%(refname)", f"refs/heads/{branch}", where=branch
+        )
+        return bool(found.strip())
+
+    def delete_branch(self, branch: str) -> None:
+        if self.has_branch(branch):
+            self._git("-C", str(self.path), "branch", "--quiet", "-D", branch, where=branch)

@@ -1,0 +1,39 @@
+"""A lock per repository, across threads and processes: `flock` on a file beside its clone."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from domain.errors import WorkspaceError
+
+POLL_SECONDS = 0.05
+
+
+@contextmanager
+def repository_lock(path: Path, *, timeout: float) -> Iterator[None]:
+    """Hold `path` exclusively; each call opens its own descriptor, so two threads of one process
+    exclude each other too. The kernel releases it when the holder dies: never stale."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        _acquire(fd, path, timeout)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+def _acquire(fd: int, path: Path, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise WorkspaceError(f"{path} stayed locked by another process for {timeout:g} s") from None
+            time.sleep(POLL_SECONDS)

@@ -1,0 +1,58 @@
+"""`sessions prune`: remove closed sessions' worktrees that are clean, say why the others stay."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from app.cli.context import CliContext, Commands, command
+
+if TYPE_CHECKING:
+    from app.usecases.workspaces import Workspaces
+    from domain.workspace import Pruned
+
+
+def add_prune(sessions: Commands) -> None:
+    prune = command(
+        sessions,
+        "prune",
+        help_text="remove closed sessions' clean worktrees",
+        description="For every closed session whose folder is a the-loop worktree: remove the worktree and its\n"
+        "branch when nothing can be lost (no uncommitted change, no untracked file, no commit missing from\n"
+        "every remote branch, no live tmux session); otherwise keep it and say why. Prints the space freed.",
+        handler=run_prune,
+    )
+    prune.add_argument("--dry-run", action="store_true", help="say what would be removed and kept; change nothing")
+
+
+def run_prune(args: argparse.Namespace, context: CliContext) -> int:
+    if not context.container.store_present():  # looking must not create a state store
+        print("nothing to prune: no state store yet", file=sys.stderr)
+        return 0
+    workspaces: Workspaces = context.provided("workspaces")
+    results = workspaces.prune(dry_run=args.dry_run)
+    for result in results:
+        print(line(result, dry_run=args.dry_run))
+    freed = sum(r.bytes for r in results if r.removed)
+    print(f"{'would free' if args.dry_run else 'freed'} {human(freed)} in total ({len(results)} worktrees looked at)")
+    return 0
+
+
+def line(result: Pruned, *, dry_run: bool) -> str:
+    where = f"{result.path} ({result.item})"
+    text = (
+        f"{'would remove' if dry_run else 'removed'} {where}: {human(result.bytes)}"
+        if result.removed
+        else f"{'would keep' if dry_run else 'kept'} {where}: {result.reason}"
+    )
+    return text.encode("unicode_escape").decode("ascii")  # git's messages are shown, never sent raw
+
+
+def human(size: int) -> str:
+    if size < 1024:
+        return f"{size} bytes"
+    value, units = size / 1024, ["KiB", "MiB", "GiB", "TiB"]
+    while value >= 1024 and len(units) > 1:
+        value, units = value / 1024, units[1:]
+    return f"{value:.1f} {units[0]}"

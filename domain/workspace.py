@@ -1,0 +1,153 @@
+"""Workspaces: the values and decisions about a work item's git worktree (issue 10)."""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+
+from domain.model import ItemKind, SessionState, WorkItem
+from domain.policy import Decision
+from domain.prompts import cap, sanitize
+from domain.refs import RepoRef, WorkItemRef
+
+BRANCH_PREFIX = "the-loop/"
+DEFAULT_CLONE_URL = "https://{host}/{owner}/{repo}.git"
+SETUP_TAIL_BYTES = 2_000  # of the setup's output kept in the event log: its end says why it failed
+_PLACEHOLDER = re.compile(r"\{[^{}]*\}")
+_KNOWN = {"{host}", "{owner}", "{repo}"}
+
+
+class WorkspaceMode(enum.Enum):
+    NONE = "none"  # the folder is created empty by the spawn, as before workspaces existed
+    WORKTREE = "worktree"
+
+
+def check_clone_url(template: str) -> str:
+    """`template` itself, or `ValueError` naming what is wrong with it."""
+    unknown = sorted(set(_PLACEHOLDER.findall(template)) - _KNOWN)
+    if unknown:
+        raise ValueError(f"unknown placeholder {', '.join(unknown)} (known: {{host}}, {{owner}}, {{repo}})")
+    if not template.strip() or template.lstrip().startswith("-"):
+        raise ValueError(f"not a clone URL: {template!r}")
+    return template
+
+
+def clone_url(template: str, repo: RepoRef) -> str:
+    """The clone URL of `repo`; `ValueError` when a name would make it an option to git."""
+    url = template.replace("{host}", repo.host).replace("{owner}", repo.owner).replace("{repo}", repo.name)
+    return check_clone_url(url)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceSpec:
+    """One work item's worktree: its folder, its branch, and where it is cut from."""
+
+    item: WorkItemRef
+    path: str
+    pull: int | None = None  # a pull request's number: cut from its head; None: the default branch's tip
+
+    @classmethod
+    def for_item(cls, item: WorkItem, path: str) -> WorkspaceSpec:
+        pull = item.ref.number if item.kind is ItemKind.PULL_REQUEST else None
+        return cls(item.ref, path, pull)
+
+    @property
+    def repo(self) -> RepoRef:
+        return self.item.repo
+
+    @property
+    def branch(self) -> str:
+        return BRANCH_PREFIX + self.item.slug
+
+    @property
+    def start(self) -> str:
+        return f"refs/pull/{self.pull}/head" if self.pull is not None else "the default branch's tip"
+
+
+class Found(enum.Enum):
+    """What is at a work item's folder."""
+
+    MISSING = "missing"  # nothing, or an empty directory
+    READY = "ready"  # a worktree of the item's shared clone, marked ready
+    UNFINISHED = "unfinished"  # such a worktree without the mark: an attempt that never finished
+    FOREIGN = "foreign"  # anything else: not ours to touch
+
+
+class Prepare(enum.Enum):
+    CREATE = "create"
+    REUSE = "reuse"  # untouched
+    REMAKE = "remake"  # discard the unfinished attempt, then create
+    REFUSE = "refuse"
+    USE_AS_IS = "use-as-is"
+
+
+def prepare_decision(found: Found, *, first: bool) -> Decision[Prepare]:
+    """What to do with the folder before a spawn. No harness ever ran in an unfinished worktree
+    (the mark is written before the spawn), so discarding it loses nothing."""
+    if found is Found.READY:
+        return Decision(Prepare.REUSE, "a ready worktree: reused untouched")
+    if found is Found.UNFINISHED:
+        return Decision(Prepare.REMAKE, "a worktree an earlier attempt did not finish: made again")
+    if found is Found.MISSING:
+        return Decision(Prepare.CREATE, "no worktree yet")
+    if first:
+        return Decision(Prepare.REFUSE, "exists, is not empty and is not a the-loop worktree; move it away")
+    # a session started before workspaces were switched on keeps the folder it always had
+    return Decision(Prepare.USE_AS_IS, "the session's own folder from before worktrees: used as it is")
+
+
+class Dirt(enum.Enum):
+    """Why a worktree is not clean; each one keeps it."""
+
+    UNCOMMITTED = "uncommitted change"
+    UNTRACKED = "untracked file"
+    UNPUSHED = "commit missing from every remote branch"
+
+
+def removal_decision(dirt: frozenset[Dirt], session: SessionState) -> Decision[bool]:
+    """A worktree goes only when nothing in it can be lost and no harness can be using it."""
+    if session is SessionState.LIVE:
+        return Decision(False, "its tmux session is live")
+    if session is SessionState.UNKNOWN:
+        return Decision(False, "tmux did not answer: its session may be live")
+    if dirt:
+        return Decision(False, "; ".join(d.value for d in Dirt if d in dirt))
+    return Decision(True, "clean: no uncommitted change, no untracked file, every commit on a remote branch")
+
+
+@dataclass(frozen=True, slots=True)
+class SetupResult:
+    """How the setup command ended; `output_tail` is already bounded and made inert."""
+
+    exit_status: int
+    output_tail: str
+    timed_out: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_status == 0 and not self.timed_out
+
+    def describe(self, command: str) -> str:
+        ended = "did not finish in time" if self.timed_out else f"exited {self.exit_status}"
+        return f"setup `{command}` {ended}"
+
+
+def output_tail(text: str, *, limit: int = SETUP_TAIL_BYTES) -> str:
+    """The last `limit` bytes of a command's output, control characters made visible."""
+    data = sanitize(text).encode("utf-8")
+    if len(data) <= limit:
+        return data.decode("utf-8")
+    kept = data[-limit:].decode("utf-8", "ignore")
+    return f"[… {len(data) - limit} earlier bytes not shown …]\n{cap(kept, limit)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Pruned:
+    """One worktree `sessions prune` looked at: removed (or would be), or kept and why."""
+
+    item: WorkItemRef
+    path: str
+    removed: bool
+    reason: str
+    bytes: int = 0  # freed, or that would be freed in a dry run

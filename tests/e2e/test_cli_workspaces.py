@@ -1,0 +1,103 @@
+"""Workspaces as an operator meets them (issue 10): `poll` spawns each item's agent in its own git
+worktree; `sessions prune` removes closed sessions' clean worktrees and says why it keeps the
+others; `doctor` checks git and the clone URLs. Real git (file:// origins), real tmux, real CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.cli import run_cli, tree
+from tests.e2e.loop_rig import REPO, Loop, loop
+from tests.git_support import Origins, git, require_git
+from tests.tmux_support import real_tmux
+
+__all__ = ["loop", "real_tmux"]
+
+
+@pytest.fixture
+def worktrees(loop: Loop) -> Loop:
+    require_git()
+    origins = Origins(loop.root / "remote")
+    origins.make(REPO)
+    loop.workspace = {"mode": "worktree", "cloneUrl": origins.template}
+    return loop
+
+
+def test_each_items_agent_is_spawned_in_its_own_worktree_of_the_repository(worktrees: Loop) -> None:
+    loop = worktrees
+    first, second = loop.with_sessions(2)
+
+    for ref in (first, second):
+        folder = loop.root / "work" / ref.slug
+        shown = loop.tmux.run("display-message", "-p", "-t", f"={ref.target.name}:", "#{pane_current_path}")
+        assert Path(shown.strip()) == folder
+        assert git("symbolic-ref", "--short", "HEAD", cwd=folder) == f"the-loop/{ref.slug}"
+        assert git("rev-parse", "HEAD", cwd=folder) == Origins(loop.root / "remote").tip(REPO)
+    assert loop.event_names().count("workspace.ready") == 2
+
+
+def test_sessions_prune_removes_a_clean_closed_worktree_and_keeps_a_dirty_one(worktrees: Loop) -> None:
+    loop = worktrees
+    clean, dirty = loop.with_sessions(2)
+    (loop.root / "work" / dirty.slug / "notes.txt").write_text("the agent's notes\n", encoding="utf-8")
+    for ref in (clean, dirty):
+        assert loop.cli("sessions", "close", "--work-item", str(ref), "--kill-tmux").returncode == 0
+
+    dry = loop.cli("sessions", "prune", "--dry-run")
+    still_there = [(loop.root / "work" / ref.slug).is_dir() for ref in (clean, dirty)]
+    done = loop.cli("sessions", "prune")
+
+    assert dry.returncode == 0 and still_there == [True, True], dry.stderr
+    would_remove, would_keep, would_total = dry.stdout.splitlines()
+    assert would_remove.startswith(f"would remove {loop.root / 'work' / clean.slug} ({clean}): ")
+    assert would_keep == f"would keep {loop.root / 'work' / dirty.slug} ({dirty}): untracked file"
+    assert would_total.startswith("would free ") and would_total.endswith(" in total (2 worktrees looked at)")
+    assert done.returncode == 0, done.stderr
+    removed, kept, total = done.stdout.splitlines()
+    assert removed == would_remove.replace("would remove", "removed", 1)
+    assert kept == f"kept {loop.root / 'work' / dirty.slug} ({dirty}): untracked file"
+    assert total == would_total.replace("would free", "freed", 1)
+    assert not (loop.root / "work" / clean.slug).exists() and (loop.root / "work" / dirty.slug / "notes.txt").exists()
+    (event,) = [e for e in loop.events() if e["event"] == "workspace.removed"]
+    assert (event["work_item"], event["source"], event["by"]) == (str(clean), "operator", "prune")
+
+
+def test_sessions_prune_with_no_state_store_says_so_and_creates_nothing(worktrees: Loop) -> None:
+    result = worktrees.cli("sessions", "prune")
+
+    assert (result.returncode, result.stdout) == (0, "")
+    assert result.stderr == "nothing to prune: no state store yet\n"
+    assert not worktrees.state.exists()
+
+
+def test_doctor_checks_git_and_that_each_clone_url_answers(worktrees: Loop) -> None:
+    loop = worktrees
+    loop.sources = [{"provider": "sandbox", "repos": [str(REPO), "sandbox/gone"], "label": "loop"}]
+
+    result = loop.cli("doctor")
+
+    lines = result.stdout.splitlines()
+    url = f"file://{loop.root}/remote/sandbox"
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert any(line.startswith("✓ git: git version ") for line in lines)
+    assert f"✓ clone sandbox/demo: {url}/demo.git answers (default branch main)" in lines
+    assert (
+        f"✗ clone sandbox/gone: git ls-remote {url}/gone.git: fatal: '{loop.root}/remote/sandbox/gone.git' does not "
+        "appear to be a git repository — fix: check routing.workspace.cloneUrl; for https, that gh is logged in "
+        "and can read the repository"
+    ) in lines
+
+
+def test_a_worktree_mode_without_a_folder_per_item_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    (tmp_path / "loop.yaml").write_text("routing: {workspace: {mode: worktree}}\n", encoding="utf-8")
+
+    result = run_cli(tmp_path, "--config", "loop.yaml", "poll", "--once")
+
+    assert result.returncode == 2
+    assert result.stderr == (
+        "the-loop: loop.yaml: routing.spawnWorkdir: must contain {slug} when workspace.mode is worktree (each item "
+        "needs its own folder)\n"
+    )
+    assert tree(tmp_path) == ["loop.yaml"]

@@ -1,0 +1,239 @@
+"""Workspaces on real git (issue 10): bare origin repositories made by the test, file:// URLs,
+no network; tmux, the store and the event log are fakes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from app.usecases.workspaces import WorkspaceConfig, Workspaces
+from domain.errors import WorkspaceError
+from domain.model import SessionRecord, SessionStatus, WorkItem
+from domain.refs import RepoRef, WorkItemRef
+from domain.workspace import Found, WorkspaceMode, WorkspaceSpec
+from tests.fakes.clock import FakeClock
+from tests.fakes.events import RecordingEvents
+from tests.fakes.store import FakeStateStore
+from tests.fakes.tmux import FakeTmux
+from tests.git_support import Origins, git, require_git
+
+REPO = RepoRef.parse("acme/widgets")
+
+
+class Rig:
+    def __init__(self, tmp: Path, **config: object) -> None:
+        require_git()
+        self.tmp = tmp
+        self.origins = Origins(tmp / "remote")
+        self.origins.make(REPO)
+        self.port = self.origins.workspaces(tmp / "state")
+        self.tmux = FakeTmux()
+        self.store = FakeStateStore()
+        self.events = RecordingEvents()
+        self.workspaces = Workspaces(
+            port=self.port,
+            tmux=self.tmux,
+            store=self.store,
+            events=self.events,
+            clock=FakeClock(),
+            config=WorkspaceConfig(mode=WorkspaceMode.WORKTREE, **config),  # type: ignore[arg-type]
+        )
+
+    def folder(self, number: int) -> Path:
+        return self.tmp / "agents" / WorkItemRef(REPO, number).slug
+
+    def prepare(self, number: int, *, first: bool = True) -> Path:
+        item = WorkItem(WorkItemRef(REPO, number), "t", "alice", frozenset())
+        return Path(self.workspaces.prepare(item, str(self.folder(number)), first=first))
+
+    def closed_session(self, number: int) -> SessionRecord:
+        record = SessionRecord(WorkItemRef(REPO, number), "claude", "sid", str(self.folder(number)))
+        self.store.save_session(replace(record, status=SessionStatus.CLOSED))
+        return record
+
+    def clone(self) -> Path:
+        return self.tmp / "state" / "clones" / "github.com" / "acme" / "widgets.git"
+
+    def branches(self) -> list[str]:
+        return git("for-each-ref", "--format=%(refname:short)", "refs/heads/", cwd=self.clone()).split()
+
+
+def test_two_items_of_one_repository_made_at_once_each_get_their_worktree(tmp_path: Path) -> None:
+    rig = Rig(tmp_path)
+    errors: list[BaseException] = []
+
+    def make(number: int) -> None:
+        try:
+            rig.prepare(number)
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=make, args=(n,)) for n in (1, 2, 3, 4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+
+    assert errors == []
+    assert [git("rev-parse", "HEAD", cwd=rig.folder(n)) for n in (1, 2, 3, 4)] == [rig.origins.tip(REPO)] * 4
+    assert len(rig.events.named("workspace.ready")) == 4
+    assert sorted(rig.branches()) == [f"the-loop/{WorkItemRef(REPO, n).slug}" for n in (1, 2, 3, 4)]
+
+
+def test_a_worktree_waits_for_the_repository_lock_another_process_holds(tmp_path: Path) -> None:
+    rig = Rig(tmp_path)
+    rig.prepare(1)  # the clone exists; its lock file beside it
+    lock = rig.clone().with_name("widgets.lock")
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl,sys; f=open(sys.argv[1]); fcntl.flock(f, fcntl.LOCK_EX); "
+            "print('held', flush=True); sys.stdin.read()",
+            str(lock),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    second = threading.Thread(target=rig.prepare, args=(2,))
+    second.start()
+    second.join(timeout=1.0)
+    waited = (
+        second.is_alive() and rig.port.found(WorkspaceSpec(WorkItemRef(REPO, 2), str(rig.folder(2)))) is Found.MISSING
+    )
+
+    assert holder.stdin is not None
+    holder.stdin.close()  # the other process lets go
+    holder.wait(timeout=10)
+    second.join(timeout=60)
+
+    assert waited
+    assert not second.is_alive() and (rig.folder(2) / "file0.txt").is_file()
+
+
+def test_a_respawn_reuses_the_worktree_with_its_changes(tmp_path: Path) -> None:
+    rig = Rig(tmp_path)
+    folder = rig.prepare(7)
+    (folder / "file0.txt").write_text("the agent's edit\n", encoding="utf-8")
+    (folder / "scratch.txt").write_text("notes\n", encoding="utf-8")
+    rig.origins.commit(REPO, "upstream.txt")  # a fetch now would move nothing of ours either
+
+    again = rig.prepare(7, first=False)
+
+    assert again == folder
+    assert (folder / "file0.txt").read_text(encoding="utf-8") == "the agent's edit\n"
+    assert (folder / "scratch.txt").is_file() and not (folder / "upstream.txt").exists()
+    assert len(rig.events.named("workspace.ready")) == 1
+
+
+def test_an_unfinished_worktree_from_an_interrupted_attempt_is_made_again(tmp_path: Path) -> None:
+    rig = Rig(tmp_path)
+    spec = WorkspaceSpec(WorkItemRef(REPO, 7), str(rig.folder(7)))
+    rig.port.create(spec)  # then the daemon died before the ready mark
+    (rig.folder(7) / "partial-setup-output").write_text("x", encoding="utf-8")
+
+    rig.prepare(7)
+
+    assert rig.port.found(spec) is Found.READY and not (rig.folder(7) / "partial-setup-output").exists()
+
+
+def test_a_failing_clone_says_gits_message_in_the_event_and_leaves_nothing(tmp_path: Path) -> None:
+    rig = Rig(tmp_path)
+    item = WorkItem(WorkItemRef(RepoRef.parse("acme/gone"), 1), "t", "alice", frozenset())
+
+    with pytest.raises(WorkspaceError):
+        rig.workspaces.prepare(item, str(tmp_path / "agents" / "gone"), first=True)
+
+    (failed,) = rig.events.named("workspace.failed")
+    assert "git fetch exited 128 (acme/gone): fatal: '" in failed["cause"]
+    assert "does not appear to be a git repository" in failed["cause"]
+    assert not (tmp_path / "agents" / "gone").exists()
+    assert list((tmp_path / "state" / "clones" / "github.com" / "acme").glob("gone.git*")) == []
+
+
+def test_a_failing_setup_says_its_status_and_output_and_leaves_no_worktree(tmp_path: Path) -> None:
+    rig = Rig(tmp_path, setup="echo installing; echo 'npm ERR! missing script: ci' >&2; exit 1")
+
+    with pytest.raises(WorkspaceError, match="exited 1"):
+        rig.prepare(7)
+
+    (ran,) = rig.events.named("workspace.setup_ran")
+    assert (ran["exit_status"], ran["output_tail"]) == (1, "installing\nnpm ERR! missing script: ci\n")
+    assert rig.events.named("workspace.failed")[0]["cause"].startswith("setup `echo installing;")
+    assert not rig.folder(7).exists() and rig.branches() == []
+
+
+def test_a_setup_runs_once_in_the_new_worktree(tmp_path: Path) -> None:
+    rig = Rig(tmp_path, setup="echo made >> setup-ran.txt")
+
+    rig.prepare(7)
+    rig.prepare(7, first=False)
+
+    assert (rig.folder(7) / "setup-ran.txt").read_text(encoding="utf-8") == "made\n"
+
+
+def test_prune_keeps_dirty_untracked_and_unpushed_worktrees_and_removes_a_clean_one(tmp_path: Path) -> None:
+    rig = Rig(tmp_path)
+    for number in (1, 2, 3, 4):
+        rig.prepare(number)
+        rig.closed_session(number)
+    (rig.folder(1) / "file0.txt").write_text("changed\n", encoding="utf-8")
+    (rig.folder(2) / "new.txt").write_text("new\n", encoding="utf-8")
+    (rig.folder(3) / "work.txt").write_text("work\n", encoding="utf-8")
+    git("add", "work.txt", cwd=rig.folder(3))
+    git("commit", "--quiet", "-m", "local", cwd=rig.folder(3))
+    (rig.folder(4) / "node_modules").mkdir()  # ignored files do not keep a worktree
+    (rig.folder(4) / "node_modules" / "big.js").write_bytes(b"x" * 100_000)
+
+    results = rig.workspaces.prune(dry_run=False)
+
+    assert [(r.item.number, r.removed, r.reason) for r in results] == [
+        (1, False, "uncommitted change"),
+        (2, False, "untracked file"),
+        (3, False, "commit missing from every remote branch"),
+        (4, True, "clean: no uncommitted change, no untracked file, every commit on a remote branch"),
+    ]
+    assert results[3].bytes >= 100_000 and not rig.folder(4).exists()
+    assert all(rig.folder(n).is_dir() for n in (1, 2, 3))
+    assert f"the-loop/{WorkItemRef(REPO, 4).slug}" not in rig.branches() and len(rig.branches()) == 3
+    (removed,) = rig.events.named("workspace.removed")
+    assert (removed["by"], removed["source"], removed["bytes_freed"]) == ("prune", "operator", results[3].bytes)
+    assert len(rig.events.named("workspace.kept")) == 3
+
+
+def test_prune_dry_run_says_what_it_would_free_and_changes_nothing(tmp_path: Path) -> None:
+    rig = Rig(tmp_path)
+    rig.prepare(4)
+    rig.closed_session(4)
+
+    (result,) = rig.workspaces.prune(dry_run=True)
+
+    assert result.removed and result.bytes > 0
+    assert rig.folder(4).is_dir() and len(rig.branches()) == 1 and rig.events.records[-1]["event"] == "workspace.ready"
+
+
+def test_prune_leaves_worktrees_of_sessions_that_are_not_closed(tmp_path: Path) -> None:
+    rig = Rig(tmp_path)
+    rig.prepare(1)
+    rig.store.save_session(SessionRecord(WorkItemRef(REPO, 1), "claude", "sid", str(rig.folder(1))))
+
+    assert rig.workspaces.prune(dry_run=False) == []
+    assert rig.folder(1).is_dir()
+
+
+def test_prune_keeps_a_clean_worktree_whose_session_is_still_live(tmp_path: Path) -> None:
+    rig = Rig(tmp_path)
+    rig.prepare(1)
+    record = rig.closed_session(1)
+    rig.tmux.add_session(record.target.name)
+
+    (result,) = rig.workspaces.prune(dry_run=False)
+
+    assert (result.removed, result.reason) == (False, "its tmux session is live") and rig.folder(1).is_dir()

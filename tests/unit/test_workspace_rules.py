@@ -1,0 +1,92 @@
+"""Workspace values and decisions (issue 10): pure, no git."""
+
+from __future__ import annotations
+
+import pytest
+
+from domain.model import ItemKind, SessionState, WorkItem
+from domain.refs import RepoRef, WorkItemRef
+from domain.workspace import (
+    Dirt,
+    Found,
+    Prepare,
+    WorkspaceSpec,
+    check_clone_url,
+    clone_url,
+    output_tail,
+    prepare_decision,
+    removal_decision,
+)
+
+REF = WorkItemRef.parse("github:acme/widgets#7")
+
+
+def test_an_issue_is_cut_from_the_default_branch_on_branch_the_loop_slug() -> None:
+    spec = WorkspaceSpec.for_item(WorkItem(REF, "t", "alice", frozenset()), "/w/x")
+    assert (spec.branch, spec.pull, spec.start) == ("the-loop/github-acme-widgets-7", None, "the default branch's tip")
+
+
+def test_a_pull_request_is_cut_from_its_head() -> None:
+    spec = WorkspaceSpec.for_item(WorkItem(REF, "t", "alice", frozenset(), kind=ItemKind.PULL_REQUEST), "/w/x")
+    assert (spec.pull, spec.start) == (7, "refs/pull/7/head")
+
+
+def test_the_clone_url_template_is_filled_per_repository() -> None:
+    repo = RepoRef.parse("ghe.example:8443/acme/widgets")
+    assert clone_url("https://{host}/{owner}/{repo}.git", repo) == "https://ghe.example:8443/acme/widgets.git"
+    assert clone_url("file:///mirrors/{repo}", repo) == "file:///mirrors/widgets"
+
+
+@pytest.mark.parametrize(
+    ("template", "complaint"),
+    [("https://{hostname}/{owner}/{repo}", "unknown placeholder {hostname}"), ("--upload-pack=x", "not a clone URL")],
+)
+def test_a_bad_clone_url_template_says_what_is_wrong(template: str, complaint: str) -> None:
+    with pytest.raises(ValueError, match=complaint):
+        check_clone_url(template)
+
+
+def test_a_repository_name_can_never_turn_the_url_into_an_option() -> None:
+    with pytest.raises(ValueError, match="not a clone URL"):
+        clone_url("{owner}/{repo}", RepoRef.parse("-c/x"))
+
+
+@pytest.mark.parametrize(
+    ("found", "first", "choice"),
+    [
+        (Found.MISSING, True, Prepare.CREATE),
+        (Found.MISSING, False, Prepare.CREATE),  # a respawn after the worktree was removed
+        (Found.READY, True, Prepare.REUSE),
+        (Found.READY, False, Prepare.REUSE),
+        (Found.UNFINISHED, True, Prepare.REMAKE),
+        (Found.UNFINISHED, False, Prepare.REMAKE),
+        (Found.FOREIGN, True, Prepare.REFUSE),
+        (Found.FOREIGN, False, Prepare.USE_AS_IS),
+    ],
+)
+def test_what_is_done_with_the_folder_before_a_spawn(found: Found, first: bool, choice: Prepare) -> None:
+    assert prepare_decision(found, first=first).choice is choice
+
+
+def test_a_clean_worktree_with_no_live_session_may_go() -> None:
+    assert removal_decision(frozenset(), SessionState.DEAD).choice is True
+    assert removal_decision(frozenset(), SessionState.ABSENT).choice is True
+
+
+@pytest.mark.parametrize("state", [SessionState.LIVE, SessionState.UNKNOWN])
+def test_a_worktree_whose_session_may_be_live_is_kept(state: SessionState) -> None:
+    assert removal_decision(frozenset(), state).choice is False
+
+
+def test_every_reason_to_keep_a_worktree_is_said() -> None:
+    decision = removal_decision(frozenset(Dirt), SessionState.ABSENT)
+    assert (decision.choice, decision.reason) == (
+        False,
+        "uncommitted change; untracked file; commit missing from every remote branch",
+    )
+
+
+def test_the_setup_output_tail_is_bounded_and_made_inert() -> None:
+    tail = output_tail("noise\n" * 1000 + "\x1b]0;title\x07 fatal: missing", limit=100)
+    assert tail.startswith("[… ") and tail.endswith("␛]0;title␇ fatal: missing")
+    assert "\x1b" not in tail and len(tail.encode()) < 200
