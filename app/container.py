@@ -190,6 +190,7 @@ class Container(containers.DeclarativeContainer):
     )
     worker = providers.Singleton(
         ItemWorker,
+        tracker_for=tracker_for,
         store=store,
         events=events,
         clock=clock,
@@ -241,7 +242,7 @@ class Container(containers.DeclarativeContainer):
     )
     webhook_intake = providers.Singleton(
         WebhookIntake,
-        inbox=poll_cycle.provided.inbox,
+        store=store,
         watched=providers.Callable(lambda s: [source.repo for source in s.sources()], settings),
         events=events,
     )
@@ -264,6 +265,7 @@ class Container(containers.DeclarativeContainer):
         closer=closer,
         watch=watch,
         harnesses=providers.Callable(_harnesses, settings),
+        clock=clock,
         config=providers.Callable(
             lambda s: AdminConfig(
                 grace_seconds=s.routing.tmux.harness_kill_grace_seconds,

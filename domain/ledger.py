@@ -5,10 +5,12 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from domain.model import Comment, CommentKind
 from domain.refs import WorkItemRef
+
+LEGACY_SKEW = timedelta(minutes=10)
 
 
 class Resolution(enum.Enum):
@@ -93,18 +95,24 @@ class Ledger:
 
         New is one rule for every ingress (poll stream, webhook, first sight): not resolved or
         pending yet, and written at or after the item was armed — the tracker's clock against the
-        tracker's clock, never against ours."""
+        tracker's clock (see `floor` for ledgers older than that rule)."""
         known = set(self.resolved) | {p.comment.id for p in self.pending}
         fresh = [
             c
             for c in comments
             if c.item == self.item
             and c.id not in known
-            and (self.armed_at is None or c.created_at >= self.armed_at)
+            and c.created_at >= self.floor
             and screen(c, authorized=authorized) is Screen.CANDIDATE
         ]
         fresh = sorted({c.id: c for c in fresh}.values(), key=_order)
         return replace(self, pending=self.pending + tuple(Pending(c) for c in fresh))
+
+    @property
+    def floor(self) -> datetime:
+        """Comments written before this are history. A ledger from before `armed_at` was kept has
+        only its first sight, on our clock: a skew allowance keeps a clock behind ours harmless."""
+        return self.armed_at or self.baseline_at - LEGACY_SKEW
 
     @property
     def next_pending(self) -> Pending | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol
@@ -197,6 +197,18 @@ class StateStore(Protocol):
     def cursor(self, repo: RepoRef) -> str | None: ...
 
     def save_cursor(self, repo: RepoRef, cursor: str | None) -> None: ...
+
+    def inbox_add(self, comments: Iterable[Comment]) -> None:
+        """Keep comments for their items until a worker takes them (a comment already kept is
+        kept once): what a repository read or a webhook delivery found, safe across a crash."""
+
+    def inbox(self, item: WorkItemRef) -> list[Comment]:
+        """The comments kept for `item`, oldest first."""
+
+    def inbox_remove(self, item: WorkItemRef, comment_ids: Iterable[str]) -> None: ...
+
+    def inbox_items(self) -> list[WorkItemRef]:
+        """Every item with comments kept."""
 
     def items(self) -> Iterator[WorkItemRef]: ...
 

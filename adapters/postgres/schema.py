@@ -29,8 +29,12 @@ class PgSchema:
             raise ValueError(f"schema version {self.version} needs {self.version - 1} migrations")
 
 
+_INBOX = (
+    "CREATE TABLE inbox (item TEXT NOT NULL, comment TEXT NOT NULL, created_at TEXT NOT NULL,"
+    " data TEXT NOT NULL, PRIMARY KEY (item, comment))"
+)
 STATE_SCHEMA = PgSchema(
-    version=1,
+    version=2,
     tables=(
         "CREATE TABLE the_loop_schema (version INTEGER NOT NULL)",
         "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -38,6 +42,11 @@ STATE_SCHEMA = PgSchema(
         "CREATE TABLE ledgers (item TEXT PRIMARY KEY, data TEXT NOT NULL, version INTEGER NOT NULL)",
         "CREATE TABLE sessions (item TEXT PRIMARY KEY, data TEXT NOT NULL, version INTEGER NOT NULL)",
         "CREATE TABLE cursors (repo TEXT PRIMARY KEY, cursor TEXT NOT NULL)",
+        _INBOX,
+    ),
+    migrations=(
+        # 1 -> 2: comments kept for their items until worked (a repository's read, a webhook's)
+        (_INBOX,),
     ),
 )
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
@@ -13,10 +13,17 @@ from psycopg.rows import TupleRow
 
 from adapters.postgres.schema import LOCK_KEY, prepare
 from adapters.postgres.server import server_of
-from adapters.support.state_codec import decode_ledger, decode_session, encode_ledger, encode_session
+from adapters.support.state_codec import (
+    decode_comment,
+    decode_ledger,
+    decode_session,
+    encode_comment,
+    encode_ledger,
+    encode_session,
+)
 from domain.errors import StaleWrite, StateError
 from domain.ledger import Ledger
-from domain.model import SessionRecord
+from domain.model import Comment, SessionRecord
 from domain.ports import StateStore
 from domain.refs import RepoRef, WorkItemRef
 
@@ -195,6 +202,27 @@ class PostgresStateStore(StateStore):
                 _repo_key(repo),
                 cursor,
             )
+
+    def inbox_add(self, comments: Iterable[Comment]) -> None:
+        with self.transaction():
+            for comment in comments:
+                row = (str(comment.item), comment.id, comment.created_at.isoformat(), encode_comment(comment))
+                self._change("INSERT INTO inbox VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING", row)
+
+    def inbox(self, item: WorkItemRef) -> list[Comment]:
+        rows = self._run("SELECT data FROM inbox WHERE item = %s ORDER BY created_at, comment", (str(item),))
+        with self._decoding():
+            return [decode_comment(text) for (text,) in rows]
+
+    def inbox_remove(self, item: WorkItemRef, comment_ids: Iterable[str]) -> None:
+        with self.transaction():
+            for comment_id in comment_ids:
+                self._change("DELETE FROM inbox WHERE item = %s AND comment = %s", (str(item), comment_id))
+
+    def inbox_items(self) -> list[WorkItemRef]:
+        rows = self._run("SELECT DISTINCT item FROM inbox")
+        with self._decoding():
+            return sorted(WorkItemRef.parse(text) for (text,) in rows)
 
     def items(self) -> Iterator[WorkItemRef]:
         rows = self._run("SELECT item FROM ledgers UNION SELECT item FROM sessions")

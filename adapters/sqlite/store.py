@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from adapters.support.sqlite_file import open_checked
-from adapters.support.state_codec import decode_ledger, decode_session, encode_ledger, encode_session
+from adapters.support.state_codec import (
+    decode_comment,
+    decode_ledger,
+    decode_session,
+    encode_comment,
+    encode_ledger,
+    encode_session,
+)
 from domain.errors import StaleWrite, StateError
 from domain.ledger import Ledger
-from domain.model import SessionRecord
+from domain.model import Comment, SessionRecord
 from domain.ports import StateStore
 from domain.refs import RepoRef, WorkItemRef
 
@@ -165,6 +172,27 @@ class SqliteStateStore(StateStore):
             self._write("DELETE FROM cursors WHERE repo = ?", _repo_key(repo))
         else:
             self._write("INSERT OR REPLACE INTO cursors VALUES (?, ?)", _repo_key(repo), cursor)
+
+    def inbox_add(self, comments: Iterable[Comment]) -> None:
+        with self.transaction():
+            for comment in comments:
+                row = (str(comment.item), comment.id, comment.created_at.isoformat(), encode_comment(comment))
+                self._run("INSERT OR IGNORE INTO inbox VALUES (?, ?, ?, ?)", row)
+
+    def inbox(self, item: WorkItemRef) -> list[Comment]:
+        rows = self._run("SELECT data FROM inbox WHERE item = ? ORDER BY created_at, comment", (str(item),))
+        with self._decoding():
+            return [decode_comment(text) for (text,) in rows]
+
+    def inbox_remove(self, item: WorkItemRef, comment_ids: Iterable[str]) -> None:
+        with self.transaction():
+            for comment_id in comment_ids:
+                self._run("DELETE FROM inbox WHERE item = ? AND comment = ?", (str(item), comment_id))
+
+    def inbox_items(self) -> list[WorkItemRef]:
+        rows = self._run("SELECT DISTINCT item FROM inbox")
+        with self._decoding():
+            return sorted(WorkItemRef.parse(text) for (text,) in rows)
 
     def items(self) -> Iterator[WorkItemRef]:
         rows = self._run("SELECT item FROM ledgers UNION SELECT item FROM sessions")

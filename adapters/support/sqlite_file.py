@@ -25,9 +25,13 @@ class Schema:
             raise ValueError(f"{self.label}: version {self.version} needs {self.version - 1} migrations")
 
 
+_INBOX = (
+    "CREATE TABLE IF NOT EXISTS inbox (item TEXT NOT NULL, comment TEXT NOT NULL, created_at TEXT NOT NULL,"
+    " data TEXT NOT NULL, PRIMARY KEY (item, comment))"
+)
 STATE_SCHEMA = Schema(
     label="state store",
-    version=2,
+    version=3,
     tables=(
         "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
         "CREATE TABLE IF NOT EXISTS ledgers (item TEXT PRIMARY KEY, data TEXT NOT NULL,"
@@ -35,6 +39,7 @@ STATE_SCHEMA = Schema(
         "CREATE TABLE IF NOT EXISTS sessions (item TEXT PRIMARY KEY, data TEXT NOT NULL,"
         " version INTEGER NOT NULL DEFAULT 1)",
         "CREATE TABLE IF NOT EXISTS cursors (repo TEXT PRIMARY KEY, cursor TEXT NOT NULL)",
+        _INBOX,
     ),
     migrations=(
         # 1 -> 2: versioned rows for compare-and-set saves; a row stored before is at version 1
@@ -42,6 +47,8 @@ STATE_SCHEMA = Schema(
             "ALTER TABLE ledgers ADD COLUMN version INTEGER NOT NULL DEFAULT 1",
             "ALTER TABLE sessions ADD COLUMN version INTEGER NOT NULL DEFAULT 1",
         ),
+        # 2 -> 3: comments kept for their items until worked (a repository's read, a webhook's)
+        (_INBOX,),
     ),
 )
 SCHEMA_VERSION = STATE_SCHEMA.version

@@ -177,6 +177,14 @@ def _legacy_closer(data: Json) -> ClosedBy | None:
     return ClosedBy.OPERATOR
 
 
+def encode_comment(comment: Comment) -> str:
+    return _dump(comment_to_json(comment))
+
+
+def decode_comment(text: str) -> Comment:
+    return comment_from_json(json.loads(text))
+
+
 def _dump(data: Json) -> str:
     # ASCII-only output: any comment text (NUL, lone surrogates) survives the TEXT column
     return json.dumps(data, ensure_ascii=True, separators=(",", ":"))

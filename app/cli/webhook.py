@@ -40,7 +40,7 @@ def run_webhook(args: argparse.Namespace, context: CliContext) -> int:
 
     daemon = container.daemon(report=report)
     install_signal_handlers(daemon)
-    container.poll_cycle().inbox.notify = daemon.wake
+    container.webhook_intake().notify = daemon.wake
     server = container.webhook_server()
     server.start()
     host, port = server.address

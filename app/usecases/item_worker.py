@@ -3,22 +3,36 @@ order — each delivered only when its harness confirms it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from app.usecases.delivery import Delivery
 from app.usecases.feedback import Feedback
+from app.usecases.meta import armed_floor
 from app.usecases.subjects import CommentSubject, StartSubject
 from app.usecases.watch import HarnessWatch
 from domain.events import Event, Level
 from domain.ledger import Ledger, Resolution, StartRequest, is_authorized
-from domain.model import ClosedBy, Comment, DeliveryId, Reaction, SessionRecord, SessionStatus, WorkItem
-from domain.ports import ClockPort, EventSink, StateStore
+from domain.model import Arming, ClosedBy, Comment, DeliveryId, Reaction, SessionRecord, SessionStatus, WorkItem
+from domain.ports import ClockPort, EventSink, StateStore, TrackerPort
 from domain.receipts import delivery_tag, receipt_line, turn_ended_after
 from domain.refs import WorkItemRef
 
 if TYPE_CHECKING:
     from app.usecases.cycle_summary import CycleSummary
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """How the cycle found an item: the label it carries, whether a session may be spawned for it
+    (`spawnOnUnmatched`), and when its repository began to be read (the tracker's clock)."""
+
+    label: str
+    armed: bool
+    since: datetime | None = None
+    history: bool = False  # the repository's first cycle: what the item holds is all history
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +46,7 @@ class ItemWorker:
     def __init__(
         self,
         *,
+        tracker_for: Callable[[WorkItemRef], TrackerPort],
         store: StateStore,
         events: EventSink,
         clock: ClockPort,
@@ -40,6 +55,7 @@ class ItemWorker:
         feedback: Feedback,
         config: WorkerConfig,
     ) -> None:
+        self._tracker_for = tracker_for
         self._store = store
         self._events = events
         self._clock = clock
@@ -49,14 +65,15 @@ class ItemWorker:
         self._config = config
         self._rearmed: set[WorkItemRef] = set()  # re-arm at most once per run per item
 
-    def work(self, item: WorkItem, comments: list[Comment], *, armed: bool, summary: CycleSummary) -> None:
+    def work(self, item: WorkItem, listing: Listing, *, summary: CycleSummary) -> None:
+        kept = self._store.inbox(item.ref)
         ledger = self._store.ledger(item.ref)
         if ledger is None:
-            ledger = self._first_sight(item, comments, armed=armed)
+            ledger = self._first_sight(item, listing, kept)
         else:
-            admitted = self._rearm(ledger).admit(comments, authorized=self._config.authorized)
-            if admitted != ledger:  # an idle item costs no write
-                ledger = self._store.save_ledger(admitted)
+            admitted = self._rearm(ledger).admit(kept, authorized=self._config.authorized)
+            if admitted != ledger or kept:  # an idle item costs no write
+                ledger = self._take(admitted, kept)
         record = self._reactivated(self._store.session(item.ref))
         ledger = self._turns(ledger, record)
         go_on = True
@@ -69,17 +86,38 @@ class ItemWorker:
             ledger = self._held(ledger, record)
         while go_on and not ledger.paused and (pending := ledger.next_pending) is not None:
             subject = CommentSubject(pending.comment)
+            armed = listing.armed
             ledger, record, go_on = self._delivery.attempt(item, ledger, record, subject, armed=armed, summary=summary)
 
-    def _first_sight(self, item: WorkItem, comments: list[Comment], *, armed: bool) -> Ledger:
+    def _first_sight(self, item: WorkItem, listing: Listing, kept: list[Comment]) -> Ledger:
+        """Only what was there before the item was armed (its label) is baselined; what an
+        authorized author wrote since is delivered — whether or not it was read yet."""
+        if listing.history and listing.since is not None:
+            # the streams start at `since`: what they had then was read as history, not asked again
+            arming = Arming(listing.since, ())
+        else:
+            arming = self._tracker_for(item.ref).arming(item, listing.label)
+        floors = (arming.armed_at, listing.since, armed_floor(self._store, item.ref))
+        armed_at = max(floor for floor in floors if floor is not None)
         now = self._clock.now()
-        ledger = Ledger.first_sight(item.ref, now=now, existing=comments)
-        wanted = armed and is_authorized(item.author, self._config.authorized)
+        ledger = Ledger.first_sight(item.ref, now=now, armed_at=armed_at)
+        ledger = ledger.admit([*arming.comments, *kept], authorized=self._config.authorized)
+        wanted = listing.armed and is_authorized(item.author, self._config.authorized)
         if wanted and self._store.session(item.ref) is None:
             ledger = replace(ledger, start=StartRequest("first-sight", now))
-        ledger = self._store.save_ledger(ledger)
-        self._events.emit(Event.POLL_BASELINED, work_item=str(item.ref), baselined=len(ledger.resolved))
+        ledger = self._take(ledger, kept)
+        self._events.emit(
+            Event.POLL_BASELINED, work_item=str(item.ref), armed_at=armed_at.isoformat(), pending=len(ledger.pending)
+        )
         return ledger
+
+    def _take(self, ledger: Ledger, kept: list[Comment]) -> Ledger:
+        """The inbox's comments are in the ledger now: both in one transaction."""
+        with self._store.transaction():
+            saved = self._store.save_ledger(ledger)
+            if kept:
+                self._store.inbox_remove(ledger.item, [c.id for c in kept])
+        return saved
 
     def _rearm(self, ledger: Ledger) -> Ledger:
         if ledger.item in self._rearmed:

@@ -1,4 +1,5 @@
-"""The poll cycle: read each repository, apply the ledger, dispatch in order per item, record, react."""
+"""The poll cycle: read each repository into the store's inbox (with its cursor, in one
+transaction), then work every listed item from what the inbox holds for it."""
 
 from __future__ import annotations
 
@@ -6,14 +7,15 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import datetime
 
 from app.usecases.closing import Closer
 from app.usecases.cycle_summary import CycleSummary
-from app.usecases.inbox import Inbox
-from app.usecases.item_worker import ItemWorker
+from app.usecases.item_worker import ItemWorker, Listing
+from app.usecases.meta import watch_start, watch_start_key
 from domain.errors import RateLimited, StaleWrite, TrackerError
 from domain.events import Event, Level
-from domain.model import Comment, ItemState, SessionRecord, SessionStatus, Source, SpawnMode, WorkItem
+from domain.model import ItemState, SessionRecord, SessionStatus, Source, SpawnMode, WorkItem
 from domain.policy import spawn_armed
 from domain.ports import ClockPort, EventSink, StateStore, TrackerPort
 from domain.refs import RepoRef, WorkItemRef
@@ -61,7 +63,6 @@ class PollCycle:
         worker: ItemWorker,
         closer: Closer,
         config: PollConfig,
-        inbox: Inbox | None = None,
     ) -> None:
         self._trackers = trackers
         self._store = store
@@ -70,7 +71,6 @@ class PollCycle:
         self._worker = worker
         self._closer = closer
         self._config = config
-        self.inbox = inbox or Inbox()
         self._watches = watches(config.sources)
         self._backoff: dict[RepoRef, float] = {}
         self._cycles = 0
@@ -123,12 +123,17 @@ class PollCycle:
             return
         summary.min_interval_seconds = max(summary.min_interval_seconds, tracker.min_interval_seconds(watch.repo))
         self._close_departed(tracker, watch, sessions, listed, summary)
-        comments = (*batch.comments, *self.inbox.drain(watch.repo))
-        failed = self._work(listed, comments, summary)
-        # the cursor moves only once every item with new comments was worked: a crash or a
-        # failed item re-reads the same comments next cycle, and the ledger makes that harmless
-        if not self.stopping() and not any(comment.item in failed for comment in comments):
+        # what was read is kept before the cursor moves past it, in one transaction: a crash, a
+        # stop or a failing item loses nothing and pins nothing (the worker takes it from the inbox)
+        since = watch_start(self._store, watch.repo)
+        first = since is None and batch.started_at is not None
+        with self._store.transaction():
+            self._store.inbox_add(c for c in batch.comments if c.item in listed)
             self._store.save_cursor(watch.repo, batch.cursor)
+            if first and batch.started_at is not None:
+                since = batch.started_at
+                self._store.save_meta(watch_start_key(watch.repo), since.isoformat())
+        self._work(listed, since, summary, first=first)
 
     def _listed(self, tracker: TrackerPort, watch: Watch) -> dict[WorkItemRef, tuple[WorkItem, str]]:
         """Every open item carrying one of the watch's labels, with the first label it carries."""
@@ -139,24 +144,26 @@ class PollCycle:
         return listed
 
     def _work(
-        self, listed: Mapping[WorkItemRef, tuple[WorkItem, str]], comments: Iterable[Comment], summary: CycleSummary
-    ) -> set[WorkItemRef]:
-        """Work every listed item; the ones that failed unexpectedly (or were not reached)."""
-        by_item: dict[WorkItemRef, list[Comment]] = defaultdict(list)
-        for comment in comments:
-            by_item[comment.item].append(comment)
+        self,
+        listed: Mapping[WorkItemRef, tuple[WorkItem, str]],
+        since: datetime | None,
+        summary: CycleSummary,
+        *,
+        first: bool,
+    ) -> None:
+        """Work every listed item, each from what the inbox holds for it. In the repository's
+        first cycle everything listed is history: no item needs asking when it was armed."""
         summary.add(items=len(listed))
 
-        def one(item: WorkItem, label: str) -> bool:
+        def one(item: WorkItem, label: str) -> None:
             if self.stopping():
-                return False
-            armed = spawn_armed(item, mode=self._config.spawn_mode, label=label)
+                return
+            armed = spawn_armed(item, mode=self._config.spawn_mode, label=label).choice
             try:
-                self._worker.work(item, by_item.get(item.ref, []), armed=armed.choice, summary=summary)
+                self._worker.work(item, Listing(label, armed, since, history=first), summary=summary)
             except StaleWrite as conflict:
                 # an operator's command won: stop here, and re-read and re-decide next cycle
                 self._conflict(item.ref, conflict)
-                return False
             except Exception as error:  # one item's fault never stops the cycle
                 summary.add(items_failed=1)
                 self._events.emit(
@@ -165,12 +172,10 @@ class PollCycle:
                     work_item=str(item.ref),
                     cause=f"{type(error).__name__}: {error}",
                 )
-                return False
-            return True
 
         with ThreadPoolExecutor(max_workers=max(1, self._config.max_concurrent)) as pool:
-            futures = [pool.submit(one, item, label) for item, label in listed.values()]
-            return {ref for ref, future in zip(listed, futures, strict=True) if not future.result()}
+            for future in [pool.submit(one, item, label) for item, label in listed.values()]:
+                future.result()
 
     def _close_departed(
         self,
@@ -209,3 +214,4 @@ class PollCycle:
 
     def _conflict(self, item: WorkItemRef, conflict: StaleWrite) -> None:
         self._events.emit(Event.POLL_ITEM_CONFLICT, level=Level.WARNING, work_item=str(item), cause=str(conflict))
+

@@ -4,18 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from app.usecases.closing import Closer
+from app.usecases.meta import armed_floor_key
 from app.usecases.watch import HarnessWatch
 from domain.errors import LoopError
 from domain.events import Event
 from domain.model import ClosedBy, HarnessSpec, SessionRecord, SessionState, SessionStatus
-from domain.ports import EventSink, StateStore, TmuxPort
+from domain.ports import ClockPort, EventSink, StateStore, TmuxPort
 from domain.receipts import HarnessState, Receipt
 from domain.refs import TmuxTarget, WorkItemRef
 
 OPERATOR = "operator"  # the `source` of events the operator's commands write, and the close reason
+RESET_MARGIN = timedelta(seconds=1)  # timestamps are whole seconds: the reset's own second is history
 
 
 class UnknownWorkItem(LoopError):
@@ -112,8 +115,10 @@ class SessionsAdmin:
         closer: Closer,
         watch: HarnessWatch,
         harnesses: Mapping[str, HarnessSpec],
+        clock: ClockPort,
         config: AdminConfig,
     ) -> None:
+        self._clock = clock
         self._tmux = tmux
         self._store = store
         self._events = events
@@ -167,7 +172,11 @@ class SessionsAdmin:
             )
         elif plan.ends_harness:
             self._tmux.kill(plan.target)  # the operator's remedy for a live occupant of the item's name
-        self._store.forget(plan.item)
+        with self._store.transaction():
+            self._store.forget(plan.item)
+            # its next first sight must not deliver again what was said before: history from now
+            floor = self._clock.now() + RESET_MARGIN
+            self._store.save_meta(armed_floor_key(plan.item), floor.isoformat())
         self._events.emit(
             Event.SESSION_RESET,
             source=OPERATOR,

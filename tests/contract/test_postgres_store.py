@@ -36,7 +36,8 @@ def test_an_empty_database_gets_the_loops_tables_at_the_current_schema_version(p
 
     PostgresStateStore(postgres.dsn(dbname)).close()
 
-    assert [t for (t,) in tables(postgres, dbname)] == ["cursors", "ledgers", "meta", "sessions", "the_loop_schema"]
+    tables_made = [t for (t,) in tables(postgres, dbname)]
+    assert tables_made == ["cursors", "inbox", "ledgers", "meta", "sessions", "the_loop_schema"]
     assert postgres.sql(dbname, "SELECT version FROM the_loop_schema") == [(STATE_SCHEMA.version,)]
 
 

@@ -14,7 +14,7 @@ from adapters.support.sqlite_file import SCHEMA_VERSION
 from adapters.support.state_codec import encode_ledger, encode_session
 from domain.errors import StateError
 from domain.ledger import Ledger
-from domain.model import SessionRecord
+from domain.model import Comment, SessionRecord
 from domain.refs import WorkItemRef
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -142,7 +142,9 @@ def test_a_version_one_file_is_migrated_its_rows_read_at_version_one_and_saves_m
 
     assert (read, saved.version) == (replace(ledger, version=1), 2)
     assert store.session(item) == SessionRecord(item, "claude", "sid-1", "/w", version=1)
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,) == (2,)
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,) == (3,)
+    store.inbox_add([Comment("5", item, "alice", "kept", datetime(2025, 1, 2, tzinfo=UTC))])
+    assert [c.body for c in store.inbox(item)] == ["kept"]  # version 3's inbox, made by the migration
 
 
 def test_a_reopened_store_keeps_its_data_and_schema(tmp_path: Path) -> None:

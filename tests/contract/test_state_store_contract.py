@@ -357,3 +357,33 @@ def test_a_stale_drop_session_is_refused_and_drops_nothing(store: StateStore) ->
         store.drop_session(read)
 
     assert reopened(store).session(ITEM) is not None
+
+
+def test_the_inbox_keeps_comments_per_item_oldest_first_and_each_once(store: StateStore) -> None:
+    late, early, other = comment("8", minutes=5), comment("9", minutes=1), comment("1", OTHER)
+    store.inbox_add([late, early, other])
+    store.inbox_add([late])  # read again (a crash before the cursor moved, a webhook redelivery)
+
+    again = reopened(store)
+    kept = (again.inbox(ITEM), again.inbox(OTHER), again.inbox_items())
+    assert kept == ([early, late], [other], sorted([ITEM, OTHER]))
+
+
+def test_a_taken_comment_leaves_the_inbox_and_hostile_text_survives_it(store: StateStore) -> None:
+    hostile = comment("7", body="\x1b[201~ \x00 \ud800 🎉")
+    store.inbox_add([hostile, comment("8")])
+
+    store.inbox_remove(ITEM, ["8"])
+
+    again = reopened(store)
+    assert (again.inbox(ITEM), again.inbox(OTHER)) == ([hostile], [])
+
+
+def test_an_inbox_write_inside_a_failed_transaction_keeps_nothing(store: StateStore) -> None:
+    with pytest.raises(RuntimeError), store.transaction():
+        store.inbox_add([comment("7")])
+        store.save_cursor(REPO, "c-1")
+        raise RuntimeError("crash between the read and the cursor")
+
+    again = reopened(store)
+    assert (again.inbox(ITEM), again.cursor(REPO)) == ([], None)

@@ -14,6 +14,7 @@ import urllib.request
 
 import pytest
 
+from adapters.clock import SystemClock
 from tests.e2e.cli import clean_env
 from tests.e2e.loop_rig import REPO, Loop, loop
 from tests.tmux_support import real_tmux, wait_for
@@ -63,7 +64,7 @@ def test_a_signed_delivery_wakes_the_poller_and_its_comment_is_delivered_once(lo
                 "id": 987654,
                 "user": {"login": "demo"},
                 "body": "from the webhook",
-                "created_at": "2026-11-30T10:00:00Z",
+                "created_at": f"{SystemClock().now():%Y-%m-%dT%H:%M:%SZ}",  # new: after the item was armed
                 "issue_url": f"https://api.github.com/repos/{REPO}/issues/{ref.number}",
             },
         }

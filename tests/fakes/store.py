@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from domain.errors import StaleWrite, StateError
 from domain.ledger import Ledger
-from domain.model import SessionRecord
+from domain.model import Comment, SessionRecord
 from domain.ports import StateStore
 from domain.refs import RepoRef, WorkItemRef
 
@@ -20,6 +20,7 @@ class _Tables:
     sessions: dict[WorkItemRef, SessionRecord] = field(default_factory=dict)
     cursors: dict[RepoRef, str] = field(default_factory=dict)
     meta: dict[str, str] = field(default_factory=dict)
+    inbox: dict[WorkItemRef, dict[str, Comment]] = field(default_factory=dict)
 
     def copy(self) -> _Tables:
         # values are frozen dataclasses, so copying the dicts is a full snapshot
@@ -29,6 +30,7 @@ class _Tables:
             sessions=dict(self.sessions),
             cursors=dict(self.cursors),
             meta=dict(self.meta),
+            inbox={item: dict(kept) for item, kept in self.inbox.items()},
         )
 
 
@@ -119,6 +121,28 @@ class FakeStateStore(StateStore):
                 self.tables.cursors.pop(repo, None)
             else:
                 self.tables.cursors[repo] = cursor
+
+    def inbox_add(self, comments: Iterable[Comment]) -> None:
+        with self._write():
+            for comment in comments:
+                self.tables.inbox.setdefault(comment.item, {}).setdefault(comment.id, comment)
+
+    def inbox(self, item: WorkItemRef) -> list[Comment]:
+        with self._lock:
+            kept = list(self.tables.inbox.get(item, {}).values())
+        return sorted(kept, key=lambda c: (c.created_at, c.id))
+
+    def inbox_remove(self, item: WorkItemRef, comment_ids: Iterable[str]) -> None:
+        with self._write():
+            kept = self.tables.inbox.get(item, {})
+            for comment_id in comment_ids:
+                kept.pop(comment_id, None)
+            if not kept:
+                self.tables.inbox.pop(item, None)
+
+    def inbox_items(self) -> list[WorkItemRef]:
+        with self._lock:
+            return sorted(self.tables.inbox)
 
     def items(self) -> Iterator[WorkItemRef]:
         with self._lock:

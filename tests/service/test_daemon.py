@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from app.usecases.daemon import HEARTBEAT, Blocked, Daemon
+from app.usecases.webhook import WebhookIntake
 from domain.errors import StateError
 from domain.model import Comment
 from tests.service.world import REPO, World
@@ -104,12 +105,13 @@ def test_a_pushed_comment_wakes_the_daemon_before_the_interval_is_up() -> None:
         interval_seconds=3600,
         version="1.0.0",
     )
-    world.poll.inbox.notify = daemon.wake
+    intake = WebhookIntake(store=world.store, watched=[REPO], events=world.events)
+    intake.notify = daemon.wake
     runner = threading.Thread(target=daemon.run)
     runner.start()
     wait_until(lambda: world.events.names().count("poll.cycle") >= 2)  # watched() ran one; the daemon one
 
-    world.poll.inbox.push(comment)
+    intake.accept(comment)
     wait_until(lambda: world.events.names().count("poll.cycle") >= 3)
     daemon.stop()
     runner.join(timeout=10)

@@ -1,18 +1,25 @@
-"""Comments pushed by webhook go through the same ledger as polled ones: sooner, never twice."""
+"""Comments pushed by webhook go through the same inbox and ledger as polled ones: sooner, never
+twice, and only when new by the same rule (issue 9 item 4)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import timedelta
 
+from app.usecases.webhook import WebhookIntake
 from domain.ledger import Resolution
-from tests.service.world import World
+from tests.service.world import REPO, World
+
+
+def _intake(world: World) -> WebhookIntake:
+    return WebhookIntake(store=world.store, watched=[REPO], events=world.events)
 
 
 def test_a_pushed_comment_is_delivered_in_the_next_cycle_and_not_again_when_polled() -> None:
     world = World()
     ref = world.watched()
     comment = world.comment(ref, "pushed and polled")
-    world.poll.inbox.push(comment)
+    _intake(world).accept(comment)
 
     world.cycle()
     world.cycle()
@@ -21,13 +28,39 @@ def test_a_pushed_comment_is_delivered_in_the_next_cycle_and_not_again_when_poll
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
 
 
-def test_a_pushed_comment_on_an_unwatched_item_is_not_delivered() -> None:
+def test_a_pushed_comment_on_an_unlisted_item_is_not_delivered() -> None:
     world = World()
     ref = world.watched()
     stranger = replace(world.comment(ref), item=type(ref)(ref.repo, 99))
-    world.poll.inbox.push(stranger)
+    _intake(world).accept(stranger)
 
     world.cycle()
 
     assert world.store.ledger(stranger.item) is None
     assert len(world.session(ref).received) == 1  # only the polled comment on the watched item
+
+
+def test_issue9_item4_a_redelivered_webhook_of_a_comment_from_before_the_item_was_armed_is_not_delivered() -> None:
+    world = World()
+    world.cycle()  # the repository's streams start here
+    world.clock.advance(3600)
+    ref = world.watched()  # labelled an hour later
+    stale = world.tracker.add_comment(ref, "an old instruction", created_at=world.clock.now() - timedelta(hours=2))
+    _intake(world).accept(stale)  # GitHub's "Redeliver" of an old signed delivery
+
+    world.cycle()
+
+    assert stale.id not in world.ledger(ref).resolved and world.ledger(ref).pending == ()
+    assert world.session(ref).received == [] and world.store.inbox(ref) == []
+
+
+def test_a_pushed_comment_survives_a_crash_before_the_next_cycle() -> None:
+    world = World()
+    ref = world.watched()
+    comment = replace(world.comment(ref, "pushed only"), id="9001")  # never in the poll stream
+    _intake(world).accept(comment)
+    world.restart(version=world.version)  # a new process on the same store
+
+    world.cycle()
+
+    assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED

@@ -122,6 +122,7 @@ class World:
             default_harness=self.harness,
         )
         return ItemWorker(
+            tracker_for=lambda _ref: self.tracker,
             store=self.store,
             events=self.events,
             clock=self.clock,
@@ -155,6 +156,7 @@ class World:
             closer=self.closer,
             watch=self.watch,
             harnesses=self.harnesses,
+            clock=self.clock,
             config=AdminConfig(**config),  # type: ignore[arg-type]
         )
 

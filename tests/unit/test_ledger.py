@@ -38,6 +38,12 @@ def test_a_comment_stamped_before_first_sight_by_a_clock_behind_ours_is_still_ad
     assert [p.comment.id for p in ledger.pending] == ["1"]
 
 
+def test_issue9_item4_one_newness_rule_a_comment_from_before_the_item_was_armed_is_never_admitted() -> None:
+    armed = Ledger.first_sight(REF, now=T0, armed_at=T0).admit([_c("1", -1), _c("2", 0)], authorized=ALICE)
+    legacy = Ledger.first_sight(REF, now=T0).admit([_c("3", -3600), _c("4", -60)], authorized=ALICE)
+    assert ([p.comment.id for p in armed.pending], [p.comment.id for p in legacy.pending]) == (["2"], ["4"])
+
+
 def test_attempts_count_and_the_budget_is_spent_at_max_retries() -> None:
     ledger = Ledger.first_sight(REF, now=T0).admit([_c("1", 1)], authorized=ALICE)
     ledger = ledger.attempt("1").attempt("1")

@@ -1,0 +1,32 @@
+"""The state store's small named values (its `meta`): what they are called, and how they read."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from domain.ports import StateStore
+from domain.refs import RepoRef, WorkItemRef
+
+
+def watch_start_key(repo: RepoRef) -> str:
+    return f"watch-start:{repo.host}/{repo.owner}/{repo.name}"
+
+
+def armed_floor_key(item: WorkItemRef) -> str:
+    return f"armed-floor:{item}"
+
+
+def moment(store: StateStore, key: str) -> datetime | None:
+    found = store.meta().get(key)
+    return datetime.fromisoformat(found) if found else None
+
+
+def watch_start(store: StateStore, repo: RepoRef) -> datetime | None:
+    """When the-loop began reading `repo`'s comments (the tracker's clock): what came before is
+    history, never a prompt, whenever an item was labelled."""
+    return moment(store, watch_start_key(repo))
+
+
+def armed_floor(store: StateStore, item: WorkItemRef) -> datetime | None:
+    """When an operator's `sessions reset` made what was said on `item` before it history (our clock)."""
+    return moment(store, armed_floor_key(item))
