@@ -91,7 +91,13 @@ class Event(enum.Enum):
     )
     SESSION_CLOSED = (
         "session.closed",
-        "The work item closed upstream (or by the operator); the session record is closed.",
+        "The session record is closed: `closed_by` upstream (the item closed or merged; reopening it upstream "
+        "reopens the session), operator (`sessions close`: held until `sessions reopen`) or control (a "
+        "`the-loop stop` comment: held until `the-loop start`).",
+    )
+    SESSION_REOPENED = (
+        "session.reopened",
+        "The operator reopened a closed session (`sessions reopen`): comments are delivered to it again.",
     )
     SESSION_RETAINED = (
         "session.retained",

@@ -50,8 +50,9 @@ def add_sessions(commands: Commands) -> None:
         sessions,
         "close",
         help_text="close a session by hand",
-        description="Close the work item's session as if the item had closed upstream (reason: operator):\n"
-        "the harness is ended (routing.tmux.killHarnessOnClose) and no comment is delivered any more.",
+        description="Close the work item's session (reason: operator): the harness is ended\n"
+        "(routing.tmux.killHarnessOnClose) and no comment is delivered any more. The close holds until\n"
+        "`sessions reopen`, even while the item stays open and labelled upstream.",
         handler=run_close,
     )
     close.add_argument("--work-item", type=work_item, required=True, metavar="REF", help=_REF_HELP)
@@ -60,6 +61,15 @@ def add_sessions(commands: Commands) -> None:
         "--keep-tmux", action="store_true", help="keep the tmux session (default: routing.tmux.keepSessionOnClose)"
     )
     tmux.add_argument("--kill-tmux", action="store_true", help="kill the tmux session")
+    reopen = command(
+        sessions,
+        "reopen",
+        help_text="reopen a closed session",
+        description="Undo a close: comments to the item are delivered again; a harness that is gone is\n"
+        "respawned (resuming its conversation when the harness can) at the next comment.",
+        handler=run_reopen,
+    )
+    reopen.add_argument("--work-item", type=work_item, required=True, metavar="REF", help=_REF_HELP)
     add_prune(sessions)
 
 
@@ -161,7 +171,15 @@ def run_reset(args: argparse.Namespace, context: CliContext) -> int:
 def run_close(args: argparse.Namespace, context: CliContext) -> int:
     keep = True if args.keep_tmux else False if args.kill_tmux else None
     if _admin(context, [args.work_item]).close(args.work_item, keep_tmux=keep):
-        print(f"closed {args.work_item}")
+        print(f"closed {args.work_item}; it stays closed until: the-loop sessions reopen --work-item {args.work_item}")
     else:
         print(f"{args.work_item} was closed already; nothing to do (--kill-tmux also ends its tmux session)")
+    return 0
+
+
+def run_reopen(args: argparse.Namespace, context: CliContext) -> int:
+    if _admin(context, [args.work_item]).reopen(args.work_item):
+        print(f"reopened {args.work_item}")
+    else:
+        print(f"{args.work_item} is not closed; nothing to do")
     return 0

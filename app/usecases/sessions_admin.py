@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
@@ -195,6 +195,30 @@ class SessionsAdmin:
         if record.status is SessionStatus.CLOSED and keep:
             return False
         self._closer.close(record, reason=OPERATOR, keep_tmux=keep, by=ClosedBy.OPERATOR)
+        return True
+
+    def reopen(self, item: WorkItemRef) -> bool:
+        """Undo a close (an operator's holds until this): the session is active again, and the next
+        comment is delivered, respawning or resuming the harness if it is gone. False when it was
+        not closed."""
+        record = self._record(item)
+        if record.status is not SessionStatus.CLOSED:
+            return False
+        opened = replace(
+            record,
+            status=SessionStatus.ACTIVE,
+            closed_by=None,
+            updated_at=self._clock.now(),
+            last_event=Event.SESSION_REOPENED.value,
+        )
+        self._store.save_session(opened)
+        self._events.emit(
+            Event.SESSION_REOPENED,
+            source=OPERATOR,
+            work_item=str(item),
+            target=record.target.name,
+            closed_by=record.closed_by.value if record.closed_by else None,
+        )
         return True
 
     def _record(self, item: WorkItemRef) -> SessionRecord:

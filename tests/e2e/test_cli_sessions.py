@@ -12,7 +12,7 @@ from contextlib import suppress
 
 from tests.e2e.cli import clean_env
 from tests.e2e.loop_rig import Loop, loop
-from tests.tmux_support import real_tmux, wait_for
+from tests.tmux_support import real_tmux, records, wait_for
 
 __all__ = ["loop", "real_tmux"]
 
@@ -92,12 +92,31 @@ def test_sessions_close_by_the_operator_closes_the_record_and_can_kill_tmux(loop
 
     result = loop.cli("sessions", "close", "--work-item", str(ref), "--kill-tmux")
 
-    assert (result.returncode, result.stdout) == (0, f"closed {ref}\n"), result.stderr
+    reopen_hint = f"closed {ref}; it stays closed until: the-loop sessions reopen --work-item {ref}\n"
+    assert (result.returncode, result.stdout) == (0, reopen_hint), result.stderr
     record = loop.store().session(ref)
     assert record is not None and record.status.value == "closed"
     assert not loop.has_session(ref)
     (closed,) = [e for e in loop.events() if e["event"] == "session.closed"]
     assert (closed["reason"], closed["tmux_killed"]) == ("operator", True)
+
+
+def test_issue9_item2_a_closed_session_stays_closed_across_cycles_until_sessions_reopen(loop: Loop) -> None:
+    (ref,) = loop.with_sessions(1)
+    assert loop.cli("sessions", "close", "--work-item", str(ref), "--kill-tmux").returncode == 0
+    loop.comment(ref, "while closed")
+    assert loop.cli("poll", "--once").returncode == 0
+    still = loop.store().session(ref)
+
+    reopened = loop.cli("sessions", "reopen", "--work-item", str(ref))
+    loop.comment(ref, "after the reopen")
+    assert loop.cli("poll", "--once").returncode == 0
+
+    assert still is not None and still.status.value == "closed"
+    assert (reopened.returncode, reopened.stdout) == (0, f"reopened {ref}\n")
+    got = lambda: loop.pasted() + [str(r["prompt"]) for r in records(loop.record) if r["kind"] == "start"]  # noqa: E731
+    wait_for(lambda: any("after the reopen" in text for text in got()), what="the comment after the reopen")
+    assert not any("while closed" in text for text in got())
 
 
 def test_sessions_attach_to_a_closed_item_is_forced_read_only(loop: Loop) -> None:

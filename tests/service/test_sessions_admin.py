@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from app.usecases.sessions_admin import SessionsAdmin, UnknownWorkItem
-from domain.model import SessionState, SessionStatus
+from domain.ledger import Resolution
+from domain.model import ClosedBy, ItemState, SessionState, SessionStatus
 from domain.refs import WorkItemRef
 from tests.fakes.tmux import FakeTmux
 from tests.service.world import REPO, World
@@ -182,3 +183,41 @@ def test_attaching_to_an_unknown_item_names_it() -> None:
 
     with pytest.raises(UnknownWorkItem, match="no session record"):
         _admin(world).attachment(WorkItemRef(REPO, 5), read_only=True)
+
+
+def test_issue9_item2_an_operators_close_holds_while_the_item_stays_labelled_until_reopened() -> None:
+    world = World()
+    ref = world.watched()
+    admin = _admin(world)
+    admin.close(ref, keep_tmux=True)
+    held = world.comment(ref, "while closed")
+
+    world.cycle()
+    world.cycle()
+
+    assert world.record(ref).status is SessionStatus.CLOSED and world.record(ref).closed_by is ClosedBy.OPERATOR
+    assert world.ledger(ref).resolved[held.id].reason == "session-closed"
+    spawned_before = world.spawns()
+    assert admin.reopen(ref) and world.record(ref).status is SessionStatus.ACTIVE
+    after = world.comment(ref, "after the reopen")
+
+    world.cycle()
+
+    assert world.ledger(ref).resolved[after.id].kind is Resolution.DELIVERED
+    assert world.spawns() == spawned_before + 1  # the harness the close ended: resumed
+    assert "while closed" not in "".join([*world.session(ref).received, world.session(ref).prompt])
+    assert world.events.named("session.reopened")[0]["closed_by"] == "operator"
+
+
+def test_a_session_closed_upstream_reopens_when_its_item_is_watched_again() -> None:
+    world = World()
+    ref = world.watched()
+    world.tracker.set_state(ref, ItemState.CLOSED)
+    world.cycle()
+    world.tracker.set_state(ref, ItemState.OPEN)
+    comment = world.comment(ref, "reopened upstream")
+
+    world.cycle()
+
+    assert world.record(ref).status is SessionStatus.ACTIVE
+    assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
