@@ -181,6 +181,7 @@ class Container(containers.DeclarativeContainer):
         watch=watch,
         receipts=receipts,
         feedback=feedback,
+        tracker_for=tracker_for,
         config=providers.Callable(
             lambda s, secret: DeliveryConfig(max_retries=s.polling.max_retries, version=version(), secret=secret),
             settings,

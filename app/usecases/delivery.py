@@ -3,6 +3,7 @@ in, wait for the harness to confirm it, and record the truth — delivered only 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -11,13 +12,15 @@ from app.usecases.feedback import Feedback
 from app.usecases.spawner import Dispatch, Result
 from app.usecases.subjects import Subject
 from app.usecases.watch import HarnessWatch, Verdict
+from domain.errors import TrackerError
 from domain.events import Event, Level
 from domain.ledger import DeliveryState, Ledger, Resolution
 from domain.model import Reaction, SessionRecord, SessionStatus, WorkItem
 from domain.notice import blocked_notice
 from domain.policy import Outcome
-from domain.ports import ClockPort, EventSink, ReceiptPort, StateStore
+from domain.ports import ClockPort, EventSink, ReceiptPort, StateStore, TrackerPort
 from domain.receipts import ReceiptKind, ReceiptMode
+from domain.refs import WorkItemRef
 
 if TYPE_CHECKING:
     from app.usecases.cycle_summary import CycleSummary
@@ -64,9 +67,11 @@ class Delivery:
         watch: HarnessWatch,
         receipts: ReceiptPort,
         feedback: Feedback,
+        tracker_for: Callable[[WorkItemRef], TrackerPort],
         config: DeliveryConfig,
         default_harness: str,
     ) -> None:
+        self._tracker_for = tracker_for
         self._store = store
         self._events = events
         self._clock = clock
@@ -93,6 +98,8 @@ class Delivery:
         earlier = subject.attempts(ledger) and harness.receipts is not ReceiptMode.NONE
         if earlier and self._receipts.find(item.ref, run.job.receipt):
             return self._confirmed(run, "receipt-on-retry")
+        if subject.attempts(ledger) and self._deleted(subject):
+            return self._gone(run)
         if self._spent(run):
             result = Result(
                 Outcome.RETRY, "every attempt was spent without an outcome (the daemon stopped mid-delivery)"
@@ -109,6 +116,24 @@ class Delivery:
         if result.outcome in {Outcome.SKIPPED_OCCUPIED, Outcome.NO_SESSION}:
             return self._skipped(run, result.outcome)
         return self._failed(run, result.reason, result.outcome.value, screen=result.screen)
+
+    def _deleted(self, subject: Subject) -> bool:
+        """Before a retry: a comment deleted meanwhile is not delivered (a failed look is no answer)."""
+        comment = subject.comment
+        if comment is None:
+            return False
+        try:
+            return self._tracker_for(comment.item).comment(comment.item, comment.id, comment.kind) is None
+        except TrackerError:
+            return False
+
+    def _gone(self, run: _Run) -> Step:
+        now = self._clock.now()
+        run.ledger = run.subject.settled(run.ledger, Resolution.SKIPPED, at=now, version="", reason="comment-deleted")
+        self._save(run)
+        self._events.emit(Event.DISPATCH_DROPPED, level=Level.WARNING, reason="comment-deleted", **run.fields())
+        run.summary.add(skipped=1)
+        return run.ledger, run.record, True
 
     def _spend(self, run: _Run) -> None:
         """The attempt is spent, and saved, before it is made: a crash mid-delivery still counts."""

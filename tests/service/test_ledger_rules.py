@@ -196,3 +196,19 @@ def test_a_crash_after_the_attempt_was_counted_still_spends_that_attempt() -> No
     world.restart(version=world.version)
     world.cycle()
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
+
+
+def test_a_comment_deleted_while_pending_is_not_delivered_on_retry() -> None:
+    world = World()
+    ref = world.watched()
+    world.tmux.unresponsive_targets.add(ref.target.name)
+    comment = world.comment(ref, "soon deleted")
+    world.cycle()  # attempt 1 fails: tmux does not answer
+    world.tmux.unresponsive_targets.clear()
+    world.tracker.delete_comment(comment.id)
+
+    world.cycle()
+
+    assert world.ledger(ref).resolved[comment.id].reason == "comment-deleted"
+    assert "soon deleted" not in "".join(world.session(ref).received)
+    assert world.events.named("dispatch.dropped")[-1]["reason"] == "comment-deleted"

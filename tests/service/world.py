@@ -118,6 +118,7 @@ class World:
             watch=self.watch,
             receipts=self.receipts,
             feedback=self.feedback,
+            tracker_for=lambda _ref: self.tracker,
             config=DeliveryConfig(max_retries=self.max_retries, version=self.version, secret=self.secret),
             default_harness=self.harness,
         )
