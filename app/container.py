@@ -24,6 +24,7 @@ from adapters.tmux.screen import ShTmuxScreen
 from app import version
 from app.config.settings import Settings
 from app.usecases.closing import CloseConfig, Closer
+from app.usecases.control import ControlConfig, Controls
 from app.usecases.daemon import Daemon
 from app.usecases.delivery import Delivery, DeliveryConfig
 from app.usecases.dispatcher import DispatchConfig, Dispatcher
@@ -189,21 +190,6 @@ class Container(containers.DeclarativeContainer):
         ),
         default_harness=settings.provided.routing.default_harness,
     )
-    worker = providers.Singleton(
-        ItemWorker,
-        tracker_for=tracker_for,
-        store=store,
-        events=events,
-        clock=clock,
-        delivery=delivery,
-        watch=watch,
-        feedback=feedback,
-        config=providers.Callable(
-            lambda s, secret: WorkerConfig(authorized=s.authorized_users, version=version(), secret=secret),
-            settings,
-            secret,
-        ),
-    )
     closer = providers.Singleton(
         Closer,
         tmux=tmux,
@@ -219,6 +205,38 @@ class Container(containers.DeclarativeContainer):
             settings,
         ),
         workspaces=workspaces,
+    )
+    controls = providers.Singleton(
+        Controls,
+        tmux=tmux,
+        store=store,
+        events=events,
+        clock=clock,
+        closer=closer,
+        watch=watch,
+        feedback=feedback,
+        harness=spawner.provided.harness,
+        config=providers.Callable(
+            lambda s: ControlConfig(keep_session_on_close=s.routing.tmux.keep_session_on_close), settings
+        ),
+    )
+    worker = providers.Singleton(
+        ItemWorker,
+        tracker_for=tracker_for,
+        store=store,
+        events=events,
+        clock=clock,
+        delivery=delivery,
+        controls=controls,
+        watch=watch,
+        feedback=feedback,
+        config=providers.Callable(
+            lambda s, secret: WorkerConfig(
+                authorized=s.authorized_users, version=version(), secret=secret, trigger=s.routing.trigger
+            ),
+            settings,
+            secret,
+        ),
     )
     poll_cycle = providers.Singleton(
         PollCycle,

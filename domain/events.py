@@ -104,6 +104,26 @@ class Event(enum.Enum):
         "The work item left the watched list while open; its session is kept and paused.",
     )
     SESSION_RESET = ("session.reset", "The operator reset a work item: harness ended, record and ledger forgotten.")
+    CONTROL_EXECUTED = (
+        "control.executed",
+        "A control comment was executed (`verb`: pause, resume, stop, start, status); it is never delivered.",
+    )
+    CONTROL_UNKNOWN = (
+        "control.unknown",
+        "A control comment named a command the-loop does not know; one reply lists the commands.",
+    )
+    CONTROL_IGNORED = (
+        "control.ignored",
+        "A control comment by someone not in routing.authorizedUsers was ignored (no reaction, no reply).",
+    )
+    CONTROL_REFUSED = (
+        "control.refused",
+        "`the-loop start` met a session an operator closed: only `sessions reopen` undoes that.",
+    )
+    POLL_NOT_FOR_AGENT = (
+        "poll.not_for_agent",
+        "With routing.trigger set, an authorized comment without it was resolved as not for the agent.",
+    )
     POLL_CYCLE = ("poll.cycle", "One poll cycle finished; fields summarise it.")
     POLL_COMMENT_FORWARDED = ("poll.comment_forwarded", "A comment was delivered and resolved in the ledger.")
     POLL_COMMENT_FAILED = (

@@ -77,6 +77,7 @@ class Ledger:
     armed_at: datetime | None = None  # the tracker's clock: a comment written before it is never new
     start: StartRequest | None = None
     paused: bool = False  # `the-loop pause`: pending comments wait, no attempt is made
+    stopped: bool = False  # `the-loop stop`: later comments are not delivered until `the-loop start`
     turns: tuple[Turn, ...] = ()  # delivered comments whose agent turn has not been seen to end
 
     @classmethod

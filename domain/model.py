@@ -70,6 +70,7 @@ class Reaction(enum.Enum):
     SUCCEEDED = "succeeded"  # 🎉: the harness confirmed it
     FAILED = "failed"  # 😕: an attempt failed
     TURN_ENDED = "turn-ended"  # 🚀: the agent's turn for it ended
+    CONTROL = "control"  # 👍: a control comment was executed
 
 
 class SpawnMode(enum.Enum):

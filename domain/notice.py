@@ -38,9 +38,14 @@ def start_failed_notice(item: WorkItemRef, *, attempts: int, reason: str) -> str
     )
 
 
+def safe_id(comment_id: str) -> str:
+    """A comment id fit to print in what the-loop posts (GitHub's are digits)."""
+    return comment_id if _SAFE_ID.match(comment_id) else "(unprintable id)"
+
+
 def giveup_notice(comment: Comment, *, attempts: int, reason: str) -> str:
     """Built only from the-loop's own values and validated coordinates — never the comment's text."""
-    comment_id = comment.id if _SAFE_ID.match(comment.id) else "(unprintable id)"
+    comment_id = safe_id(comment.id)
     link = comment.url if _SAFE_URL.match(comment.url) else ""
     where = f"[comment {comment_id}]({link})" if link else f"comment {comment_id}"
     return (

@@ -93,6 +93,7 @@ def encode_ledger(ledger: Ledger) -> str:
             if start is None
             else {"reason": start.reason, "requested_at": _when(start.requested_at), "attempts": start.attempts},
             "paused": ledger.paused,
+            "stopped": ledger.stopped,
             "turns": [{"comment": t.comment_id, "kind": t.kind.value, "spawn": t.spawn} for t in ledger.turns],
         }
     )
@@ -122,6 +123,7 @@ def decode_ledger(text: str, *, version: int) -> Ledger:
         if start is None
         else StartRequest(start["reason"], _required_when(start["requested_at"]), start["attempts"]),
         paused=bool(data.get("paused", False)),
+        stopped=bool(data.get("stopped", False)),
         turns=tuple(Turn(t["comment"], CommentKind(t["kind"]), t["spawn"]) for t in data.get("turns", ())),
     )
 

@@ -122,6 +122,9 @@ class ReactionSettings(Section):
         default="rocket",
         description="Reaction when the agent's turn for the comment ended (harnesses with receipts); null: none.",
     )
+    control: GitHubReaction | None = Field(
+        default="+1", description="Reaction when a control comment (`the-loop pause` …) was executed; null: none."
+    )
 
 
 class WorkspaceSettings(Section):
@@ -175,6 +178,11 @@ class RoutingSettings(Section):
         default=".",
         description="Working directory of a new session; `{slug}` is replaced by the work item's slug. Created, "
         "with its parents (0755 less the umask), when missing; a path that is not a directory fails the spawn.",
+    )
+    trigger: str = Field(
+        default="",
+        description="When set (e.g. `@the-loop`), only comments holding it (any case) are delivered to the agent; "
+        "the others are resolved as not for the agent. Empty: every authorized comment is a prompt.",
     )
     tmux: TmuxSettings = Field(default=TmuxSettings(), description="The tmux server and the session lifecycle.")
     reactions: ReactionSettings = Field(

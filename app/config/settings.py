@@ -142,6 +142,7 @@ class Settings(BaseSettings):
             Reaction.SUCCEEDED: config.succeeded,
             Reaction.FAILED: config.failed,
             Reaction.TURN_ENDED: config.turn_ended,
+            Reaction.CONTROL: config.control,
         }[reaction]
 
 

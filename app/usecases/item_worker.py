@@ -4,15 +4,17 @@ order — each delivered only when its harness confirms it."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from app.usecases.control import Controls
 from app.usecases.delivery import Delivery
 from app.usecases.feedback import Feedback
 from app.usecases.meta import armed_floor
 from app.usecases.subjects import CommentSubject, StartSubject
 from app.usecases.watch import HarnessWatch
+from domain.control import Verb, control_of, triggered
 from domain.events import Event, Level
 from domain.ledger import Ledger, Resolution, StartRequest, is_authorized
 from domain.model import Arming, ClosedBy, Comment, DeliveryId, Reaction, SessionRecord, SessionStatus, WorkItem
@@ -35,11 +37,26 @@ class Listing:
     history: bool = False  # the repository's first cycle: what the item holds is all history
 
 
+@dataclass
+class _Walk:
+    """One item's comments being worked: the ledger and record as they stand, whether later
+    comments may still go, and those that wait for a resume."""
+
+    item: WorkItem
+    listing: Listing
+    summary: CycleSummary
+    ledger: Ledger
+    record: SessionRecord | None
+    go_on: bool = True
+    waiting: list[Comment] = field(default_factory=list)
+
+
 @dataclass(frozen=True, slots=True)
 class WorkerConfig:
     authorized: frozenset[str]
     version: str
     secret: str
+    trigger: str = ""  # routing.trigger: when set, only comments holding it are prompts
 
 
 class ItemWorker:
@@ -51,6 +68,7 @@ class ItemWorker:
         events: EventSink,
         clock: ClockPort,
         delivery: Delivery,
+        controls: Controls,
         watch: HarnessWatch,
         feedback: Feedback,
         config: WorkerConfig,
@@ -60,6 +78,7 @@ class ItemWorker:
         self._events = events
         self._clock = clock
         self._delivery = delivery
+        self._controls = controls
         self._watch = watch
         self._feedback = feedback
         self._config = config
@@ -67,6 +86,7 @@ class ItemWorker:
 
     def work(self, item: WorkItem, listing: Listing, *, summary: CycleSummary) -> None:
         kept = self._store.inbox(item.ref)
+        self._ignored(kept)
         ledger = self._store.ledger(item.ref)
         if ledger is None:
             ledger = self._first_sight(item, listing, kept)
@@ -76,18 +96,51 @@ class ItemWorker:
                 ledger = self._take(admitted, kept)
         record = self._reactivated(self._store.session(item.ref))
         ledger = self._turns(ledger, record)
-        go_on = True
+        walk = _Walk(item, listing, summary, ledger, record)
+        self._advance(walk)
+        for pending in walk.ledger.pending:
+            self._one(walk, pending.comment)
+
+    def _one(self, walk: _Walk, comment: Comment) -> None:
+        """In order: a control comment is executed when its turn comes, even behind a comment that
+        waits or failed; a comment made while paused waits (and goes right after a resume), one made
+        while stopped is resolved, not delivered."""
+        control = control_of(comment.body)
+        if control is not None:
+            walk.ledger, walk.record = self._controls.execute(walk.ledger, walk.record, comment, control)
+            walk.ledger = self._store.save_ledger(walk.ledger)
+            if control.verb is Verb.RESUME:
+                resumed, walk.waiting = walk.waiting, []
+                for waiting in resumed:
+                    self._deliver(walk, waiting)
+            self._advance(walk)
+        elif not triggered(comment.body, self._config.trigger):
+            walk.ledger = self._not_for_agent(walk.ledger, comment)
+        elif walk.ledger.stopped or (walk.record is not None and walk.record.held):
+            walk.ledger = self._held(walk.ledger, walk.record, comment)
+        else:
+            self._deliver(walk, comment)
+
+    def _deliver(self, walk: _Walk, comment: Comment) -> None:
+        if walk.ledger.paused or not walk.go_on:
+            walk.waiting.append(comment)
+            return
+        walk.ledger, walk.record, walk.go_on = self._delivery.attempt(
+            walk.item, walk.ledger, walk.record, CommentSubject(comment), armed=walk.listing.armed,
+            summary=walk.summary,
+        )
+
+    def _advance(self, walk: _Walk) -> None:
+        """The item's start, when one is wanted and its harness is not running already."""
+        ledger, record = walk.ledger, walk.record
         if ledger.start is not None and record is not None and self._watch.running(record):
-            ledger = self._store.save_ledger(replace(ledger, start=None))  # it runs already: nothing to start
-        if ledger.start is not None:
-            start = StartSubject(item, ledger.start)
-            ledger, record, go_on = self._delivery.attempt(item, ledger, record, start, armed=True, summary=summary)
-        if record is not None and record.held:
-            ledger = self._held(ledger, record)
-        while go_on and not ledger.paused and (pending := ledger.next_pending) is not None:
-            subject = CommentSubject(pending.comment)
-            armed = listing.armed
-            ledger, record, go_on = self._delivery.attempt(item, ledger, record, subject, armed=armed, summary=summary)
+            walk.ledger = self._store.save_ledger(replace(ledger, start=None))  # it runs already
+        if walk.ledger.start is None or not walk.go_on:
+            return
+        start = StartSubject(walk.item, walk.ledger.start)
+        walk.ledger, walk.record, walk.go_on = self._delivery.attempt(
+            walk.item, walk.ledger, walk.record, start, armed=True, summary=walk.summary
+        )
 
     def _first_sight(self, item: WorkItem, listing: Listing, kept: list[Comment]) -> Ledger:
         """Only what was there before the item was armed (its label) is baselined; what an
@@ -110,6 +163,14 @@ class ItemWorker:
             Event.POLL_BASELINED, work_item=str(item.ref), armed_at=armed_at.isoformat(), pending=len(ledger.pending)
         )
         return ledger
+
+    def _ignored(self, comments: list[Comment]) -> None:
+        """A control comment by someone not authorized steers nothing: an event, nothing else."""
+        for comment in comments:
+            if control_of(comment.body) is not None and not is_authorized(comment.author, self._config.authorized):
+                self._events.emit(
+                    Event.CONTROL_IGNORED, level=Level.WARNING, work_item=str(comment.item), comment_id=comment.id
+                )
 
     def _take(self, ledger: Ledger, kept: list[Comment]) -> Ledger:
         """The inbox's comments are in the ledger now: both in one transaction."""
@@ -138,21 +199,25 @@ class ItemWorker:
             record = self._store.save_session(record)  # watched again: active again, so closing sees it
         return record
 
-    def _held(self, ledger: Ledger, record: SessionRecord) -> Ledger:
-        """Comments to an item whose session is held closed are resolved, not delivered."""
-        if not ledger.pending:
-            return ledger
-        reason = "session-stopped" if record.closed_by is ClosedBy.CONTROL else "session-closed"
-        for pending in ledger.pending:
-            ledger = ledger.resolve(pending.comment.id, Resolution.SKIPPED, at=self._clock.now(), reason=reason)
-            self._events.emit(
-                Event.DISPATCH_DROPPED,
-                level=Level.WARNING,
-                reason=reason,
-                work_item=str(record.item),
-                comment_id=pending.comment.id,
-                delivery_id=str(pending.comment.delivery_id),
-            )
+    def _held(self, ledger: Ledger, record: SessionRecord | None, comment: Comment) -> Ledger:
+        """A comment to an item stopped by a control comment, or closed by an operator, is resolved,
+        not delivered."""
+        reason = "session-stopped" if ledger.stopped or (record and record.closed_by is ClosedBy.CONTROL) else (
+            "session-closed"
+        )
+        ledger = ledger.resolve(comment.id, Resolution.SKIPPED, at=self._clock.now(), reason=reason)
+        self._events.emit(
+            Event.DISPATCH_DROPPED, level=Level.WARNING, reason=reason, work_item=str(comment.item),
+            comment_id=comment.id, delivery_id=str(comment.delivery_id),
+        )
+        return self._store.save_ledger(ledger)
+
+    def _not_for_agent(self, ledger: Ledger, comment: Comment) -> Ledger:
+        """With a trigger phrase set, a comment without it is not a prompt (no reaction)."""
+        ledger = ledger.resolve(comment.id, Resolution.SKIPPED, at=self._clock.now(), reason="not-for-the-agent")
+        self._events.emit(
+            Event.POLL_NOT_FOR_AGENT, work_item=str(comment.item), comment_id=comment.id, trigger=self._config.trigger
+        )
         return self._store.save_ledger(ledger)
 
     def _turns(self, ledger: Ledger, record: SessionRecord | None) -> Ledger:
@@ -185,3 +250,4 @@ def reactivate(record: SessionRecord | None) -> SessionRecord | None:
     if record is None or record.status is SessionStatus.ACTIVE or record.held:
         return record
     return replace(record, status=SessionStatus.ACTIVE, closed_by=None)
+

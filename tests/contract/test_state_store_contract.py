@@ -94,6 +94,7 @@ def full_ledger(item: WorkItemRef = ITEM) -> Ledger:
         armed_at=T0 - timedelta(minutes=5),
         start=StartRequest("first-sight", T0, attempts=1),
         paused=True,
+        stopped=True,
         turns=(Turn("2", CommentKind.ISSUE_COMMENT, "ab12"), Turn("r7", CommentKind.REVIEW_COMMENT, "ab12")),
     )
 

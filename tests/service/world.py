@@ -6,6 +6,7 @@ import itertools
 from dataclasses import dataclass, field
 
 from app.usecases.closing import CloseConfig, Closer
+from app.usecases.control import ControlConfig, Controls
 from app.usecases.delivery import Delivery, DeliveryConfig
 from app.usecases.dispatcher import DispatchConfig, Dispatcher
 from app.usecases.feedback import Feedback
@@ -61,6 +62,7 @@ class World:
     harnesses: dict[str, HarnessSpec] = field(default_factory=lambda: {"claude": CLAUDE, "cursor": CURSOR})
     workdir: str = "/work/{slug}"
     secret: str = "test-secret"
+    trigger: str = ""
     receipts: ReceiptPort | None = None  # None: a FakeReceipts harness inside the FakeTmux
     workspace: WorkspaceConfig = field(default_factory=WorkspaceConfig)
     git: FakeWorkspaces = field(default_factory=FakeWorkspaces)
@@ -98,7 +100,6 @@ class World:
             tmux=self.tmux, events=self.events, watch=self.watch, spawner=self.spawner, config=DispatchConfig()
         )
         self.feedback = Feedback(tracker_for=lambda _ref: self.tracker, events=self.events)
-        self.worker = self._worker()
         self.closer = Closer(
             tmux=self.tmux,
             store=self.store,
@@ -107,7 +108,21 @@ class World:
             config=self.close,
             workspaces=self.workspaces,
         )
+        self.worker = self._worker()
         self.poll = self._poll()
+
+    def _controls(self) -> Controls:
+        return Controls(
+            tmux=self.tmux,
+            store=self.store,
+            events=self.events,
+            clock=self.clock,
+            closer=self.closer,
+            watch=self.watch,
+            feedback=self.feedback,
+            harness=self.spawner.harness,
+            config=ControlConfig(keep_session_on_close=self.close.keep_session_on_close),
+        )
 
     def _worker(self) -> ItemWorker:
         delivery = Delivery(
@@ -128,9 +143,12 @@ class World:
             events=self.events,
             clock=self.clock,
             delivery=delivery,
+            controls=self._controls(),
             watch=self.watch,
             feedback=self.feedback,
-            config=WorkerConfig(authorized=frozenset(self.authorized), version=self.version, secret=self.secret),
+            config=WorkerConfig(
+                authorized=frozenset(self.authorized), version=self.version, secret=self.secret, trigger=self.trigger
+            ),
         )
 
     def _poll(self) -> PollCycle:

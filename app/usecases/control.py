@@ -1,0 +1,140 @@
+"""Executing control comments: pause, resume, stop, start, status — each once, never delivered."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from app.usecases.closing import Closer
+from app.usecases.feedback import Feedback
+from app.usecases.watch import HarnessWatch
+from domain.control import Control, Status, Verb, control_of, status_reply, unknown_verb_reply, when
+from domain.events import Event, Level
+from domain.ledger import DeliveryState, Ledger, Resolution, StartRequest
+from domain.model import ClosedBy, Comment, HarnessSpec, Reaction, SessionRecord, SessionStatus
+from domain.notice import safe_id
+from domain.ports import ClockPort, EventSink, StateStore, TmuxPort
+
+Outcome = tuple[Ledger, SessionRecord | None]
+
+
+@dataclass(frozen=True, slots=True)
+class ControlConfig:
+    keep_session_on_close: bool = True
+
+
+class Controls:
+    def __init__(
+        self,
+        *,
+        tmux: TmuxPort,
+        store: StateStore,
+        events: EventSink,
+        clock: ClockPort,
+        closer: Closer,
+        watch: HarnessWatch,
+        feedback: Feedback,
+        harness: Callable[[str], HarnessSpec],
+        config: ControlConfig,
+    ) -> None:
+        self._tmux = tmux
+        self._store = store
+        self._events = events
+        self._clock = clock
+        self._closer = closer
+        self._watch = watch
+        self._feedback = feedback
+        self._harness = harness
+        self._config = config
+
+    def execute(self, ledger: Ledger, record: SessionRecord | None, comment: Comment, control: Control) -> Outcome:
+        """Act first, then resolve the comment: a crash in between acts again (every verb but
+        status is idempotent), never loses the act."""
+        item = str(comment.item)
+        if control.verb is None:
+            self._feedback.notify(comment.item, unknown_verb_reply(), notice="control-unknown", comment_id=comment.id)
+            self._events.emit(Event.CONTROL_UNKNOWN, level=Level.WARNING, work_item=item, comment_id=comment.id)
+            return self._resolved(ledger, comment, "unknown"), record
+        ledger, record, done = self._act(control.verb, ledger, record, comment)
+        if done:
+            self._events.emit(Event.CONTROL_EXECUTED, verb=control.verb.value, work_item=item, comment_id=comment.id)
+            self._feedback.react(comment, Reaction.CONTROL)
+        return self._resolved(ledger, comment, control.verb.value), record
+
+    def _act(self, verb: Verb, ledger: Ledger, record: SessionRecord | None, comment: Comment) -> tuple[
+        Ledger, SessionRecord | None, bool
+    ]:
+        if verb is Verb.PAUSE:
+            return replace(ledger, paused=True), record, True
+        if verb is Verb.RESUME:
+            return replace(ledger, paused=False), record, True
+        if verb is Verb.STOP:
+            return replace(ledger, stopped=True, start=None), self._stop(record), True
+        if verb is Verb.START:
+            return self._start(ledger, record, comment)
+        self._feedback.notify(comment.item, status_reply(self._status(ledger, record)), notice="status")
+        return ledger, record, True
+
+    def _stop(self, record: SessionRecord | None) -> SessionRecord | None:
+        if record is None or record.status is SessionStatus.CLOSED:
+            return record
+        keep = self._config.keep_session_on_close
+        self._closer.close(record, reason="control", keep_tmux=keep, by=ClosedBy.CONTROL)
+        return self._store.session(record.item)
+
+    def _start(self, ledger: Ledger, record: SessionRecord | None, comment: Comment) -> tuple[
+        Ledger, SessionRecord | None, bool
+    ]:
+        if record is not None and record.closed_by is ClosedBy.OPERATOR and record.status is SessionStatus.CLOSED:
+            self._events.emit(
+                Event.CONTROL_REFUSED, level=Level.WARNING, work_item=str(comment.item), comment_id=comment.id,
+                remedy=f"the-loop sessions reopen --work-item {comment.item}",
+            )
+            self._feedback.react(comment, Reaction.FAILED)
+            return ledger, record, False
+        if record is not None and record.closed_by is ClosedBy.CONTROL:
+            record = self._store.save_session(replace(record, status=SessionStatus.ACTIVE, closed_by=None))
+        started = replace(ledger, stopped=False, start=StartRequest("control", self._clock.now()))
+        return started, record, True
+
+    def _status(self, ledger: Ledger, record: SessionRecord | None) -> Status:
+        waiting = sum(1 for p in ledger.pending if control_of(p.comment.body) is None)
+        return Status(
+            item=ledger.item,
+            session=self._session_line(record),
+            agent=self._agent_line(record),
+            last_delivery=_last_delivery(ledger),
+            waiting=waiting,
+            paused=ledger.paused,
+            stopped=ledger.stopped,
+        )
+
+    def _session_line(self, record: SessionRecord | None) -> str:
+        if record is None:
+            return "none yet"
+        probe = self._tmux.probe(record.target, mark=record.spawn_id, pane=record.pane_id)
+        closed = f" (closed by {record.closed_by.value})" if record.closed_by else ""
+        return f"`{record.target.name}`: {record.status.value}{closed}; its harness's pane: {probe.harness.value}"
+
+    def _agent_line(self, record: SessionRecord | None) -> str:
+        if record is None:
+            return "not started"
+        state = self._watch.state(record, self._harness(record.harness))
+        receipts = self._watch.receipts(record)
+        last = f"; last said: {receipts[-1].kind.value} at {when(receipts[-1].at)}" if receipts else ""
+        return f"{state.value}{last}"
+
+    def _resolved(self, ledger: Ledger, comment: Comment, reason: str) -> Ledger:
+        return ledger.resolve(comment.id, Resolution.CONTROL, at=self._clock.now(), reason=reason)
+
+
+def _last_delivery(ledger: Ledger) -> str:
+    pasted = [p for p in ledger.pending if p.state is DeliveryState.PASTED]
+    if pasted:
+        return f"comment {safe_id(pasted[-1].comment.id)}: pasted, waiting for the agent to confirm it"
+    delivered = [(r.at, cid, r) for cid, r in ledger.resolved.items() if r.kind is Resolution.DELIVERED]
+    if not delivered:
+        return "none yet"
+    at, comment_id, resolved = max(delivered)
+    how = resolved.reason.removeprefix("confirmed:")
+    return f"comment {safe_id(comment_id)}: confirmed ({how}) at {when(at)}"

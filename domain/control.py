@@ -1,0 +1,88 @@
+"""Steering from GitHub: control comments (`the-loop pause` …), the status reply, the trigger phrase.
+
+A control comment is one whose first non-empty line is `the-loop <verb>` or `/the-loop <verb>`
+(any case, nothing else on that line). It steers the item and is never delivered to the agent. Its
+text is untrusted like any comment's: nothing of it is ever echoed into what the-loop posts.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from domain.model import AGENT_MARKER
+from domain.refs import WorkItemRef
+
+_CONTROL_LINE = re.compile(r"/?the-loop[ \t]+(\S+)", re.IGNORECASE)
+
+
+class Verb(enum.Enum):
+    PAUSE = "pause"  # later comments wait: not attempted, no budget spent; the session runs on
+    RESUME = "resume"  # the waiting comments are delivered, in order
+    STOP = "stop"  # the session is closed as on an upstream close; later comments are not delivered
+    START = "start"  # spawn now (whatever spawnOnUnmatched says), or undo a stop
+    STATUS = "status"  # one reply: session, agent, last delivery, comments waiting, paused or not
+
+
+@dataclass(frozen=True, slots=True)
+class Control:
+    """A control comment's command; `verb` None: a word the-loop does not know."""
+
+    verb: Verb | None
+
+
+def control_of(body: str) -> Control | None:
+    """The command a comment gives, or None for a comment meant for the agent."""
+    first = next((line.strip() for line in body.splitlines() if line.strip()), "")
+    match = _CONTROL_LINE.fullmatch(first)
+    if match is None:
+        return None
+    word = match.group(1).casefold()
+    return Control(next((verb for verb in Verb if verb.value == word), None))
+
+
+def triggered(body: str, trigger: str) -> bool:
+    """With `routing.trigger` set, only a comment holding it (any case) is for the agent."""
+    return not trigger or trigger.casefold() in body.casefold()
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """What a status reply says, all of it the-loop's own values."""
+
+    item: WorkItemRef
+    session: str  # e.g. "loop-github-acme-widgets-7: active, tmux live" or "none yet"
+    agent: str  # the harness's state and its last receipt
+    last_delivery: str  # e.g. "poll-comment-123, confirmed by receipt at 10:02:03 UTC"
+    waiting: int
+    paused: bool
+    stopped: bool
+
+
+def status_reply(status: Status) -> str:
+    flags = ", ".join(f for f, on in (("paused", status.paused), ("stopped", status.stopped)) if on) or "no"
+    return (
+        f"{AGENT_MARKER}\n"
+        f"> 🤖 **the-loop** status of {status.item}\n\n"
+        f"- Session: {status.session}\n"
+        f"- Agent: {status.agent}\n"
+        f"- Last delivery: {status.last_delivery}\n"
+        f"- Comments waiting: {status.waiting}\n"
+        f"- Paused or stopped: {flags}\n"
+    )
+
+
+def unknown_verb_reply() -> str:
+    """Never names the word that was written: a comment's text is never echoed."""
+    verbs = ", ".join(f"`the-loop {verb.value}`" for verb in Verb)
+    return (
+        f"{AGENT_MARKER}\n"
+        "> 🤖 **the-loop**: that control comment's command is not one the-loop knows; nothing was done.\n\n"
+        f"Commands (alone on the first line of a comment, `/the-loop …` works too): {verbs}.\n"
+    )
+
+
+def when(moment: datetime | None) -> str:
+    return f"{moment:%Y-%m-%d %H:%M:%S} UTC" if moment else "unknown time"
