@@ -10,5 +10,5 @@ WORKDIR /the-loop
 COPY . .
 # tmux, gh and openssl from Debian's packages (as root: no sudo), the project and its dev tools
 # into .venv; in a layer of its own, so `docker run` starts with everything installed
-RUN scripts/bootstrap.sh
+RUN scripts/bootstrap.sh --tests
 CMD [".ci/run"]

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Installs what the-loop and its tests need on a fresh Debian-like machine; cheap when done already.
+# Installs what the-loop needs on a fresh Debian-like machine, and with --tests what its tests need
+# too (PostgreSQL, Claude Code); cheap when done already.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+tests=0
+[ "${1:-}" = "--tests" ] && tests=1
 
 missing=()
 command -v tmux >/dev/null 2>&1 || missing+=(tmux)
@@ -9,11 +12,13 @@ command -v gh >/dev/null 2>&1 || missing+=(gh)
 command -v git >/dev/null 2>&1 || missing+=(git)  # workspaces: one git worktree per work item
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)  # the tests' HTTPS stand-in makes its certificate
 command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-venv)
-# the PostgreSQL state store's tests start a private server from Debian's binaries
-compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
-# npm only fetches Claude Code's package for the tests (scripts/install_claude_code.py); Node never runs it
-claude_version=$(sed -n 's/^VERSION = "\(.*\)"$/\1/p' scripts/install_claude_code.py)
-[ -x ".tools/claude-code/$claude_version/claude" ] || command -v npm >/dev/null 2>&1 || missing+=(npm)
+if [ "$tests" -eq 1 ]; then
+  # the PostgreSQL state store's tests start a private server from Debian's binaries
+  compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
+  # npm only fetches Claude Code's package for the tests (scripts/install_claude_code.py); Node never runs it
+  claude_version=$(sed -n 's/^VERSION = "\(.*\)"$/\1/p' scripts/install_claude_code.py)
+  [ -x ".tools/claude-code/$claude_version/claude" ] || command -v npm >/dev/null 2>&1 || missing+=(npm)
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "bootstrap: installing ${missing[*]} from the distribution's packages" >&2
   sudo=""
@@ -36,6 +41,8 @@ if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; th
   .venv/bin/pip install -q --disable-pip-version-check -e '.[dev]'
   echo "$want" > "$stamp"
 fi
+
+[ "$tests" -eq 1 ] || exit 0
 
 # Claude Code at a pinned version, for the tests that run the real thing (tests/claude/)
 # (exit 3: no package for this machine; the tests that need it then say so)

@@ -2,7 +2,7 @@
 # Sets up what is missing, then runs the gates and the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/bootstrap.sh
+scripts/bootstrap.sh --tests
 echo "== mypy --strict" && .venv/bin/mypy
 echo "== ruff" && .venv/bin/ruff check .
 echo "== import-linter" && .venv/bin/lint-imports

@@ -28,7 +28,7 @@ def server_binaries() -> Path:
     if not found:
         pytest.fail(
             "PostgreSQL server binaries not found under /usr/lib/postgresql/<version>/bin: "
-            "scripts/bootstrap.sh installs Debian's `postgresql`",
+            "scripts/bootstrap.sh --tests installs Debian's `postgresql`",
             pytrace=False,
         )
     return Path(found[-1]).parent

@@ -21,7 +21,7 @@ def claude_binary() -> Path:
     """The pinned Claude Code; in CI its absence fails the run, elsewhere it skips loudly."""
     path = installed_binary()
     if not os.access(path, os.X_OK):
-        reason = f"Claude Code {pinned_version()} is not installed at {path}: scripts/bootstrap.sh installs it"
+        reason = f"Claude Code {pinned_version()} is not installed at {path}: scripts/bootstrap.sh --tests installs it"
         if os.environ.get("CI"):
             pytest.fail(reason)
         pytest.skip(f"SKIPPED LOUDLY: {reason}")
