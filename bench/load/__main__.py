@@ -22,7 +22,7 @@ from bench.load.campaign import Form, run_scale
 from bench.load.figures import table
 
 SHORT = Form(scales=(10, 30), sessions=4, repos=5, rate=1.0, seconds=8, interval=2, idle_cycles=2, drain_seconds=60)
-LONG = Form(scales=(100, 300, 1000), sessions=100, repos=5, rate=0.5, seconds=300, interval=10, idle_cycles=5)
+LONG = Form(scales=(100, 300, 1000), sessions=100, repos=5, rate=0.25, seconds=300, interval=10, idle_cycles=5)
 
 
 def main() -> None:
