@@ -114,6 +114,7 @@ class Container(containers.DeclarativeContainer):
         GhTracker,
         binary=settings.provided.integrations.github.cli.binary,
         host=settings.provided.integrations.github.host,
+        timeout=settings.provided.integrations.github.cli.timeout_seconds,
         clock=clock.provided.epoch,
         reactions=providers.Callable(_reactions, settings),
         # the labelled listing between processes, so `poll --once` from cron costs what the daemon does
