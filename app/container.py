@@ -116,6 +116,7 @@ class Container(containers.DeclarativeContainer):
         host=settings.provided.integrations.github.host,
         timeout=settings.provided.integrations.github.cli.timeout_seconds,
         clock=clock.provided.epoch,
+        monotonic=clock.provided.monotonic,
         reactions=providers.Callable(_reactions, settings),
         # the labelled listing between processes, so `poll --once` from cron costs what the daemon does
         state_dir=providers.Callable(lambda s: s.state_root / "github", settings),
