@@ -192,9 +192,10 @@ class Event(enum.Enum):
     POLLER_STOPPED = ("poller.stopped", "The poller stopped cleanly.")
     POLLER_FAILED = (
         "poller.failed",
-        "The poller stopped on an error it cannot carry on from (`cause`: `poll --once` whose cycle or heartbeat "
-        "failed, an error outside any cycle); it exits 1 and a service manager restarts it. A daemon's failed "
-        "cycle is `poller.cycle_failed`, and it carries on.",
+        "The poller stopped on an error it cannot carry on from (`cause`: its lock file cannot be opened or "
+        "written — a read-only state folder —, `poll --once` whose cycle or heartbeat failed, an error outside any "
+        "cycle); it exits 1 and a service manager restarts it. A daemon's failed cycle is `poller.cycle_failed`, "
+        "and it carries on.",
     )
     POLLER_BLOCKED = ("poller.blocked", "Another poller holds the state root's lock; this one exited.")
     POLLER_CYCLE_FAILED = (

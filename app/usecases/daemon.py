@@ -23,7 +23,9 @@ _ACQUIRE_TRIES, _ACQUIRE_PAUSE = 3, 0.02
 
 
 class Lock(Protocol):
-    def acquire(self, info: dict[str, Any]) -> None: ...
+    def acquire(self, info: dict[str, Any]) -> None:
+        """Raises when another poller holds it; `OSError` when the lock file cannot be opened or
+        written (a read-only or full state folder): no other poller is implied."""
 
     def release(self) -> None: ...
 
@@ -72,6 +74,10 @@ class Daemon:
         info = {"pid": os.getpid(), "started": started, "version": self.version}
         try:
             self._acquire(info)
+        except OSError as error:
+            cause = f"cannot take the poller lock: {error}"
+            self.events.emit(Event.POLLER_FAILED, level=Level.ERROR, pid=os.getpid(), cause=cause)
+            raise
         except Exception as error:
             self.events.emit(Event.POLLER_BLOCKED, level=Level.ERROR, cause=str(error))
             raise Blocked(str(error)) from error

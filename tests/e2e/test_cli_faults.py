@@ -163,3 +163,35 @@ def test_faults_a_read_only_state_folder_counts_nothing_keeps_the_daemon_running
     assert github.pasted("said while the state folder is read-only") == 1
     assert poller.stop() == 0
     github.succeeded_never_beyond_the_store(poller)
+
+
+def test_faults_a_poller_started_on_a_read_only_state_folder_says_why_and_exits_1_never_blaming_another(
+    loop: Loop, standin: StandIn, disk: SmallDisk
+) -> None:
+    GitHubLoop(loop, standin)
+    assert loop.cli("poll", "--once").returncode == 0
+    disk.read_only()
+
+    result = loop.cli("poll")
+
+    assert result.returncode == 1 and "another poller" not in result.stderr
+    assert f"{loop.state / 'poller.lock'}: Operation not permitted" in result.stderr
+
+
+def test_faults_a_poller_restarted_on_a_full_state_disk_runs_says_so_and_delivers_once_space_is_back(
+    loop: Loop, standin: StandIn, disk: SmallDisk
+) -> None:
+    github = GitHubLoop(loop, standin)
+    assert loop.cli("poll", "--once").returncode == 0  # its lock file keeps its blocks for the next poller
+    disk.fill()
+    note = github.comment("said before the restart, on a full disk")
+
+    poller = loop.start_poll()
+    github.two_failed_cycles(poller)
+    assert github.status()[0] == 5
+    disk.free()
+
+    wait_for(lambda: github.hoorays(note) == 1, timeout=SLOW, what="the delivery once space is back")
+    assert github.pasted("said before the restart, on a full disk") == 1
+    assert poller.stop() == 0
+    github.succeeded_never_beyond_the_store(poller)
