@@ -13,6 +13,7 @@ from types import FrameType
 from typing import Any, Protocol
 
 from app.usecases.poll import CycleSummary, PollCycle
+from app.usecases.trouble import Trouble
 from domain.events import Event, Level
 from domain.ports import ClockPort, EventSink, StateStore
 
@@ -22,9 +23,14 @@ _ACQUIRE_TRIES, _ACQUIRE_PAUSE = 3, 0.02
 
 
 class Lock(Protocol):
-    def acquire(self, info: dict[str, Any]) -> None: ...
+    def acquire(self, info: dict[str, Any]) -> None:
+        """Raises when another poller holds it; `OSError` when the lock file cannot be opened or
+        written (a read-only or full state folder): no other poller is implied."""
 
     def release(self) -> None: ...
+
+    def note(self, info: dict[str, Any]) -> None:
+        """Replace what the lock says about its holder (`status` reads it); never fails."""
 
 
 class Blocked(Exception):
@@ -65,13 +71,18 @@ class Daemon:
 
     def run(self, *, once: bool = False) -> int:
         started = self.clock.now().isoformat()
+        info = {"pid": os.getpid(), "started": started, "version": self.version}
         try:
-            self._acquire({"pid": os.getpid(), "started": started, "version": self.version})
+            self._acquire(info)
+        except OSError as error:
+            cause = f"cannot take the poller lock: {error}"
+            self.events.emit(Event.POLLER_FAILED, level=Level.ERROR, pid=os.getpid(), cause=cause)
+            raise
         except Exception as error:
             self.events.emit(Event.POLLER_BLOCKED, level=Level.ERROR, cause=str(error))
             raise Blocked(str(error)) from error
         try:
-            self._loop(once=once, started=started)
+            self._loop(once=once, started=started, trouble=Trouble(self.events, self.lock, self.report, info))
         except Exception as error:
             cause = f"{type(error).__name__}: {error}"
             self.events.emit(Event.POLLER_FAILED, level=Level.ERROR, pid=os.getpid(), cause=cause)
@@ -80,7 +91,7 @@ class Daemon:
             self.lock.release()
         return 0
 
-    def _loop(self, *, once: bool, started: str) -> None:
+    def _loop(self, *, once: bool, started: str, trouble: Trouble) -> None:
         self.events.emit(Event.POLLER_STARTED, pid=os.getpid(), once=once, version=self.version)
         if not once:
             self.report(
@@ -88,15 +99,30 @@ class Daemon:
                 "SIGTERM or Ctrl-C stops after the item in hand"
             )
         while not self._stop.is_set():
-            summary = self.last = self.cycle.run()
-            self._heartbeat(summary, started)
-            took = ((summary.finished_at or summary.started_at) - summary.started_at).total_seconds()
-            self.report(f"cycle took {took:.2f}s: {summary.line()}")
+            pause = self._cycle(started, trouble, once=once)
             if once:
                 break
             # the interval is counted after each cycle, so a slow cycle never overlaps the next
-            self._wait(max(self.interval_seconds, summary.min_interval_seconds))
+            self._wait(pause)
         self.events.emit(Event.POLLER_STOPPED, pid=os.getpid(), once=once)
+
+    def _cycle(self, started: str, trouble: Trouble, *, once: bool) -> float:
+        """One cycle and its heartbeat; the pause that follows. A failed one is said and survived
+        (the next may find the disk freed, the lock released); `poll --once` exits 1 on it."""
+        pause = self.interval_seconds
+        try:
+            summary = self.last = self.cycle.run()
+            pause = max(self.interval_seconds, summary.min_interval_seconds)
+            self._heartbeat(summary, started)
+        except Exception as error:
+            if once:
+                raise
+            trouble.failed(error, at=self.clock.now(), pause=pause)
+            return pause
+        trouble.cleared()
+        took = ((summary.finished_at or summary.started_at) - summary.started_at).total_seconds()
+        self.report(f"cycle took {took:.2f}s: {summary.line()}")
+        return pause
 
     def _acquire(self, info: dict[str, Any]) -> None:
         for _ in range(_ACQUIRE_TRIES - 1):

@@ -72,7 +72,7 @@ class PollCycle:
         self._closer = closer
         self._config = config
         self._watches = watches(config.sources)
-        self._backoff: dict[RepoRef, float] = {}
+        self._backoff: dict[RepoRef, float] = {}  # until when, on the clock that never jumps
         self._cycles = 0
         self.stopping: Callable[[], bool] = lambda: False
 
@@ -102,13 +102,15 @@ class PollCycle:
 
     def _poll(self, watch: Watch, sessions: list[SessionRecord], summary: CycleSummary) -> None:
         tracker = self._trackers[watch.provider]
-        if self._backoff.get(watch.repo, 0.0) > self._clock.now().timestamp():
+        if self._backoff.get(watch.repo, 0.0) > self._clock.monotonic():
             return
         try:
             listed = self._listed(tracker, watch)
             batch = tracker.new_comments(watch.repo, self._store.cursor(watch.repo))
         except RateLimited as limited:
-            self._backoff[watch.repo] = limited.until_epoch
+            # a wait, counted from now: setting the wall clock back must not make it an hour longer
+            wait = limited.until_epoch - self._clock.now().timestamp()
+            self._backoff[watch.repo] = self._clock.monotonic() + max(0.0, wait)
             self._events.emit(
                 Event.POLL_BACKOFF,
                 level=Level.WARNING,

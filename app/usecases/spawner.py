@@ -184,6 +184,7 @@ class Spawner:
             spawn_id=spawn_id,
             pane_id="",
             spawned_at=self._clock.now(),
+            spawned_monotonic=self._clock.monotonic(),
             status=SessionStatus.ACTIVE,
             closed_by=None,
         )
