@@ -37,6 +37,8 @@ import sys
 import termios
 import time
 import tty
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 START, END, SUBMIT = b"\x1b[200~", b"\x1b[201~", b"\r"
@@ -141,12 +143,13 @@ class Parser:
     def _outside(self, data: bytes) -> None:
         for index, chunk in enumerate(data.split(SUBMIT)):
             if index:
-                self.record("submit")
-                self.submits += 1
-                if self.receipts is not None and self.pasted:
-                    prompt = text(b"".join(self.pasted)).replace("\r", "\n")  # a pasted newline is CR
-                    self.receipts("UserPromptSubmit", prompt=prompt)
-                    self.pasted.clear()
+                with whole():
+                    if self.receipts is not None and self.pasted:
+                        prompt = text(b"".join(self.pasted)).replace("\r", "\n")  # a pasted newline is CR
+                        self.receipts("UserPromptSubmit", prompt=prompt)
+                        self.pasted.clear()
+                    self.record("submit")
+                    self.submits += 1
             if chunk:
                 self.record("typed", text=text(chunk))
 
@@ -182,6 +185,20 @@ def tmux_server() -> int | None:
     """$TMUX is `socket,server pid,session`."""
     parts = os.environ.get("TMUX", "").split(",")
     return int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
+
+
+@contextmanager
+def whole() -> Iterator[None]:
+    """Confirming a prompt and recording it are one step: a SIGTERM or SIGHUP (its tmux server
+    gone) waits until both are written. The receipt goes first, so whoever acts on the record line
+    (a SIGKILL aimed at it) finds the receipt written; only a SIGKILL between the two can still
+    leave a receipt without its line."""
+    ending = {signal.SIGTERM, signal.SIGHUP}
+    signal.pthread_sigmask(signal.SIG_BLOCK, ending)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, ending)
 
 
 def on_signal(record: Recorder) -> None:
@@ -254,10 +271,11 @@ def listen(
     os.write(1, b"\x1b[?2004hharness_sim listening\r\n")
     if isinstance(record, Echo) and record.prompt is not None:
         record.show(record.prompt)
-    record("ready")
-    receipts("SessionStart", source="resume" if resumed else "startup")
-    if prompt:
-        receipts("UserPromptSubmit", prompt=prompt)
+    with whole():
+        receipts("SessionStart", source="resume" if resumed else "startup")
+        if prompt:
+            receipts("UserPromptSubmit", prompt=prompt)
+        record("ready")
     stream = Parser(record, receipts)
     while True:
         data = os.read(0, 65536)
