@@ -13,7 +13,7 @@ from app.usecases.subjects import Subject
 from app.usecases.watch import HarnessWatch, Verdict
 from domain.events import Event, Level
 from domain.ledger import DeliveryState, Ledger, Resolution
-from domain.model import Reaction, SessionRecord, SessionStatus, WorkItem
+from domain.model import HarnessSpec, Reaction, SessionRecord, SessionStatus, WorkItem
 from domain.notice import blocked_notice
 from domain.policy import Outcome
 from domain.ports import ClockPort, EventSink, ReceiptPort, StateStore
@@ -93,6 +93,8 @@ class Delivery:
         earlier = subject.attempts(ledger) and harness.receipts is not ReceiptMode.NONE
         if earlier and self._receipts.find(item.ref, run.job.receipt):
             return self._confirmed(run, "receipt-on-retry")
+        if self._went_in_before(run, harness):
+            return self._confirmed(run, "alive-on-retry")
         if self._spent(run):
             result = Result(
                 Outcome.RETRY, "every attempt was spent without an outcome (the daemon stopped mid-delivery)"
@@ -109,6 +111,18 @@ class Delivery:
         if result.outcome in {Outcome.SKIPPED_OCCUPIED, Outcome.NO_SESSION}:
             return self._skipped(run, result.outcome)
         return self._failed(run, result.reason, result.outcome.value, screen=result.screen)
+
+    def _went_in_before(self, run: _Run, harness: HarnessSpec) -> bool:
+        """Without receipts, the ledger's word that the prompt went in (a crash cut the wait for
+        its confirmation) is confirmed as any paste is, by the harness still running: pasting it
+        again would give it twice. A harness gone since gets it again."""
+        pending = run.ledger.pending_entry(run.subject.key)
+        if harness.receipts is not ReceiptMode.NONE or run.record is None or pending is None:
+            return False
+        if pending.state is not DeliveryState.PASTED:
+            return False
+        watched = self._watch.wait_confirmed(run.record, harness, run.job.receipt, spawned=False)
+        return watched.verdict is Verdict.YES
 
     def _spend(self, run: _Run) -> None:
         """The attempt is spent, and saved, before it is made: a crash mid-delivery still counts."""
