@@ -208,13 +208,13 @@ class Delivery:
     def _skipped(self, run: _Run, outcome: Outcome) -> Step:
         now = self._clock.now()
         attempts = run.subject.attempts(run.ledger)
+        if outcome is Outcome.SKIPPED_OCCUPIED:
+            self._notify(run, NOT_CLEARABLE, attempts)  # before the ledger's write: see _failed
         run.ledger = run.subject.settled(run.ledger, Resolution.SKIPPED, at=now, version="", reason=outcome.value)
         self._save(run)
         if outcome is Outcome.NO_SESSION:
             self._events.emit(Event.DISPATCH_DROPPED, level=Level.WARNING, reason="no-session", **run.fields())
         self._react(run, Reaction.FAILED)
-        if outcome is Outcome.SKIPPED_OCCUPIED:
-            self._notify(run, NOT_CLEARABLE, attempts)
         run.summary.add(skipped=1)
         return run.ledger, run.record, True
 
@@ -233,6 +233,12 @@ class Delivery:
         self._react(run, Reaction.FAILED)
         attempts = run.subject.attempts(run.ledger)
         if spent:
+            # the notice goes before the ledger's write: a kill between the two posts it again next
+            # run, where the other order would leave the comment resolved and no one told
+            self._events.emit(
+                Event.POLL_COMMENT_FAILED, level=Level.ERROR, attempts=attempts, will_retry=False, **run.fields()
+            )
+            self._notify(run, f"{attempts} delivery attempts failed", attempts)
             run.ledger = run.subject.settled(
                 run.ledger, Resolution.ABANDONED, at=self._clock.now(), version=self._config.version, reason=outcome
             )
@@ -240,10 +246,6 @@ class Delivery:
             run.ledger = run.subject.mark(run.ledger, DeliveryState.FAILED)
         self._save(run)
         if spent:
-            self._events.emit(
-                Event.POLL_COMMENT_FAILED, level=Level.ERROR, attempts=attempts, will_retry=False, **run.fields()
-            )
-            self._notify(run, f"{attempts} delivery attempts failed", attempts)
             run.summary.add(abandoned=1)
         else:
             run.summary.add(failed=1)
