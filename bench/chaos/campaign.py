@@ -95,9 +95,13 @@ class Campaign:
 
     def step(self, aim: Aim) -> None:
         world, rng = self.world, self.rng
-        if aim in {Aim.SERVER, Aim.HARNESS}:
+        if aim is Aim.SERVER:
             time.sleep(rng.uniform(0, 2))
-            self.kill_server() if aim is Aim.SERVER else self.kill_harness()
+            self.kill_server()
+            return
+        if aim is Aim.HARNESS:
+            time.sleep(rng.uniform(0, 2))
+            self.kill_harness()
             return
         hit = self.moment(aim)
         self.aims[f"{aim.value}: {'hit' if hit else 'missed'}"] += 1

@@ -37,12 +37,6 @@ class World:
     killed_servers: set[int] = field(default_factory=set)  # tmux servers it SIGKILLed: their harnesses went too
     exits: list[str] = field(default_factory=list)  # pollers that ended by themselves: how
 
-    def note(self, what: str, pid: int) -> None:
-        """The campaign's own kills, timed like the event log, for reading a run afterwards."""
-        line = {"ts": SystemClock().now().isoformat(), "kill": what, "pid": pid}
-        with (self.root / "kills.jsonl").open("a", encoding="utf-8") as file:
-            file.write(json.dumps(line) + "\n")
-
     def __post_init__(self) -> None:
         for folder in ("tmux", "tmp", "work"):
             (self.root / folder).mkdir(parents=True, exist_ok=True)
@@ -64,6 +58,12 @@ class World:
         env = {k: v for k, v in os.environ.items() if not k.upper().startswith("THE_LOOP_") and k != "TMUX"}
         path = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
         return {**env, "PYTHONPATH": path, "TMUX_TMPDIR": str(self.root / "tmux"), "TMPDIR": str(self.root / "tmp")}
+
+    def note(self, what: str, pid: int) -> None:
+        """The campaign's own kills, timed like the event log, for reading a run afterwards."""
+        line = {"ts": SystemClock().now().isoformat(), "kill": what, "pid": pid}
+        with (self.root / "kills.jsonl").open("a", encoding="utf-8") as file:
+            file.write(json.dumps(line) + "\n")
 
     # --- the poller -----------------------------------------------------------------------
 
@@ -122,10 +122,11 @@ class World:
         return [run for run in self.runs() if running(run.pid, self.record)]
 
     def kill_harness(self, rng: random.Random, cwd: str | None = None) -> HarnessRun | None:
+        pick = rng.random()  # drawn whatever runs now: a seed replays the same draws
         live = [run for run in self.running_harnesses() if cwd is None or run.cwd == cwd]
         if not live:
             return None
-        victim = rng.choice(live)
+        victim = live[int(pick * len(live))]
         self.kill_pid(victim.pid)
         return victim
 
