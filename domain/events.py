@@ -36,7 +36,8 @@ class Event(enum.Enum):
     DISPATCH_CONFIRMED = (
         "dispatch.confirmed",
         "The harness confirmed a delivery: `confirmed_by` is `receipt` (a receipt names it), `alive` (a harness "
-        "without receipts still ran `confirmSeconds` later) or `receipt-on-retry` (found before pasting again).",
+        "without receipts still ran `confirmSeconds` later), `receipt-on-retry` (found before pasting again) or "
+        "`alive-on-retry` (without receipts: pasted before the daemon stopped, and the harness still runs).",
     )
     DISPATCH_UNCONFIRMED = (
         "dispatch.unconfirmed",

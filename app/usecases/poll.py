@@ -106,7 +106,8 @@ class PollCycle:
             return
         try:
             listed = self._listed(tracker, watch)
-            batch = tracker.new_comments(watch.repo, self._store.cursor(watch.repo))
+            cursor = self._store.cursor(watch.repo)
+            batch = tracker.new_comments(watch.repo, cursor)
         except RateLimited as limited:
             # a wait, counted from now: setting the wall clock back must not make it an hour longer
             wait = limited.until_epoch - self._clock.now().timestamp()
@@ -124,6 +125,10 @@ class PollCycle:
             self._events.emit(Event.POLL_SOURCE_FAILED, level=Level.ERROR, repo=str(watch.repo), cause=str(error))
             return
         summary.min_interval_seconds = max(summary.min_interval_seconds, tracker.min_interval_seconds(watch.repo))
+        if cursor is None:
+            # the stream starts here: kept at once, or a first cycle cut short would start it anew later
+            # and the comments written in between would never be read
+            self._store.save_cursor(watch.repo, batch.cursor)
         self._close_departed(tracker, watch, sessions, listed, summary)
         # what was read is kept before the cursor moves past it, in one transaction: a crash, a
         # stop or a failing item loses nothing and pins nothing (the worker takes it from the inbox)

@@ -16,6 +16,7 @@ from domain.events import Event, Level
 from domain.model import HarnessSpec, Probe, SessionRecord, SessionState, SessionStatus, SpawnRequest, WorkItem
 from domain.policy import Clear, Outcome, clear_decision, cleared, remedy
 from domain.ports import ClockPort, EventSink, ReceiptPort, StateStore, TmuxPort, TrustPort
+from domain.receipts import confirms
 
 RECENT_DELIVERIES = 20
 
@@ -219,11 +220,16 @@ class Spawner:
         return self._spawned(record, job, resumed=False, first=first)
 
     def _judge_resume(self, record: SessionRecord, job: Dispatch, harness: HarnessSpec) -> Result:
-        """A resume counts only once the harness says it is ready; else a fresh conversation, within
-        the same attempt (the resumed pane, if it still runs, is ended first: it is ours)."""
+        """A resume counts once the harness says it is ready, or took the prompt (it may die right
+        after); else a fresh conversation, within the same attempt (the resumed pane, if it still
+        runs, is ended first: it is ours)."""
         watched = self._watch.wait_ready(record, harness)
         if watched.verdict in {Verdict.YES, Verdict.BLOCKED}:  # running: a dialog is not a failed resume
             return self._spawned(record, job, resumed=True, first=False, ready=watched.verdict is Verdict.YES)
+        if confirms(self._watch.receipts(record), job.receipt):
+            # it took the prompt, then died: its conversation holds it and is resumed next time; a
+            # fresh conversation would get the prompt a second time
+            return self._spawned(record, job, resumed=True, first=False, ready=True)
         if watched.screen:
             self._emit(
                 Event.SESSION_NOT_READY, record, level=Level.WARNING, reason=watched.reason, screen=watched.screen
