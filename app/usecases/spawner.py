@@ -177,7 +177,7 @@ class Spawner:
 
     def _start(self, record: SessionRecord, job: Dispatch, *, resume: bool, first: bool, window: bool) -> Result:
         harness = self.harness(record.harness)
-        spawn_id = uuid.uuid4().hex
+        spawn_id, previous = uuid.uuid4().hex, record.spawn_id
         cwd = record.cwd
         record = replace(
             record,
@@ -214,7 +214,9 @@ class Spawner:
             raise _Duplicate(record) from error
         except (TmuxFailed, TmuxUnanswered, ValueError) as error:
             return self._failed(record, job, f"spawn failed: {error}")
-        self._receipts.forget(record.item, keep=(spawn_id,))
+        # the spawn before keeps its receipts: a comment pasted there and not yet recorded (a crash)
+        # is still found confirmed before anything pastes it again
+        self._receipts.forget(record.item, keep=(spawn_id, previous))
         if resume:
             return self._judge_resume(record, job, harness)
         return self._spawned(record, job, resumed=False, first=first)
