@@ -82,13 +82,34 @@ _AFTER: dict[ReceiptKind, HarnessState] = {
 
 
 def harness_state(receipts: Iterable[Receipt]) -> HarnessState:
-    """The state the receipts of one spawn leave the harness in (its pane is judged elsewhere)."""
+    """The state the receipts of one spawn leave the harness in (its pane is judged elsewhere).
+    A dialog is left by the next receipt that is not about waiting: a tool ran (it was allowed),
+    a prompt came (someone typed into the session), the turn ended, or the harness restarted. A
+    dialog declined in Claude Code writes no receipt at all: it stays blocked until the next one."""
     state = HarnessState.STARTING
     for receipt in receipts:
-        if receipt.kind is ReceiptKind.IDLE and state is HarnessState.BLOCKED:
-            continue  # Claude Code also says "idle" while its permission dialog waits
-        state = _AFTER[receipt.kind]
+        state = _after(state, receipt)
     return state
+
+
+def open_dialog(receipts: Iterable[Receipt]) -> Receipt | None:
+    """The receipt that opened the dialog the harness waits on now; None when it waits on none.
+    Claude Code says it twice for one dialog (PermissionRequest at once, the permission_prompt
+    notification ~6 s later, while it is still open): both name the same dialog."""
+    state, opened = HarnessState.STARTING, None
+    for receipt in receipts:
+        state, was = _after(state, receipt), state
+        if state is not HarnessState.BLOCKED:
+            opened = None
+        elif was is not HarnessState.BLOCKED:
+            opened = receipt
+    return opened
+
+
+def _after(state: HarnessState, receipt: Receipt) -> HarnessState:
+    if receipt.kind in {ReceiptKind.IDLE, ReceiptKind.BLOCKED} and state is HarnessState.BLOCKED:
+        return state  # Claude Code also says "idle", or asks again, while its dialog waits
+    return _AFTER[receipt.kind]
 
 
 def delivery_tag(secret: str, delivery_id: str) -> str:

@@ -1,0 +1,49 @@
+"""Dialogs in the receipts (domain/receipts): what blocks a harness, what lets it go on, and which
+receipts name one dialog."""
+
+from __future__ import annotations
+
+import pytest
+
+from domain.receipts import HarnessState, Receipt, ReceiptKind, harness_state, open_dialog
+
+K = ReceiptKind
+
+
+def receipts(*kinds: ReceiptKind) -> list[Receipt]:
+    return [Receipt(kind, key=f"{n:03d}") for n, kind in enumerate(kinds)]
+
+
+@pytest.mark.parametrize(
+    ("kinds", "state"),
+    [
+        ((K.READY, K.PROMPT, K.BLOCKED), HarnessState.BLOCKED),  # PermissionRequest
+        ((K.READY, K.PROMPT, K.BLOCKED, K.BLOCKED), HarnessState.BLOCKED),  # its late notification
+        ((K.READY, K.PROMPT, K.BLOCKED, K.IDLE), HarnessState.BLOCKED),
+        ((K.READY, K.PROMPT, K.BLOCKED, K.WORKING), HarnessState.BUSY),  # allowed: PostToolUse
+        ((K.READY, K.PROMPT, K.BLOCKED, K.PROMPT), HarnessState.BUSY),  # declined, then typed into
+        ((K.READY, K.PROMPT, K.BLOCKED, K.TURN_ENDED), HarnessState.IDLE),
+        ((K.READY, K.PROMPT, K.BLOCKED, K.READY), HarnessState.READY),  # the harness restarted
+        ((K.READY, K.PROMPT, K.BLOCKED, K.ENDED), HarnessState.ENDED),
+    ],
+    ids=["asked", "asked-twice", "idle-while-asked", "allowed", "typed-into", "turn-ended", "restarted", "ended"],
+)
+def test_a_dialog_blocks_until_a_receipt_that_is_not_about_waiting(
+    kinds: tuple[ReceiptKind, ...], state: HarnessState
+) -> None:
+    assert harness_state(receipts(*kinds)) is state
+
+
+def test_one_dialog_said_twice_is_named_by_its_first_receipt() -> None:
+    said = receipts(K.READY, K.PROMPT, K.BLOCKED, K.IDLE, K.BLOCKED)
+    assert open_dialog(said) == said[2]
+
+
+def test_a_dialog_after_the_last_one_was_answered_is_another_dialog() -> None:
+    said = receipts(K.READY, K.PROMPT, K.BLOCKED, K.WORKING, K.BLOCKED)
+    assert open_dialog(said) == said[4]
+
+
+@pytest.mark.parametrize("last", [K.WORKING, K.PROMPT, K.TURN_ENDED, K.READY])
+def test_no_dialog_is_open_once_the_harness_went_on(last: ReceiptKind) -> None:
+    assert open_dialog(receipts(K.READY, K.PROMPT, K.BLOCKED, last)) is None
