@@ -16,11 +16,23 @@ from typing import Any
 from domain.receipts import Receipt, ReceiptKind
 
 SUFFIX = ".receipt"
-EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "StopFailure", "Notification", "SessionEnd")
+EVENTS = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PermissionRequest",
+    "PostToolUse",
+    "Stop",
+    "StopFailure",
+    "Notification",
+    "SessionEnd",
+)
+_TOOL_EVENTS = {"PermissionRequest", "PostToolUse"}  # matched per tool: "*" is every tool
 _BLOCKING = {"permission_prompt", "elicitation_dialog"}
 _KINDS = {
     "SessionStart": ReceiptKind.READY,
     "UserPromptSubmit": ReceiptKind.PROMPT,
+    # the dialog is open as this fires; the permission_prompt notification says so ~6 s later
+    "PermissionRequest": ReceiptKind.BLOCKED,
     "PostToolUse": ReceiptKind.WORKING,
     "Stop": ReceiptKind.TURN_ENDED,
     "StopFailure": ReceiptKind.TURN_FAILED,
@@ -38,7 +50,7 @@ def settings(folder: Path) -> dict[str, Any]:
     """Claude Code settings holding only the-loop's hooks."""
     entry = [{"hooks": [{"type": "command", "command": hook_command(folder)}]}]
     tool_entry = [{"matcher": "*", "hooks": [{"type": "command", "command": hook_command(folder)}]}]
-    return {"hooks": {event: tool_entry if event == "PostToolUse" else entry for event in EVENTS}}
+    return {"hooks": {event: tool_entry if event in _TOOL_EVENTS else entry for event in EVENTS}}
 
 
 def receipt_of(key: str, text: str) -> Receipt | None:

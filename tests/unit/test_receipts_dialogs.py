@@ -3,8 +3,11 @@ receipts name one dialog."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from adapters.receipts.hooks import receipt_of, settings
 from domain.receipts import HarnessState, Receipt, ReceiptKind, harness_state, open_dialog
 
 K = ReceiptKind
@@ -47,3 +50,10 @@ def test_a_dialog_after_the_last_one_was_answered_is_another_dialog() -> None:
 @pytest.mark.parametrize("last", [K.WORKING, K.PROMPT, K.TURN_ENDED, K.READY])
 def test_no_dialog_is_open_once_the_harness_went_on(last: ReceiptKind) -> None:
     assert open_dialog(receipts(K.READY, K.PROMPT, K.BLOCKED, last)) is None
+
+
+def test_claude_codes_permission_request_hook_is_a_blocked_receipt_and_the_loop_subscribes_it() -> None:
+    text = '{"hook_event_name": "PermissionRequest", "session_id": "s", "tool_name": "Bash"}'
+    receipt = receipt_of("1796100000000000000-1", text)
+    assert receipt is not None and receipt.kind is ReceiptKind.BLOCKED
+    assert "PermissionRequest" in settings(Path("/state/receipts/x/1"))["hooks"]
