@@ -41,9 +41,11 @@ _KINDS = {
 
 
 def hook_command(folder: Path) -> str:
-    """`date +%s%N` orders the files; `$$` keeps two hooks of one nanosecond apart."""
+    """`date +%s%N` orders the files; `$$` keeps two hooks of one nanosecond apart. It always exits
+    0: Claude Code reads a hook's exit status 2 as "block" (the prompt erased, the tool denied), and
+    sh exits 2 when it cannot create the file (the folder gone): a receipt lost, never a prompt."""
     where = shlex.quote(str(folder))
-    return f'umask 077; f={where}/"$(date +%s%N)-$$"; cat > "$f.part" && mv -f "$f.part" "$f{SUFFIX}"'
+    return f'umask 077; f={where}/"$(date +%s%N)-$$"; cat > "$f.part" && mv -f "$f.part" "$f{SUFFIX}"; exit 0'
 
 
 def settings(folder: Path) -> dict[str, Any]:

@@ -3,6 +3,7 @@ permission dialog, asked, allowed and declined — real binary, real tmux, offli
 
 from __future__ import annotations
 
+import shutil
 import time
 import uuid
 from pathlib import Path
@@ -96,3 +97,15 @@ def test_a_declined_permission_dialog_writes_no_receipt_so_the_harness_stays_blo
     assert blocked.state() in {HarnessState.BUSY, HarnessState.IDLE}
     asked = lambda: [t for r in anthropic.requests(Kind.TURN) for t in r.user_texts()]  # noqa: E731
     wait_for(lambda: "do something else" in asked(), what="the prompt at the model")
+
+
+def test_a_hook_whose_receipt_folder_is_gone_never_blocks_a_prompt(
+    claude: ClaudeRig, anthropic: AnthropicStandIn, tmp_path: Path
+) -> None:
+    spawn = Spawn(claude, FileReceipts(tmp_path / "receipts"), prompt="hello")
+    spawn.wait(ReceiptKind.TURN_ENDED)
+    shutil.rmtree(spawn.receipts.folder(ITEM, spawn.spawn))  # the state root moved, or was cleaned
+    claude.paste(spawn.session, "after the folder went")
+    asked = lambda: [t for r in anthropic.requests(Kind.TURN) for t in r.user_texts()]  # noqa: E731
+    wait_for(lambda: "after the folder went" in asked(), what="the prompt at the model")
+    assert "blocked by hook" not in claude.tmux.screen(spawn.session)
