@@ -19,6 +19,7 @@ SUFFIX = ".receipt"
 EVENTS = (
     "SessionStart",
     "UserPromptSubmit",
+    "PreToolUse",
     "PermissionRequest",
     "PostToolUse",
     "Stop",
@@ -26,11 +27,14 @@ EVENTS = (
     "Notification",
     "SessionEnd",
 )
-_TOOL_EVENTS = {"PermissionRequest", "PostToolUse"}  # matched per tool: "*" is every tool
+_TOOL_EVENTS = {"PreToolUse", "PermissionRequest", "PostToolUse"}  # matched per tool: "*" is every tool
 _BLOCKING = {"permission_prompt", "elicitation_dialog"}
 _KINDS = {
     "SessionStart": ReceiptKind.READY,
     "UserPromptSubmit": ReceiptKind.PROMPT,
+    # before any permission check: Claude Code may draw its dialog before PermissionRequest's
+    # receipt is written, never before PreToolUse's (docs/claude-code.md)
+    "PreToolUse": ReceiptKind.TOOL,
     # the dialog is open as this fires; the permission_prompt notification says so ~6 s later
     "PermissionRequest": ReceiptKind.BLOCKED,
     "PostToolUse": ReceiptKind.WORKING,

@@ -9,7 +9,15 @@ from datetime import datetime, timedelta
 
 from domain.model import HarnessSpec, Probe, SessionRecord, SessionState
 from domain.ports import ClockPort, ReceiptPort, TmuxPort
-from domain.receipts import HarnessState, Receipt, ReceiptKind, ReceiptMode, confirms, harness_state
+from domain.receipts import (
+    TOOL_GRACE_SECONDS,
+    HarnessState,
+    Receipt,
+    ReceiptKind,
+    ReceiptMode,
+    confirms,
+    harness_state,
+)
 
 POLL_SECONDS = 0.2
 
@@ -47,7 +55,7 @@ class HarnessWatch:
         if harness.receipts is ReceiptMode.NONE:
             young = self._elapsed(record) < harness.ready_seconds
             return HarnessState.STARTING if young else HarnessState.READY
-        return harness_state(self.receipts(record))
+        return harness_state(self.receipts(record), now=self._clock.now())
 
     def running(self, record: SessionRecord) -> bool:
         """Its harness pane runs (or tmux did not answer: never read as gone)."""
@@ -55,8 +63,11 @@ class HarnessWatch:
 
     def wait_ready(self, record: SessionRecord, harness: HarnessSpec) -> Watched:
         """Until the harness says it is ready (without receipts: is still alive `readySeconds`
-        after its spawn), says it is blocked, dies, or `readySeconds` after its spawn pass."""
-        deadline = self._since(record) + timedelta(seconds=harness.ready_seconds)
+        after its spawn), says it is blocked, dies, or `readySeconds` after its spawn pass — and
+        never less than a tool's grace from now: a harness about to run a tool is ready or blocked
+        within it."""
+        grace = self._clock.now() + timedelta(seconds=TOOL_GRACE_SECONDS)
+        deadline = max(self._since(record) + timedelta(seconds=harness.ready_seconds), grace)
         while True:
             probe = self._probe(record)
             state = self.state(record, harness, probe)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from adapters.clock import SystemClock
 from adapters.receipts.files import FileReceipts
 from domain.model import SpawnRequest
 from domain.receipts import HarnessState, ReceiptKind, ReceiptMode, harness_state
@@ -61,6 +62,19 @@ def blocked(claude: ClaudeRig, anthropic: AnthropicStandIn, tmp_path: Path) -> S
     wait_for(lambda: PERMISSION_QUESTION in claude.tmux.screen(spawn.session), what="the dialog on screen")
     time.sleep(DIALOG_SETTLE)
     return spawn
+
+
+def test_the_loops_receipts_never_accept_a_paste_once_a_permission_dialog_is_drawn(
+    claude: ClaudeRig, anthropic: AnthropicStandIn, tmp_path: Path
+) -> None:
+    """Claude may draw the dialog before PermissionRequest's receipt exists; PreToolUse's is there."""
+    anthropic.script(UseTool(), Say("tool done"))
+    spawn = Spawn(claude, FileReceipts(tmp_path / "receipts"), "--permission-mode", "default", prompt="make x")
+    wait_for(lambda: PERMISSION_QUESTION in claude.tmux.screen(spawn.session), timeout=30, what="the dialog")
+    now = SystemClock().now()  # the first moment this test saw the dialog, as the-loop's clock reads it
+    state = harness_state(spawn.receipts.read(ITEM, spawn.spawn), now=now)
+    assert state in {HarnessState.TOOL, HarnessState.BLOCKED}
+    assert not state.accepts_prompts
 
 
 def test_the_loops_hooks_say_blocked_as_a_permission_dialog_opens_not_6_s_later(blocked: Spawn) -> None:

@@ -5,7 +5,7 @@ permission_prompt notification)."""
 from __future__ import annotations
 
 from domain.ledger import Resolution
-from domain.receipts import ReceiptKind
+from domain.receipts import TOOL_GRACE_SECONDS, ReceiptKind
 from tests.fakes.receipts import FakeReceipts
 from tests.service.world import World
 
@@ -59,3 +59,34 @@ def test_a_second_dialog_after_the_first_was_answered_is_a_new_notice() -> None:
     world.cycle()
 
     assert len(world.tracker.posted) == 2
+
+
+def test_a_comment_as_a_tool_starts_waits_out_the_grace_then_goes_in_when_no_dialog_opened() -> None:
+    world = World()
+    ref = world.watched()
+    spawn = world.record(ref).spawn_id
+    comment = world.comment(ref)
+    _receipts(world).plant(spawn, ReceiptKind.TOOL)  # PreToolUse, this instant
+
+    world.cycle()
+
+    assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
+    pasted = [r for r in world.receipts.read(ref, spawn) if r.kind is ReceiptKind.PROMPT][-1]
+    tool = next(r for r in world.receipts.read(ref, spawn) if r.kind is ReceiptKind.TOOL)
+    assert pasted.at is not None and tool.at is not None
+    assert (pasted.at - tool.at).total_seconds() >= TOOL_GRACE_SECONDS
+
+
+def test_a_comment_as_a_tool_starts_that_then_asks_for_permission_is_never_pasted() -> None:
+    world = World()
+    ref = world.watched()
+    spawn = world.record(ref).spawn_id
+    comment = world.comment(ref)
+    _receipts(world).plant(spawn, ReceiptKind.TOOL)
+    _receipts(world).plant(spawn, ReceiptKind.BLOCKED, after=0.5)  # its dialog, 0.5 s later
+
+    world.cycle()
+
+    assert world.ledger(ref).attempts(comment.id) == 0
+    assert [r.kind for r in world.receipts.read(ref, spawn)].count(ReceiptKind.PROMPT) == 1  # the spawn's only
+    assert len(world.events.named("session.blocked")) == 1

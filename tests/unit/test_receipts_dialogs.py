@@ -3,12 +3,21 @@ receipts name one dialog."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from adapters.receipts.hooks import receipt_of, settings
-from domain.receipts import HarnessState, Receipt, ReceiptKind, harness_state, open_dialog
+from domain.policy import Ready, readiness
+from domain.receipts import (
+    TOOL_GRACE_SECONDS,
+    HarnessState,
+    Receipt,
+    ReceiptKind,
+    harness_state,
+    open_dialog,
+)
 
 K = ReceiptKind
 
@@ -57,3 +66,22 @@ def test_claude_codes_permission_request_hook_is_a_blocked_receipt_and_the_loop_
     receipt = receipt_of("1796100000000000000-1", text)
     assert receipt is not None and receipt.kind is ReceiptKind.BLOCKED
     assert "PermissionRequest" in settings(Path("/state/receipts/x/1"))["hooks"]
+
+
+def test_a_tool_about_to_run_holds_pastes_for_its_grace_then_the_harness_is_busy() -> None:
+    at = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+    said = [Receipt(K.READY, "1", at=at), Receipt(K.PROMPT, "2", at=at), Receipt(K.TOOL, "3", at=at)]
+    assert harness_state(said, now=at + timedelta(seconds=TOOL_GRACE_SECONDS - 0.1)) is HarnessState.TOOL
+    assert harness_state(said, now=at + timedelta(seconds=TOOL_GRACE_SECONDS)) is HarnessState.BUSY
+    assert harness_state(said) is HarnessState.BUSY  # read without a clock (sessions list): busy
+    assert readiness(HarnessState.TOOL).choice is Ready.WAIT
+
+
+def test_a_tool_that_asks_first_blocks() -> None:
+    assert harness_state(receipts(K.READY, K.PROMPT, K.TOOL, K.BLOCKED)) is HarnessState.BLOCKED
+
+
+def test_claude_codes_pre_tool_use_hook_is_a_tool_receipt_and_the_loop_subscribes_it() -> None:
+    receipt = receipt_of("1796100000000000000-1", '{"hook_event_name": "PreToolUse", "tool_name": "Bash"}')
+    assert receipt is not None and receipt.kind is ReceiptKind.TOOL
+    assert "PreToolUse" in settings(Path("/state/receipts/x/1"))["hooks"]
