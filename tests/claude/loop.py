@@ -18,6 +18,7 @@ from adapters.claude.trust import ClaudeTrust
 from adapters.clock import SystemClock
 from adapters.receipts.files import FileReceipts
 from adapters.receipts.hooks import SUFFIX
+from adapters.tmux.adapter import ShTmux
 from app.config.settings import Settings
 from domain.events import Event, Level
 from domain.model import HarnessSpec
@@ -77,10 +78,10 @@ class ClaudeLoop:
         """Outside the rig's trusted root: Claude has never been told to trust any folder in it."""
         return self.base / "work"
 
-    def world(self, spec: HarnessSpec | None = None, **options: Any) -> World:
+    def world(self, spec: HarnessSpec | None = None, *, tmux: ShTmux | None = None, **options: Any) -> World:
         spec = spec or claude_spec(self.rig.binary)
         return World(
-            tmux=self.rig.adapter(),  # type: ignore[arg-type]
+            tmux=tmux or self.rig.adapter(),  # type: ignore[arg-type]
             harness=spec.name,
             harnesses={spec.name: spec},
             clock=WallClock(),
