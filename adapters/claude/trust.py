@@ -51,6 +51,8 @@ class ClaudeTrust(TrustPort):
         self._sleep = sleep
 
     def trust(self, directory: str) -> bool:
+        # Claude Code looks its working directory up as the kernel gives it: symlinks resolved
+        directory = os.path.realpath(directory)
         if not self._record(directory):
             return False
         for _ in range(ROUNDS):
