@@ -105,7 +105,7 @@ class ClaudeLoop:
         def found() -> Hook | None:
             return next((h for h in self.hooks(world, ref) if h["hook_event_name"] == event and where(h)), None)
 
-        return wait_for(found, what=f"a {event} hook", **wait)  # type: ignore[no-any-return]
+        return wait_for(found, what=f"a {event} hook", **{"timeout": 30.0, **wait})  # type: ignore[no-any-return]
 
     def screen(self, world: World, ref: WorkItemRef) -> str:
         return self.rig.tmux.run("capture-pane", "-p", "-t", world.record(ref).pane_id, check=False)

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.claude
 
 PERMISSION_QUESTION = "Do you want to proceed?"
 TRUST_QUESTION = "Is this a project you created or one you trust?"
-NOTIFICATION_LAG = 8.0  # Claude's permission_prompt notification comes ~6 s after the dialog
+NOTIFICATION_LAG = 20.0  # Claude's permission_prompt notification comes ~6 s after the dialog
 
 
 @pytest.fixture(scope="module")
@@ -172,7 +172,7 @@ def test_claude_waiting_on_a_permission_dialog_gets_no_paste_and_one_notice_then
     world = loop.world(claude_spec(loop.rig.binary, args=["--permission-mode", "default"]))
     ref = world.item(40)
     world.cycle()  # spawns; the spawn prompt's turn asks to run a tool
-    wait_for(lambda: PERMISSION_QUESTION in loop.screen(world, ref), what="the dialog on screen")
+    wait_for(lambda: PERMISSION_QUESTION in loop.screen(world, ref), timeout=30, what="the dialog on screen")
     comment = world.comment(ref, "a comment while the dialog waits")
 
     world.cycle()
