@@ -30,6 +30,7 @@ from tests.claude.rig import ClaudeRig, ClaudeTmux
 from tests.tmux_support import kinds, sim_argv
 
 # a prompt framed like the-loop's: several lines, so Claude wraps it as pasted content
+MARK = uuid.uuid4().hex  # the simulator's panes are marked as the-loop marks a harness's
 PROMPT = "Work item: github:o/r#1\nEvent: comment\nDelivery: poll-comment-{n}\n\n```\nplease look again\n```"
 
 
@@ -90,7 +91,8 @@ def sim_spawns(rig: ClaudeRig, folder: Path, count: int) -> list[float]:
         record = folder / f"spawn-{n}.jsonl"
         target = TmuxTarget(f"loop-sim-{uuid.uuid4().hex[:8]}")
         before = time.time_ns()
-        rig.adapter().spawn(SpawnRequest(target=target, argv=sim_argv(record), cwd=str(folder), prompt="hello"))
+        request = SpawnRequest(target=target, argv=sim_argv(record), cwd=str(folder), prompt="hello", mark=MARK)
+        rig.adapter().spawn(request)
         seconds.append((until(lambda record=record: "ready" in kinds(record)) - before) / 1e9)
         rig.tmux.run("kill-session", "-t", target.exact)
     return seconds
@@ -99,12 +101,13 @@ def sim_spawns(rig: ClaudeRig, folder: Path, count: int) -> list[float]:
 def sim_pastes(rig: ClaudeRig, folder: Path, count: int) -> list[float]:
     record = folder / "pastes.jsonl"
     target = TmuxTarget(f"loop-sim-{uuid.uuid4().hex[:8]}")
-    pane = rig.adapter().spawn(SpawnRequest(target=target, argv=sim_argv(record), cwd=str(folder), prompt="hello"))
+    request = SpawnRequest(target=target, argv=sim_argv(record), cwd=str(folder), prompt="hello", mark=MARK)
+    pane = rig.adapter().spawn(request)
     until(lambda: "ready" in kinds(record))
     seconds = []
     for n in range(count):
         before = time.time_ns()
-        rig.adapter().deliver(target, PROMPT.format(n=n), delivery_id=f"d{n}", pane=pane)
+        rig.adapter().deliver(target, PROMPT.format(n=n), delivery_id=f"d{n}", pane=pane, mark=MARK)
         seconds.append((until(lambda n=n: kinds(record).count("submit") > n) - before) / 1e9)
     rig.tmux.run("kill-session", "-t", target.exact)
     return seconds

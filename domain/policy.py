@@ -105,6 +105,8 @@ def readiness(state: HarnessState) -> Decision[Ready]:
         return Decision(Ready.GO, f"harness {state.value}")
     if state in {HarnessState.STARTING, HarnessState.UNKNOWN}:
         return Decision(Ready.WAIT, f"harness {state.value}")
+    if state is HarnessState.TOOL:
+        return Decision(Ready.WAIT, "harness is about to run a tool: a permission dialog may open")
     if state is HarnessState.BLOCKED:
         return Decision(Ready.BLOCKED, "harness waits for an answer to a dialog in its session")
     return Decision(Ready.GONE, f"harness {state.value}")

@@ -17,6 +17,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 TAG_LENGTH = 16  # hex digits of the HMAC: 64 bits, unguessable for a comment author
+# Claude Code may draw a permission dialog, taking keys, before its PermissionRequest hook has
+# written a receipt (seen 1 in 3 under load), but only after its PreToolUse hook has: a paste waits
+# this long after PreToolUse, when any dialog has said so (measured 0.1-0.6 s after it).
+TOOL_GRACE_SECONDS = 2.0
 
 
 class ReceiptMode(enum.Enum):
@@ -30,6 +34,7 @@ class ReceiptMode(enum.Enum):
 class ReceiptKind(enum.Enum):
     READY = "ready"  # the harness started (or resumed) a conversation and reads its input
     PROMPT = "prompt"  # a prompt reached the agent (submitted, or queued while it was busy)
+    TOOL = "tool"  # the agent is about to run a tool (it may ask for permission first)
     WORKING = "working"  # the agent went on with its turn (a tool ran)
     TURN_ENDED = "turn-ended"
     TURN_FAILED = "turn-failed"
@@ -57,6 +62,7 @@ class HarnessState(enum.Enum):
     STARTING = "starting"  # spawned, has not said it is ready
     READY = "ready"  # ready, no prompt yet
     BUSY = "busy"  # working on a prompt
+    TOOL = "tool"  # about to run a tool, a moment ago: a permission dialog may open any instant
     IDLE = "idle"  # its turn ended; waiting for input
     BLOCKED = "blocked"  # waiting on a dialog (a permission prompt)
     ENDED = "ended"  # said its conversation ended
@@ -72,6 +78,7 @@ class HarnessState(enum.Enum):
 _AFTER: dict[ReceiptKind, HarnessState] = {
     ReceiptKind.READY: HarnessState.READY,
     ReceiptKind.PROMPT: HarnessState.BUSY,
+    ReceiptKind.TOOL: HarnessState.TOOL,
     ReceiptKind.WORKING: HarnessState.BUSY,
     ReceiptKind.TURN_ENDED: HarnessState.IDLE,
     ReceiptKind.TURN_FAILED: HarnessState.IDLE,
@@ -81,14 +88,45 @@ _AFTER: dict[ReceiptKind, HarnessState] = {
 }
 
 
-def harness_state(receipts: Iterable[Receipt]) -> HarnessState:
-    """The state the receipts of one spawn leave the harness in (its pane is judged elsewhere)."""
-    state = HarnessState.STARTING
+def harness_state(receipts: Iterable[Receipt], *, now: datetime | None = None) -> HarnessState:
+    """The state the receipts of one spawn leave the harness in (its pane is judged elsewhere).
+    A dialog is left by the next receipt that is not about waiting: a tool ran (it was allowed),
+    a prompt came (someone typed into the session), the turn ended, or the harness restarted. A
+    dialog declined in Claude Code writes no receipt at all: it stays blocked until the next one.
+    A tool about to run is TOOL until `TOOL_GRACE_SECONDS` after it, as of `now`; then (or with
+    no `now`) BUSY."""
+    state, last = HarnessState.STARTING, None
     for receipt in receipts:
-        if receipt.kind is ReceiptKind.IDLE and state is HarnessState.BLOCKED:
-            continue  # Claude Code also says "idle" while its permission dialog waits
-        state = _AFTER[receipt.kind]
+        state, last = _after(state, receipt), receipt
+    if state is HarnessState.TOOL and not _within_grace(last, now):
+        return HarnessState.BUSY
     return state
+
+
+def open_dialog(receipts: Iterable[Receipt]) -> Receipt | None:
+    """The receipt that opened the dialog the harness waits on now; None when it waits on none.
+    Claude Code says it twice for one dialog (PermissionRequest at once, the permission_prompt
+    notification ~6 s later, while it is still open): both name the same dialog."""
+    state, opened = HarnessState.STARTING, None
+    for receipt in receipts:
+        state, was = _after(state, receipt), state
+        if state is not HarnessState.BLOCKED:
+            opened = None
+        elif was is not HarnessState.BLOCKED:
+            opened = receipt
+    return opened
+
+
+def _within_grace(receipt: Receipt | None, now: datetime | None) -> bool:
+    if receipt is None or receipt.at is None or now is None:
+        return False
+    return (now - receipt.at).total_seconds() < TOOL_GRACE_SECONDS
+
+
+def _after(state: HarnessState, receipt: Receipt) -> HarnessState:
+    if receipt.kind in {ReceiptKind.IDLE, ReceiptKind.BLOCKED} and state is HarnessState.BLOCKED:
+        return state  # Claude Code also says "idle", or asks again, while its dialog waits
+    return _AFTER[receipt.kind]
 
 
 def delivery_tag(secret: str, delivery_id: str) -> str:

@@ -13,7 +13,8 @@ import fcntl
 import json
 import os
 import tempfile
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,8 @@ from domain.errors import TrustError
 from domain.ports import TrustPort
 
 KEY = "hasTrustDialogAccepted"
+SETTLE_SECONDS = 1.0  # Claude Code's file watcher polls about once a second
+ROUNDS = 3
 
 
 def default_path(env: Mapping[str, str] | None = None) -> Path:
@@ -31,10 +34,37 @@ def default_path(env: Mapping[str, str] | None = None) -> Path:
 
 
 class ClaudeTrust(TrustPort):
-    def __init__(self, path: Path | None = None) -> None:
+    """A running Claude Code writes the copy of the file it holds, refreshed by a watcher: a change
+    made just before such a write is lost (seen for a trust written as another Claude started, 3 of
+    10 within 0.5 s of its start). So a new record is read back `settle_seconds` later and written
+    again when it is gone, a few times at most."""
+
+    def __init__(
+        self,
+        path: Path | None = None,
+        *,
+        settle_seconds: float = SETTLE_SECONDS,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self._path = path or default_path()
+        self._settle = settle_seconds
+        self._sleep = sleep
 
     def trust(self, directory: str) -> bool:
+        # Claude Code looks its working directory up as the kernel gives it: symlinks resolved
+        directory = os.path.realpath(directory)
+        if not self._record(directory):
+            return False
+        for _ in range(ROUNDS):
+            self._sleep(self._settle)
+            if not self._record(directory):
+                return True  # still there: every running Claude has read it by now
+        raise TrustError(
+            f"{self._path}: a running Claude Code wrote over projects[{directory!r}] {ROUNDS} times; not trusted"
+        )
+
+    def _record(self, directory: str) -> bool:
+        """Write the record unless it is there; whether it was written."""
         path = self._path.resolve()  # a symlinked dotfile stays a symlink: its target is replaced
         with _locked(path):
             config = _read(path)

@@ -16,11 +16,27 @@ from typing import Any
 from domain.receipts import Receipt, ReceiptKind
 
 SUFFIX = ".receipt"
-EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "StopFailure", "Notification", "SessionEnd")
+EVENTS = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PermissionRequest",
+    "PostToolUse",
+    "Stop",
+    "StopFailure",
+    "Notification",
+    "SessionEnd",
+)
+_TOOL_EVENTS = {"PreToolUse", "PermissionRequest", "PostToolUse"}  # matched per tool: "*" is every tool
 _BLOCKING = {"permission_prompt", "elicitation_dialog"}
 _KINDS = {
     "SessionStart": ReceiptKind.READY,
     "UserPromptSubmit": ReceiptKind.PROMPT,
+    # before any permission check: Claude Code may draw its dialog before PermissionRequest's
+    # receipt is written, never before PreToolUse's (docs/claude-code.md)
+    "PreToolUse": ReceiptKind.TOOL,
+    # the dialog is open as this fires; the permission_prompt notification says so ~6 s later
+    "PermissionRequest": ReceiptKind.BLOCKED,
     "PostToolUse": ReceiptKind.WORKING,
     "Stop": ReceiptKind.TURN_ENDED,
     "StopFailure": ReceiptKind.TURN_FAILED,
@@ -29,16 +45,18 @@ _KINDS = {
 
 
 def hook_command(folder: Path) -> str:
-    """`date +%s%N` orders the files; `$$` keeps two hooks of one nanosecond apart."""
+    """`date +%s%N` orders the files; `$$` keeps two hooks of one nanosecond apart. It always exits
+    0: Claude Code reads a hook's exit status 2 as "block" (the prompt erased, the tool denied), and
+    sh exits 2 when it cannot create the file (the folder gone): a receipt lost, never a prompt."""
     where = shlex.quote(str(folder))
-    return f'umask 077; f={where}/"$(date +%s%N)-$$"; cat > "$f.part" && mv -f "$f.part" "$f{SUFFIX}"'
+    return f'umask 077; f={where}/"$(date +%s%N)-$$"; cat > "$f.part" && mv -f "$f.part" "$f{SUFFIX}"; exit 0'
 
 
 def settings(folder: Path) -> dict[str, Any]:
     """Claude Code settings holding only the-loop's hooks."""
     entry = [{"hooks": [{"type": "command", "command": hook_command(folder)}]}]
     tool_entry = [{"matcher": "*", "hooks": [{"type": "command", "command": hook_command(folder)}]}]
-    return {"hooks": {event: tool_entry if event == "PostToolUse" else entry for event in EVENTS}}
+    return {"hooks": {event: tool_entry if event in _TOOL_EVENTS else entry for event in EVENTS}}
 
 
 def receipt_of(key: str, text: str) -> Receipt | None:

@@ -29,8 +29,9 @@ def add_sessions(commands: Commands) -> None:
         help_text="every session with its live tmux state",
         description="Every recorded session. STATE is what tmux says of the harness's own pane now: live, dead\n"
         "(the harness exited), absent (no such pane) or unknown (tmux did not answer). AGENT is what the\n"
-        "harness says of itself (its receipts): starting, ready, busy, idle, blocked (waiting on a dialog),\n"
-        "ended or dead; LAST RECEIPT is the last thing it said, and when.",
+        "harness says of itself (its receipts): starting, ready, busy, tool (about to run a tool, for 2 s:\n"
+        "it may ask first), idle, blocked (waiting on a dialog), ended or dead; LAST RECEIPT is the last\n"
+        "thing it said, and when.",
         handler=run_list,
     )
     listing.add_argument("--status", choices=[s.value for s in SessionStatus], help="only sessions with this status")

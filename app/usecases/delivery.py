@@ -19,7 +19,7 @@ from domain.model import HarnessSpec, Reaction, SessionRecord, SessionStatus, Wo
 from domain.notice import blocked_notice
 from domain.policy import Outcome
 from domain.ports import ClockPort, EventSink, ReceiptPort, StateStore, TrackerPort
-from domain.receipts import ReceiptKind, ReceiptMode
+from domain.receipts import ReceiptKind, ReceiptMode, open_dialog
 from domain.refs import WorkItemRef
 
 if TYPE_CHECKING:
@@ -230,7 +230,8 @@ class Delivery:
     def _blocked(self, run: _Run) -> Step:
         """No attempt, no budget: the comment waits, and the item hears once per dialog."""
         assert run.record is not None
-        dialog = next((r.key for r in reversed(self._watch.receipts(run.record)) if r.kind is ReceiptKind.BLOCKED), "")
+        opened = open_dialog(self._watch.receipts(run.record))
+        dialog = opened.key if opened else ""
         if dialog and run.record.blocked_notice != dialog:
             self._events.emit(Event.SESSION_BLOCKED, level=Level.WARNING, **run.fields())
             self._feedback.notify(run.item.ref, blocked_notice(run.item.ref), notice="blocked")

@@ -8,7 +8,15 @@ from dataclasses import dataclass
 
 from domain.model import HarnessSpec, Probe, SessionRecord, SessionState
 from domain.ports import ClockPort, ReceiptPort, TmuxPort
-from domain.receipts import HarnessState, Receipt, ReceiptKind, ReceiptMode, confirms, harness_state
+from domain.receipts import (
+    TOOL_GRACE_SECONDS,
+    HarnessState,
+    Receipt,
+    ReceiptKind,
+    ReceiptMode,
+    confirms,
+    harness_state,
+)
 
 POLL_SECONDS = 0.2
 
@@ -46,7 +54,7 @@ class HarnessWatch:
         if harness.receipts is ReceiptMode.NONE:
             young = self._elapsed(record) < harness.ready_seconds
             return HarnessState.STARTING if young else HarnessState.READY
-        return harness_state(self.receipts(record))
+        return harness_state(self.receipts(record), now=self._clock.now())
 
     def running(self, record: SessionRecord) -> bool:
         """Its harness pane runs (or tmux did not answer: never read as gone)."""
@@ -54,8 +62,11 @@ class HarnessWatch:
 
     def wait_ready(self, record: SessionRecord, harness: HarnessSpec) -> Watched:
         """Until the harness says it is ready (without receipts: is still alive `readySeconds`
-        after its spawn), says it is blocked, dies, or `readySeconds` after its spawn pass."""
-        deadline = self._clock.monotonic() + max(0.0, harness.ready_seconds - self._elapsed(record))
+        after its spawn), says it is blocked, dies, or `readySeconds` after its spawn pass — and
+        never less than a tool's grace from now: a harness about to run a tool is ready or blocked
+        within it."""
+        left = max(0.0, harness.ready_seconds - self._elapsed(record))
+        deadline = self._clock.monotonic() + max(left, TOOL_GRACE_SECONDS)
         while True:
             probe = self._probe(record)
             state = self.state(record, harness, probe)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from app.usecases.closing import CloseConfig, Closer
@@ -18,7 +19,7 @@ from app.usecases.watch import HarnessWatch
 from app.usecases.workspaces import WorkspaceConfig, Workspaces
 from domain.ledger import Ledger
 from domain.model import Comment, HarnessSpec, SessionRecord, Source, SpawnMode
-from domain.ports import ReceiptPort
+from domain.ports import ReceiptPort, TrustPort
 from domain.receipts import ReceiptMode
 from domain.refs import RepoRef, WorkItemRef
 from tests.fakes.clock import FakeClock
@@ -64,6 +65,8 @@ class World:
     secret: str = "test-secret"
     trigger: str = ""
     receipts: ReceiptPort | None = None  # None: a FakeReceipts harness inside the FakeTmux
+    trust_port: TrustPort | None = None  # None: `trust`, a FakeTrust (a real ClaudeTrust with real Claude)
+    session_ids: Callable[[], str] | None = None  # None: sid-1, sid-2, … (real Claude wants UUIDs)
     workspace: WorkspaceConfig = field(default_factory=WorkspaceConfig)
     git: FakeWorkspaces = field(default_factory=FakeWorkspaces)
 
@@ -90,10 +93,10 @@ class World:
             clock=self.clock,
             watch=self.watch,
             receipts=self.receipts,
-            trust=self.trust,
+            trust=self.trust_port or self.trust,
             workdir=lambda item: self.workdir.replace("{slug}", item.ref.slug),
             config=SpawnConfig(harnesses=self.harnesses, default_harness=self.harness),
-            new_id=lambda: next(ids),
+            new_id=self.session_ids or (lambda: next(ids)),
             workspaces=self.workspaces,
         )
         self.dispatcher = Dispatcher(

@@ -1,0 +1,139 @@
+"""The-loop's own poll cycle over real Claude Code: tests/service/world.py's World on the Claude rig's
+tmux server, with real receipts (Claude's hooks writing files) and real trust (the rig's ~/.claude.json)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from adapters.claude.trust import ClaudeTrust
+from adapters.clock import SystemClock
+from adapters.receipts.files import FileReceipts
+from adapters.receipts.hooks import SUFFIX
+from adapters.tmux.adapter import ShTmux
+from app.config.settings import Settings
+from domain.events import Event, Level
+from domain.model import HarnessSpec
+from domain.refs import WorkItemRef
+from tests.claude.rig import ClaudeRig
+from tests.fakes.clock import FakeClock
+from tests.fakes.events import RecordingEvents
+from tests.service.world import World
+from tests.tmux_support import wait_for
+
+Hook = dict[str, Any]
+
+
+class WallClock(FakeClock):
+    """The machine's time (the receipts carry it): a wait really waits, and World's `advance` is
+    time that has passed already."""
+
+    def __init__(self) -> None:
+        self._system = SystemClock()
+        super().__init__(self._system.now())
+
+    def now(self) -> datetime:
+        return self._system.now()
+
+    def sleep(self, seconds: float) -> None:
+        self._system.sleep(seconds)
+
+    def advance(self, seconds: float) -> datetime:
+        return self.now()
+
+    def epoch(self) -> float:
+        return self._system.epoch()
+
+
+class TimedEvents(RecordingEvents):
+    """Each event also carries `at_ns`: when it was emitted, on the clock the hooks name their files by."""
+
+    def emit(self, event: Event, *, level: Level = Level.INFO, source: str = "poller", **fields: Any) -> None:
+        super().emit(event, level=level, source=source, at_ns=time.time_ns(), **fields)
+
+
+def claude_spec(binary: Path | str, **keys: Any) -> HarnessSpec:
+    """The built-in `claude` harness as the-loop's settings make it, `binary` (and `keys`) laid over it."""
+    entry = {"binary": str(binary), **keys}
+    return Settings.model_validate({"routing": {"harnesses": {"claude": entry}}}).harness_spec("claude")
+
+
+@dataclass
+class ClaudeLoop:
+    """Worlds over one Claude rig; every world's receipts and spawn folders live under `base`."""
+
+    rig: ClaudeRig
+    base: Path
+
+    @property
+    def workdirs(self) -> Path:
+        """Outside the rig's trusted root: Claude has never been told to trust any folder in it."""
+        return self.base / "work"
+
+    def world(self, spec: HarnessSpec | None = None, *, tmux: ShTmux | None = None, **options: Any) -> World:
+        spec = spec or claude_spec(self.rig.binary)
+        return World(
+            tmux=tmux or self.rig.adapter(),  # type: ignore[arg-type]
+            harness=spec.name,
+            harnesses={spec.name: spec},
+            clock=WallClock(),
+            events=TimedEvents(),
+            workdir=str(self.workdirs / "{slug}"),
+            receipts=FileReceipts(self.base / "receipts"),
+            trust_port=ClaudeTrust(self.rig.home.config_file),
+            session_ids=lambda: str(uuid.uuid4()),
+            **options,
+        )
+
+    def hooks(self, world: World, ref: WorkItemRef) -> list[Hook]:
+        """The hook JSON of the item's current spawn, in the order the hooks ran."""
+        folder = self.base / "receipts" / ref.slug / world.record(ref).spawn_id
+        paths = sorted(folder.glob(f"*{SUFFIX}")) if folder.is_dir() else []
+        return [json.loads(path.read_text(encoding="utf-8")) for path in paths]
+
+    def wait_hook(
+        self, world: World, ref: WorkItemRef, event: str, where: Callable[[Hook], bool] = lambda _: True, **wait: Any
+    ) -> Hook:
+        def found() -> Hook | None:
+            return next((h for h in self.hooks(world, ref) if h["hook_event_name"] == event and where(h)), None)
+
+        return wait_for(found, what=f"a {event} hook", **{"timeout": 30.0, **wait})  # type: ignore[no-any-return]
+
+    def screen(self, world: World, ref: WorkItemRef) -> str:
+        return self.rig.tmux.run("capture-pane", "-p", "-t", world.record(ref).pane_id, check=False)
+
+    def pid(self, world: World, ref: WorkItemRef) -> int:
+        shown = self.rig.tmux.run("display-message", "-p", "-t", world.record(ref).pane_id, "#{pane_pid}", check=False)
+        return int(shown.strip() or 0)
+
+    def crash(self, world: World, ref: WorkItemRef) -> None:
+        """SIGKILL the harness (the pane's process: the spawn wrapper execs it); its pane stays, and
+        this returns once tmux says it is dead (a probe before that still finds it live)."""
+        pid, pane = self.pid(world, ref), world.record(ref).pane_id
+        os.kill(pid, signal.SIGKILL)
+        wait_for(lambda: gone(pid), what=f"Claude {pid} killed")
+        dead = lambda: self.rig.tmux.run("display-message", "-p", "-t", pane, "#{pane_dead}", check=False)  # noqa: E731
+        wait_for(lambda: dead().strip() == "1", what=f"tmux to see pane {pane} dead")
+
+    def end(self, world: World, ref: WorkItemRef) -> None:
+        """`tmux kill-session`, then wait until Claude has exited (it rewrites ~/.claude.json as it goes)."""
+        pid = self.pid(world, ref) if world.store.session(ref) else 0
+        self.rig.tmux.run("kill-session", "-t", ref.target.exact, check=False)
+        if pid:
+            wait_for(lambda: gone(pid), what=f"Claude {pid} exited")
+
+
+def gone(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
