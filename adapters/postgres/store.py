@@ -12,7 +12,7 @@ import psycopg
 from psycopg.rows import TupleRow
 
 from adapters.postgres.schema import LOCK_KEY, prepare
-from adapters.postgres.server import server_of
+from adapters.postgres.server import failure, server_of
 from adapters.support.state_codec import (
     decode_comment,
     decode_ledger,
@@ -93,7 +93,7 @@ class PostgresStateStore(StateStore):
         try:
             yield
         except psycopg.Error as exc:
-            raise StateError(f"state store {self.server}: {doing}{self.server.hide(str(exc)).strip()}") from None
+            raise failure(self.server, exc, doing) from None
 
     def _ready(self) -> psycopg.Connection[TupleRow]:
         """The connection; a broken one (server restarted, network cut) is opened again."""

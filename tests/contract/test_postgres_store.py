@@ -37,7 +37,9 @@ def test_an_empty_database_gets_the_loops_tables_at_the_current_schema_version(p
     PostgresStateStore(postgres.dsn(dbname)).close()
 
     tables_made = [t for (t,) in tables(postgres, dbname)]
-    assert tables_made == ["cursors", "inbox", "ledgers", "meta", "sessions", "the_loop_schema"]
+    assert tables_made == [
+        "cursors", "hosts", "inbox", "leases", "ledgers", "listings", "meta", "sessions", "the_loop_schema"
+    ]  # fmt: skip
     assert postgres.sql(dbname, "SELECT version FROM the_loop_schema") == [(STATE_SCHEMA.version,)]
 
 
