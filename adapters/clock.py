@@ -18,3 +18,6 @@ class SystemClock(ClockPort):
 
     def epoch(self) -> float:
         return time.time()  # noqa: TID251 - the clock adapter is where time is read
+
+    def monotonic(self) -> float:
+        return time.monotonic()

@@ -39,6 +39,14 @@ class PollerLock:
         os.fsync(fd)
         self._fd = fd
 
+    def update(self, info: dict[str, Any]) -> None:
+        """Rewrite what the holder says of itself (only while holding the lock)."""
+        if self._fd is None:
+            return
+        data = json.dumps(info).encode()
+        os.pwrite(self._fd, data, 0)
+        os.ftruncate(self._fd, len(data))
+
     def release(self) -> None:
         if self._fd is not None:
             with contextlib.suppress(OSError):

@@ -1,4 +1,6 @@
-"""The poller daemon: one per state root, a heartbeat per cycle, a clean stop on a signal."""
+"""The poller daemon: one per state root, a heartbeat per cycle, a clean stop on a signal; with a
+shared database, the host's lease heartbeat beside it and retries with backoff while the database
+cannot be reached (its sessions keep running)."""
 
 from __future__ import annotations
 
@@ -9,20 +11,33 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from types import FrameType
 from typing import Any, Protocol
 
+from app.usecases.heartbeat import LeaseHeartbeat
+from app.usecases.orphans import Orphans
 from app.usecases.poll import CycleSummary, PollCycle
+from domain.errors import StoreUnreachable
 from domain.events import Event, Level
 from domain.ports import ClockPort, EventSink, StateStore
 
 HEARTBEAT = "heartbeat"
 # `status` holds the lock shared for an instant to see whether a poller holds it: not a poller
 _ACQUIRE_TRIES, _ACQUIRE_PAUSE = 3, 0.02
+MAX_BACKOFF_SECONDS = 60.0  # the longest wait between tries while the database cannot be reached
+
+
+def heartbeat_key(host: str, *, shared: bool) -> str:
+    """Where a poller's last cycle is kept: one key per host when hosts share the database."""
+    return f"{HEARTBEAT}:{host}" if shared else HEARTBEAT
 
 
 class Lock(Protocol):
     def acquire(self, info: dict[str, Any]) -> None: ...
+
+    def update(self, info: dict[str, Any]) -> None:
+        """Replace what the holder says of itself (`status` reads it without the database)."""
 
     def release(self) -> None: ...
 
@@ -42,6 +57,9 @@ class Daemon:
     version: str
     report: Callable[[str], None] = lambda line: None
     wait: Callable[[float], object] | None = None  # how the pause between cycles is taken
+    leases: LeaseHeartbeat | None = None  # several hosts: this host's lease heartbeat
+    orphans: Orphans | None = None
+    heartbeat_key: str = HEARTBEAT
 
     def __post_init__(self) -> None:
         self._stop = threading.Event()
@@ -49,6 +67,8 @@ class Daemon:
         self.cycle.stopping = self._stop.is_set
         self._wait = self.wait or self._pause
         self.last: CycleSummary | None = None
+        self._info: dict[str, Any] = {}
+        self._outage: tuple[datetime, int] | None = None  # since when, tries so far
 
     def stop(self, signum: int = 0, frame: FrameType | None = None) -> None:
         """Finish the item in hand, then stop: the cycle checks this between items."""
@@ -65,20 +85,32 @@ class Daemon:
 
     def run(self, *, once: bool = False) -> int:
         started = self.clock.now().isoformat()
+        self._info = {"pid": os.getpid(), "started": started, "version": self.version}
         try:
-            self._acquire({"pid": os.getpid(), "started": started, "version": self.version})
+            self._acquire(self._info)
         except Exception as error:
             self.events.emit(Event.POLLER_BLOCKED, level=Level.ERROR, cause=str(error))
             raise Blocked(str(error)) from error
         try:
+            self._join()
             self._loop(once=once, started=started)
         except Exception as error:
             cause = f"{type(error).__name__}: {error}"
             self.events.emit(Event.POLLER_FAILED, level=Level.ERROR, pid=os.getpid(), cause=cause)
             raise
         finally:
+            if self.leases is not None:
+                self.leases.stop()
             self.lock.release()
         return 0
+
+    def _join(self) -> None:
+        """Several hosts: renew before the first cycle, and end what this host ran for items
+        taken while it was away."""
+        if self.leases is not None:
+            self.leases.start(pid=os.getpid(), version=self.version)
+        if self.orphans is not None:
+            self.orphans.sweep()
 
     def _loop(self, *, once: bool, started: str) -> None:
         self.events.emit(Event.POLLER_STARTED, pid=os.getpid(), once=once, version=self.version)
@@ -88,8 +120,15 @@ class Daemon:
                 "SIGTERM or Ctrl-C stops after the item in hand"
             )
         while not self._stop.is_set():
-            summary = self.last = self.cycle.run()
-            self._heartbeat(summary, started)
+            try:
+                summary = self.last = self.cycle.run()
+                self._heartbeat(summary, started)
+            except StoreUnreachable as error:
+                if once:
+                    raise
+                self._wait(self._unreachable(error))
+                continue
+            self._reachable()
             took = ((summary.finished_at or summary.started_at) - summary.started_at).total_seconds()
             self.report(f"cycle took {took:.2f}s: {summary.line()}")
             if once:
@@ -97,6 +136,31 @@ class Daemon:
             # the interval is counted after each cycle, so a slow cycle never overlaps the next
             self._wait(max(self.interval_seconds, summary.min_interval_seconds))
         self.events.emit(Event.POLLER_STOPPED, pid=os.getpid(), once=once)
+
+    def _unreachable(self, error: StoreUnreachable) -> float:
+        """No delivery is counted while the database is away; the sessions run on, and the cycle
+        is tried again after a wait that doubles up to a cap. The lock file says so for `status`."""
+        now = self.clock.now()
+        since, tries = self._outage or (now, 0)
+        self._outage = (since, tries + 1)
+        retry = float(min(self.interval_seconds * 2**tries, max(self.interval_seconds, MAX_BACKOFF_SECONDS)))
+        if tries == 0:
+            self.events.emit(Event.STORE_UNREACHABLE, level=Level.ERROR, cause=str(error), retry_seconds=retry)
+        self.report(f"the state store cannot be reached ({error}); trying again in {retry:g}s")
+        self.lock.update(
+            {**self._info, "store": {"reachable": False, "since": since.isoformat(), "tries": tries + 1,
+                                     "retry_seconds": retry, "cause": str(error)}}
+        )  # fmt: skip
+        return retry
+
+    def _reachable(self) -> None:
+        if self._outage is None:
+            return
+        since, _ = self._outage
+        self._outage = None
+        seconds = (self.clock.now() - since).total_seconds()
+        self.events.emit(Event.STORE_REACHABLE, unreachable_seconds=round(seconds, 3))
+        self.lock.update(self._info)
 
     def _acquire(self, info: dict[str, Any]) -> None:
         for _ in range(_ACQUIRE_TRIES - 1):
@@ -116,7 +180,7 @@ class Daemon:
             "last_cycle_finished": (summary.finished_at or summary.started_at).isoformat(),
             "summary": summary.fields(),
         }
-        self.store.save_meta(HEARTBEAT, json.dumps(beat))
+        self.store.save_meta(self.heartbeat_key, json.dumps(beat))
 
 
 def install_signal_handlers(daemon: Daemon) -> None:

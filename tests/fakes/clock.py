@@ -11,6 +11,7 @@ class FakeClock(ClockPort):
     def __init__(self, start: datetime | None = None) -> None:
         self.current = start or datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
         self.slept: list[float] = []
+        self.start = self.current
 
     def now(self) -> datetime:
         return self.current
@@ -25,3 +26,6 @@ class FakeClock(ClockPort):
 
     def epoch(self) -> float:
         return self.current.timestamp()
+
+    def monotonic(self) -> float:
+        return (self.current - self.start).total_seconds()

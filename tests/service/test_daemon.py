@@ -26,6 +26,9 @@ class FakeLock:
             raise RuntimeError(f"held by pid {self.held_by['pid']}")
         self.holder = info
 
+    def update(self, info: dict[str, Any]) -> None:
+        self.holder = info
+
     def release(self) -> None:
         self.holder = None
 
