@@ -34,6 +34,7 @@ from app.usecases.feedback import Feedback
 from app.usecases.heartbeat import LeaseHeartbeat
 from app.usecases.item_worker import ItemWorker, WorkerConfig
 from app.usecases.leases import LeasedTmux, Leases
+from app.usecases.moving import Mover
 from app.usecases.orphans import Orphans
 from app.usecases.poll import PollConfig, PollCycle
 from app.usecases.secret import receipt_secret
@@ -329,6 +330,7 @@ class Container(containers.DeclarativeContainer):
     )
     sessions_admin = providers.Singleton(
         SessionsAdmin,
+        cluster=cluster,
         tmux=tmux,
         store=store,
         events=events,
@@ -343,4 +345,15 @@ class Container(containers.DeclarativeContainer):
             ),
             settings,
         ),
+    )
+    mover = providers.Singleton(
+        Mover,
+        cluster=cluster,
+        leases=leases,
+        store=store,
+        tmux=shell_tmux,
+        events=events,
+        clock=clock,
+        grace_seconds=settings.provided.routing.tmux.harness_kill_grace_seconds,
+        pause=clock.provided.sleep,
     )

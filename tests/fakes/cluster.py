@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from domain.cluster import (
     Departed,
@@ -23,6 +23,7 @@ from domain.errors import LeaseLost, StoreUnreachable
 from domain.model import ItemState
 from domain.ports import ClusterPort
 from domain.refs import RepoRef, WorkItemRef
+from tests.fakes.clock import FakeClock
 
 
 @dataclass
@@ -47,16 +48,20 @@ class _Lease:
 class FakeClusterDb:
     """The shared tables, and the database's clock (`now`, moved by `advance`)."""
 
-    now: datetime = field(default_factory=lambda: datetime(2026, 11, 30, 9, 0, tzinfo=UTC))
+    clock: FakeClock = field(default_factory=FakeClock)
     hosts: dict[str, _Host] = field(default_factory=dict)
     leases: dict[WorkItemRef, _Lease] = field(default_factory=dict)
     listings: dict[RepoRef, dict[WorkItemRef, tuple[Listed | Departed, bool]]] = field(default_factory=dict)
     poll_locks: dict[RepoRef, str] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock)
 
+    @property
+    def now(self) -> datetime:
+        return self.clock.now()
+
     def advance(self, seconds: float) -> None:
         with self.lock:
-            self.now += timedelta(seconds=seconds)
+            self.clock.advance(seconds)
 
 
 class FakeCluster(ClusterPort):
@@ -69,6 +74,7 @@ class FakeCluster(ClusterPort):
         self._max = max_sessions
         self.timing = timing or LeaseTiming(30, 20)
         self._unreachable = False
+        self.fail_renewals = False  # only renewals fail (a heartbeat stuck while the rest works)
 
     @property
     def host(self) -> str:
@@ -109,6 +115,8 @@ class FakeCluster(ClusterPort):
 
     def renew(self) -> Held:
         self._check()
+        if self.fail_renewals:
+            raise StoreUnreachable(f"fake cluster: {self._host}'s renewal timed out")
         with self.db.lock:
             self._beat()
             held = set()
