@@ -41,9 +41,11 @@ class PgConnection:
         session: Sequence[str] = (),
         on_reconnect: Callable[[], None] = lambda: None,
         connect_timeout_seconds: int = 10,
+        application_name: str = "the-loop",
     ) -> None:
         self.server = server_of(dsn)
         self._dsn = dsn
+        self._name = application_name
         self._session = tuple(session)
         self._on_reconnect = on_reconnect
         self._timeout = connect_timeout_seconds
@@ -58,7 +60,10 @@ class PgConnection:
 
     def _connect(self) -> psycopg.Connection[TupleRow]:
         with self._errors("cannot connect: "):
-            db = psycopg.connect(self._dsn, autocommit=True, connect_timeout=self._timeout)
+            # named, so `pg_stat_activity` (and an operator) can tell this connection from the store's
+            db = psycopg.connect(
+                self._dsn, autocommit=True, connect_timeout=self._timeout, application_name=self._name
+            )
             for statement in self._session:
                 db.execute(statement)
             return db

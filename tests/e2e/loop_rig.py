@@ -60,6 +60,7 @@ class Loop:
     receipts: str = "file"  # the simulator writes receipts like Claude Code's hooks
     state_keys: dict[str, Any] = field(default_factory=dict)  # more `state` keys (backend, dsn)
     workspace: dict[str, Any] = field(default_factory=dict)  # routing.workspace; given: a folder per item
+    env: dict[str, str] = field(default_factory=dict)  # more environment for the CLI (gh's, for the stand-in)
     pollers: list[Poller] = field(default_factory=list)
 
     @property
@@ -109,7 +110,7 @@ class Loop:
     # --- the CLI ------------------------------------------------------------------------
 
     def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return run_cli(self.root, "--config", str(self.write_config()), *args, env=self.tmux.env)
+        return run_cli(self.root, "--config", str(self.write_config()), *args, env=self.tmux.env | self.env)
 
     def json_lines(self, *args: str) -> list[dict[str, Any]]:
         result = self.cli(*args)
@@ -122,7 +123,7 @@ class Loop:
             process = subprocess.Popen(
                 [sys.executable, "-m", "app", "--config", str(self.write_config()), "poll", *args],
                 cwd=self.root,
-                env=clean_env(self.tmux.env),
+                env=clean_env(self.tmux.env | self.env),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=sink,
