@@ -7,10 +7,10 @@ import signal
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from adapters.tmux import commands as cmd
 from adapters.tmux.local import make_start_directory, signal_group
+from adapters.tmux.panes import PaneRow, harness_row, probe_of
 from adapters.tmux.prompt_file import write_prompt_file
 from adapters.tmux.runner import ShRunner, TmuxRunner, names_missing_target, names_no_server
 from domain.errors import LoopError, ServerLost, SessionMissing, TmuxFailed, TmuxUnanswered
@@ -218,43 +218,6 @@ class ShTmux(TmuxPort):
 
     def _tmux(self, args: list[str], *, timeout: float = 0.0, stdin: bytes | None = None) -> str:
         return self._runner([*self._prefix, *args], timeout=timeout or self._command_timeout, stdin=stdin)
-
-
-@dataclass(frozen=True, slots=True)
-class PaneRow:
-    """One line of `list-panes` in the PANES format."""
-
-    pane: str
-    dead: bool
-    pid: int
-    mark: str
-
-    @classmethod
-    def parse(cls, line: str) -> PaneRow | None:
-        fields = line.split(" ", 3)
-        if len(fields) < 3 or not cmd.is_pane_id(fields[0]) or not fields[2].isdigit():
-            return None
-        return cls(fields[0], fields[1] == "1", int(fields[2]), fields[3].strip() if len(fields) > 3 else "")
-
-
-def harness_row(rows: Sequence[PaneRow], *, mark: str, pane: str) -> PaneRow | None:
-    """The pane carrying `mark`; with no mark (a record from before marks), the recorded `pane`,
-    and only while no other mark claims it."""
-    if mark:
-        return next((row for row in rows if row.mark == mark), None)
-    return next((row for row in rows if pane and row.pane == pane and not row.mark), None)
-
-
-def probe_of(rows: Sequence[PaneRow], *, mark: str, pane: str) -> Probe:
-    if not rows:
-        return Probe.unknown()  # tmux answered but listed nothing readable: never read as absent
-    session = SessionState.DEAD if all(row.dead for row in rows) else SessionState.LIVE
-    found = harness_row(rows, mark=mark, pane=pane)
-    if found is None:
-        return Probe(session, SessionState.ABSENT, others_live=session is SessionState.LIVE)
-    harness = SessionState.DEAD if found.dead else SessionState.LIVE
-    others = any(not row.dead for row in rows if row.pane != found.pane)
-    return Probe(session, harness, found.pane, others_live=others)
 
 
 def _absent(exc: TmuxFailed) -> bool:

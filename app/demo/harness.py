@@ -3,7 +3,8 @@
 Run as `python -m app.demo.harness [--session-id ID] [--resume ID] [PROMPT]`. Input is
 read as bytes and never interpreted: control characters are shown, not obeyed. It confirms what it
 got the way the-loop reads Claude Code's hooks: with `$THE_LOOP_RECEIPTS` set (`receipts: file`), a
-ready receipt once it listens, and a prompt receipt for its first prompt and each submitted paste.
+ready receipt once it listens, and for its first prompt and each submitted paste a prompt receipt and
+a turn's end (showing the message is all it does).
 """
 
 from __future__ import annotations
@@ -86,6 +87,7 @@ class Screen:
                 self.out(f"↵ submitted (message {self.count})\n")
                 if self.unsubmitted:
                     self.confirm("UserPromptSubmit", prompt=self.unsubmitted.decode("utf-8", "replace"))
+                    self.confirm("Stop")  # showing the message is all this agent does: its turn ends
                     self.unsubmitted = b""
             self.quit = self.quit or any(key in chunk for key in QUIT)
             if chunk and not self.quit:
@@ -120,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         receipt("SessionStart", source="resume" if args.resume else "startup", session_id=conversation)
         if args.prompt:
             receipt("UserPromptSubmit", prompt=args.prompt)
+            receipt("Stop")
         screen = Screen()
         while not screen.quit and (data := os.read(0, 65536)):
             screen.feed(data)

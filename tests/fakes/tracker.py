@@ -53,6 +53,7 @@ class FakeTracker(TrackerPort):
     login: str = "the-loop"
     now: Callable[[], float] | None = None  # the clock; lifts a rate limit once now() >= until
     fail_reads: set[RepoRef] = field(default_factory=set)
+    listed_late: set[WorkItemRef] = field(default_factory=set)  # labelled, not yet in the listing
     fail_posts: bool = False
     fail_reactions: bool = False
     rate_limited_until: dict[RepoRef, float] = field(default_factory=dict)
@@ -149,6 +150,7 @@ class FakeTracker(TrackerPort):
             replace(entry.item, labels=frozenset(entry.labels))
             for ref, entry in sorted(self._items.items())
             if ref.repo == repo and entry.state is ItemState.OPEN and label in entry.labels
+            and ref not in self.listed_late
         ]
 
     def new_comments(self, repo: RepoRef, cursor: str | None) -> CommentBatch:
