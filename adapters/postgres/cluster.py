@@ -83,7 +83,12 @@ class PostgresCluster(ClusterPort):
         self._max_sessions = max_sessions
         self._timing = timing
         idle_ms = int(timing.expiry_seconds * 1000)
-        self._db = PgConnection(dsn, session=(f"SET idle_session_timeout = {idle_ms}",), on_reconnect=self._forget)
+        self._db = PgConnection(
+            dsn,
+            session=(f"SET idle_session_timeout = {idle_ms}",),
+            on_reconnect=self._forget,
+            application_name=f"the-loop cluster {host}",
+        )
         self._locked: set[RepoRef] = set()
 
     @property

@@ -86,7 +86,9 @@ class PostgresStateStore(StateStore):
     def _connect(self) -> psycopg.Connection[TupleRow]:
         with self._errors("cannot connect: "):
             # autocommit: transactions are only the ones `transaction()` opens
-            return psycopg.connect(self.dsn, autocommit=True, connect_timeout=self._timeout)
+            return psycopg.connect(
+                self.dsn, autocommit=True, connect_timeout=self._timeout, application_name="the-loop store"
+            )
 
     @contextmanager
     def _errors(self, doing: str = "") -> Iterator[None]:

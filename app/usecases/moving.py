@@ -23,7 +23,7 @@ OPERATOR = "operator"
 class Moved:
     item: WorkItemRef
     to: str
-    ended_here: bool  # a session of it ran here and was ended
+    ended_here: bool  # a session of it ran here, and is gone now
     starts_in_seconds: float
 
 
@@ -53,10 +53,15 @@ class Mover:
         """`LeaseLost` when this host does not hold `item`; `ValueError` when `to` is not another
         live host (nothing changed then)."""
         before = self._store.session(item)
+        ran_here = self._tmux.session_state(item.target) in {SessionState.LIVE, SessionState.DEAD}
         lease = self._cluster.hand_over(item, to)
-        self._record_moved(item, to)
+        # only once the daemon here has let go of the item: until then it may still work it (and
+        # would take a start request as its own, the harness here still running)
         self._wait_untrusted()
-        ended = self._end_here(item, pane=before.pane_id if before else "", mark=before.spawn_id if before else "")
+        # the daemon here may have ended it first, as the orphan it now is: ended either way
+        self._end_here(item, pane=before.pane_id if before else "", mark=before.spawn_id if before else "")
+        ended = ran_here and self._tmux.session_state(item.target) is SessionState.ABSENT
+        self._record_moved(item, to)
         self._events.emit(
             Event.SESSION_MOVED, source=OPERATOR, work_item=str(item), to=to, ended_here=ended,
             starts_in_seconds=lease.starts_in_seconds,
@@ -89,15 +94,13 @@ class Mover:
                 return  # renewed since the hand-over, or no daemon renews here at all
             self._pause(min(0.2, deadline - waited))
 
-    def _end_here(self, item: WorkItemRef, *, pane: str, mark: str) -> bool:
+    def _end_here(self, item: WorkItemRef, *, pane: str, mark: str) -> None:
         """The harness is ended gracefully first (it may write its transcript), then its session."""
         state = self._tmux.session_state(item.target)
         if state in {SessionState.ABSENT, SessionState.UNKNOWN}:
-            return False
+            return
         with suppress(TmuxFailed, TmuxUnanswered):
             if mark and state is SessionState.LIVE:
                 self._tmux.terminate_harness(item.target, grace_seconds=self._grace, pane=pane, mark=mark)
         with suppress(TmuxFailed, TmuxUnanswered):
             self._tmux.kill(item.target)
-            return True
-        return False

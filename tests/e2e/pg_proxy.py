@@ -14,6 +14,7 @@ class PgProxy:
         self._listener = socket.create_server((host, 0))
         self.port = int(self._listener.getsockname()[1])
         self._blocked = threading.Event()
+        self._closed = False
         self._pairs: list[tuple[socket.socket, socket.socket]] = []
         self._lock = threading.Lock()
         self.connections = 0
@@ -34,11 +35,16 @@ class PgProxy:
         self._blocked.clear()
 
     def close(self) -> None:
+        self._closed = True
         self.block()
+        # shutdown wakes the thread blocked in accept(): a bare close would leave the socket listening
+        # inside that call, and a later proxy bound to the same port would lose connections to it
+        with contextlib.suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)
         self._listener.close()
 
     def _accept(self) -> None:
-        while True:
+        while not self._closed:
             try:
                 client, _ = self._listener.accept()
             except OSError:
