@@ -11,12 +11,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from types import FrameType
 from typing import Any, Protocol
 
 from app.usecases.heartbeat import LeaseHeartbeat
 from app.usecases.orphans import Orphans
+from app.usecases.outage import StoreOutage
 from app.usecases.poll import CycleSummary, PollCycle
 from domain.errors import StoreUnreachable
 from domain.events import Event, Level
@@ -25,7 +25,6 @@ from domain.ports import ClockPort, EventSink, StateStore
 HEARTBEAT = "heartbeat"
 # `status` holds the lock shared for an instant to see whether a poller holds it: not a poller
 _ACQUIRE_TRIES, _ACQUIRE_PAUSE = 3, 0.02
-MAX_BACKOFF_SECONDS = 60.0  # the longest wait between tries while the database cannot be reached
 
 
 def heartbeat_key(host: str, *, shared: bool) -> str:
@@ -68,7 +67,7 @@ class Daemon:
         self._wait = self.wait or self._pause
         self.last: CycleSummary | None = None
         self._info: dict[str, Any] = {}
-        self._outage: tuple[datetime, int] | None = None  # since when, tries so far
+        self._outage = StoreOutage(self.events, self.clock, self.interval_seconds)
 
     def stop(self, signum: int = 0, frame: FrameType | None = None) -> None:
         """Finish the item in hand, then stop: the cycle checks this between items."""
@@ -126,9 +125,13 @@ class Daemon:
             except StoreUnreachable as error:
                 if once:
                     raise
-                self._wait(self._unreachable(error))
+                retry = self._outage.failed(error)
+                self.report(f"the state store cannot be reached ({error}); trying again in {retry:g}s")
+                self.lock.update({**self._info, "store": self._outage.note()})
+                self._wait(retry)
                 continue
-            self._reachable()
+            if self._outage.ended():
+                self.lock.update(self._info)
             took = ((summary.finished_at or summary.started_at) - summary.started_at).total_seconds()
             self.report(f"cycle took {took:.2f}s: {summary.line()}")
             if once:
@@ -136,31 +139,6 @@ class Daemon:
             # the interval is counted after each cycle, so a slow cycle never overlaps the next
             self._wait(max(self.interval_seconds, summary.min_interval_seconds))
         self.events.emit(Event.POLLER_STOPPED, pid=os.getpid(), once=once)
-
-    def _unreachable(self, error: StoreUnreachable) -> float:
-        """No delivery is counted while the database is away; the sessions run on, and the cycle
-        is tried again after a wait that doubles up to a cap. The lock file says so for `status`."""
-        now = self.clock.now()
-        since, tries = self._outage or (now, 0)
-        self._outage = (since, tries + 1)
-        retry = float(min(self.interval_seconds * 2**tries, max(self.interval_seconds, MAX_BACKOFF_SECONDS)))
-        if tries == 0:
-            self.events.emit(Event.STORE_UNREACHABLE, level=Level.ERROR, cause=str(error), retry_seconds=retry)
-        self.report(f"the state store cannot be reached ({error}); trying again in {retry:g}s")
-        self.lock.update(
-            {**self._info, "store": {"reachable": False, "since": since.isoformat(), "tries": tries + 1,
-                                     "retry_seconds": retry, "cause": str(error)}}
-        )  # fmt: skip
-        return retry
-
-    def _reachable(self) -> None:
-        if self._outage is None:
-            return
-        since, _ = self._outage
-        self._outage = None
-        seconds = (self.clock.now() - since).total_seconds()
-        self.events.emit(Event.STORE_REACHABLE, unreachable_seconds=round(seconds, 3))
-        self.lock.update(self._info)
 
     def _acquire(self, info: dict[str, Any]) -> None:
         for _ in range(_ACQUIRE_TRIES - 1):

@@ -73,6 +73,7 @@ class PollCycle:
             trackers=trackers, store=store, events=events, clock=clock, cluster=cluster, leases=leases
         )
         self._watches = watches(config.sources)
+        self._reading: frozenset[RepoRef] = frozenset()
         self._cycles = 0
         self.stopping: Callable[[], bool] = lambda: False
 
@@ -102,7 +103,7 @@ class PollCycle:
         return summary
 
     def _poll(self, watch: Watch, sessions: list[SessionRecord], summary: CycleSummary) -> None:
-        if self._cluster.poll_lock(watch.repo) and not self._reader.read(watch, sessions, summary, cycle=self._cycles):
+        if self._reads(watch.repo) and not self._reader.read(watch, sessions, summary, cycle=self._cycles):
             return  # this host reads it, and could not this cycle: it waits for the next
         shared = self._cluster.shared_listing(watch.repo)
         held = self._leases.held()
@@ -111,6 +112,14 @@ class PollCycle:
         self._release_idle(watch.repo, held, shared.refs, records)
         since = watch_start(self._store, watch.repo)
         self._work([entry for entry in shared.listed if entry.item.ref in held], since, summary)
+
+    def _reads(self, repo: RepoRef) -> bool:
+        """Whether this host reads `repo` (holds its lock); said once each time it starts to."""
+        reads = self._cluster.poll_lock(repo)
+        if reads and repo not in self._reading and self._cluster.shared:
+            self._events.emit(Event.CLUSTER_READING, repo=str(repo), host=self._cluster.host)
+        self._reading = self._reading | {repo} if reads else self._reading - {repo}
+        return reads
 
     def _work(self, listed: Sequence[Listed], since: datetime | None, summary: CycleSummary) -> None:
         """Work every listed item this host holds, each from what the inbox holds for it."""

@@ -68,6 +68,8 @@ def test_github_is_read_once_per_cycle_whatever_the_number_of_hosts(count: int) 
     hosts.cycle()  # one cycle on every host, nothing new
 
     assert hosts.tracker.requests - before == 2  # the listing and the comments, by the reader only
+    readers = [name for name in names if hosts[name].events.named("cluster.reading")]
+    assert readers == [names[0]]
 
 
 def test_the_webhook_on_any_host_feeds_the_host_holding_the_item() -> None:
