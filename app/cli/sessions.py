@@ -119,18 +119,39 @@ def _admin(context: CliContext, items: Sequence[WorkItemRef] = ()) -> SessionsAd
 def run_list(args: argparse.Namespace, context: CliContext) -> int:
     wanted = SessionStatus(args.status) if args.status else None
     views = _admin(context).listing(wanted) if _has_state(context) else []
+    shared = bool(views) and _admin(context).shared
+    hosts = _hosts(context) if shared else {}
     if args.json:
         for view in views:
-            print(json.dumps(view.as_json(), ensure_ascii=True))
+            print(json.dumps(view.as_json() | hosts.get(view.host, {}), ensure_ascii=True))
         return 0
     if not views:
         print("no sessions recorded" + (f" with status {args.status}" if args.status else ""), file=sys.stderr)
         return 0
-    shared = _admin(context).shared
     header = ("HOST", *COLUMNS) if shared else COLUMNS
     for row in table([header, *(_row(view, shared=shared) for view in views)]):
         print(row)
+    if shared:  # several hosts: each one's heartbeat, sessions and free slots, as `status` shows them
+        from app.usecases.cluster_view import cluster_view
+
+        print("\n".join(["", *cluster_view(context.provided("cluster"), []).lines()]))
     return 0
+
+
+def _hosts(context: CliContext) -> dict[str, dict[str, object]]:
+    """What each session line says of its host (`--json`): its state, heartbeat and free slots."""
+    from app.usecases.cluster_view import cluster_view
+
+    shown = cluster_view(context.provided("cluster"), []).as_json()["hosts"]
+    return {
+        row["host"]: {
+            "host_state": row["state"],
+            "host_heartbeat_seconds_ago": row["heartbeat_seconds_ago"],
+            "host_sessions": row["sessions"],
+            "host_free": row["free"],
+        }
+        for row in shown
+    }
 
 
 def _row(view: SessionView, *, shared: bool = False) -> tuple[str, ...]:

@@ -55,6 +55,11 @@ def test_sessions_list_names_each_sessions_host_and_looks_only_at_its_own(cluste
         assert row["here"] is (row["host"] == "host-a")
         assert (row["state"] == "live") is row["here"]
     assert table[0].split()[:2] == ["HOST", "WORK"]
+    assert "cluster: this host is host-a; 2 of 2 hosts alive" in table
+    on_a = list(holders.values()).count("host-a")
+    mine = next(row for row in rows if row["here"])
+    assert (mine["host_state"], mine["host_sessions"], mine["host_free"]) == ("alive", on_a, 5 - on_a)
+    assert mine["host_heartbeat_seconds_ago"] < LEASE_SECONDS
 
 
 def test_sessions_move_hands_an_item_to_another_host_which_starts_it_fresh_told_it_moved(cluster: Cluster) -> None:
