@@ -4,6 +4,8 @@
 #   docker build -t the-loop . && docker run --rm the-loop
 #
 # Some tests only: docker run --rm the-loop scripts/test.sh tests/e2e -x
+# The fault tests mount a small loop file system at a state folder: `docker run --privileged` runs
+# them; without it they skip, loudly.
 FROM python:3.11-bookworm
 
 WORKDIR /the-loop

@@ -7,10 +7,16 @@ from datetime import UTC, datetime
 
 from domain.ports import ClockPort
 
+_BOOTTIME = getattr(time, "CLOCK_BOOTTIME", time.CLOCK_MONOTONIC)  # Linux; elsewhere the monotonic clock
+
 
 class SystemClock(ClockPort):
     def now(self) -> datetime:
         return datetime.now(UTC)  # noqa: TID251 - the clock adapter is where time is read
+
+    def monotonic(self) -> float:
+        # BOOTTIME, not MONOTONIC: a machine suspended meanwhile has let that time pass too
+        return time.clock_gettime(_BOOTTIME)
 
     def sleep(self, seconds: float) -> None:
         if seconds > 0:
@@ -18,6 +24,3 @@ class SystemClock(ClockPort):
 
     def epoch(self) -> float:
         return time.time()  # noqa: TID251 - the clock adapter is where time is read
-
-    def monotonic(self) -> float:
-        return time.monotonic()

@@ -18,9 +18,15 @@ class LockHeld(Exception):
         self.holder = holder
 
 
+# what the holder writes is padded to this size at once: later notes overwrite blocks the file
+# already owns, so they land on a full disk too
+NOTE_BYTES = 4096
+
+
 class PollerLock:
     """An advisory `flock` on `<state.root>/poller.lock`: released by the kernel when the
-    holder dies, so a crashed poller never leaves a stale lock behind."""
+    holder dies, so a crashed poller never leaves a stale lock behind. The file says who holds it
+    (and, noted in place while its cycles fail, why), for `status`."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -34,23 +40,28 @@ class PollerLock:
         except BlockingIOError:
             os.close(fd)
             raise LockHeld(self.path, self.holder() or {}) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, json.dumps(info).encode())
-        os.fsync(fd)
+        try:
+            # in place, then cut to size: the blocks an earlier holder left are reused (a full disk)
+            os.pwrite(fd, _padded(info), 0)
+            os.ftruncate(fd, NOTE_BYTES)
+            os.fsync(fd)
+        except OSError:
+            os.close(fd)
+            raise
         self._fd = fd
 
-    def update(self, info: dict[str, Any]) -> None:
-        """Rewrite what the holder says of itself (only while holding the lock)."""
+    def note(self, info: dict[str, Any]) -> None:
+        """Rewrite what the lock says, in place; a note that cannot be written (or is too long)
+        leaves the last one."""
         if self._fd is None:
             return
-        data = json.dumps(info).encode()
-        os.pwrite(self._fd, data, 0)
-        os.ftruncate(self._fd, len(data))
+        with contextlib.suppress(OSError, ValueError):
+            os.pwrite(self._fd, _padded(info), 0)
 
     def release(self) -> None:
         if self._fd is not None:
-            with contextlib.suppress(OSError):
-                os.ftruncate(self._fd, 0)
+            with contextlib.suppress(OSError):  # blanked, not cut: the next holder reuses its blocks
+                os.pwrite(self._fd, b" " * NOTE_BYTES, 0)
             os.close(self._fd)
             self._fd = None
 
@@ -63,11 +74,23 @@ class PollerLock:
             try:
                 fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
             except BlockingIOError:
-                text = Path(self.path).read_text() or "{}"
-                with contextlib.suppress(ValueError):
-                    return dict(json.loads(text))
-                return {}
+                return _said(self.path)
             fcntl.flock(fd, fcntl.LOCK_UN)
             return None
         finally:
             os.close(fd)
+
+
+def _padded(info: dict[str, Any]) -> bytes:
+    text = json.dumps(info, ensure_ascii=True).encode()
+    if len(text) > NOTE_BYTES:
+        raise ValueError(f"a lock note of {len(text)} bytes does not fit in {NOTE_BYTES}")
+    return text.ljust(NOTE_BYTES)  # json reads the trailing spaces as nothing
+
+
+def _said(path: Path) -> dict[str, Any]:
+    """What the holder wrote; read again when a note was being rewritten at that instant."""
+    for _ in range(3):
+        with contextlib.suppress(ValueError):
+            return dict(json.loads(path.read_text() or "{}"))
+    return {}

@@ -152,7 +152,9 @@ class Container(containers.DeclarativeContainer):
         GhTracker,
         binary=settings.provided.integrations.github.cli.binary,
         host=settings.provided.integrations.github.host,
+        timeout=settings.provided.integrations.github.cli.timeout_seconds,
         clock=clock.provided.epoch,
+        monotonic=clock.provided.monotonic,
         reactions=providers.Callable(_reactions, settings),
         # the labelled listing between processes, so `poll --once` from cron costs what the daemon does
         state_dir=providers.Callable(lambda s: s.state_root / "github", settings),

@@ -36,7 +36,8 @@ class Event(enum.Enum):
     DISPATCH_CONFIRMED = (
         "dispatch.confirmed",
         "The harness confirmed a delivery: `confirmed_by` is `receipt` (a receipt names it), `alive` (a harness "
-        "without receipts still ran `confirmSeconds` later) or `receipt-on-retry` (found before pasting again).",
+        "without receipts still ran `confirmSeconds` later), `receipt-on-retry` (found before pasting again) or "
+        "`alive-on-retry` (without receipts: pasted before the daemon stopped, and the harness still runs).",
     )
     DISPATCH_UNCONFIRMED = (
         "dispatch.unconfirmed",
@@ -239,10 +240,18 @@ class Event(enum.Enum):
     POLLER_STOPPED = ("poller.stopped", "The poller stopped cleanly.")
     POLLER_FAILED = (
         "poller.failed",
-        "The poller stopped on an error it cannot carry on from (`cause`, e.g. an unreadable state "
-        "store); it exits 1 and a service manager restarts it.",
+        "The poller stopped on an error it cannot carry on from (`cause`: its lock file cannot be opened or "
+        "written — a read-only state folder —, `poll --once` whose cycle or heartbeat failed, an error outside any "
+        "cycle); it exits 1 and a service manager restarts it. A daemon's failed cycle is `poller.cycle_failed`, "
+        "and it carries on.",
     )
     POLLER_BLOCKED = ("poller.blocked", "Another poller holds the state root's lock; this one exited.")
+    POLLER_CYCLE_FAILED = (
+        "poller.cycle_failed",
+        "A cycle, or the heartbeat after it, failed (`cause`, e.g. a state store that cannot be written: disk "
+        "full, read-only, locked by another process); `cycles` in a row so far. The daemon carries on after the "
+        "interval, says so on stderr and in `status`, and nothing was counted that the store does not hold.",
+    )
 
 
 def catalog() -> dict[str, str]:

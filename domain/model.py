@@ -200,6 +200,7 @@ class SessionRecord:
     version: int = 0  # of the stored row this was read from (0: never stored); saves compare-and-set on it
     spawn_id: str = ""  # marks the harness's pane in tmux and names the spawn's receipt folder
     spawned_at: datetime | None = None
+    spawned_monotonic: float | None = None  # ClockPort.monotonic() at the spawn: its age survives a clock jump
     closed_by: ClosedBy | None = None
     blocked_notice: str = ""  # the spawn whose "waiting for an answer" notice was posted
     host: str = ""  # the host whose tmux ran the latest spawn ("": one host, or before clusters)

@@ -150,9 +150,18 @@ class TrackerPort(Protocol):
 
 
 class ClockPort(Protocol):
-    """Wall time (UTC, aware) and waiting. Never fails."""
+    """Wall time (UTC, aware), a clock that never jumps, and waiting. Never fails.
+
+    `now()` is what a person reads and what is written down; it may jump either way (NTP
+    stepping it, an operator setting it). Durations and deadlines — how long a harness has had
+    to get ready or to confirm, how long to back off — are measured on `monotonic()`.
+    """
 
     def now(self) -> datetime: ...
+
+    def monotonic(self) -> float:
+        """Seconds since boot, counted the same by every process and never set back: only
+        differences mean anything, and only within one boot."""
 
     def sleep(self, seconds: float) -> None: ...
 

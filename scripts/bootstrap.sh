@@ -15,6 +15,8 @@ command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-venv)
 if [ "$tests" -eq 1 ]; then
   # the PostgreSQL state store's tests start a private server from Debian's binaries
   compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
+  # the fault tests mount a small ext4 of their own at the state folder, fill it, make it immutable
+  { command -v mkfs.ext4 && command -v chattr; } >/dev/null 2>&1 || missing+=(e2fsprogs)
   # npm only fetches Claude Code's package for the tests (scripts/install_claude_code.py); Node never runs it
   claude_version=$(sed -n 's/^VERSION = "\(.*\)"$/\1/p' scripts/install_claude_code.py)
   [ -x ".tools/claude-code/$claude_version/claude" ] || command -v npm >/dev/null 2>&1 || missing+=(npm)

@@ -1,12 +1,14 @@
 """A harness simulator for tmux tests: records what reaches its terminal as JSON lines.
 
 Run in a tmux pane: `python harness_sim.py --record FILE [options] [PROMPT]`. It enables
-bracketed paste on a raw tty and records, one JSON object per line:
-  {"kind": "start", "prompt": ..., "session_id": ..., "resume": ...}
+bracketed paste on a raw tty and records, one JSON object per line, each with its `pid`:
+  {"kind": "start", "prompt": ..., "session_id": ..., "resume": ..., "server": ..., "cwd": ...}
+                                        `server`: the tmux server's pid (from $TMUX), or null
   {"kind": "ready"}                     listening (bracketed paste on, raw mode set)
   {"kind": "paste", "text": ...}        the bytes between ESC[200~ and ESC[201~
   {"kind": "submit"}                    a lone carriage return outside a paste
   {"kind": "typed", "text": ...}        any other byte outside a paste
+  {"kind": "signal", "signum": ...}     SIGTERM or SIGHUP ended it (a SIGKILL leaves no line)
 Text is UTF-8 decoded with surrogateescape, so any byte survives the JSON round trip.
 Input is bytes and is never interpreted. With `--echo` the prompt and each paste are written back
 to the terminal as received (a newline or CR as CRLF) and followed by `[echoed N]`, as a harness
@@ -17,6 +19,12 @@ With $THE_LOOP_RECEIPTS set (a harness with `receipts: file`) it also writes rec
 Claude Code's hooks would: SessionStart once listening, UserPromptSubmit for its argument prompt
 and for each pasted text once it is submitted (`--no-receipts-after N`: stop after N prompts, a
 harness that goes deaf).
+
+`--remember` appends its own `--session-id` to the `--known-ids` file, as Claude Code keeps a
+conversation it can resume later. `--peers` records, right after its start, the pids of the
+other harnesses of the same record file started in the same folder that are still running
+(`{"kind": "peers", "pids": [...]}`): a harness that starts while another of its work item runs
+says so itself.
 """
 
 from __future__ import annotations
@@ -24,10 +32,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import termios
 import time
 import tty
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 START, END, SUBMIT = b"\x1b[200~", b"\x1b[201~", b"\r"
@@ -55,9 +66,10 @@ class Receipts:
 class Recorder:
     def __init__(self, path: str) -> None:
         self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115
+        self._pid = os.getpid()  # harnesses may share one record file
 
     def __call__(self, kind: str, **fields: Any) -> None:
-        self._file.write(json.dumps({"kind": kind, **fields}) + "\n")
+        self._file.write(json.dumps({"kind": kind, "pid": self._pid, **fields}) + "\n")
         self._file.flush()
 
 
@@ -131,14 +143,71 @@ class Parser:
     def _outside(self, data: bytes) -> None:
         for index, chunk in enumerate(data.split(SUBMIT)):
             if index:
-                self.record("submit")
-                self.submits += 1
-                if self.receipts is not None and self.pasted:
-                    prompt = text(b"".join(self.pasted)).replace("\r", "\n")  # a pasted newline is CR
-                    self.receipts("UserPromptSubmit", prompt=prompt)
-                    self.pasted.clear()
+                with whole():
+                    if self.receipts is not None and self.pasted:
+                        prompt = text(b"".join(self.pasted)).replace("\r", "\n")  # a pasted newline is CR
+                        self.receipts("UserPromptSubmit", prompt=prompt)
+                        self.pasted.clear()
+                    self.record("submit")
+                    self.submits += 1
             if chunk:
                 self.record("typed", text=text(chunk))
+
+
+def running(pid: int, record: str) -> bool:
+    """`pid` is a harness of this record file, and not a zombie (a pid is never reused unseen)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as file:
+            state = file.read().rsplit(")", 1)[1].split()[0]
+        with open(f"/proc/{pid}/cmdline", "rb") as file:
+            argv = file.read().split(b"\0")
+    except (OSError, IndexError):
+        return False
+    return state not in {"Z", "X"} and os.fsencode(record) in argv
+
+
+def peers(record: str) -> list[int]:
+    """Harnesses of this record file started in this folder that are still running."""
+    here, found = os.getcwd(), []
+    with open(record, encoding="utf-8") as file:
+        for line in file:
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            pid = entry.get("pid")
+            if entry.get("kind") == "start" and entry.get("cwd") == here and pid != os.getpid() and pid:
+                found.append(pid)
+    return [pid for pid in dict.fromkeys(found) if running(pid, record)]
+
+
+def tmux_server() -> int | None:
+    """$TMUX is `socket,server pid,session`."""
+    parts = os.environ.get("TMUX", "").split(",")
+    return int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
+
+
+@contextmanager
+def whole() -> Iterator[None]:
+    """Confirming a prompt and recording it are one step: a SIGTERM or SIGHUP (its tmux server
+    gone) waits until both are written. The receipt goes first, so whoever acts on the record line
+    (a SIGKILL aimed at it) finds the receipt written; only a SIGKILL between the two can still
+    leave a receipt without its line."""
+    ending = {signal.SIGTERM, signal.SIGHUP}
+    signal.pthread_sigmask(signal.SIG_BLOCK, ending)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, ending)
+
+
+def on_signal(record: Recorder) -> None:
+    def ended(signum: int, frame: object) -> None:
+        record("signal", signum=signum)
+        os._exit(128 + signum)
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, ended)
 
 
 def known_ids(path: str | None) -> set[str]:
@@ -155,6 +224,8 @@ def main() -> int:
     parser.add_argument("--session-id")
     parser.add_argument("--resume")
     parser.add_argument("--known-ids")
+    parser.add_argument("--remember", action="store_true", help="add --session-id to the --known-ids file")
+    parser.add_argument("--peers", action="store_true", help="record the harnesses of this folder still running")
     parser.add_argument("--exit-after", type=int, default=0, help="exit after N submits")
     parser.add_argument("--hang-after", type=int, default=0, help="stop reading after N submits")
     parser.add_argument("--no-receipts-after", type=int, default=0, help="write no prompt receipt after N")
@@ -162,7 +233,14 @@ def main() -> int:
     parser.add_argument("prompt", nargs="?", default=None)
     args = parser.parse_args()
     record = Recorder(args.record)
-    record("start", prompt=args.prompt, session_id=args.session_id, resume=args.resume)
+    on_signal(record)
+    where = {"server": tmux_server(), "cwd": os.getcwd()}
+    record("start", prompt=args.prompt, session_id=args.session_id, resume=args.resume, **where)
+    if args.peers:  # after its own start line: of two harnesses starting at once, the later sees the other
+        record("peers", pids=peers(args.record))
+    if args.remember and args.known_ids and args.session_id:
+        with open(args.known_ids, "a", encoding="utf-8") as file:
+            file.write(args.session_id + "\n")
     conversation = args.resume or args.session_id or ""
     receipts = Receipts(os.environ.get("THE_LOOP_RECEIPTS"), session_id=conversation, limit=args.no_receipts_after)
     if args.resume is not None and args.resume not in known_ids(args.known_ids):
@@ -193,10 +271,11 @@ def listen(
     os.write(1, b"\x1b[?2004hharness_sim listening\r\n")
     if isinstance(record, Echo) and record.prompt is not None:
         record.show(record.prompt)
-    record("ready")
-    receipts("SessionStart", source="resume" if resumed else "startup")
-    if prompt:
-        receipts("UserPromptSubmit", prompt=prompt)
+    with whole():
+        receipts("SessionStart", source="resume" if resumed else "startup")
+        if prompt:
+            receipts("UserPromptSubmit", prompt=prompt)
+        record("ready")
     stream = Parser(record, receipts)
     while True:
         data = os.read(0, 65536)

@@ -10,7 +10,7 @@ from typing import Any
 from adapters.clock import SystemClock
 from adapters.github import payloads
 from adapters.github.gh import GhApi
-from adapters.github.reply import Reply, check, next_path
+from adapters.github.reply import Reply, check, next_path, reset_at
 from domain.errors import RateLimited, TrackerError
 from domain.refs import RepoRef
 
@@ -31,7 +31,8 @@ class GhClient:
     """Every request of `GhTracker`; a failure is a `TrackerError` naming the repository.
 
     A rate limit, primary or secondary, belongs to the token, not to one repository: once a reply
-    says to wait, every later call on this host raises `RateLimited` without asking until then.
+    says to wait, every later call on this host raises `RateLimited` without asking until then —
+    a wait counted on `monotonic`, so a wall clock set back meanwhile does not make it longer.
     """
 
     def __init__(
@@ -42,13 +43,15 @@ class GhClient:
         env: Mapping[str, str] | None,
         timeout: float,
         clock: Callable[[], float] | None,
+        monotonic: Callable[[], float] | None = None,
     ) -> None:
         self.host = host
         self._api = GhApi(binary=binary, host=host, env=env, timeout=timeout)
-        # the limits compare with wall time: without a clock of its own, the system's
+        # without clocks of its own, the system's; a clock given alone is one that never jumps
         self._clock = clock or SystemClock().epoch
+        self._monotonic = monotonic or clock or SystemClock().monotonic
         self._poll_interval: dict[RepoRef, float] = {}
-        self._blocked_until = 0.0
+        self._blocked = 0.0  # on `monotonic`: until then, nothing is asked
 
     def min_interval_seconds(self, repo: RepoRef) -> float:
         return self._poll_interval.get(repo, 0.0)
@@ -103,11 +106,9 @@ class GhClient:
         where = str(repo)
         if repo.host != self.host:
             raise TrackerError(f"{where}: not on the configured host {self.host}")
-        if self._clock() < self._blocked_until:
-            raise RateLimited(
-                f"{where}: rate limited on {self.host} until {self._blocked_until:.0f} (not asked)",
-                until_epoch=self._blocked_until,
-            )
+        if self._monotonic() < self._blocked:
+            until = self._clock() + self._blocked - self._monotonic()
+            raise RateLimited(f"{where}: rate limited on {self.host} until {until:.0f} (not asked)", until_epoch=until)
         reply = self._api.call(where, method, path, etag=etag, payload=payload)
         self._note_limits(repo, reply)
         if absent_ok and reply.status == 404:
@@ -115,7 +116,7 @@ class GhClient:
         try:
             check(reply, where, now=self._clock())
         except RateLimited as limited:
-            self._blocked_until = max(self._blocked_until, limited.until_epoch)
+            self._hold(limited.until_epoch)
             raise
         return reply
 
@@ -127,10 +128,13 @@ class GhClient:
         interval = reply.number("x-poll-interval")
         if interval is not None:
             self._poll_interval[repo] = interval
-        reset = reply.number("x-ratelimit-reset")
+        reset = reset_at(reply, now=self._clock())
         if reply.headers.get("x-ratelimit-remaining") == "0" and reset is not None:
             # a success that spent the last request: the next one need not be asked to know
-            self._blocked_until = max(self._blocked_until, reset)
+            self._hold(reset)
+
+    def _hold(self, until_epoch: float) -> None:
+        self._blocked = max(self._blocked, self._monotonic() + until_epoch - self._clock())
 
 
 def _at(path: str, since: str | None, number: int) -> str:

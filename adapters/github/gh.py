@@ -64,8 +64,10 @@ class GhApi:
 
     def _run(self, where: str, argv: list[str], stdin: bytes | None) -> Any:
         try:
+            # a group of its own: at the deadline gh goes with whatever it started (a wrapper's
+            # child would otherwise live on, holding the output pipe sh waits on)
             running = sh.Command(self.binary)(
-                *argv, _in=stdin, _env=self._env, _bg=True, _bg_exc=False, _ok_code=list(range(256))
+                *argv, _in=stdin, _env=self._env, _bg=True, _bg_exc=False, _ok_code=list(range(256)), _new_group=True
             )
         except sh.CommandNotFound as error:
             raise TrackerError(f"{where}: gh not found ({self.binary!r} is not on PATH)") from error
@@ -97,4 +99,4 @@ class GhApi:
 def _expire(running: Any, expired: threading.Event) -> None:
     expired.set()
     with suppress(OSError):
-        running.kill()
+        running.process.kill_group()

@@ -114,9 +114,19 @@ def check(reply: Reply, where: str, *, now: float | None) -> None:
     raise TrackerError(f"{where}: {cause} (HTTP {status}{': ' + detail if detail else ''})")
 
 
+def reset_at(reply: Reply, *, now: float | None) -> float | None:
+    """`x-ratelimit-reset` on our clock: GitHub's moment, as far from our `now` as it is from the
+    reply's `Date` — a machine clock an hour behind GitHub's must not wait an hour more."""
+    reset = reply.number("x-ratelimit-reset")
+    server = reply.server_time
+    if reset is None or now is None or server is None:
+        return reset
+    return now + (reset - server)
+
+
 def _raise_if_rate_limited(reply: Reply, where: str, *, now: float | None) -> None:
     retry_after = reply.number("retry-after")
-    reset = reply.number("x-ratelimit-reset")
+    reset = reset_at(reply, now=now)
     base = now if now is not None else (reply.server_time or 0.0)
     if retry_after is not None:
         until = base + retry_after

@@ -66,10 +66,11 @@ class GhTracker(TrackerPort):
         env: Mapping[str, str] | None = None,
         timeout: float = 60.0,
         clock: Callable[[], float] | None = None,
+        monotonic: Callable[[], float] | None = None,
         reactions: Mapping[Reaction, str] | None = None,
         state_dir: Path | None = None,
     ) -> None:
-        self._client = GhClient(binary=binary, host=host, env=env, timeout=timeout, clock=clock)
+        self._client = GhClient(binary=binary, host=host, env=env, timeout=timeout, clock=clock, monotonic=monotonic)
         # a reaction the configuration leaves out is not posted at all
         self._reactions = dict(DEFAULT_REACTIONS if reactions is None else reactions)
         self._files = ListingFiles(state_dir)

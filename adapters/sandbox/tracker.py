@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -23,6 +24,11 @@ from domain.ports import TrackerPort
 from domain.refs import RepoRef, WorkItemRef
 
 FILE_NAME = "sandbox.sqlite3"
+# the latest moment the file stamped anything (ISO text of one clock, so MAX orders it)
+_LATEST = (
+    "SELECT MAX(created_at) FROM items UNION ALL SELECT MAX(at) FROM labelled"
+    " UNION ALL SELECT MAX(created_at) FROM comments UNION ALL SELECT MAX(updated_at) FROM comments"
+)
 
 
 class SandboxTracker(TrackerPort):
@@ -30,7 +36,9 @@ class SandboxTracker(TrackerPort):
 
     Refs are ordinary (`github:owner/repo#N`); `provider: sandbox` in a source picks this
     adapter. Comment ids are one sequence across the file, so the cursor is the last id seen:
-    every comment comes once, oldest first. Its clock is `clock`: an item is labelled when
+    every comment comes once, oldest first. Its clock is `clock`, never going back (GitHub's does
+    not when the machine's is set back): nothing is stamped before the latest stamp in the file,
+    so a comment made after the clock was set back is not older than its item's label. An item is labelled when
     `set_labels` adds a label, or at its creation for the labels it is created with, and `arming`
     reads those times; an edit stamps the comment, so one edited before it is read is `edited`.
     The CLI writing while the daemon polls is safe (SQLite WAL, `BEGIN IMMEDIATE`, a busy
@@ -47,6 +55,11 @@ class SandboxTracker(TrackerPort):
 
     def close(self) -> None:
         self._db.close()
+
+    def _now(self, db: sqlite3.Connection | None, repo: RepoRef | None = None) -> str:
+        """`clock`, or the latest stamp in the file when the clock reads earlier (it was set back)."""
+        rows = db.execute(_LATEST).fetchall() if db is not None else self._db.read(repo, _LATEST)
+        return max([self._clock(), *(datetime.fromisoformat(t) for (t,) in rows if t)]).isoformat()
 
     # --- arranging the world -----------------------------------------------------------
 
@@ -67,7 +80,7 @@ class SandboxTracker(TrackerPort):
             ref = WorkItemRef(repo, number or (last or 0) + 1)
             if db.execute("SELECT 1 FROM items WHERE item = ?", (str(ref),)).fetchone():
                 raise TrackerError(f"{repo}: {ref} already exists in the sandbox")
-            now = self._clock().isoformat()
+            now = self._now(db)
             db.execute(
                 "INSERT INTO items (repo, number, item, title, body, author, labels, kind, state, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -92,7 +105,7 @@ class SandboxTracker(TrackerPort):
             cursor = db.execute(
                 "INSERT INTO comments (item, repo, author, body, created_at, kind, path, line)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (str(ref), repo_key(ref.repo), author, body, self._clock().isoformat(), kind.value, path, line),
+                (str(ref), repo_key(ref.repo), author, body, self._now(db), kind.value, path, line),
             )
             row = db.execute("SELECT * FROM comments WHERE seq = ?", (cursor.lastrowid,))
             return comment_from_row(row.fetchone())
@@ -103,7 +116,7 @@ class SandboxTracker(TrackerPort):
         with self._db.tx(None) as db:
             done = db.execute(
                 "UPDATE comments SET body = ?, updated_at = ? WHERE seq = ?",
-                (body, self._clock().isoformat(), number_in(comment_id, what="comment id", repo=None)),
+                (body, self._now(db), number_in(comment_id, what="comment id", repo=None)),
             )
             if not done.rowcount:
                 raise TrackerError(f"sandbox: comment {comment_id} not found")
@@ -126,7 +139,7 @@ class SandboxTracker(TrackerPort):
             (before,) = db.execute("SELECT labels FROM items WHERE item = ?", (str(ref),)).fetchone()
             db.execute("UPDATE items SET labels = ? WHERE item = ?", (json.dumps(sorted(labels)), str(ref)))
             added = set(labels) - set(json.loads(before))
-            label_at(db, ref, tuple(added), self._clock().isoformat())
+            label_at(db, ref, tuple(added), self._now(db))
 
     # --- reading it back ---------------------------------------------------------------
 
@@ -158,7 +171,7 @@ class SandboxTracker(TrackerPort):
     def new_comments(self, repo: RepoRef, cursor: str | None) -> CommentBatch:
         (last,) = self._db.read(repo, "SELECT COALESCE(MAX(seq), 0) FROM comments")[0]
         if cursor is None:  # like GitHub's adapter: the stream starts now
-            return CommentBatch((), str(last), started_at=self._clock())
+            return CommentBatch((), str(last), started_at=datetime.fromisoformat(self._now(None, repo)))
         since = number_in(cursor, what="cursor", repo=repo)
         rows = self._db.read(
             repo,

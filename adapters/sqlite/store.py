@@ -89,6 +89,8 @@ class SqliteStateStore(StateStore):
             raise
 
     def _undo(self, name: str) -> None:
+        if not self._db.in_transaction:
+            return  # SQLite rolled it back itself (a full disk, an I/O error): a ROLLBACK would only hide why
         if not self._depth:
             self._run("ROLLBACK")
         else:

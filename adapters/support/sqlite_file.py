@@ -109,6 +109,8 @@ def _prepare(db: sqlite3.Connection, schema: Schema) -> None:
     # NORMAL a power cut may roll that commit back and the comment would be delivered twice.
     # The price is one fsync per transaction: a handful per poll cycle.
     db.execute("PRAGMA synchronous = FULL")
+    if db.execute("PRAGMA user_version").fetchone()[0] == schema.version:
+        return  # current: nothing to create or migrate, so no write lock to wait for (`status` while one is held)
     db.execute("BEGIN IMMEDIATE")
     try:
         # re-read inside the write lock: another process may have created or migrated it meanwhile

@@ -143,6 +143,7 @@ def encode_session(record: SessionRecord) -> str:
             "last_event": record.last_event,
             "spawn_id": record.spawn_id,
             "spawned_at": _when(record.spawned_at),
+            "spawned_monotonic": record.spawned_monotonic,
             "closed_by": record.closed_by.value if record.closed_by else None,
             "blocked_notice": record.blocked_notice,
             "host": record.host,
@@ -168,6 +169,7 @@ def decode_session(text: str, *, version: int) -> SessionRecord:
         last_event=data["last_event"],
         spawn_id=data.get("spawn_id", ""),  # nor a mark, before marks
         spawned_at=_from_when(data.get("spawned_at")),
+        spawned_monotonic=data.get("spawned_monotonic"),  # records from before it was kept have none
         # a record closed before `closed_by` existed was closed upstream or by an operator: the
         # operator's close must hold, so an unknown closer counts as the operator
         closed_by=ClosedBy(closed_by) if closed_by else _legacy_closer(data),

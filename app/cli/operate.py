@@ -17,8 +17,10 @@ __all__ = ["add_poll", "add_sessions", "add_status"]
 _STATUS_EPILOG = f"""\
 exit status: {Exit.RUNNING.value} running and on time, {Exit.NOT_RUNNING.value} not running, \
 {Exit.OVERDUE.value} running but overdue
-(no cycle finished within twice the interval plus 30s), 1 the state cannot be read, 2 usage or
-configuration error. Like `systemctl status`: scripts can test the status without parsing it."""
+(no cycle finished within twice the interval plus 30s), {Exit.FAILING.value} running but its cycles fail (the
+state store cannot be written: disk full, read-only, locked; the cause is shown), 1 the state cannot be
+read, 2 usage or configuration error. Like `systemctl status`: scripts can test the status without
+parsing it."""
 
 
 class PollerBlocked(LoopError):
@@ -115,7 +117,7 @@ def _unreachable(
     from app.usecases.cluster_view import outage_lines
 
     if args.json:
-        store = {"reachable": False, "error": str(error), "poller": (holder or {}).get("store")}
+        store = {"reachable": False, "error": str(error), "poller": (holder or {}).get("failing")}
         print(json.dumps({"running": holder is not None, "host": context.settings.host_id, "store": store}))
         return 1
     status = poller_status(

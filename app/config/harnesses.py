@@ -25,11 +25,14 @@ class HarnessSettings(BaseModel):
     )
     args: tuple[str, ...] = Field(default=(), description="Arguments always given, before the session arguments.")
     session_id_args: tuple[str, ...] = Field(
-        default=(), description="Arguments naming a fresh conversation; `{session_id}` is substituted."
+        default=(),
+        description="Arguments starting a fresh conversation, just before the prompt (the last argument): "
+        "`{session_id}` is substituted; a CLI that takes its first prompt from a flag ends them with that flag.",
     )
     resume_args: tuple[str, ...] = Field(
         default=(),
-        description="Arguments resuming a conversation (`{session_id}` substituted); empty: cannot resume.",
+        description="Arguments resuming a conversation, just before the prompt (`{session_id}` substituted); "
+        "empty: cannot resume.",
     )
     submit_delay_ms: int = Field(
         default=0, ge=0, description="Pause between pasting a prompt and submitting it (0: one tmux call for both)."
@@ -69,6 +72,8 @@ BUILTIN_HARNESSES: Mapping[str, HarnessSettings] = {
             "confirmSeconds": 30,
             "trustWorkdir": True,
         },
+        # what each entry does and leaves out, with the sources read: docs/harnesses.md
+        "codex": {"binary": "codex", "readySeconds": 10},
         "cursor": {"binary": "cursor-agent"},
         "demo": {
             "binary": "{python}",
@@ -79,6 +84,15 @@ BUILTIN_HARNESSES: Mapping[str, HarnessSettings] = {
             "readySeconds": 15,
             "confirmSeconds": 5,
         },
+        "gemini": {
+            "binary": "gemini",
+            "args": ["--skip-trust"],
+            "sessionIdArgs": ["--session-id", "{session_id}", "--prompt-interactive"],
+            "resumeArgs": ["--resume", "{session_id}", "--prompt-interactive"],
+            "submitDelayMs": 3000,
+            "readySeconds": 15,
+        },
+        "opencode": {"binary": "opencode", "sessionIdArgs": ["--prompt"], "readySeconds": 30},
     }.items()
 }
 

@@ -110,10 +110,11 @@ def _builtin_harnesses() -> list[str]:
         "",
         "`routing.harnesses.<name>` entries merge over these key by key (an entry `claude: {args: [--model, opus]}`",
         "keeps claude's session arguments); a new name needs a `binary`. `{session_id}` is substituted;",
-        "`{python}` is the interpreter running the-loop.",
+        "`{python}` is the interpreter running the-loop; the prompt is the last argument. What each CLI's",
+        "entry does and leaves out, and what blocks it at start: [harnesses.md](harnesses.md).",
         "",
-        "| name | binary | args | sessionIdArgs | resumeArgs |",
-        "|---|---|---|---|---|",
+        "| name | binary | args | sessionIdArgs | resumeArgs | submitDelayMs | readySeconds | receipts |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name, harness in BUILTIN_HARNESSES.items():
         lines.append(f"| `{name}` | " + " | ".join(_harness_cells(harness)) + " |")
@@ -121,7 +122,8 @@ def _builtin_harnesses() -> list[str]:
 
 
 def _harness_cells(harness: HarnessSettings) -> list[str]:
-    values = [harness.binary, harness.args, harness.session_id_args, harness.resume_args]
+    values: list[object] = [harness.binary, harness.args, harness.session_id_args, harness.resume_args]
+    values += [harness.submit_delay_ms, harness.ready_seconds, harness.receipts]
     return [_default(value) if value else "" for value in values]
 
 

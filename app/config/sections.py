@@ -294,6 +294,12 @@ class WebhookSettings(Section):
 
 class GhCliSettings(Section):
     binary: str = Field(default="gh", description="The `gh` executable (a name on PATH or a path).")
+    timeout_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        description="How long one `gh` call may take before it is killed and the repository counts as not read "
+        "this cycle (the other repositories carry on; its comments come on the next read).",
+    )
 
 
 class GitHubSettings(Section):

@@ -63,11 +63,10 @@ def cluster_view(cluster: ClusterPort, records: Iterable[SessionRecord]) -> Clus
 def outage_lines(error: str, holder: Mapping[str, Any] | None) -> list[str]:
     """The database could not be reached by `status`; the poller here may say more (its lock)."""
     lines = [f"database: UNREACHABLE: {error}"]
-    note = (holder or {}).get("store")
-    if isinstance(note, Mapping) and note.get("reachable") is False:
+    failing = (holder or {}).get("failing")
+    if isinstance(failing, Mapping):
         lines.append(
-            f"poller: cannot reach it since {note.get('since', '?')} ({note.get('tries', '?')} tries); "
-            f"it tries again every {note.get('retry_seconds', '?')}s, counts no delivery meanwhile, and its "
-            "sessions keep running"
+            f"poller: its cycles fail since {failing.get('since', '?')} ({failing.get('cycles', '?')} in a row); "
+            "it tries again less and less often, counts no delivery meanwhile, and its sessions keep running"
         )
     return lines

@@ -1,6 +1,6 @@
 """The poller daemon: one per state root, a heartbeat per cycle, a clean stop on a signal; with a
-shared database, the host's lease heartbeat beside it and retries with backoff while the database
-cannot be reached (its sessions keep running)."""
+shared database, the host's lease heartbeat beside it and, while the database cannot be reached,
+retries with a backoff (its sessions keep running)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from app.usecases.heartbeat import LeaseHeartbeat
 from app.usecases.orphans import Orphans
 from app.usecases.outage import StoreOutage
 from app.usecases.poll import CycleSummary, PollCycle
+from app.usecases.trouble import Trouble
 from domain.errors import StoreUnreachable
 from domain.events import Event, Level
 from domain.ports import ClockPort, EventSink, StateStore
@@ -33,12 +34,14 @@ def heartbeat_key(host: str, *, shared: bool) -> str:
 
 
 class Lock(Protocol):
-    def acquire(self, info: dict[str, Any]) -> None: ...
-
-    def update(self, info: dict[str, Any]) -> None:
-        """Replace what the holder says of itself (`status` reads it without the database)."""
+    def acquire(self, info: dict[str, Any]) -> None:
+        """Raises when another poller holds it; `OSError` when the lock file cannot be opened or
+        written (a read-only or full state folder): no other poller is implied."""
 
     def release(self) -> None: ...
+
+    def note(self, info: dict[str, Any]) -> None:
+        """Replace what the lock says about its holder (`status` reads it); never fails."""
 
 
 class Blocked(Exception):
@@ -66,7 +69,6 @@ class Daemon:
         self.cycle.stopping = self._stop.is_set
         self._wait = self.wait or self._pause
         self.last: CycleSummary | None = None
-        self._info: dict[str, Any] = {}
         self._outage = StoreOutage(self.events, self.clock, self.interval_seconds)
 
     def stop(self, signum: int = 0, frame: FrameType | None = None) -> None:
@@ -84,15 +86,19 @@ class Daemon:
 
     def run(self, *, once: bool = False) -> int:
         started = self.clock.now().isoformat()
-        self._info = {"pid": os.getpid(), "started": started, "version": self.version}
+        info = {"pid": os.getpid(), "started": started, "version": self.version}
         try:
-            self._acquire(self._info)
+            self._acquire(info)
+        except OSError as error:
+            cause = f"cannot take the poller lock: {error}"
+            self.events.emit(Event.POLLER_FAILED, level=Level.ERROR, pid=os.getpid(), cause=cause)
+            raise
         except Exception as error:
             self.events.emit(Event.POLLER_BLOCKED, level=Level.ERROR, cause=str(error))
             raise Blocked(str(error)) from error
         try:
             self._join()
-            self._loop(once=once, started=started)
+            self._loop(once=once, started=started, trouble=Trouble(self.events, self.lock, self.report, info))
         except Exception as error:
             cause = f"{type(error).__name__}: {error}"
             self.events.emit(Event.POLLER_FAILED, level=Level.ERROR, pid=os.getpid(), cause=cause)
@@ -111,7 +117,7 @@ class Daemon:
         if self.orphans is not None:
             self.orphans.sweep()
 
-    def _loop(self, *, once: bool, started: str) -> None:
+    def _loop(self, *, once: bool, started: str, trouble: Trouble) -> None:
         self.events.emit(Event.POLLER_STARTED, pid=os.getpid(), once=once, version=self.version)
         if not once:
             self.report(
@@ -119,26 +125,33 @@ class Daemon:
                 "SIGTERM or Ctrl-C stops after the item in hand"
             )
         while not self._stop.is_set():
-            try:
-                summary = self.last = self.cycle.run()
-                self._heartbeat(summary, started)
-            except StoreUnreachable as error:
-                if once:
-                    raise
-                retry = self._outage.failed(error)
-                self.report(f"the state store cannot be reached ({error}); trying again in {retry:g}s")
-                self.lock.update({**self._info, "store": self._outage.note()})
-                self._wait(retry)
-                continue
-            if self._outage.ended():
-                self.lock.update(self._info)
-            took = ((summary.finished_at or summary.started_at) - summary.started_at).total_seconds()
-            self.report(f"cycle took {took:.2f}s: {summary.line()}")
+            pause = self._cycle(started, trouble, once=once)
             if once:
                 break
             # the interval is counted after each cycle, so a slow cycle never overlaps the next
-            self._wait(max(self.interval_seconds, summary.min_interval_seconds))
+            self._wait(pause)
         self.events.emit(Event.POLLER_STOPPED, pid=os.getpid(), once=once)
+
+    def _cycle(self, started: str, trouble: Trouble, *, once: bool) -> float:
+        """One cycle and its heartbeat; the pause that follows. A failed one is said and survived
+        (the next may find the disk freed, the lock released); `poll --once` exits 1 on it."""
+        pause = self.interval_seconds
+        try:
+            summary = self.last = self.cycle.run()
+            pause = max(self.interval_seconds, summary.min_interval_seconds)
+            self._heartbeat(summary, started)
+        except Exception as error:
+            if once:
+                raise
+            if isinstance(error, StoreUnreachable):  # the database away: tried again less and less often
+                pause = self._outage.failed(error)
+            trouble.failed(error, at=self.clock.now(), pause=pause)
+            return pause
+        self._outage.ended()
+        trouble.cleared()
+        took = ((summary.finished_at or summary.started_at) - summary.started_at).total_seconds()
+        self.report(f"cycle took {took:.2f}s: {summary.line()}")
+        return pause
 
     def _acquire(self, info: dict[str, Any]) -> None:
         for _ in range(_ACQUIRE_TRIES - 1):

@@ -15,7 +15,7 @@ from app.usecases.watch import HarnessWatch, Verdict
 from domain.errors import TrackerError
 from domain.events import Event, Level
 from domain.ledger import DeliveryState, Ledger, Resolution
-from domain.model import Reaction, SessionRecord, SessionStatus, WorkItem
+from domain.model import HarnessSpec, Reaction, SessionRecord, SessionStatus, WorkItem
 from domain.notice import blocked_notice
 from domain.policy import Outcome
 from domain.ports import ClockPort, EventSink, ReceiptPort, StateStore, TrackerPort
@@ -93,13 +93,9 @@ class Delivery:
         summary: CycleSummary,
     ) -> Step:
         run = _Run(item, subject, subject.job(item, self._config.secret), ledger, record, summary)
-        harness = self._dispatcher.harness(record.harness if record else self._default_harness)
-        # an earlier attempt may have landed (a crash, a late receipt): never paste it twice
-        earlier = subject.attempts(ledger) and harness.receipts is not ReceiptMode.NONE
-        if earlier and self._receipts.find(item.ref, run.job.receipt):
-            return self._confirmed(run, "receipt-on-retry")
-        if subject.attempts(ledger) and self._deleted(subject):
-            return self._gone(run)
+        settled = self._settled_before(run)
+        if settled is not None:
+            return settled
         if self._spent(run):
             result = Result(
                 Outcome.RETRY, "every attempt was spent without an outcome (the daemon stopped mid-delivery)"
@@ -116,6 +112,20 @@ class Delivery:
         if result.outcome in {Outcome.SKIPPED_OCCUPIED, Outcome.NO_SESSION}:
             return self._skipped(run, result.outcome)
         return self._failed(run, result.reason, result.outcome.value, screen=result.screen)
+
+    def _settled_before(self, run: _Run) -> Step | None:
+        """What an earlier attempt or the tracker already settled: never paste a comment twice,
+        nor one that was deleted."""
+        harness = self._dispatcher.harness(run.record.harness if run.record else self._default_harness)
+        retry = run.subject.attempts(run.ledger) > 0
+        # an earlier attempt may have landed (a crash, a late receipt)
+        if retry and harness.receipts is not ReceiptMode.NONE and self._receipts.find(run.item.ref, run.job.receipt):
+            return self._confirmed(run, "receipt-on-retry")
+        if self._went_in_before(run, harness):
+            return self._confirmed(run, "alive-on-retry")
+        if retry and self._deleted(run.subject):
+            return self._gone(run)
+        return None
 
     def _deleted(self, subject: Subject) -> bool:
         """Before a retry: a comment deleted meanwhile is not delivered (a failed look is no answer)."""
@@ -134,6 +144,18 @@ class Delivery:
         self._events.emit(Event.DISPATCH_DROPPED, level=Level.WARNING, reason="comment-deleted", **run.fields())
         run.summary.add(skipped=1)
         return run.ledger, run.record, True
+
+    def _went_in_before(self, run: _Run, harness: HarnessSpec) -> bool:
+        """Without receipts, the ledger's word that the prompt went in (a crash cut the wait for
+        its confirmation) is confirmed as any paste is, by the harness still running: pasting it
+        again would give it twice. A harness gone since gets it again."""
+        pending = run.ledger.pending_entry(run.subject.key)
+        if harness.receipts is not ReceiptMode.NONE or run.record is None or pending is None:
+            return False
+        if pending.state is not DeliveryState.PASTED:
+            return False
+        watched = self._watch.wait_confirmed(run.record, harness, run.job.receipt, spawned=False)
+        return watched.verdict is Verdict.YES
 
     def _spend(self, run: _Run) -> None:
         """The attempt is spent, and saved, before it is made: a crash mid-delivery still counts."""
@@ -219,13 +241,13 @@ class Delivery:
     def _skipped(self, run: _Run, outcome: Outcome) -> Step:
         now = self._clock.now()
         attempts = run.subject.attempts(run.ledger)
+        if outcome is Outcome.SKIPPED_OCCUPIED:
+            self._notify(run, NOT_CLEARABLE, attempts)  # before the ledger's write: see _failed
         run.ledger = run.subject.settled(run.ledger, Resolution.SKIPPED, at=now, version="", reason=outcome.value)
         self._save(run)
         if outcome is Outcome.NO_SESSION:
             self._events.emit(Event.DISPATCH_DROPPED, level=Level.WARNING, reason="no-session", **run.fields())
         self._react(run, Reaction.FAILED)
-        if outcome is Outcome.SKIPPED_OCCUPIED:
-            self._notify(run, NOT_CLEARABLE, attempts)
         run.summary.add(skipped=1)
         return run.ledger, run.record, True
 
@@ -244,6 +266,12 @@ class Delivery:
         self._react(run, Reaction.FAILED)
         attempts = run.subject.attempts(run.ledger)
         if spent:
+            # the notice goes before the ledger's write: a kill between the two posts it again next
+            # run, where the other order would leave the comment resolved and no one told
+            self._events.emit(
+                Event.POLL_COMMENT_FAILED, level=Level.ERROR, attempts=attempts, will_retry=False, **run.fields()
+            )
+            self._notify(run, f"{attempts} delivery attempts failed", attempts)
             run.ledger = run.subject.settled(
                 run.ledger, Resolution.ABANDONED, at=self._clock.now(), version=self._config.version, reason=outcome
             )
@@ -251,10 +279,6 @@ class Delivery:
             run.ledger = run.subject.mark(run.ledger, DeliveryState.FAILED)
         self._save(run)
         if spent:
-            self._events.emit(
-                Event.POLL_COMMENT_FAILED, level=Level.ERROR, attempts=attempts, will_retry=False, **run.fields()
-            )
-            self._notify(run, f"{attempts} delivery attempts failed", attempts)
             run.summary.add(abandoned=1)
         else:
             run.summary.add(failed=1)

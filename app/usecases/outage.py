@@ -1,11 +1,11 @@
 """The state store's database away: no delivery is counted meanwhile, the sessions run on, and the
-cycle is tried again after a wait that doubles up to a cap; said once when it starts, once when it ends."""
+cycle is tried again after a wait that doubles up to a cap; said once when it starts, once when it
+ends (each failed cycle is also a failed cycle, noted in the poller lock for `status`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from domain.errors import StoreUnreachable
 from domain.events import Event, Level
@@ -21,7 +21,6 @@ class StoreOutage:
     interval_seconds: float
     since: datetime | None = None
     tries: int = 0
-    last: tuple[float, str] = (0.0, "")  # the last wait, and why
 
     def failed(self, error: StoreUnreachable) -> float:
         """One more failed try; the seconds to wait before the next."""
@@ -31,14 +30,7 @@ class StoreOutage:
         if self.tries == 0:
             self.events.emit(Event.STORE_UNREACHABLE, level=Level.ERROR, cause=str(error), retry_seconds=retry)
         self.tries += 1
-        self.last = (retry, str(error))
         return retry
-
-    def note(self) -> dict[str, Any]:
-        """What the poller's lock says of it, for `status` to read without the database."""
-        retry, cause = self.last
-        since = self.since.isoformat() if self.since else None
-        return {"reachable": False, "since": since, "tries": self.tries, "retry_seconds": retry, "cause": cause}
 
     def ended(self) -> bool:
         """The database answered again: True when it had been away."""

@@ -19,6 +19,7 @@ class Exit(enum.IntEnum):
     RUNNING = 0
     NOT_RUNNING = 3
     OVERDUE = 4  # a poller holds the lock but no cycle finished in time: stuck, or very slow
+    FAILING = 5  # a poller holds the lock and says its cycles fail (it notes why in the lock)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,9 +84,17 @@ class PollerStatus:
         return quiet is not None and quiet > self.overdue_after
 
     @property
+    def failing(self) -> Mapping[str, Any] | None:
+        """What the running poller noted in its lock while its cycles fail: since, cycles, cause."""
+        found = (self.holder or {}).get("failing")
+        return found if isinstance(found, dict) else None
+
+    @property
     def exit(self) -> Exit:
         if not self.running:
             return Exit.NOT_RUNNING
+        if self.failing:
+            return Exit.FAILING
         return Exit.OVERDUE if self.overdue else Exit.RUNNING
 
     def as_json(self) -> dict[str, Any]:
@@ -99,6 +108,7 @@ class PollerStatus:
             "interval_seconds": self.interval_seconds,
             "overdue": self.overdue,
             "overdue_after_seconds": self.overdue_after,
+            "failing": self.failing,
             "last_cycle": None
             if beat is None
             else {
@@ -148,6 +158,12 @@ def describe(status: PollerStatus) -> list[str]:
         verdict = "OVERDUE" if status.overdue else "on time"
         lines.append(
             f"{verdict}: cycles every {status.interval_seconds:g}s; overdue after {status.overdue_after:g}s without one"
+        )
+    if status.failing:
+        failing = status.failing
+        lines.append(
+            f"FAILING: {failing.get('cycles', '?')} cycles in a row since {_shown(_time(failing.get('since')))}: "
+            f"{failing.get('cause', '?')}"
         )
     return lines
 

@@ -47,18 +47,21 @@ class RepoReader:
         self._clock = clock
         self._cluster = cluster
         self._leases = leases
-        self._backoff: dict[RepoRef, float] = {}
+        self._backoff: dict[RepoRef, float] = {}  # until when, on the clock that never jumps
 
     def read(self, watch: Watch, sessions: Sequence[SessionRecord], summary: CycleSummary, *, cycle: int) -> bool:
         """Read and share `watch`'s repository; False when it could not be read this cycle."""
         tracker = self._trackers[watch.provider]
-        if self._backoff.get(watch.repo, 0.0) > self._clock.now().timestamp():
+        if self._backoff.get(watch.repo, 0.0) > self._clock.monotonic():
             return False
         try:
             listed = self._listed(tracker, watch)
-            batch = tracker.new_comments(watch.repo, self._store.cursor(watch.repo))
+            cursor = self._store.cursor(watch.repo)
+            batch = tracker.new_comments(watch.repo, cursor)
         except RateLimited as limited:
-            self._backoff[watch.repo] = limited.until_epoch
+            # a wait, counted from now: setting the wall clock back must not make it an hour longer
+            wait = limited.until_epoch - self._clock.now().timestamp()
+            self._backoff[watch.repo] = self._clock.monotonic() + max(0.0, wait)
             self._events.emit(
                 Event.POLL_BACKOFF, level=Level.WARNING, repo=str(watch.repo), until=limited.until_epoch,
                 cause=str(limited),
@@ -69,6 +72,10 @@ class RepoReader:
             self._events.emit(Event.POLL_SOURCE_FAILED, level=Level.ERROR, repo=str(watch.repo), cause=str(error))
             return False
         summary.min_interval_seconds = max(summary.min_interval_seconds, tracker.min_interval_seconds(watch.repo))
+        if cursor is None:
+            # the stream starts here: kept at once, or a first cycle cut short would start it anew later
+            # and the comments written in between would never be read
+            self._store.save_cursor(watch.repo, batch.cursor)
         departed = self._departed(tracker, watch, sessions, listed, cycle=cycle)
         # what was read is kept before the cursor moves past it, in one transaction: a crash, a
         # stop or a failing item loses nothing and pins nothing (the worker takes it from the inbox)

@@ -17,6 +17,7 @@ from domain.events import Event, Level
 from domain.model import HarnessSpec, Probe, SessionRecord, SessionState, SessionStatus, SpawnRequest, WorkItem
 from domain.policy import Clear, Outcome, clear_decision, cleared, remedy
 from domain.ports import ClockPort, EventSink, ReceiptPort, StateStore, TmuxPort, TrustPort
+from domain.receipts import confirms
 
 RECENT_DELIVERIES = 20
 
@@ -186,6 +187,7 @@ class Spawner:
             spawn_id=spawn_id,
             pane_id="",
             spawned_at=self._clock.now(),
+            spawned_monotonic=self._clock.monotonic(),
             status=SessionStatus.ACTIVE,
             closed_by=None,
         )
@@ -228,11 +230,16 @@ class Spawner:
         return handover_note(record.previous_host, lost=False) if record.previous_host else ""
 
     def _judge_resume(self, record: SessionRecord, job: Dispatch, harness: HarnessSpec) -> Result:
-        """A resume counts only once the harness says it is ready; else a fresh conversation, within
-        the same attempt (the resumed pane, if it still runs, is ended first: it is ours)."""
+        """A resume counts once the harness says it is ready, or took the prompt (it may die right
+        after); else a fresh conversation, within the same attempt (the resumed pane, if it still
+        runs, is ended first: it is ours)."""
         watched = self._watch.wait_ready(record, harness)
         if watched.verdict in {Verdict.YES, Verdict.BLOCKED}:  # running: a dialog is not a failed resume
             return self._spawned(record, job, resumed=True, first=False, ready=watched.verdict is Verdict.YES)
+        if confirms(self._watch.receipts(record), job.receipt):
+            # it took the prompt, then died: its conversation holds it and is resumed next time; a
+            # fresh conversation would get the prompt a second time
+            return self._spawned(record, job, resumed=True, first=False, ready=True)
         if watched.screen:
             self._emit(
                 Event.SESSION_NOT_READY, record, level=Level.WARNING, reason=watched.reason, screen=watched.screen

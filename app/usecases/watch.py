@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 
 from domain.model import HarnessSpec, Probe, SessionRecord, SessionState
 from domain.ports import ClockPort, ReceiptPort, TmuxPort
@@ -56,7 +55,7 @@ class HarnessWatch:
     def wait_ready(self, record: SessionRecord, harness: HarnessSpec) -> Watched:
         """Until the harness says it is ready (without receipts: is still alive `readySeconds`
         after its spawn), says it is blocked, dies, or `readySeconds` after its spawn pass."""
-        deadline = self._since(record) + timedelta(seconds=harness.ready_seconds)
+        deadline = self._clock.monotonic() + max(0.0, harness.ready_seconds - self._elapsed(record))
         while True:
             probe = self._probe(record)
             state = self.state(record, harness, probe)
@@ -66,7 +65,7 @@ class HarnessWatch:
                 return Watched(Verdict.BLOCKED, "harness waits for an answer in its session")
             if state in {HarnessState.DEAD, HarnessState.ENDED}:
                 return Watched(Verdict.DEAD, f"harness {state.value} before it said it was ready")
-            if self._clock.now() >= deadline:
+            if self._clock.monotonic() >= deadline:
                 return self._timed_out(record, probe, f"harness not ready {harness.ready_seconds:g}s after its spawn")
             self._clock.sleep(POLL_SECONDS)
 
@@ -75,7 +74,7 @@ class HarnessWatch:
         `confirmSeconds` later), the harness dies, or time is up. A prompt on a spawn's argv also
         waits for the harness to start: `readySeconds` more."""
         budget = harness.confirm_seconds + (harness.ready_seconds if spawned else 0.0)
-        deadline = self._clock.now() + timedelta(seconds=budget)
+        deadline = self._clock.monotonic() + budget
         if harness.receipts is ReceiptMode.NONE:
             self._clock.sleep(budget)
             probe = self._probe(record)
@@ -90,7 +89,7 @@ class HarnessWatch:
                 if confirms(self.receipts(record), line):  # it may have confirmed, then exited
                     return Watched(Verdict.YES, "the harness's receipt names the delivery")
                 return self._timed_out(record, probe, "harness pane died before it confirmed", Verdict.DEAD)
-            if self._clock.now() >= deadline:
+            if self._clock.monotonic() >= deadline:
                 return self._timed_out(record, probe, f"no receipt within {budget:g}s")
             self._clock.sleep(POLL_SECONDS)
 
@@ -106,8 +105,12 @@ class HarnessWatch:
     def _probe(self, record: SessionRecord) -> Probe:
         return self._tmux.probe(record.target, mark=record.spawn_id, pane=record.pane_id)
 
-    def _since(self, record: SessionRecord) -> datetime:
-        return record.spawned_at or self._clock.now()
-
     def _elapsed(self, record: SessionRecord) -> float:
-        return (self._clock.now() - self._since(record)).total_seconds()
+        """Seconds since the spawn: on the clock that never jumps when the record carries its
+        reading from this boot; else (a record from before readings were kept) on the wall clock,
+        never less than none."""
+        if record.spawned_monotonic is not None and record.spawned_monotonic <= self._clock.monotonic():
+            return self._clock.monotonic() - record.spawned_monotonic
+        if record.spawned_at is None:
+            return 0.0
+        return max(0.0, (self._clock.now() - record.spawned_at).total_seconds())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -119,3 +121,28 @@ def test_a_gh_host_inherited_from_the_environment_does_not_redirect_github_com(s
     gh = GhTracker(env=standin.gh_env(GH_HOST=standin.host), timeout=20)
     failure_of(gh, RepoRef.parse(REPO))  # github.com is out of reach here, or refuses us
     assert world.requests == 0
+
+
+def test_a_gh_that_never_answers_is_killed_at_its_timeout_with_everything_it_started(tmp_path: Path) -> None:
+    """Fault (issue 11): gh hanging past its timeout. A gh that hands its work to a child (a shell
+    wrapper, a credential helper) must not leave that child running, nor the pipe it holds open."""
+    child = tmp_path / "child.pid"
+    hanging = tmp_path / "gh"
+    hanging.write_text(f'#!/bin/sh\nsleep 300 &\necho $! > "{child}"\nwait\n', encoding="utf-8")
+    hanging.chmod(0o755)
+    gh = GhTracker(binary=str(hanging), env={"PATH": "/usr/bin:/bin"}, timeout=1.0)
+
+    message = failure_of(gh, RepoRef.parse(REPO))
+
+    assert "did not answer within 1s" in message
+    assert _gone(int(child.read_text(encoding="utf-8"))), "the hanging gh's child still runs"
+
+
+def _gone(pid: int) -> bool:
+    for _ in range(100):  # the kill is sent when the call returns; give the kernel its moment
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False

@@ -35,11 +35,22 @@ def limited(standin: StandIn, *, clock: float = NOW) -> RateLimited:
     return raised.value
 
 
-def test_a_spent_primary_limit_backs_off_until_its_reset(standin: StandIn, world: World) -> None:
+def test_a_spent_primary_limit_backs_off_until_its_reset_as_far_off_on_our_clock_as_on_githubs(
+    standin: StandIn, world: World
+) -> None:
     world.rate_remaining = 0
-    reset = int(world.now.timestamp()) + 3600
+    reset = int(world.now.timestamp()) + 3600  # GitHub's moment; our clock (NOW) reads otherwise
     error = limited(standin)
-    assert error.until_epoch == reset and REPO in str(error)
+    assert error.until_epoch == NOW + (reset - world.now.timestamp()) and REPO in str(error)
+
+
+def test_faults_a_machine_clock_an_hour_behind_githubs_waits_for_the_reset_not_an_hour_more(
+    standin: StandIn, world: World
+) -> None:
+    world.rate_remaining = 0
+    github_now = world.now.timestamp()
+    error = limited(standin, clock=github_now - 3600)
+    assert error.until_epoch == github_now - 3600 + 3600  # the reset is an hour off on either clock
 
 
 def test_a_secondary_limit_with_retry_after_backs_off_that_long(standin: StandIn, world: World) -> None:
@@ -120,4 +131,20 @@ def test_the_host_is_asked_again_once_the_secondary_limit_has_passed(standin: St
     gh = secondary_limited(standin, world, clock)
     clock.now = NOW + 30
     items = gh.work_items(RepoRef.parse("acme/other", host=standin.host), LABEL)
+    assert [item.ref.number for item in items] == [1]
+
+
+def test_faults_a_limit_held_without_asking_ends_on_time_when_our_clock_is_set_back_an_hour(
+    standin: StandIn, world: World
+) -> None:
+    wall, ticks = Clock(NOW), Clock(500.0)
+    world.add_issue("acme/other", 1)
+    world.fail("/repos/acme/widgets/", status=429, headers={"Retry-After": "30"})
+    gh = GhTracker(host=standin.host, env=standin.gh_env(), timeout=20, clock=wall, monotonic=ticks)
+    with pytest.raises(RateLimited):
+        gh.work_items(RepoRef.parse(REPO, host=standin.host), LABEL)
+    wall.now, ticks.now = NOW - 3600 + 31, 531.0  # 31 s passed; the wall clock was set back an hour
+
+    items = gh.work_items(RepoRef.parse("acme/other", host=standin.host), LABEL)
+
     assert [item.ref.number for item in items] == [1]

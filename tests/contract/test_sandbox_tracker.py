@@ -235,3 +235,18 @@ def test_a_version_1_sandbox_file_is_migrated_and_its_items_are_armed_when_first
         version = db.execute("PRAGMA user_version").fetchone()[0]
     assert (version, before.armed_at, before.comments) == (2, clock.now() - timedelta(seconds=1), ())
     assert [c.id for c in after.comments] == [news.id]
+
+
+def test_faults_a_comment_made_after_the_clock_was_set_back_an_hour_is_still_new(
+    sandbox: SandboxTracker, clock: FakeClock
+) -> None:
+    """Issue 11, faults: the sandbox's clock is the machine's. Set back, it must not stamp a new
+    comment before the item's label (GitHub's clock never goes back when ours does): such a
+    comment would read as history, and be lost."""
+    ref = sandbox.create_item(REPO, "armed", labels=("loop",))
+    clock.jump(-3600)
+    said = sandbox.add_comment(ref, "said after the jump")
+
+    arming = sandbox.arming(sandbox.work_items(REPO, "loop")[0], "loop")
+
+    assert said.created_at >= arming.armed_at and [c.id for c in arming.comments] == [said.id]

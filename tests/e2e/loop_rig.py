@@ -60,7 +60,7 @@ class Loop:
     receipts: str = "file"  # the simulator writes receipts like Claude Code's hooks
     state_keys: dict[str, Any] = field(default_factory=dict)  # more `state` keys (backend, dsn)
     workspace: dict[str, Any] = field(default_factory=dict)  # routing.workspace; given: a folder per item
-    env: dict[str, str] = field(default_factory=dict)  # more environment for the CLI (gh's, for the stand-in)
+    env: dict[str, str] = field(default_factory=dict)  # more environment for the CLI (gh's, for a stand-in)
     pollers: list[Poller] = field(default_factory=list)
 
     @property

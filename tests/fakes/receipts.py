@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from domain.errors import TrustError
 from domain.model import ReceiptChannel
@@ -20,7 +20,7 @@ from tests.fakes.tmux import FakePane, FakeTmux
 @dataclass
 class _Spawn:
     item: WorkItemRef
-    prepared_at: datetime
+    prepared: float  # the clock's monotonic reading: readiness is a duration, whatever the wall clock does
     receipts: list[Receipt] = field(default_factory=list)
 
 
@@ -32,6 +32,7 @@ class FakeReceipts(ReceiptPort):
         self.ignore_pastes = False  # pastes never reach the agent (no receipt)
         self.spawns: dict[str, _Spawn] = {}
         self.modes: dict[str, ReceiptMode] = {}
+        self._due: dict[str, float] = {}  # receipt key -> when it shows, on the clock that never jumps
         self._seq = 0
         tmux.listeners.append(self._heard)
 
@@ -39,13 +40,12 @@ class FakeReceipts(ReceiptPort):
 
     def plant(self, spawn: str, kind: ReceiptKind, *, after: float = 0.0, **fields: str) -> None:
         """The harness of `spawn` writes a receipt `after` seconds from now."""
-        at = self._clock.now() + timedelta(seconds=after)
-        self.spawns[spawn].receipts.append(self._receipt(kind, at, **fields))
+        self.spawns[spawn].receipts.append(self._receipt(kind, after, **fields))
 
     # -- the port ---------------------------------------------------------------------------
 
     def prepare(self, item: WorkItemRef, spawn: str, *, mode: ReceiptMode) -> ReceiptChannel:
-        self.spawns[spawn] = _Spawn(item, self._clock.now())
+        self.spawns[spawn] = _Spawn(item, self._clock.monotonic())
         self.modes[spawn] = mode
         return ReceiptChannel(env=(("THE_LOOP_RECEIPTS", f"/receipts/{spawn}"),))
 
@@ -53,8 +53,9 @@ class FakeReceipts(ReceiptPort):
         found = self.spawns.get(spawn)
         if found is None or found.item != item:
             return []
-        now = self._clock.now()
-        return sorted((r for r in self._all(found) if r.at is not None and r.at <= now), key=lambda r: r.key)
+        # written by then, whatever the wall clock says now; in the order of their names, as files
+        now = self._clock.monotonic()
+        return sorted((r for r in self._all(found) if self._due[r.key] <= now), key=lambda r: r.key)
 
     def find(self, item: WorkItemRef, line: str) -> bool:
         spawns = [s for s, found in self.spawns.items() if found.item == item]
@@ -66,8 +67,8 @@ class FakeReceipts(ReceiptPort):
 
     # -- the harness's side -------------------------------------------------------------------
 
-    def _ready_at(self, spawn: _Spawn) -> datetime:
-        return spawn.prepared_at + timedelta(seconds=self.ready_after)
+    def _ready_in(self, spawn: _Spawn) -> float:
+        return max(0.0, spawn.prepared + self.ready_after - self._clock.monotonic())
 
     def _all(self, spawn: _Spawn) -> list[Receipt]:
         if self.never_ready:
@@ -79,18 +80,21 @@ class FakeReceipts(ReceiptPort):
         if spawn is None or self.never_ready:
             return
         if what == "spawn":
-            ready = self._ready_at(spawn)
+            ready = self._ready_in(spawn)
             source = "resume" if "--resume" in pane.argv else "startup"
             spawn.receipts.append(self._receipt(ReceiptKind.READY, ready, source=source))
             if text:
                 spawn.receipts.append(self._receipt(ReceiptKind.PROMPT, ready, prompt=text))
         elif not self.ignore_pastes:
-            at = max(self._clock.now(), self._ready_at(spawn))
-            spawn.receipts.append(self._receipt(ReceiptKind.PROMPT, at, prompt=text))
+            spawn.receipts.append(self._receipt(ReceiptKind.PROMPT, self._ready_in(spawn), prompt=text))
 
-    def _receipt(self, kind: ReceiptKind, at: datetime, **fields: str) -> Receipt:
+    def _receipt(self, kind: ReceiptKind, after: float, **fields: str) -> Receipt:
+        """Written `after` seconds from now: named by the wall clock then, as the real hook's `date`
+        names it; shown once that much time has passed, whatever the wall clock says."""
         self._seq += 1
+        at = self._clock.now() + timedelta(seconds=after)
         key = f"{int(at.timestamp() * 1e9):020d}-{self._seq:06d}"
+        self._due[key] = self._clock.monotonic() + after
         return Receipt(kind=kind, key=key, at=at, **fields)
 
 

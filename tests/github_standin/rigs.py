@@ -125,7 +125,13 @@ class GhRig:
         self.world.login = BOT
         self.repo = RepoRef.parse("acme/widgets", host=standin.host)
         self.world.add_repo(self.repo.full_name)
-        self.tracker: TrackerPort = GhTracker(host=standin.host, env=standin.gh_env(), timeout=20)
+        world = self.world
+
+        def github_now() -> float:  # world.now is replaced as the world ticks
+            return world.now.timestamp()
+
+        # the machine's clock reads as GitHub's here: a limit's reset is then the same moment on both
+        self.tracker: TrackerPort = GhTracker(host=standin.host, env=standin.gh_env(), timeout=20, clock=github_now)
 
     def item(self, number: int, *, labels: tuple[str, ...] = (LABEL,), pull: bool = False) -> WorkItemRef:
         self.world.add_issue(self.repo.full_name, number, labels=labels, pull_request=pull)

@@ -48,7 +48,7 @@ class NotingLock:
     def acquire(self, info: dict[str, Any]) -> None:
         self.notes.append(info)
 
-    def update(self, info: dict[str, Any]) -> None:
+    def note(self, info: dict[str, Any]) -> None:
         self.notes.append(info)
 
     def release(self) -> None:
@@ -69,7 +69,7 @@ def test_while_the_database_is_away_no_delivery_is_counted_sessions_keep_running
             store.down = True
             world.comment(ref, "said while the database was away")
         if len(waits) == 4:
-            assert lock.notes[-1]["store"]["reachable"] is False  # what `status` reads meanwhile
+            assert lock.notes[-1]["failing"]["cycles"] == 3  # what `status` reads meanwhile
             assert world.session(ref).received == [] and not world.session(ref).pane_dead
             store.down = False
         if len(waits) == 5:
@@ -83,7 +83,7 @@ def test_while_the_database_is_away_no_delivery_is_counted_sessions_keep_running
 
     assert waits == [5, 5, 10, 20, 5]  # the interval, then doubling while away, then the interval again
     assert [e["retry_seconds"] for e in world.events.named("store.unreachable")] == [5]
-    assert len(world.events.named("store.reachable")) == 1 and "store" not in lock.notes[-1]
+    assert len(world.events.named("store.reachable")) == 1 and "failing" not in lock.notes[-1]
     assert [t for t in world.session(ref).received if "said while the database was away" in t] != []
     assert world.kills() == 0
 

@@ -12,6 +12,7 @@ import pytest
 from app.usecases.daemon import HEARTBEAT, Blocked, Daemon
 from app.usecases.webhook import WebhookIntake
 from domain.errors import StateError
+from domain.ledger import Resolution
 from domain.model import Comment
 from tests.service.world import REPO, World
 
@@ -20,13 +21,15 @@ class FakeLock:
     def __init__(self, *, held_by: dict[str, Any] | None = None) -> None:
         self.held_by = held_by
         self.holder: dict[str, Any] | None = None
+        self.notes: list[dict[str, Any]] = []
 
     def acquire(self, info: dict[str, Any]) -> None:
         if self.held_by is not None:
             raise RuntimeError(f"held by pid {self.held_by['pid']}")
         self.holder = info
 
-    def update(self, info: dict[str, Any]) -> None:
+    def note(self, info: dict[str, Any]) -> None:
+        self.notes.append(info)
         self.holder = info
 
     def release(self) -> None:
@@ -130,13 +133,43 @@ def wait_until(condition, timeout: float = 10.0) -> None:  # type: ignore[no-unt
         time.sleep(0.01)
 
 
-def test_a_poller_that_cannot_carry_on_says_so_and_releases_its_lock() -> None:
+def test_poll_once_whose_cycle_cannot_write_the_state_exits_non_zero_says_so_and_releases_its_lock() -> None:
     world, lock = World(), FakeLock()
     world.store.fail_writes = True  # the heartbeat cannot be saved
 
     with pytest.raises(StateError):
-        _daemon(world, lock, [], stop_after=1).run()
+        _daemon(world, lock, [], stop_after=1).run(once=True)
 
     failed = world.events.named("poller.failed")
     assert failed and failed[0]["level"] == "error"
     assert lock.holder is None
+
+
+def test_faults_a_daemon_whose_state_store_cannot_be_written_keeps_running_says_so_and_carries_on() -> None:
+    """Issue 11, faults: disk full or read-only. Each failed cycle is an event and a note in the
+    lock (what `status` reads); the daemon never exits on one, and delivers once the store writes."""
+    world, lock, waits, reports = World(), FakeLock(), [], []
+    ref = world.watched()
+    comment = world.comment(ref)
+    world.store.fail_writes = True
+    daemon: Daemon
+
+    def wait(seconds: float) -> None:
+        waits.append(seconds)
+        world.store.fail_writes = len(waits) < 2  # two cycles fail, then the disk has room again
+        if len(waits) >= 3:
+            daemon.stop()
+
+    daemon = Daemon(
+        cycle=world.poll, store=world.store, events=world.events, clock=world.clock, lock=lock,
+        interval_seconds=60, version="1.0.0", wait=wait, report=reports.append,
+    )
+    daemon.run()
+
+    failed = world.events.named("poller.cycle_failed")
+    assert [f["cycles"] for f in failed] == [1, 2] and "StateError" in failed[0]["cause"]
+    assert [note.get("failing", {}).get("cycles") for note in lock.notes] == [1, 2, None]
+    assert any("cycle failed (2 in a row)" in line for line in reports)
+    assert "poller.failed" not in world.events.names() and world.events.names()[-1] == "poller.stopped"
+    assert len(world.session(ref).received) == 1
+    assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED

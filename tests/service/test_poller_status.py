@@ -77,3 +77,17 @@ def test_an_unreadable_heartbeat_is_no_cycle_known() -> None:
     status = poller_status(holder=None, heartbeat_text="{not json", now=NOW, interval_seconds=60)
 
     assert status.heartbeat is None and status.as_json()["last_cycle"] is None
+
+
+def test_faults_a_poller_whose_cycles_fail_is_failing_with_its_cause() -> None:
+    """Issue 11, faults: the daemon notes its failing cycles in the lock, which `status` can read
+    when the state store cannot be written (or read)."""
+    failing = {"since": STARTED, "cycles": 3, "cause": "StateError: state store x: database or disk is full"}
+    status = poller_status(
+        holder={"pid": 42, "started": STARTED, "failing": failing}, heartbeat_text=None, now=NOW, interval_seconds=60
+    )
+
+    assert (status.running, status.exit) == (True, Exit.FAILING)
+    assert status.as_json()["failing"] == failing
+    assert describe(status)[-1].startswith("FAILING: 3 cycles in a row since 2026-11-30 08:00:00")
+    assert describe(status)[-1].endswith("database or disk is full")

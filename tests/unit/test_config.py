@@ -50,6 +50,12 @@ def test_an_empty_file_means_every_key_at_its_default() -> None:
     assert load("c.yaml").settings.polling.sources == ()
 
 
+def test_a_file_entry_for_a_builtin_harness_keeps_the_keys_it_does_not_name() -> None:
+    Path("c.yaml").write_text("routing: {defaultHarness: codex, harnesses: {codex: {args: [-m, o3]}}}\n")
+    spec = load("c.yaml").settings.harness_spec()
+    assert (spec.argv("S", resume=False), spec.ready_seconds, spec.can_resume) == (("codex", "-m", "o3"), 10, False)
+
+
 def test_a_missing_file_given_by_flag_is_refused() -> None:
     with pytest.raises(ConfigError, match=r"^nope\.yaml: no such file$"):
         load("nope.yaml")
@@ -76,7 +82,8 @@ def test_a_missing_file_given_by_the_variable_is_refused(monkeypatch: pytest.Mon
         ),
         (
             "routing: {defaultHarness: zz}",
-            "c.yaml: routing.defaultHarness: unknown harness 'zz' (known: claude, cursor, demo)",
+            "c.yaml: routing.defaultHarness: unknown harness 'zz' (known: claude, codex, cursor, demo, gemini, "
+            "opencode)",
         ),
         (
             "routing: {harnesses: {x: {args: [a]}}}",

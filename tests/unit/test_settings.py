@@ -77,6 +77,22 @@ def test_an_operator_harness_merges_key_by_key_over_the_builtin() -> None:
     assert spec.argv("S", resume=False) == ("claude", "--model", "opus", "--session-id", "S")
 
 
+def test_an_operator_entry_merges_key_by_key_over_the_new_builtins() -> None:
+    s = settings(
+        routing={
+            "harnesses": {
+                "gemini": {"args": ["--model", "gemini-2.5-pro"], "readySeconds": 40},
+                "opencode": {"binary": "/opt/opencode/bin/opencode"},
+            }
+        }
+    )
+    gemini, opencode = s.harness_spec("gemini"), s.harness_spec("opencode")
+    resumed = ("gemini", "--model", "gemini-2.5-pro", "--resume", "S", "--prompt-interactive")
+    assert gemini.argv("S", resume=True) == resumed
+    assert (gemini.ready_seconds, gemini.submit_delay_ms) == (40, settings().harness_spec("gemini").submit_delay_ms)
+    assert opencode.argv("S", resume=False) == ("/opt/opencode/bin/opencode", "--prompt")
+
+
 def test_a_new_harness_is_usable_as_the_default() -> None:
     s = settings(routing={"defaultHarness": "aider", "harnesses": {"aider": {"binary": "aider", "submitDelayMs": 50}}})
     assert (s.harness_spec().binary, s.harness_spec().submit_delay_ms, s.harness_spec().can_resume) == (

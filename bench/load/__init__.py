@@ -1,0 +1,1 @@
+"""The load campaign of issue 11: `python -m bench.load`."""

@@ -1,0 +1,83 @@
+"""The built-in profiles build the command lines their CLIs take (docs/harnesses.md says why each)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from app.config.harnesses import BUILTIN_HARNESSES
+from app.config.settings import Settings
+from domain.model import HarnessSpec
+from domain.receipts import ReceiptMode
+
+SESSION = "3f1c2a9e-1111-4222-8333-444455556666"
+PROMPT = "[the-loop] You are the agent for acme/widgets#12.\nDelivery: d-1\n"
+
+
+@pytest.fixture(autouse=True)
+def _no_loop_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in [n for n in os.environ if n.upper().startswith("THE_LOOP_")]:
+        monkeypatch.delenv(name)
+
+
+def spec(name: str) -> HarnessSpec:
+    return Settings().harness_spec(name)
+
+
+def command_line(harness: HarnessSpec, *, resume: bool) -> tuple[str, ...]:
+    """What the pane runs: the spawn wrapper appends the prompt as the last argument (pinned by
+    tests/contract/test_tmux_contract.py)."""
+    return (*harness.argv(SESSION, resume=resume), PROMPT)
+
+
+def test_codex_starts_a_fresh_interactive_session_with_the_prompt_as_its_positional_argument() -> None:
+    assert command_line(spec("codex"), resume=False) == ("codex", PROMPT)
+
+
+def test_codex_is_not_resumed_since_it_names_its_sessions_itself() -> None:
+    assert not spec("codex").can_resume
+
+
+def test_gemini_starts_a_fresh_conversation_under_the_loops_id_with_the_prompt_interactive() -> None:
+    expected = ("gemini", "--skip-trust", "--session-id", SESSION, "--prompt-interactive", PROMPT)
+    assert command_line(spec("gemini"), resume=False) == expected
+
+
+def test_gemini_resumes_the_loops_id_with_the_prompt_interactive() -> None:
+    expected = ("gemini", "--skip-trust", "--resume", SESSION, "--prompt-interactive", PROMPT)
+    assert command_line(spec("gemini"), resume=True) == expected
+
+
+def test_opencode_starts_fresh_with_the_prompt_given_to_its_prompt_flag() -> None:
+    # its positional argument is a project folder: the prompt there would be taken for a path
+    assert command_line(spec("opencode"), resume=False) == ("opencode", "--prompt", PROMPT)
+
+
+def test_opencode_is_not_resumed_since_it_names_its_sessions_itself() -> None:
+    assert not spec("opencode").can_resume
+
+
+def test_cursor_agent_stays_as_it_was_a_positional_prompt_and_no_resume() -> None:
+    assert command_line(spec("cursor"), resume=False) == ("cursor-agent", PROMPT)
+    assert not spec("cursor").can_resume
+
+
+def test_aider_is_not_built_in_since_its_positional_arguments_are_files_to_edit() -> None:
+    assert "aider" not in BUILTIN_HARNESSES
+
+
+@pytest.mark.parametrize("name", ["codex", "cursor", "gemini", "opencode"])
+def test_a_cli_the_loop_reads_no_receipt_from_confirms_by_staying_alive(name: str) -> None:
+    harness = spec(name)
+    assert (harness.receipts, harness.trust_workdir) == (ReceiptMode.NONE, False)
+
+
+def test_gemini_waits_longer_than_its_failed_resume_takes_to_exit() -> None:
+    # `--resume` of an unknown id exited after 4.3 s here: a shorter wait counts it resumed
+    assert spec("gemini").ready_seconds >= 10
+
+
+def test_gemini_pauses_between_paste_and_enter() -> None:
+    # under tmux Gemini does not trust pastes: an Enter close behind one becomes a newline
+    assert spec("gemini").submit_delay_ms > 0
