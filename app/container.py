@@ -15,9 +15,11 @@ from adapters.git.adapter import GitWorkspaces
 from adapters.github.tracker import GhTracker
 from adapters.github.webhook import GhWebhookServer
 from adapters.lock import LockHeld, PollerLock
+from adapters.postgres.cluster import PostgresCluster
 from adapters.postgres.store import PostgresStateStore
 from adapters.receipts.files import FileReceipts
 from adapters.sandbox.tracker import SandboxTracker
+from adapters.sqlite.cluster import SingleHost
 from adapters.sqlite.store import FILE_NAME, SqliteStateStore
 from adapters.tmux.adapter import ShTmux
 from adapters.tmux.screen import ShTmuxScreen
@@ -25,11 +27,15 @@ from app import version
 from app.config.settings import Settings
 from app.usecases.closing import CloseConfig, Closer
 from app.usecases.control import ControlConfig, Controls
-from app.usecases.daemon import Daemon
+from app.usecases.daemon import Daemon, heartbeat_key
 from app.usecases.delivery import Delivery, DeliveryConfig
 from app.usecases.dispatcher import DispatchConfig, Dispatcher
 from app.usecases.feedback import Feedback
+from app.usecases.heartbeat import LeaseHeartbeat
 from app.usecases.item_worker import ItemWorker, WorkerConfig
+from app.usecases.leases import LeasedTmux, Leases
+from app.usecases.moving import Mover
+from app.usecases.orphans import Orphans
 from app.usecases.poll import PollConfig, PollCycle
 from app.usecases.secret import receipt_secret
 from app.usecases.sessions_admin import AdminConfig, SessionsAdmin
@@ -38,7 +44,7 @@ from app.usecases.watch import HarnessWatch
 from app.usecases.webhook import WebhookIntake
 from app.usecases.workspaces import WorkspaceConfig, Workspaces
 from domain.model import HarnessSpec, Reaction, WorkItem
-from domain.ports import StateStore, TrackerPort
+from domain.ports import ClusterPort, StateStore, TmuxPort, TrackerPort
 from domain.refs import WorkItemRef
 
 __all__ = ["Container", "EventFilter", "LockHeld", "follow_events", "read_events"]
@@ -58,6 +64,7 @@ def _spawn_config(settings: Settings) -> SpawnConfig:
         harnesses=_harnesses(settings),
         default_harness=settings.routing.default_harness,
         remain_on_exit=settings.routing.tmux.remain_on_exit,
+        host=_host(settings),
     )
 
 
@@ -71,6 +78,31 @@ def _poll_config(settings: Settings) -> PollConfig:
         spawn_mode=settings.spawn_mode,
         max_concurrent=settings.routing.max_concurrent_dispatches,
     )
+
+
+def _shared(settings: Settings) -> bool:
+    return settings.state.backend == "postgres"
+
+
+def _host(settings: Settings) -> str:
+    """This host's id where hosts share the work; "" alone (nothing recorded, as before clusters)."""
+    return settings.host_id if _shared(settings) else ""
+
+
+def _cluster(settings: Settings) -> ClusterPort:
+    if _shared(settings):
+        return PostgresCluster(
+            settings.state.dsn.get_secret_value(),
+            host=settings.host_id,
+            max_sessions=settings.cluster.max_sessions,
+            timing=settings.lease_timing,
+        )
+    return SingleHost(host=settings.host_id, max_sessions=settings.cluster.max_sessions)
+
+
+def _guarded(tmux: TmuxPort, leases: Leases) -> TmuxPort:
+    """Several hosts: no tmux action on a session whose item this host does not hold right then."""
+    return LeasedTmux(tmux, leases) if leases.shared else tmux
 
 
 def _store(settings: Settings) -> StateStore:
@@ -104,11 +136,17 @@ class Container(containers.DeclarativeContainer):
     store = providers.Singleton(_store, settings)
     store_present = providers.Callable(_store_present, settings)
     lock = providers.Singleton(PollerLock, path=providers.Callable(lambda s: s.state_root / "poller.lock", settings))
-    tmux = providers.Singleton(
+    cluster = providers.Singleton(_cluster, settings)
+    leases = providers.Singleton(
+        Leases, cluster=cluster, timing=settings.provided.lease_timing, monotonic=clock.provided.monotonic
+    )
+    # this host's own tmux server, unguarded: for looking, and for ending its own orphaned sessions
+    shell_tmux = providers.Singleton(
         ShTmux,
         socket_name=settings.provided.routing.tmux.socket_name,
         command_timeout=settings.provided.routing.dispatch_timeout_seconds,
     )
+    tmux = providers.Singleton(_guarded, shell_tmux, leases)
     tmux_screen = providers.Singleton(ShTmuxScreen, socket_name=settings.provided.routing.tmux.socket_name)
     github = providers.Singleton(
         GhTracker,
@@ -162,6 +200,10 @@ class Container(containers.DeclarativeContainer):
         config=providers.Callable(_spawn_config, settings),
         workspaces=workspaces,
     )
+    orphans = providers.Singleton(Orphans, tmux=shell_tmux, cluster=cluster, events=events)
+    lease_heartbeat = providers.Singleton(
+        LeaseHeartbeat, leases=leases, cluster=cluster, events=events, monotonic=clock.provided.monotonic
+    )
     dispatcher = providers.Singleton(
         Dispatcher,
         tmux=tmux,
@@ -169,7 +211,7 @@ class Container(containers.DeclarativeContainer):
         watch=watch,
         spawner=spawner,
         config=providers.Callable(
-            lambda s: DispatchConfig(resume_on_respawn=s.routing.tmux.resume_on_respawn), settings
+            lambda s: DispatchConfig(resume_on_respawn=s.routing.tmux.resume_on_respawn, host=_host(s)), settings
         ),
     )
     feedback = providers.Singleton(
@@ -234,7 +276,11 @@ class Container(containers.DeclarativeContainer):
         feedback=feedback,
         config=providers.Callable(
             lambda s, secret: WorkerConfig(
-                authorized=s.authorized_users, version=version(), secret=secret, trigger=s.routing.trigger
+                authorized=s.authorized_users,
+                version=version(),
+                secret=secret,
+                trigger=s.routing.trigger,
+                host=_host(s),
             ),
             settings,
             secret,
@@ -249,6 +295,9 @@ class Container(containers.DeclarativeContainer):
         worker=worker,
         closer=closer,
         config=providers.Callable(_poll_config, settings),
+        cluster=cluster,
+        leases=leases,
+        orphans=orphans,
     )
     # a Factory: `poll` passes its own `report` (the per-cycle line on stderr)
     daemon = providers.Factory(
@@ -260,6 +309,9 @@ class Container(containers.DeclarativeContainer):
         lock=lock,
         interval_seconds=settings.provided.polling.interval_seconds,
         version=providers.Callable(version),
+        leases=providers.Callable(lambda s, beat: beat if _shared(s) else None, settings, lease_heartbeat),
+        orphans=orphans,
+        heartbeat_key=providers.Callable(lambda s: heartbeat_key(s.host_id, shared=_shared(s)), settings),
     )
     webhook_intake = providers.Singleton(
         WebhookIntake,
@@ -280,6 +332,7 @@ class Container(containers.DeclarativeContainer):
     )
     sessions_admin = providers.Singleton(
         SessionsAdmin,
+        cluster=cluster,
         tmux=tmux,
         store=store,
         events=events,
@@ -294,4 +347,15 @@ class Container(containers.DeclarativeContainer):
             ),
             settings,
         ),
+    )
+    mover = providers.Singleton(
+        Mover,
+        cluster=cluster,
+        leases=leases,
+        store=store,
+        tmux=shell_tmux,
+        events=events,
+        clock=clock,
+        grace_seconds=settings.provided.routing.tmux.harness_kill_grace_seconds,
+        pause=clock.provided.sleep,
     )

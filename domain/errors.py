@@ -74,3 +74,19 @@ class TrustError(LoopError):
 class WorkspaceError(LoopError):
     """A work item's workspace could not be made, inspected or removed: git's own message (or
     the setup command's), and where."""
+
+
+class StoreUnreachable(StateError):
+    """The state store's database could not be reached (refused, timed out, connection lost):
+    nothing was read or written. Unlike a corrupt or foreign store, it may come back."""
+
+
+class LeaseLost(LoopError):
+    """This host does not hold the work item's lease right now (never did, lost it, or cannot
+    renew it in time): no tmux action was taken on its session."""
+
+    def __init__(self, item: str, *, holder: str = "", reason: str = "") -> None:
+        held = f"it is held by host {holder}" if holder else "this host does not hold its lease"
+        super().__init__(f"{item}: {held}{f' ({reason})' if reason else ''}; no tmux action was taken")
+        self.item = item
+        self.holder = holder

@@ -189,6 +189,53 @@ class Event(enum.Enum):
         "A worktree was kept on close or prune (`reason`: uncommitted change, untracked file, commit "
         "missing from every remote branch, or a session that may be live).",
     )
+    CLUSTER_JOINED = (
+        "cluster.joined",
+        "This host joined the hosts sharing the work (`host`); its heartbeat renews its leases every "
+        "`renew_every_seconds`.",
+    )
+    CLUSTER_LEFT = ("cluster.left", "This host stopped cleanly; its leases run out unless it starts again in time.")
+    CLUSTER_READING = (
+        "cluster.reading",
+        "This host took a repository's lock (`repo`): it reads that repository's listing and comments for "
+        "every host now.",
+    )
+    CLUSTER_LEASE_PLACED = (
+        "cluster.lease_placed",
+        "A work item was given to the host with the most free slots (`host`): `how` placed (a new item) or "
+        "taken-over (its lease on `previous` expired: a lost host).",
+    )
+    CLUSTER_LEASE_LOST = (
+        "cluster.lease_lost",
+        "This host stopped working an item it no longer holds (`cause`): another host took it, or its last "
+        "renewal is past the deadline; no tmux action was taken.",
+    )
+    CLUSTER_ORPHAN_ENDED = (
+        "cluster.orphan_ended",
+        "This host ended its own tmux session of an item another host holds now (`ended`; false: tmux "
+        "refused, tried again next cycle).",
+    )
+    CLUSTER_RENEW_FAILED = (
+        "cluster.renew_failed",
+        "A lease renewal failed (`cause`); past the renew deadline this host acts on none of its items until "
+        "one succeeds. Logged once per outage.",
+    )
+    CLUSTER_RENEWED = (
+        "cluster.renewed",
+        "A renewal succeeded again after failures (`failed_for_seconds`); `lost` lists the items other hosts "
+        "took meanwhile.",
+    )
+    SESSION_MOVED = (
+        "session.moved",
+        "The operator moved an item to another host (`sessions move`): its session here ended, and `to` starts "
+        "it, resuming the conversation where the harness can, else fresh.",
+    )
+    STORE_UNREACHABLE = (
+        "store.unreachable",
+        "The state store's database could not be reached (`cause`): no delivery is counted, sessions keep "
+        "running, the cycle is retried after `retry_seconds` (doubling up to the cap).",
+    )
+    STORE_REACHABLE = ("store.reachable", "The state store's database answers again (`unreachable_seconds`).")
     POLLER_STARTED = ("poller.started", "The poller started and holds the state root's lock.")
     POLLER_STOPPED = ("poller.stopped", "The poller stopped cleanly.")
     POLLER_FAILED = (

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol
 
+from domain.cluster import Departed, Held, HostView, Lease, Listed, Shared
 from domain.events import Event, Level
 from domain.ledger import Ledger
 from domain.model import (
@@ -263,3 +264,65 @@ class WorkspacePort(Protocol):
 
     def size(self, spec: WorkspaceSpec) -> int:
         """Bytes the worktree's folder takes on disk; 0 when it is gone."""
+
+
+class ClusterPort(Protocol):
+    """The hosts sharing the work: each host's heartbeat, which host holds each work item (a lease
+    that expires unless its holder renews it), which host reads each repository (a lock that goes
+    with its holder's connection), and what that reader listed for every host to work from.
+
+    Every expiry is judged on one clock, the database's (`now()`), never a host's. A single host
+    (`shared` False) holds everything, always: its renewals never fail and it reads every repository.
+
+    Failure modes: `StoreUnreachable` (a `StateError`) when the database cannot be reached —
+    nothing is then renewed, taken or written, and any repository lock this host held may be gone;
+    `StateError` for anything else the database refuses. `hand_over` raises `LeaseLost` when this
+    host does not hold the item, `ValueError` when the receiving host is not alive.
+    """
+
+    @property
+    def host(self) -> str:
+        """This host's id (`cluster.hostId`)."""
+
+    @property
+    def shared(self) -> bool:
+        """Whether other hosts share the work (False: one host holds everything)."""
+
+    def join(self, *, pid: int, version: str) -> None:
+        """Say this host is up (its heartbeat starts now), with what `status` shows of it."""
+
+    def renew(self) -> Held:
+        """The heartbeat: this host is alive, and each lease it holds runs for the expiry again
+        (one that expired but that no other host took is renewed too). What it holds now."""
+
+    def leave(self) -> None:
+        """This host stopped cleanly: no new item is placed on it; its leases stay until they
+        expire, or until it renews them when it starts again."""
+
+    def hosts(self) -> list[HostView]:
+        """Every host that ever joined, with its live leases and its heartbeat's age."""
+
+    def leases(self) -> list[Lease]:
+        """Every lease, expired ones included."""
+
+    def place(self, items: Iterable[WorkItemRef]) -> list[Lease]:
+        """Give each of `items` that no host holds (never leased, or its lease expired) to the live
+        host with the most free slots; rows another host is placing are skipped (`SKIP LOCKED`).
+        The leases made; an item no host has a free slot for waits."""
+
+    def release(self, item: WorkItemRef) -> None:
+        """Give up this host's lease on `item` (its session closed); another host's is untouched."""
+
+    def hand_over(self, item: WorkItemRef, to: str) -> Lease:
+        """Move this host's lease on `item` to host `to`; it starts for `to` only once this host's
+        own trust in it has run out (the renew deadline), so no moment has two holders."""
+
+    def poll_lock(self, repo: RepoRef) -> bool:
+        """Whether this host reads `repo` this cycle: it holds, or now takes, the repository's lock."""
+
+    def share(self, repo: RepoRef, listed: Sequence[Listed], departed: Sequence[Departed]) -> None:
+        """What the reader of `repo` found, for every host to work from (replaces the last)."""
+
+    def shared_listing(self, repo: RepoRef) -> Shared:
+        """What `repo`'s reader last shared; an item listed in the repository's first cycle stays
+        `history` until it is no longer listed."""

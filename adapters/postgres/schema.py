@@ -33,8 +33,20 @@ _INBOX = (
     "CREATE TABLE inbox (item TEXT NOT NULL, comment TEXT NOT NULL, created_at TEXT NOT NULL,"
     " data TEXT NOT NULL, PRIMARY KEY (item, comment))"
 )
+_CLUSTER = (
+    # one row a host: its heartbeat on the database's clock, and what `status` shows of it
+    "CREATE TABLE hosts (host TEXT PRIMARY KEY, max_sessions INTEGER NOT NULL, heartbeat_at TIMESTAMPTZ NOT NULL,"
+    " stopped BOOLEAN NOT NULL DEFAULT FALSE, pid INTEGER NOT NULL DEFAULT 0, version TEXT NOT NULL DEFAULT '')",
+    # one row a work item: which host holds it ('' none) until when, on the database's clock
+    "CREATE TABLE leases (item TEXT PRIMARY KEY, host TEXT NOT NULL DEFAULT '', expires_at TIMESTAMPTZ NOT NULL,"
+    " starts_at TIMESTAMPTZ NOT NULL, previous TEXT NOT NULL DEFAULT '', how TEXT NOT NULL DEFAULT 'placed')",
+    "CREATE INDEX leases_by_host ON leases (host)",
+    # what each repository's reader listed, for every host to work from
+    "CREATE TABLE listings (repo TEXT NOT NULL, item TEXT NOT NULL, data TEXT NOT NULL, label TEXT NOT NULL,"
+    " history BOOLEAN NOT NULL, state TEXT NOT NULL, PRIMARY KEY (repo, item))",
+)
 STATE_SCHEMA = PgSchema(
-    version=2,
+    version=3,
     tables=(
         "CREATE TABLE the_loop_schema (version INTEGER NOT NULL)",
         "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -43,10 +55,13 @@ STATE_SCHEMA = PgSchema(
         "CREATE TABLE sessions (item TEXT PRIMARY KEY, data TEXT NOT NULL, version INTEGER NOT NULL)",
         "CREATE TABLE cursors (repo TEXT PRIMARY KEY, cursor TEXT NOT NULL)",
         _INBOX,
+        *_CLUSTER,
     ),
     migrations=(
         # 1 -> 2: comments kept for their items until worked (a repository's read, a webhook's)
         (_INBOX,),
+        # 2 -> 3: several hosts sharing the work (hosts, leases, shared listings)
+        _CLUSTER,
     ),
 )
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
-from domain.errors import StateError
+from domain.errors import StateError, StoreUnreachable
 
 HIDDEN = "********"
 
@@ -50,3 +50,10 @@ def server_of(dsn: str) -> Server:
         dbname=str(params.get("dbname") or os.environ.get("PGDATABASE") or user),
         password=str(params.get("password") or ""),
     )
+
+
+def failure(server: Server, error: psycopg.Error, doing: str = "") -> StateError:
+    """The driver's error as the-loop's, naming the server: `StoreUnreachable` when the connection
+    failed or was lost (it may come back), `StateError` for what the database refused."""
+    text = f"state store {server}: {doing}{server.hide(str(error)).strip()}"
+    return StoreUnreachable(text) if isinstance(error, psycopg.OperationalError) else StateError(text)

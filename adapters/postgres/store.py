@@ -12,7 +12,7 @@ import psycopg
 from psycopg.rows import TupleRow
 
 from adapters.postgres.schema import LOCK_KEY, prepare
-from adapters.postgres.server import server_of
+from adapters.postgres.server import failure, server_of
 from adapters.support.state_codec import (
     decode_comment,
     decode_ledger,
@@ -86,14 +86,16 @@ class PostgresStateStore(StateStore):
     def _connect(self) -> psycopg.Connection[TupleRow]:
         with self._errors("cannot connect: "):
             # autocommit: transactions are only the ones `transaction()` opens
-            return psycopg.connect(self.dsn, autocommit=True, connect_timeout=self._timeout)
+            return psycopg.connect(
+                self.dsn, autocommit=True, connect_timeout=self._timeout, application_name="the-loop store"
+            )
 
     @contextmanager
     def _errors(self, doing: str = "") -> Iterator[None]:
         try:
             yield
         except psycopg.Error as exc:
-            raise StateError(f"state store {self.server}: {doing}{self.server.hide(str(exc)).strip()}") from None
+            raise failure(self.server, exc, doing) from None
 
     def _ready(self) -> psycopg.Connection[TupleRow]:
         """The connection; a broken one (server restarted, network cut) is opened again."""

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from domain.ledger import DeliveryState, Ledger, Pending, Resolution, Resolved, StartRequest, Turn
-from domain.model import ClosedBy, Comment, CommentKind, SessionRecord, SessionStatus
+from domain.model import ClosedBy, Comment, CommentKind, ItemKind, SessionRecord, SessionStatus, WorkItem
 from domain.refs import WorkItemRef
 
 Json = dict[str, Any]
@@ -146,6 +146,8 @@ def encode_session(record: SessionRecord) -> str:
             "spawned_monotonic": record.spawned_monotonic,
             "closed_by": record.closed_by.value if record.closed_by else None,
             "blocked_notice": record.blocked_notice,
+            "host": record.host,
+            "previous_host": record.previous_host,
         }
     )
 
@@ -172,6 +174,8 @@ def decode_session(text: str, *, version: int) -> SessionRecord:
         # operator's close must hold, so an unknown closer counts as the operator
         closed_by=ClosedBy(closed_by) if closed_by else _legacy_closer(data),
         blocked_notice=data.get("blocked_notice", ""),
+        host=data.get("host", ""),  # records from before clusters ran on the one host there was
+        previous_host=data.get("previous_host", ""),
     )
 
 
@@ -179,6 +183,36 @@ def _legacy_closer(data: Json) -> ClosedBy | None:
     if data.get("status") != SessionStatus.CLOSED.value or "closed_by" in data:
         return None
     return ClosedBy.OPERATOR
+
+
+def encode_item(item: WorkItem) -> str:
+    """A listed work item, with what a spawn on another host needs (title, body, author, labels, kind)."""
+    return _dump(
+        {
+            "ref": str(item.ref),
+            "title": item.title,
+            "author": item.author,
+            "labels": sorted(item.labels),
+            "kind": item.kind.value,
+            "body": item.body,
+            "url": item.url,
+            "created_at": _when(item.created_at),
+        }
+    )
+
+
+def decode_item(text: str) -> WorkItem:
+    data = json.loads(text)
+    return WorkItem(
+        ref=WorkItemRef.parse(data["ref"]),
+        title=data["title"],
+        author=data["author"],
+        labels=frozenset(data["labels"]),
+        kind=ItemKind(data["kind"]),
+        body=data["body"],
+        url=data["url"],
+        created_at=_from_when(data["created_at"]),
+    )
 
 
 def encode_comment(comment: Comment) -> str:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from app.cli.context import CliContext, Commands, command
 from app.cli.sessions import add_sessions
 from app.usecases.poller_status import Exit, describe, poller_status
-from domain.errors import LoopError
+from domain.errors import LoopError, StoreUnreachable
 
 __all__ = ["add_poll", "add_sessions", "add_status"]
 
@@ -83,17 +84,47 @@ def add_status(commands: Commands) -> None:
 
 
 def run_status(args: argparse.Namespace, context: CliContext) -> int:
-    from app.usecases.daemon import HEARTBEAT
+    from app.usecases.cluster_view import cluster_view
+    from app.usecases.daemon import heartbeat_key
 
-    container = context.container
+    container, settings = context.container, context.settings
     holder = container.lock().holder()
-    # a state root no poller ever used stays untouched: `status` writes nothing
-    beat = container.store().meta().get(HEARTBEAT) if container.store_present() else None
+    try:
+        # a state root no poller ever used stays untouched: `status` writes nothing
+        store = container.store() if container.store_present() else None
+        key = heartbeat_key(settings.host_id, shared=settings.state.backend == "postgres")
+        beat = store.meta().get(key) if store else None
+        view = cluster_view(container.cluster(), store.sessions() if store else [])
+    except StoreUnreachable as error:
+        return _unreachable(args, context, holder, error)
     status = poller_status(
         holder=holder,
         heartbeat_text=beat,
         now=container.clock().now(),
+        interval_seconds=settings.polling.interval_seconds,
+    )
+    shown = status.as_json()
+    if view.shared:  # a host alone shows what it always did
+        shown |= {"cluster": view.as_json(), "store": {"reachable": True}}
+    print(json.dumps(shown) if args.json else "\n".join([*describe(status), *(view.lines() if view.shared else [])]))
+    return int(status.exit)
+
+
+def _unreachable(
+    args: argparse.Namespace, context: CliContext, holder: dict[str, Any] | None, error: StoreUnreachable
+) -> int:
+    """The database cannot be reached: what the lock says of the poller here, and of the outage."""
+    from app.usecases.cluster_view import outage_lines
+
+    if args.json:
+        store = {"reachable": False, "error": str(error), "poller": (holder or {}).get("failing")}
+        print(json.dumps({"running": holder is not None, "host": context.settings.host_id, "store": store}))
+        return 1
+    status = poller_status(
+        holder=holder,
+        heartbeat_text=None,
+        now=context.container.clock().now(),
         interval_seconds=context.settings.polling.interval_seconds,
     )
-    print(json.dumps(status.as_json()) if args.json else "\n".join(describe(status)))
-    return int(status.exit)
+    print("\n".join([describe(status)[0], *outage_lines(str(error), holder)]))
+    return 1

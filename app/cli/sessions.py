@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from app.cli.context import CliContext, Commands, command, group, work_item
+from app.cli.context import CliContext, Commands, UsageProblem, command, group, work_item
 from app.cli.prune import add_prune
 from app.usecases.sessions_admin import UnknownWorkItem
 from domain.model import SessionStatus
@@ -72,6 +72,21 @@ def add_sessions(commands: Commands) -> None:
     )
     reopen.add_argument("--work-item", type=work_item, required=True, metavar="REF", help=_REF_HELP)
     add_prune(sessions)
+    _add_move(sessions)
+
+
+def _add_move(sessions: Commands) -> None:
+    move = command(
+        sessions,
+        "move",
+        help_text="hand a work item to another host (state.backend postgres)",
+        description="Run on the host holding the item: its lease goes to HOST (which starts it once this host\n"
+        "has stopped trusting it, within cluster.renewDeadlineSeconds), its session here is ended, and HOST\n"
+        "starts it: resuming the conversation when its harness can there, else fresh, told it moved.",
+        handler=run_move,
+    )
+    move.add_argument("--work-item", type=work_item, required=True, metavar="REF", help=_REF_HELP)
+    move.add_argument("--to", required=True, metavar="HOST", help="the cluster.hostId of a live host")
 
 
 def _add_reset(sessions: Commands) -> None:
@@ -105,32 +120,55 @@ def _admin(context: CliContext, items: Sequence[WorkItemRef] = ()) -> SessionsAd
 def run_list(args: argparse.Namespace, context: CliContext) -> int:
     wanted = SessionStatus(args.status) if args.status else None
     views = _admin(context).listing(wanted) if _has_state(context) else []
+    shared = bool(views) and _admin(context).shared
+    hosts = _hosts(context) if shared else {}
     if args.json:
         for view in views:
-            print(json.dumps(view.as_json(), ensure_ascii=True))
+            print(json.dumps(view.as_json() | hosts.get(view.host, {}), ensure_ascii=True))
         return 0
     if not views:
         print("no sessions recorded" + (f" with status {args.status}" if args.status else ""), file=sys.stderr)
         return 0
-    for row in table([COLUMNS, *(_row(view) for view in views)]):
+    header = ("HOST", *COLUMNS) if shared else COLUMNS
+    for row in table([header, *(_row(view, shared=shared) for view in views)]):
         print(row)
+    if shared:  # several hosts: each one's heartbeat, sessions and free slots, as `status` shows them
+        from app.usecases.cluster_view import cluster_view
+
+        print("\n".join(["", *cluster_view(context.provided("cluster"), []).lines()]))
     return 0
 
 
-def _row(view: SessionView) -> tuple[str, ...]:
+def _hosts(context: CliContext) -> dict[str, dict[str, object]]:
+    """What each session line says of its host (`--json`): its state, heartbeat and free slots."""
+    from app.usecases.cluster_view import cluster_view
+
+    shown = cluster_view(context.provided("cluster"), []).as_json()["hosts"]
+    return {
+        row["host"]: {
+            "host_state": row["state"],
+            "host_heartbeat_seconds_ago": row["heartbeat_seconds_ago"],
+            "host_sessions": row["sessions"],
+            "host_free": row["free"],
+        }
+        for row in shown
+    }
+
+
+def _row(view: SessionView, *, shared: bool = False) -> tuple[str, ...]:
     record = view.record
     cells = (
         str(record.item),
         record.harness,
         record.harness_session_id,
         record.target.name,
-        view.state.value,
-        view.harness.value,
-        _receipt(view),
+        view.state.value if view.here else "",  # another host's tmux: not looked at from here
+        view.harness.value if view.here else "",
+        _receipt(view) if view.here else "",
         record.status.value + (f" ({record.closed_by.value})" if record.closed_by else ""),
         record.last_event,
     )
-    return tuple(cell or "-" for cell in cells)
+    return tuple(cell or "-" for cell in ((view.host, *cells) if shared else cells))
 
 
 def _receipt(view: SessionView) -> str:
@@ -183,4 +221,17 @@ def run_reopen(args: argparse.Namespace, context: CliContext) -> int:
         print(f"reopened {args.work_item}")
     else:
         print(f"{args.work_item} is not closed; nothing to do")
+    return 0
+
+
+def run_move(args: argparse.Namespace, context: CliContext) -> int:
+    from app.usecases.moving import Mover
+
+    mover: Mover = context.provided("mover")
+    try:
+        moved = mover.move(args.work_item, args.to)
+    except ValueError as error:
+        raise UsageProblem(f"sessions move: {error}") from None
+    here = "its session here ended" if moved.ended_here else "no session of it ran here"
+    print(f"moved {moved.item} to {moved.to}: {here}; {moved.to} starts it within {moved.starts_in_seconds:g}s")
     return 0

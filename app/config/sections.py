@@ -56,6 +56,48 @@ class StateSettings(Section):
         return self
 
 
+def _host_id(text: str) -> str:
+    if text and (len(text) > 63 or text in {".", ".."} or not all(c.isalnum() or c in "._-" for c in text)):
+        raise ValueError(f"must be a plain name of letters, digits, '.', '_' or '-', at most 63 (got {text!r})")
+    return text
+
+
+class ClusterSettings(Section):
+    host_id: Annotated[str, AfterValidator(_host_id)] = Field(
+        default="",
+        description="This host's name among the hosts sharing one PostgreSQL database (`state.backend: postgres`); "
+        "each host needs its own. Empty: the machine's hostname.",
+    )
+    max_sessions: int = Field(
+        default=20,
+        ge=1,
+        description="Sessions this host runs at most: a new item goes to the live host with the most free slots "
+        "(this minus the items it holds); when every host is full it waits. Shared mode only.",
+    )
+    lease_seconds: float = Field(
+        default=30,
+        gt=0,
+        description="How long a host's hold on a work item lasts after its last renewal, on the database's clock; "
+        "a host that stops renewing (dead, cut off) loses its items to the others after this.",
+    )
+    renew_deadline_seconds: float = Field(
+        default=20,
+        gt=0,
+        description="How long a host trusts its last renewal: past this, it touches none of its items' sessions "
+        "until a renewal succeeds. Must be shorter than `leaseSeconds`; the difference bounds one tmux action. "
+        "Renewals run every third of it.",
+    )
+
+    @model_validator(mode="after")
+    def _deadline_before_expiry(self) -> ClusterSettings:
+        if self.renew_deadline_seconds >= self.lease_seconds:
+            raise ValueError(
+                f"renewDeadlineSeconds: must be shorter than leaseSeconds ({self.renew_deadline_seconds:g} >= "
+                f"{self.lease_seconds:g}): a host cut off from the database must stop before its items can be taken"
+            )
+        return self
+
+
 class SourceSettings(Section):
     provider: Literal["github", "sandbox"] = Field(
         default="github", description="`github` (through `gh`) or `sandbox` (the embedded local tracker)."

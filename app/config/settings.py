@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -14,6 +15,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from app.config.env import LoopEnvironment
 from app.config.harnesses import BUILTIN_HARNESSES, HarnessSettings, merge_harnesses
 from app.config.sections import (
+    ClusterSettings,
     EventLogSettings,
     IntegrationSettings,
     PollingSettings,
@@ -21,6 +23,7 @@ from app.config.sections import (
     StateSettings,
     WebhookSettings,
 )
+from domain.cluster import LeaseTiming
 from domain.model import HarnessSpec, Reaction, Source, SpawnMode
 from domain.receipts import ReceiptMode
 from domain.refs import DEFAULT_HOST, RepoRef, WorkItemRef
@@ -44,6 +47,10 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(extra="forbid", alias_generator=to_camel, frozen=True)
 
     state: StateSettings = Field(default=StateSettings(), description="Where the-loop keeps its state.")
+    cluster: ClusterSettings = Field(
+        default=ClusterSettings(),
+        description="Several hosts sharing the work through PostgreSQL (see docs/cluster.md).",
+    )
     polling: PollingSettings = Field(default=PollingSettings(), description="What is watched and how often.")
     routing: RoutingSettings = Field(
         default=RoutingSettings(), description="Who may prompt, which harness runs, and how sessions live."
@@ -84,6 +91,15 @@ class Settings(BaseSettings):
         if self.event_log.path:
             return Path(self.event_log.path).expanduser()
         return self.state_root / "logs" / "events.jsonl"
+
+    @property
+    def host_id(self) -> str:
+        """`cluster.hostId`, or the machine's name."""
+        return self.cluster.host_id or socket.gethostname().split(".")[0] or "localhost"
+
+    @property
+    def lease_timing(self) -> LeaseTiming:
+        return LeaseTiming(self.cluster.lease_seconds, self.cluster.renew_deadline_seconds)
 
     @property
     def tmux_socket(self) -> str | None:

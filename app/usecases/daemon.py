@@ -1,4 +1,6 @@
-"""The poller daemon: one per state root, a heartbeat per cycle, a clean stop on a signal."""
+"""The poller daemon: one per state root, a heartbeat per cycle, a clean stop on a signal; with a
+shared database, the host's lease heartbeat beside it and, while the database cannot be reached,
+retries with a backoff (its sessions keep running)."""
 
 from __future__ import annotations
 
@@ -12,14 +14,23 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any, Protocol
 
+from app.usecases.heartbeat import LeaseHeartbeat
+from app.usecases.orphans import Orphans
+from app.usecases.outage import StoreOutage
 from app.usecases.poll import CycleSummary, PollCycle
 from app.usecases.trouble import Trouble
+from domain.errors import StoreUnreachable
 from domain.events import Event, Level
 from domain.ports import ClockPort, EventSink, StateStore
 
 HEARTBEAT = "heartbeat"
 # `status` holds the lock shared for an instant to see whether a poller holds it: not a poller
 _ACQUIRE_TRIES, _ACQUIRE_PAUSE = 3, 0.02
+
+
+def heartbeat_key(host: str, *, shared: bool) -> str:
+    """Where a poller's last cycle is kept: one key per host when hosts share the database."""
+    return f"{HEARTBEAT}:{host}" if shared else HEARTBEAT
 
 
 class Lock(Protocol):
@@ -48,6 +59,9 @@ class Daemon:
     version: str
     report: Callable[[str], None] = lambda line: None
     wait: Callable[[float], object] | None = None  # how the pause between cycles is taken
+    leases: LeaseHeartbeat | None = None  # several hosts: this host's lease heartbeat
+    orphans: Orphans | None = None
+    heartbeat_key: str = HEARTBEAT
 
     def __post_init__(self) -> None:
         self._stop = threading.Event()
@@ -55,6 +69,7 @@ class Daemon:
         self.cycle.stopping = self._stop.is_set
         self._wait = self.wait or self._pause
         self.last: CycleSummary | None = None
+        self._outage = StoreOutage(self.events, self.clock, self.interval_seconds)
 
     def stop(self, signum: int = 0, frame: FrameType | None = None) -> None:
         """Finish the item in hand, then stop: the cycle checks this between items."""
@@ -82,14 +97,25 @@ class Daemon:
             self.events.emit(Event.POLLER_BLOCKED, level=Level.ERROR, cause=str(error))
             raise Blocked(str(error)) from error
         try:
+            self._join()
             self._loop(once=once, started=started, trouble=Trouble(self.events, self.lock, self.report, info))
         except Exception as error:
             cause = f"{type(error).__name__}: {error}"
             self.events.emit(Event.POLLER_FAILED, level=Level.ERROR, pid=os.getpid(), cause=cause)
             raise
         finally:
+            if self.leases is not None:
+                self.leases.stop()
             self.lock.release()
         return 0
+
+    def _join(self) -> None:
+        """Several hosts: renew before the first cycle, and end what this host ran for items
+        taken while it was away."""
+        if self.leases is not None:
+            self.leases.start(pid=os.getpid(), version=self.version)
+        if self.orphans is not None:
+            self.orphans.sweep()
 
     def _loop(self, *, once: bool, started: str, trouble: Trouble) -> None:
         self.events.emit(Event.POLLER_STARTED, pid=os.getpid(), once=once, version=self.version)
@@ -117,8 +143,11 @@ class Daemon:
         except Exception as error:
             if once:
                 raise
+            if isinstance(error, StoreUnreachable):  # the database away: tried again less and less often
+                pause = self._outage.failed(error)
             trouble.failed(error, at=self.clock.now(), pause=pause)
             return pause
+        self._outage.ended()
         trouble.cleared()
         took = ((summary.finished_at or summary.started_at) - summary.started_at).total_seconds()
         self.report(f"cycle took {took:.2f}s: {summary.line()}")
@@ -142,7 +171,7 @@ class Daemon:
             "last_cycle_finished": (summary.finished_at or summary.started_at).isoformat(),
             "summary": summary.fields(),
         }
-        self.store.save_meta(HEARTBEAT, json.dumps(beat))
+        self.store.save_meta(self.heartbeat_key, json.dumps(beat))
 
 
 def install_signal_handlers(daemon: Daemon) -> None:

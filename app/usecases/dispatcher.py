@@ -23,6 +23,7 @@ Spend = Callable[[], None]  # counts the attempt: called once, right before the 
 @dataclass(frozen=True, slots=True)
 class DispatchConfig:
     resume_on_respawn: bool = True
+    host: str = ""  # cluster: this host's id ("": one host)
 
 
 class Dispatcher:
@@ -87,11 +88,17 @@ class Dispatcher:
             self._emit(Event.SESSION_RESPAWN_AVERTED, record, reason=step.reason, delivery_id=job.delivery_id)
             return self._into_harness(record, probe, job, spend, step.reason, respawning=True)
         harness = self.harness(record.harness)
+        # cluster: a conversation that ran on a host that lost the item has its transcript there
+        elsewhere = record.host not in {"", self._config.host}
         # a conversation that never started (its spawn failed) has nothing to resume
         resume = harness.can_resume and self._config.resume_on_respawn and record.spawned_at is not None
-        if not resume:
+        if elsewhere or not resume:
             why = "no conversation started" if record.spawned_at is None else "harness has no resume"
-            record = self._spawner.fresh_conversation(record, why if harness.can_resume else "harness has no resume")
+            why = why if harness.can_resume else "harness has no resume"
+            if elsewhere:
+                why = f"its conversation ran on host {record.host}, which no longer holds the item"
+            record = self._spawner.fresh_conversation(record, why)
+            resume = False
         spend()
         return self._spawner.respawn(record, job, probe, resume=resume)
 

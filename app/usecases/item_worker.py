@@ -57,6 +57,7 @@ class WorkerConfig:
     version: str
     secret: str
     trigger: str = ""  # routing.trigger: when set, only comments holding it are prompts
+    host: str = ""  # cluster: this host's id ("": one host)
 
 
 class ItemWorker:
@@ -95,6 +96,7 @@ class ItemWorker:
             if admitted != ledger or kept:  # an idle item costs no write
                 ledger = self._take(admitted, kept)
         record = self._reactivated(self._store.session(item.ref))
+        ledger = self._taken_over(ledger, record)
         ledger = self._turns(ledger, record)
         walk = _Walk(item, listing, summary, ledger, record)
         self._advance(walk)
@@ -163,6 +165,15 @@ class ItemWorker:
             Event.POLL_BASELINED, work_item=str(item.ref), armed_at=armed_at.isoformat(), pending=len(ledger.pending)
         )
         return ledger
+
+    def _taken_over(self, ledger: Ledger, record: SessionRecord | None) -> Ledger:
+        """Cluster: this host now holds an item whose session ran on another host (lost): it starts
+        here, a fresh conversation, even before the next comment."""
+        if record is None or record.host in {"", self._config.host} or record.status is not SessionStatus.ACTIVE:
+            return ledger
+        if ledger.start is not None or ledger.stopped:
+            return ledger
+        return self._store.save_ledger(replace(ledger, start=StartRequest("taken-over", self._clock.now())))
 
     def _ignored(self, comments: list[Comment]) -> None:
         """A control comment by someone not authorized steers nothing: an event, nothing else."""

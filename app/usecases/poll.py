@@ -1,10 +1,11 @@
-"""The poll cycle: read each repository into the store's inbox (with its cursor, in one
-transaction), then work every listed item from what the inbox holds for it."""
+"""The poll cycle: each repository is read by the host holding its lock (one host: this one) into
+the store's inbox and the shared listing; then this host works the listed items it holds, each
+from what the inbox holds for it, and closes the sessions it holds whose item departed."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
@@ -12,17 +13,19 @@ from datetime import datetime
 from app.usecases.closing import Closer
 from app.usecases.cycle_summary import CycleSummary
 from app.usecases.item_worker import ItemWorker, Listing
-from app.usecases.meta import watch_start, watch_start_key
-from domain.errors import RateLimited, StaleWrite, TrackerError
+from app.usecases.leases import Leases
+from app.usecases.meta import watch_start
+from app.usecases.orphans import Orphans
+from app.usecases.repo_read import PAUSED_CHECK_EVERY, RepoReader, Watch
+from domain.cluster import Departed, Held, Listed
+from domain.errors import LeaseLost, StaleWrite
 from domain.events import Event, Level
-from domain.model import ItemState, SessionRecord, SessionStatus, Source, SpawnMode, WorkItem
+from domain.model import SessionRecord, SessionStatus, Source, SpawnMode
 from domain.policy import spawn_armed
-from domain.ports import ClockPort, EventSink, StateStore, TrackerPort
+from domain.ports import ClockPort, ClusterPort, EventSink, StateStore, TrackerPort
 from domain.refs import RepoRef, WorkItemRef
 
-__all__ = ["CycleSummary", "PollConfig", "PollCycle", "Watch", "watches"]
-
-PAUSED_CHECK_EVERY = 10  # cycles: a paused session's item is asked for its state this seldom
+__all__ = ["PAUSED_CHECK_EVERY", "CycleSummary", "PollConfig", "PollCycle", "Watch", "watches"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,16 +33,6 @@ class PollConfig:
     sources: tuple[Source, ...]
     spawn_mode: SpawnMode = SpawnMode.LABELED
     max_concurrent: int = 4
-
-
-@dataclass(frozen=True, slots=True)
-class Watch:
-    """One repository of one provider, with every label sources watch it by: its comments are
-    read once per cycle, whatever the number of labels."""
-
-    provider: str
-    repo: RepoRef
-    labels: tuple[str, ...]
 
 
 def watches(sources: Iterable[Source]) -> list[Watch]:
@@ -63,21 +56,30 @@ class PollCycle:
         worker: ItemWorker,
         closer: Closer,
         config: PollConfig,
+        cluster: ClusterPort,
+        leases: Leases,
+        orphans: Orphans,
     ) -> None:
-        self._trackers = trackers
         self._store = store
         self._events = events
         self._clock = clock
         self._worker = worker
         self._closer = closer
         self._config = config
+        self._cluster = cluster
+        self._leases = leases
+        self._orphans = orphans
+        self._reader = RepoReader(
+            trackers=trackers, store=store, events=events, clock=clock, cluster=cluster, leases=leases
+        )
         self._watches = watches(config.sources)
-        self._backoff: dict[RepoRef, float] = {}  # until when, on the clock that never jumps
+        self._reading: frozenset[RepoRef] = frozenset()
         self._cycles = 0
         self.stopping: Callable[[], bool] = lambda: False
 
     def run(self) -> CycleSummary:
         summary = CycleSummary(started_at=self._clock.now())
+        self._orphans.end(self._leases.take_lost())
         # the registry is read once a cycle: a repository's records change only while it is worked
         sessions: dict[RepoRef, list[SessionRecord]] = defaultdict(list)
         for record in self._store.sessions():
@@ -101,76 +103,40 @@ class PollCycle:
         return summary
 
     def _poll(self, watch: Watch, sessions: list[SessionRecord], summary: CycleSummary) -> None:
-        tracker = self._trackers[watch.provider]
-        if self._backoff.get(watch.repo, 0.0) > self._clock.monotonic():
-            return
-        try:
-            listed = self._listed(tracker, watch)
-            cursor = self._store.cursor(watch.repo)
-            batch = tracker.new_comments(watch.repo, cursor)
-        except RateLimited as limited:
-            # a wait, counted from now: setting the wall clock back must not make it an hour longer
-            wait = limited.until_epoch - self._clock.now().timestamp()
-            self._backoff[watch.repo] = self._clock.monotonic() + max(0.0, wait)
-            self._events.emit(
-                Event.POLL_BACKOFF,
-                level=Level.WARNING,
-                repo=str(watch.repo),
-                until=limited.until_epoch,
-                cause=str(limited),
-            )
-            return
-        except TrackerError as error:
-            summary.add(sources_failed=1)
-            self._events.emit(Event.POLL_SOURCE_FAILED, level=Level.ERROR, repo=str(watch.repo), cause=str(error))
-            return
-        summary.min_interval_seconds = max(summary.min_interval_seconds, tracker.min_interval_seconds(watch.repo))
-        if cursor is None:
-            # the stream starts here: kept at once, or a first cycle cut short would start it anew later
-            # and the comments written in between would never be read
-            self._store.save_cursor(watch.repo, batch.cursor)
-        self._close_departed(tracker, watch, sessions, listed, summary)
-        # what was read is kept before the cursor moves past it, in one transaction: a crash, a
-        # stop or a failing item loses nothing and pins nothing (the worker takes it from the inbox)
+        if self._reads(watch.repo) and not self._reader.read(watch, sessions, summary, cycle=self._cycles):
+            return  # this host reads it, and could not this cycle: it waits for the next
+        shared = self._cluster.shared_listing(watch.repo)
+        held = self._leases.held()
+        records = {record.item: record for record in sessions}
+        self._depart([d for d in shared.departed if d.item in held], records, summary)
+        self._release_idle(watch.repo, held, shared.refs, records)
         since = watch_start(self._store, watch.repo)
-        first = since is None and batch.started_at is not None
-        with self._store.transaction():
-            self._store.inbox_add(c for c in batch.comments if c.item in listed)
-            self._store.save_cursor(watch.repo, batch.cursor)
-            if first and batch.started_at is not None:
-                since = batch.started_at
-                self._store.save_meta(watch_start_key(watch.repo), since.isoformat())
-        self._work(listed, since, summary, first=first)
+        self._work([entry for entry in shared.listed if entry.item.ref in held], since, summary)
 
-    def _listed(self, tracker: TrackerPort, watch: Watch) -> dict[WorkItemRef, tuple[WorkItem, str]]:
-        """Every open item carrying one of the watch's labels, with the first label it carries."""
-        listed: dict[WorkItemRef, tuple[WorkItem, str]] = {}
-        for label in watch.labels:
-            for item in tracker.work_items(watch.repo, label):
-                listed.setdefault(item.ref, (item, label))
-        return listed
+    def _reads(self, repo: RepoRef) -> bool:
+        """Whether this host reads `repo` (holds its lock); said once each time it starts to."""
+        reads = self._cluster.poll_lock(repo)
+        if reads and repo not in self._reading and self._cluster.shared:
+            self._events.emit(Event.CLUSTER_READING, repo=str(repo), host=self._cluster.host)
+        self._reading = self._reading | {repo} if reads else self._reading - {repo}
+        return reads
 
-    def _work(
-        self,
-        listed: Mapping[WorkItemRef, tuple[WorkItem, str]],
-        since: datetime | None,
-        summary: CycleSummary,
-        *,
-        first: bool,
-    ) -> None:
-        """Work every listed item, each from what the inbox holds for it. In the repository's
-        first cycle everything listed is history: no item needs asking when it was armed."""
+    def _work(self, listed: Sequence[Listed], since: datetime | None, summary: CycleSummary) -> None:
+        """Work every listed item this host holds, each from what the inbox holds for it."""
         summary.add(items=len(listed))
 
-        def one(item: WorkItem, label: str) -> None:
+        def one(entry: Listed) -> None:
             if self.stopping():
                 return
-            armed = spawn_armed(item, mode=self._config.spawn_mode, label=label).choice
+            item = entry.item
+            armed = spawn_armed(item, mode=self._config.spawn_mode, label=entry.label).choice
             try:
-                self._worker.work(item, Listing(label, armed, since, history=first), summary=summary)
+                self._worker.work(item, Listing(entry.label, armed, since, history=entry.history), summary=summary)
             except StaleWrite as conflict:
-                # an operator's command won: stop here, and re-read and re-decide next cycle
+                # an operator's command (or another host) won: stop here, re-read and re-decide next cycle
                 self._conflict(item.ref, conflict)
+            except LeaseLost as lost:
+                self._lease_lost(item.ref, lost)
             except Exception as error:  # one item's fault never stops the cycle
                 summary.add(items_failed=1)
                 self._events.emit(
@@ -181,44 +147,40 @@ class PollCycle:
                 )
 
         with ThreadPoolExecutor(max_workers=max(1, self._config.max_concurrent)) as pool:
-            for future in [pool.submit(one, item, label) for item, label in listed.values()]:
+            for future in [pool.submit(one, entry) for entry in listed]:
                 future.result()
 
-    def _close_departed(
-        self,
-        tracker: TrackerPort,
-        watch: Watch,
-        sessions: list[SessionRecord],
-        listed: Mapping[WorkItemRef, object],
-        summary: CycleSummary,
+    def _depart(
+        self, departed: Sequence[Departed], records: Mapping[WorkItemRef, SessionRecord], summary: CycleSummary
     ) -> None:
-        """Only a session whose item left the watched list costs a state request — a paused one
-        only every PAUSED_CHECK_EVERY cycles, so it is still closed when its item is."""
-        paused_too = self._cycles % PAUSED_CHECK_EVERY == 0
-        for record in sessions:
-            if record.item in listed:
-                continue
-            if not (record.status is SessionStatus.ACTIVE or (paused_too and record.status is SessionStatus.PAUSED)):
+        """Closed or merged upstream: close (and give up the lease); unlabelled: pause."""
+        for gone in departed:
+            record = records.get(gone.item)
+            if record is None:
                 continue
             try:
-                state = tracker.item_state(record.item, watch.labels[0])
-            except TrackerError as error:
-                self._events.emit(
-                    Event.POLL_SOURCE_FAILED,
-                    level=Level.ERROR,
-                    repo=str(watch.repo),
-                    work_item=str(record.item),
-                    cause=str(error),
-                )
-                continue
-            if state is ItemState.UNLABELED and record.status is SessionStatus.PAUSED:
-                continue
-            try:
-                if state is not ItemState.OPEN and self._closer.departed(record, state):
+                if self._closer.departed(record, gone.state):
                     summary.add(closed=1)
+                    self._cluster.release(gone.item)
             except StaleWrite as conflict:  # the record read at the cycle's start moved on
                 self._conflict(record.item, conflict)
+            except LeaseLost as lost:
+                self._lease_lost(record.item, lost)
+
+    def _release_idle(
+        self, repo: RepoRef, held: Held, listed: Sequence[WorkItemRef], records: Mapping[WorkItemRef, SessionRecord]
+    ) -> None:
+        """Cluster: a lease on an item no longer listed whose session is closed (or never was)
+        only takes a slot: it is given up."""
+        if held.everything:
+            return
+        for item in held.items - set(listed):
+            record = records.get(item)
+            if item.repo == repo and (record is None or record.status is SessionStatus.CLOSED):
+                self._cluster.release(item)
 
     def _conflict(self, item: WorkItemRef, conflict: StaleWrite) -> None:
         self._events.emit(Event.POLL_ITEM_CONFLICT, level=Level.WARNING, work_item=str(item), cause=str(conflict))
 
+    def _lease_lost(self, item: WorkItemRef, lost: LeaseLost) -> None:
+        self._events.emit(Event.CLUSTER_LEASE_LOST, level=Level.WARNING, work_item=str(item), cause=str(lost))

@@ -13,7 +13,7 @@ from app.usecases.watch import HarnessWatch
 from domain.errors import LoopError
 from domain.events import Event
 from domain.model import ClosedBy, HarnessSpec, SessionRecord, SessionState, SessionStatus
-from domain.ports import ClockPort, EventSink, StateStore, TmuxPort
+from domain.ports import ClockPort, ClusterPort, EventSink, StateStore, TmuxPort
 from domain.receipts import HarnessState, Receipt
 from domain.refs import TmuxTarget, WorkItemRef
 
@@ -44,10 +44,14 @@ class SessionView:
     state: SessionState
     harness: HarnessState
     last_receipt: Receipt | None = None
+    host: str = ""  # several hosts: the one holding the item ("" none, or alone)
+    here: bool = True  # its session runs in this host's tmux (else nothing here was looked at)
 
     def as_json(self) -> dict[str, Any]:
         record, receipt = self.record, self.last_receipt
+        cluster = {"host": self.host or None, "here": self.here} if self.host or not self.here else {}
         return {
+            **cluster,
             "work_item": str(record.item),
             "harness": record.harness,
             "conversation_id": record.harness_session_id,
@@ -117,7 +121,9 @@ class SessionsAdmin:
         harnesses: Mapping[str, HarnessSpec],
         clock: ClockPort,
         config: AdminConfig,
+        cluster: ClusterPort | None = None,
     ) -> None:
+        self._cluster = cluster
         self._clock = clock
         self._tmux = tmux
         self._store = store
@@ -127,9 +133,22 @@ class SessionsAdmin:
         self._harness = harnesses.get
         self._config = config
 
+    @property
+    def shared(self) -> bool:
+        return self._cluster is not None and self._cluster.shared
+
     def listing(self, status: SessionStatus | None = None) -> list[SessionView]:
         records = [r for r in self._store.sessions() if status is None or r.status is status]
-        return [self._view(record) for record in records]
+        if not self.shared or self._cluster is None:
+            return [self._view(record) for record in records]
+        # several hosts: each session is looked at only by the host whose tmux runs it
+        holders = {lease.item: lease.host for lease in self._cluster.leases() if lease.live}
+        me = self._cluster.host
+        return [
+            replace(self._view(r), host=me) if holders.get(r.item) == me
+            else SessionView(r, SessionState.UNKNOWN, HarnessState.UNKNOWN, host=holders.get(r.item, ""), here=False)
+            for r in records
+        ]  # fmt: skip
 
     def _view(self, record: SessionRecord) -> SessionView:
         probe = self._tmux.probe(record.target, mark=record.spawn_id, pane=record.pane_id)

@@ -11,6 +11,7 @@ from typing import Any
 
 from app.usecases.watch import HarnessWatch, Verdict
 from app.usecases.workspaces import Workspaces
+from domain.cluster import handover_note
 from domain.errors import DuplicateSession, TmuxFailed, TmuxUnanswered, TrustError, WorkspaceError
 from domain.events import Event, Level
 from domain.model import HarnessSpec, Probe, SessionRecord, SessionState, SessionStatus, SpawnRequest, WorkItem
@@ -55,6 +56,7 @@ class SpawnConfig:
     harnesses: Mapping[str, HarnessSpec]
     default_harness: str
     remain_on_exit: bool = True
+    host: str = ""  # cluster: this host's id, recorded on each spawn ("": one host, nothing recorded)
 
 
 class Spawner:
@@ -202,14 +204,16 @@ class Spawner:
             target=record.target,
             argv=harness.argv(record.harness_session_id, resume=resume, extra=channel.args),
             cwd=cwd,
-            prompt=job.prompt if resume else job.spawn_prompt,
+            prompt=job.prompt if resume else self._handover(record) + job.spawn_prompt,
             mark=spawn_id,
             remain_on_exit=self._config.remain_on_exit,
             env=channel.env,
             window=window,
         )
         try:
-            record = replace(record, pane_id=self._tmux.spawn(request))
+            # the host is recorded once its tmux runs the harness: until then a retry still knows
+            # the conversation before it ran elsewhere
+            record = replace(record, pane_id=self._tmux.spawn(request), host=self._config.host or record.host)
         except DuplicateSession as error:
             raise _Duplicate(record) from error
         except (TmuxFailed, TmuxUnanswered, ValueError) as error:
@@ -220,6 +224,12 @@ class Spawner:
         if resume:
             return self._judge_resume(record, job, harness)
         return self._spawned(record, job, resumed=False, first=first)
+
+    def _handover(self, record: SessionRecord) -> str:
+        """Cluster: a fresh conversation after one that ran on another host is told so."""
+        if record.host not in {"", self._config.host}:
+            return handover_note(record.host, lost=True)
+        return handover_note(record.previous_host, lost=False) if record.previous_host else ""
 
     def _judge_resume(self, record: SessionRecord, job: Dispatch, harness: HarnessSpec) -> Result:
         """A resume counts once the harness says it is ready, or took the prompt (it may die right
@@ -249,6 +259,7 @@ class Spawner:
             recent_delivery_ids=(*record.recent_delivery_ids, job.delivery_id)[-RECENT_DELIVERIES:],
             updated_at=self._clock.now(),
             last_event=(Event.SESSION_SPAWNED if first else Event.SESSION_RESPAWNED).value,
+            previous_host="",  # it runs here now
         )
         self._emit(
             Event.SESSION_SPAWNED if first else Event.SESSION_RESPAWNED,

@@ -37,7 +37,9 @@ def test_an_empty_database_gets_the_loops_tables_at_the_current_schema_version(p
     PostgresStateStore(postgres.dsn(dbname)).close()
 
     tables_made = [t for (t,) in tables(postgres, dbname)]
-    assert tables_made == ["cursors", "inbox", "ledgers", "meta", "sessions", "the_loop_schema"]
+    assert tables_made == [
+        "cursors", "hosts", "inbox", "leases", "ledgers", "listings", "meta", "sessions", "the_loop_schema"
+    ]  # fmt: skip
     assert postgres.sql(dbname, "SELECT version FROM the_loop_schema") == [(STATE_SCHEMA.version,)]
 
 
@@ -189,3 +191,16 @@ def test_the_server_a_dsn_names_is_shown_without_its_password_and_a_message_hold
 
     assert (str(server), "pw-7f3a" in repr(server)) == ("postgres db.internal:6543/state", False)
     assert server.hide("FATAL: role loop with pw-7f3a refused") == "FATAL: role loop with ******** refused"
+
+
+def test_a_schema_2_database_gains_the_cluster_tables_keeping_its_rows(postgres: PgCluster) -> None:
+    dbname = postgres.new_database()
+    schema_2 = PgSchema(version=2, tables=STATE_SCHEMA.tables[:6], migrations=STATE_SCHEMA.migrations[:1])
+    opened_at(postgres, dbname, schema_2)
+    postgres.sql(dbname, "INSERT INTO meta VALUES ('kept', 'yes')")
+
+    PostgresStateStore(postgres.dsn(dbname)).close()
+
+    assert postgres.sql(dbname, "SELECT version FROM the_loop_schema") == [(3,)]
+    assert postgres.sql(dbname, "SELECT key, value FROM meta") == [("kept", "yes")]
+    assert {"hosts", "leases", "listings"} <= {t for (t,) in tables(postgres, dbname)}

@@ -6,20 +6,24 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from adapters.sqlite.cluster import SingleHost
 from app.usecases.closing import CloseConfig, Closer
 from app.usecases.control import ControlConfig, Controls
 from app.usecases.delivery import Delivery, DeliveryConfig
 from app.usecases.dispatcher import DispatchConfig, Dispatcher
 from app.usecases.feedback import Feedback
 from app.usecases.item_worker import ItemWorker, WorkerConfig
+from app.usecases.leases import LeasedTmux, Leases
+from app.usecases.orphans import Orphans
 from app.usecases.poll import CycleSummary, PollConfig, PollCycle
 from app.usecases.sessions_admin import AdminConfig, SessionsAdmin
 from app.usecases.spawner import SpawnConfig, Spawner
 from app.usecases.watch import HarnessWatch
 from app.usecases.workspaces import WorkspaceConfig, Workspaces
+from domain.cluster import LeaseTiming
 from domain.ledger import Ledger
 from domain.model import Comment, HarnessSpec, SessionRecord, Source, SpawnMode
-from domain.ports import ReceiptPort, TrustPort
+from domain.ports import ClusterPort, ReceiptPort, TmuxPort, TrustPort
 from domain.receipts import ReceiptMode
 from domain.refs import RepoRef, WorkItemRef
 from tests.fakes.clock import FakeClock
@@ -69,6 +73,8 @@ class World:
     session_ids: Callable[[], str] | None = None  # None: sid-1, sid-2, … (real Claude wants UUIDs)
     workspace: WorkspaceConfig = field(default_factory=WorkspaceConfig)
     git: FakeWorkspaces = field(default_factory=FakeWorkspaces)
+    cluster: ClusterPort | None = None  # None: a single host, as the embedded default
+    timing: LeaseTiming = field(default_factory=LeaseTiming)
 
     def __post_init__(self) -> None:
         ids = (f"sid-{n}" for n in itertools.count(1))
@@ -76,18 +82,24 @@ class World:
         if self.receipts is None:
             assert isinstance(self.tmux, FakeTmux), "a real tmux needs real receipts"
             self.receipts = FakeReceipts(self.tmux, self.clock)
+        if self.cluster is None:
+            self.cluster = SingleHost(host="solo", max_sessions=20)
+        self.host = self.cluster.host if self.cluster.shared else ""
+        self.leases = Leases(cluster=self.cluster, timing=self.timing, monotonic=self.clock.monotonic)
+        self.guarded: TmuxPort = LeasedTmux(self.tmux, self.leases) if self.cluster.shared else self.tmux
+        self.orphans = Orphans(tmux=self.tmux, cluster=self.cluster, events=self.events)
         self.trust = FakeTrust()
         self.workspaces = Workspaces(
             port=self.git,
-            tmux=self.tmux,
+            tmux=self.guarded,
             store=self.store,
             events=self.events,
             clock=self.clock,
             config=self.workspace,
         )
-        self.watch = HarnessWatch(tmux=self.tmux, receipts=self.receipts, clock=self.clock)
+        self.watch = HarnessWatch(tmux=self.guarded, receipts=self.receipts, clock=self.clock)
         self.spawner = Spawner(
-            tmux=self.tmux,
+            tmux=self.guarded,
             store=self.store,
             events=self.events,
             clock=self.clock,
@@ -95,16 +107,17 @@ class World:
             receipts=self.receipts,
             trust=self.trust_port or self.trust,
             workdir=lambda item: self.workdir.replace("{slug}", item.ref.slug),
-            config=SpawnConfig(harnesses=self.harnesses, default_harness=self.harness),
+            config=SpawnConfig(harnesses=self.harnesses, default_harness=self.harness, host=self.host),
             new_id=self.session_ids or (lambda: next(ids)),
             workspaces=self.workspaces,
         )
         self.dispatcher = Dispatcher(
-            tmux=self.tmux, events=self.events, watch=self.watch, spawner=self.spawner, config=DispatchConfig()
-        )
+            tmux=self.guarded, events=self.events, watch=self.watch, spawner=self.spawner,
+            config=DispatchConfig(host=self.host),
+        )  # fmt: skip
         self.feedback = Feedback(tracker_for=lambda _ref: self.tracker, events=self.events)
         self.closer = Closer(
-            tmux=self.tmux,
+            tmux=self.guarded,
             store=self.store,
             events=self.events,
             clock=self.clock,
@@ -116,7 +129,7 @@ class World:
 
     def _controls(self) -> Controls:
         return Controls(
-            tmux=self.tmux,
+            tmux=self.guarded,
             store=self.store,
             events=self.events,
             clock=self.clock,
@@ -150,7 +163,8 @@ class World:
             watch=self.watch,
             feedback=self.feedback,
             config=WorkerConfig(
-                authorized=frozenset(self.authorized), version=self.version, secret=self.secret, trigger=self.trigger
+                authorized=frozenset(self.authorized), version=self.version, secret=self.secret, trigger=self.trigger,
+                host=self.host,
             ),
         )
 
@@ -168,11 +182,14 @@ class World:
             worker=self.worker,
             closer=self.closer,
             config=config,
+            cluster=self.cluster,
+            leases=self.leases,
+            orphans=self.orphans,
         )
 
     def admin(self, **config: object) -> SessionsAdmin:
         return SessionsAdmin(
-            tmux=self.tmux,
+            tmux=self.guarded,
             store=self.store,
             events=self.events,
             closer=self.closer,

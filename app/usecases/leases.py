@@ -1,0 +1,139 @@
+"""What this host may act on: its leases as its last successful renewal left them, trusted only
+within the renew deadline — and a tmux that refuses every action on a session whose item this host
+does not hold right then."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from domain.cluster import Held, LeaseTiming, trusted
+from domain.errors import LeaseLost
+from domain.model import Probe, SessionState, SpawnRequest
+from domain.policy import Decision
+from domain.ports import ClusterPort, TmuxPort
+from domain.refs import TmuxTarget, WorkItemRef
+
+
+class Leases:
+    """In the daemon, the heartbeat calls `renew()` and every check reads what it left (no round
+    trip per tmux action); in a command (nothing renews) each check asks the database and trusts a
+    lease only with more than the margin (expiry minus deadline) left. A single host holds all."""
+
+    def __init__(self, *, cluster: ClusterPort, timing: LeaseTiming, monotonic: Callable[[], float]) -> None:
+        self._cluster = cluster
+        self.timing = timing
+        self._monotonic = monotonic
+        self._held = Held(everything=not cluster.shared)
+        self._renewed_at: float | None = None
+        self._lost: set[WorkItemRef] = set()
+        self._lock = threading.Lock()
+
+    @property
+    def host(self) -> str:
+        return self._cluster.host
+
+    @property
+    def shared(self) -> bool:
+        return self._cluster.shared
+
+    def renew(self) -> frozenset[WorkItemRef]:
+        """Renew every lease this host holds; the items it held before and holds no more.
+        `StateError` (nothing changes here) when the database refused or could not be reached."""
+        sent = self._monotonic()  # before the request: the lease runs from a moment after this
+        held = self._cluster.renew()
+        with self._lock:
+            lost = frozenset(self._held.items - held.items)
+            self._held, self._renewed_at = held, sent
+            self._lost |= lost
+        return lost
+
+    def held(self) -> Held:
+        """What this host may work now: nothing once its last renewal is past the deadline."""
+        if not self.shared:
+            return self._held
+        with self._lock:
+            return self._held if self._trust().choice else Held()
+
+    def take_lost(self) -> frozenset[WorkItemRef]:
+        """Items lost since the last call: their sessions here are orphans to end."""
+        with self._lock:
+            lost, self._lost = frozenset(self._lost), set()
+        return lost
+
+    def holds(self, target: TmuxTarget) -> Decision[bool]:
+        """Whether this host may act on `target`'s session right now."""
+        if not self.shared:
+            return Decision(True, "a single host holds every item")
+        with self._lock:
+            if self._renewed_at is not None:
+                trust = self._trust()
+                if not trust.choice:
+                    return trust
+                found = any(item.target == target for item in self._held.items)
+                return Decision(found, "held" if found else "not held by this host")
+        return self._ask(target)
+
+    def _trust(self) -> Decision[bool]:
+        return trusted(renewed_at=self._renewed_at, now=self._monotonic(), timing=self.timing)
+
+    def _ask(self, target: TmuxTarget) -> Decision[bool]:
+        lease = next((lease for lease in self._cluster.leases() if lease.item.target == target), None)
+        if lease is None or not lease.live:
+            return Decision(False, "no host holds it")
+        if lease.host != self.host or lease.starts_in_seconds > 0:
+            return Decision(False, f"held by host {lease.host}")
+        if lease.expires_in_seconds <= self.timing.margin_seconds:
+            return Decision(False, "its lease is about to expire")
+        return Decision(True, "held")
+
+
+class LeasedTmux(TmuxPort):
+    """The tmux port, but spawning, pasting, clearing, ending or killing a session raises
+    `LeaseLost` unless this host holds the session's item right then (checked right before each
+    action). Looking (state, probe, screen) and attaching are never refused."""
+
+    def __init__(self, inner: TmuxPort, leases: Leases) -> None:
+        self._inner = inner
+        self._leases = leases
+
+    def _check(self, target: TmuxTarget) -> None:
+        decision = self._leases.holds(target)
+        if not decision.choice:
+            raise LeaseLost(str(target), reason=decision.reason)
+
+    def session_state(self, target: TmuxTarget) -> SessionState:
+        return self._inner.session_state(target)
+
+    def probe(self, target: TmuxTarget, *, mark: str, pane: str = "") -> Probe:
+        return self._inner.probe(target, mark=mark, pane=pane)
+
+    def spawn(self, request: SpawnRequest) -> str:
+        self._check(request.target)
+        return self._inner.spawn(request)
+
+    def deliver(
+        self, target: TmuxTarget, prompt: str, *, delivery_id: str, pane: str, mark: str, submit_delay_ms: int = 0
+    ) -> None:
+        self._check(target)
+        self._inner.deliver(
+            target, prompt, delivery_id=delivery_id, pane=pane, mark=mark, submit_delay_ms=submit_delay_ms
+        )
+
+    def clear_dead(self, target: TmuxTarget) -> None:
+        self._check(target)
+        self._inner.clear_dead(target)
+
+    def kill(self, target: TmuxTarget) -> None:
+        self._check(target)
+        self._inner.kill(target)
+
+    def terminate_harness(self, target: TmuxTarget, *, grace_seconds: float, pane: str, mark: str) -> None:
+        self._check(target)
+        self._inner.terminate_harness(target, grace_seconds=grace_seconds, pane=pane, mark=mark)
+
+    def screen(self, target: TmuxTarget, pane: str, *, lines: int = 20) -> str:
+        return self._inner.screen(target, pane, lines=lines)
+
+    def attach(self, target: TmuxTarget, *, read_only: bool) -> int:
+        return self._inner.attach(target, read_only=read_only)

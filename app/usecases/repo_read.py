@@ -1,0 +1,142 @@
+"""Reading one repository, by the one host that holds its lock: the labelled listing and the new
+comments (kept in the store's inbox with the cursor, in one transaction), the state of sessions
+whose item left the listing, all shared for every host to work from; new items placed on hosts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from app.usecases.cycle_summary import CycleSummary
+from app.usecases.leases import Leases
+from app.usecases.meta import watch_start, watch_start_key
+from domain.cluster import Departed, Listed
+from domain.errors import RateLimited, TrackerError
+from domain.events import Event, Level
+from domain.model import ItemState, SessionRecord, SessionStatus, WorkItem
+from domain.ports import ClockPort, ClusterPort, EventSink, StateStore, TrackerPort
+from domain.refs import RepoRef, WorkItemRef
+
+PAUSED_CHECK_EVERY = 10  # cycles: a paused session's item is asked for its state this seldom
+
+
+@dataclass(frozen=True, slots=True)
+class Watch:
+    """One repository of one provider, with every label sources watch it by: its comments are
+    read once per cycle, whatever the number of labels."""
+
+    provider: str
+    repo: RepoRef
+    labels: tuple[str, ...]
+
+
+class RepoReader:
+    def __init__(
+        self,
+        *,
+        trackers: Mapping[str, TrackerPort],
+        store: StateStore,
+        events: EventSink,
+        clock: ClockPort,
+        cluster: ClusterPort,
+        leases: Leases,
+    ) -> None:
+        self._trackers = trackers
+        self._store = store
+        self._events = events
+        self._clock = clock
+        self._cluster = cluster
+        self._leases = leases
+        self._backoff: dict[RepoRef, float] = {}  # until when, on the clock that never jumps
+
+    def read(self, watch: Watch, sessions: Sequence[SessionRecord], summary: CycleSummary, *, cycle: int) -> bool:
+        """Read and share `watch`'s repository; False when it could not be read this cycle."""
+        tracker = self._trackers[watch.provider]
+        if self._backoff.get(watch.repo, 0.0) > self._clock.monotonic():
+            return False
+        try:
+            listed = self._listed(tracker, watch)
+            cursor = self._store.cursor(watch.repo)
+            batch = tracker.new_comments(watch.repo, cursor)
+        except RateLimited as limited:
+            # a wait, counted from now: setting the wall clock back must not make it an hour longer
+            wait = limited.until_epoch - self._clock.now().timestamp()
+            self._backoff[watch.repo] = self._clock.monotonic() + max(0.0, wait)
+            self._events.emit(
+                Event.POLL_BACKOFF, level=Level.WARNING, repo=str(watch.repo), until=limited.until_epoch,
+                cause=str(limited),
+            )  # fmt: skip
+            return False
+        except TrackerError as error:
+            summary.add(sources_failed=1)
+            self._events.emit(Event.POLL_SOURCE_FAILED, level=Level.ERROR, repo=str(watch.repo), cause=str(error))
+            return False
+        summary.min_interval_seconds = max(summary.min_interval_seconds, tracker.min_interval_seconds(watch.repo))
+        if cursor is None:
+            # the stream starts here: kept at once, or a first cycle cut short would start it anew later
+            # and the comments written in between would never be read
+            self._store.save_cursor(watch.repo, batch.cursor)
+        departed = self._departed(tracker, watch, sessions, listed, cycle=cycle)
+        # what was read is kept before the cursor moves past it, in one transaction: a crash, a
+        # stop or a failing item loses nothing and pins nothing (the worker takes it from the inbox)
+        first = watch_start(self._store, watch.repo) is None and batch.started_at is not None
+        with self._store.transaction():
+            self._store.inbox_add(c for c in batch.comments if c.item in listed)
+            self._store.save_cursor(watch.repo, batch.cursor)
+            if first and batch.started_at is not None:
+                self._store.save_meta(watch_start_key(watch.repo), batch.started_at.isoformat())
+        # in the repository's first cycle everything listed is history: no item needs asking when it was armed
+        shared = [Listed(item, label, history=first) for item, label in listed.values()]
+        self._cluster.share(watch.repo, shared, departed)
+        self._place(list(listed))
+        return True
+
+    def _listed(self, tracker: TrackerPort, watch: Watch) -> dict[WorkItemRef, tuple[WorkItem, str]]:
+        """Every open item carrying one of the watch's labels, with the first label it carries."""
+        listed: dict[WorkItemRef, tuple[WorkItem, str]] = {}
+        for label in watch.labels:
+            for item in tracker.work_items(watch.repo, label):
+                listed.setdefault(item.ref, (item, label))
+        return listed
+
+    def _departed(
+        self,
+        tracker: TrackerPort,
+        watch: Watch,
+        sessions: Sequence[SessionRecord],
+        listed: Mapping[WorkItemRef, object],
+        *,
+        cycle: int,
+    ) -> list[Departed]:
+        """Only a session whose item left the watched list costs a state request — a paused one
+        only every PAUSED_CHECK_EVERY cycles, so it is still closed when its item is."""
+        paused_too = cycle % PAUSED_CHECK_EVERY == 0
+        departed = []
+        for record in sessions:
+            if record.item in listed:
+                continue
+            if not (record.status is SessionStatus.ACTIVE or (paused_too and record.status is SessionStatus.PAUSED)):
+                continue
+            try:
+                state = tracker.item_state(record.item, watch.labels[0])
+            except TrackerError as error:
+                self._events.emit(
+                    Event.POLL_SOURCE_FAILED, level=Level.ERROR, repo=str(watch.repo), work_item=str(record.item),
+                    cause=str(error),
+                )  # fmt: skip
+                continue
+            if state is ItemState.OPEN or (state is ItemState.UNLABELED and record.status is SessionStatus.PAUSED):
+                continue
+            departed.append(Departed(record.item, state))
+        return departed
+
+    def _place(self, items: list[WorkItemRef]) -> None:
+        """Cluster: each listed item no host holds goes to the host with the most free slots."""
+        placed = self._cluster.place(items)
+        for lease in placed:
+            self._events.emit(
+                Event.CLUSTER_LEASE_PLACED, work_item=str(lease.item), host=lease.host, how=lease.how.value,
+                previous=lease.previous or None,
+            )  # fmt: skip
+        if any(lease.host == self._leases.host for lease in placed):
+            self._leases.renew()  # this host works what it was just given, in this cycle

@@ -1,0 +1,160 @@
+"""Several hosts sharing the work: hosts, leases on work items, what a repository's reader listed,
+and the rules for placing an item and for trusting a lease."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from domain.model import ItemState, WorkItem
+from domain.policy import Decision
+from domain.prompts import one_line
+from domain.refs import WorkItemRef
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseTiming:
+    """How long a lease lasts after its holder's last renewal (judged on the database's clock), and
+    how long the holder trusts that renewal itself (on its own monotonic clock). The deadline is
+    shorter than the expiry, so a holder that can no longer renew stops acting on an item before
+    anyone else can take it; the difference bounds how long one tmux action may take."""
+
+    expiry_seconds: float = 30.0
+    renew_deadline_seconds: float = 20.0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.renew_deadline_seconds < self.expiry_seconds:
+            raise ValueError(
+                f"the renew deadline ({self.renew_deadline_seconds:g}s) must be above 0 and shorter than "
+                f"the lease's expiry ({self.expiry_seconds:g}s)"
+            )
+
+    @property
+    def renew_every_seconds(self) -> float:
+        """Two renewals may fail before the deadline passes."""
+        return self.renew_deadline_seconds / 3
+
+    @property
+    def margin_seconds(self) -> float:
+        return self.expiry_seconds - self.renew_deadline_seconds
+
+
+class HostState(enum.Enum):
+    ALIVE = "alive"  # its heartbeat is younger than the lease expiry
+    STOPPED = "stopped"  # it stopped cleanly; its leases run out or are renewed when it starts again
+    LOST = "lost"  # no heartbeat within the lease expiry: its leases expire and are taken over
+
+
+@dataclass(frozen=True, slots=True)
+class HostView:
+    """One host as the database sees it (ages on the database's clock)."""
+
+    host: str
+    max_sessions: int
+    leases: int  # leases it holds that have not expired
+    heartbeat_age_seconds: float
+    state: HostState
+    version: str = ""
+    pid: int = 0
+
+    @property
+    def free(self) -> int:
+        return max(0, self.max_sessions - self.leases)
+
+
+class Handover(enum.Enum):
+    """How a lease came to its holder."""
+
+    PLACED = "placed"  # a new item, to the host with the most free slots
+    TAKEN_OVER = "taken-over"  # its holder's lease expired (a lost host)
+    MOVED = "moved"  # an operator's `sessions move`
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """Which host holds a work item; times in seconds from now on the database's clock."""
+
+    item: WorkItemRef
+    host: str
+    expires_in_seconds: float  # 0 or less: expired, free to be taken
+    starts_in_seconds: float = 0.0  # a moved lease waits until the host it left stopped trusting it
+    previous: str = ""
+    how: Handover = Handover.PLACED
+
+    @property
+    def live(self) -> bool:
+        return self.expires_in_seconds > 0
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """What one renewal said this host holds; `everything` on a single host, which holds it all."""
+
+    items: frozenset[WorkItemRef] = frozenset()
+    everything: bool = False
+
+    def __contains__(self, item: object) -> bool:
+        return self.everything or item in self.items
+
+
+@dataclass(frozen=True, slots=True)
+class Listed:
+    """An open item the repository's reader listed, with what a spawn needs (the item itself) and
+    how the cycle found it: the label it carries, and whether it was listed in the repository's
+    first cycle (what it held then is history, never asked of the tracker again)."""
+
+    item: WorkItem
+    label: str
+    history: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Departed:
+    """A session whose item left the watched list: closed, merged, or no longer labelled."""
+
+    item: WorkItemRef
+    state: ItemState
+
+
+@dataclass(frozen=True, slots=True)
+class Shared:
+    """What a repository's reader last shared for every host to work from."""
+
+    listed: tuple[Listed, ...] = ()
+    departed: tuple[Departed, ...] = ()
+
+    @property
+    def refs(self) -> list[WorkItemRef]:
+        return [entry.item.ref for entry in self.listed]
+
+
+def choose_host(hosts: Iterable[HostView]) -> Decision[str | None]:
+    """The live host with the most free slots (ties: the lowest id, so every placer agrees)."""
+    candidates = [h for h in hosts if h.state is HostState.ALIVE and h.free > 0]
+    if not candidates:
+        return Decision(None, "no live host has a free slot")
+    best = min(candidates, key=lambda h: (-h.free, h.host))
+    return Decision(best.host, f"{best.host} has the most free slots ({best.free})")
+
+
+def trusted(*, renewed_at: float | None, now: float, timing: LeaseTiming) -> Decision[bool]:
+    """Whether a holder may still act on what its last successful renewal said (its own monotonic
+    clock): only within the renew deadline, which ends before the lease can expire."""
+    if renewed_at is None:
+        return Decision(False, "no renewal has succeeded yet")
+    age = now - renewed_at
+    if age < timing.renew_deadline_seconds:
+        return Decision(True, f"renewed {age:.1f}s ago")
+    return Decision(False, f"last renewal {age:.1f}s ago, past the {timing.renew_deadline_seconds:g}s deadline")
+
+
+def handover_note(previous_host: str, *, lost: bool) -> str:
+    """What a fresh conversation is told about the one before it, on another host (the host id is
+    the operator's configuration, never a commenter's)."""
+    why = "that host was lost" if lost else "an operator moved the item here"
+    return (
+        f"[the-loop] An earlier conversation on this item ran on host {one_line(previous_host)}; {why}, and its "
+        "transcript stays there. This is a fresh conversation: read the item and its comments on GitHub "
+        "to catch up.\n\n"
+    )

@@ -1,0 +1,112 @@
+"""Issue 14's rules as pure functions, and its configuration keys: placing an item, trusting a lease,
+the lease timing (the renew deadline shorter than the expiry), the host id."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from adapters.sqlite.cluster import SingleHost
+from app.config.loader import ConfigError, load
+from domain.cluster import HostState, HostView, LeaseTiming, Listed, choose_host, handover_note, trusted
+from domain.model import WorkItem
+from domain.refs import RepoRef, WorkItemRef
+
+REF = WorkItemRef(RepoRef.parse("acme/widgets"), 7)
+
+
+def host(name: str, *, most: int = 20, leases: int = 0, state: HostState = HostState.ALIVE) -> HostView:
+    return HostView(name, most, leases, 1.0, state)
+
+
+def test_a_new_item_goes_to_the_live_host_with_the_most_free_slots() -> None:
+    hosts = [host("a", leases=15), host("b", most=10, leases=2), host("c", leases=19)]
+    assert choose_host(hosts).choice == "b"
+
+
+def test_equal_free_slots_go_to_the_lowest_host_id_so_every_placer_agrees() -> None:
+    assert choose_host([host("c"), host("b"), host("d")]).choice == "b"
+
+
+def test_lost_stopped_and_full_hosts_get_nothing() -> None:
+    hosts = [host("a", state=HostState.LOST), host("b", state=HostState.STOPPED), host("c", most=3, leases=3)]
+    decision = choose_host(hosts)
+    assert (decision.choice, decision.reason) == (None, "no live host has a free slot")
+
+
+def test_a_lease_is_trusted_only_within_the_renew_deadline_of_the_last_renewal() -> None:
+    timing = LeaseTiming(expiry_seconds=30, renew_deadline_seconds=20)
+    assert trusted(renewed_at=100.0, now=119.9, timing=timing).choice
+    assert not trusted(renewed_at=100.0, now=120.0, timing=timing).choice
+    assert not trusted(renewed_at=None, now=0.0, timing=timing).choice
+
+
+@pytest.mark.parametrize(("expiry", "deadline"), [(30, 30), (30, 31), (30, 0)])
+def test_a_renew_deadline_not_shorter_than_the_expiry_is_refused(expiry: float, deadline: float) -> None:
+    with pytest.raises(ValueError, match="shorter than the lease's expiry"):
+        LeaseTiming(expiry_seconds=expiry, renew_deadline_seconds=deadline)
+
+
+def test_renewals_run_often_enough_that_two_may_fail_before_the_deadline() -> None:
+    timing = LeaseTiming(expiry_seconds=30, renew_deadline_seconds=21)
+    assert (timing.renew_every_seconds, timing.margin_seconds) == (7, 9)
+
+
+def test_the_handover_note_names_the_host_and_never_carries_control_characters() -> None:
+    assert "ran on host host-a; that host was lost" in handover_note("host-a", lost=True)
+    assert "an operator moved the item here" in handover_note("host-a", lost=False)
+    assert "\x1b" not in handover_note("a\x1b[201~b", lost=True)
+
+
+def test_a_single_host_holds_everything_and_reads_every_repository() -> None:
+    alone = SingleHost(host="solo", max_sessions=5)
+    listed = [Listed(WorkItem(REF, "t", "alice", frozenset({"loop"})), "loop", history=True)]
+    alone.share(REF.repo, listed, [])
+
+    assert REF in alone.renew() and alone.poll_lock(REF.repo) and not alone.shared
+    assert alone.shared_listing(REF.repo).listed == tuple(listed) and alone.place([REF]) == []
+    with pytest.raises(ValueError, match="works alone"):
+        alone.hand_over(REF, "other")
+
+
+@pytest.fixture
+def config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    for name in [n for n in os.environ if n.upper().startswith("THE_LOOP_")]:
+        monkeypatch.delenv(name)
+    return tmp_path
+
+
+def refusal(text: str) -> str:
+    Path("c.yaml").write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as refused:
+        load("c.yaml")
+    return str(refused.value)
+
+
+def test_the_cluster_keys_default_to_the_hostname_20_sessions_and_a_30s_lease(config_dir: Path) -> None:
+    Path("c.yaml").write_text("{}", encoding="utf-8")
+    settings = load("c.yaml").settings
+    assert settings.host_id and settings.cluster.max_sessions == 20
+    assert settings.lease_timing == LeaseTiming(expiry_seconds=30, renew_deadline_seconds=20)
+
+
+def test_the_cluster_keys_are_read_from_the_file(config_dir: Path) -> None:
+    Path("c.yaml").write_text(
+        "cluster: {hostId: host-b, maxSessions: 3, leaseSeconds: 4, renewDeadlineSeconds: 2.5}", encoding="utf-8"
+    )
+    settings = load("c.yaml").settings
+    assert (settings.host_id, settings.cluster.max_sessions) == ("host-b", 3)
+    assert settings.lease_timing == LeaseTiming(4, 2.5)
+
+
+def test_a_renew_deadline_not_shorter_than_the_lease_is_a_config_error_naming_the_key(config_dir: Path) -> None:
+    assert refusal("cluster: {leaseSeconds: 10, renewDeadlineSeconds: 10}").startswith(
+        "c.yaml: cluster.renewDeadlineSeconds: must be shorter than leaseSeconds (10 >= 10)"
+    )
+
+
+def test_a_host_id_that_is_not_a_plain_name_is_refused(config_dir: Path) -> None:
+    assert refusal("cluster: {hostId: 'a b'}").startswith("c.yaml: cluster.hostId: must be a plain name")
