@@ -131,6 +131,11 @@ class Event(enum.Enum):
         "poll.comment_failed",
         "A comment spent its retry budget and was abandoned (`will_retry: false`).",
     )
+    POLL_COMMENT_HISTORY = (
+        "poll.comment_history",
+        "A comment pushed by a webhook, or kept for an item not listed yet, was written before its item "
+        "was armed (`armed_at`): history, not a prompt — nothing is delivered.",
+    )
     POLL_REARMED = ("poll.rearmed", "Comments abandoned by a different version got one fresh retry budget.")
     POLL_BASELINED = (
         "poll.baselined",

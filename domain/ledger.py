@@ -87,9 +87,10 @@ class Ledger:
         """A work item seen for the first time: what it held before it was armed is baselined, not
         delivered. (`armed_at` is the tracker's time of the item's label; the comments written after
         it are left for `admit`.)"""
-        before = [c for c in existing if armed_at is None or c.created_at < armed_at]
+        ledger = cls(item=item, baseline_at=now, armed_at=armed_at)
+        before = ledger.history(existing) if armed_at is not None else list(existing)
         resolved = {c.id: Resolved(Resolution.BASELINED, now, reason="first-sight") for c in before}
-        return cls(item=item, baseline_at=now, resolved=resolved, armed_at=armed_at)
+        return replace(ledger, resolved=resolved)
 
     def admit(self, comments: Iterable[Comment], *, authorized: frozenset[str]) -> Ledger:
         """Queue the comments that are new candidates, in order; everything else stays out.
@@ -112,8 +113,14 @@ class Ledger:
     @property
     def floor(self) -> datetime:
         """Comments written before this are history. A ledger from before `armed_at` was kept has
-        only its first sight, on our clock: a skew allowance keeps a clock behind ours harmless."""
-        return self.armed_at or self.baseline_at - LEGACY_SKEW
+        only its first sight, on our clock: a skew allowance keeps a clock behind ours harmless.
+        Trackers stamp comments to the whole second while the floor may come from our clock: a
+        comment in the arming's own second is new (a prompt too many beats one lost)."""
+        return (self.armed_at or self.baseline_at - LEGACY_SKEW).replace(microsecond=0)
+
+    def history(self, comments: Iterable[Comment]) -> list[Comment]:
+        """Those of `comments` written before the floor: never a prompt, whichever ingress brought them."""
+        return [c for c in comments if c.created_at < self.floor]
 
     @property
     def next_pending(self) -> Pending | None:

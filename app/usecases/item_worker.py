@@ -95,6 +95,7 @@ class ItemWorker:
             admitted = self._rearm(ledger).admit(kept, authorized=self._config.authorized)
             if admitted != ledger or kept:  # an idle item costs no write
                 ledger = self._take(admitted, kept)
+        self._history(ledger, kept)
         record = self._reactivated(self._store.session(item.ref))
         ledger = self._taken_over(ledger, record)
         ledger = self._turns(ledger, record)
@@ -182,6 +183,16 @@ class ItemWorker:
                 self._events.emit(
                     Event.CONTROL_IGNORED, level=Level.WARNING, work_item=str(comment.item), comment_id=comment.id
                 )
+
+    def _history(self, ledger: Ledger, kept: list[Comment]) -> None:
+        """A kept comment from before the arming is dropped with the inbox, never silently."""
+        for comment in ledger.history(c for c in kept if c.id not in ledger.resolved):
+            self._events.emit(
+                Event.POLL_COMMENT_HISTORY,
+                work_item=str(ledger.item),
+                comment_id=comment.id,
+                armed_at=ledger.floor.isoformat(),
+            )
 
     def _take(self, ledger: Ledger, kept: list[Comment]) -> Ledger:
         """The inbox's comments are in the ledger now: both in one transaction."""

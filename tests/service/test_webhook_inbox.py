@@ -52,6 +52,8 @@ def test_issue9_item4_a_redelivered_webhook_of_a_comment_from_before_the_item_wa
 
     assert stale.id not in world.ledger(ref).resolved and world.ledger(ref).pending == ()
     assert world.session(ref).received == [] and world.store.inbox(ref) == []
+    (history,) = world.events.named("poll.comment_history")  # not silently: the log says why
+    assert (history["comment_id"], history["work_item"]) == (stale.id, str(ref))
 
 
 def test_a_pushed_comment_survives_a_crash_before_the_next_cycle() -> None:

@@ -44,6 +44,18 @@ def test_issue9_item4_one_newness_rule_a_comment_from_before_the_item_was_armed_
     assert ([p.comment.id for p in armed.pending], [p.comment.id for p in legacy.pending]) == (["2"], ["4"])
 
 
+def test_a_comment_in_the_same_second_as_the_arming_is_new_the_tracker_stamps_whole_seconds() -> None:
+    # GitHub writes `created_at` to the second; the arming time can come from our clock (a watch
+    # start, an operator's reset) with microseconds. A comment 0.7 s after the arming reads as
+    # 0.3 s before it: it must still be admitted, and the first sight must not baseline it.
+    armed_at = T0 + timedelta(milliseconds=300)
+    same_second = _c("1", 0)
+    ledger = Ledger.first_sight(REF, now=armed_at, existing=[same_second, _c("0", -1)], armed_at=armed_at)
+    ledger = ledger.admit([same_second, _c("0", -1)], authorized=ALICE)
+    assert ([p.comment.id for p in ledger.pending], sorted(ledger.resolved)) == (["1"], ["0"])
+    assert ledger.history([same_second, _c("0", -1)]) == [_c("0", -1)]
+
+
 def test_attempts_count_and_the_budget_is_spent_at_max_retries() -> None:
     ledger = Ledger.first_sight(REF, now=T0).admit([_c("1", 1)], authorized=ALICE)
     ledger = ledger.attempt("1").attempt("1")
