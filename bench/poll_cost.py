@@ -126,8 +126,10 @@ def cron_rows(world: World, standin: StandIn, repos: list[RepoRef], folder: Path
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repos", type=int, default=2)
-    parser.add_argument("--items", type=int, default=1000)
+    parser.add_argument("--items", type=int, default=1000, help="per repository, at least 10 (#10 is a pull request)")
     args = parser.parse_args()
+    if args.items < 10 or args.repos < 1:
+        parser.error("--items must be at least 10 (item #10 is the pull request) and --repos at least 1")
     with tempfile.TemporaryDirectory() as directory:
         standin = StandIn(Path(directory))
         try:

@@ -30,6 +30,7 @@ from domain.refs import TmuxTarget
 
 SOCKET = "bench"
 PROMPT = "hello\n" * 200
+MARK = "be7c4"  # the harness pane's mark, as a spawn sets it
 
 
 class CountingRunner(TmuxRunner):
@@ -82,8 +83,8 @@ def timed(action: Callable[[], object]) -> float:
 
 def delivery_ratio(tmux: ShTmux, bare: BareTmux, target: TmuxTarget, pane: str, rounds: int) -> None:
     def ours() -> None:
-        tmux.session_state(target)
-        tmux.deliver(target, PROMPT, delivery_id="d", pane=pane)
+        tmux.probe(target, mark=MARK, pane=pane)
+        tmux.deliver(target, PROMPT, delivery_id="d", pane=pane, mark=MARK)
 
     sides: dict[str, list[float]] = {"ours": [], "bare": []}
     runs: dict[str, Callable[[], object]] = {"ours": ours, "bare": lambda: bare.deliver(PROMPT)}
@@ -122,22 +123,22 @@ def main() -> None:
     runner = CountingRunner(ShRunner(env=private))
     tmux = ShTmux(socket_name=SOCKET, runner=runner)
     target = TmuxTarget("loop-bench")
-    pane = tmux.spawn(SpawnRequest(target=target, argv=("sh", "-c", "cat >/dev/null", "harness"), cwd="/", prompt="go"))
+    harness = ("sh", "-c", "cat >/dev/null", "harness")
+    pane = tmux.spawn(SpawnRequest(target=target, argv=harness, cwd="/", prompt="go", mark=MARK))
     names = iter(range(10**6))
     try:
-        measure(runner, "probe (session_state)", rounds, lambda: tmux.session_state(target))
-        measure(runner, "deliver (active pane)", rounds, lambda: tmux.deliver(target, PROMPT, delivery_id="d"))
+        measure(runner, "probe (the marked pane)", rounds, lambda: tmux.probe(target, mark=MARK, pane=pane))
         measure(
             runner,
             "deliver into the harness pane",
             rounds,
-            lambda: tmux.deliver(target, PROMPT, delivery_id="d", pane=pane),
+            lambda: tmux.deliver(target, PROMPT, delivery_id="d", pane=pane, mark=MARK),
         )
         measure(
             runner,
-            "deliver, pane, submitDelayMs=1",
+            "deliver, submitDelayMs=1",
             rounds,
-            lambda: tmux.deliver(target, "hi", delivery_id="d", submit_delay_ms=1, pane=pane),
+            lambda: tmux.deliver(target, "hi", delivery_id="d", submit_delay_ms=1, pane=pane, mark=MARK),
         )
         measure(
             runner,
@@ -145,7 +146,12 @@ def main() -> None:
             rounds,
             lambda: tmux.spawn(
                 SpawnRequest(
-                    target=TmuxTarget(f"loop-s{next(names)}"), argv=("true",), cwd="/", prompt="p", remain_on_exit=True
+                    target=TmuxTarget(f"loop-s{next(names)}"),
+                    argv=("true",),
+                    cwd="/",
+                    prompt="p",
+                    remain_on_exit=True,
+                    mark=MARK,
                 )
             ),
         )

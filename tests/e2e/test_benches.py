@@ -1,0 +1,49 @@
+"""The quick benchmarks still run and print their ratios: a benchmark that rotted since its figures
+were published (an adapter's signature changed under it) fails here, not in front of a reader."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tests.e2e.cli import ROOT, clean_env
+from tests.github_standin.rigs import require_gh
+from tests.postgres_support import server_binaries
+from tests.tmux_support import require_tmux
+
+pytestmark = [pytest.mark.tmux, pytest.mark.gh]
+RATIO = r"\d+\.\d+"
+
+
+def _bench(*argv: str) -> str:
+    result = subprocess.run(
+        [sys.executable, *argv], cwd=ROOT, env=clean_env(), capture_output=True, text=True, timeout=240, check=False
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
+
+
+def test_tmux_cost_prints_the_delivery_ratio_against_the_six_command_sequence() -> None:
+    require_tmux()
+    out = _bench("bench/tmux_cost.py", "--rounds", "3")
+    assert re.search(rf"^delivery cost ratio\s+{RATIO}$", out, re.M), out
+    assert re.search(r"^probe of a stopped server: unknown after", out, re.M), out
+
+
+def test_poll_cost_prints_the_cron_ratio_and_refuses_a_size_it_cannot_build() -> None:
+    require_gh()
+    out = _bench("-m", "bench.poll_cost", "--repos", "1", "--items", "10")
+    assert re.search(rf"^ratio cron before / after, idle run:\s+{RATIO}x$", out, re.M), out
+    refused = subprocess.run(
+        [sys.executable, "-m", "bench.poll_cost", "--items", "5"], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert refused.returncode == 2 and "--items must be at least 10" in refused.stderr
+
+
+def test_state_store_prints_postgresql_against_sqlite() -> None:
+    server_binaries()  # PostgreSQL missing fails loudly
+    out = _bench("-m", "bench.state_store", "50")
+    assert re.search(rf"PostgreSQL \(socket\): {RATIO} ms \({RATIO}x SQLite\)", out), out
