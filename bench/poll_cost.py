@@ -157,8 +157,7 @@ def report(standin: StandIn, repo_count: int, item_count: int, state_dir: Path) 
     naive_idle = measure(world, naive)
     world.add_comment(repos[0].full_name, 1, "one more comment")
     naive_active = measure(world, naive)
-    rows += [("re-read every thread, idle cycle", naive_idle),
-             ("re-read every thread, one new comment", naive_active)]
+    rows += [("re-read every thread, idle cycle", naive_idle), ("re-read every thread, one new comment", naive_active)]
     print(f"poll cost on the stand-in: {repo_count} repositories x {item_count} labelled items")
     print(f"{'':62}{'requests':>9}{'304s':>7}{'per repo':>10}{'seconds':>9}")
     for name, (served, not_modified, elapsed) in rows:

@@ -121,9 +121,7 @@ def write_locked(path: Path) -> Iterator[None]:
         "sys.stdin.read()\n"
         "db.execute('ROLLBACK')\n"
     )
-    locker = subprocess.Popen(
-        [sys.executable, "-c", script, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
-    )
+    locker = subprocess.Popen([sys.executable, "-c", script, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert locker.stdin is not None and locker.stdout is not None
     try:
         assert locker.stdout.readline() == b"locked\n", "the other process did not take the write lock"

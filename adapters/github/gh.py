@@ -44,9 +44,7 @@ class GhApi:
             base["GH_HOST"] = host
         self._env = base
 
-    def call(
-        self, where: str, method: str, path: str, *, etag: str = "", payload: Any = None
-    ) -> Reply:
+    def call(self, where: str, method: str, path: str, *, etag: str = "", payload: Any = None) -> Reply:
         argv = ["api", "-i", "-X", method, path]
         if etag:
             argv += ["-H", f"If-None-Match: {etag}"]

@@ -24,9 +24,7 @@ class LabelledSet:
     versions: dict[int, str] = field(default_factory=dict)  # number -> updated_at in the window
     etag: str = ""
 
-    def absorb(
-        self, changed: Sequence[Change], *, etag: str, full: bool, server_time: datetime
-    ) -> datetime | None:
+    def absorb(self, changed: Sequence[Change], *, etag: str, full: bool, server_time: datetime) -> datetime | None:
         """Apply a reply's items; the newest update of a pull request that changed, if any."""
         pull_requests = [u for item, state, u in changed if self._apply(item, state, u)
                          and item.kind is ItemKind.PULL_REQUEST]  # fmt: skip

@@ -136,6 +136,4 @@ def _raise_if_rate_limited(reply: Reply, where: str, *, now: float | None) -> No
         until = base + _SECONDARY_WAIT
     else:
         return
-    raise RateLimited(
-        f"{where}: rate limited (HTTP {reply.status}) until {until:.0f}", until_epoch=until
-    )
+    raise RateLimited(f"{where}: rate limited (HTTP {reply.status}) until {until:.0f}", until_epoch=until)

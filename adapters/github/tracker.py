@@ -200,9 +200,7 @@ class GhTracker(TrackerPort):
         assert moment is not None  # the loop ran
         return CommentCursor(windows[0], windows[1], payloads.format_time(moment)), moment
 
-    def _stream(
-        self, repo: RepoRef, window: Window, kind: CommentKind
-    ) -> tuple[list[Comment], Window, datetime]:
+    def _stream(self, repo: RepoRef, window: Window, kind: CommentKind) -> tuple[list[Comment], Window, datetime]:
         """New comments, the window after them, and the server time of the read."""
         path = f"repos/{repo.full_name}/{_ENDPOINTS[kind]}?sort=created&direction=asc&{PAGE}"
         pages = self._client.since_pages(repo, path, since=window.since, key="created_at", etag=window.etag)

@@ -211,9 +211,7 @@ class PostgresCluster(ClusterPort):
                       if state == ItemState.OPEN.value]  # fmt: skip
             departed = [Departed(WorkItemRef.parse(item), ItemState(state)) for item, _, _, _, state in rows
                         if state != ItemState.OPEN.value]  # fmt: skip
-        return Shared(
-            tuple(sorted(listed, key=lambda e: e.item.ref)), tuple(sorted(departed, key=lambda d: d.item))
-        )
+        return Shared(tuple(sorted(listed, key=lambda e: e.item.ref)), tuple(sorted(departed, key=lambda d: d.item)))
 
 
 def _repo_key(repo: RepoRef) -> str:

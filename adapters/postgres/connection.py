@@ -61,9 +61,7 @@ class PgConnection:
     def _connect(self) -> psycopg.Connection[TupleRow]:
         with self._errors("cannot connect: "):
             # named, so `pg_stat_activity` (and an operator) can tell this connection from the store's
-            db = psycopg.connect(
-                self._dsn, autocommit=True, connect_timeout=self._timeout, application_name=self._name
-            )
+            db = psycopg.connect(self._dsn, autocommit=True, connect_timeout=self._timeout, application_name=self._name)
             for statement in self._session:
                 db.execute(statement)
             return db

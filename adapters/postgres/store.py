@@ -178,9 +178,12 @@ class PostgresStateStore(StateStore):
             if record.version == 0:
                 gone = not self._run(_SESSIONS.version_of, (str(record.item),))
             else:
-                gone = self._change(
-                    "DELETE FROM sessions WHERE item = %s AND version = %s", (str(record.item), record.version)
-                ) == 1
+                gone = (
+                    self._change(
+                        "DELETE FROM sessions WHERE item = %s AND version = %s", (str(record.item), record.version)
+                    )
+                    == 1
+                )
             if not gone:
                 rows = self._run(_SESSIONS.version_of, (str(record.item),))
                 stored = rows[0][0] if rows else 0

@@ -54,9 +54,7 @@ STATE_SCHEMA = Schema(
 SCHEMA_VERSION = STATE_SCHEMA.version
 
 
-def open_checked(
-    path: Path, *, busy_timeout_seconds: float, schema: Schema = STATE_SCHEMA
-) -> sqlite3.Connection:
+def open_checked(path: Path, *, busy_timeout_seconds: float, schema: Schema = STATE_SCHEMA) -> sqlite3.Connection:
     """A connection to a verified the-loop database at `path`, created if the file is missing.
 
     Raises `StateError` naming the file when it cannot be opened, is not a database, is
@@ -66,9 +64,7 @@ def open_checked(
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         # autocommit: the store issues BEGIN/COMMIT itself
-        db = sqlite3.connect(
-            path, timeout=busy_timeout_seconds, isolation_level=None, check_same_thread=False
-        )
+        db = sqlite3.connect(path, timeout=busy_timeout_seconds, isolation_level=None, check_same_thread=False)
     except (OSError, sqlite3.Error) as exc:
         raise StateError(f"{schema.label} {path}: cannot open: {exc}") from exc
     try:
@@ -94,8 +90,7 @@ def _verify(db: sqlite3.Connection, name: str, known: int) -> None:
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if version == 0 and tables:
         raise StateError(
-            f"{name}: a SQLite database that is not the-loop's "
-            f"(tables {sorted(tables)}, no schema version)"
+            f"{name}: a SQLite database that is not the-loop's (tables {sorted(tables)}, no schema version)"
         )
     # a whole-file read once per open: a damaged page is reported now, not mid-cycle
     problems = [row[0] for row in db.execute("PRAGMA quick_check")]

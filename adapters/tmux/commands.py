@@ -136,9 +136,7 @@ def load_buffers(prompt_buffer: str, submit_buffer: str) -> list[str]:
     return ["load-buffer", "-b", prompt_buffer, "-", SEP, "set-buffer", "-b", submit_buffer, "\r"]
 
 
-def guarded(
-    target: TmuxTarget, buffers: Sequence[str], pastes: Sequence[str], *, pane_id: str, mark: str
-) -> list[str]:
+def guarded(target: TmuxTarget, buffers: Sequence[str], pastes: Sequence[str], *, pane_id: str, mark: str) -> list[str]:
     """Run `pastes` only if `pane_id` is alive, still `target`'s and still carries `mark`, in the
     same command, so nothing changes between check and paste: pasting into a dead pane crashes the
     tmux 3.3 server, and any other pane may be an operator's shell. Otherwise deletes `buffers` and

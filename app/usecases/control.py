@@ -61,9 +61,9 @@ class Controls:
             self._feedback.react(comment, Reaction.CONTROL)
         return self._resolved(ledger, comment, control.verb.value), record
 
-    def _act(self, verb: Verb, ledger: Ledger, record: SessionRecord | None, comment: Comment) -> tuple[
-        Ledger, SessionRecord | None, bool
-    ]:
+    def _act(
+        self, verb: Verb, ledger: Ledger, record: SessionRecord | None, comment: Comment
+    ) -> tuple[Ledger, SessionRecord | None, bool]:
         if verb is Verb.PAUSE:
             return replace(ledger, paused=True), record, True
         if verb is Verb.RESUME:
@@ -82,12 +82,15 @@ class Controls:
         self._closer.close(record, reason="control", keep_tmux=keep, by=ClosedBy.CONTROL)
         return self._store.session(record.item)
 
-    def _start(self, ledger: Ledger, record: SessionRecord | None, comment: Comment) -> tuple[
-        Ledger, SessionRecord | None, bool
-    ]:
+    def _start(
+        self, ledger: Ledger, record: SessionRecord | None, comment: Comment
+    ) -> tuple[Ledger, SessionRecord | None, bool]:
         if record is not None and record.closed_by is ClosedBy.OPERATOR and record.status is SessionStatus.CLOSED:
             self._events.emit(
-                Event.CONTROL_REFUSED, level=Level.WARNING, work_item=str(comment.item), comment_id=comment.id,
+                Event.CONTROL_REFUSED,
+                level=Level.WARNING,
+                work_item=str(comment.item),
+                comment_id=comment.id,
                 remedy=f"the-loop sessions reopen --work-item {comment.item}",
             )
             self._feedback.react(comment, Reaction.FAILED)

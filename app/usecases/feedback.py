@@ -28,7 +28,10 @@ class Feedback:
             self._tracker_for(comment.item).react(comment, reaction)
         except TrackerError as error:
             self._events.emit(
-                Event.REACTION_FAILED, level=Level.WARNING, comment_id=comment.id, reaction=reaction.value,
+                Event.REACTION_FAILED,
+                level=Level.WARNING,
+                comment_id=comment.id,
+                reaction=reaction.value,
                 cause=str(error),
             )
             return

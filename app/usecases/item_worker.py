@@ -129,7 +129,11 @@ class ItemWorker:
             walk.waiting.append(comment)
             return
         walk.ledger, walk.record, walk.go_on = self._delivery.attempt(
-            walk.item, walk.ledger, walk.record, CommentSubject(comment), armed=walk.listing.armed,
+            walk.item,
+            walk.ledger,
+            walk.record,
+            CommentSubject(comment),
+            armed=walk.listing.armed,
             summary=walk.summary,
         )
 
@@ -224,13 +228,19 @@ class ItemWorker:
     def _held(self, ledger: Ledger, record: SessionRecord | None, comment: Comment) -> Ledger:
         """A comment to an item stopped by a control comment, or closed by an operator, is resolved,
         not delivered."""
-        reason = "session-stopped" if ledger.stopped or (record and record.closed_by is ClosedBy.CONTROL) else (
-            "session-closed"
+        reason = (
+            "session-stopped"
+            if ledger.stopped or (record and record.closed_by is ClosedBy.CONTROL)
+            else ("session-closed")
         )
         ledger = ledger.resolve(comment.id, Resolution.SKIPPED, at=self._clock.now(), reason=reason)
         self._events.emit(
-            Event.DISPATCH_DROPPED, level=Level.WARNING, reason=reason, work_item=str(comment.item),
-            comment_id=comment.id, delivery_id=str(comment.delivery_id),
+            Event.DISPATCH_DROPPED,
+            level=Level.WARNING,
+            reason=reason,
+            work_item=str(comment.item),
+            comment_id=comment.id,
+            delivery_id=str(comment.delivery_id),
         )
         return self._store.save_ledger(ledger)
 
@@ -272,4 +282,3 @@ def reactivate(record: SessionRecord | None) -> SessionRecord | None:
     if record is None or record.status is SessionStatus.ACTIVE or record.held:
         return record
     return replace(record, status=SessionStatus.ACTIVE, closed_by=None)
-

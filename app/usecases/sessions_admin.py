@@ -93,8 +93,10 @@ class ResetPlan:
         if not self.has_record:
             # no record, yet a ledger: a first spawn refused by a live occupant of the item's name
             kill = "killed" if done else "kill"
-            harness = f"{kill} the session {where}, which the-loop has no record of" if self.ends_harness else (
-                f"no live session in {where}"
+            harness = (
+                f"{kill} the session {where}, which the-loop has no record of"
+                if self.ends_harness
+                else (f"no live session in {where}")
             )
         else:
             harness = f"{end} the harness in {where}" if self.ends_harness else f"no live harness in {where}"

@@ -24,9 +24,7 @@ def numbers(poller: Poller) -> list[int]:
     return [i.ref.number for i in poller.tracker.work_items(poller.repo, LABEL)]
 
 
-def test_poll_once_from_cron_costs_two_requests_per_idle_repository_both_304(
-    standin: StandIn, tmp_path: Path
-) -> None:
+def test_poll_once_from_cron_costs_two_requests_per_idle_repository_both_304(standin: StandIn, tmp_path: Path) -> None:
     poller = Poller(standin, items=1000, pulls=10, state_dir=tmp_path).warm()
     runs = []
     for _ in range(3):

@@ -151,4 +151,3 @@ def test_a_reopened_store_keeps_its_data_and_schema(tmp_path: Path) -> None:
     path = tmp_path / "state.sqlite3"
     saved_store(path, items=3)
     assert len(list(SqliteStateStore(path).items())) == 3
-

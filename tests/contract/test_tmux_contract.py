@@ -235,7 +235,10 @@ def test_the_probe_finds_the_spawned_harness_by_its_mark(rig: FakeRig) -> None:
     _, mark = rig.harness[A.name]
     probe = rig.port.probe(A, mark=mark)
     assert (probe.session, probe.harness, probe.pane, probe.others_live) == (
-        SessionState.LIVE, SessionState.LIVE, pane, False
+        SessionState.LIVE,
+        SessionState.LIVE,
+        pane,
+        False,
     )
     assert rig.port.probe(A, mark=uuid.uuid4().hex).harness is SessionState.ABSENT
 
@@ -247,7 +250,10 @@ def test_issue9_item5_a_dead_harness_beside_a_live_operator_window_reads_dead(ri
     rig.exit_harness(A)
     probe = rig.port.probe(A, mark=rig.harness[A.name][1])
     assert (probe.session, probe.harness, probe.pane, probe.others_live) == (
-        SessionState.LIVE, SessionState.DEAD, pane, True
+        SessionState.LIVE,
+        SessionState.DEAD,
+        pane,
+        True,
     )
 
 
@@ -393,5 +399,7 @@ def test_issue9_item5_a_harness_respawned_beside_an_operator_window_gets_its_own
     assert (probe.harness, probe.pane, probe.others_live) == (SessionState.LIVE, pane, True)
     rig.deliver(A, "into the new harness")
     assert (rig.received(A, 1), rig.operator_received(A), rig.panes(A)[operator]) == (
-        (["into the new harness"], 1), [], False
+        (["into the new harness"], 1),
+        [],
+        False,
     )

@@ -30,17 +30,19 @@ CLIENT_WAIT = 10.0
 
 
 def _body(comment_id: int = 4242) -> bytes:
-    return json.dumps({
-        "action": "created",
-        "repository": {"full_name": "acme/widgets"},
-        "comment": {
-            "id": comment_id,
-            "user": {"login": "alice"},
-            "body": "go",
-            "created_at": "2026-11-30T10:00:00Z",
-            "issue_url": "https://api.github.com/repos/acme/widgets/issues/7",
-        },
-    }).encode()
+    return json.dumps(
+        {
+            "action": "created",
+            "repository": {"full_name": "acme/widgets"},
+            "comment": {
+                "id": comment_id,
+                "user": {"login": "alice"},
+                "body": "go",
+                "created_at": "2026-11-30T10:00:00Z",
+                "issue_url": "https://api.github.com/repos/acme/widgets/issues/7",
+            },
+        }
+    ).encode()
 
 
 def _signature(body: bytes) -> str:

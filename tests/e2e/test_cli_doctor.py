@@ -1,6 +1,4 @@
-"""`doctor` as a person runs it: tmux or gh missing from PATH is said, with the fix, exit 1.
-
-"""
+"""`doctor` as a person runs it: tmux or gh missing from PATH is said, with the fix, exit 1."""
 
 from __future__ import annotations
 

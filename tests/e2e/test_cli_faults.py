@@ -60,6 +60,7 @@ class GitHubLoop:
 
     def two_failed_cycles(self, poller: Poller) -> None:
         """Two cycles failed, and the daemon is still running (or it exited: the test fails here)."""
+
         def exited() -> bool:
             return poller.process.poll() is not None
 

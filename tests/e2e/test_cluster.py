@@ -130,4 +130,3 @@ def last_heartbeat(cluster: Cluster, host: str) -> float:
     """The host's last successful renewal, on the database's clock (this machine's)."""
     rows = cluster.query(f"SELECT extract(epoch FROM heartbeat_at)::float8 FROM hosts WHERE host = '{host}'")
     return float(rows[0][0])
-

@@ -141,8 +141,10 @@ class FakeCluster(ClusterPort):
     def _view(self, name: str) -> HostView:
         host = self.db.hosts[name]
         age = (self.db.now - host.heartbeat_at).total_seconds()
-        state = HostState.STOPPED if host.stopped else (
-            HostState.ALIVE if age < self.timing.expiry_seconds else HostState.LOST
+        state = (
+            HostState.STOPPED
+            if host.stopped
+            else (HostState.ALIVE if age < self.timing.expiry_seconds else HostState.LOST)
         )
         count = sum(1 for lease in self.db.leases.values() if lease.host == name and lease.expires_at > self.db.now)
         return HostView(name, host.max_sessions, count, age, state, host.version, host.pid)
@@ -221,6 +223,4 @@ class FakeCluster(ClusterPort):
             rows = self.db.listings.get(repo, {})
             listed = [replace(e, history=h) for e, h in rows.values() if isinstance(e, Listed)]
             departed = [e for e, _ in rows.values() if isinstance(e, Departed) and e.state is not ItemState.OPEN]
-        return Shared(
-            tuple(sorted(listed, key=lambda e: e.item.ref)), tuple(sorted(departed, key=lambda d: d.item))
-        )
+        return Shared(tuple(sorted(listed, key=lambda e: e.item.ref)), tuple(sorted(departed, key=lambda d: d.item)))

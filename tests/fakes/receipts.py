@@ -112,4 +112,3 @@ class FakeTrust:
             return False
         self.trusted.append(directory)
         return True
-

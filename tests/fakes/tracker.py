@@ -149,7 +149,9 @@ class FakeTracker(TrackerPort):
         return [
             replace(entry.item, labels=frozenset(entry.labels))
             for ref, entry in sorted(self._items.items())
-            if ref.repo == repo and entry.state is ItemState.OPEN and label in entry.labels
+            if ref.repo == repo
+            and entry.state is ItemState.OPEN
+            and label in entry.labels
             and ref not in self.listed_late
         ]
 

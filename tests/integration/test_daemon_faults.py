@@ -34,8 +34,15 @@ def test_faults_a_state_database_locked_by_another_process_fails_the_cycle_clean
             daemon.stop()
 
     daemon = Daemon(
-        cycle=world.poll, store=world.store, events=world.events, clock=world.clock, lock=lock,
-        interval_seconds=60, version="1.0.0", wait=wait, report=reports.append,
+        cycle=world.poll,
+        store=world.store,
+        events=world.events,
+        clock=world.clock,
+        lock=lock,
+        interval_seconds=60,
+        version="1.0.0",
+        wait=wait,
+        report=reports.append,
     )
     with held:
         daemon.run()

@@ -216,4 +216,3 @@ def mover_on(hosts: Hosts, name: str) -> Mover:
         cluster=world.cluster, leases=world.leases, store=world.store, tmux=world.tmux, events=world.events,
         clock=world.clock, grace_seconds=0, pause=world.clock.sleep,
     )  # fmt: skip
-

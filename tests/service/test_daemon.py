@@ -161,8 +161,15 @@ def test_faults_a_daemon_whose_state_store_cannot_be_written_keeps_running_says_
             daemon.stop()
 
     daemon = Daemon(
-        cycle=world.poll, store=world.store, events=world.events, clock=world.clock, lock=lock,
-        interval_seconds=60, version="1.0.0", wait=wait, report=reports.append,
+        cycle=world.poll,
+        store=world.store,
+        events=world.events,
+        clock=world.clock,
+        lock=lock,
+        interval_seconds=60,
+        version="1.0.0",
+        wait=wait,
+        report=reports.append,
     )
     daemon.run()
 

@@ -154,4 +154,3 @@ def test_start_does_not_undo_an_operators_close() -> None:
     world.cycle()
 
     assert world.record(ref).closed_by is ClosedBy.OPERATOR and world.events.named("control.refused")
-

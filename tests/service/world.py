@@ -163,7 +163,10 @@ class World:
             watch=self.watch,
             feedback=self.feedback,
             config=WorkerConfig(
-                authorized=frozenset(self.authorized), version=self.version, secret=self.secret, trigger=self.trigger,
+                authorized=frozenset(self.authorized),
+                version=self.version,
+                secret=self.secret,
+                trigger=self.trigger,
                 host=self.host,
             ),
         )

@@ -12,10 +12,10 @@ from domain.errors import RateLimited, TrackerError
 RAW = (
     b"HTTP/1.1 200 OK\n"
     b"Date: Wed, 01 Jan 2025 12:00:00 GMT\r\n"
-    b"Etag: W/\"abc\"\r\n"
-    b"Link: <https://ghe.local:8443/api/v3/repos/a/b/issues?page=2>; rel=\"next\", <x>; rel=\"last\"\r\n"
+    b'Etag: W/"abc"\r\n'
+    b'Link: <https://ghe.local:8443/api/v3/repos/a/b/issues?page=2>; rel="next", <x>; rel="last"\r\n'
     b"\r\n"
-    b"[{\"body\": \"line\\n\\r\\nnext\"}]"
+    b'[{"body": "line\\n\\r\\nnext"}]'
 )
 
 
@@ -29,12 +29,12 @@ def test_headers_are_read_by_lower_case_name() -> None:
 
 
 def test_a_304_has_a_status_and_no_body() -> None:
-    reply = parse_reply(b"HTTP/1.1 304 Not Modified\nEtag: \"x\"\r\n\r\n", "a/b")
+    reply = parse_reply(b'HTTP/1.1 304 Not Modified\nEtag: "x"\r\n\r\n', "a/b")
     assert (reply.status, reply.body) == (304, b"")
 
 
 def test_an_etag_that_could_smuggle_an_argument_is_dropped() -> None:
-    reply = parse_reply(b"HTTP/1.1 200 OK\nEtag: \"x\" -X DELETE\r\n\r\n[]", "a/b")
+    reply = parse_reply(b'HTTP/1.1 200 OK\nEtag: "x" -X DELETE\r\n\r\n[]', "a/b")
     assert reply.etag == ""
 
 

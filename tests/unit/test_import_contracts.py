@@ -16,8 +16,14 @@ CONFIG = "the configuration imports no use case, CLI or demo BROKEN"
 
 
 def _lint(tree: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(LINT), "--no-cache"], cwd=tree, capture_output=True, text=True, check=False,
-                          env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"})
+    return subprocess.run(
+        [str(LINT), "--no-cache"],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"},
+    )
 
 
 @pytest.fixture
