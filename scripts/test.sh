@@ -4,6 +4,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh --tests
 echo "== mypy --strict" && .venv/bin/mypy
-echo "== ruff" && .venv/bin/ruff check .
+echo "== ruff" && .venv/bin/ruff check . && .venv/bin/ruff format --check .
 echo "== import-linter" && .venv/bin/lint-imports
 echo "== pytest" && .venv/bin/pytest "$@"
