@@ -122,6 +122,23 @@ class Ledger:
         """Those of `comments` written before the floor: never a prompt, whichever ingress brought them."""
         return [c for c in comments if c.created_at < self.floor]
 
+    def set_aside(
+        self, comments: Iterable[Comment], *, now: datetime, authorized: frozenset[str]
+    ) -> tuple[Ledger, list[Comment]]:
+        """The unknown candidates among `comments` that are history, resolved as baselined so a
+        second ingress bringing one again (a webhook, then the stream) finds it known; and which."""
+        known = set(self.resolved) | {p.comment.id for p in self.pending}
+        unknown = [
+            c
+            for c in comments
+            if c.item == self.item and c.id not in known and screen(c, authorized=authorized) is Screen.CANDIDATE
+        ]
+        old = sorted({c.id: c for c in self.history(unknown)}.values(), key=_order)
+        if not old:
+            return self, []
+        resolved = {c.id: Resolved(Resolution.BASELINED, now, reason="before-armed") for c in old}
+        return replace(self, resolved={**self.resolved, **resolved}), old
+
     @property
     def next_pending(self) -> Pending | None:
         return self.pending[0] if self.pending else None

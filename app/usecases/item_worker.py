@@ -92,10 +92,9 @@ class ItemWorker:
         if ledger is None:
             ledger = self._first_sight(item, listing, kept)
         else:
-            admitted = self._rearm(ledger).admit(kept, authorized=self._config.authorized)
+            admitted = self._set_aside(self._rearm(ledger).admit(kept, authorized=self._config.authorized), kept)
             if admitted != ledger or kept:  # an idle item costs no write
                 ledger = self._take(admitted, kept)
-        self._history(ledger, kept)
         record = self._reactivated(self._store.session(item.ref))
         ledger = self._taken_over(ledger, record)
         ledger = self._turns(ledger, record)
@@ -161,7 +160,7 @@ class ItemWorker:
         armed_at = max(floor for floor in floors if floor is not None)
         now = self._clock.now()
         ledger = Ledger.first_sight(item.ref, now=now, armed_at=armed_at)
-        ledger = ledger.admit([*arming.comments, *kept], authorized=self._config.authorized)
+        ledger = self._set_aside(ledger.admit([*arming.comments, *kept], authorized=self._config.authorized), kept)
         wanted = listing.armed and is_authorized(item.author, self._config.authorized)
         if wanted and self._store.session(item.ref) is None:
             ledger = replace(ledger, start=StartRequest("first-sight", now))
@@ -188,15 +187,17 @@ class ItemWorker:
                     Event.CONTROL_IGNORED, level=Level.WARNING, work_item=str(comment.item), comment_id=comment.id
                 )
 
-    def _history(self, ledger: Ledger, kept: list[Comment]) -> None:
-        """A kept comment from before the arming is dropped with the inbox, never silently."""
-        for comment in ledger.history(c for c in kept if c.id not in ledger.resolved):
+    def _set_aside(self, ledger: Ledger, kept: list[Comment]) -> Ledger:
+        """A kept comment from before the arming is resolved as history, never silently."""
+        ledger, old = ledger.set_aside(kept, now=self._clock.now(), authorized=self._config.authorized)
+        for comment in old:
             self._events.emit(
                 Event.POLL_COMMENT_HISTORY,
                 work_item=str(ledger.item),
                 comment_id=comment.id,
                 armed_at=ledger.floor.isoformat(),
             )
+        return ledger
 
     def _take(self, ledger: Ledger, kept: list[Comment]) -> Ledger:
         """The inbox's comments are in the ledger now: both in one transaction."""

@@ -84,6 +84,7 @@ class PollCycle:
         sessions: dict[RepoRef, list[SessionRecord]] = defaultdict(list)
         for record in self._store.sessions():
             sessions[record.item.repo].append(record)
+        self._kept_first(summary)
         for watch in self._watches:
             if self.stopping():
                 break
@@ -113,6 +114,20 @@ class PollCycle:
         since = watch_start(self._store, watch.repo)
         self._work([entry for entry in shared.listed if entry.item.ref in held], since, summary)
 
+    def _kept_first(self, summary: CycleSummary) -> None:
+        """Comments already kept — a webhook's, pushed since the last cycle — go before this cycle's
+        GitHub reads: their items were listed last cycle, so nothing waits for the reads of every
+        repository before its own, or for a read that fails."""
+        kept = set(self._store.inbox_items())
+        if not kept:
+            return
+        held = self._leases.held()
+        for watch in self._watches:
+            listed = self._cluster.shared_listing(watch.repo).listed
+            waiting = [entry for entry in listed if entry.item.ref in kept and entry.item.ref in held]
+            if waiting and not self.stopping():
+                self._work(waiting, watch_start(self._store, watch.repo), summary, counted=False)
+
     def _reads(self, repo: RepoRef) -> bool:
         """Whether this host reads `repo` (holds its lock); said once each time it starts to."""
         reads = self._cluster.poll_lock(repo)
@@ -121,9 +136,13 @@ class PollCycle:
         self._reading = self._reading | {repo} if reads else self._reading - {repo}
         return reads
 
-    def _work(self, listed: Sequence[Listed], since: datetime | None, summary: CycleSummary) -> None:
-        """Work every listed item this host holds, each from what the inbox holds for it."""
-        summary.add(items=len(listed))
+    def _work(
+        self, listed: Sequence[Listed], since: datetime | None, summary: CycleSummary, *, counted: bool = True
+    ) -> None:
+        """Work every listed item this host holds, each from what the inbox holds for it (`counted`:
+        in the cycle's `items`; an item worked early for its kept comments is counted once, later)."""
+        if counted:
+            summary.add(items=len(listed))
 
         def one(entry: Listed) -> None:
             if self.stopping():

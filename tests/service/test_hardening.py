@@ -47,7 +47,7 @@ def test_issue9_item3_what_an_item_held_before_it_was_armed_is_history() -> None
 
     world.cycle()
 
-    assert before.id not in world.ledger(ref).resolved and world.ledger(ref).pending == ()
+    assert world.ledger(ref).resolved[before.id].reason == "before-armed" and world.ledger(ref).pending == ()
     assert world.session(ref).received == []
 
 

@@ -23,7 +23,7 @@ def test_first_sight_baselines_existing_comments_and_delivers_none_of_them() -> 
 
     world.cycle()
 
-    assert old.id not in world.ledger(ref).resolved and world.ledger(ref).pending == ()  # history
+    assert world.ledger(ref).resolved[old.id].reason == "before-armed" and world.ledger(ref).pending == ()  # history
     assert world.session(ref).received == []
     assert world.store.ledger(other) is not None
 

@@ -50,7 +50,7 @@ def test_issue9_item4_a_redelivered_webhook_of_a_comment_from_before_the_item_wa
 
     world.cycle()
 
-    assert stale.id not in world.ledger(ref).resolved and world.ledger(ref).pending == ()
+    assert world.ledger(ref).resolved[stale.id].reason == "before-armed" and world.ledger(ref).pending == ()
     assert world.session(ref).received == [] and world.store.inbox(ref) == []
     (history,) = world.events.named("poll.comment_history")  # not silently: the log says why
     assert (history["comment_id"], history["work_item"]) == (stale.id, str(ref))
@@ -66,3 +66,21 @@ def test_a_pushed_comment_survives_a_crash_before_the_next_cycle() -> None:
     world.cycle()
 
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
+
+
+def test_a_pushed_comment_is_delivered_before_the_cycle_reads_github_even_when_that_read_fails() -> None:
+    # issue 11's load finding: a webhook's comment waited for the reads of every repository before
+    # its own; its item was listed last cycle, so it goes first — and GitHub failing (rate limit,
+    # an outage) does not hold up what GitHub itself pushed.
+    world = World()
+    ref = world.watched()
+    world.cycle()  # listed, its session spawned
+    comment = replace(world.comment(ref, "pushed while GitHub fails"), id="9002")
+    _intake(world).accept(comment)
+    world.tracker.fail_reads.add(REPO)
+
+    summary = world.cycle()
+
+    assert summary.sources_failed == 1
+    assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
+    assert [c for c in world.session(ref).received if "pushed while GitHub fails" in c] != []

@@ -56,6 +56,15 @@ def test_a_comment_in_the_same_second_as_the_arming_is_new_the_tracker_stamps_wh
     assert ledger.history([same_second, _c("0", -1)]) == [_c("0", -1)]
 
 
+def test_history_brought_again_is_set_aside_once_and_only_an_authorized_authors() -> None:
+    ledger = Ledger.first_sight(REF, now=T0, armed_at=T0)
+    old, stranger, new = _c("1", -5), _c("2", -5, author="bob"), _c("3", 5)
+    ledger, aside = ledger.set_aside([old, stranger, new, old], now=T0, authorized=ALICE)
+    again, aside_again = ledger.set_aside([old], now=T0, authorized=ALICE)
+    assert (aside, ledger.resolved["1"].reason, aside_again, again) == ([old], "before-armed", [], ledger)
+    assert "2" not in ledger.resolved and "3" not in ledger.resolved
+
+
 def test_attempts_count_and_the_budget_is_spent_at_max_retries() -> None:
     ledger = Ledger.first_sight(REF, now=T0).admit([_c("1", 1)], authorized=ALICE)
     ledger = ledger.attempt("1").attempt("1")
