@@ -136,6 +136,11 @@ class Event(enum.Enum):
         "A comment pushed by a webhook, or kept for an item not listed yet, was written before its item "
         "was armed (`armed_at`): history, not a prompt — nothing is delivered.",
     )
+    POLL_COMMENT_EDITED_BY_OTHER = (
+        "poll.comment_edited_by_other",
+        "A comment by an authorized `author` was edited, before the-loop first read it, by `editor` — "
+        "not authorized, or not known: its text is not its author's, so it is skipped, not delivered.",
+    )
     POLL_REARMED = ("poll.rearmed", "Comments abandoned by a different version got one fresh retry budget.")
     POLL_BASELINED = (
         "poll.baselined",

@@ -11,6 +11,8 @@ from domain.model import Comment, CommentKind
 from domain.refs import WorkItemRef
 
 LEGACY_SKEW = timedelta(minutes=10)
+ASIDE_HISTORY = "before-armed"  # written before the item was armed: history
+ASIDE_EDITED = "edited-by-other"  # edited before its first read by someone not authorized
 
 
 class Resolution(enum.Enum):
@@ -124,20 +126,24 @@ class Ledger:
 
     def set_aside(
         self, comments: Iterable[Comment], *, now: datetime, authorized: frozenset[str]
-    ) -> tuple[Ledger, list[Comment]]:
-        """The unknown candidates among `comments` that are history, resolved as baselined so a
-        second ingress bringing one again (a webhook, then the stream) finds it known; and which."""
+    ) -> tuple[Ledger, list[tuple[Comment, str]]]:
+        """The unknown comments of authorized authors that will never be prompts — history (written
+        before the floor) and those edited by someone else before their first read — resolved, so a
+        second ingress bringing one again (a webhook, then the stream) finds it known; and why each."""
         known = set(self.resolved) | {p.comment.id for p in self.pending}
-        unknown = [
-            c
-            for c in comments
-            if c.item == self.item and c.id not in known and screen(c, authorized=authorized) is Screen.CANDIDATE
-        ]
-        old = sorted({c.id: c for c in self.history(unknown)}.values(), key=_order)
-        if not old:
+        unknown = {c.id: c for c in comments if c.item == self.item and c.id not in known}
+        aside: list[tuple[Comment, str]] = []
+        for comment in sorted(unknown.values(), key=_order):
+            seen = screen(comment, authorized=authorized)
+            if seen is Screen.CANDIDATE and self.history([comment]):
+                aside.append((comment, ASIDE_HISTORY))
+            elif seen is Screen.EDITED_BY_OTHER:
+                aside.append((comment, ASIDE_EDITED))
+        if not aside:
             return self, []
-        resolved = {c.id: Resolved(Resolution.BASELINED, now, reason="before-armed") for c in old}
-        return replace(self, resolved={**self.resolved, **resolved}), old
+        kinds = {ASIDE_HISTORY: Resolution.BASELINED, ASIDE_EDITED: Resolution.SKIPPED}
+        resolved = {c.id: Resolved(kinds[why], now, reason=why) for c, why in aside}
+        return replace(self, resolved={**self.resolved, **resolved}), aside
 
     @property
     def next_pending(self) -> Pending | None:
@@ -214,6 +220,7 @@ class Screen(enum.Enum):
     OURS = "ours"  # carries the agent marker: the-loop's own notices, and what the agent posts
     NO_AUTHOR = "no-author"
     UNAUTHORIZED = "unauthorized"
+    EDITED_BY_OTHER = "edited-by-other"  # edited, before it was read, by someone not authorized (or unknown)
 
 
 def screen(comment: Comment, *, authorized: frozenset[str]) -> Screen:
@@ -221,7 +228,11 @@ def screen(comment: Comment, *, authorized: frozenset[str]) -> Screen:
         return Screen.OURS
     if not comment.author:
         return Screen.NO_AUTHOR
-    return Screen.CANDIDATE if is_authorized(comment.author, authorized) else Screen.UNAUTHORIZED
+    if not is_authorized(comment.author, authorized):
+        return Screen.UNAUTHORIZED
+    if comment.edited and not is_authorized(comment.editor, authorized):
+        return Screen.EDITED_BY_OTHER
+    return Screen.CANDIDATE
 
 
 def is_authorized(login: str | None, authorized: frozenset[str]) -> bool:

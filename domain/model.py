@@ -104,9 +104,10 @@ class Comment:
     kind: CommentKind = CommentKind.ISSUE_COMMENT
     path: str | None = None
     line: int | None = None
-    # changed after it was written, before this read: REST does not say by whom, so `author`
-    # may not have written what `body` now says
+    # changed after it was written, before this read: `author` may not have written what `body`
+    # now says; `editor` is who last changed it (the tracker's login; None: not known)
     edited: bool = False
+    editor: str | None = None
 
     @property
     def delivery_id(self) -> DeliveryId:

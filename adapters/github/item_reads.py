@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from adapters.github import payloads
+from adapters.github import editors, payloads
 from adapters.github.client import PAGE, GhClient
 from domain.errors import TrackerError
 from domain.model import Arming, Comment, CommentKind, ItemKind, WorkItem
@@ -25,8 +25,10 @@ def arming(client: GhClient, item: WorkItem, label: str) -> Arming:
         path = f"repos/{repo.full_name}/pulls/{number}/comments?sort=created&direction=asc&{PAGE}"
         found += _thread(client, repo, path, since, CommentKind.REVIEW_COMMENT)
     # `since` filters on update time: an older comment edited since is not the item's news
-    after = {(c.kind, c.id): c for c in found if c.created_at >= armed_at}
-    return Arming(armed_at, payloads.oldest_first(list(after.values())))
+    after = {(s.comment.kind, s.comment.id): s for s in found if s.comment.created_at >= armed_at}
+    node_ids = {key: s.node_id for key, s in after.items()}
+    comments = editors.attribute(client, repo, [s.comment for s in after.values()], node_ids)
+    return Arming(armed_at, payloads.oldest_first(comments))
 
 
 def one_comment(client: GhClient, item: WorkItemRef, comment_id: str, kind: CommentKind) -> Comment | None:
@@ -67,6 +69,6 @@ def _created_at(client: GhClient, ref: WorkItemRef) -> datetime:
     return created
 
 
-def _thread(client: GhClient, repo: RepoRef, path: str, since: str, kind: CommentKind) -> list[Comment]:
+def _thread(client: GhClient, repo: RepoRef, path: str, since: str, kind: CommentKind) -> list[payloads.Seen]:
     pages = client.since_pages(repo, path, since=since, key="created_at")
-    return [payloads.comment(repo, raw, kind, str(repo)).comment for raw in pages.entries]
+    return [payloads.comment(repo, raw, kind, str(repo)) for raw in pages.entries]

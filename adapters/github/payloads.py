@@ -20,6 +20,7 @@ class Seen:
 
     comment: Comment
     updated_at: datetime
+    node_id: str = ""  # GraphQL's id: who edited it is asked there (`adapters/github/editors.py`)
 
 
 def parse_time(text: str) -> datetime:
@@ -70,7 +71,8 @@ def updated_at(raw: dict[str, Any], where: str) -> datetime:
 
 def comment(repo: RepoRef, raw: dict[str, Any], kind: CommentKind, where: str) -> Seen:
     """A comment of `kind`, as REST gives it: `edited` when its update time is not its creation
-    time (REST does not say who edited it; the same second as its creation cannot be told)."""
+    time (REST does not say who edited it, GraphQL does; the same second as its creation cannot be
+    told)."""
     parent = "pull_request_url" if kind is CommentKind.REVIEW_COMMENT else "issue_url"
     try:
         number = _NUMBER_RE.search(str(raw[parent]))
@@ -91,7 +93,7 @@ def comment(repo: RepoRef, raw: dict[str, Any], kind: CommentKind, where: str) -
             line=int(line) if line else None,
             edited=updated != created,
         )
-        return Seen(found, updated)
+        return Seen(found, updated, str(raw.get("node_id") or ""))
     except (KeyError, TypeError, ValueError) as error:
         raise TrackerError(f"{where}: malformed comment in the reply ({error!r})") from error
 

@@ -32,7 +32,7 @@ from datetime import datetime
 from pathlib import Path
 from urllib.parse import quote
 
-from adapters.github import item_reads, payloads
+from adapters.github import editors, item_reads, payloads
 from adapters.github.client import PAGE, GhClient
 from adapters.github.gh import GITHUB_COM
 from adapters.github.listing import LabelledSet, Listing
@@ -208,4 +208,5 @@ class GhTracker(TrackerPort):
             return [], window, pages.server_time
         found = [payloads.comment(repo, raw, kind, str(repo)) for raw in pages.entries]
         fresh, after = window.absorb(found, etag=pages.etag, full=pages.full, server_time=pages.server_time)
-        return fresh, after, pages.server_time
+        node_ids = {(seen.comment.kind, seen.comment.id): seen.node_id for seen in found}
+        return editors.attribute(self._client, repo, fresh, node_ids), after, pages.server_time

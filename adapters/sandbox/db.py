@@ -29,9 +29,11 @@ _MIGRATE_1_TO_2 = (
     "ALTER TABLE comments ADD COLUMN updated_at TEXT",
     _LABELLED,
 )
+# version 2 -> 3: who edited a comment; an edit recorded before knew no one but its author
+_MIGRATE_2_TO_3 = ("ALTER TABLE comments ADD COLUMN edited_by TEXT",)
 SANDBOX_SCHEMA = Schema(
     label="sandbox tracker",
-    version=2,
+    version=3,
     tables=(
         "CREATE TABLE IF NOT EXISTS items (repo TEXT NOT NULL, number INTEGER NOT NULL, item TEXT NOT NULL UNIQUE,"
         " title TEXT NOT NULL, body TEXT NOT NULL, author TEXT, labels TEXT NOT NULL, kind TEXT NOT NULL,"
@@ -39,12 +41,12 @@ SANDBOX_SCHEMA = Schema(
         # one sequence for the whole file: the comment id, and the cursor is the last one seen
         "CREATE TABLE IF NOT EXISTS comments (seq INTEGER PRIMARY KEY AUTOINCREMENT, item TEXT NOT NULL,"
         " repo TEXT NOT NULL, author TEXT, body TEXT NOT NULL, created_at TEXT NOT NULL, kind TEXT NOT NULL,"
-        " path TEXT, line INTEGER, updated_at TEXT)",
+        " path TEXT, line INTEGER, updated_at TEXT, edited_by TEXT)",
         "CREATE INDEX IF NOT EXISTS comments_by_repo ON comments (repo, seq)",
         "CREATE TABLE IF NOT EXISTS reactions (comment_id TEXT NOT NULL, reaction TEXT NOT NULL)",
         _LABELLED,
     ),
-    migrations=(_MIGRATE_1_TO_2,),
+    migrations=(_MIGRATE_1_TO_2, _MIGRATE_2_TO_3),
 )
 
 
@@ -89,6 +91,7 @@ def comment_from_row(row: sqlite3.Row) -> Comment:
         path=row["path"],
         line=row["line"],
         edited=edited,
+        editor=(row["edited_by"] or row["author"]) if edited else None,
     )
 
 

@@ -110,13 +110,14 @@ class SandboxTracker(TrackerPort):
             row = db.execute("SELECT * FROM comments WHERE seq = ?", (cursor.lastrowid,))
             return comment_from_row(row.fetchone())
 
-    def edit_comment(self, comment_id: str, body: str) -> None:
-        """An edit keeps the comment's id and place in the stream: it is never new again; read
-        after it (at a later time than its creation), the comment is `edited`."""
+    def edit_comment(self, comment_id: str, body: str, *, editor: str | None = None) -> None:
+        """An edit (by `editor`, else the author) keeps the comment's id and place in the stream: it
+        is never new again; read after it (at a later time than its creation), the comment is
+        `edited`, with who edited it."""
         with self._db.tx(None) as db:
             done = db.execute(
-                "UPDATE comments SET body = ?, updated_at = ? WHERE seq = ?",
-                (body, self._now(db), number_in(comment_id, what="comment id", repo=None)),
+                "UPDATE comments SET body = ?, updated_at = ?, edited_by = ? WHERE seq = ?",
+                (body, self._now(db), editor, number_in(comment_id, what="comment id", repo=None)),
             )
             if not done.rowcount:
                 raise TrackerError(f"sandbox: comment {comment_id} not found")

@@ -38,6 +38,7 @@ def comment_to_json(comment: Comment) -> Json:
         "path": comment.path,
         "line": comment.line,
         "edited": comment.edited,
+        "editor": comment.editor,
     }
 
 
@@ -53,6 +54,7 @@ def comment_from_json(data: Json) -> Comment:
         path=data["path"],
         line=data["line"],
         edited=bool(data.get("edited", False)),
+        editor=data.get("editor"),
     )
 
 

@@ -16,7 +16,7 @@ from app.usecases.subjects import CommentSubject, StartSubject
 from app.usecases.watch import HarnessWatch
 from domain.control import Verb, control_of, triggered
 from domain.events import Event, Level
-from domain.ledger import Ledger, Resolution, StartRequest, is_authorized
+from domain.ledger import ASIDE_EDITED, Ledger, Resolution, StartRequest, is_authorized
 from domain.model import Arming, ClosedBy, Comment, DeliveryId, Reaction, SessionRecord, SessionStatus, WorkItem
 from domain.ports import ClockPort, EventSink, StateStore, TrackerPort
 from domain.receipts import delivery_tag, receipt_line, turn_ended_after
@@ -160,7 +160,8 @@ class ItemWorker:
         armed_at = max(floor for floor in floors if floor is not None)
         now = self._clock.now()
         ledger = Ledger.first_sight(item.ref, now=now, armed_at=armed_at)
-        ledger = self._set_aside(ledger.admit([*arming.comments, *kept], authorized=self._config.authorized), kept)
+        found = [*arming.comments, *kept]
+        ledger = self._set_aside(ledger.admit(found, authorized=self._config.authorized), found)
         wanted = listing.armed and is_authorized(item.author, self._config.authorized)
         if wanted and self._store.session(item.ref) is None:
             ledger = replace(ledger, start=StartRequest("first-sight", now))
@@ -187,16 +188,27 @@ class ItemWorker:
                     Event.CONTROL_IGNORED, level=Level.WARNING, work_item=str(comment.item), comment_id=comment.id
                 )
 
-    def _set_aside(self, ledger: Ledger, kept: list[Comment]) -> Ledger:
-        """A kept comment from before the arming is resolved as history, never silently."""
-        ledger, old = ledger.set_aside(kept, now=self._clock.now(), authorized=self._config.authorized)
-        for comment in old:
-            self._events.emit(
-                Event.POLL_COMMENT_HISTORY,
-                work_item=str(ledger.item),
-                comment_id=comment.id,
-                armed_at=ledger.floor.isoformat(),
-            )
+    def _set_aside(self, ledger: Ledger, comments: list[Comment]) -> Ledger:
+        """A comment that will never be a prompt is resolved, and said: history, or edited before
+        its first read by someone not authorized (whose text is not its author's)."""
+        ledger, aside = ledger.set_aside(comments, now=self._clock.now(), authorized=self._config.authorized)
+        for comment, why in aside:
+            if why == ASIDE_EDITED:
+                self._events.emit(
+                    Event.POLL_COMMENT_EDITED_BY_OTHER,
+                    level=Level.WARNING,
+                    work_item=str(ledger.item),
+                    comment_id=comment.id,
+                    author=comment.author,
+                    editor=comment.editor,
+                )
+            else:
+                self._events.emit(
+                    Event.POLL_COMMENT_HISTORY,
+                    work_item=str(ledger.item),
+                    comment_id=comment.id,
+                    armed_at=ledger.floor.isoformat(),
+                )
         return ledger
 
     def _take(self, ledger: Ledger, kept: list[Comment]) -> Ledger:

@@ -32,8 +32,8 @@ class SandboxRig:
         ref = WorkItemRef(self.repo, number)
         return self.sandbox.add_comment(ref, body, author, kind=kind, path=path, line=line).id
 
-    def edit(self, comment_id: str, body: str) -> None:
-        self.sandbox.edit_comment(comment_id, body)
+    def edit(self, comment_id: str, body: str, *, editor: str | None = None) -> None:
+        self.sandbox.edit_comment(comment_id, body, editor=editor)
 
     def delete(self, comment_id: str) -> None:
         self.sandbox.delete_comment(comment_id)

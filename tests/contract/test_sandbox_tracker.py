@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from adapters.sandbox.db import SANDBOX_SCHEMA
 from adapters.sandbox.tracker import SandboxTracker
 from domain.errors import StateError, TrackerError
-from domain.model import AGENT_MARKER, Comment, ItemState, Reaction
+from domain.model import AGENT_MARKER, Comment, CommentKind, ItemState, Reaction
 from domain.refs import RepoRef, WorkItemRef
 from tests.fakes.clock import FakeClock
 
@@ -233,8 +234,24 @@ def test_a_version_1_sandbox_file_is_migrated_and_its_items_are_armed_when_first
     sandbox.close()
     with sqlite3.connect(path) as db:
         version = db.execute("PRAGMA user_version").fetchone()[0]
-    assert (version, before.armed_at, before.comments) == (2, clock.now() - timedelta(seconds=1), ())
+    assert (version, before.armed_at, before.comments) == (3, clock.now() - timedelta(seconds=1), ())
     assert [c.id for c in after.comments] == [news.id]
+
+
+def test_an_edit_recorded_before_editors_were_kept_reads_as_its_authors(tmp_path: Path, clock: FakeClock) -> None:
+    path = tmp_path / "sandbox.sqlite3"
+    with sqlite3.connect(path) as db:
+        for statement in VERSION_1:
+            db.execute(statement)
+        for statement in SANDBOX_SCHEMA.migrations[0]:  # to version 2, which kept an edit's time only
+            db.execute(statement)
+        db.execute("PRAGMA user_version = 2")
+        db.execute("UPDATE comments SET updated_at = '2026-11-30T08:05:00+00:00'")
+    sandbox = SandboxTracker(path, clock=clock.now)
+    [item] = sandbox.work_items(REPO, "loop")
+    found = sandbox.comment(item.ref, "1", CommentKind.ISSUE_COMMENT)
+    sandbox.close()
+    assert found is not None and (found.edited, found.editor) == (True, "demo")
 
 
 def test_faults_a_comment_made_after_the_clock_was_set_back_an_hour_is_still_new(

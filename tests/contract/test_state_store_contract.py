@@ -74,7 +74,7 @@ def full_ledger(item: WorkItemRef = ITEM) -> Ledger:
     hostile = "\x1b[201~ rm -rf / \r\n\x00 \ud800 ✓ 🎉 " + "x" * 5000
     review = Comment(
         id="r9", item=item, author=None, body=hostile, created_at=T0, url="https://x/r9",
-        kind=CommentKind.REVIEW_COMMENT, path="src/a.py", line=42, edited=True,
+        kind=CommentKind.REVIEW_COMMENT, path="src/a.py", line=42, edited=True, editor="bob",
     )  # fmt: skip
     return Ledger(
         item=item,

@@ -194,3 +194,20 @@ def test_an_armed_comment_edited_before_the_arming_read_says_so(rig: Rig) -> Non
     rig.later()
     rig.edit(comment_id, "v2")
     assert [(c.body, c.edited) for c in armed(rig, 1).comments] == [("v2", True)]
+
+
+def test_issue9_who_edited_a_comment_before_its_first_read_is_said_by_the_stream_and_the_arming(rig: Rig) -> None:
+    rig.item(1)
+    start = cycle(rig, None)
+    rig.later()
+    by_author = rig.comment(1, "v1")
+    by_other = rig.comment(1, "v1")
+    plain = rig.comment(1, "plain")
+    rig.later()
+    rig.edit(by_author, "v2")
+    rig.edit(by_other, "v2, by a collaborator", editor="mallory")
+    batch = cycle(rig, start.cursor)
+    arming = armed(rig, 1)
+    expected = [(by_author, True, "alice"), (by_other, True, "mallory"), (plain, False, None)]
+    assert [(c.id, c.edited, c.editor) for c in batch.comments] == expected
+    assert [(c.id, c.edited, c.editor) for c in arming.comments] == expected

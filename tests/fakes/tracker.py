@@ -131,11 +131,13 @@ class FakeTracker(TrackerPort):
         self._comments.append(_Stored(seq, comment))
         return comment
 
-    def edit_comment(self, comment_id: str, body: str) -> None:
-        """An edit: same id, same created_at, same place in the stream; read later, it is `edited`."""
+    def edit_comment(self, comment_id: str, body: str, *, editor: str | None = None) -> None:
+        """An edit (by `editor`, else the author): same id, same created_at, same place in the
+        stream; read later, it is `edited`, with who edited it."""
         for stored in self._comments:
             if stored.comment.id == comment_id:
-                stored.comment = replace(stored.comment, body=body, edited=True)
+                by = editor or stored.comment.author
+                stored.comment = replace(stored.comment, body=body, edited=True, editor=by)
                 return
         raise KeyError(comment_id)
 

@@ -51,7 +51,7 @@ class Rig(Protocol):
         path: str | None = None,
         line: int | None = None,
     ) -> str: ...
-    def edit(self, comment_id: str, body: str) -> None: ...
+    def edit(self, comment_id: str, body: str, *, editor: str | None = None) -> None: ...
     def delete(self, comment_id: str) -> None: ...
     def close(self, number: int, *, merged: bool = False) -> None: ...
     def relabel(self, number: int, labels: tuple[str, ...]) -> None: ...
@@ -88,8 +88,8 @@ class FakeRig:
         ref = WorkItemRef(self.repo, number)
         return self.fake.add_comment(ref, body, author=author, kind=kind, path=path, line=line).id
 
-    def edit(self, comment_id: str, body: str) -> None:
-        self.fake.edit_comment(comment_id, body)
+    def edit(self, comment_id: str, body: str, *, editor: str | None = None) -> None:
+        self.fake.edit_comment(comment_id, body, editor=editor)
 
     def delete(self, comment_id: str) -> None:
         self.fake.delete_comment(comment_id)
@@ -152,8 +152,8 @@ class GhRig:
         )
         return str(note.id)
 
-    def edit(self, comment_id: str, body: str) -> None:
-        self.world.edit_comment(self.repo.full_name, int(comment_id), body)
+    def edit(self, comment_id: str, body: str, *, editor: str | None = None) -> None:
+        self.world.edit_comment(self.repo.full_name, int(comment_id), body, editor=editor)
 
     def delete(self, comment_id: str) -> None:
         self.world.delete_comment(self.repo.full_name, int(comment_id))

@@ -45,6 +45,11 @@ class Note:
     path: str | None = None
     line: int | None = None
     listed: bool = True  # False: not in listings yet (eventual consistency)
+    editor: str | None = None  # who last edited it (GraphQL's `editor`); None: never edited
+
+    @property
+    def node_id(self) -> str:
+        return f"{'PRRC' if self.review else 'IC'}_standin{self.id}"
 
 
 @dataclass
@@ -152,10 +157,10 @@ class World:
         repo.issues[number].updated_at = self.now
         return note
 
-    def edit_comment(self, full_name: str, comment_id: int, body: str) -> None:
+    def edit_comment(self, full_name: str, comment_id: int, body: str, *, editor: str | None = None) -> None:
         repo = self.repos[full_name]
         note = next(n for n in repo.notes if n.id == comment_id)
-        note.body, note.updated_at = body, self.now
+        note.body, note.updated_at, note.editor = body, self.now, editor or note.author
         repo.issues[note.number].updated_at = self.now
 
     def set_labels(self, full_name: str, number: int, labels: tuple[str, ...], *, listed: bool = True) -> None:

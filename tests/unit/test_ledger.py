@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from domain.ledger import Ledger, Resolution, Screen, screen
@@ -24,6 +25,19 @@ def test_screening_names_why_a_comment_is_not_a_candidate() -> None:
     assert screen(_c("1", 1), authorized=frozenset()) is Screen.UNAUTHORIZED
     assert screen(_c("1", 1, author=None), authorized=ALICE) is Screen.NO_AUTHOR
     assert screen(_c("1", 1, body=f"x {AGENT_MARKER}"), authorized=ALICE) is Screen.OURS
+
+
+def test_issue9_a_comment_edited_before_its_first_read_is_a_candidate_only_if_its_editor_is_authorized() -> None:
+    by_self = replace(_c("1", 1), edited=True, editor="alice")
+    by_other = replace(_c("2", 1), edited=True, editor="mallory")
+    by_unknown = replace(_c("3", 1), edited=True)
+    assert [screen(c, authorized=ALICE) for c in (by_self, by_other, by_unknown)] == [
+        Screen.CANDIDATE,
+        Screen.EDITED_BY_OTHER,
+        Screen.EDITED_BY_OTHER,
+    ]
+    ledger = Ledger.first_sight(REF, now=T0).admit([by_self, by_other, by_unknown], authorized=ALICE)
+    assert [p.comment.id for p in ledger.pending] == ["1"]
 
 
 def test_admit_queues_new_candidates_in_creation_order_once() -> None:
@@ -59,9 +73,11 @@ def test_a_comment_in_the_same_second_as_the_arming_is_new_the_tracker_stamps_wh
 def test_history_brought_again_is_set_aside_once_and_only_an_authorized_authors() -> None:
     ledger = Ledger.first_sight(REF, now=T0, armed_at=T0)
     old, stranger, new = _c("1", -5), _c("2", -5, author="bob"), _c("3", 5)
-    ledger, aside = ledger.set_aside([old, stranger, new, old], now=T0, authorized=ALICE)
-    again, aside_again = ledger.set_aside([old], now=T0, authorized=ALICE)
-    assert (aside, ledger.resolved["1"].reason, aside_again, again) == ([old], "before-armed", [], ledger)
+    tampered = replace(_c("4", 5), edited=True, editor="mallory")
+    ledger, aside = ledger.set_aside([old, stranger, new, old, tampered], now=T0, authorized=ALICE)
+    again, aside_again = ledger.set_aside([old, tampered], now=T0, authorized=ALICE)
+    assert (aside, aside_again, again) == ([(old, "before-armed"), (tampered, "edited-by-other")], [], ledger)
+    assert (ledger.resolved["1"].kind, ledger.resolved["4"].kind) == (Resolution.BASELINED, Resolution.SKIPPED)
     assert "2" not in ledger.resolved and "3" not in ledger.resolved
 
 
