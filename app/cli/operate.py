@@ -102,6 +102,7 @@ def run_status(args: argparse.Namespace, context: CliContext) -> int:
         heartbeat_text=beat,
         now=container.clock().now(),
         interval_seconds=settings.polling.interval_seconds,
+        monotonic=container.clock().monotonic(),
     )
     shown = status.as_json()
     if view.shared:  # a host alone shows what it always did
@@ -125,6 +126,7 @@ def _unreachable(
         heartbeat_text=None,
         now=context.container.clock().now(),
         interval_seconds=context.settings.polling.interval_seconds,
+        monotonic=context.container.clock().monotonic(),
     )
     print("\n".join([describe(status)[0], *outage_lines(str(error), holder)]))
     return 1

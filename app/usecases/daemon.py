@@ -86,7 +86,14 @@ class Daemon:
 
     def run(self, *, once: bool = False) -> int:
         started = self.clock.now().isoformat()
-        info = {"pid": os.getpid(), "started": started, "version": self.version}
+        # the monotonic reading lets `status`, another process of this machine, judge "overdue"
+        # whatever the wall clock does
+        info = {
+            "pid": os.getpid(),
+            "started": started,
+            "started_monotonic": self.clock.monotonic(),
+            "version": self.version,
+        }
         try:
             self._acquire(info)
         except OSError as error:
@@ -169,6 +176,7 @@ class Daemon:
             "interval_seconds": max(self.interval_seconds, summary.min_interval_seconds),  # the pause that follows
             "last_cycle_started": summary.started_at.isoformat(),
             "last_cycle_finished": (summary.finished_at or summary.started_at).isoformat(),
+            "last_cycle_finished_monotonic": self.clock.monotonic(),
             "summary": summary.fields(),
         }
         self.store.save_meta(self.heartbeat_key, json.dumps(beat))

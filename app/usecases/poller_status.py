@@ -32,6 +32,7 @@ class Heartbeat:
     cycle_started: datetime
     cycle_finished: datetime
     summary: Mapping[str, int]
+    finished_monotonic: float | None = None  # the machine's CLOCK_MONOTONIC when it was written
 
     @classmethod
     def parse(cls, text: str | None) -> Heartbeat | None:
@@ -47,6 +48,7 @@ class Heartbeat:
                 cycle_started=datetime.fromisoformat(beat["last_cycle_started"]),
                 cycle_finished=datetime.fromisoformat(beat["last_cycle_finished"]),
                 summary={str(k): int(v) for k, v in dict(beat["summary"]).items()},
+                finished_monotonic=_number(beat.get("last_cycle_finished_monotonic")),
             )
         except (KeyError, TypeError, ValueError):
             return None
@@ -58,6 +60,7 @@ class PollerStatus:
     heartbeat: Heartbeat | None
     now: datetime
     interval_seconds: float
+    monotonic: float | None = None  # this process's CLOCK_MONOTONIC: one clock for the whole machine
 
     @property
     def running(self) -> bool:
@@ -69,13 +72,18 @@ class PollerStatus:
 
     @property
     def quiet_for(self) -> float | None:
-        """Seconds since the running poller last showed life: its last cycle, else its start."""
+        """Seconds since the running poller last showed life: its last cycle, else its start —
+        on the monotonic clock when both sides have it (a wall clock stepped by NTP or by hand
+        would make a stuck poller look on time, or a working one overdue), else the wall clock."""
         if self.holder is None:
             return None
         beat = self.heartbeat
         # a heartbeat left by an earlier poller says nothing about this one
-        since = beat.cycle_finished if beat and beat.started == self.holder.get("started") else None
-        since = since or _time(self.holder.get("started"))
+        ours = beat if beat and beat.started == self.holder.get("started") else None
+        ticks = ours.finished_monotonic if ours else _number(self.holder.get("started_monotonic"))
+        if self.monotonic is not None and ticks is not None:
+            return self.monotonic - ticks
+        since = ours.cycle_finished if ours else _time(self.holder.get("started"))
         return None if since is None else (self.now - since).total_seconds()
 
     @property
@@ -123,13 +131,18 @@ class PollerStatus:
 
 
 def poller_status(
-    *, holder: Mapping[str, Any] | None, heartbeat_text: str | None, now: datetime, interval_seconds: float
+    *,
+    holder: Mapping[str, Any] | None,
+    heartbeat_text: str | None,
+    now: datetime,
+    interval_seconds: float,
+    monotonic: float | None = None,
 ) -> PollerStatus:
     """The status; a running poller's own interval wins over this configuration's."""
     beat = Heartbeat.parse(heartbeat_text)
     if holder is not None and beat is not None and beat.started == holder.get("started"):
         interval_seconds = beat.interval_seconds
-    return PollerStatus(holder=holder, heartbeat=beat, now=now, interval_seconds=interval_seconds)
+    return PollerStatus(holder=holder, heartbeat=beat, now=now, interval_seconds=interval_seconds, monotonic=monotonic)
 
 
 def describe(status: PollerStatus) -> list[str]:
@@ -181,6 +194,10 @@ def _time(value: Any) -> datetime | None:
         return datetime.fromisoformat(str(value))
     except ValueError:
         return None
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _shown(when: datetime | None) -> str:

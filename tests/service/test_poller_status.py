@@ -5,24 +5,25 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from app.usecases.poller_status import Exit, describe, poller_status
 
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 STARTED = (NOW - timedelta(hours=1)).isoformat()
 
 
-def _beat(*, ago: float, started: str = STARTED, interval: float = 60) -> str:
+def _beat(*, ago: float, started: str = STARTED, interval: float = 60, monotonic: float | None = None) -> str:
     finished = NOW - timedelta(seconds=ago)
-    return json.dumps(
-        {
-            "pid": 42,
-            "started": started,
-            "interval_seconds": interval,
-            "last_cycle_started": (finished - timedelta(seconds=2)).isoformat(),
-            "last_cycle_finished": finished.isoformat(),
-            "summary": {"items": 3, "delivered": 1},
-        }
-    )
+    beat = {
+        "pid": 42,
+        "started": started,
+        "interval_seconds": interval,
+        "last_cycle_started": (finished - timedelta(seconds=2)).isoformat(),
+        "last_cycle_finished": finished.isoformat(),
+        "summary": {"items": 3, "delivered": 1},
+    }
+    return json.dumps(beat | ({} if monotonic is None else {"last_cycle_finished_monotonic": monotonic}))
 
 
 def test_a_poller_with_a_recent_cycle_is_running_and_on_time() -> None:
@@ -40,6 +41,39 @@ def test_a_poller_silent_past_twice_its_interval_and_the_slack_is_overdue() -> N
 
     assert (status.overdue, status.exit) == (True, Exit.OVERDUE)
     assert describe(status)[-1].startswith("OVERDUE: cycles every 60s; overdue after 150s")
+
+
+@pytest.mark.parametrize(
+    ("wall_ago", "monotonic_ago", "overdue"),
+    [(61, 200, True), (3600, 30, False)],
+    ids=["clock set back an hour", "clock set forward an hour"],
+)
+def test_faults_overdue_is_judged_on_the_machines_monotonic_clock_not_its_wall_clock(
+    wall_ago: float, monotonic_ago: float, overdue: bool
+) -> None:
+    # CLOCK_MONOTONIC is one clock for every process of a machine: the daemon writes its reading,
+    # `status` compares its own; a wall clock stepped by an hour misleads neither way
+    status = poller_status(
+        holder={"pid": 42, "started": STARTED, "started_monotonic": 100.0},
+        heartbeat_text=_beat(ago=wall_ago, monotonic=5000.0 - monotonic_ago),
+        now=NOW,
+        interval_seconds=60,
+        monotonic=5000.0,
+    )
+
+    assert (status.overdue, round(status.quiet_for or 0)) == (overdue, monotonic_ago)
+
+
+def test_faults_a_poller_with_no_cycle_yet_is_judged_from_its_start_on_the_monotonic_clock() -> None:
+    status = poller_status(
+        holder={"pid": 42, "started": (NOW + timedelta(hours=1)).isoformat(), "started_monotonic": 4000.0},
+        heartbeat_text=None,
+        now=NOW,
+        interval_seconds=60,
+        monotonic=5000.0,
+    )
+
+    assert (status.overdue, status.quiet_for) == (True, 1000.0)
 
 
 def test_the_running_pollers_own_interval_wins_over_this_configuration() -> None:
