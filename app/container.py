@@ -312,6 +312,7 @@ class Container(containers.DeclarativeContainer):
         leases=providers.Callable(lambda s, beat: beat if _shared(s) else None, settings, lease_heartbeat),
         orphans=orphans,
         heartbeat_key=providers.Callable(lambda s: heartbeat_key(s.host_id, shared=_shared(s)), settings),
+        watch=watch,
     )
     webhook_intake = providers.Singleton(
         WebhookIntake,

@@ -19,6 +19,7 @@ from app.usecases.orphans import Orphans
 from app.usecases.outage import StoreOutage
 from app.usecases.poll import CycleSummary, PollCycle
 from app.usecases.trouble import Trouble
+from app.usecases.watch import HarnessWatch
 from domain.errors import StoreUnreachable
 from domain.events import Event, Level
 from domain.ports import ClockPort, EventSink, StateStore
@@ -62,11 +63,14 @@ class Daemon:
     leases: LeaseHeartbeat | None = None  # several hosts: this host's lease heartbeat
     orphans: Orphans | None = None
     heartbeat_key: str = HEARTBEAT
+    watch: HarnessWatch | None = None  # its confirmation waits end when the daemon stops
 
     def __post_init__(self) -> None:
         self._stop = threading.Event()
         self._wake = threading.Event()
         self.cycle.stopping = self._stop.is_set
+        if self.watch is not None:
+            self.watch.stopping = self._stop.is_set
         self._wait = self.wait or self._pause
         self.last: CycleSummary | None = None
         self._outage = StoreOutage(self.events, self.clock, self.interval_seconds)

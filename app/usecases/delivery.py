@@ -121,7 +121,10 @@ class Delivery:
         # an earlier attempt may have landed (a crash, a late receipt)
         if retry and harness.receipts is not ReceiptMode.NONE and self._receipts.find(run.item.ref, run.job.receipt):
             return self._confirmed(run, "receipt-on-retry")
-        if self._went_in_before(run, harness):
+        went_in = self._went_in_before(run, harness)
+        if went_in is Verdict.STOPPING:
+            return run.ledger, run.record, False
+        if went_in is Verdict.YES:
             return self._confirmed(run, "alive-on-retry")
         if retry and self._deleted(run.subject):
             return self._gone(run)
@@ -145,17 +148,16 @@ class Delivery:
         run.summary.add(skipped=1)
         return run.ledger, run.record, True
 
-    def _went_in_before(self, run: _Run, harness: HarnessSpec) -> bool:
+    def _went_in_before(self, run: _Run, harness: HarnessSpec) -> Verdict | None:
         """Without receipts, the ledger's word that the prompt went in (a crash cut the wait for
         its confirmation) is confirmed as any paste is, by the harness still running: pasting it
-        again would give it twice. A harness gone since gets it again."""
+        again would give it twice. A harness gone since gets it again (None: nothing went in)."""
         pending = run.ledger.pending_entry(run.subject.key)
         if harness.receipts is not ReceiptMode.NONE or run.record is None or pending is None:
-            return False
+            return None
         if pending.state is not DeliveryState.PASTED:
-            return False
-        watched = self._watch.wait_confirmed(run.record, harness, run.job.receipt, spawned=False)
-        return watched.verdict is Verdict.YES
+            return None
+        return self._watch.wait_confirmed(run.record, harness, run.job.receipt, spawned=False).verdict
 
     def _spend(self, run: _Run) -> None:
         """The attempt is spent, and saved, before it is made: a crash mid-delivery still counts."""
@@ -178,6 +180,8 @@ class Delivery:
         if watched.verdict is Verdict.YES:
             self._ready_event(run, result)
             return self._confirmed(run, "alive" if harness.receipts is ReceiptMode.NONE else "receipt")
+        if watched.verdict is Verdict.STOPPING:  # left pasted: the next run settles it, as after a crash
+            return run.ledger, run.record, False
         self._events.emit(
             Event.DISPATCH_UNCONFIRMED,
             level=Level.WARNING,

@@ -4,6 +4,7 @@ or, for a harness without receipts, from its pane staying alive."""
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from domain.model import HarnessSpec, Probe, SessionRecord, SessionState
@@ -26,6 +27,7 @@ class Verdict(enum.Enum):
     BLOCKED = "blocked"  # waiting on a dialog in its session
     DEAD = "dead"  # its pane died, or it said its conversation ended
     TIMEOUT = "timeout"  # it never said so in time
+    STOPPING = "stopping"  # the daemon is stopping: the wait was cut short, nothing is known yet
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +43,9 @@ class HarnessWatch:
         self._tmux = tmux
         self._receipts = receipts
         self._clock = clock
+        # set by the daemon: a confirmation wait ends when it stops (the next run settles the
+        # delivery as after a crash: by its receipt, or by the harness still running)
+        self.stopping: Callable[[], bool] = lambda: False
 
     def receipts(self, record: SessionRecord) -> list[Receipt]:
         return self._receipts.read(record.item, record.spawn_id) if record.spawn_id else []
@@ -82,16 +87,12 @@ class HarnessWatch:
 
     def wait_confirmed(self, record: SessionRecord, harness: HarnessSpec, line: str, *, spawned: bool) -> Watched:
         """Until a receipt holds `line` (without receipts: the pane is still alive
-        `confirmSeconds` later), the harness dies, or time is up. A prompt on a spawn's argv also
-        waits for the harness to start: `readySeconds` more."""
+        `confirmSeconds` later), the harness dies, time is up, or the daemon stops. A prompt on a
+        spawn's argv also waits for the harness to start: `readySeconds` more."""
         budget = harness.confirm_seconds + (harness.ready_seconds if spawned else 0.0)
-        deadline = self._clock.monotonic() + budget
         if harness.receipts is ReceiptMode.NONE:
-            self._clock.sleep(budget)
-            probe = self._probe(record)
-            if probe.harness in {SessionState.LIVE, SessionState.UNKNOWN}:
-                return Watched(Verdict.YES, f"harness pane still {probe.harness.value} after {budget:g}s")
-            return Watched(Verdict.DEAD, f"harness pane {probe.harness.value} within {budget:g}s")
+            return self._alive_after(record, budget)
+        deadline = self._clock.monotonic() + budget
         while True:
             if confirms(self.receipts(record), line):
                 return Watched(Verdict.YES, "the harness's receipt names the delivery")
@@ -102,7 +103,21 @@ class HarnessWatch:
                 return self._timed_out(record, probe, "harness pane died before it confirmed", Verdict.DEAD)
             if self._clock.monotonic() >= deadline:
                 return self._timed_out(record, probe, f"no receipt within {budget:g}s")
+            if self.stopping():
+                return Watched(Verdict.STOPPING, "the daemon is stopping")
             self._clock.sleep(POLL_SECONDS)
+
+    def _alive_after(self, record: SessionRecord, budget: float) -> Watched:
+        """A harness without receipts confirms by its pane still running `budget` seconds on."""
+        deadline = self._clock.monotonic() + budget
+        while (left := deadline - self._clock.monotonic()) > 0:
+            if self.stopping():
+                return Watched(Verdict.STOPPING, "the daemon is stopping")
+            self._clock.sleep(min(POLL_SECONDS, left))
+        probe = self._probe(record)
+        if probe.harness in {SessionState.LIVE, SessionState.UNKNOWN}:
+            return Watched(Verdict.YES, f"harness pane still {probe.harness.value} after {budget:g}s")
+        return Watched(Verdict.DEAD, f"harness pane {probe.harness.value} within {budget:g}s")
 
     def _timed_out(
         self, record: SessionRecord, probe: Probe, reason: str, verdict: Verdict = Verdict.TIMEOUT

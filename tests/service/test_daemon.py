@@ -12,8 +12,10 @@ import pytest
 from app.usecases.daemon import HEARTBEAT, Blocked, Daemon
 from app.usecases.webhook import WebhookIntake
 from domain.errors import StateError
-from domain.ledger import Resolution
+from domain.ledger import DeliveryState, Resolution
 from domain.model import Comment
+from domain.receipts import ReceiptKind
+from tests.fakes.receipts import FakeReceipts
 from tests.service.world import REPO, World
 
 
@@ -180,3 +182,53 @@ def test_faults_a_daemon_whose_state_store_cannot_be_written_keeps_running_says_
     assert "poller.failed" not in world.events.names() and world.events.names()[-1] == "poller.stopped"
     assert len(world.session(ref).received) == 1
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
+
+
+@pytest.mark.parametrize(("harness", "settled_by"), [("claude", "receipt-on-retry"), ("cursor", "alive-on-retry")])
+def test_a_daemon_stopped_mid_confirmation_stops_waiting_and_its_next_run_settles_the_delivery_once(
+    harness: str, settled_by: str
+) -> None:
+    # a service manager's stop must not wait out a 30 s confirmation (or a 90 s spawn's): the wait
+    # ends, the delivery stays pasted, and the next run settles it as after a crash — never twice
+    world, lock = World(harness=harness), FakeLock()
+    ref = world.watched()
+    assert isinstance(world.receipts, FakeReceipts)
+    world.receipts.ignore_pastes = True  # the agent has the prompt; its receipt is not written yet
+    comment = world.comment(ref, "confirm me after the restart")
+    daemon = Daemon(
+        cycle=world.poll,
+        store=world.store,
+        events=world.events,
+        clock=world.clock,
+        lock=lock,
+        interval_seconds=60,
+        version="1.0.0",
+        wait=lambda seconds: None,
+        watch=world.watch,
+    )
+    sleep = world.clock.sleep
+
+    def stop_at_the_first_sleep(seconds: float) -> None:
+        daemon.stop()
+        sleep(seconds)
+
+    world.clock.sleep = stop_at_the_first_sleep  # type: ignore[method-assign]
+    before = world.clock.monotonic()
+    daemon.run()
+    waited = world.clock.monotonic() - before
+    world.clock.sleep = sleep  # type: ignore[method-assign]
+    pending = world.ledger(ref).pending_entry(comment.id)
+
+    assert waited < 1.0 and pending is not None and pending.state is DeliveryState.PASTED
+    assert "dispatch.unconfirmed" not in world.events.names() and "dispatch.failed" not in world.events.names()
+    pasted = [p for p in world.session(ref).received if "confirm me after the restart" in p]
+    record = world.store.session(ref)
+    assert record is not None and len(pasted) == 1
+    world.receipts.plant(record.spawn_id, ReceiptKind.PROMPT, prompt=pasted[-1])
+    world.restart(version=world.version)
+
+    world.cycle()
+
+    assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
+    assert len([p for p in world.session(ref).received if "confirm me after the restart" in p]) == 1
+    assert world.events.named("dispatch.confirmed")[-1]["confirmed_by"] == settled_by

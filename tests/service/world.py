@@ -207,6 +207,7 @@ class World:
         self.version = version
         self.worker = self._worker()
         self.poll = self._poll()
+        self.watch.stopping = lambda: False  # a stop was the process's, not the state's
 
     # --- arranging ----------------------------------------------------------------------
 
