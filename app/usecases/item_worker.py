@@ -1,40 +1,28 @@
-"""One work item in one cycle: first sight, re-arm, admit, the item's start, then its comments in
+"""One work item in one cycle: its ledger from the intake, the item's start, then its comments in
 order — each delivered only when its harness confirms it."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 from app.usecases.control import Controls
 from app.usecases.delivery import Delivery
 from app.usecases.feedback import Feedback
-from app.usecases.meta import armed_floor
+from app.usecases.intake import Intake, IntakeConfig, Listing
 from app.usecases.subjects import CommentSubject, StartSubject
 from app.usecases.watch import HarnessWatch
 from domain.control import Verb, control_of, triggered
 from domain.events import Event, Level
-from domain.ledger import ASIDE_EDITED, Ledger, Resolution, StartRequest, is_authorized
-from domain.model import Arming, ClosedBy, Comment, DeliveryId, Reaction, SessionRecord, SessionStatus, WorkItem
+from domain.ledger import Ledger, Resolution, StartRequest
+from domain.model import ClosedBy, Comment, DeliveryId, Reaction, SessionRecord, SessionStatus, WorkItem
 from domain.ports import ClockPort, EventSink, StateStore, TrackerPort
 from domain.receipts import delivery_tag, receipt_line, turn_ended_after
 from domain.refs import WorkItemRef
 
 if TYPE_CHECKING:
     from app.usecases.cycle_summary import CycleSummary
-
-
-@dataclass(frozen=True, slots=True)
-class Listing:
-    """How the cycle found an item: the label it carries, whether a session may be spawned for it
-    (`spawnOnUnmatched`), and when its repository began to be read (the tracker's clock)."""
-
-    label: str
-    armed: bool
-    since: datetime | None = None
-    history: bool = False  # the repository's first cycle: what the item holds is all history
 
 
 @dataclass
@@ -74,7 +62,6 @@ class ItemWorker:
         feedback: Feedback,
         config: WorkerConfig,
     ) -> None:
-        self._tracker_for = tracker_for
         self._store = store
         self._events = events
         self._clock = clock
@@ -83,18 +70,16 @@ class ItemWorker:
         self._watch = watch
         self._feedback = feedback
         self._config = config
-        self._rearmed: set[WorkItemRef] = set()  # re-arm at most once per run per item
+        self._intake = Intake(
+            tracker_for=tracker_for,
+            store=store,
+            events=events,
+            clock=clock,
+            config=IntakeConfig(authorized=config.authorized, version=config.version),
+        )
 
     def work(self, item: WorkItem, listing: Listing, *, summary: CycleSummary) -> None:
-        kept = self._store.inbox(item.ref)
-        self._ignored(kept)
-        ledger = self._store.ledger(item.ref)
-        if ledger is None:
-            ledger = self._first_sight(item, listing, kept)
-        else:
-            admitted = self._set_aside(self._rearm(ledger).admit(kept, authorized=self._config.authorized), kept)
-            if admitted != ledger or kept:  # an idle item costs no write
-                ledger = self._take(admitted, kept)
+        ledger = self._intake.ledger(item, listing)
         record = self._reactivated(self._store.session(item.ref))
         ledger = self._taken_over(ledger, record)
         ledger = self._turns(ledger, record)
@@ -148,29 +133,6 @@ class ItemWorker:
             walk.item, walk.ledger, walk.record, start, armed=True, summary=walk.summary
         )
 
-    def _first_sight(self, item: WorkItem, listing: Listing, kept: list[Comment]) -> Ledger:
-        """Only what was there before the item was armed (its label) is baselined; what an
-        authorized author wrote since is delivered — whether or not it was read yet."""
-        if listing.history and listing.since is not None:
-            # the streams start at `since`: what they had then was read as history, not asked again
-            arming = Arming(listing.since, ())
-        else:
-            arming = self._tracker_for(item.ref).arming(item, listing.label)
-        floors = (arming.armed_at, listing.since, armed_floor(self._store, item.ref))
-        armed_at = max(floor for floor in floors if floor is not None)
-        now = self._clock.now()
-        ledger = Ledger.first_sight(item.ref, now=now, armed_at=armed_at)
-        found = [*arming.comments, *kept]
-        ledger = self._set_aside(ledger.admit(found, authorized=self._config.authorized), found)
-        wanted = listing.armed and is_authorized(item.author, self._config.authorized)
-        if wanted and self._store.session(item.ref) is None:
-            ledger = replace(ledger, start=StartRequest("first-sight", now))
-        ledger = self._take(ledger, kept)
-        self._events.emit(
-            Event.POLL_BASELINED, work_item=str(item.ref), armed_at=armed_at.isoformat(), pending=len(ledger.pending)
-        )
-        return ledger
-
     def _taken_over(self, ledger: Ledger, record: SessionRecord | None) -> Ledger:
         """Cluster: this host now holds an item whose session ran on another host (lost): it starts
         here, a fresh conversation, even before the next comment."""
@@ -179,56 +141,6 @@ class ItemWorker:
         if ledger.start is not None or ledger.stopped:
             return ledger
         return self._store.save_ledger(replace(ledger, start=StartRequest("taken-over", self._clock.now())))
-
-    def _ignored(self, comments: list[Comment]) -> None:
-        """A control comment by someone not authorized steers nothing: an event, nothing else."""
-        for comment in comments:
-            if control_of(comment.body) is not None and not is_authorized(comment.author, self._config.authorized):
-                self._events.emit(
-                    Event.CONTROL_IGNORED, level=Level.WARNING, work_item=str(comment.item), comment_id=comment.id
-                )
-
-    def _set_aside(self, ledger: Ledger, comments: list[Comment]) -> Ledger:
-        """A comment that will never be a prompt is resolved, and said: history, or edited before
-        its first read by someone not authorized (whose text is not its author's)."""
-        ledger, aside = ledger.set_aside(comments, now=self._clock.now(), authorized=self._config.authorized)
-        for comment, why in aside:
-            if why == ASIDE_EDITED:
-                self._events.emit(
-                    Event.POLL_COMMENT_EDITED_BY_OTHER,
-                    level=Level.WARNING,
-                    work_item=str(ledger.item),
-                    comment_id=comment.id,
-                    author=comment.author,
-                    editor=comment.editor,
-                )
-            else:
-                self._events.emit(
-                    Event.POLL_COMMENT_HISTORY,
-                    work_item=str(ledger.item),
-                    comment_id=comment.id,
-                    armed_at=ledger.floor.isoformat(),
-                )
-        return ledger
-
-    def _take(self, ledger: Ledger, kept: list[Comment]) -> Ledger:
-        """The inbox's comments are in the ledger now: both in one transaction."""
-        with self._store.transaction():
-            saved = self._store.save_ledger(ledger)
-            if kept:
-                self._store.inbox_remove(ledger.item, [c.id for c in kept])
-        return saved
-
-    def _rearm(self, ledger: Ledger) -> Ledger:
-        if ledger.item in self._rearmed:
-            return ledger
-        self._rearmed.add(ledger.item)
-        ledger, ids = ledger.rearm(running_version=self._config.version)
-        if ids:
-            self._events.emit(
-                Event.POLL_REARMED, work_item=str(ledger.item), comment_ids=list(ids), version=self._config.version
-            )
-        return ledger
 
     def _reactivated(self, stored: SessionRecord | None) -> SessionRecord | None:
         """A paused session, or one closed upstream, whose item is watched again is active again;

@@ -12,7 +12,8 @@ from datetime import datetime
 
 from app.usecases.closing import Closer
 from app.usecases.cycle_summary import CycleSummary
-from app.usecases.item_worker import ItemWorker, Listing
+from app.usecases.intake import Listing
+from app.usecases.item_worker import ItemWorker
 from app.usecases.leases import Leases
 from app.usecases.meta import watch_start
 from app.usecases.orphans import Orphans

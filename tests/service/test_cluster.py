@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.usecases.item_worker import Listing
+from app.usecases.intake import Listing
 from app.usecases.moving import Mover
 from app.usecases.webhook import WebhookIntake
 from domain.errors import LeaseLost

@@ -1,0 +1,136 @@
+"""A work item's intake in one cycle: what its inbox (and, at first sight, the tracker's arming)
+brings becomes its ledger — admitted, set aside as history or as edited by someone else, re-armed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from app.usecases.meta import armed_floor
+from domain.control import control_of
+from domain.events import Event, Level
+from domain.ledger import ASIDE_EDITED, Ledger, StartRequest, is_authorized
+from domain.model import Arming, Comment, WorkItem
+from domain.ports import ClockPort, EventSink, StateStore, TrackerPort
+from domain.refs import WorkItemRef
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """How the cycle found an item: the label it carries, whether a session may be spawned for it
+    (`spawnOnUnmatched`), and when its repository began to be read (the tracker's clock)."""
+
+    label: str
+    armed: bool
+    since: datetime | None = None
+    history: bool = False  # the repository's first cycle: what the item holds is all history
+
+
+@dataclass(frozen=True, slots=True)
+class IntakeConfig:
+    authorized: frozenset[str]
+    version: str
+
+
+class Intake:
+    def __init__(
+        self,
+        *,
+        tracker_for: Callable[[WorkItemRef], TrackerPort],
+        store: StateStore,
+        events: EventSink,
+        clock: ClockPort,
+        config: IntakeConfig,
+    ) -> None:
+        self._tracker_for = tracker_for
+        self._store = store
+        self._events = events
+        self._clock = clock
+        self._config = config
+        self._rearmed: set[WorkItemRef] = set()  # re-arm at most once per run per item
+
+    def ledger(self, item: WorkItem, listing: Listing) -> Ledger:
+        """The item's ledger with what its inbox holds taken in (both in one transaction)."""
+        kept = self._store.inbox(item.ref)
+        self._ignored(kept)
+        ledger = self._store.ledger(item.ref)
+        if ledger is None:
+            return self._first_sight(item, listing, kept)
+        admitted = self._set_aside(self._rearm(ledger).admit(kept, authorized=self._config.authorized), kept)
+        if admitted != ledger or kept:  # an idle item costs no write
+            return self._take(admitted, kept)
+        return ledger
+
+    def _first_sight(self, item: WorkItem, listing: Listing, kept: list[Comment]) -> Ledger:
+        """Only what was there before the item was armed (its label) is baselined; what an
+        authorized author wrote since is delivered — whether or not it was read yet."""
+        if listing.history and listing.since is not None:
+            # the streams start at `since`: what they had then was read as history, not asked again
+            arming = Arming(listing.since, ())
+        else:
+            arming = self._tracker_for(item.ref).arming(item, listing.label)
+        floors = (arming.armed_at, listing.since, armed_floor(self._store, item.ref))
+        armed_at = max(floor for floor in floors if floor is not None)
+        now = self._clock.now()
+        ledger = Ledger.first_sight(item.ref, now=now, armed_at=armed_at)
+        found = [*arming.comments, *kept]
+        ledger = self._set_aside(ledger.admit(found, authorized=self._config.authorized), found)
+        wanted = listing.armed and is_authorized(item.author, self._config.authorized)
+        if wanted and self._store.session(item.ref) is None:
+            ledger = replace(ledger, start=StartRequest("first-sight", now))
+        ledger = self._take(ledger, kept)
+        self._events.emit(
+            Event.POLL_BASELINED, work_item=str(item.ref), armed_at=armed_at.isoformat(), pending=len(ledger.pending)
+        )
+        return ledger
+
+    def _ignored(self, comments: list[Comment]) -> None:
+        """A control comment by someone not authorized steers nothing: an event, nothing else."""
+        for comment in comments:
+            if control_of(comment.body) is not None and not is_authorized(comment.author, self._config.authorized):
+                self._events.emit(
+                    Event.CONTROL_IGNORED, level=Level.WARNING, work_item=str(comment.item), comment_id=comment.id
+                )
+
+    def _set_aside(self, ledger: Ledger, comments: list[Comment]) -> Ledger:
+        """A comment that will never be a prompt is resolved, and said: history, or edited before
+        its first read by someone not authorized (whose text is not its author's)."""
+        ledger, aside = ledger.set_aside(comments, now=self._clock.now(), authorized=self._config.authorized)
+        for comment, why in aside:
+            if why == ASIDE_EDITED:
+                self._events.emit(
+                    Event.POLL_COMMENT_EDITED_BY_OTHER,
+                    level=Level.WARNING,
+                    work_item=str(ledger.item),
+                    comment_id=comment.id,
+                    author=comment.author,
+                    editor=comment.editor,
+                )
+            else:
+                self._events.emit(
+                    Event.POLL_COMMENT_HISTORY,
+                    work_item=str(ledger.item),
+                    comment_id=comment.id,
+                    armed_at=ledger.floor.isoformat(),
+                )
+        return ledger
+
+    def _take(self, ledger: Ledger, kept: list[Comment]) -> Ledger:
+        """The inbox's comments are in the ledger now: both in one transaction."""
+        with self._store.transaction():
+            saved = self._store.save_ledger(ledger)
+            if kept:
+                self._store.inbox_remove(ledger.item, [c.id for c in kept])
+        return saved
+
+    def _rearm(self, ledger: Ledger) -> Ledger:
+        if ledger.item in self._rearmed:
+            return ledger
+        self._rearmed.add(ledger.item)
+        ledger, ids = ledger.rearm(running_version=self._config.version)
+        if ids:
+            self._events.emit(
+                Event.POLL_REARMED, work_item=str(ledger.item), comment_ids=list(ids), version=self._config.version
+            )
+        return ledger
