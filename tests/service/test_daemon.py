@@ -38,7 +38,7 @@ class FakeLock:
         self.holder = None
 
 
-def _daemon(world: World, lock: FakeLock, waits: list[float], *, stop_after: int) -> Daemon:
+def _daemon(world: World, lock: FakeLock, waits: list[float], *, stop_after: int, watched: bool = False) -> Daemon:
     daemon: Daemon
 
     def wait(seconds: float) -> None:
@@ -55,6 +55,7 @@ def _daemon(world: World, lock: FakeLock, waits: list[float], *, stop_after: int
         interval_seconds=60,
         version="1.0.0",
         wait=wait,
+        watch=world.watch if watched else None,
     )
     return daemon
 
@@ -195,17 +196,7 @@ def test_a_daemon_stopped_mid_confirmation_stops_waiting_and_its_next_run_settle
     assert isinstance(world.receipts, FakeReceipts)
     world.receipts.ignore_pastes = True  # the agent has the prompt; its receipt is not written yet
     comment = world.comment(ref, "confirm me after the restart")
-    daemon = Daemon(
-        cycle=world.poll,
-        store=world.store,
-        events=world.events,
-        clock=world.clock,
-        lock=lock,
-        interval_seconds=60,
-        version="1.0.0",
-        wait=lambda seconds: None,
-        watch=world.watch,
-    )
+    daemon = _daemon(world, lock, [], stop_after=1, watched=True)
     sleep = world.clock.sleep
 
     def stop_at_the_first_sleep(seconds: float) -> None:
