@@ -47,9 +47,12 @@ def sim_argv(record: Path, *extra: str) -> tuple[str, ...]:
 
 
 def records(path: Path) -> list[dict[str, Any]]:
+    """The harness's complete records: a line still being written (a large paste's record is
+    flushed in pieces) is not one yet."""
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    complete = path.read_bytes().rpartition(b"\n")[0]  # bytes: a piece may end mid-character
+    return [json.loads(line) for line in complete.decode("utf-8").split("\n") if line]
 
 
 def kinds(path: Path) -> list[str]:
