@@ -5,33 +5,15 @@ What remains at-least-once is a crash between the paste and that ledger write.""
 
 from __future__ import annotations
 
-import contextlib
-
 from domain.ledger import DeliveryState, Resolution
 from domain.refs import WorkItemRef
 from tests.service.world import World
 
 
-def crash_after(world: World, event_name: str) -> None:
-    """The daemon dies (a SIGKILL) right after `event_name` is emitted; the next run restarts it."""
-    original = world.events.emit
-
-    def emit(event, **fields):  # type: ignore[no-untyped-def]
-        original(event, **fields)
-        if event.value == event_name:
-            raise KeyboardInterrupt
-
-    world.events.emit = emit  # type: ignore[method-assign]
-    with contextlib.suppress(KeyboardInterrupt):
-        world.cycle()
-    world.events.emit = original  # type: ignore[method-assign]
-    world.restart(version=world.version)
-
-
 def pasted_then_crashed(world: World) -> tuple[WorkItemRef, str]:
     ref = world.watched()
     comment = world.comment(ref, "please look at TOKEN-1")
-    crash_after(world, "dispatch.pasted")
+    world.crash_after("dispatch.pasted")
     pending = world.ledger(ref).pending_entry(comment.id)
     assert pending is not None and pending.state is DeliveryState.PASTED
     return ref, comment.id

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -235,6 +236,22 @@ class World:
         summary = self.poll.run()
         self.clock.advance(60)
         return summary
+
+    def crash_after(self, event_name: str) -> None:
+        """A cycle whose daemon dies (a SIGKILL) right after `event_name` is emitted; then the next
+        run starts on the same state."""
+        original = self.events.emit
+
+        def emit(event, **fields):  # type: ignore[no-untyped-def]
+            original(event, **fields)
+            if event.value == event_name:
+                raise KeyboardInterrupt
+
+        self.events.emit = emit  # type: ignore[method-assign]
+        with contextlib.suppress(KeyboardInterrupt):
+            self.cycle()
+        self.events.emit = original  # type: ignore[method-assign]
+        self.restart(version=self.version)
 
     # --- reading ------------------------------------------------------------------------
 
