@@ -123,7 +123,7 @@ class PollCycle:
         if not kept:
             return
         held = self._leases.held()
-        for watch in self._watches:
+        for watch in [w for w in self._watches if any(ref.repo == w.repo for ref in kept)]:
             listed = self._cluster.shared_listing(watch.repo).listed
             waiting = [entry for entry in listed if entry.item.ref in kept and entry.item.ref in held]
             if waiting and not self.stopping():
