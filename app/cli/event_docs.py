@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from app.generated_docs import write_page
 from domain.events import Event, Level, catalog
 
 DOC_PATH = Path("docs") / "events.md"
@@ -38,10 +39,7 @@ def _cell(text: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    root = Path(argv[0]) if argv else Path.cwd()
-    (root / DOC_PATH).parent.mkdir(parents=True, exist_ok=True)
-    (root / DOC_PATH).write_text(render_event_catalog(), encoding="utf-8")
-    return 0
+    return write_page(argv, page=DOC_PATH, render=render_event_catalog, module="app.cli.event_docs")
 
 
 if __name__ == "__main__":

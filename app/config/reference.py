@@ -16,6 +16,7 @@ from app.config.env import CONFIG_PATH_VARIABLE, env_name
 from app.config.harnesses import BUILTIN_HARNESSES, HarnessSettings
 from app.config.loader import BUILT_IN, DEFAULT_PATH
 from app.config.settings import EMBEDDED_DEFAULTS, Settings
+from app.generated_docs import write_page
 
 DOC_PATH = Path("docs") / "config.md"
 EXAMPLE = """\
@@ -152,10 +153,7 @@ def _cell(text: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    root = Path(argv[0]) if argv else Path.cwd()
-    (root / DOC_PATH).parent.mkdir(parents=True, exist_ok=True)
-    (root / DOC_PATH).write_text(render_config_reference(), encoding="utf-8")
-    return 0
+    return write_page(argv, page=DOC_PATH, render=render_config_reference, module="app.config.reference")
 
 
 if __name__ == "__main__":
