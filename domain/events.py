@@ -167,7 +167,7 @@ class Event(enum.Enum):
         "The notice for an abandoned or skipped comment was posted on the item.",
     )
     POLL_GIVEUP_REPORT_FAILED = ("poll.giveup_report_failed", "Posting that notice failed; the ledger is unchanged.")
-    NOTICE_POSTED = ("notice.posted", "A notice (`notice`: blocked, start-failed, …) was posted on the item.")
+    NOTICE_POSTED = ("notice.posted", "A notice (`notice`: blocked, closed, start-failed, …) was posted on the item.")
     NOTICE_FAILED = ("notice.failed", "Posting a notice failed; nothing else changed.")
     REACTION_ADDED = ("reaction.added", "A reaction was added to a comment.")
     REACTION_FAILED = ("reaction.failed", "Adding a reaction failed; nothing else changed.")

@@ -204,6 +204,7 @@ class SessionRecord:
     spawned_monotonic: float | None = None  # ClockPort.monotonic() at the spawn: its age survives a clock jump
     closed_by: ClosedBy | None = None
     blocked_notice: str = ""  # the spawn whose "waiting for an answer" notice was posted
+    closed_notice: str = ""  # the comment whose "closed by the operator" notice was posted in this closing
     host: str = ""  # the host whose tmux ran the latest spawn ("": one host, or before clusters)
     previous_host: str = ""  # an operator moved the item here from this host; cleared once it runs here
 
