@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
+from domain.markdown import indent
 from domain.model import AGENT_MARKER
 from domain.refs import WorkItemRef
 
@@ -51,7 +52,7 @@ def first_text_line(body: str) -> str | None:
     for line in lines:
         if not line.strip():
             continue
-        if _indent(line) >= 4:
+        if indent(line) >= 4:
             return None  # an indented code block
         text = line.strip()
         if text.startswith(("```", "~~~", ">")):
@@ -63,19 +64,6 @@ def first_text_line(body: str) -> str | None:
         while "-->" not in closing:
             closing = next(lines, "-->")
     return None
-
-
-def _indent(line: str) -> int:
-    """Columns of leading blanks, a tab reaching the next multiple of four (CommonMark's rule)."""
-    column = 0
-    for char in line:
-        if char == " ":
-            column += 1
-        elif char == "\t":
-            column += 4 - column % 4
-        else:
-            break
-    return column
 
 
 def triggered(body: str, trigger: str) -> bool:

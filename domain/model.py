@@ -6,10 +6,17 @@ import enum
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from domain.markdown import prose_lines
 from domain.receipts import ReceiptMode
 from domain.refs import RepoRef, TmuxTarget, WorkItemRef
 
 AGENT_MARKER = "<!-- the-loop:agent-comment -->"
+
+
+def carries_marker(body: str) -> bool:
+    """The agent marker as the-loop and the agent write it: in the text, not in code or a quote —
+    where a person only mentions it (a code span, a quote reply to one of the-loop's notices)."""
+    return any(AGENT_MARKER in line for line in prose_lines(body))
 
 
 class SessionState(enum.Enum):
@@ -115,7 +122,7 @@ class Comment:
 
     @property
     def is_ours(self) -> bool:
-        return AGENT_MARKER in self.body
+        return carries_marker(self.body)
 
 
 @dataclass(frozen=True, slots=True)

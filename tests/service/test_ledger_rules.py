@@ -231,3 +231,29 @@ def test_a_comment_deleted_while_pending_is_not_delivered_on_retry() -> None:
     assert world.ledger(ref).resolved[comment.id].reason == "comment-deleted"
     assert "soon deleted" not in "".join(world.session(ref).received)
     assert world.events.named("dispatch.dropped")[-1]["reason"] == "comment-deleted"
+
+
+def test_issue18_an_authorized_quote_reply_to_a_notice_is_delivered_not_dropped_as_ours() -> None:
+    world = World()
+    ref = world.watched()
+    reply = world.comment(ref, f"> {AGENT_MARKER}\n> 🤖 **the-loop**: not delivered\n\nPlease try the fix again.")
+
+    world.cycle()
+
+    assert world.ledger(ref).resolved[reply.id].kind is Resolution.DELIVERED
+    assert "Please try the fix again." in "".join(world.session(ref).received)
+
+
+def test_issue18_a_comment_skipped_as_ours_leaves_an_event() -> None:
+    world = World()
+    ref = world.watched()
+    world.comment(ref, "the-loop status")
+    world.cycle()
+    (reply,) = [c for c in world.tracker.comments_of(ref) if c.body.startswith(AGENT_MARKER)]
+    agents = world.comment(ref, f"Fixed on the branch.\n\n{AGENT_MARKER}")  # the agent, as the operator's login
+
+    world.cycle()
+
+    ours = world.events.named("poll.comment_ours")
+    assert [(e["comment_id"], e["level"]) for e in ours] == [(reply.id, "debug"), (agents.id, "debug")]
+    assert agents.id not in world.ledger(ref).resolved and world.session(ref).received == []

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from domain.ledger import Ledger, Resolution, Screen, screen
 from domain.model import AGENT_MARKER, Comment
 from domain.refs import WorkItemRef
@@ -106,3 +108,34 @@ def test_skipped_and_delivered_comments_are_never_admitted_again() -> None:
     ledger = Ledger.first_sight(REF, now=T0).admit([_c("1", 1), _c("2", 2)], authorized=ALICE)
     ledger = ledger.resolve("1", Resolution.SKIPPED, at=T0).resolve("2", Resolution.DELIVERED, at=T0)
     assert ledger.admit([_c("1", 1), _c("2", 2)], authorized=ALICE).pending == ()
+
+
+M = AGENT_MARKER
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        f"{M}\n> 🤖 **the-loop** status of github:a/b#1",  # as the-loop writes it: the first line
+        f"Fixed in the branch.\n\n{M}",  # as the agent is told: a line of its own
+        f"  {M}\r\nDone.",
+        f"Done. {M}",  # raw in the text (hidden when shown): still the agent's mark
+    ],
+)
+def test_issue18_a_comment_carrying_the_marker_as_written_is_ours(body: str) -> None:
+    assert screen(_c("1", 1, body=body), authorized=ALICE) is Screen.OURS
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        f"Why was my comment with `{M}` in it skipped?",  # in a code span
+        f"This is what it puts first:\n```\n{M}\n```\nPlease review.",  # in a fenced block
+        f"~~~html\n{M}\n~~~",
+        f"The marker:\n\n    {M}\n\nplease check",  # in an indented code block
+        f"> {M}\n> 🤖 **the-loop**: the agent is closed\n\nReopened now, please retry.",  # a quote reply
+        f"> {M}\ncontinued lazily in the quote\n\nplease retry",
+    ],
+)
+def test_issue18_an_authorized_comment_that_merely_mentions_the_marker_is_a_candidate(body: str) -> None:
+    assert screen(_c("1", 1, body=body), authorized=ALICE) is Screen.CANDIDATE
