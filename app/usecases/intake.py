@@ -10,7 +10,7 @@ from datetime import datetime
 from app.usecases.meta import armed_floor
 from domain.control import control_of
 from domain.events import Event, Level
-from domain.ledger import ASIDE_EDITED, Ledger, StartRequest, is_authorized
+from domain.ledger import ASIDE_EDITED, Authorized, Ledger, StartRequest, is_authorized
 from domain.model import Arming, Comment, WorkItem
 from domain.ports import ClockPort, EventSink, StateStore, TrackerPort
 from domain.refs import WorkItemRef
@@ -29,7 +29,7 @@ class Listing:
 
 @dataclass(frozen=True, slots=True)
 class IntakeConfig:
-    authorized: frozenset[str]
+    authorized: Authorized
     version: str
 
 
@@ -78,7 +78,7 @@ class Intake:
         found = [*arming.comments, *kept]
         self._ours(arming.comments)
         ledger = self._set_aside(ledger.admit(found, authorized=self._config.authorized), found)
-        wanted = listing.armed and is_authorized(item.author, self._config.authorized)
+        wanted = listing.armed and is_authorized(item.author, self._config.authorized, host=item.ref.repo.host)
         if wanted and self._store.session(item.ref) is None:
             ledger = replace(ledger, start=StartRequest("first-sight", now))
         ledger = self._take(ledger, kept)
@@ -90,7 +90,9 @@ class Intake:
     def _ignored(self, comments: list[Comment]) -> None:
         """A control comment by someone not authorized steers nothing: an event, nothing else."""
         for comment in comments:
-            if control_of(comment.body) is not None and not is_authorized(comment.author, self._config.authorized):
+            if control_of(comment.body) is not None and not is_authorized(
+                comment.author, self._config.authorized, host=comment.item.repo.host
+            ):
                 self._events.emit(
                     Event.CONTROL_IGNORED, level=Level.WARNING, work_item=str(comment.item), comment_id=comment.id
                 )

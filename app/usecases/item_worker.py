@@ -16,7 +16,7 @@ from app.usecases.watch import HarnessWatch
 from domain.control import Verb, control_of, triggered
 from domain.errors import StaleWrite
 from domain.events import Event, Level
-from domain.ledger import Ledger, Resolution, StartRequest
+from domain.ledger import Authorized, Ledger, Resolution, StartRequest
 from domain.model import ClosedBy, Comment, DeliveryId, Reaction, SessionRecord, SessionStatus, WorkItem
 from domain.notice import closed_notice
 from domain.ports import ClockPort, EventSink, StateStore, TrackerPort
@@ -43,7 +43,7 @@ class _Walk:
 
 @dataclass(frozen=True, slots=True)
 class WorkerConfig:
-    authorized: frozenset[str]
+    authorized: Authorized
     version: str
     secret: str
     trigger: str = ""  # routing.trigger: when set, only comments holding it are prompts

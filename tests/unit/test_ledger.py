@@ -7,13 +7,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from domain.ledger import Ledger, Resolution, Screen, screen
+from domain.ledger import Authorized, Ledger, Resolution, Screen, screen
 from domain.model import AGENT_MARKER, Comment
 from domain.refs import WorkItemRef
 
 REF = WorkItemRef.parse("github:a/b#1")
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
-ALICE = frozenset({"alice"})
+ALICE = Authorized.parse(["alice"])
 
 
 def _c(cid: str, seconds: int, author: str | None = "alice", body: str = "hi") -> Comment:
@@ -24,7 +24,7 @@ def test_screening_names_why_a_comment_is_not_a_candidate() -> None:
     assert screen(_c("1", 1), authorized=ALICE) is Screen.CANDIDATE
     assert screen(_c("1", 1, author="ALICE"), authorized=ALICE) is Screen.CANDIDATE
     assert screen(_c("1", 1, author="bob"), authorized=ALICE) is Screen.UNAUTHORIZED
-    assert screen(_c("1", 1), authorized=frozenset()) is Screen.UNAUTHORIZED
+    assert screen(_c("1", 1), authorized=Authorized()) is Screen.UNAUTHORIZED
     assert screen(_c("1", 1, author=None), authorized=ALICE) is Screen.NO_AUTHOR
     assert screen(_c("1", 1, body=f"x {AGENT_MARKER}"), authorized=ALICE) is Screen.OURS
 
@@ -139,3 +139,11 @@ def test_issue18_a_comment_carrying_the_marker_as_written_is_ours(body: str) -> 
 )
 def test_issue18_an_authorized_comment_that_merely_mentions_the_marker_is_a_candidate(body: str) -> None:
     assert screen(_c("1", 1, body=body), authorized=ALICE) is Screen.CANDIDATE
+
+
+def test_issue18_a_login_is_authorized_only_on_its_host() -> None:
+    enterprise = WorkItemRef.parse("github:ghe.example.com/a/b#1")
+    on_ghe = Comment("1", enterprise, "alice", "hi", T0)
+    assert screen(on_ghe, authorized=ALICE) is Screen.UNAUTHORIZED
+    assert screen(on_ghe, authorized=Authorized.parse(["GHE.example.com/Alice"])) is Screen.CANDIDATE
+    assert screen(_c("2", 1), authorized=Authorized.parse(["ghe.example.com/alice"])) is Screen.UNAUTHORIZED
