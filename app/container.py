@@ -276,7 +276,7 @@ class Container(containers.DeclarativeContainer):
         feedback=feedback,
         config=providers.Callable(
             lambda s, secret: WorkerConfig(
-                authorized=s.authorized_users,
+                authorized=s.authorized,
                 version=version(),
                 secret=secret,
                 trigger=s.routing.trigger,

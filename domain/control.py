@@ -1,8 +1,8 @@
 """Steering from GitHub: control comments (`the-loop pause` …), the status reply, the trigger phrase.
 
-A control comment is one whose first non-empty line is `the-loop <verb>` or `/the-loop <verb>`
-(any case, nothing else on that line). It steers the item and is never delivered to the agent. Its
-text is untrusted like any comment's: nothing of it is ever echoed into what the-loop posts.
+A control comment is one whose first line of text is `the-loop <verb>` or `/the-loop <verb>` (any
+case, nothing else on that line). It steers the item and is never delivered to the agent. Its text
+is untrusted like any comment's: nothing of it is ever echoed into what the-loop posts.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
+from domain.markdown import indent
 from domain.model import AGENT_MARKER
 from domain.refs import WorkItemRef
 
@@ -35,12 +36,34 @@ class Control:
 
 def control_of(body: str) -> Control | None:
     """The command a comment gives, or None for a comment meant for the agent."""
-    first = next((line.strip() for line in body.splitlines() if line.strip()), "")
-    match = _CONTROL_LINE.fullmatch(first)
+    match = _CONTROL_LINE.fullmatch(first_text_line(body) or "")
     if match is None:
         return None
     word = match.group(1).casefold()
     return Control(next((verb for verb in Verb if verb.value == word), None))
+
+
+def first_text_line(body: str) -> str | None:
+    """The comment's first line of text as Markdown shows it, stripped; None when the first thing
+    shown is not a paragraph (an indented or fenced code block, a block quote). Blank lines and HTML
+    comments before it are skipped: nothing of them is shown. Up to three leading spaces still make a
+    paragraph in Markdown, so they do here."""
+    lines = iter(body.splitlines())
+    for line in lines:
+        if not line.strip():
+            continue
+        if indent(line) >= 4:
+            return None  # an indented code block
+        text = line.strip()
+        if text.startswith(("```", "~~~", ">")):
+            return None  # a fenced code block, a block quote
+        if not text.startswith("<!--"):
+            return text
+        # an HTML comment runs to the line holding `-->`, all of that line with it
+        closing = text[4:]
+        while "-->" not in closing:
+            closing = next(lines, "-->")
+    return None
 
 
 def triggered(body: str, trigger: str) -> bool:

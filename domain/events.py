@@ -141,6 +141,11 @@ class Event(enum.Enum):
         "A comment by an authorized `author` was edited, before the-loop first read it, by `editor` — "
         "not authorized, or not known: its text is not its author's, so it is skipped, not delivered.",
     )
+    POLL_COMMENT_OURS = (
+        "poll.comment_ours",
+        "A comment carrying the agent marker in its text (not in code or a quote) was read: the-loop's own, "
+        "or the agent's — never a prompt (debug; `author` says whose login posted it).",
+    )
     POLL_REARMED = ("poll.rearmed", "Comments abandoned by a different version got one fresh retry budget.")
     POLL_BASELINED = (
         "poll.baselined",
@@ -167,7 +172,7 @@ class Event(enum.Enum):
         "The notice for an abandoned or skipped comment was posted on the item.",
     )
     POLL_GIVEUP_REPORT_FAILED = ("poll.giveup_report_failed", "Posting that notice failed; the ledger is unchanged.")
-    NOTICE_POSTED = ("notice.posted", "A notice (`notice`: blocked, start-failed, …) was posted on the item.")
+    NOTICE_POSTED = ("notice.posted", "A notice (`notice`: blocked, closed, start-failed, …) was posted on the item.")
     NOTICE_FAILED = ("notice.failed", "Posting a notice failed; nothing else changed.")
     REACTION_ADDED = ("reaction.added", "A reaction was added to a comment.")
     REACTION_FAILED = ("reaction.failed", "Adding a reaction failed; nothing else changed.")

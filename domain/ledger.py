@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from domain.model import Comment, CommentKind
-from domain.refs import WorkItemRef
+from domain.refs import DEFAULT_HOST, WorkItemRef
 
 LEGACY_SKEW = timedelta(minutes=10)
 ASIDE_HISTORY = "before-armed"  # written before the item was armed: history
@@ -94,7 +94,7 @@ class Ledger:
         resolved = {c.id: Resolved(Resolution.BASELINED, now, reason="first-sight") for c in before}
         return replace(ledger, resolved=resolved)
 
-    def admit(self, comments: Iterable[Comment], *, authorized: frozenset[str]) -> Ledger:
+    def admit(self, comments: Iterable[Comment], *, authorized: Authorized) -> Ledger:
         """Queue the comments that are new candidates, in order; everything else stays out.
 
         New is one rule for every ingress (poll stream, webhook, first sight): not resolved or
@@ -125,7 +125,7 @@ class Ledger:
         return [c for c in comments if c.created_at < self.floor]
 
     def set_aside(
-        self, comments: Iterable[Comment], *, now: datetime, authorized: frozenset[str]
+        self, comments: Iterable[Comment], *, now: datetime, authorized: Authorized
     ) -> tuple[Ledger, list[tuple[Comment, str]]]:
         """The unknown comments of authorized authors that will never be prompts — history (written
         before the floor) and those edited by someone else before their first read — resolved, so a
@@ -223,22 +223,43 @@ class Screen(enum.Enum):
     EDITED_BY_OTHER = "edited-by-other"  # edited, before it was read, by someone not authorized (or unknown)
 
 
-def screen(comment: Comment, *, authorized: frozenset[str]) -> Screen:
+def screen(comment: Comment, *, authorized: Authorized) -> Screen:
+    host = comment.item.repo.host
     if comment.is_ours:
         return Screen.OURS
     if not comment.author:
         return Screen.NO_AUTHOR
-    if not is_authorized(comment.author, authorized):
+    if not is_authorized(comment.author, authorized, host=host):
         return Screen.UNAUTHORIZED
-    if comment.edited and not is_authorized(comment.editor, authorized):
+    if comment.edited and not is_authorized(comment.editor, authorized, host=host):
         return Screen.EDITED_BY_OTHER
     return Screen.CANDIDATE
 
 
-def is_authorized(login: str | None, authorized: frozenset[str]) -> bool:
-    """An empty list authorizes nobody, and no login is nobody; logins compare case-insensitively,
-    as GitHub's do."""
-    return bool(login) and (login or "").casefold() in {a.casefold() for a in authorized}
+@dataclass(frozen=True, slots=True)
+class Authorized:
+    """`routing.authorizedUsers`: each a login on one GitHub host — `alice` of github.com and `alice`
+    of an Enterprise host are two people. An entry `alice` names a login on the configured host,
+    `ghe.example.com/alice` one on that host. Logins and hosts compare case-insensitively."""
+
+    logins: frozenset[tuple[str, str]] = frozenset()  # (host, login), casefolded
+
+    @classmethod
+    def parse(cls, entries: Iterable[str], *, host: str = DEFAULT_HOST) -> Authorized:
+        pairs = {((where or host).casefold(), login.casefold()) for where, _, login in _split(entries)}
+        return cls(frozenset(pairs))
+
+    def logins_on(self, host: str) -> tuple[str, ...]:
+        return tuple(sorted(login for where, login in self.logins if where == host.casefold()))
+
+
+def _split(entries: Iterable[str]) -> Iterable[tuple[str, str, str]]:
+    return (entry.strip().rpartition("/") for entry in entries)
+
+
+def is_authorized(login: str | None, authorized: Authorized, *, host: str) -> bool:
+    """An empty list authorizes nobody, and no login is nobody; a login is a person only on its host."""
+    return bool(login) and (host.casefold(), (login or "").casefold()) in authorized.logins
 
 
 def _order(comment: Comment) -> tuple[datetime, int, str]:

@@ -6,10 +6,17 @@ import enum
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from domain.markdown import prose_lines
 from domain.receipts import ReceiptMode
 from domain.refs import RepoRef, TmuxTarget, WorkItemRef
 
 AGENT_MARKER = "<!-- the-loop:agent-comment -->"
+
+
+def carries_marker(body: str) -> bool:
+    """The agent marker as the-loop and the agent write it: in the text, not in code or a quote —
+    where a person only mentions it (a code span, a quote reply to one of the-loop's notices)."""
+    return any(AGENT_MARKER in line for line in prose_lines(body))
 
 
 class SessionState(enum.Enum):
@@ -115,7 +122,7 @@ class Comment:
 
     @property
     def is_ours(self) -> bool:
-        return AGENT_MARKER in self.body
+        return carries_marker(self.body)
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +211,7 @@ class SessionRecord:
     spawned_monotonic: float | None = None  # ClockPort.monotonic() at the spawn: its age survives a clock jump
     closed_by: ClosedBy | None = None
     blocked_notice: str = ""  # the spawn whose "waiting for an answer" notice was posted
+    closed_notice: str = ""  # the comment whose "closed by the operator" notice was posted in this closing
     host: str = ""  # the host whose tmux ran the latest spawn ("": one host, or before clusters)
     previous_host: str = ""  # an operator moved the item here from this host; cleared once it runs here
 

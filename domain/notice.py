@@ -38,6 +38,19 @@ def start_failed_notice(item: WorkItemRef, *, attempts: int, reason: str) -> str
     )
 
 
+def closed_notice(comment: Comment) -> str:
+    """Said once per period an operator keeps the item's session closed, naming the comment that
+    found it closed — never its text."""
+    return (
+        f"{_HEADER}This item's agent is **closed by the operator** of the-loop: your {_where(comment)} was "
+        "**not delivered** to it, and it **will not be delivered later**. While the agent stays closed, "
+        "later comments are not delivered either (each gets the failure reaction); this notice is posted "
+        "once per closing.\n\n"
+        "To recover, post the instruction again as a new comment once the operator has reopened it "
+        f"(`the-loop sessions reopen --work-item {comment.item}`).\n"
+    )
+
+
 def safe_id(comment_id: str) -> str:
     """A comment id fit to print in what the-loop posts (GitHub's are digits)."""
     return comment_id if _SAFE_ID.match(comment_id) else "(unprintable id)"
@@ -45,13 +58,17 @@ def safe_id(comment_id: str) -> str:
 
 def giveup_notice(comment: Comment, *, attempts: int, reason: str) -> str:
     """Built only from the-loop's own values and validated coordinates — never the comment's text."""
-    comment_id = safe_id(comment.id)
-    link = comment.url if _SAFE_URL.match(comment.url) else ""
-    where = f"[comment {comment_id}]({link})" if link else f"comment {comment_id}"
     return (
-        f"{_HEADER}Your {where} was **not delivered** to the agent, and it **will not be retried**.\n\n"
+        f"{_HEADER}Your {_where(comment)} was **not delivered** to the agent, and it **will not be retried**.\n\n"
         f"- Attempts: {attempts}\n"
         f"- Why: {reason}\n\n"
         "To recover, post the instruction again as a new comment: a new comment gets a fresh "
         "set of delivery attempts.\n"
     )
+
+
+def _where(comment: Comment) -> str:
+    """The comment by its validated id and link."""
+    comment_id = safe_id(comment.id)
+    link = comment.url if _SAFE_URL.match(comment.url) else ""
+    return f"[comment {comment_id}]({link})" if link else f"comment {comment_id}"

@@ -93,7 +93,7 @@ def spawn_prompt(item: WorkItem, *, receipt: str, first: tuple[Comment, str] | N
         f"{receipt}\n"
         f"Link: {one_line(item.url) or '(none)'}\n"
         "New comments from authorized people will be pasted here as they arrive.\n"
-        f"Every comment you post on this item must contain the line {AGENT_MARKER} — "
+        f"Every comment you post on this item must contain the line {AGENT_MARKER} as is (not in code or a quote) — "
         "the-loop then knows it is yours and never hands it back to you as an instruction.\n\n"
         f"{_PREAMBLE}\n\n"
         f"{untrusted_block(item.title, 'untrusted-title', limit=MAX_TITLE_BYTES)}\n\n"

@@ -148,6 +148,7 @@ def encode_session(record: SessionRecord) -> str:
             "spawned_monotonic": record.spawned_monotonic,
             "closed_by": record.closed_by.value if record.closed_by else None,
             "blocked_notice": record.blocked_notice,
+            "closed_notice": record.closed_notice,
             "host": record.host,
             "previous_host": record.previous_host,
         }
@@ -176,6 +177,7 @@ def decode_session(text: str, *, version: int) -> SessionRecord:
         # operator's close must hold, so an unknown closer counts as the operator
         closed_by=ClosedBy(closed_by) if closed_by else _legacy_closer(data),
         blocked_notice=data.get("blocked_notice", ""),
+        closed_notice=data.get("closed_notice", ""),
         host=data.get("host", ""),  # records from before clusters ran on the one host there was
         previous_host=data.get("previous_host", ""),
     )

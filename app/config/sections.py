@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, model_validator
@@ -12,11 +13,20 @@ from domain.model import SpawnMode
 from domain.refs import DEFAULT_HOST, RepoRef
 from domain.workspace import DEFAULT_CLONE_URL, WorkspaceMode, check_clone_url
 
+_LOGIN = re.compile(r"[A-Za-z0-9_.\[\]-]+")  # GitHub's, an Enterprise's `_shortcode`, an app's `[bot]`
+_USER_HOST = re.compile(r"[A-Za-z0-9.-]+(?::[0-9]{1,5})?")
 GitHubReaction = Literal["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"]
 
 
 def _repo_text(text: str) -> str:
     RepoRef.parse(text)  # raises InvalidRef, a ValueError: pydantic names the key
+    return text.strip()
+
+
+def _user_entry(text: str) -> str:
+    host, _, login = text.strip().rpartition("/")
+    if not _LOGIN.fullmatch(login) or (host and not _USER_HOST.fullmatch(host)):
+        raise ValueError(f"must be a login, or host/login for a login on another GitHub host (got {text!r})")
     return text.strip()
 
 
@@ -196,8 +206,11 @@ class WorkspaceSettings(Section):
 
 
 class RoutingSettings(Section):
-    authorized_users: tuple[str, ...] = Field(
-        default=(), description="GitHub logins whose comments become prompts; empty authorizes nobody."
+    authorized_users: tuple[Annotated[str, AfterValidator(_user_entry)], ...] = Field(
+        default=(),
+        description="GitHub logins whose comments become prompts; empty authorizes nobody. A login names a "
+        "person on one host: `alice` is alice of `integrations.github.host`, `ghe.example.com/alice` alice of "
+        "that host (a repository there is watched as `ghe.example.com/owner/repo`).",
     )
     spawn_on_unmatched: SpawnMode = Field(
         default=SpawnMode.LABELED,

@@ -24,6 +24,7 @@ from app.config.sections import (
     WebhookSettings,
 )
 from domain.cluster import LeaseTiming
+from domain.ledger import Authorized
 from domain.model import HarnessSpec, Reaction, Source, SpawnMode
 from domain.receipts import ReceiptMode
 from domain.refs import DEFAULT_HOST, RepoRef, WorkItemRef
@@ -77,6 +78,11 @@ class Settings(BaseSettings):
     @property
     def authorized_users(self) -> frozenset[str]:
         return frozenset(self.routing.authorized_users)
+
+    @property
+    def authorized(self) -> Authorized:
+        """`routing.authorizedUsers`, a bare login on `integrations.github.host`."""
+        return Authorized.parse(self.routing.authorized_users, host=self.integrations.github.host)
 
     @property
     def spawn_mode(self) -> SpawnMode:

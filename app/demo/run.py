@@ -62,8 +62,10 @@ def plan_for(settings: Settings) -> DemoPlan:
     source = next((s for s in settings.sources() if s.provider == "sandbox"), None)
     if source is None:
         raise DemoFailed("no sandbox source in polling.sources: run the demo without --config (the embedded default)")
-    if not settings.authorized_users:
-        raise DemoFailed("routing.authorizedUsers is empty: no comment may become a prompt")
+    authors = settings.authorized.logins_on(source.repo.host)
+    if not authors:
+        empty = "is empty" if not settings.authorized_users else "names nobody on the sandbox's host"
+        raise DemoFailed(f"routing.authorizedUsers {empty}: no comment may become a prompt")
     if not settings.tmux_socket:
         raise DemoFailed("routing.tmux.socketName is empty: the demo runs only on a private tmux server, never yours")
     if settings.spawn_mode is SpawnMode.NEVER:
@@ -71,7 +73,7 @@ def plan_for(settings: Settings) -> DemoPlan:
     harness = settings.routing.default_harness
     return DemoPlan(
         source=source,
-        author=sorted(settings.authorized_users)[0],
+        author=authors[0],
         ready_text=READY_TEXT if harness == DEMO_HARNESS else None,
     )
 

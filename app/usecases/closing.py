@@ -82,10 +82,13 @@ class Closer:
             self._workspaces.closed(closed)
 
     def _closed(self, record: SessionRecord, by: ClosedBy) -> SessionRecord:
+        # a close of what this closer holds closed already is the same closing; any other starts one
+        again = record.status is SessionStatus.CLOSED and record.closed_by is by
         return replace(
             record,
             status=SessionStatus.CLOSED,
             closed_by=by,
+            closed_notice=record.closed_notice if again else "",
             updated_at=self._clock.now(),
             last_event=Event.SESSION_CLOSED.value,
         )

@@ -8,7 +8,7 @@ from typing import Any
 
 from domain.errors import TrackerError
 from domain.events import Event, Level
-from domain.model import AGENT_MARKER, Comment, Reaction
+from domain.model import Comment, Reaction, carries_marker
 from domain.ports import EventSink, TrackerPort
 from domain.refs import WorkItemRef
 
@@ -41,7 +41,7 @@ class Feedback:
         """Post `body` (built only from the-loop's own values) on the item; the new comment's id, or
         None when posting failed (reported). A give-up notice has events of its own. Everything the-loop
         posts carries the agent marker, so it is never read back as a prompt."""
-        if AGENT_MARKER not in body:
+        if not carries_marker(body):
             raise ValueError("a notice without the agent marker would come back as a prompt")
         try:
             comment_id = self._tracker_for(item).post_comment(item, body)

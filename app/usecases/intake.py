@@ -3,14 +3,14 @@ brings becomes its ledger — admitted, set aside as history or as edited by som
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
 from app.usecases.meta import armed_floor
 from domain.control import control_of
 from domain.events import Event, Level
-from domain.ledger import ASIDE_EDITED, Ledger, StartRequest, is_authorized
+from domain.ledger import ASIDE_EDITED, Authorized, Ledger, StartRequest, is_authorized
 from domain.model import Arming, Comment, WorkItem
 from domain.ports import ClockPort, EventSink, StateStore, TrackerPort
 from domain.refs import WorkItemRef
@@ -29,7 +29,7 @@ class Listing:
 
 @dataclass(frozen=True, slots=True)
 class IntakeConfig:
-    authorized: frozenset[str]
+    authorized: Authorized
     version: str
 
 
@@ -54,6 +54,7 @@ class Intake:
         """The item's ledger with what its inbox holds taken in (both in one transaction)."""
         kept = self._store.inbox(item.ref)
         self._ignored(kept)
+        self._ours(kept)
         ledger = self._store.ledger(item.ref)
         if ledger is None:
             return self._first_sight(item, listing, kept)
@@ -75,8 +76,9 @@ class Intake:
         now = self._clock.now()
         ledger = Ledger.first_sight(item.ref, now=now, armed_at=armed_at)
         found = [*arming.comments, *kept]
+        self._ours(arming.comments)
         ledger = self._set_aside(ledger.admit(found, authorized=self._config.authorized), found)
-        wanted = listing.armed and is_authorized(item.author, self._config.authorized)
+        wanted = listing.armed and is_authorized(item.author, self._config.authorized, host=item.ref.repo.host)
         if wanted and self._store.session(item.ref) is None:
             ledger = replace(ledger, start=StartRequest("first-sight", now))
         ledger = self._take(ledger, kept)
@@ -88,9 +90,23 @@ class Intake:
     def _ignored(self, comments: list[Comment]) -> None:
         """A control comment by someone not authorized steers nothing: an event, nothing else."""
         for comment in comments:
-            if control_of(comment.body) is not None and not is_authorized(comment.author, self._config.authorized):
+            if control_of(comment.body) is not None and not is_authorized(
+                comment.author, self._config.authorized, host=comment.item.repo.host
+            ):
                 self._events.emit(
                     Event.CONTROL_IGNORED, level=Level.WARNING, work_item=str(comment.item), comment_id=comment.id
+                )
+
+    def _ours(self, comments: Iterable[Comment]) -> None:
+        """A comment skipped as ours is never skipped silently (the marker is only a convention)."""
+        for comment in comments:
+            if comment.is_ours:
+                self._events.emit(
+                    Event.POLL_COMMENT_OURS,
+                    level=Level.DEBUG,
+                    work_item=str(comment.item),
+                    comment_id=comment.id,
+                    author=comment.author,
                 )
 
     def _set_aside(self, ledger: Ledger, comments: list[Comment]) -> Ledger:

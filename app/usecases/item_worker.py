@@ -14,9 +14,11 @@ from app.usecases.intake import Intake, IntakeConfig, Listing
 from app.usecases.subjects import CommentSubject, StartSubject
 from app.usecases.watch import HarnessWatch
 from domain.control import Verb, control_of, triggered
+from domain.errors import StaleWrite
 from domain.events import Event, Level
-from domain.ledger import Ledger, Resolution, StartRequest
+from domain.ledger import Authorized, Ledger, Resolution, StartRequest
 from domain.model import ClosedBy, Comment, DeliveryId, Reaction, SessionRecord, SessionStatus, WorkItem
+from domain.notice import closed_notice
 from domain.ports import ClockPort, EventSink, StateStore, TrackerPort
 from domain.receipts import delivery_tag, receipt_line, turn_ended_after
 from domain.refs import WorkItemRef
@@ -41,7 +43,7 @@ class _Walk:
 
 @dataclass(frozen=True, slots=True)
 class WorkerConfig:
-    authorized: frozenset[str]
+    authorized: Authorized
     version: str
     secret: str
     trigger: str = ""  # routing.trigger: when set, only comments holding it are prompts
@@ -104,7 +106,7 @@ class ItemWorker:
         elif not triggered(comment.body, self._config.trigger):
             walk.ledger = self._not_for_agent(walk.ledger, comment)
         elif walk.ledger.stopped or (walk.record is not None and walk.record.held):
-            walk.ledger = self._held(walk.ledger, walk.record, comment)
+            self._held(walk, comment)
         else:
             self._deliver(walk, comment)
 
@@ -150,15 +152,16 @@ class ItemWorker:
             record = self._store.save_session(record)  # watched again: active again, so closing sees it
         return record
 
-    def _held(self, ledger: Ledger, record: SessionRecord | None, comment: Comment) -> Ledger:
+    def _held(self, walk: _Walk, comment: Comment) -> None:
         """A comment to an item stopped by a control comment, or closed by an operator, is resolved,
-        not delivered."""
-        reason = (
-            "session-stopped"
-            if ledger.stopped or (record and record.closed_by is ClosedBy.CONTROL)
-            else ("session-closed")
-        )
-        ledger = ledger.resolve(comment.id, Resolution.SKIPPED, at=self._clock.now(), reason=reason)
+        not delivered. The operator's closing is told on the item once (and each such comment gets 😕):
+        before the ledger's write, so a crash between them repeats the notice rather than loses it."""
+        record = walk.record
+        by_operator = record is not None and record.held and record.closed_by is ClosedBy.OPERATOR
+        reason = "session-closed" if by_operator else "session-stopped"
+        if by_operator:
+            self._tell_closed(walk, comment)
+        ledger = walk.ledger.resolve(comment.id, Resolution.SKIPPED, at=self._clock.now(), reason=reason)
         self._events.emit(
             Event.DISPATCH_DROPPED,
             level=Level.WARNING,
@@ -167,7 +170,21 @@ class ItemWorker:
             comment_id=comment.id,
             delivery_id=str(comment.delivery_id),
         )
-        return self._store.save_ledger(ledger)
+        walk.ledger = self._store.save_ledger(ledger)
+
+    def _tell_closed(self, walk: _Walk, comment: Comment) -> None:
+        """😕 on the comment; the first of the closing also gets the one notice (a failed post is
+        tried again with the next comment)."""
+        self._feedback.react(comment, Reaction.FAILED)
+        record = walk.record
+        if record is None or record.closed_notice:
+            return
+        if self._feedback.notify(comment.item, closed_notice(comment), notice="closed", comment_id=comment.id) is None:
+            return
+        try:
+            walk.record = self._store.save_session(replace(record, closed_notice=comment.id))
+        except StaleWrite:  # reopened or reset meanwhile: what is stored now decides the next comment
+            walk.record = self._store.session(comment.item)
 
     def _not_for_agent(self, ledger: Ledger, comment: Comment) -> Ledger:
         """With a trigger phrase set, a comment without it is not a prompt (no reaction)."""

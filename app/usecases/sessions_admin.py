@@ -229,6 +229,7 @@ class SessionsAdmin:
             record,
             status=SessionStatus.ACTIVE,
             closed_by=None,
+            closed_notice="",
             updated_at=self._clock.now(),
             last_event=Event.SESSION_REOPENED.value,
         )

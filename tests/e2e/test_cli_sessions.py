@@ -10,6 +10,7 @@ import sys
 import threading
 from contextlib import suppress
 
+from domain.model import Reaction
 from tests.e2e.cli import clean_env
 from tests.e2e.loop_rig import Loop, loop
 from tests.tmux_support import real_tmux, records, wait_for
@@ -159,3 +160,20 @@ def _drain(fd: int) -> None:
         while os.read(fd, 65536):
             pass
     os.close(fd)
+
+
+def test_issue18_item8_comments_while_the_operator_keeps_an_item_closed_get_one_notice_and_each_a_failure_reaction(
+    loop: Loop,
+) -> None:
+    (ref,) = loop.with_sessions(1)
+    assert loop.cli("sessions", "close", "--work-item", str(ref), "--keep-tmux").returncode == 0
+    sandbox = loop.sandbox()
+    held = [sandbox.add_comment(ref, f"private words {n}", author="demo") for n in (1, 2)]
+    assert loop.cli("poll", "--once").returncode == 0
+
+    notices = [c.body for c in sandbox.posted() if "closed by the operator" in c.body]
+    failed = [cid for cid, reaction in sandbox.reactions() if reaction is Reaction.FAILED]
+    sandbox.close()
+    assert len(notices) == 1 and f"comment {held[0].id}" in notices[0]
+    assert "private words" not in notices[0] and failed == [c.id for c in held]
+    assert not any("private words" in text for text in loop.pasted())

@@ -6,7 +6,8 @@ import contextlib
 
 from domain.ledger import Resolution
 from domain.model import AGENT_MARKER, SpawnMode
-from tests.service.world import World
+from domain.refs import RepoRef
+from tests.service.world import REPO, World
 
 
 def test_first_sight_baselines_existing_comments_and_delivers_none_of_them() -> None:
@@ -231,3 +232,48 @@ def test_a_comment_deleted_while_pending_is_not_delivered_on_retry() -> None:
     assert world.ledger(ref).resolved[comment.id].reason == "comment-deleted"
     assert "soon deleted" not in "".join(world.session(ref).received)
     assert world.events.named("dispatch.dropped")[-1]["reason"] == "comment-deleted"
+
+
+def test_issue18_an_authorized_quote_reply_to_a_notice_is_delivered_not_dropped_as_ours() -> None:
+    world = World()
+    ref = world.watched()
+    reply = world.comment(ref, f"> {AGENT_MARKER}\n> 🤖 **the-loop**: not delivered\n\nPlease try the fix again.")
+
+    world.cycle()
+
+    assert world.ledger(ref).resolved[reply.id].kind is Resolution.DELIVERED
+    assert "Please try the fix again." in "".join(world.session(ref).received)
+
+
+def test_issue18_a_comment_skipped_as_ours_leaves_an_event() -> None:
+    world = World()
+    ref = world.watched()
+    world.comment(ref, "the-loop status")
+    world.cycle()
+    (reply,) = [c for c in world.tracker.comments_of(ref) if c.body.startswith(AGENT_MARKER)]
+    agents = world.comment(ref, f"Fixed on the branch.\n\n{AGENT_MARKER}")  # the agent, as the operator's login
+
+    world.cycle()
+
+    ours = world.events.named("poll.comment_ours")
+    assert [(e["comment_id"], e["level"]) for e in ours] == [(reply.id, "debug"), (agents.id, "debug")]
+    assert agents.id not in world.ledger(ref).resolved and world.session(ref).received == []
+
+
+GHE = RepoRef.parse("ghe.example.com/acme/widgets")
+
+
+def test_issue18_an_authorized_login_names_a_person_on_one_host_only() -> None:
+    world = World(authorized=("alice", "ghe.example.com/bob"), repos=(REPO, GHE))
+    public, enterprise = world.watched(1), world.watched(2, repo=GHE, author="bob")
+    comments = {
+        (where, who): world.comment(ref, f"from {who} on {where}", author=who)
+        for where, ref in (("public", public), ("enterprise", enterprise))
+        for who in ("alice", "bob")
+    }
+
+    world.cycle()
+
+    delivered = {key for key, c in comments.items() if c.id in world.ledger(c.item).resolved}
+    assert delivered == {("public", "alice"), ("enterprise", "bob")}
+    assert enterprise.target.name in world.tmux.sessions  # bob of the Enterprise host armed his item

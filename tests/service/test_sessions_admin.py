@@ -6,7 +6,7 @@ import pytest
 
 from app.usecases.sessions_admin import SessionsAdmin, UnknownWorkItem
 from domain.ledger import Resolution
-from domain.model import ClosedBy, ItemState, SessionState, SessionStatus
+from domain.model import ClosedBy, ItemState, Reaction, SessionState, SessionStatus
 from domain.refs import WorkItemRef
 from tests.fakes.tmux import FakeTmux
 from tests.service.world import REPO, World
@@ -221,3 +221,50 @@ def test_a_session_closed_upstream_reopens_when_its_item_is_watched_again() -> N
 
     assert world.record(ref).status is SessionStatus.ACTIVE
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
+
+
+def _closed_notices(world: World, ref: WorkItemRef) -> list[str]:
+    return [body for item, body in world.tracker.posted if item == ref and "closed by the operator" in body]
+
+
+def test_issue18_item8_comments_to_an_item_the_operator_closed_get_one_notice_per_closed_period() -> None:
+    world = World()
+    ref = world.watched()
+    admin = _admin(world)
+    admin.close(ref, keep_tmux=True)
+    first, second = world.comment(ref, "secret plan one"), world.comment(ref, "secret plan two")
+    world.cycle()
+    world.cycle()
+    told_once = _closed_notices(world, ref)
+    admin.reopen(ref)
+    world.cycle()
+    admin.close(ref, keep_tmux=True)
+    third = world.comment(ref, "secret plan three")
+
+    world.cycle()
+
+    assert len(told_once) == 1 and len(_closed_notices(world, ref)) == 2
+    assert all("secret plan" not in body for _, body in world.tracker.posted)
+    assert all(str(c.id) in told for c, told in ((first, told_once[0]), (third, _closed_notices(world, ref)[1])))
+    confused = [cid for cid, reaction in world.tracker.reactions if reaction is Reaction.FAILED]
+    assert confused == [first.id, second.id, third.id]
+    ledger = world.ledger(ref)
+    assert [ledger.resolved[c.id].kind for c in (first, second, third)] == [Resolution.SKIPPED] * 3
+    assert "secret plan" not in "".join([*world.session(ref).received, world.session(ref).prompt])
+
+
+def test_issue18_item8_a_closed_notice_that_could_not_be_posted_is_tried_again_with_the_next_comment() -> None:
+    world = World()
+    ref = world.watched()
+    _admin(world).close(ref, keep_tmux=True)
+    world.comment(ref, "one")
+    world.tracker.fail_posts = True
+    world.cycle()
+    world.tracker.fail_posts = False
+    later = world.comment(ref, "two")
+
+    world.cycle()
+
+    (told,) = _closed_notices(world, ref)
+    assert f"comment {later.id}" in told and world.record(ref).closed_notice == later.id
+    assert world.events.named("notice.failed")[0]["notice"] == "closed"

@@ -154,3 +154,34 @@ def test_start_does_not_undo_an_operators_close() -> None:
     world.cycle()
 
     assert world.record(ref).closed_by is ClosedBy.OPERATOR and world.events.named("control.refused")
+
+
+def test_issue18_item7_an_indented_resume_on_a_paused_item_waits_like_any_comment_and_goes_as_a_prompt() -> None:
+    world = World()
+    ref = world.watched()
+    world.comment(ref, "the-loop pause")
+    world.cycle()
+    code = world.comment(ref, "    the-loop resume")  # Markdown shows it as code: text, not a command
+    world.cycle()
+    still_paused, waiting = world.ledger(ref).paused, [p.comment.id for p in world.ledger(ref).pending]
+    world.comment(ref, "the-loop resume")
+
+    world.cycle()
+
+    assert still_paused and waiting == [code.id] and world.events.names().count("control.executed") == 2
+    assert world.ledger(ref).resolved[code.id].kind is Resolution.DELIVERED
+    assert "the-loop resume" in "".join(world.session(ref).received)  # as a prompt, fenced like any
+
+
+def test_issue18_item7_verbs_in_code_or_a_quote_on_an_active_item_are_delivered_as_prompts() -> None:
+    world = World()
+    ref = world.watched()
+    bodies = ("    the-loop stop", "\tthe-loop pause", "```\nthe-loop stop\n```", "> the-loop pause\n\nWhy?")
+    comments = [world.comment(ref, body) for body in bodies]
+
+    world.cycle()
+
+    ledger = world.ledger(ref)
+    assert not ledger.paused and not ledger.stopped and world.record(ref).status is SessionStatus.ACTIVE
+    assert [ledger.resolved[c.id].kind for c in comments] == [Resolution.DELIVERED] * 4
+    assert world.events.named("control.executed") == []

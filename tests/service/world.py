@@ -22,7 +22,7 @@ from app.usecases.spawner import SpawnConfig, Spawner
 from app.usecases.watch import HarnessWatch
 from app.usecases.workspaces import WorkspaceConfig, Workspaces
 from domain.cluster import LeaseTiming
-from domain.ledger import Ledger
+from domain.ledger import Authorized, Ledger
 from domain.model import Comment, HarnessSpec, SessionRecord, Source, SpawnMode
 from domain.ports import ClusterPort, ReceiptPort, TmuxPort, TrustPort
 from domain.receipts import ReceiptMode
@@ -164,7 +164,7 @@ class World:
             watch=self.watch,
             feedback=self.feedback,
             config=WorkerConfig(
-                authorized=frozenset(self.authorized),
+                authorized=Authorized.parse(self.authorized),
                 version=self.version,
                 secret=self.secret,
                 trigger=self.trigger,

@@ -45,3 +45,44 @@ def test_an_unknown_verb_is_a_control_comment_with_no_verb_and_its_reply_never_e
 def test_a_trigger_phrase_matches_in_any_case_and_an_empty_one_matches_everything() -> None:
     assert triggered("hey @The-Loop do it", "@the-loop") and not triggered("hey team", "@the-loop")
     assert triggered("anything", "")
+
+
+def test_issue18_item7_a_verb_in_an_indented_code_block_is_text() -> None:
+    assert control_of("    the-loop resume") is None
+    assert control_of("\n\n        the-loop stop\n") is None
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "\tthe-loop resume",  # a tab is four columns: code
+        "  \tthe-loop resume",  # two spaces and a tab reach the fifth column: code
+        "```\nthe-loop resume\n```",  # a fenced block
+        "~~~sh\nthe-loop resume\n~~~",  # the other fence
+        "   ```\nthe-loop resume\n```",  # a fence may be indented up to three spaces
+        "> the-loop resume",  # a block quote
+        ">the-loop resume",
+        "  > the-loop resume",
+        "<!-- the-loop resume -->",  # inside an HTML comment: not shown at all
+        "<!--\nthe-loop resume\n-->",
+        "<!-- a note --> the-loop resume",  # on the comment's line: part of the HTML block
+        "```\nfirst some code\n```\nthe-loop resume",  # a block before it: not the first line of text
+        "> quoted\n\nthe-loop resume",
+    ],
+)
+def test_issue18_item7_a_verb_in_code_a_quote_or_an_html_comment_is_text(body: str) -> None:
+    assert control_of(body) is None
+
+
+@pytest.mark.parametrize(
+    ("body", "verb"),
+    [
+        ("   the-loop pause", Verb.PAUSE),  # up to three spaces: Markdown still reads a paragraph
+        ("\n \n  the-loop pause", Verb.PAUSE),  # blank lines (even of spaces) first
+        ("<!-- a note -->\nthe-loop pause", Verb.PAUSE),  # an HTML comment before it is not shown
+        ("<!--\nseveral\nlines\n-->\n\n/the-loop stop", Verb.STOP),
+        ("the-loop status\r\nwith a second line", Verb.STATUS),
+    ],
+)
+def test_issue18_item7_the_first_line_of_text_counts_after_blank_lines_and_html_comments(body: str, verb: Verb) -> None:
+    assert control_of(body) == Control(verb)

@@ -5,13 +5,15 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from domain.ledger import Ledger, Resolution, Screen, screen
+import pytest
+
+from domain.ledger import Authorized, Ledger, Resolution, Screen, screen
 from domain.model import AGENT_MARKER, Comment
 from domain.refs import WorkItemRef
 
 REF = WorkItemRef.parse("github:a/b#1")
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
-ALICE = frozenset({"alice"})
+ALICE = Authorized.parse(["alice"])
 
 
 def _c(cid: str, seconds: int, author: str | None = "alice", body: str = "hi") -> Comment:
@@ -22,7 +24,7 @@ def test_screening_names_why_a_comment_is_not_a_candidate() -> None:
     assert screen(_c("1", 1), authorized=ALICE) is Screen.CANDIDATE
     assert screen(_c("1", 1, author="ALICE"), authorized=ALICE) is Screen.CANDIDATE
     assert screen(_c("1", 1, author="bob"), authorized=ALICE) is Screen.UNAUTHORIZED
-    assert screen(_c("1", 1), authorized=frozenset()) is Screen.UNAUTHORIZED
+    assert screen(_c("1", 1), authorized=Authorized()) is Screen.UNAUTHORIZED
     assert screen(_c("1", 1, author=None), authorized=ALICE) is Screen.NO_AUTHOR
     assert screen(_c("1", 1, body=f"x {AGENT_MARKER}"), authorized=ALICE) is Screen.OURS
 
@@ -106,3 +108,42 @@ def test_skipped_and_delivered_comments_are_never_admitted_again() -> None:
     ledger = Ledger.first_sight(REF, now=T0).admit([_c("1", 1), _c("2", 2)], authorized=ALICE)
     ledger = ledger.resolve("1", Resolution.SKIPPED, at=T0).resolve("2", Resolution.DELIVERED, at=T0)
     assert ledger.admit([_c("1", 1), _c("2", 2)], authorized=ALICE).pending == ()
+
+
+M = AGENT_MARKER
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        f"{M}\n> 🤖 **the-loop** status of github:a/b#1",  # as the-loop writes it: the first line
+        f"Fixed in the branch.\n\n{M}",  # as the agent is told: a line of its own
+        f"  {M}\r\nDone.",
+        f"Done. {M}",  # raw in the text (hidden when shown): still the agent's mark
+    ],
+)
+def test_issue18_a_comment_carrying_the_marker_as_written_is_ours(body: str) -> None:
+    assert screen(_c("1", 1, body=body), authorized=ALICE) is Screen.OURS
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        f"Why was my comment with `{M}` in it skipped?",  # in a code span
+        f"This is what it puts first:\n```\n{M}\n```\nPlease review.",  # in a fenced block
+        f"~~~html\n{M}\n~~~",
+        f"The marker:\n\n    {M}\n\nplease check",  # in an indented code block
+        f"> {M}\n> 🤖 **the-loop**: the agent is closed\n\nReopened now, please retry.",  # a quote reply
+        f"> {M}\ncontinued lazily in the quote\n\nplease retry",
+    ],
+)
+def test_issue18_an_authorized_comment_that_merely_mentions_the_marker_is_a_candidate(body: str) -> None:
+    assert screen(_c("1", 1, body=body), authorized=ALICE) is Screen.CANDIDATE
+
+
+def test_issue18_a_login_is_authorized_only_on_its_host() -> None:
+    enterprise = WorkItemRef.parse("github:ghe.example.com/a/b#1")
+    on_ghe = Comment("1", enterprise, "alice", "hi", T0)
+    assert screen(on_ghe, authorized=ALICE) is Screen.UNAUTHORIZED
+    assert screen(on_ghe, authorized=Authorized.parse(["GHE.example.com/Alice"])) is Screen.CANDIDATE
+    assert screen(_c("2", 1), authorized=Authorized.parse(["ghe.example.com/alice"])) is Screen.UNAUTHORIZED

@@ -187,3 +187,18 @@ def test_an_unknown_environment_key_is_refused(monkeypatch: pytest.MonkeyPatch) 
 def test_the_config_path_variable_is_not_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("THE_LOOP_CLI_CONFIG", "elsewhere.yaml")
     assert settings().polling.interval_seconds == 60
+
+
+def test_issue18_an_authorized_login_is_scoped_to_its_host_a_bare_one_to_the_configured_host() -> None:
+    s = settings(
+        integrations={"github": {"host": "GHE.example:8443"}},
+        routing={"authorizedUsers": ["alice", "github.com/Bob", "dependabot[bot]"]},
+    )
+    assert s.authorized.logins_on("ghe.example:8443") == ("alice", "dependabot[bot]")
+    assert s.authorized.logins_on("github.com") == ("bob",)
+
+
+@pytest.mark.parametrize("entry", ["a/b/alice", "ghe.example.com/", "al ice", "host name/alice", ""])
+def test_issue18_an_authorized_entry_that_is_neither_login_nor_host_slash_login_is_refused(entry: str) -> None:
+    with pytest.raises(ValidationError, match="authorizedUsers"):
+        settings(routing={"authorizedUsers": [entry]})
