@@ -2,17 +2,31 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from adapters.git.clone import SharedClone
 from adapters.git.folder import READY_MARK, admin_dir, found_at, size_on_disk
 from adapters.git.lock import repository_lock
+from adapters.git.occupants import occupants
 from adapters.git.runner import GitRunner, run_shell
 from domain.errors import WorkspaceError
 from domain.ports import WorkspacePort
 from domain.refs import RepoRef
-from domain.workspace import DEFAULT_CLONE_URL, Dirt, Found, SetupResult, WorkspaceSpec, clone_url, output_tail
+from domain.workspace import (
+    DEFAULT_CLONE_URL,
+    DEFAULT_KEEP_IGNORED,
+    Dirt,
+    Found,
+    Ignored,
+    Occupants,
+    SetupResult,
+    WorkspaceSpec,
+    clone_url,
+    output_tail,
+)
 
 TAIL_READ = 16_384  # bytes of the setup's output read back; output_tail keeps fewer
 
@@ -22,12 +36,22 @@ class GitWorkspaces(WorkspacePort):
     worktree add and removal. Nothing runs git until a workspace is asked for."""
 
     def __init__(
-        self, *, root: Path, url_template: str = DEFAULT_CLONE_URL, gh: str = "gh", timeout: float = 1800.0
+        self,
+        *,
+        root: Path,
+        url_template: str = DEFAULT_CLONE_URL,
+        gh: str = "gh",
+        timeout: float = 1800.0,
+        keep_ignored: tuple[str, ...] = DEFAULT_KEEP_IGNORED,
     ) -> None:
         self._root = root
         self._template = url_template
         self._gh = gh
         self._git = GitRunner(timeout=timeout)
+        self._keep_ignored = keep_ignored
+
+    def lock(self, repo: RepoRef) -> AbstractContextManager[None]:
+        return repository_lock(self._clone(repo).lock_path, timeout=self._git.timeout)
 
     def found(self, spec: WorkspaceSpec) -> Found:
         try:
@@ -91,7 +115,14 @@ class GitWorkspaces(WorkspacePort):
         self._ours(spec)
         here = Path(spec.path)
         status = self._git("status", "--porcelain=v1", "-z", "--untracked-files=all", cwd=here, where=spec.path)
-        dirt = set(_status_dirt(status))
+        dirt, untracked = _status_dirt(status)
+        if self._hidden_edits(spec):
+            dirt.add(Dirt.HIDDEN)
+        if (
+            self._keep_ignored
+            and set(self._ls_others(spec, *(f"--exclude={p}" for p in self._keep_ignored))) - untracked
+        ):
+            dirt.add(Dirt.KEPT_IGNORED)
         revs = ["HEAD", *([f"refs/heads/{spec.branch}"] if self._clone(spec.repo).has_branch(spec.branch) else [])]
         unpushed = self._git(
             "rev-list", "--count", *revs, "--not", "--remotes", "--glob=refs/the-loop/*", cwd=here, where=spec.path
@@ -100,15 +131,62 @@ class GitWorkspaces(WorkspacePort):
             dirt.add(Dirt.UNPUSHED)
         return frozenset(dirt)
 
-    def remove(self, spec: WorkspaceSpec) -> int:
+    def _hidden_edits(self, spec: WorkspaceSpec) -> bool:
+        """An edit to a file marked skip-worktree (`S`) or assume-unchanged (lower case), which
+        `git status` does not look at: the marks are taken off in a copy of the worktree's index
+        (its own index is never changed), and git compares those files there. A skip-worktree file
+        left out of the folder (a sparse checkout) loses nothing."""
+        here = Path(spec.path)
+        listed = self._git("ls-files", "-v", "-z", cwd=here, where=spec.path).split("\0")
+        hidden = [entry[2:] for entry in listed if len(entry) > 2 and (entry[0].islower() or entry[0] == "S")]
+        if not hidden:
+            return False
+        index = Path(
+            self._git("rev-parse", "--path-format=absolute", "--git-path", "index", cwd=here, where=spec.path).strip()
+        )
+        with tempfile.NamedTemporaryFile(dir=index.parent, prefix="the-loop-index-") as copy:
+            copy.write(index.read_bytes())
+            copy.flush()
+            git = self._git.with_env(GIT_INDEX_FILE=copy.name)
+            for flag in (
+                "--no-skip-worktree",
+                "--no-assume-unchanged",
+            ):  # one flag per run: with --stdin git applies only the last
+                git("update-index", flag, "-z", "--stdin", cwd=here, where=spec.path, stdin="\0".join(hidden) + "\0")
+            changes = git(
+                "--no-pager", "diff", "--no-ext-diff", "--no-textconv", "--no-color", "--name-status", "-z",
+                cwd=here, where=spec.path,
+            )  # fmt: skip
+        fields = changes.split("\0")
+        changed = {path for kind, path in zip(fields[::2], fields[1::2], strict=False) if kind != "D"}
+        return bool(changed & set(hidden))
+
+    def _ls_others(self, spec: WorkspaceSpec, *excludes: str) -> list[str]:
+        """Untracked paths matching `excludes` (`--exclude-standard`: git's own ignore rules)."""
+        out = self._git("ls-files", "-z", "--others", "--ignored", *excludes, cwd=Path(spec.path), where=spec.path)
+        return [path for path in out.split("\0") if path]
+
+    def ignored(self, spec: WorkspaceSpec) -> tuple[Ignored, ...]:
+        try:
+            listed = self._ls_others(spec, "--exclude-standard", "--directory")
+        except WorkspaceError:
+            return ()
+        folders = [p for p in listed if p.endswith("/")]
+        top = [p for p in listed if not any(p != f and p.startswith(f) for f in folders)]
+        here = Path(spec.path)
+        sized = [Ignored(p, size_on_disk(here / p) if p.endswith("/") else _size(here / p)) for p in top]
+        return tuple(sorted(sized, key=lambda i: (-i.bytes, i.path)))
+
+    def occupants(self, spec: WorkspaceSpec) -> Occupants:
+        return occupants(Path(spec.path))
+
+    def remove(self, spec: WorkspaceSpec) -> None:
         clone = self._clone(spec.repo)
         with repository_lock(clone.lock_path, timeout=self._git.timeout):
             self._ours(spec)
-            freed = self.size(spec)
-            # no --force: git refuses a worktree that changed since it was inspected
+            # no --force: git refuses a worktree with a change git status shows
             self._git("-C", str(clone.path), "worktree", "remove", "--", spec.path, where=spec.path)
             clone.delete_branch(spec.branch)
-        return freed
 
     def size(self, spec: WorkspaceSpec) -> int:
         return size_on_disk(Path(spec.path))
@@ -135,15 +213,26 @@ class GitWorkspaces(WorkspacePort):
         return SharedClone(self._root, repo, git=self._git, gh=self._gh)
 
 
-def _status_dirt(porcelain: str) -> set[Dirt]:
+def _status_dirt(porcelain: str) -> tuple[set[Dirt], set[str]]:
     """`git status --porcelain -z`: `??` is untracked, any other code a change; a rename or
-    copy entry is followed by its source path, which is not an entry of its own."""
+    copy entry is followed by its source path, which is not an entry of its own. Also the
+    untracked paths."""
     dirt: set[Dirt] = set()
+    untracked: set[str] = set()
     entries = iter(porcelain.split("\0"))
     for entry in entries:
         if len(entry) < 3:
             continue
+        if entry.startswith("??"):
+            untracked.add(entry[3:])
         dirt.add(Dirt.UNTRACKED if entry.startswith("??") else Dirt.UNCOMMITTED)
         if entry[0] in "RC":
             next(entries, None)
-    return dirt
+    return dirt, untracked
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.lstat(path).st_blocks * 512
+    except OSError:
+        return 0
