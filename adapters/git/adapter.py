@@ -9,6 +9,7 @@ from pathlib import Path
 
 from adapters.git.clone import SharedClone
 from adapters.git.folder import READY_MARK, admin_dir, found_at, size_on_disk
+from adapters.git.hidden import hidden_edits, ignored_entries, worth_keeping
 from adapters.git.lock import repository_lock
 from adapters.git.occupants import occupants
 from adapters.git.runner import GitRunner, run_shell
@@ -115,13 +116,10 @@ class GitWorkspaces(WorkspacePort):
         self._ours(spec)
         here = Path(spec.path)
         status = self._git("status", "--porcelain=v1", "-z", "--untracked-files=all", cwd=here, where=spec.path)
-        dirt, untracked = _status_dirt(status)
-        if self._hidden_edits(spec):
+        dirt = _status_dirt(status)
+        if hidden_edits(self._git, here, where=spec.path):
             dirt.add(Dirt.HIDDEN)
-        if (
-            self._keep_ignored
-            and set(self._ls_others(spec, *(f"--exclude={p}" for p in self._keep_ignored))) - untracked
-        ):
+        if worth_keeping(ignored_entries(self._git, here, where=spec.path), self._keep_ignored):
             dirt.add(Dirt.KEPT_IGNORED)
         revs = ["HEAD", *([f"refs/heads/{spec.branch}"] if self._clone(spec.repo).has_branch(spec.branch) else [])]
         unpushed = self._git(
@@ -131,44 +129,9 @@ class GitWorkspaces(WorkspacePort):
             dirt.add(Dirt.UNPUSHED)
         return frozenset(dirt)
 
-    def _hidden_edits(self, spec: WorkspaceSpec) -> bool:
-        """An edit to a file marked skip-worktree (`S`) or assume-unchanged (lower case), which
-        `git status` does not look at: the marks are taken off in a copy of the worktree's index
-        (its own index is never changed), and git compares those files there. A skip-worktree file
-        left out of the folder (a sparse checkout) loses nothing."""
-        here = Path(spec.path)
-        listed = self._git("ls-files", "-v", "-z", cwd=here, where=spec.path).split("\0")
-        hidden = [entry[2:] for entry in listed if len(entry) > 2 and (entry[0].islower() or entry[0] == "S")]
-        if not hidden:
-            return False
-        index = Path(
-            self._git("rev-parse", "--path-format=absolute", "--git-path", "index", cwd=here, where=spec.path).strip()
-        )
-        with tempfile.NamedTemporaryFile(dir=index.parent, prefix="the-loop-index-") as copy:
-            copy.write(index.read_bytes())
-            copy.flush()
-            git = self._git.with_env(GIT_INDEX_FILE=copy.name)
-            for flag in (
-                "--no-skip-worktree",
-                "--no-assume-unchanged",
-            ):  # one flag per run: with --stdin git applies only the last
-                git("update-index", flag, "-z", "--stdin", cwd=here, where=spec.path, stdin="\0".join(hidden) + "\0")
-            changes = git(
-                "--no-pager", "diff", "--no-ext-diff", "--no-textconv", "--no-color", "--name-status", "-z",
-                cwd=here, where=spec.path,
-            )  # fmt: skip
-        fields = changes.split("\0")
-        changed = {path for kind, path in zip(fields[::2], fields[1::2], strict=False) if kind != "D"}
-        return bool(changed & set(hidden))
-
-    def _ls_others(self, spec: WorkspaceSpec, *excludes: str) -> list[str]:
-        """Untracked paths matching `excludes` (`--exclude-standard`: git's own ignore rules)."""
-        out = self._git("ls-files", "-z", "--others", "--ignored", *excludes, cwd=Path(spec.path), where=spec.path)
-        return [path for path in out.split("\0") if path]
-
     def ignored(self, spec: WorkspaceSpec) -> tuple[Ignored, ...]:
         try:
-            listed = self._ls_others(spec, "--exclude-standard", "--directory")
+            listed = ignored_entries(self._git, Path(spec.path), where=spec.path)
         except WorkspaceError:
             return ()
         folders = [p for p in listed if p.endswith("/")]
@@ -213,22 +176,18 @@ class GitWorkspaces(WorkspacePort):
         return SharedClone(self._root, repo, git=self._git, gh=self._gh)
 
 
-def _status_dirt(porcelain: str) -> tuple[set[Dirt], set[str]]:
+def _status_dirt(porcelain: str) -> set[Dirt]:
     """`git status --porcelain -z`: `??` is untracked, any other code a change; a rename or
-    copy entry is followed by its source path, which is not an entry of its own. Also the
-    untracked paths."""
+    copy entry is followed by its source path, which is not an entry of its own."""
     dirt: set[Dirt] = set()
-    untracked: set[str] = set()
     entries = iter(porcelain.split("\0"))
     for entry in entries:
         if len(entry) < 3:
             continue
-        if entry.startswith("??"):
-            untracked.add(entry[3:])
         dirt.add(Dirt.UNTRACKED if entry.startswith("??") else Dirt.UNCOMMITTED)
         if entry[0] in "RC":
             next(entries, None)
-    return dirt, untracked
+    return dirt
 
 
 def _size(path: Path) -> int:

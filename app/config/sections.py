@@ -196,9 +196,10 @@ class WorkspaceSettings(Section):
     )
     keep_ignored: tuple[str, ...] = Field(
         default=DEFAULT_KEEP_IGNORED,
-        description="Ignored files worth keeping, as gitignore patterns: a worktree holding one is not clean "
-        "(an `.env` written by hand is lost with the worktree). Other ignored files (`node_modules/`, build "
-        "output) do not keep it; `sessions prune` names what went.",
+        description="Ignored files worth keeping: a worktree holding one is not clean (an `.env` written by hand "
+        "is lost with the worktree). A pattern without a slash matches a name at any depth; a folder git ignores "
+        "as a whole is not looked into. Other ignored files (`node_modules/`, build output) do not keep it; "
+        "`sessions prune` names what went.",
     )
 
 

@@ -373,6 +373,7 @@ def test_issue18_item6_an_ignored_env_file_keeps_the_worktree_and_a_dry_run_list
     (rig.folder(1) / ".env").write_text("TOKEN=agent-made\n", encoding="utf-8")
     (rig.folder(2) / "node_modules").mkdir()
     (rig.folder(2) / "node_modules" / "big.js").write_bytes(b"x" * 100_000)
+    (rig.folder(2) / "node_modules" / ".env.example").write_text("A=1\n", encoding="utf-8")  # a package's: not kept
 
     kept, removable = rig.workspaces.prune(dry_run=True)
 
