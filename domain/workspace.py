@@ -115,6 +115,7 @@ class Occupants:
 
     inside: tuple[int, ...] = ()
     unreadable: tuple[int, ...] = ()
+    listed: bool = True  # False: the processes could not be listed at all (no /proc)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,13 +135,23 @@ def removal_decision(
         return Decision(False, "its tmux session is live")
     if session is SessionState.UNKNOWN:
         return Decision(False, "tmux did not answer: its session may be live")
+    used = _in_use(occupants)
+    if used is not None:
+        return used
+    if dirt:
+        return Decision(False, "; ".join(d.value for d in Dirt if d in dirt))
+    return Decision(True, "clean: no uncommitted change, no untracked file, every commit on a remote branch")
+
+
+def _in_use(occupants: Occupants) -> Decision[bool] | None:
+    """Why a process may be using the worktree; None when none can be."""
+    if not occupants.listed:
+        return Decision(False, "the processes could not be listed (no /proc): one may work inside it")
     if occupants.inside:
         return Decision(False, f"process {_pids(occupants.inside)} works inside it")
     if occupants.unreadable:
         return Decision(False, f"process {_pids(occupants.unreadable)} could not be looked into: it may work inside it")
-    if dirt:
-        return Decision(False, "; ".join(d.value for d in Dirt if d in dirt))
-    return Decision(True, "clean: no uncommitted change, no untracked file, every commit on a remote branch")
+    return None
 
 
 def _pids(pids: tuple[int, ...], shown: int = 3) -> str:

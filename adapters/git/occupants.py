@@ -15,14 +15,14 @@ def occupants(folder: Path, *, proc: Path = PROC) -> Occupants:
     """Processes of this user inside `folder`, and those of this user that could not be looked
     into (they may be). Other users' processes are not ours: the-loop's agents run as its own
     user (and a process made undumpable shows as root's in /proc). The namespace's init (parent
-    0) is never in a worktree. Without /proc, nothing can be said: every check refuses."""
+    0) is never in a worktree. Without /proc nothing can be said, and that is said."""
     inside: list[int] = []
     unreadable: list[int] = []
     target = os.path.realpath(folder)
     try:
         pids = sorted(int(name) for name in os.listdir(proc) if name.isdigit())
     except OSError:
-        return Occupants(unreadable=(0,))
+        return Occupants(listed=False)
     me = os.getuid()
     for pid in pids:
         where = proc / str(pid)

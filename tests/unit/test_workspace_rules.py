@@ -101,6 +101,14 @@ def test_issue18_item4_a_process_that_could_not_be_looked_into_keeps_the_worktre
     assert (decision.choice, decision.reason) == (False, "process 7 could not be looked into: it may work inside it")
 
 
+def test_issue18_item4_processes_that_could_not_be_listed_keep_the_worktree() -> None:
+    decision = removal_decision(frozenset(), SessionState.ABSENT, Occupants(listed=False))
+    assert (decision.choice, decision.reason) == (
+        False,
+        "the processes could not be listed (no /proc): one may work inside it",
+    )
+
+
 def test_issue18_item4_a_session_reopened_reset_or_written_since_the_first_look_keeps_the_worktree() -> None:
     first = SessionRecord(
         WorkItemRef(RepoRef.parse("acme/widgets"), 1), "claude", "sid", "/w", status=SessionStatus.CLOSED, version=3
