@@ -19,7 +19,7 @@ from app.usecases.workspaces import WorkspaceConfig, Workspaces
 from domain.errors import WorkspaceError
 from domain.model import SessionRecord, SessionStatus, WorkItem
 from domain.refs import RepoRef, WorkItemRef
-from domain.workspace import Found, WorkspaceMode, WorkspaceSpec
+from domain.workspace import Found, Pruned, WorkspaceMode, WorkspaceSpec
 from tests.fakes.clock import FakeClock
 from tests.fakes.events import RecordingEvents
 from tests.fakes.store import FakeStateStore
@@ -285,7 +285,7 @@ def test_issue18_item4_a_worktree_reopened_and_respawned_while_prune_looks_survi
     rig = Rig(tmp_path, pausing=True)
     folder = rig.prepare(7)
     record = rig.closed_session(7)
-    results: list[object] = []
+    results: list[Pruned] = []
     pruning = threading.Thread(target=lambda: results.extend(rig.workspaces.prune(dry_run=False)))
     pruning.start()
     assert rig.measuring.wait(timeout=60)  # prune has made its first look and measures the tree
@@ -301,7 +301,7 @@ def test_issue18_item4_a_worktree_reopened_and_respawned_while_prune_looks_survi
         cwd = os.readlink(f"/proc/{agent.pid}/cwd")
 
     (result,) = results
-    assert (result.removed, result.reason) == (False, "its session is no longer closed")  # type: ignore[attr-defined]
+    assert (result.removed, result.reason) == (False, "its session is no longer closed")
     assert cwd == str(folder) and (folder / "file0.txt").is_file()
     assert f"the-loop/{record.item.slug}" in rig.branches()
 
