@@ -173,6 +173,7 @@ class Container(containers.DeclarativeContainer):
         url_template=settings.provided.routing.workspace.clone_url,
         gh=settings.provided.integrations.github.cli.binary,
         timeout=settings.provided.routing.dispatch_timeout_seconds,
+        keep_ignored=settings.provided.routing.workspace.keep_ignored,
     )
     workspaces = providers.Singleton(
         Workspaces,

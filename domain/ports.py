@@ -26,7 +26,7 @@ from domain.model import (
 )
 from domain.receipts import Receipt, ReceiptMode
 from domain.refs import RepoRef, TmuxTarget, WorkItemRef
-from domain.workspace import Dirt, Found, SetupResult, WorkspaceSpec
+from domain.workspace import Dirt, Found, Ignored, Occupants, SetupResult, WorkspaceSpec
 
 
 class TmuxPort(Protocol):
@@ -236,8 +236,14 @@ class WorkspacePort(Protocol):
     — clone or fetch refused (authentication, missing repository or pull request), disk full, the
     branch name taken, git missing or not answering within its timeout. `create` that fails leaves
     no worktree, no administrative entry and no branch it made; nothing is ever ready before
-    `mark_ready`, and `found` reads only that mark as ready. `found` and `size` never raise.
+    `mark_ready`, and `found` reads only that mark as ready. `found`, `size`, `ignored` and
+    `occupants` never raise.
     """
+
+    def lock(self, repo: RepoRef) -> AbstractContextManager[None]:
+        """Hold the repository's lock, the one taken around clone, fetch, worktree add and removal,
+        against every thread and process; taken again by the same thread it is already held.
+        `WorkspaceError` when another holder keeps it past the timeout."""
 
     def found(self, spec: WorkspaceSpec) -> Found:
         """What is at `spec.path` now."""
@@ -256,11 +262,20 @@ class WorkspacePort(Protocol):
         """Remove the worktree and its branch whatever they hold: only for one no harness ran in."""
 
     def inspect(self, spec: WorkspaceSpec) -> frozenset[Dirt]:
-        """Why the worktree is not clean; empty when it is."""
+        """Why the worktree is not clean; empty when it is. Sees what `git status` hides too: an
+        edit to a file marked skip-worktree or assume-unchanged, and ignored files matching the
+        patterns worth keeping."""
 
-    def remove(self, spec: WorkspaceSpec) -> int:
-        """Remove a clean worktree and its branch; returns the bytes freed. git refuses one that
-        changed since `inspect` (`WorkspaceError`), so nothing is lost to a race."""
+    def ignored(self, spec: WorkspaceSpec) -> tuple[Ignored, ...]:
+        """The ignored files and folders a removal would lose, each with its size, largest first."""
+
+    def occupants(self, spec: WorkspaceSpec) -> Occupants:
+        """The processes working inside the worktree or holding a file in it open, and those of
+        this user that could not be looked into."""
+
+    def remove(self, spec: WorkspaceSpec) -> None:
+        """Remove a clean worktree and its branch. git refuses one with a change `git status`
+        shows (`WorkspaceError`); the caller re-inspects under `lock` right before."""
 
     def size(self, spec: WorkspaceSpec) -> int:
         """Bytes the worktree's folder takes on disk; 0 when it is gone."""

@@ -6,13 +6,14 @@ import enum
 import re
 from dataclasses import dataclass
 
-from domain.model import ItemKind, SessionState, WorkItem
+from domain.model import ItemKind, SessionRecord, SessionState, SessionStatus, WorkItem
 from domain.policy import Decision
 from domain.prompts import cap, sanitize
 from domain.refs import RepoRef, WorkItemRef
 
 BRANCH_PREFIX = "the-loop/"
 DEFAULT_CLONE_URL = "https://{host}/{owner}/{repo}.git"
+DEFAULT_KEEP_IGNORED = (".env", ".env.*")  # ignored files an agent writes by hand: kept, unlike build output
 SETUP_TAIL_BYTES = 2_000  # of the setup's output kept in the event log: its end says why it failed
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 _KNOWN = {"{host}", "{owner}", "{repo}"}
@@ -103,17 +104,68 @@ class Dirt(enum.Enum):
     UNCOMMITTED = "uncommitted change"
     UNTRACKED = "untracked file"
     UNPUSHED = "commit missing from every remote branch"
+    HIDDEN = "change git status does not show (skip-worktree or assume-unchanged)"
+    KEPT_IGNORED = "ignored file worth keeping (routing.workspace.keepIgnored)"
 
 
-def removal_decision(dirt: frozenset[Dirt], session: SessionState) -> Decision[bool]:
+@dataclass(frozen=True, slots=True)
+class Occupants:
+    """Processes that may be using a worktree: working in it (current or root directory) or holding
+    a file in it open; and those that could not be looked into, which may be."""
+
+    inside: tuple[int, ...] = ()
+    unreadable: tuple[int, ...] = ()
+    listed: bool = True  # False: the processes could not be listed at all (no /proc)
+
+
+@dataclass(frozen=True, slots=True)
+class Ignored:
+    """An ignored file, or a folder holding only ignored files (`node_modules/`): lost with the
+    worktree, and not worth keeping unless `routing.workspace.keepIgnored` says so."""
+
+    path: str
+    bytes: int
+
+
+def removal_decision(
+    dirt: frozenset[Dirt], session: SessionState, occupants: Occupants = Occupants()
+) -> Decision[bool]:
     """A worktree goes only when nothing in it can be lost and no harness can be using it."""
     if session is SessionState.LIVE:
         return Decision(False, "its tmux session is live")
     if session is SessionState.UNKNOWN:
         return Decision(False, "tmux did not answer: its session may be live")
+    used = _in_use(occupants)
+    if used is not None:
+        return used
     if dirt:
         return Decision(False, "; ".join(d.value for d in Dirt if d in dirt))
     return Decision(True, "clean: no uncommitted change, no untracked file, every commit on a remote branch")
+
+
+def _in_use(occupants: Occupants) -> Decision[bool] | None:
+    """Why a process may be using the worktree; None when none can be."""
+    if not occupants.listed:
+        return Decision(False, "the processes could not be listed (no /proc): one may work inside it")
+    if occupants.inside:
+        return Decision(False, f"process {_pids(occupants.inside)} works inside it")
+    if occupants.unreadable:
+        return Decision(False, f"process {_pids(occupants.unreadable)} could not be looked into: it may work inside it")
+    return None
+
+
+def _pids(pids: tuple[int, ...], shown: int = 3) -> str:
+    more = f" and {len(pids) - shown} more" if len(pids) > shown else ""
+    return ", ".join(str(pid) for pid in pids[:shown]) + more
+
+
+def still_closed(first: SessionRecord, now: SessionRecord | None) -> Decision[bool]:
+    """Right before a removal: is the session the one the first look saw, still closed?"""
+    if now is None or now.status is not SessionStatus.CLOSED:
+        return Decision(False, "its session is no longer closed")  # reopened or reset meanwhile
+    if (now.version, now.spawn_id, now.cwd) != (first.version, first.spawn_id, first.cwd):
+        return Decision(False, "its session changed since prune looked at it")
+    return Decision(True, "its session is still closed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,3 +203,4 @@ class Pruned:
     removed: bool
     reason: str
     bytes: int = 0  # freed, or that would be freed in a dry run
+    ignored: tuple[Ignored, ...] = ()  # ignored files and folders that went (or would go) with it

@@ -54,7 +54,7 @@ class Origins:
         git("init", "--quiet", "--initial-branch=main", str(work))
         for n in range(files):
             (work / f"file{n}.txt").write_text(f"content {n}\n", encoding="utf-8")
-        (work / ".gitignore").write_text("node_modules/\n", encoding="utf-8")
+        (work / ".gitignore").write_text("node_modules/\n.env\n", encoding="utf-8")
         git("add", "--all", cwd=work)
         git("commit", "--quiet", "-m", "initial", cwd=work)
         git("clone", "--quiet", "--bare", str(work), str(self.bare(repo)))

@@ -2,17 +2,32 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from adapters.git.clone import SharedClone
 from adapters.git.folder import READY_MARK, admin_dir, found_at, size_on_disk
+from adapters.git.hidden import hidden_edits, ignored_entries, worth_keeping
 from adapters.git.lock import repository_lock
+from adapters.git.occupants import occupants
 from adapters.git.runner import GitRunner, run_shell
 from domain.errors import WorkspaceError
 from domain.ports import WorkspacePort
 from domain.refs import RepoRef
-from domain.workspace import DEFAULT_CLONE_URL, Dirt, Found, SetupResult, WorkspaceSpec, clone_url, output_tail
+from domain.workspace import (
+    DEFAULT_CLONE_URL,
+    DEFAULT_KEEP_IGNORED,
+    Dirt,
+    Found,
+    Ignored,
+    Occupants,
+    SetupResult,
+    WorkspaceSpec,
+    clone_url,
+    output_tail,
+)
 
 TAIL_READ = 16_384  # bytes of the setup's output read back; output_tail keeps fewer
 
@@ -22,12 +37,22 @@ class GitWorkspaces(WorkspacePort):
     worktree add and removal. Nothing runs git until a workspace is asked for."""
 
     def __init__(
-        self, *, root: Path, url_template: str = DEFAULT_CLONE_URL, gh: str = "gh", timeout: float = 1800.0
+        self,
+        *,
+        root: Path,
+        url_template: str = DEFAULT_CLONE_URL,
+        gh: str = "gh",
+        timeout: float = 1800.0,
+        keep_ignored: tuple[str, ...] = DEFAULT_KEEP_IGNORED,
     ) -> None:
         self._root = root
         self._template = url_template
         self._gh = gh
         self._git = GitRunner(timeout=timeout)
+        self._keep_ignored = keep_ignored
+
+    def lock(self, repo: RepoRef) -> AbstractContextManager[None]:
+        return repository_lock(self._clone(repo).lock_path, timeout=self._git.timeout)
 
     def found(self, spec: WorkspaceSpec) -> Found:
         try:
@@ -91,7 +116,11 @@ class GitWorkspaces(WorkspacePort):
         self._ours(spec)
         here = Path(spec.path)
         status = self._git("status", "--porcelain=v1", "-z", "--untracked-files=all", cwd=here, where=spec.path)
-        dirt = set(_status_dirt(status))
+        dirt = _status_dirt(status)
+        if hidden_edits(self._git, here, where=spec.path):
+            dirt.add(Dirt.HIDDEN)
+        if worth_keeping(ignored_entries(self._git, here, where=spec.path), self._keep_ignored):
+            dirt.add(Dirt.KEPT_IGNORED)
         revs = ["HEAD", *([f"refs/heads/{spec.branch}"] if self._clone(spec.repo).has_branch(spec.branch) else [])]
         unpushed = self._git(
             "rev-list", "--count", *revs, "--not", "--remotes", "--glob=refs/the-loop/*", cwd=here, where=spec.path
@@ -100,15 +129,27 @@ class GitWorkspaces(WorkspacePort):
             dirt.add(Dirt.UNPUSHED)
         return frozenset(dirt)
 
-    def remove(self, spec: WorkspaceSpec) -> int:
+    def ignored(self, spec: WorkspaceSpec) -> tuple[Ignored, ...]:
+        try:
+            listed = ignored_entries(self._git, Path(spec.path), where=spec.path)
+        except WorkspaceError:
+            return ()
+        folders = [p for p in listed if p.endswith("/")]
+        top = [p for p in listed if not any(p != f and p.startswith(f) for f in folders)]
+        here = Path(spec.path)
+        sized = [Ignored(p, size_on_disk(here / p) if p.endswith("/") else _size(here / p)) for p in top]
+        return tuple(sorted(sized, key=lambda i: (-i.bytes, i.path)))
+
+    def occupants(self, spec: WorkspaceSpec) -> Occupants:
+        return occupants(Path(spec.path))
+
+    def remove(self, spec: WorkspaceSpec) -> None:
         clone = self._clone(spec.repo)
         with repository_lock(clone.lock_path, timeout=self._git.timeout):
             self._ours(spec)
-            freed = self.size(spec)
-            # no --force: git refuses a worktree that changed since it was inspected
+            # no --force: git refuses a worktree with a change git status shows
             self._git("-C", str(clone.path), "worktree", "remove", "--", spec.path, where=spec.path)
             clone.delete_branch(spec.branch)
-        return freed
 
     def size(self, spec: WorkspaceSpec) -> int:
         return size_on_disk(Path(spec.path))
@@ -147,3 +188,10 @@ def _status_dirt(porcelain: str) -> set[Dirt]:
         if entry[0] in "RC":
             next(entries, None)
     return dirt
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.lstat(path).st_blocks * 512
+    except OSError:
+        return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,18 +13,27 @@ from pathlib import Path
 from domain.errors import WorkspaceError
 
 POLL_SECONDS = 0.05
+_held = threading.local()  # the lock files this thread holds: taken again, they are held already
 
 
 @contextmanager
 def repository_lock(path: Path, *, timeout: float) -> Iterator[None]:
     """Hold `path` exclusively; each call opens its own descriptor, so two threads of one process
-    exclude each other too. The kernel releases it when the holder dies: never stale."""
+    exclude each other too. The kernel releases it when the holder dies: never stale. A thread
+    that holds it already (a respawn holding it around prepare and spawn) just goes on."""
+    held: set[Path] = _held.__dict__.setdefault("paths", set())
+    key = path.absolute()
+    if key in held:
+        yield
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         _acquire(fd, path, timeout)
+        held.add(key)
         yield
     finally:
+        held.discard(key)
         os.close(fd)  # closing the descriptor releases the lock
 
 

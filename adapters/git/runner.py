@@ -30,10 +30,14 @@ class GitRunner:
         self.binary = binary
         self.env = {**os.environ, **QUIET_ENV, **(env or {})}
 
-    def __call__(self, *args: str, where: str, cwd: Path | None = None) -> str:
+    def with_env(self, **extra: str) -> GitRunner:
+        return GitRunner(timeout=self.timeout, binary=self.binary, env={**self.env, **extra})
+
+    def __call__(self, *args: str, where: str, cwd: Path | None = None, stdin: str | None = None) -> str:
         log.debug("git %s (in %s)", " ".join(args), cwd or ".")
         what = f"git {_verb(args)}"
-        running = start(self.binary, args, env=self.env, cwd=cwd, where=where)
+        extra = {"_in": stdin} if stdin is not None else {}
+        running = start(self.binary, args, env=self.env, cwd=cwd, where=where, **extra)
         with deadline(running, self.timeout) as expired:
             try:
                 running.wait()
@@ -79,8 +83,8 @@ def message(stderr: bytes) -> str:
 def _verb(args: tuple[str, ...]) -> str:
     # skip `-C dir` and `-c key=value` so errors name what git was asked to do
     rest = list(args)
-    while len(rest) > 1 and rest[0] in {"-C", "-c"}:
-        rest = rest[2:]
+    while len(rest) > 1 and rest[0] in {"-C", "-c", "--no-pager"}:
+        rest = rest[1:] if rest[0] == "--no-pager" else rest[2:]
     return " ".join(rest[:2]) if rest and rest[0] == "worktree" else (rest[0] if rest else "")
 
 

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 from app.cli.context import CliContext, Commands, command
 
+SHOWN_IGNORED = 5  # ignored entries named per worktree; the rest counted
+
 if TYPE_CHECKING:
     from app.usecases.workspaces import Workspaces
     from domain.workspace import Pruned
@@ -20,7 +22,9 @@ def add_prune(sessions: Commands) -> None:
         help_text="remove closed sessions' clean worktrees",
         description="For every closed session whose folder is a the-loop worktree: remove the worktree and its\n"
         "branch when nothing can be lost (no uncommitted change, no untracked file, no commit missing from\n"
-        "every remote branch, no live tmux session); otherwise keep it and say why. Prints the space freed.",
+        "every remote branch, no change hidden from git status, no ignored file worth keeping, no live tmux\n"
+        "session or process inside); otherwise keep it and say why. Prints the space freed and the ignored\n"
+        "files that went with each worktree.",
         handler=run_prune,
     )
     prune.add_argument("--dry-run", action="store_true", help="say what would be removed and kept; change nothing")
@@ -42,11 +46,20 @@ def run_prune(args: argparse.Namespace, context: CliContext) -> int:
 def line(result: Pruned, *, dry_run: bool) -> str:
     where = f"{result.path} ({result.item})"
     text = (
-        f"{'would remove' if dry_run else 'removed'} {where}: {human(result.bytes)}"
+        f"{'would remove' if dry_run else 'removed'} {where}: {human(result.bytes)}{lost(result)}"
         if result.removed
         else f"{'would keep' if dry_run else 'kept'} {where}: {result.reason}"
     )
-    return text.encode("unicode_escape").decode("ascii")  # git's messages are shown, never sent raw
+    return text.encode("unicode_escape").decode("ascii")  # git's messages and file names shown, never sent raw
+
+
+def lost(result: Pruned) -> str:
+    """The ignored files and folders that go with a worktree, largest first (issue 18)."""
+    if not result.ignored:
+        return ""
+    shown = [f"{i.path} ({human(i.bytes)})" for i in result.ignored[:SHOWN_IGNORED]]
+    more = len(result.ignored) - SHOWN_IGNORED
+    return "; ignored, lost with it: " + ", ".join(shown) + (f" and {more} more" if more > 0 else "")
 
 
 def human(size: int) -> str:

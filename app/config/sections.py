@@ -11,7 +11,7 @@ from pydantic.alias_generators import to_camel
 from app.config.harnesses import HarnessSettings, check_harnesses, merge_harnesses
 from domain.model import SpawnMode
 from domain.refs import DEFAULT_HOST, RepoRef
-from domain.workspace import DEFAULT_CLONE_URL, WorkspaceMode, check_clone_url
+from domain.workspace import DEFAULT_CLONE_URL, DEFAULT_KEEP_IGNORED, WorkspaceMode, check_clone_url
 
 _LOGIN = re.compile(r"[A-Za-z0-9_.\[\]-]+")  # GitHub's, an Enterprise's `_shortcode`, an app's `[bot]`
 _USER_HOST = re.compile(r"[A-Za-z0-9.-]+(?::[0-9]{1,5})?")
@@ -200,8 +200,16 @@ class WorkspaceSettings(Section):
     remove_on_close: bool = Field(
         default=False,
         description="When a work item closes, remove its worktree and branch if clean: no uncommitted change, "
-        "no untracked file, no commit missing from every remote branch. Otherwise it is kept, and the event "
+        "no untracked file, no edit hidden from git status, no ignored file worth keeping (`keepIgnored`), no "
+        "commit missing from every remote branch, no live process inside. Otherwise it is kept, and the event "
         "log says why. `sessions prune` does the same for every closed session.",
+    )
+    keep_ignored: tuple[str, ...] = Field(
+        default=DEFAULT_KEEP_IGNORED,
+        description="Ignored files worth keeping: a worktree holding one is not clean (an `.env` written by hand "
+        "is lost with the worktree). A pattern without a slash matches a name at any depth; a folder git ignores "
+        "as a whole is not looked into. Other ignored files (`node_modules/`, build output) do not keep it; "
+        "`sessions prune` names what went.",
     )
 
 

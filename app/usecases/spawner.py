@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping
-from contextlib import suppress
+from contextlib import nullcontext, suppress
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -140,8 +140,23 @@ class Spawner:
 
     def _spawn(self, record: SessionRecord, job: Dispatch, probe: Probe, *, resume: bool, first: bool) -> Result:
         """Ready the folder, clear the name, spawn; after `duplicate session` re-decide once from a
-        fresh probe."""
+        fresh probe. With worktrees, the repository's lock is held from the prepare to the spawn
+        (issue 18: a prune never removes the worktree in between); not while a resume is judged."""
         record = replace(record, cwd=record.cwd or self._workdir(job.item))
+        try:
+            with self._workspaces.holding(job.item) if self._workspaces is not None else nullcontext():
+                started = self._prepare_and_start(record, job, probe, resume=resume, first=first)
+        except WorkspaceError as error:  # the lock not got in time
+            return self._failed(record, job, f"workspace failed: {error}")
+        if isinstance(started, Result):
+            return started
+        if resume:
+            return self._judge_resume(started, job, self.harness(started.harness))
+        return self._spawned(started, job, resumed=False, first=first)
+
+    def _prepare_and_start(
+        self, record: SessionRecord, job: Dispatch, probe: Probe, *, resume: bool, first: bool
+    ) -> Result | SessionRecord:
         try:  # issue 10: a ready worktree is reused untouched; a failure is git's (or the setup's) message
             if self._workspaces is not None:
                 self._workspaces.prepare(job.item, record.cwd, first=first)
@@ -171,13 +186,14 @@ class Spawner:
                         None if first else record,
                     )
             try:
-                return self._start(record, job, resume=resume, first=first, window=probe.others_live)
+                return self._start(record, job, resume=resume, window=probe.others_live)
             except _Duplicate as duplicate:
                 record = duplicate.record  # as saved before the refused spawn
                 probe = self._tmux.probe(record.target, mark="")
         return self._failed(record, job, "duplicate session again after one re-decision")
 
-    def _start(self, record: SessionRecord, job: Dispatch, *, resume: bool, first: bool, window: bool) -> Result:
+    def _start(self, record: SessionRecord, job: Dispatch, *, resume: bool, window: bool) -> Result | SessionRecord:
+        """The harness started (its record), or why it did not."""
         harness = self.harness(record.harness)
         spawn_id, previous = uuid.uuid4().hex, record.spawn_id
         cwd = record.cwd
@@ -221,9 +237,7 @@ class Spawner:
         # the spawn before keeps its receipts: a comment pasted there and not yet recorded (a crash)
         # is still found confirmed before anything pastes it again
         self._receipts.forget(record.item, keep=(spawn_id, previous))
-        if resume:
-            return self._judge_resume(record, job, harness)
-        return self._spawned(record, job, resumed=False, first=first)
+        return record
 
     def _handover(self, record: SessionRecord) -> str:
         """Cluster: a fresh conversation after one that ran on another host is told so."""

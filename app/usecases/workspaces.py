@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from contextlib import suppress
+from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -11,7 +11,17 @@ from domain.events import Event, Level
 from domain.model import SessionRecord, SessionStatus, WorkItem
 from domain.policy import Decision
 from domain.ports import ClockPort, EventSink, StateStore, TmuxPort, WorkspacePort
-from domain.workspace import Found, Prepare, Pruned, WorkspaceMode, WorkspaceSpec, prepare_decision, removal_decision
+from domain.workspace import (
+    Found,
+    Ignored,
+    Prepare,
+    Pruned,
+    WorkspaceMode,
+    WorkspaceSpec,
+    prepare_decision,
+    removal_decision,
+    still_closed,
+)
 
 OPERATOR = "operator"  # the `source` of what `sessions prune` logs
 
@@ -40,6 +50,14 @@ class Workspaces:
         self._events = events
         self._clock = clock
         self._config = config
+
+    def holding(self, item: WorkItem) -> AbstractContextManager[None]:
+        """The repository's lock, held by a spawn around its prepare and its tmux spawn, so that a
+        prune never removes a worktree between the two; nothing to hold without worktrees.
+        `WorkspaceError` when it is not got within git's timeout."""
+        if self._config.mode is WorkspaceMode.NONE:
+            return nullcontext()
+        return self._port.lock(item.ref.repo)
 
     def prepare(self, item: WorkItem, folder: str, *, first: bool) -> str:
         """The folder a spawn of `item` starts in, ready. Mode `none`: `folder` as it is (the
@@ -102,14 +120,23 @@ class Workspaces:
         return [pruned for r in closed if (pruned := self._release(r, dry_run=dry_run, by="prune")) is not None]
 
     def _release(self, record: SessionRecord, *, dry_run: bool, by: str) -> Pruned | None:
+        """A first look (it may take long: measuring the tree), then, right before removing and
+        under the repository's lock a spawn also takes, the same look again: a session reopened,
+        a harness respawned or any process working inside meanwhile keeps the worktree."""
         spec = WorkspaceSpec(record.item, record.cwd)
         if self._port.found(spec) not in {Found.READY, Found.UNFINISHED}:
             return None  # nothing there, or not ours
         source, size = (OPERATOR if by == "prune" else "poller"), 0
+        ignored: tuple[Ignored, ...] = ()
         try:
             decision = self._judge(record, spec)
             if decision.choice:
-                size = self._port.size(spec) if dry_run else self._port.remove(spec)
+                size, ignored = self._port.size(spec), self._port.ignored(spec)
+            if decision.choice and not dry_run:
+                with self._port.lock(spec.repo):
+                    decision = self._judge(record, spec)
+                    if decision.choice:
+                        self._port.remove(spec)
         except WorkspaceError as error:
             decision = Decision(False, f"not removed: {error}")
         if not decision.choice:
@@ -118,14 +145,14 @@ class Workspaces:
             return Pruned(spec.item, spec.path, removed=False, reason=decision.reason)
         if not dry_run:
             self._emit(Event.WORKSPACE_REMOVED, spec, source=source, by=by, bytes_freed=size)
-        return Pruned(spec.item, spec.path, removed=True, reason=decision.reason, bytes=size)
+        return Pruned(spec.item, spec.path, removed=True, reason=decision.reason, bytes=size, ignored=ignored)
 
     def _judge(self, record: SessionRecord, spec: WorkspaceSpec) -> Decision[bool]:
-        decision = removal_decision(self._port.inspect(spec), self._tmux.session_state(record.target))
-        now = self._store.session(record.item)
-        if decision.choice and (now is None or now.status is not SessionStatus.CLOSED):
-            return Decision(False, "its session is no longer closed")  # reopened or reset while we looked
-        return decision
+        session = still_closed(record, self._store.session(record.item))  # not reopened, reset, respawned
+        if not session.choice:
+            return session
+        state = self._tmux.session_state(record.target)
+        return removal_decision(self._port.inspect(spec), state, self._port.occupants(spec))
 
     def _emit(self, event: Event, spec: WorkspaceSpec, *, level: Level = Level.INFO, **fields: Any) -> None:
         self._events.emit(event, level=level, work_item=str(spec.item), path=spec.path, **fields)

@@ -4,6 +4,10 @@ repositories made on the spot, reached by file:// URLs; no network)."""
 from __future__ import annotations
 
 import shlex
+import subprocess
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -11,7 +15,7 @@ import pytest
 from domain.errors import WorkspaceError
 from domain.ports import WorkspacePort
 from domain.refs import RepoRef, WorkItemRef
-from domain.workspace import Dirt, Found, SetupResult, WorkspaceSpec
+from domain.workspace import Dirt, Found, Ignored, Occupants, SetupResult, WorkspaceSpec
 from tests.fakes.workspaces import FakeWorkspaces
 from tests.git_support import Origins, git, require_git
 
@@ -48,6 +52,17 @@ class FakeRig:
 
     def dirty(self, spec: WorkspaceSpec, dirt: Dirt) -> None:
         self.fake.worktrees[spec.path].dirt.add(dirt)
+
+    def install(self, spec: WorkspaceSpec) -> None:
+        """A setup's ignored `node_modules/` of 100,000 bytes."""
+        self.fake.worktrees[spec.path].ignored.append(Ignored("node_modules/", 102_400))
+
+    @contextmanager
+    def working_in(self, spec: WorkspaceSpec) -> Iterator[int]:
+        tree = self.fake.worktrees[spec.path]
+        tree.occupants = Occupants(inside=(4242,))
+        yield 4242
+        tree.occupants = Occupants()
 
     def plant_foreign(self, path: str) -> None:
         self.fake.foreign.add(path)
@@ -90,10 +105,28 @@ class RealRig(FakeRig):
             (here / "file0.txt").write_text("changed\n", encoding="utf-8")
         elif dirt is Dirt.UNTRACKED:
             (here / "notes.txt").write_text("new\n", encoding="utf-8")
+        elif dirt is Dirt.HIDDEN:
+            git("update-index", "--skip-worktree", "file1.txt", cwd=here)
+            (here / "file1.txt").write_text("hidden from git status\n", encoding="utf-8")
+        elif dirt is Dirt.KEPT_IGNORED:
+            (here / ".env").write_text("TOKEN=made-by-hand\n", encoding="utf-8")  # the origin ignores .env
         else:
             (here / "work.txt").write_text("committed, never pushed\n", encoding="utf-8")
             git("add", "work.txt", cwd=here)
             git("commit", "--quiet", "-m", "local work", cwd=here)
+
+    def install(self, spec: WorkspaceSpec) -> None:
+        (Path(spec.path) / "node_modules" / "left-pad").mkdir(parents=True)
+        (Path(spec.path) / "node_modules" / "left-pad" / "index.js").write_bytes(b"x" * 100_000)
+
+    @contextmanager
+    def working_in(self, spec: WorkspaceSpec) -> Iterator[int]:
+        process = subprocess.Popen(["sleep", "600"], cwd=spec.path)
+        try:
+            yield process.pid
+        finally:
+            process.kill()
+            process.wait(timeout=10)
 
     def plant_foreign(self, path: str) -> None:
         Path(path).mkdir(parents=True)
@@ -213,10 +246,49 @@ def test_removing_a_clean_worktree_frees_its_space_and_drops_its_branch(rig: Fak
     spec = made(rig, rig.spec(1))
     size = rig.port.size(spec)
 
-    freed = rig.port.remove(spec)
+    rig.port.remove(spec)
 
-    assert freed == size > 0
+    assert size > 0
     assert rig.port.found(spec) is Found.MISSING and not rig.has_branch(spec) and rig.port.size(spec) == 0
+
+
+def test_issue18_item6_the_ignored_files_a_removal_would_lose_are_listed_with_their_size(rig: FakeRig) -> None:
+    spec = made(rig, rig.spec(1))
+    before = rig.port.ignored(spec)
+    rig.install(spec)
+
+    listed = rig.port.ignored(spec)
+
+    assert before == () and [i.path for i in listed] == ["node_modules/"] and listed[0].bytes >= 100_000
+    assert rig.port.inspect(spec) == frozenset()  # not worth keeping: it does not make the worktree dirty
+
+
+def test_issue18_item4_a_process_working_in_a_worktree_is_seen(rig: FakeRig) -> None:
+    spec = made(rig, rig.spec(1))
+    before = rig.port.occupants(spec)
+
+    with rig.working_in(spec) as pid:
+        seen = rig.port.occupants(spec)
+
+    assert pid not in before.inside and pid in seen.inside and pid not in rig.port.occupants(spec).inside
+
+
+def test_issue18_item4_the_repository_lock_excludes_other_threads_and_is_held_again_by_its_own(rig: FakeRig) -> None:
+    got: list[str] = []
+
+    def take() -> None:
+        with rig.port.lock(REPO):
+            got.append("other")
+
+    other = threading.Thread(target=take)
+    with rig.port.lock(REPO), rig.port.lock(REPO):  # a spawn holding it around a prepare that takes it
+        made(rig, rig.spec(1))
+        other.start()
+        other.join(timeout=0.5)
+        got.append("holder")
+    other.join(timeout=30)
+
+    assert got == ["holder", "other"]
 
 
 @pytest.mark.parametrize("dirt", [Dirt.UNCOMMITTED, Dirt.UNTRACKED])

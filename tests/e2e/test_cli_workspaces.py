@@ -4,6 +4,7 @@ others; `doctor` checks git and the clone URLs. Real git (file:// origins), real
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -101,3 +102,49 @@ def test_a_worktree_mode_without_a_folder_per_item_is_refused_before_anything_st
         "needs its own folder)\n"
     )
     assert tree(tmp_path) == ["loop.yaml"]
+
+
+def test_issue18_item6_a_dry_run_lists_the_ignored_files_that_would_go_and_keeps_hidden_edits_and_env(
+    worktrees: Loop,
+) -> None:
+    loop = worktrees
+    hidden, env, installed = loop.with_sessions(3)
+    folder = {ref: loop.root / "work" / ref.slug for ref in (hidden, env, installed)}
+    git("update-index", "--assume-unchanged", "file1.txt", cwd=folder[hidden])
+    (folder[hidden] / "file1.txt").write_text("the agent's edit git status does not show\n", encoding="utf-8")
+    (folder[env] / ".env").write_text("API_KEY=written-by-the-agent\n", encoding="utf-8")
+    (folder[installed] / "node_modules" / "left-pad").mkdir(parents=True)
+    (folder[installed] / "node_modules" / "left-pad" / "index.js").write_bytes(b"x" * 200_000)
+    for ref in (hidden, env, installed):
+        assert loop.cli("sessions", "close", "--work-item", str(ref), "--kill-tmux").returncode == 0
+
+    dry = loop.cli("sessions", "prune", "--dry-run")
+    done = loop.cli("sessions", "prune")
+
+    assert dry.returncode == 0, dry.stderr
+    keep_hidden, keep_env, would_remove, _total = dry.stdout.splitlines()
+    assert keep_hidden == (
+        f"would keep {folder[hidden]} ({hidden}): change git status does not show (skip-worktree or assume-unchanged)"
+    )
+    assert keep_env == f"would keep {folder[env]} ({env}): ignored file worth keeping (routing.workspace.keepIgnored)"
+    assert would_remove.startswith(f"would remove {folder[installed]} ({installed}): ")
+    assert re.search(r"iB; ignored, lost with it: node_modules/ \((19\d|2\d\d)\.\d KiB\)$", would_remove), would_remove
+    assert done.returncode == 0, done.stderr
+    assert folder[hidden].is_dir() and folder[env].is_dir() and not folder[installed].exists()
+    assert (folder[hidden] / "file1.txt").read_text(encoding="utf-8").startswith("the agent's edit")
+
+
+def test_issue18_item6_with_no_keep_patterns_an_ignored_env_file_goes_and_is_named(worktrees: Loop) -> None:
+    loop = worktrees
+    loop.workspace = {**loop.workspace, "keepIgnored": []}
+    (ref,) = loop.with_sessions(1)
+    (loop.root / "work" / ref.slug / ".env").write_text("API_KEY=x\n", encoding="utf-8")
+    assert loop.cli("sessions", "close", "--work-item", str(ref), "--kill-tmux").returncode == 0
+
+    done = loop.cli("sessions", "prune")
+
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"iB; ignored, lost with it: \.env \(\d+(\.\d)? (bytes|KiB)\)$", done.stdout.splitlines()[0]), (
+        done.stdout
+    )
+    assert not (loop.root / "work" / ref.slug).exists()

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from domain.errors import WorkspaceError
 from domain.ports import WorkspacePort
 from domain.refs import RepoRef
-from domain.workspace import Dirt, Found, SetupResult, WorkspaceSpec, output_tail
+from domain.workspace import Dirt, Found, Ignored, Occupants, SetupResult, WorkspaceSpec, output_tail
 
 
 @dataclass
@@ -26,6 +28,8 @@ class FakeWorktree:
     dirt: set[Dirt] = field(default_factory=set)
     files: list[str] = field(default_factory=list)  # what the agent wrote there
     size: int = 8192
+    ignored: list[Ignored] = field(default_factory=list)  # e.g. a setup's node_modules/
+    occupants: Occupants = field(default_factory=Occupants)  # processes working inside it
 
 
 class FakeWorkspaces(WorkspacePort):
@@ -44,6 +48,14 @@ class FakeWorkspaces(WorkspacePort):
         self.created = 0
         self._ids = (f"c{n:04d}" for n in itertools.count(1))
         self._lock = threading.Lock()
+        self._repo_locks: dict[RepoRef, threading.RLock] = {}  # reentrant in a thread, like the flock
+
+    @contextmanager
+    def lock(self, repo: RepoRef) -> Iterator[None]:
+        with self._lock:
+            held = self._repo_locks.setdefault(repo, threading.RLock())
+        with held:
+            yield
 
     def add_remote(self, repo: RepoRef) -> str:
         self.remotes[repo] = FakeRemote(tip=next(self._ids))
@@ -66,7 +78,7 @@ class FakeWorkspaces(WorkspacePort):
         return Found.READY if tree.ready else Found.UNFINISHED
 
     def create(self, spec: WorkspaceSpec) -> None:
-        with self._lock:
+        with self.lock(spec.repo), self._lock:
             start = self._fetch(spec)
             if (spec.repo, spec.branch) in self.branches:
                 raise WorkspaceError(
@@ -104,24 +116,32 @@ class FakeWorkspaces(WorkspacePort):
         self._tree(spec).ready = True
 
     def discard(self, spec: WorkspaceSpec) -> None:
-        with self._lock:
+        with self.lock(spec.repo), self._lock:
             self.worktrees.pop(spec.path, None)
             self.branches.pop((spec.repo, spec.branch), None)
 
     def inspect(self, spec: WorkspaceSpec) -> frozenset[Dirt]:
         return frozenset(self._tree(spec).dirt)
 
-    def remove(self, spec: WorkspaceSpec) -> int:
-        with self._lock:
+    def ignored(self, spec: WorkspaceSpec) -> tuple[Ignored, ...]:
+        tree = self.worktrees.get(spec.path)
+        return tuple(sorted(tree.ignored, key=lambda i: (-i.bytes, i.path))) if tree else ()
+
+    def occupants(self, spec: WorkspaceSpec) -> Occupants:
+        tree = self.worktrees.get(spec.path)
+        return tree.occupants if tree else Occupants()
+
+    def remove(self, spec: WorkspaceSpec) -> None:
+        with self.lock(spec.repo), self._lock:
             tree = self._tree(spec)
-            if tree.dirt - {Dirt.UNPUSHED}:  # like `git worktree remove` without --force
+            # like `git worktree remove` without --force: it sees only what `git status` shows
+            if tree.dirt & {Dirt.UNCOMMITTED, Dirt.UNTRACKED}:
                 raise WorkspaceError(
                     f"git worktree remove exited 128 ({spec.path}): fatal: '{spec.path}' "
                     "contains modified or untracked files, use --force to delete it"
                 )
             del self.worktrees[spec.path]
             self.branches.pop((spec.repo, spec.branch), None)
-            return tree.size
 
     def size(self, spec: WorkspaceSpec) -> int:
         tree = self.worktrees.get(spec.path)

@@ -3,19 +3,23 @@ no network; tmux, the store and the event log are fakes."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from adapters.git.adapter import GitWorkspaces
 from app.usecases.workspaces import WorkspaceConfig, Workspaces
 from domain.errors import WorkspaceError
 from domain.model import SessionRecord, SessionStatus, WorkItem
 from domain.refs import RepoRef, WorkItemRef
-from domain.workspace import Found, WorkspaceMode, WorkspaceSpec
+from domain.workspace import Found, Pruned, WorkspaceMode, WorkspaceSpec
 from tests.fakes.clock import FakeClock
 from tests.fakes.events import RecordingEvents
 from tests.fakes.store import FakeStateStore
@@ -25,13 +29,38 @@ from tests.git_support import Origins, git, require_git
 REPO = RepoRef.parse("acme/widgets")
 
 
+class PausingPort(GitWorkspaces):
+    """Real git; its first `size` (prune's slow first look) waits until the test lets it go on."""
+
+    def __init__(self, measuring: threading.Event, go_on: threading.Event, **options: object) -> None:
+        super().__init__(**options)  # type: ignore[arg-type]
+        self.measuring, self.go_on = measuring, go_on
+
+    def size(self, spec: WorkspaceSpec) -> int:
+        if not self.measuring.is_set():
+            self.measuring.set()
+            assert self.go_on.wait(timeout=120)
+        return super().size(spec)
+
+
 class Rig:
-    def __init__(self, tmp: Path, **config: object) -> None:
+    def __init__(self, tmp: Path, *, pausing: bool = False, **config: object) -> None:
         require_git()
         self.tmp = tmp
         self.origins = Origins(tmp / "remote")
         self.origins.make(REPO)
-        self.port = self.origins.workspaces(tmp / "state")
+        self.measuring, self.go_on = threading.Event(), threading.Event()
+        self.port = (
+            PausingPort(
+                self.measuring,
+                self.go_on,
+                root=tmp / "state" / "clones",
+                url_template=self.origins.template,
+                timeout=60,
+            )
+            if pausing
+            else self.origins.workspaces(tmp / "state")
+        )
         self.tmux = FakeTmux()
         self.store = FakeStateStore()
         self.events = RecordingEvents()
@@ -237,3 +266,116 @@ def test_prune_keeps_a_clean_worktree_whose_session_is_still_live(tmp_path: Path
     (result,) = rig.workspaces.prune(dry_run=False)
 
     assert (result.removed, result.reason) == (False, "its tmux session is live") and rig.folder(1).is_dir()
+
+
+@contextmanager
+def agent_in(folder: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """A real process working in `folder`, as a respawned agent does."""
+    agent = subprocess.Popen(["sleep", "600"], cwd=folder)
+    try:
+        yield agent
+    finally:
+        agent.kill()
+        agent.wait(timeout=10)
+
+
+def test_issue18_item4_a_worktree_reopened_and_respawned_while_prune_looks_survives_with_its_agent(
+    tmp_path: Path,
+) -> None:
+    rig = Rig(tmp_path, pausing=True)
+    folder = rig.prepare(7)
+    record = rig.closed_session(7)
+    results: list[Pruned] = []
+    pruning = threading.Thread(target=lambda: results.extend(rig.workspaces.prune(dry_run=False)))
+    pruning.start()
+    assert rig.measuring.wait(timeout=60)  # prune has made its first look and measures the tree
+    closed = rig.store.session(record.item)
+    assert closed is not None
+    rig.store.save_session(replace(closed, status=SessionStatus.ACTIVE))  # `sessions reopen`
+    with rig.workspaces.holding(WorkItem(record.item, "t", "alice", frozenset())):  # as a respawn does
+        rig.prepare(7, first=False)
+        rig.tmux.add_session(record.target.name)
+    with agent_in(folder) as agent:
+        rig.go_on.set()
+        pruning.join(timeout=120)
+        cwd = os.readlink(f"/proc/{agent.pid}/cwd")
+
+    (result,) = results
+    assert (result.removed, result.reason) == (False, "its session is no longer closed")
+    assert cwd == str(folder) and (folder / "file0.txt").is_file()
+    assert f"the-loop/{record.item.slug}" in rig.branches()
+
+
+def test_issue18_item4_prune_keeps_a_clean_worktree_a_live_process_works_in(tmp_path: Path) -> None:
+    rig = Rig(tmp_path)
+    folder = rig.prepare(3)
+    rig.closed_session(3)
+    (folder / "node_modules").mkdir()
+
+    with agent_in(folder / "node_modules") as agent:
+        (result,) = rig.workspaces.prune(dry_run=False)
+
+    assert (result.removed, result.reason) == (False, f"process {agent.pid} works inside it")
+    assert folder.is_dir() and len(rig.branches()) == 1
+
+
+def test_issue18_item4_prune_keeps_a_worktree_a_process_holds_a_file_open_in(tmp_path: Path) -> None:
+    rig = Rig(tmp_path)
+    folder = rig.prepare(3)
+    rig.closed_session(3)
+
+    with (folder / "file0.txt").open(encoding="utf-8"):
+        (result,) = rig.workspaces.prune(dry_run=False)
+
+    assert (result.removed, result.reason) == (False, f"process {os.getpid()} works inside it")
+    assert folder.is_dir()
+
+
+@pytest.mark.parametrize("flag", ["--skip-worktree", "--assume-unchanged"])
+def test_issue18_item6_an_edit_git_status_does_not_show_keeps_the_worktree(tmp_path: Path, flag: str) -> None:
+    rig = Rig(tmp_path)
+    folder = rig.prepare(5)
+    rig.closed_session(5)
+    git("update-index", flag, "file1.txt", cwd=folder)
+    (folder / "file1.txt").write_text("the agent's hidden edit\n", encoding="utf-8")
+
+    (result,) = rig.workspaces.prune(dry_run=False)
+
+    assert (result.removed, result.reason) == (
+        False,
+        "change git status does not show (skip-worktree or assume-unchanged)",
+    )
+    assert (folder / "file1.txt").read_text(encoding="utf-8") == "the agent's hidden edit\n"
+    tag = git("ls-files", "-v", "file1.txt", cwd=folder)[:1]
+    assert tag == {"--skip-worktree": "S", "--assume-unchanged": "h"}[flag]  # the worktree's index left as it was
+
+
+def test_issue18_item6_a_marked_file_left_as_it_was_keeps_nothing(tmp_path: Path) -> None:
+    rig = Rig(tmp_path)
+    folder = rig.prepare(5)
+    rig.closed_session(5)
+    git("update-index", "--skip-worktree", "file1.txt", cwd=folder)
+    git("update-index", "--assume-unchanged", "file2.txt", cwd=folder)
+    (folder / "file1.txt").unlink()  # a sparse checkout leaves skip-worktree files out: nothing is lost
+
+    (result,) = rig.workspaces.prune(dry_run=False)
+
+    assert result.removed and not folder.exists()
+
+
+def test_issue18_item6_an_ignored_env_file_keeps_the_worktree_and_a_dry_run_lists_what_else_would_go(
+    tmp_path: Path,
+) -> None:
+    rig = Rig(tmp_path)
+    for number in (1, 2):
+        rig.prepare(number)
+        rig.closed_session(number)
+    (rig.folder(1) / ".env").write_text("TOKEN=agent-made\n", encoding="utf-8")
+    (rig.folder(2) / "node_modules").mkdir()
+    (rig.folder(2) / "node_modules" / "big.js").write_bytes(b"x" * 100_000)
+    (rig.folder(2) / "node_modules" / ".env.example").write_text("A=1\n", encoding="utf-8")  # a package's: not kept
+
+    kept, removable = rig.workspaces.prune(dry_run=True)
+
+    assert (kept.removed, kept.reason) == (False, "ignored file worth keeping (routing.workspace.keepIgnored)")
+    assert removable.removed and [(i.path, i.bytes >= 100_000) for i in removable.ignored] == [("node_modules/", True)]

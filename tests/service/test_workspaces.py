@@ -4,12 +4,15 @@ abandoned with the one notice; a respawn reuses the worktree; a clean one goes o
 
 from __future__ import annotations
 
+import threading
+
 from app.usecases.closing import CloseConfig
 from app.usecases.workspaces import WorkspaceConfig
 from domain.ledger import Resolution
 from domain.model import ItemKind, ItemState, SessionStatus
 from domain.refs import WorkItemRef
-from domain.workspace import Dirt, SetupResult, WorkspaceMode
+from domain.workspace import Dirt, SetupResult, WorkspaceMode, WorkspaceSpec
+from tests.fakes.workspaces import FakeWorkspaces
 from tests.service.world import REPO, World
 
 WORKTREE = WorkspaceConfig(mode=WorkspaceMode.WORKTREE)
@@ -196,3 +199,41 @@ def test_close_keeps_the_worktree_of_a_harness_left_running() -> None:
 
     assert world.record(ref).cwd in world.git.worktrees
     assert world.events.named("workspace.kept")[0]["reason"] == "its tmux session is live"
+
+
+class PausingWorkspaces(FakeWorkspaces):
+    """Its removal waits, under the repository's lock prune holds, until the test lets it go on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.removing, self.go_on = threading.Event(), threading.Event()
+
+    def remove(self, spec: WorkspaceSpec) -> None:
+        self.removing.set()
+        assert self.go_on.wait(timeout=60)
+        super().remove(spec)
+
+
+def test_issue18_item4_a_respawn_waits_for_a_removal_under_way_and_gets_a_fresh_worktree() -> None:
+    git = PausingWorkspaces()
+    world = World(workspace=WORKTREE, git=git)
+    git.add_remote(REPO)
+    ref = world.watched(7)
+    folder = world.record(ref).cwd
+    world.admin().close(ref, keep_tmux=False)
+    pruning = threading.Thread(target=world.workspaces.prune, kwargs={"dry_run": False})
+    pruning.start()
+    assert git.removing.wait(timeout=60)  # prune looked again under the lock: clean, closed; it removes
+    world.admin().reopen(ref)
+    world.comment(ref, "one more thing")
+    respawning = threading.Thread(target=world.cycle)
+    respawning.start()
+    respawning.join(timeout=0.5)  # a respawn that does not wait for the lock is done by now
+
+    git.go_on.set()
+    pruning.join(timeout=60)
+    respawning.join(timeout=60)
+
+    assert world.record(ref).status is SessionStatus.ACTIVE and world.session(ref).cwd == folder
+    assert folder in world.git.worktrees and world.git.created == 2  # made afresh after the removal
+    assert world.events.names().count("session.respawned") == 1

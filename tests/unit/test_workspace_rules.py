@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from domain.model import ItemKind, SessionState, WorkItem
+from domain.model import ItemKind, SessionRecord, SessionState, SessionStatus, WorkItem
 from domain.refs import RepoRef, WorkItemRef
 from domain.workspace import (
     Dirt,
     Found,
+    Occupants,
     Prepare,
     WorkspaceSpec,
     check_clone_url,
@@ -16,6 +19,7 @@ from domain.workspace import (
     output_tail,
     prepare_decision,
     removal_decision,
+    still_closed,
 )
 
 REF = WorkItemRef.parse("github:acme/widgets#7")
@@ -82,8 +86,38 @@ def test_every_reason_to_keep_a_worktree_is_said() -> None:
     decision = removal_decision(frozenset(Dirt), SessionState.ABSENT)
     assert (decision.choice, decision.reason) == (
         False,
-        "uncommitted change; untracked file; commit missing from every remote branch",
+        "uncommitted change; untracked file; commit missing from every remote branch; change git status does not "
+        "show (skip-worktree or assume-unchanged); ignored file worth keeping (routing.workspace.keepIgnored)",
     )
+
+
+def test_issue18_item4_a_worktree_a_process_works_in_is_kept_naming_it() -> None:
+    decision = removal_decision(frozenset(), SessionState.ABSENT, Occupants(inside=(12, 13, 14, 15)))
+    assert (decision.choice, decision.reason) == (False, "process 12, 13, 14 and 1 more works inside it")
+
+
+def test_issue18_item4_a_process_that_could_not_be_looked_into_keeps_the_worktree() -> None:
+    decision = removal_decision(frozenset(), SessionState.ABSENT, Occupants(unreadable=(7,)))
+    assert (decision.choice, decision.reason) == (False, "process 7 could not be looked into: it may work inside it")
+
+
+def test_issue18_item4_processes_that_could_not_be_listed_keep_the_worktree() -> None:
+    decision = removal_decision(frozenset(), SessionState.ABSENT, Occupants(listed=False))
+    assert (decision.choice, decision.reason) == (
+        False,
+        "the processes could not be listed (no /proc): one may work inside it",
+    )
+
+
+def test_issue18_item4_a_session_reopened_reset_or_written_since_the_first_look_keeps_the_worktree() -> None:
+    first = SessionRecord(
+        WorkItemRef(RepoRef.parse("acme/widgets"), 1), "claude", "sid", "/w", status=SessionStatus.CLOSED, version=3
+    )
+
+    assert still_closed(first, first).choice is True
+    assert still_closed(first, None).reason == "its session is no longer closed"
+    assert still_closed(first, replace(first, status=SessionStatus.ACTIVE)).reason == "its session is no longer closed"
+    assert still_closed(first, replace(first, version=4)).reason == "its session changed since prune looked at it"
 
 
 def test_the_setup_output_tail_is_bounded_and_made_inert() -> None:
