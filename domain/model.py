@@ -92,6 +92,15 @@ class WorkItem:
 
 
 @dataclass(frozen=True, slots=True)
+class PullHead:
+    """Where a pull request's head is: its repository and commit (issue 18 item 1)."""
+
+    repo: str  # the head repository's `owner/name`; "" when it was deleted
+    sha: str
+    fork: bool  # another repository than the base (a deleted one counts): its code is nobody's we know
+
+
+@dataclass(frozen=True, slots=True)
 class Comment:
     """A comment on a work item. `body` and `author` are untrusted."""
 
