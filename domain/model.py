@@ -174,6 +174,9 @@ class HarnessSpec:
     ready_seconds: float = 3.0  # until it must say it is ready (without receipts: stay alive)
     confirm_seconds: float = 3.0  # after a paste, until it must confirm (without receipts: stay alive)
     trust_workdir: bool = False  # record the spawn folder as trusted in Claude Code's user config
+    # issue 18: arguments so it loads none of its folder's settings, hooks, MCP servers, plugins;
+    # None: it has no such start, and is never started in a folder holding a head nobody vouched for
+    unvouched_args: tuple[str, ...] | None = None
 
     @property
     def can_resume(self) -> bool:
