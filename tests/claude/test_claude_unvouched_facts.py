@@ -21,6 +21,7 @@ __all__ = ["anthropic", "claude", "claude_binary", "claude_config", "claude_rig"
 
 pytestmark = pytest.mark.claude
 
+TRUST_QUESTION = "Is this a project you created or one you trust?"
 MCP_QUESTION = "New MCP server found in this project: evil"
 SETTLE = 3.0  # after the turn ended: a project hook or MCP server would have run by now
 
@@ -92,3 +93,16 @@ def test_issue18_item1_claude_started_as_for_an_unvouched_head_runs_nothing_of_t
     time.sleep(SETTLE)
     assert ran(markers) == set()
     assert MCP_QUESTION not in claude.tmux.screen(session)
+
+
+def test_issue18_item1_an_untrusted_folder_still_asks_for_trust_when_started_as_for_an_unvouched_head(
+    claude: ClaudeRig, tmp_path: Path
+) -> None:
+    """Why the-loop still records such a folder as trusted: the safe start does not skip the dialog."""
+    markers = tmp_path / "markers"
+    folder = claude.root / "untrusted" / "fork"
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    hostile_folder(claude, markers).rename(folder)
+    session = claude.spawn(folder, *BUILTIN_HARNESSES["claude"].unvouched_args or (), prompt="hello")
+    wait_for(lambda: TRUST_QUESTION in claude.tmux.screen(session), what="the trust dialog")
+    assert claude.hooks.of("SessionStart", session.session_id) == [] and ran(markers) == set()
