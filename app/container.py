@@ -56,7 +56,12 @@ def _harnesses(settings: Settings) -> dict[str, HarnessSpec]:
 
 def _workspace_config(settings: Settings) -> WorkspaceConfig:
     workspace = settings.routing.workspace
-    return WorkspaceConfig(mode=workspace.mode, setup=workspace.setup, remove_on_close=workspace.remove_on_close)
+    return WorkspaceConfig(
+        mode=workspace.mode,
+        setup=workspace.setup,
+        remove_on_close=workspace.remove_on_close,
+        trust_forks=workspace.trust_forks,
+    )
 
 
 def _spawn_config(settings: Settings) -> SpawnConfig:
@@ -174,9 +179,11 @@ class Container(containers.DeclarativeContainer):
         gh=settings.provided.integrations.github.cli.binary,
         timeout=settings.provided.routing.dispatch_timeout_seconds,
         keep_ignored=settings.provided.routing.workspace.keep_ignored,
+        setup_env=settings.provided.routing.workspace.setup_env,
     )
     workspaces = providers.Singleton(
         Workspaces,
+        tracker_for=tracker_for,
         port=workspace_port,
         tmux=tmux,
         store=store,

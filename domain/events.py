@@ -190,6 +190,16 @@ class Event(enum.Enum):
         "The setup command ran once in a new worktree (`exit_status`, `output_tail`: its last bytes, "
         "control characters made visible); a failure discards the worktree and fails the attempt.",
     )
+    WORKSPACE_SETUP_SKIPPED = (
+        "workspace.setup_skipped",
+        "The setup command was not run in a new worktree: it holds a fork's head nobody vouched for, whose "
+        "code never runs on the host (`reason`, with how to vouch; issue 18, docs/workspaces.md).",
+    )
+    WORKSPACE_VOUCHED = (
+        "workspace.vouched",
+        "An operator vouched for a pull request's head (`sessions vouch`): `head` of `head_repo` may run on the "
+        "host (setup, the harness's folder settings); a later push is not covered.",
+    )
     WORKSPACE_FAILED = (
         "workspace.failed",
         "A worktree could not be made or removed (`cause`: git's own message, or the setup's); nothing "

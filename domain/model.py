@@ -99,6 +99,15 @@ class WorkItem:
 
 
 @dataclass(frozen=True, slots=True)
+class PullHead:
+    """Where a pull request's head is: its repository and commit (issue 18 item 1)."""
+
+    repo: str  # the head repository's `owner/name`; "" when it was deleted
+    sha: str
+    fork: bool  # another repository than the base (a deleted one counts): its code is nobody's we know
+
+
+@dataclass(frozen=True, slots=True)
 class Comment:
     """A comment on a work item. `body` and `author` are untrusted."""
 
@@ -172,6 +181,9 @@ class HarnessSpec:
     ready_seconds: float = 3.0  # until it must say it is ready (without receipts: stay alive)
     confirm_seconds: float = 3.0  # after a paste, until it must confirm (without receipts: stay alive)
     trust_workdir: bool = False  # record the spawn folder as trusted in Claude Code's user config
+    # issue 18: arguments so it loads none of its folder's settings, hooks, MCP servers, plugins;
+    # None: it has no such start, and is never started in a folder holding a head nobody vouched for
+    unvouched_args: tuple[str, ...] | None = None
 
     @property
     def can_resume(self) -> bool:

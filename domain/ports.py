@@ -17,6 +17,7 @@ from domain.model import (
     CommentKind,
     ItemState,
     Probe,
+    PullHead,
     Reaction,
     ReceiptChannel,
     SessionRecord,
@@ -138,6 +139,11 @@ class TrackerPort(Protocol):
         that kind). One request."""
 
     def item_state(self, item: WorkItemRef, label: str) -> ItemState: ...
+
+    def pull_head(self, item: WorkItemRef) -> PullHead:
+        """Where pull request `item`'s head is now: its repository, commit, and whether that is a
+        fork (another repository than `item`'s, or a deleted one). One request; `TrackerError`
+        also when `item` is not a pull request."""
 
     def react(self, comment: Comment, reaction: Reaction) -> None: ...
 

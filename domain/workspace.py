@@ -6,7 +6,7 @@ import enum
 import re
 from dataclasses import dataclass
 
-from domain.model import ItemKind, SessionRecord, SessionState, SessionStatus, WorkItem
+from domain.model import ItemKind, PullHead, SessionRecord, SessionState, SessionStatus, WorkItem
 from domain.policy import Decision
 from domain.prompts import cap, sanitize
 from domain.refs import RepoRef, WorkItemRef
@@ -47,11 +47,12 @@ class WorkspaceSpec:
     item: WorkItemRef
     path: str
     pull: int | None = None  # a pull request's number: cut from its head; None: the default branch's tip
+    commit: str = ""  # the head must be exactly this commit (a vouched one); "": whatever it is
 
     @classmethod
-    def for_item(cls, item: WorkItem, path: str) -> WorkspaceSpec:
+    def for_item(cls, item: WorkItem, path: str, *, commit: str = "") -> WorkspaceSpec:
         pull = item.ref.number if item.kind is ItemKind.PULL_REQUEST else None
-        return cls(item.ref, path, pull)
+        return cls(item.ref, path, pull, commit if pull is not None else "")
 
     @property
     def repo(self) -> RepoRef:
@@ -64,6 +65,32 @@ class WorkspaceSpec:
     @property
     def start(self) -> str:
         return f"refs/pull/{self.pull}/head" if self.pull is not None else "the default branch's tip"
+
+
+VOUCH_HINT = "the-loop sessions vouch --work-item {item}"
+SHORT_SHA = 12
+
+
+def head_decision(
+    item: WorkItemRef, head: PullHead | None, *, trust_forks: bool, vouched: str | None
+) -> Decision[bool]:
+    """Issue 18 item 1: may code from this item's head run on the host (its `setup`, its harness
+    settings, hooks and MCP servers)? A label is consent to an agent *reading* a change, not to
+    running it: a fork's head runs only when the operator trusts forks, or vouched for that very
+    commit (a later push is not vouched for). `head` None: an issue, cut from the default branch."""
+    if head is None:
+        return Decision(True, "an issue: its worktree holds the default branch")
+    if not head.fork:
+        return Decision(True, f"a pull request from {item.repo.full_name} itself")
+    where = f"a fork's head ({head.repo or 'a deleted repository'} at {head.sha[:SHORT_SHA]})"
+    if vouched is not None and vouched == head.sha:
+        return Decision(True, f"{where}, vouched for by the operator")
+    if trust_forks:
+        return Decision(True, f"{where}; routing.workspace.trustForks is on")
+    hint = VOUCH_HINT.format(item=item)
+    if vouched is not None:
+        return Decision(False, f"{where}: vouched for {vouched[:SHORT_SHA]}, not this head; `{hint}` again")
+    return Decision(False, f"{where} nobody vouched for; `{hint}` to let it run")
 
 
 class Found(enum.Enum):

@@ -69,13 +69,17 @@ class Origins:
         git("push", "--quiet", str(self.bare(repo)), "main", cwd=work)
         return git("rev-parse", "HEAD", cwd=work)
 
-    def pull_request(self, repo: RepoRef, number: int) -> str:
-        """`refs/pull/<number>/head` on the origin, a commit on no branch (like a fork's); its id."""
+    def pull_request(self, repo: RepoRef, number: int, *, files: dict[str, str] | None = None) -> str:
+        """`refs/pull/<number>/head` on the origin, a commit on no branch (like a fork's) adding
+        `files` (name: text) or one file of its own; its id."""
         work = self.root / "work" / repo.owner / repo.name
-        git("checkout", "--quiet", "-b", f"pr-{number}", cwd=work)
-        (work / f"pr{number}.txt").write_text("proposed\n", encoding="utf-8")
+        branch = f"pr-{number}"
+        pushed = bool(git("branch", "--list", branch, cwd=work))  # then this is a later push to it
+        git("checkout", "--quiet", *([branch] if pushed else ["-b", branch]), cwd=work)
+        for name, text in (files or {f"pr{number}.txt": "proposed\n"}).items():
+            (work / name).write_text(text, encoding="utf-8")
         git("add", "--all", cwd=work)
-        git("commit", "--quiet", "-m", f"pull request {number}", cwd=work)
+        git("commit", "--quiet", "--allow-empty", "-m", f"pull request {number}", cwd=work)
         git("push", "--quiet", str(self.bare(repo)), f"HEAD:refs/pull/{number}/head", cwd=work)
         head = git("rev-parse", "HEAD", cwd=work)
         git("checkout", "--quiet", "main", cwd=work)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
 
@@ -30,6 +31,17 @@ from domain.workspace import (
 )
 
 TAIL_READ = 16_384  # bytes of the setup's output read back; output_tail keeps fewer
+# what `setup` inherits of the daemon's environment (issue 18 item 1): never its tokens
+SETUP_PASS = ("PATH", "HOME", "LANG", "TERM", "TMPDIR", "USER", "LOGNAME", "SHELL")
+SETUP_QUIET = {"GIT_TERMINAL_PROMPT": "0", "GIT_SSH_COMMAND": "ssh -o BatchMode=yes"}  # never waits on a prompt
+
+
+def setup_environment(env: Mapping[str, str], extra: Iterable[str] = ()) -> dict[str, str]:
+    """The variables of `env` a setup command gets: the pass-list, `LC_*`, and the operator's
+    `extra` names; nothing else (GH_TOKEN, GITHUB_TOKEN, the harness's keys, the-loop's own)."""
+    names = {*SETUP_PASS, *extra}
+    kept = {name: value for name, value in env.items() if name in names or name.startswith("LC_")}
+    return {**kept, **SETUP_QUIET}
 
 
 class GitWorkspaces(WorkspacePort):
@@ -44,7 +56,9 @@ class GitWorkspaces(WorkspacePort):
         gh: str = "gh",
         timeout: float = 1800.0,
         keep_ignored: tuple[str, ...] = DEFAULT_KEEP_IGNORED,
+        setup_env: Iterable[str] = (),
     ) -> None:
+        self._setup_env = setup_environment(os.environ, setup_env)
         self._root = root
         self._template = url_template
         self._gh = gh
@@ -68,6 +82,8 @@ class GitWorkspaces(WorkspacePort):
             raise WorkspaceError(f"routing.workspace.cloneUrl for {spec.repo}: {error}") from None
         with repository_lock(clone.lock_path, timeout=self._git.timeout):
             start = clone.refresh(url, pull=spec.pull)
+            if spec.commit:
+                self._pinned(clone, spec, start)
             self._git("-C", str(clone.path), "worktree", "prune", where=str(spec.repo))
             had_branch = clone.has_branch(spec.branch)
             try:
@@ -91,12 +107,21 @@ class GitWorkspaces(WorkspacePort):
     def run_setup(self, spec: WorkspaceSpec, command: str) -> SetupResult:
         with tempfile.TemporaryFile() as out:
             status, timed_out = run_shell(
-                command, cwd=Path(spec.path), env=self._git.env, timeout=self._git.timeout, out=out
+                command, cwd=Path(spec.path), env=self._setup_env, timeout=self._git.timeout, out=out
             )
             size = out.seek(0, 2)
             out.seek(max(0, size - TAIL_READ))
             text = out.read().decode("utf-8", "replace")
         return SetupResult(status, output_tail(text), timed_out=timed_out)
+
+    def _pinned(self, clone: SharedClone, spec: WorkspaceSpec, start: str) -> None:
+        """The fetched head is the commit judged, or the head moved in between (a push)."""
+        fetched = self._git("-C", str(clone.path), "rev-parse", "--verify", "--end-of-options", start, where=start)
+        if fetched.strip() != spec.commit:
+            raise WorkspaceError(
+                f"the head of pull request {spec.pull} moved while it was read: "
+                f"{spec.commit[:12]} judged, {fetched.strip()[:12]} fetched"
+            )
 
     def mark_ready(self, spec: WorkspaceSpec) -> None:
         admin = admin_dir(Path(spec.path), self._clone(spec.repo).path)

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from domain.errors import TrackerError
-from domain.model import Comment, CommentKind, ItemKind, ItemState, WorkItem
+from domain.model import Comment, CommentKind, ItemKind, ItemState, PullHead, WorkItem
 from domain.refs import RepoRef, WorkItemRef
 
 _NUMBER_RE = re.compile(r"/([1-9][0-9]*)$")
@@ -52,6 +52,17 @@ def work_item(repo: RepoRef, raw: dict[str, Any], where: str) -> WorkItem:
         )
     except (KeyError, TypeError, ValueError) as error:
         raise TrackerError(f"{where}: malformed issue in the reply ({error!r})") from error
+
+
+def pull_head(raw: dict[str, Any], where: str) -> PullHead:
+    """A pull request's head as GitHub gives it: `head.repo` null when the fork was deleted; a
+    fork when that repository is not the base's (names compared as GitHub does, ignoring case)."""
+    try:
+        head, base = raw["head"], raw["base"]["repo"]["full_name"]
+        name = str(head["repo"]["full_name"]) if head.get("repo") else ""
+        return PullHead(name, str(head["sha"]), fork=not name or name.lower() != str(base).lower())
+    except (KeyError, TypeError, AttributeError) as error:
+        raise TrackerError(f"{where}: malformed pull request in the reply ({error!r})") from error
 
 
 def item_state(raw: dict[str, Any], label: str, where: str) -> ItemState:

@@ -39,7 +39,7 @@ from adapters.github.listing import LabelledSet, Listing
 from adapters.github.listing_file import ListingFiles
 from adapters.github.streams import SETTLE, CommentCursor, Window
 from domain.errors import TrackerError
-from domain.model import Arming, Comment, CommentBatch, CommentKind, ItemState, Reaction, WorkItem
+from domain.model import Arming, Comment, CommentBatch, CommentKind, ItemState, PullHead, Reaction, WorkItem
 from domain.ports import TrackerPort
 from domain.refs import RepoRef, WorkItemRef
 
@@ -121,6 +121,13 @@ class GhTracker(TrackerPort):
         if not isinstance(raw, dict):
             raise TrackerError(f"{item.repo}: malformed reply for {item} (expected an object)")
         return payloads.item_state(raw, label, str(item.repo))
+
+    def pull_head(self, item: WorkItemRef) -> PullHead:
+        reply = self._client.send(item.repo, "GET", f"repos/{item.repo.full_name}/pulls/{item.number}")
+        raw = reply.json(str(item.repo))
+        if not isinstance(raw, dict):
+            raise TrackerError(f"{item.repo}: malformed reply for {item} (expected an object)")
+        return payloads.pull_head(raw, str(item.repo))
 
     def react(self, comment: Comment, reaction: Reaction) -> None:
         repo = comment.item.repo

@@ -31,13 +31,18 @@ _MIGRATE_1_TO_2 = (
 )
 # version 2 -> 3: who edited a comment; an edit recorded before knew no one but its author
 _MIGRATE_2_TO_3 = ("ALTER TABLE comments ADD COLUMN edited_by TEXT",)
+# version 3 -> 4: a pull request's head (issue 18 item 1); one created before is its own repository's
+_HEAD_COLUMNS = ("head_repo TEXT", "head_sha TEXT NOT NULL DEFAULT ''")  # head_repo NULL: the item's own
+_MIGRATE_3_TO_4 = tuple(f"ALTER TABLE items ADD COLUMN {column}" for column in _HEAD_COLUMNS)
 SANDBOX_SCHEMA = Schema(
     label="sandbox tracker",
-    version=3,
+    version=4,
     tables=(
         "CREATE TABLE IF NOT EXISTS items (repo TEXT NOT NULL, number INTEGER NOT NULL, item TEXT NOT NULL UNIQUE,"
         " title TEXT NOT NULL, body TEXT NOT NULL, author TEXT, labels TEXT NOT NULL, kind TEXT NOT NULL,"
-        " state TEXT NOT NULL, created_at TEXT NOT NULL DEFAULT '', PRIMARY KEY (repo, number))",
+        " state TEXT NOT NULL, created_at TEXT NOT NULL DEFAULT '', "
+        + ", ".join(_HEAD_COLUMNS)
+        + ", PRIMARY KEY (repo, number))",
         # one sequence for the whole file: the comment id, and the cursor is the last one seen
         "CREATE TABLE IF NOT EXISTS comments (seq INTEGER PRIMARY KEY AUTOINCREMENT, item TEXT NOT NULL,"
         " repo TEXT NOT NULL, author TEXT, body TEXT NOT NULL, created_at TEXT NOT NULL, kind TEXT NOT NULL,"
@@ -46,7 +51,7 @@ SANDBOX_SCHEMA = Schema(
         "CREATE TABLE IF NOT EXISTS reactions (comment_id TEXT NOT NULL, reaction TEXT NOT NULL)",
         _LABELLED,
     ),
-    migrations=(_MIGRATE_1_TO_2, _MIGRATE_2_TO_3),
+    migrations=(_MIGRATE_1_TO_2, _MIGRATE_2_TO_3, _MIGRATE_3_TO_4),
 )
 
 

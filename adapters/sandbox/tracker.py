@@ -19,7 +19,17 @@ from adapters.sandbox.db import (
     work_item_from_row,
 )
 from domain.errors import TrackerError
-from domain.model import Arming, Comment, CommentBatch, CommentKind, ItemKind, ItemState, Reaction, WorkItem
+from domain.model import (
+    Arming,
+    Comment,
+    CommentBatch,
+    CommentKind,
+    ItemKind,
+    ItemState,
+    PullHead,
+    Reaction,
+    WorkItem,
+)
 from domain.ports import TrackerPort
 from domain.refs import RepoRef, WorkItemRef
 
@@ -73,8 +83,11 @@ class SandboxTracker(TrackerPort):
         labels: tuple[str, ...] = (),
         kind: ItemKind = ItemKind.ISSUE,
         number: int | None = None,
+        head_repo: str | None = None,
+        head_sha: str = "",
     ) -> WorkItemRef:
-        """A new open item: number `number`, or the repository's next one."""
+        """A new open item: number `number`, or the repository's next one. A pull request's head is
+        in `head_repo` (`owner/name`; "": a deleted fork; None: `repo` itself) at `head_sha`."""
         with self._db.tx(repo) as db:
             (last,) = db.execute("SELECT MAX(number) FROM items WHERE repo = ?", (repo_key(repo),)).fetchone()
             ref = WorkItemRef(repo, number or (last or 0) + 1)
@@ -82,10 +95,10 @@ class SandboxTracker(TrackerPort):
                 raise TrackerError(f"{repo}: {ref} already exists in the sandbox")
             now = self._now(db)
             db.execute(
-                "INSERT INTO items (repo, number, item, title, body, author, labels, kind, state, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO items (repo, number, item, title, body, author, labels, kind, state, created_at,"
+                " head_repo, head_sha) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (repo_key(repo), ref.number, str(ref), title, body, author, json.dumps(sorted(labels)), kind.value,
-                 "open", now),
+                 "open", now, head_repo, head_sha),
             )  # fmt: skip
             label_at(db, ref, labels, now)  # an item created with a label is labelled at creation
         return ref
@@ -208,6 +221,14 @@ class SandboxTracker(TrackerPort):
         if state is ItemState.OPEN and label not in work_item_from_row(rows[0]).labels:
             return ItemState.UNLABELED
         return state
+
+    def pull_head(self, item: WorkItemRef) -> PullHead:
+        rows = self._db.read(item.repo, "SELECT kind, head_repo, head_sha FROM items WHERE item = ?", str(item))
+        if not rows or rows[0]["kind"] != ItemKind.PULL_REQUEST.value:
+            raise TrackerError(f"{item.repo}: no pull request {item} in the sandbox")
+        head = rows[0]["head_repo"]
+        repo = item.repo.full_name if head is None else str(head)
+        return PullHead(repo, rows[0]["head_sha"], fork=repo.lower() != item.repo.full_name.lower() or not repo)
 
     def react(self, comment: Comment, reaction: Reaction) -> None:
         with self._db.tx(comment.item.repo) as db:

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from app.cli.context import CliContext, Commands, command
+from app.cli.context import CliContext, Commands, command, work_item
 
 SHOWN_IGNORED = 5  # ignored entries named per worktree; the rest counted
 
@@ -28,6 +28,33 @@ def add_prune(sessions: Commands) -> None:
         handler=run_prune,
     )
     prune.add_argument("--dry-run", action="store_true", help="say what would be removed and kept; change nothing")
+
+
+def add_vouch(sessions: Commands) -> None:
+    vouch = command(
+        sessions,
+        "vouch",
+        help_text="let a fork's pull request's head run on this host",
+        description="A fork's pull request is read by its agent, never run: its worktree's setup is skipped and\n"
+        "its harness ignores the folder's own settings, hooks and MCP servers (docs/workspaces.md). Once you\n"
+        "have read its head, vouch for that commit: from its next worktree and spawn on, they run as for the\n"
+        "repository's own. A later push is not covered. Without --head, prints the head to review.",
+        handler=run_vouch,
+    )
+    vouch.add_argument("--work-item", type=work_item, required=True, metavar="REF", help="github:owner/repo#N")
+    vouch.add_argument("--head", metavar="SHA", help="the head commit you reviewed (7 hex digits or more)")
+
+
+def run_vouch(args: argparse.Namespace, context: CliContext) -> int:
+    workspaces: Workspaces = context.provided("workspaces")
+    if not args.head:
+        head = workspaces.head(args.work_item)
+        print(f"{args.work_item}: head {head.sha} of {head.repo or 'a deleted repository'}; review it, then")
+        print(f"  the-loop sessions vouch --work-item {args.work_item} --head {head.sha}")
+        return 1
+    head = workspaces.vouch(args.work_item, args.head)
+    print(f"vouched for {args.work_item} at {head.sha} of {head.repo or 'a deleted repository'}")
+    return 0
 
 
 def run_prune(args: argparse.Namespace, context: CliContext) -> int:

@@ -1,4 +1,4 @@
-"""`sessions list|attach|reset|close|prune`: the operator's hands on the work-item sessions."""
+"""`sessions list|attach|reset|close|prune|vouch`: the operator's hands on the work-item sessions."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from app.cli.context import CliContext, Commands, UsageProblem, command, group, work_item
-from app.cli.prune import add_prune
+from app.cli.prune import add_prune, add_vouch
 from app.usecases.sessions_admin import UnknownWorkItem
 from domain.model import SessionStatus
 from domain.refs import WorkItemRef
@@ -72,6 +72,7 @@ def add_sessions(commands: Commands) -> None:
     )
     reopen.add_argument("--work-item", type=work_item, required=True, metavar="REF", help=_REF_HELP)
     add_prune(sessions)
+    add_vouch(sessions)
     _add_move(sessions)
 
 

@@ -57,6 +57,12 @@ class HarnessSettings(BaseModel):
         description="Record each spawn folder as trusted in Claude Code's user configuration "
         "(`projects.<dir>.hasTrustDialogAccepted` in `~/.claude.json`) so it does not open on the trust dialog.",
     )
+    unvouched_args: tuple[str, ...] | None = Field(
+        default=None,
+        description="Arguments that make the harness load none of its folder's own settings, hooks, MCP servers "
+        "or plugins, added when the folder holds a head the operator has not vouched for (a fork's pull request, "
+        "docs/workspaces.md). Unset: the harness has no such start, and is not started in such a folder.",
+    )
 
 
 # written as the YAML would be: these keys are what `routing.harnesses.<name>` merges over
@@ -71,6 +77,8 @@ BUILTIN_HARNESSES: Mapping[str, HarnessSettings] = {
             "readySeconds": 60,
             "confirmSeconds": 30,
             "trustWorkdir": True,
+            # pinned in tests/claude/test_claude_unvouched_facts.py
+            "unvouchedArgs": ["--setting-sources", "user", "--strict-mcp-config"],
         },
         # what each entry does and leaves out, with the sources read: docs/harnesses.md
         "codex": {"binary": "codex", "readySeconds": 10},

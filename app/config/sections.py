@@ -197,6 +197,18 @@ class WorkspaceSettings(Section):
         description="A shell command run once in each new worktree (e.g. `npm ci`); its exit status and the end "
         "of its output go to the event log. A failure discards the worktree and fails the attempt. Empty: none.",
     )
+    setup_env: tuple[str, ...] = Field(
+        default=(),
+        description="Names of more environment variables `setup` gets. It gets only `PATH`, `HOME`, `LANG`, "
+        "`LC_*`, `TERM`, `TMPDIR`, `USER`, `LOGNAME`, `SHELL` and these: never the daemon's tokens "
+        "(`GH_TOKEN`, `GITHUB_TOKEN`, …).",
+    )
+    trust_forks: bool = Field(
+        default=False,
+        description="Run code from a fork's pull request on this host like the repository's own: `setup`, and the "
+        "harness with its folder's own settings, hooks and MCP servers. Off: none of it runs unless the operator "
+        "vouched for that head (`sessions vouch`). See docs/workspaces.md.",
+    )
     remove_on_close: bool = Field(
         default=False,
         description="When a work item closes, remove its worktree and branch if clean: no uncommitted change, "

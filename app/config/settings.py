@@ -135,6 +135,7 @@ class Settings(BaseSettings):
             ready_seconds=ready,
             confirm_seconds=harness.confirm_seconds,
             trust_workdir=harness.trust_workdir,
+            unvouched_args=harness.unvouched_args,
         )
 
     def sources(self) -> list[Source]:

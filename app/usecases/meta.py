@@ -30,3 +30,16 @@ def watch_start(store: StateStore, repo: RepoRef) -> datetime | None:
 def armed_floor(store: StateStore, item: WorkItemRef) -> datetime | None:
     """When an operator's `sessions reset` made what was said on `item` before it history (our clock)."""
     return moment(store, armed_floor_key(item))
+
+
+def vouch_key(item: WorkItemRef) -> str:
+    return f"vouched-head:{item}"
+
+
+def vouched_head(store: StateStore, item: WorkItemRef) -> str | None:
+    """The head commit of `item` an operator vouched for (`sessions vouch`), if any."""
+    return store.meta().get(vouch_key(item)) or None
+
+
+def vouch(store: StateStore, item: WorkItemRef, sha: str) -> None:
+    store.save_meta(vouch_key(item), sha)

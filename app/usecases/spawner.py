@@ -10,12 +10,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from app.usecases.watch import HarnessWatch, Verdict
-from app.usecases.workspaces import Workspaces
+from app.usecases.workspaces import EMPTY, Workspaces
 from domain.cluster import handover_note
 from domain.errors import DuplicateSession, TmuxFailed, TmuxUnanswered, TrustError, WorkspaceError
 from domain.events import Event, Level
 from domain.model import HarnessSpec, Probe, SessionRecord, SessionState, SessionStatus, SpawnRequest, WorkItem
-from domain.policy import Clear, Outcome, clear_decision, cleared, remedy
+from domain.policy import Clear, Decision, Outcome, clear_decision, cleared, remedy
 from domain.ports import ClockPort, EventSink, ReceiptPort, StateStore, TmuxPort, TrustPort
 from domain.receipts import confirms
 
@@ -157,11 +157,9 @@ class Spawner:
     def _prepare_and_start(
         self, record: SessionRecord, job: Dispatch, probe: Probe, *, resume: bool, first: bool
     ) -> Result | SessionRecord:
-        try:  # issue 10: a ready worktree is reused untouched; a failure is git's (or the setup's) message
-            if self._workspaces is not None:
-                self._workspaces.prepare(job.item, record.cwd, first=first)
-        except WorkspaceError as error:
-            return self._failed(record, job, f"workspace failed: {error}")
+        vouched = self._ready(record, job, first=first)
+        if isinstance(vouched, Result):
+            return vouched
         for tmux_proved_taken in (False, True):
             clear = clear_decision(probe, first=first, tmux_proved_taken=tmux_proved_taken)
             if clear.choice is Clear.REFUSE_LIVE:
@@ -186,15 +184,36 @@ class Spawner:
                         None if first else record,
                     )
             try:
-                return self._start(record, job, resume=resume, window=probe.others_live)
+                return self._start(record, job, resume=resume, window=probe.others_live, vouched=vouched)
             except _Duplicate as duplicate:
                 record = duplicate.record  # as saved before the refused spawn
                 probe = self._tmux.probe(record.target, mark="")
         return self._failed(record, job, "duplicate session again after one re-decision")
 
-    def _start(self, record: SessionRecord, job: Dispatch, *, resume: bool, window: bool) -> Result | SessionRecord:
+    def _ready(self, record: SessionRecord, job: Dispatch, *, first: bool) -> Decision[bool] | Result:
+        """The folder made ready, and whether its head is vouched for; a failed attempt's `Result`
+        when it cannot be made, or the harness cannot be started safely in it."""
+        vouched = EMPTY
+        try:  # issue 10: a ready worktree is reused untouched; a failure is git's (or the setup's) message
+            if self._workspaces is not None:
+                vouched = self._workspaces.prepare(job.item, record.cwd, first=first).vouched
+        except WorkspaceError as error:
+            return self._failed(record, job, f"workspace failed: {error}")
+        if not vouched.choice and self.harness(record.harness).unvouched_args is None:
+            # issue 18: a harness that would load the folder's own settings never starts in it
+            reason = f"{record.harness} has no start that ignores its folder's own settings (unvouchedArgs); "
+            self._emit(Event.SESSION_SPAWN_FAILED, record, level=Level.ERROR, reason=reason + vouched.reason)
+            return Result(Outcome.SPAWN_REFUSED, reason + vouched.reason, None if first else record)
+        return vouched
+
+    def _start(
+        self, record: SessionRecord, job: Dispatch, *, resume: bool, window: bool, vouched: Decision[bool]
+    ) -> Result | SessionRecord:
         """The harness started (its record), or why it did not."""
         harness = self.harness(record.harness)
+        # issue 18: never the folder's own settings, hooks, MCP servers for a head nobody vouched for;
+        # so started, trusting the folder (Claude Code's dialog) lets none of them run
+        safe = () if vouched.choice else (harness.unvouched_args or ())
         spawn_id, previous = uuid.uuid4().hex, record.spawn_id
         cwd = record.cwd
         record = replace(
@@ -218,7 +237,7 @@ class Spawner:
         record = self._store.save_session(record)
         request = SpawnRequest(
             target=record.target,
-            argv=harness.argv(record.harness_session_id, resume=resume, extra=channel.args),
+            argv=harness.argv(record.harness_session_id, resume=resume, extra=(*safe, *channel.args)),
             cwd=cwd,
             prompt=job.prompt if resume else self._handover(record) + job.spawn_prompt,
             mark=spawn_id,

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from domain.errors import WorkspaceError
+from app.usecases.meta import vouch, vouched_head
+from domain.errors import LoopError, TrackerError, WorkspaceError
 from domain.events import Event, Level
-from domain.model import SessionRecord, SessionStatus, WorkItem
+from domain.model import ItemKind, PullHead, SessionRecord, SessionStatus, WorkItem
 from domain.policy import Decision
-from domain.ports import ClockPort, EventSink, StateStore, TmuxPort, WorkspacePort
+from domain.ports import ClockPort, EventSink, StateStore, TmuxPort, TrackerPort, WorkspacePort
+from domain.refs import WorkItemRef
 from domain.workspace import (
     Found,
     Ignored,
@@ -18,6 +21,7 @@ from domain.workspace import (
     Pruned,
     WorkspaceMode,
     WorkspaceSpec,
+    head_decision,
     prepare_decision,
     removal_decision,
     still_closed,
@@ -31,6 +35,24 @@ class WorkspaceConfig:
     mode: WorkspaceMode = WorkspaceMode.NONE
     setup: str = ""  # a shell line run once in each new worktree; empty: none
     remove_on_close: bool = False
+    trust_forks: bool = False  # a fork's head runs on the host like the repository's own
+
+
+@dataclass(frozen=True, slots=True)
+class Readied:
+    """The folder a spawn starts in, and whether code from the head it holds may run on the host
+    (its harness settings, hooks, MCP servers): issue 18 item 1."""
+
+    path: str
+    vouched: Decision[bool]
+
+
+EMPTY = Decision(True, "an empty folder: nobody's code")
+SHORT_SHA = 7  # the shortest head an operator may name
+
+
+class NotVouched(LoopError):
+    """A vouch that names another head than the pull request has now."""
 
 
 class Workspaces:
@@ -43,7 +65,9 @@ class Workspaces:
         events: EventSink,
         clock: ClockPort,
         config: WorkspaceConfig,
+        tracker_for: Callable[[WorkItemRef], TrackerPort] | None = None,
     ) -> None:
+        self._tracker_for = tracker_for  # None: no pull request's head can be told, so none is vouched for
         self._port = port
         self._tmux = tmux
         self._store = store
@@ -59,26 +83,46 @@ class Workspaces:
             return nullcontext()
         return self._port.lock(item.ref.repo)
 
-    def prepare(self, item: WorkItem, folder: str, *, first: bool) -> str:
-        """The folder a spawn of `item` starts in, ready. Mode `none`: `folder` as it is (the
-        spawn creates it). `WorkspaceError` (already in the event log) when it cannot be made."""
+    def prepare(self, item: WorkItem, folder: str, *, first: bool) -> Readied:
+        """The folder a spawn of `item` starts in, ready, and whether its head is vouched for. Mode
+        `none`: `folder` as it is (the spawn creates it). `WorkspaceError` (already in the event
+        log) when it cannot be made, or a pull request's head cannot be read."""
         if self._config.mode is WorkspaceMode.NONE:
-            return folder
+            return Readied(folder, EMPTY)
         spec = WorkspaceSpec.for_item(item, folder)
+        head = self._head(item, spec)
+        vouched = head_decision(
+            item.ref, head, trust_forks=self._config.trust_forks, vouched=vouched_head(self._store, item.ref)
+        )
+        if head is not None and head.fork:
+            spec = WorkspaceSpec.for_item(item, folder, commit=head.sha)  # exactly the head judged
         decision = prepare_decision(self._port.found(spec), first=first)
         if decision.choice is Prepare.REFUSE:
             self._failed(spec, f"{folder} {decision.reason}")
         if decision.choice in {Prepare.CREATE, Prepare.REMAKE}:
-            self._make(spec, remake=decision.choice is Prepare.REMAKE)
-        return folder
+            self._make(spec, vouched, remake=decision.choice is Prepare.REMAKE)
+        return Readied(folder, vouched)
 
-    def _make(self, spec: WorkspaceSpec, *, remake: bool) -> None:
+    def _head(self, item: WorkItem, spec: WorkspaceSpec) -> PullHead | None:
+        if item.kind is not ItemKind.PULL_REQUEST:
+            return None
+        if self._tracker_for is None:
+            return PullHead("", "", fork=True)  # cannot tell whose it is: nobody's we know
+        try:
+            return self._tracker_for(item.ref).pull_head(item.ref)
+        except TrackerError as error:  # a rate limit too: the attempt is retried
+            self._failed(spec, f"cannot tell whose head pull request {item.ref} has: {error}")
+
+    def _make(self, spec: WorkspaceSpec, vouched: Decision[bool], *, remake: bool) -> None:
         started = self._clock.now()
         try:
             if remake:
                 self._port.discard(spec)
             self._port.create(spec)
-            self._setup(spec)
+            if vouched.choice:
+                self._setup(spec)
+            elif self._config.setup:
+                self._emit(Event.WORKSPACE_SETUP_SKIPPED, spec, level=Level.WARNING, reason=vouched.reason)
             self._port.mark_ready(spec)  # last: until here a later attempt sees it unfinished
         except WorkspaceError as error:
             self._failed(spec, str(error))
@@ -105,6 +149,25 @@ class Workspaces:
     def _failed(self, spec: WorkspaceSpec, cause: str) -> NoReturn:
         self._emit(Event.WORKSPACE_FAILED, spec, level=Level.ERROR, cause=cause)
         raise WorkspaceError(cause)
+
+    def head(self, item: WorkItemRef) -> PullHead:
+        """Pull request `item`'s head now; `TrackerError` when it cannot be read."""
+        if self._tracker_for is None:
+            raise NotVouched(f"{item}: no tracker to read its head from")
+        return self._tracker_for(item).pull_head(item)
+
+    def vouch(self, item: WorkItemRef, sha: str) -> PullHead:
+        """The operator vouches for pull request `item`'s head being `sha` (a prefix will do): its
+        setup and its harness's folder settings may run on this host from its next worktree and
+        spawn on, and only while the head is that commit. `NotVouched` when its head is another."""
+        head = self.head(item)
+        if sha != head.sha and (len(sha) < SHORT_SHA or not head.sha.startswith(sha.lower())):
+            raise NotVouched(f"{item}'s head is {head.repo or 'a deleted repository'} at {head.sha}, not {sha}")
+        vouch(self._store, item, head.sha)
+        self._events.emit(
+            Event.WORKSPACE_VOUCHED, source=OPERATOR, work_item=str(item), head_repo=head.repo, head=head.sha
+        )
+        return head
 
     def closed(self, record: SessionRecord) -> None:
         """After a close: with `removeOnClose`, the item's worktree goes if it is clean."""

@@ -26,6 +26,12 @@ class SandboxRig:
         kind = ItemKind.PULL_REQUEST if pull else ItemKind.ISSUE
         return self.sandbox.create_item(self.repo, f"item {number}", labels=labels, kind=kind, number=number)
 
+    def pull(self, number: int, *, head: str | None, sha: str) -> WorkItemRef:
+        kind = ItemKind.PULL_REQUEST
+        return self.sandbox.create_item(
+            self.repo, f"item {number}", labels=(LABEL,), kind=kind, number=number, head_repo=head, head_sha=sha
+        )
+
     def comment(self, number: int, body: str, *, author: str = "alice", review: bool = False,
                 path: str | None = None, line: int | None = None) -> str:  # fmt: skip
         kind = CommentKind.REVIEW_COMMENT if review else CommentKind.ISSUE_COMMENT

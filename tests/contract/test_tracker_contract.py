@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from domain.errors import RateLimited, TrackerError
-from domain.model import CommentBatch, CommentKind, ItemKind, ItemState, Reaction
+from domain.model import CommentBatch, CommentKind, ItemKind, ItemState, PullHead, Reaction
 from domain.refs import WorkItemRef
 from tests.contract.tracker_rigs import rig
 from tests.github_standin.rigs import BOT, LABEL, Rig, standin
@@ -155,6 +155,31 @@ def test_item_state_tells_closed_merged_unlabeled_or_open(rig: Rig, state: ItemS
     elif state is ItemState.UNLABELED:
         rig.relabel(5, ("other",))
     assert rig.tracker.item_state(item, LABEL) is state
+
+
+# --- a pull request's head (issue 18 item 1) --------------------------------------------
+
+SHA = "3f786850e387550fdab836ed7e6dc881de23001b"
+
+
+def test_issue18_item1_a_pull_requests_head_in_its_own_repository_is_not_a_fork(rig: Rig) -> None:
+    ref = rig.pull(1, head=None, sha=SHA)
+    assert rig.tracker.pull_head(ref) == PullHead(rig.repo.full_name, SHA, fork=False)
+
+
+def test_issue18_item1_a_pull_requests_head_in_another_repository_is_a_fork(rig: Rig) -> None:
+    ref = rig.pull(1, head="mallory/widgets", sha=SHA)
+    assert rig.tracker.pull_head(ref) == PullHead("mallory/widgets", SHA, fork=True)
+
+
+def test_issue18_item1_a_pull_requests_head_in_a_deleted_fork_is_a_fork(rig: Rig) -> None:
+    ref = rig.pull(1, head="", sha=SHA)
+    assert rig.tracker.pull_head(ref) == PullHead("", SHA, fork=True)
+
+
+def test_issue18_item1_the_head_of_an_issue_is_a_tracker_error(rig: Rig) -> None:
+    with pytest.raises(TrackerError):
+        rig.tracker.pull_head(rig.item(1))
 
 
 # --- writes ----------------------------------------------------------------------------

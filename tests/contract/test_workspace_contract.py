@@ -8,6 +8,7 @@ import subprocess
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -163,6 +164,25 @@ def test_a_pull_requests_worktree_is_at_the_pull_requests_head(rig: FakeRig) -> 
     spec = made(rig, rig.spec(12, pull=True))
 
     assert rig.head(spec) == head != rig.tip()
+
+
+def test_issue18_item1_a_pull_requests_worktree_pinned_to_its_head_commit_is_made(rig: FakeRig) -> None:
+    head = rig.open_pull(12)
+
+    spec = made(rig, replace(rig.spec(12, pull=True), commit=head))
+
+    assert rig.head(spec) == head
+
+
+def test_issue18_item1_a_head_that_moved_from_the_commit_judged_is_refused_and_leaves_nothing(rig: FakeRig) -> None:
+    judged = rig.open_pull(12)
+    rig.open_pull(12)  # a push after the head was read
+    spec = replace(rig.spec(12, pull=True), commit=judged)
+
+    with pytest.raises(WorkspaceError, match="the head of pull request 12 moved"):
+        rig.port.create(spec)
+
+    assert rig.port.found(spec) is Found.MISSING and not rig.has_branch(spec)
 
 
 def test_a_later_worktree_starts_from_what_the_remote_holds_now(rig: FakeRig) -> None:

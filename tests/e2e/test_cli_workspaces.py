@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from domain.model import ItemKind
 from tests.e2e.cli import run_cli, tree
 from tests.e2e.loop_rig import REPO, Loop, loop
 from tests.git_support import Origins, git, require_git
@@ -148,3 +149,38 @@ def test_issue18_item6_with_no_keep_patterns_an_ignored_env_file_goes_and_is_nam
         done.stdout
     )
     assert not (loop.root / "work" / ref.slug).exists()
+
+
+def test_issue18_item1_a_forks_pull_request_waits_for_sessions_vouch_before_its_setup_and_agent_run(
+    worktrees: Loop,
+) -> None:
+    loop = worktrees
+    marker = loop.root / "setup-ran"
+    sha = Origins(loop.root / "remote").pull_request(REPO, 3, files={"evil.sh": f"echo ran > {marker}\n"})
+    loop.workspace["setup"] = "sh ./evil.sh"
+    sandbox = loop.sandbox()
+    ref = sandbox.create_item(
+        REPO, "a fork's change", labels=("loop",), kind=ItemKind.PULL_REQUEST, number=3, head_repo="mallory/demo",
+        head_sha=sha,
+    )  # fmt: skip
+    sandbox.close()
+
+    unvouched = loop.cli("poll", "--once")
+    refused = [e for e in loop.events() if e["event"] == "session.spawn_failed"]
+    asked = loop.cli("sessions", "vouch", "--work-item", str(ref))
+    vouched = loop.cli("sessions", "vouch", "--work-item", str(ref), "--head", sha[:12])
+    sessions_before = sessions(loop)
+    after = loop.cli("poll", "--once")
+
+    assert unvouched.returncode == 0, unvouched.stderr
+    assert not marker.exists() and loop.event_names().count("workspace.setup_skipped") == 1
+    assert refused and "sim has no start that ignores its folder's own settings" in refused[0]["reason"]
+    assert ref.target.name not in sessions_before
+    assert asked.returncode == 1 and f"--head {sha}" in asked.stdout
+    assert vouched.returncode == 0 and vouched.stdout == f"vouched for {ref} at {sha} of mallory/demo\n"
+    assert after.returncode == 0 and ref.target.name in sessions(loop)  # vouched: its agent starts
+    assert not marker.exists()  # setup runs when a worktree is made; this one was made before the vouch
+
+
+def sessions(loop: Loop) -> list[str]:
+    return loop.tmux.run("list-sessions", "-F", "#{session_name}", check=False).split()

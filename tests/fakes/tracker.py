@@ -14,6 +14,7 @@ from domain.model import (
     CommentKind,
     ItemKind,
     ItemState,
+    PullHead,
     Reaction,
     WorkItem,
 )
@@ -29,6 +30,7 @@ class _Item:
     labels: set[str]
     state: ItemState = ItemState.OPEN
     labelled_at: dict[str, datetime] = field(default_factory=dict)  # label -> its latest `labeled`
+    head: PullHead | None = None  # a pull request's
 
 
 @dataclass(slots=True)
@@ -77,13 +79,23 @@ class FakeTracker(TrackerPort):
         labels: tuple[str, ...] = ("loop",),
         kind: ItemKind = ItemKind.ISSUE,
         body: str = "",
+        head: str | None = None,
+        sha: str = "",
     ) -> WorkItem:
+        """A pull request's head is `sha` in `head` (None: `ref`'s repository; "": a deleted fork)."""
         url = f"https://{ref.repo.host}/{ref.repo.full_name}/issues/{ref.number}"
         title = title or f"item {ref.number}"
         at = self._tick()
         item = WorkItem(ref, title, author, frozenset(labels), kind, body, url, at)
         self._items[ref] = _Item(item, set(labels), labelled_at=dict.fromkeys(labels, at))
+        if kind is ItemKind.PULL_REQUEST:
+            self.set_head(ref, head, sha)
         return item
+
+    def set_head(self, ref: WorkItemRef, head: str | None, sha: str) -> None:
+        """A push to the pull request, or its head moved to another repository."""
+        name = ref.repo.full_name if head is None else head
+        self._items[ref].head = PullHead(name, sha, fork=not name or name.lower() != ref.repo.full_name.lower())
 
     def set_state(self, ref: WorkItemRef, state: ItemState) -> None:
         """CLOSED, MERGED or UNLABELED (every label removed) take the item out of `work_items`."""
@@ -188,6 +200,13 @@ class FakeTracker(TrackerPort):
         if entry.state is not ItemState.OPEN:
             return entry.state
         return ItemState.OPEN if label in entry.labels else ItemState.UNLABELED
+
+    def pull_head(self, item: WorkItemRef) -> PullHead:
+        self._request(item.repo, read=True)
+        entry = self._items.get(item)
+        if entry is None or entry.head is None:
+            raise TrackerError(f"{item.repo}: no pull request {item}")
+        return entry.head
 
     def react(self, comment: Comment, reaction: Reaction) -> None:
         self._request(comment.item.repo, read=False)

@@ -80,6 +80,11 @@ class FakeWorkspaces(WorkspacePort):
     def create(self, spec: WorkspaceSpec) -> None:
         with self.lock(spec.repo), self._lock:
             start = self._fetch(spec)
+            if spec.commit and start != spec.commit:
+                raise WorkspaceError(
+                    f"the head of pull request {spec.pull} moved while it was read: "
+                    f"{spec.commit[:12]} judged, {start[:12]} fetched"
+                )
             if (spec.repo, spec.branch) in self.branches:
                 raise WorkspaceError(
                     f"git worktree add exited 255 ({spec.path}): fatal: a branch named '{spec.branch}' already exists"

@@ -41,6 +41,10 @@ class Rig(Protocol):
     repo: RepoRef
 
     def item(self, number: int, *, labels: tuple[str, ...] = (LABEL,), pull: bool = False) -> WorkItemRef: ...
+    def pull(self, number: int, *, head: str | None, sha: str) -> WorkItemRef:
+        """A labelled pull request whose head is `sha` in `head` (None: the repository itself; "": a
+        deleted fork)."""
+
     def comment(
         self,
         number: int,
@@ -72,6 +76,11 @@ class FakeRig:
     def item(self, number: int, *, labels: tuple[str, ...] = (LABEL,), pull: bool = False) -> WorkItemRef:
         ref = WorkItemRef(self.repo, number)
         self.fake.add_item(ref, labels=labels, kind=ItemKind.PULL_REQUEST if pull else ItemKind.ISSUE)
+        return ref
+
+    def pull(self, number: int, *, head: str | None, sha: str) -> WorkItemRef:
+        ref = WorkItemRef(self.repo, number)
+        self.fake.add_item(ref, kind=ItemKind.PULL_REQUEST, head=head, sha=sha)
         return ref
 
     def comment(
@@ -135,6 +144,11 @@ class GhRig:
 
     def item(self, number: int, *, labels: tuple[str, ...] = (LABEL,), pull: bool = False) -> WorkItemRef:
         self.world.add_issue(self.repo.full_name, number, labels=labels, pull_request=pull)
+        return WorkItemRef(self.repo, number)
+
+    def pull(self, number: int, *, head: str | None, sha: str) -> WorkItemRef:
+        issue = self.world.add_issue(self.repo.full_name, number, pull_request=True)
+        issue.head_repo, issue.head_sha = head, sha
         return WorkItemRef(self.repo, number)
 
     def comment(

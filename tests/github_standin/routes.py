@@ -20,6 +20,7 @@ _GET: list[tuple[re.Pattern[str], str]] = [
     (re.compile(_REPO + r"/issues/(?P<number>[0-9]+)$"), "issue"),
     (re.compile(_REPO + r"/issues/(?P<number>[0-9]+)/comments$"), "thread"),
     (re.compile(_REPO + r"/pulls/(?P<number>[0-9]+)/comments$"), "review_thread"),
+    (re.compile(_REPO + r"/pulls/(?P<number>[0-9]+)$"), "pull"),
     (re.compile(_REPO + r"/issues/(?P<number>[0-9]+)/events$"), "events"),
     (re.compile(_REPO + r"/(?P<kind>issues|pulls)/comments/(?P<cid>[0-9]+)$"), "one_comment"),
 ]
@@ -92,6 +93,19 @@ class Routes:
     def issue(self, repo: Repo, match: dict[str, str], _: Query, __: Any) -> Reply:
         found = repo.issues.get(int(match["number"]))
         return _NOT_FOUND if found is None else (200, self.issue_json(repo, found))
+
+    def pull(self, repo: Repo, match: dict[str, str], _: Query, __: Any) -> Reply:
+        """What the-loop reads of a pull request: its head and base, `head.repo` null once the fork
+        is deleted, as GitHub answers; an issue's number is not found here."""
+        found = repo.issues.get(int(match["number"]))
+        if found is None or not found.pull_request:
+            return _NOT_FOUND
+        head = repo.full_name if found.head_repo is None else found.head_repo
+        doc = self.issue_json(repo, found) | {
+            "head": {"sha": found.head_sha, "repo": {"full_name": head} if head else None},
+            "base": {"repo": {"full_name": repo.full_name}},
+        }
+        return 200, doc
 
     def issue_comments(self, repo: Repo, _: dict[str, str], query: Query, __: Any) -> Reply:
         return 200, self._notes(repo, query, review=False)

@@ -28,6 +28,8 @@ class Issue:
     merged_at: datetime | None = None
     body: str = ""
     listed: bool = True  # False: its last change is not in listings yet (eventual consistency)
+    head_repo: str | None = None  # a pull request's head repository: None its own, "" a deleted fork
+    head_sha: str = "0" * 40
     events: list[tuple[str, str, datetime]] = field(default_factory=list)  # labeled/unlabeled, label, when
 
 

@@ -78,7 +78,7 @@ class Rig:
 
     def prepare(self, number: int, *, first: bool = True) -> Path:
         item = WorkItem(WorkItemRef(REPO, number), "t", "alice", frozenset())
-        return Path(self.workspaces.prepare(item, str(self.folder(number)), first=first))
+        return Path(self.workspaces.prepare(item, str(self.folder(number)), first=first).path)
 
     def closed_session(self, number: int) -> SessionRecord:
         record = SessionRecord(WorkItemRef(REPO, number), "claude", "sid", str(self.folder(number)))

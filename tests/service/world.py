@@ -97,6 +97,7 @@ class World:
             events=self.events,
             clock=self.clock,
             config=self.workspace,
+            tracker_for=lambda _ref: self.tracker,
         )
         self.watch = HarnessWatch(tmux=self.guarded, receipts=self.receipts, clock=self.clock)
         self.spawner = Spawner(

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from domain.model import ItemKind, SessionRecord, SessionState, SessionStatus, WorkItem
+from domain.model import ItemKind, PullHead, SessionRecord, SessionState, SessionStatus, WorkItem
 from domain.refs import RepoRef, WorkItemRef
 from domain.workspace import (
     Dirt,
@@ -16,6 +16,7 @@ from domain.workspace import (
     WorkspaceSpec,
     check_clone_url,
     clone_url,
+    head_decision,
     output_tail,
     prepare_decision,
     removal_decision,
@@ -124,3 +125,34 @@ def test_the_setup_output_tail_is_bounded_and_made_inert() -> None:
     tail = output_tail("noise\n" * 1000 + "\x1b]0;title\x07 fatal: missing", limit=100)
     assert tail.startswith("[… ") and tail.endswith("␛]0;title␇ fatal: missing")
     assert "\x1b" not in tail and len(tail.encode()) < 200
+
+
+# --- issue 18 item 1: whose head may run on the host
+
+SHA = "3f786850e387550fdab836ed7e6dc881de23001b"
+FORK = PullHead("mallory/widgets", SHA, fork=True)
+
+
+@pytest.mark.parametrize(
+    ("head", "trust_forks", "vouched", "runs"),
+    [
+        (None, False, None, True),  # an issue: the default branch
+        (PullHead("acme/widgets", SHA, fork=False), False, None, True),
+        (FORK, False, None, False),
+        (PullHead("", SHA, fork=True), False, None, False),  # a deleted fork
+        (FORK, True, None, True),
+        (FORK, False, SHA, True),
+        (FORK, False, "0" * 40, False),  # vouched for an earlier head: a push since is not covered
+    ],
+    ids=["issue", "own-repo", "fork", "deleted-fork", "trust-forks", "vouched", "vouched-earlier-head"],
+)
+def test_issue18_item1_only_a_head_someone_vouched_for_runs_on_the_host(
+    head: PullHead | None, trust_forks: bool, vouched: str | None, runs: bool
+) -> None:
+    assert head_decision(REF, head, trust_forks=trust_forks, vouched=vouched).choice is runs
+
+
+def test_issue18_item1_an_unvouched_fork_head_says_whose_it_is_and_how_to_vouch() -> None:
+    reason = head_decision(REF, FORK, trust_forks=False, vouched=None).reason
+    assert "mallory/widgets at 3f786850e387" in reason
+    assert "the-loop sessions vouch --work-item github:acme/widgets#7" in reason

@@ -1,0 +1,101 @@
+"""Issue 18 item 1 through the poll cycle, over fakes: the harness of a fork's pull request is
+started so that none of its folder's own settings, hooks or MCP servers load, and its folder is
+trusted only so started; a harness with no such start is not started there at all."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from app.config.harnesses import BUILTIN_HARNESSES
+from app.usecases.meta import vouch
+from app.usecases.workspaces import NotVouched, WorkspaceConfig
+from domain.model import ItemKind
+from domain.refs import WorkItemRef
+from domain.workspace import WorkspaceMode
+from tests.service.world import CLAUDE, CURSOR, REPO, World
+
+SAFE = BUILTIN_HARNESSES["claude"].unvouched_args or ()
+PULL = 12
+
+
+def fork_world(*, harness: str = "claude", trust_forks: bool = False, head: str | None = "mallory/widgets") -> World:
+    world = World(
+        workspace=WorkspaceConfig(mode=WorkspaceMode.WORKTREE, setup="npm ci", trust_forks=trust_forks),
+        harness=harness,
+        harnesses={"claude": replace(CLAUDE, unvouched_args=SAFE), "cursor": CURSOR},
+    )
+    world.git.add_remote(REPO)
+    sha = world.git.open_pull(REPO, PULL)
+    world.tracker.add_item(WorkItemRef(REPO, PULL), kind=ItemKind.PULL_REQUEST, head=head, sha=sha)
+    return world
+
+
+def test_issue18_item1_a_forks_harness_starts_ignoring_its_folders_settings_and_is_trusted_only_so() -> None:
+    world = fork_world()
+    ref = WorkItemRef(REPO, PULL)
+
+    world.cycle()
+
+    argv = world.session(ref).argv
+    assert SAFE and argv[1 : 1 + len(SAFE)] == SAFE
+    assert world.trust.trusted == [world.record(ref).cwd]
+    assert world.git.setups == [] and len(world.events.named("workspace.setup_skipped")) == 1
+
+
+def test_issue18_item1_a_pull_request_from_the_repository_itself_starts_as_always() -> None:
+    world = fork_world(head=None)
+    ref = WorkItemRef(REPO, PULL)
+
+    world.cycle()
+
+    assert not set(SAFE) & set(world.session(ref).argv) and world.git.setups == ["npm ci"]
+
+
+def test_issue18_item1_a_vouched_fork_head_starts_as_always() -> None:
+    world = fork_world()
+    ref = WorkItemRef(REPO, PULL)
+    vouch(world.store, ref, world.git.remotes[REPO].pulls[PULL])
+
+    world.cycle()
+
+    assert not set(SAFE) & set(world.session(ref).argv) and world.git.setups == ["npm ci"]
+
+
+def test_issue18_item1_a_harness_without_a_safe_start_is_not_started_in_a_forks_folder() -> None:
+    world = fork_world(harness="cursor")
+    ref = WorkItemRef(REPO, PULL)
+
+    world.cycle()
+
+    assert ref.target.name not in world.tmux.sessions and world.trust.trusted == []
+    failed = world.events.named("session.spawn_failed")
+    assert failed and "cursor has no start that ignores its folder's own settings" in failed[0]["reason"]
+    assert "sessions vouch" in failed[0]["reason"]
+
+
+def test_issue18_item1_with_trust_forks_on_a_forks_harness_starts_as_always() -> None:
+    world = fork_world(harness="cursor", trust_forks=True)
+    ref = WorkItemRef(REPO, PULL)
+
+    world.cycle()
+
+    assert world.session(ref).argv[0] == "cursor-agent" and world.git.setups == ["npm ci"]
+
+
+def test_issue18_item1_sessions_vouch_records_only_the_head_it_names_and_a_later_push_is_not_covered() -> None:
+    world = fork_world()
+    ref = WorkItemRef(REPO, PULL)
+    reviewed = world.git.remotes[REPO].pulls[PULL]
+    with pytest.raises(NotVouched, match="not 0123456789"):
+        world.workspaces.vouch(ref, "0123456789")
+    world.workspaces.vouch(ref, reviewed)
+    pushed = world.git.open_pull(REPO, PULL)  # mallory pushes after the review
+    world.tracker.set_head(ref, "mallory/widgets", pushed)
+
+    world.cycle()
+
+    assert world.session(ref).argv[1 : 1 + len(SAFE)] == SAFE and world.git.setups == []
+    (vouched,) = world.events.named("workspace.vouched")
+    assert (vouched["head"], vouched["source"]) == (reviewed, "operator")
