@@ -42,7 +42,9 @@ class WebhookIntake:
         self._events = events
         self._clock = clock
         self._limits = limits
-        self._lock = threading.Lock()  # deliveries are handled on several threads at once
+        # deliveries are handled on several threads at once
+        self._lock = threading.Lock()
+        self._keeping = threading.Lock()
         self._dropped: dict[str, int] = defaultdict(int)
         self._said: dict[str, float] = {}
         self.notify: Callable[[], None] = lambda: None  # the daemon's cue: something to work now
@@ -51,10 +53,15 @@ class WebhookIntake:
         """Keep a comment that can become a prompt or a control verb; drop and count the rest."""
         comment = pushed.comment
         decision = sender_decision(pushed, watched=self._watched, authorized=self._authorized)
-        if decision.choice:
-            listed = comment.item in self._cluster.shared_listing(comment.item.repo).refs
+        if not decision.choice:
+            self._drop(decision.reason)
+            return
+        listed = comment.item in self._cluster.shared_listing(comment.item.repo).refs
+        with self._keeping:  # the room seen is the room taken, whatever arrives at once
             room = has_room(self._store.inbox_index(), adding=len(comment.body.encode()), limits=self._limits)
             decision = keep_decision(pushed, labels=self._watched[comment.item.repo], listed=listed, room=room)
+            if decision.choice:
+                self._store.inbox_add([comment])
         if not decision.choice:
             self._drop(decision.reason)
             return
@@ -66,7 +73,6 @@ class WebhookIntake:
             delivery_id=str(comment.delivery_id),
             reason=decision.reason,
         )
-        self._store.inbox_add([comment])
         self.notify()
 
     def _drop(self, reason: str) -> None:
