@@ -139,8 +139,8 @@ class Event(enum.Enum):
     POLL_INBOX_PRUNED = (
         "poll.inbox_pruned",
         "Kept comments of an item were dropped from the inbox unread (`comments`: how many): the item left the "
-        "listing, or no read listed it within `webhooks.ghWebhook.unlistedKeepSeconds`. Nothing is lost: an item "
-        "listed later has every comment since its label brought by its arming read.",
+        "listing (what was kept goes with it), or no read listed it within `webhooks.ghWebhook.unlistedKeepSeconds` "
+        "(when it is listed, its arming read brings every comment since its label).",
     )
     POLL_COMMENT_EDITED_BY_OTHER = (
         "poll.comment_edited_by_other",
