@@ -46,6 +46,7 @@ from app.usecases.workspaces import WorkspaceConfig, Workspaces
 from domain.model import HarnessSpec, Reaction, WorkItem
 from domain.ports import ClusterPort, StateStore, TmuxPort, TrackerPort
 from domain.refs import WorkItemRef
+from domain.webhook import InboxLimits
 
 __all__ = ["Container", "EventFilter", "LockHeld", "follow_events", "read_events"]
 
@@ -82,7 +83,13 @@ def _poll_config(settings: Settings) -> PollConfig:
         sources=tuple(settings.sources()),
         spawn_mode=settings.spawn_mode,
         max_concurrent=settings.routing.max_concurrent_dispatches,
+        unlisted_keep_seconds=settings.webhooks.gh_webhook.unlisted_keep_seconds,
     )
+
+
+def _inbox_limits(settings: Settings) -> InboxLimits:
+    hook = settings.webhooks.gh_webhook
+    return InboxLimits(hook.inbox_max_comments, hook.inbox_max_bytes)
 
 
 def _shared(settings: Settings) -> bool:
@@ -325,15 +332,18 @@ class Container(containers.DeclarativeContainer):
     webhook_intake = providers.Singleton(
         WebhookIntake,
         store=store,
-        watched=providers.Callable(lambda s: [source.repo for source in s.sources()], settings),
+        sources=providers.Callable(lambda s: s.sources(), settings),
+        authorized=settings.provided.authorized,
+        cluster=cluster,
         events=events,
+        clock=clock,
+        limits=providers.Callable(_inbox_limits, settings),
     )
     webhook_server = providers.Singleton(
         GhWebhookServer,
         host=settings.provided.webhooks.gh_webhook.host,
         port=settings.provided.webhooks.gh_webhook.port,
         secret=providers.Callable(lambda s: s.webhooks.gh_webhook.secret.get_secret_value(), settings),
-        github_host=settings.provided.integrations.github.host,
         accept=webhook_intake.provided.accept,
         max_body=settings.provided.webhooks.gh_webhook.max_body_bytes,
         read_timeout=settings.provided.webhooks.gh_webhook.read_timeout_seconds,

@@ -136,6 +136,12 @@ class Event(enum.Enum):
         "A comment pushed by a webhook, or kept for an item not listed yet, was written before its item "
         "was armed (`armed_at`): history, not a prompt — nothing is delivered.",
     )
+    POLL_INBOX_PRUNED = (
+        "poll.inbox_pruned",
+        "Kept comments of an item were dropped from the inbox unread (`comments`: how many): the item left the "
+        "listing (what was kept goes with it), or no read listed it within `webhooks.ghWebhook.unlistedKeepSeconds` "
+        "(when it is listed, its arming read brings every comment since its label).",
+    )
     POLL_COMMENT_EDITED_BY_OTHER = (
         "poll.comment_edited_by_other",
         "A comment by an authorized `author` was edited, before the-loop first read it, by `editor` — "
@@ -178,8 +184,14 @@ class Event(enum.Enum):
     REACTION_FAILED = ("reaction.failed", "Adding a reaction failed; nothing else changed.")
     WEBHOOK_RECEIVED = (
         "webhook.received",
-        "A signed webhook delivery announced a new comment; `queued` says if its repository is watched "
-        "(the next cycle then takes it through the ledger, under the same delivery id as by polling).",
+        "A signed webhook delivery announced a new comment that can become a prompt, and it was kept in the "
+        "inbox (`reason`: `listed` at the last read, or `labelled` and not listed yet); the poller works it "
+        "at once, through the ledger, under the same delivery id as by polling.",
+    )
+    WEBHOOK_DROPPED = (
+        "webhook.dropped",
+        "Signed deliveries answered and dropped (`reason`: unwatched, other-host, ours, unauthorized, not-listed, "
+        "inbox-full); said at most once a minute per reason, `count` the drops since it was last said.",
     )
     WORKSPACE_READY = (
         "workspace.ready",

@@ -27,6 +27,7 @@ from domain.model import (
 )
 from domain.receipts import Receipt, ReceiptMode
 from domain.refs import RepoRef, TmuxTarget, WorkItemRef
+from domain.webhook import InboxEntry
 from domain.workspace import Dirt, Found, Ignored, Occupants, SetupResult, WorkspaceSpec
 
 
@@ -225,6 +226,9 @@ class StateStore(Protocol):
 
     def inbox_items(self) -> list[WorkItemRef]:
         """Every item with comments kept."""
+
+    def inbox_index(self) -> list[InboxEntry]:
+        """Every comment kept, without its text: its item, id, time and the bytes kept for it."""
 
     def items(self) -> Iterator[WorkItemRef]: ...
 

@@ -13,12 +13,14 @@ import threading
 from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
+from urllib.parse import urlsplit
 
 from adapters.github.payloads import comment as parse_comment
 from adapters.github.webhook_http import MAX_HEAD, Delivery, Refused, read_delivery, response
-from domain.errors import TrackerError
-from domain.model import Comment, CommentKind
+from domain.errors import InvalidRef, TrackerError
+from domain.model import CommentKind
 from domain.refs import RepoRef
+from domain.webhook import Pushed
 
 # GitHub caps a payload at 25 MB, but a comment event is small: its comment and issue bodies are
 # at most 65,536 characters each, so ~0.6 MB in the worst case
@@ -35,21 +37,32 @@ def signature_ok(secret: bytes, body: bytes, header: str) -> bool:
     return hmac.compare_digest(expected.encode(), header.encode())
 
 
-def comment_of(event: str, payload: dict[str, Any], *, host: str) -> Comment | None:
-    """The new comment a delivery announces, or None for anything else (edits, deletions, other events)."""
+def pushed_of(event: str, payload: dict[str, Any]) -> Pushed | None:
+    """The new comment a delivery announces, with its item's labels, or None for anything else
+    (edits, deletions, other events). Its host is the one the delivery names (the comment's page):
+    `acme/widgets` on an Enterprise host is not github.com's `acme/widgets`."""
     kind = _KINDS.get(event)
     if kind is None or payload.get("action") != "created":
         return None
     try:
+        raw = payload["comment"]
+        host = urlsplit(str(raw["html_url"])).netloc
+        if not host:
+            raise ValueError(f"no host in {raw['html_url']!r}")
         repo = RepoRef.parse(str(payload["repository"]["full_name"]), host=host)
-        return parse_comment(repo, payload["comment"], kind, f"{repo}: webhook {event}").comment
-    except (KeyError, TypeError) as error:
+        if repo.host != host:  # a full name carrying a host of its own is not GitHub's
+            raise ValueError(f"a host in {repo.full_name!r}")
+        found = parse_comment(repo, raw, kind, f"{repo}: webhook {event}").comment
+        item = payload.get("pull_request" if kind is CommentKind.REVIEW_COMMENT else "issue") or {}
+        labels = frozenset(str(label["name"]) for label in item.get("labels") or ())
+    except (KeyError, TypeError, ValueError, InvalidRef) as error:
         raise TrackerError(f"webhook {event}: malformed payload ({error!r})") from error
+    return Pushed(found, labels)
 
 
 class GhWebhookServer:
     """`POST` deliveries signed with `X-Hub-Signature-256`, one per connection; `accept` gets each
-    new comment. Anything unsigned or badly signed is refused with 401 before it is parsed.
+    new comment (it decides what is kept). Anything unsigned or badly signed is refused with 401 before it is parsed.
 
     Limits: a request is answered from its head before its body is read when it has no signature
     header (401), no `Content-Length` (411) or one over `max_body` (413); a connection has
@@ -64,14 +77,12 @@ class GhWebhookServer:
         host: str,
         port: int,
         secret: str,
-        github_host: str,
-        accept: Callable[[Comment], None],
+        accept: Callable[[Pushed], None],
         max_body: int = MAX_BODY,
         read_timeout: float = READ_TIMEOUT,
         max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         self._secret = secret.encode()
-        self._github_host = github_host
         self._accept = accept
         self._max_body, self._read_timeout, self._max_connections = max_body, read_timeout, max_connections
         self._socket = socket.create_server((host, port))  # bound now: a port in use fails here
@@ -105,13 +116,13 @@ class GhWebhookServer:
             return 200
         try:
             payload = json.loads(body)
-            comment = comment_of(event, payload, host=self._github_host) if isinstance(payload, dict) else None
+            pushed = pushed_of(event, payload) if isinstance(payload, dict) else None
         except (ValueError, TrackerError) as error:
             _log.warning("webhook delivery refused: %s", error)
             return 400
-        if comment is None:
+        if pushed is None:
             return 204
-        self._accept(comment)
+        self._accept(pushed)  # kept or dropped, it is answered alike: nothing for GitHub to retry
         return 202
 
     def _serve(self, ready: threading.Event) -> None:

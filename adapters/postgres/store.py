@@ -6,6 +6,7 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -26,6 +27,7 @@ from domain.ledger import Ledger
 from domain.model import Comment, SessionRecord
 from domain.ports import StateStore
 from domain.refs import RepoRef, WorkItemRef
+from domain.webhook import InboxEntry
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,6 +230,11 @@ class PostgresStateStore(StateStore):
         rows = self._run("SELECT DISTINCT item FROM inbox")
         with self._decoding():
             return sorted(WorkItemRef.parse(text) for (text,) in rows)
+
+    def inbox_index(self) -> list[InboxEntry]:
+        rows = self._run("SELECT item, comment, created_at, octet_length(data) FROM inbox")
+        with self._decoding():
+            return [InboxEntry(WorkItemRef.parse(i), c, datetime.fromisoformat(t), int(n)) for i, c, t, n in rows]
 
     def items(self) -> Iterator[WorkItemRef]:
         rows = self._run("SELECT item FROM ledgers UNION SELECT item FROM sessions")

@@ -7,6 +7,7 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from domain.ledger import Ledger
 from domain.model import Comment, SessionRecord
 from domain.ports import StateStore
 from domain.refs import RepoRef, WorkItemRef
+from domain.webhook import InboxEntry
 
 FILE_NAME = "state.sqlite3"
 
@@ -195,6 +197,11 @@ class SqliteStateStore(StateStore):
         rows = self._run("SELECT DISTINCT item FROM inbox")
         with self._decoding():
             return sorted(WorkItemRef.parse(text) for (text,) in rows)
+
+    def inbox_index(self) -> list[InboxEntry]:
+        rows = self._run("SELECT item, comment, created_at, LENGTH(CAST(data AS BLOB)) FROM inbox")
+        with self._decoding():
+            return [InboxEntry(WorkItemRef.parse(i), c, datetime.fromisoformat(t), int(n)) for i, c, t, n in rows]
 
     def items(self) -> Iterator[WorkItemRef]:
         rows = self._run("SELECT item FROM ledgers UNION SELECT item FROM sessions")

@@ -17,10 +17,12 @@ def add_webhook(commands: Commands) -> None:
         "webhook",
         help_text="poll, and serve GitHub webhooks (webhooks.ghWebhook) so comments arrive at once",
         description="Run the poller in the foreground and serve GitHub's signed webhook deliveries on\n"
-        "webhooks.ghWebhook.host:port. A delivery announcing a new comment on a watched repository\n"
-        "wakes the poller; the comment then goes through the same ledger as a polled one, under the\n"
-        "same delivery id, so it is delivered once whichever way it arrives. Unsigned or badly signed\n"
-        "deliveries are refused (401). SIGTERM or SIGINT stops cleanly.\n\n"
+        "webhooks.ghWebhook.host:port. A delivery announcing a new comment that can become a prompt\n"
+        "(watched repository, authorized author, item listed or just labelled) wakes the poller; the\n"
+        "comment then goes through the same ledger as a polled one, under the same delivery id, so it\n"
+        "is delivered once whichever way it arrives. Any other is answered 202 and dropped\n"
+        "(webhook.dropped). Unsigned or badly signed deliveries are refused (401). SIGTERM or SIGINT\n"
+        "stops cleanly.\n\n"
         "exit status: 0 stopped cleanly, 1 another poller holds the state root or the port cannot be\n"
         "bound, 2 usage or configuration error (webhooks.ghWebhook.enabled is false).",
         handler=run_webhook,

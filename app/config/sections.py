@@ -313,6 +313,26 @@ class GhWebhookSettings(Section):
         description="Connections open at once (idle ones included); one more is answered 503 and closed at"
         " once. Memory held is at most this times maxBodyBytes.",
     )
+    inbox_max_comments: int = Field(
+        default=1000,
+        ge=1,
+        le=1_000_000,
+        description="Comments the inbox may hold when a delivery would add one; more are dropped"
+        " (webhook.dropped, inbox-full) and come by polling instead.",
+    )
+    inbox_max_bytes: int = Field(
+        default=16 * 1024 * 1024,
+        ge=64 * 1024,
+        le=1024 * 1024 * 1024,
+        description="Bytes the inbox may hold when a delivery would add a comment; past them it is dropped likewise.",
+    )
+    unlisted_keep_seconds: float = Field(
+        default=600.0,
+        ge=0,
+        le=7 * 24 * 3600,
+        description="How long a kept comment of an item no read lists (labelled, not listed yet) is kept; a read"
+        " of its repository then drops it. Nothing is lost: a listed item's arming read brings it back.",
+    )
 
     @model_validator(mode="after")
     def _secret_when_enabled(self) -> GhWebhookSettings:

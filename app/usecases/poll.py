@@ -34,6 +34,7 @@ class PollConfig:
     sources: tuple[Source, ...]
     spawn_mode: SpawnMode = SpawnMode.LABELED
     max_concurrent: int = 4
+    unlisted_keep_seconds: float = 600.0  # a kept comment of an item no read lists: dropped after this
 
 
 def watches(sources: Iterable[Source]) -> list[Watch]:
@@ -71,8 +72,9 @@ class PollCycle:
         self._leases = leases
         self._orphans = orphans
         self._reader = RepoReader(
-            trackers=trackers, store=store, events=events, clock=clock, cluster=cluster, leases=leases
-        )
+            trackers=trackers, store=store, events=events, clock=clock, cluster=cluster, leases=leases,
+            unlisted_keep_seconds=config.unlisted_keep_seconds,
+        )  # fmt: skip
         self._watches = watches(config.sources)
         self._reading: frozenset[RepoRef] = frozenset()
         self._cycles = 0
@@ -103,6 +105,20 @@ class PollCycle:
         summary.finished_at = self._clock.now()
         self._events.emit(Event.POLL_CYCLE, **summary.fields())
         return summary
+
+    def run_kept(self) -> CycleSummary:
+        """Only the comments already kept (a webhook's), their items worked from the last listing:
+        no GitHub read. Between cycles, when a webhook wakes the daemon."""
+        summary = CycleSummary(started_at=self._clock.now())
+        self._kept_first(summary)
+        summary.finished_at = self._clock.now()
+        return summary
+
+    def kept_unlisted(self) -> bool:
+        """Whether a kept comment's item is in no listing yet: only a read of its repository lists it."""
+        kept = self._store.inbox_items()
+        listed = {ref for repo in {ref.repo for ref in kept} for ref in self._cluster.shared_listing(repo).refs}
+        return any(ref not in listed for ref in kept)
 
     def _poll(self, watch: Watch, sessions: list[SessionRecord], summary: CycleSummary) -> None:
         if self._reads(watch.repo) and not self._reader.read(watch, sessions, summary, cycle=self._cycles):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 
 from app.usecases.cycle_summary import CycleSummary
 from app.usecases.leases import Leases
@@ -16,6 +17,7 @@ from domain.events import Event, Level
 from domain.model import ItemState, SessionRecord, SessionStatus, WorkItem
 from domain.ports import ClockPort, ClusterPort, EventSink, StateStore, TrackerPort
 from domain.refs import RepoRef, WorkItemRef
+from domain.webhook import unlisted_stale
 
 PAUSED_CHECK_EVERY = 10  # cycles: a paused session's item is asked for its state this seldom
 
@@ -40,6 +42,7 @@ class RepoReader:
         clock: ClockPort,
         cluster: ClusterPort,
         leases: Leases,
+        unlisted_keep_seconds: float = 600.0,
     ) -> None:
         self._trackers = trackers
         self._store = store
@@ -48,6 +51,7 @@ class RepoReader:
         self._cluster = cluster
         self._leases = leases
         self._backoff: dict[RepoRef, float] = {}  # until when, on the clock that never jumps
+        self._unlisted_keep = timedelta(seconds=unlisted_keep_seconds)
 
     def read(self, watch: Watch, sessions: Sequence[SessionRecord], summary: CycleSummary, *, cycle: int) -> bool:
         """Read and share `watch`'s repository; False when it could not be read this cycle."""
@@ -82,14 +86,33 @@ class RepoReader:
         first = watch_start(self._store, watch.repo) is None and batch.started_at is not None
         with self._store.transaction():
             self._store.inbox_add(c for c in batch.comments if c.item in listed)
+            pruned = self._prune(watch.repo, listed)
             self._store.save_cursor(watch.repo, batch.cursor)
             if first and batch.started_at is not None:
                 self._store.save_meta(watch_start_key(watch.repo), batch.started_at.isoformat())
+        for item, count in pruned.items():
+            self._events.emit(Event.POLL_INBOX_PRUNED, work_item=str(item), comments=count)
         # in the repository's first cycle everything listed is history: no item needs asking when it was armed
         shared = [Listed(item, label, history=first) for item, label in listed.values()]
         self._cluster.share(watch.repo, shared, departed)
         self._place(list(listed))
         return True
+
+    def _prune(self, repo: RepoRef, listed: Mapping[WorkItemRef, object]) -> dict[WorkItemRef, int]:
+        """Drop what the inbox keeps for an item that left the listing (it goes with the item), and
+        for an item no read lists once older than `unlisted_keep_seconds` (a label race that did not
+        resolve: when such an item is listed, its arming read brings every comment since its label).
+        How many were dropped, per item."""
+        left = set(self._cluster.shared_listing(repo).refs) - set(listed)
+        entries = self._store.inbox_index()
+        before = self._clock.now() - self._unlisted_keep
+        stale = unlisted_stale(entries, repo=repo, listed=listed.keys(), before=before)
+        by_item: dict[WorkItemRef, set[str]] = {}
+        for entry in [e for e in entries if e.item in left] + stale:
+            by_item.setdefault(entry.item, set()).add(entry.comment_id)
+        for item, ids in sorted(by_item.items()):
+            self._store.inbox_remove(item, sorted(ids))
+        return {item: len(ids) for item, ids in sorted(by_item.items())}
 
     def _listed(self, tracker: TrackerPort, watch: Watch) -> dict[WorkItemRef, tuple[WorkItem, str]]:
         """Every open item carrying one of the watch's labels, with the first label it carries."""

@@ -1,37 +1,87 @@
-"""What a webhook delivery becomes: a comment kept in the store's inbox for its item, when its
-repository is watched, and a cue to the daemon to cycle now.
+"""What a webhook delivery becomes: a comment kept in the store's inbox for its item, and a cue to
+the daemon, only when it can become a prompt or a control verb (`domain/webhook.py`); anything
+else is dropped, counted, and said at most once a minute per reason.
 
 The webhook only makes delivery sooner: the same comment also arrives by the poll stream, under the
 same delivery id, and the ledger delivers it once; the inbox keeps it across a crash."""
 
 from __future__ import annotations
 
+import threading
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 
 from domain.events import Event
-from domain.model import Comment
-from domain.ports import EventSink, StateStore
+from domain.ledger import Authorized
+from domain.model import Source
+from domain.ports import ClockPort, ClusterPort, EventSink, StateStore
 from domain.refs import RepoRef
+from domain.webhook import InboxLimits, Pushed, has_room, keep_decision, sender_decision
+
+DROPS_SAID_EVERY = 60.0  # seconds: one `webhook.dropped` per reason at most this often, with its count
 
 
 class WebhookIntake:
-    def __init__(self, *, store: StateStore, watched: Iterable[RepoRef], events: EventSink) -> None:
+    def __init__(
+        self,
+        *,
+        store: StateStore,
+        sources: Iterable[Source],
+        authorized: Authorized,
+        cluster: ClusterPort,
+        events: EventSink,
+        clock: ClockPort,
+        limits: InboxLimits,
+    ) -> None:
         self._store = store
-        self._watched = frozenset(watched)
+        labels: dict[RepoRef, set[str]] = defaultdict(set)
+        for source in sources:
+            labels[source.repo].add(source.label)
+        self._watched = {repo: frozenset(found) for repo, found in labels.items()}
+        self._authorized = authorized
+        self._cluster = cluster
         self._events = events
-        self.notify: Callable[[], None] = lambda: None  # the daemon's cue to cycle now
+        self._clock = clock
+        self._limits = limits
+        # deliveries are handled on several threads at once
+        self._lock = threading.Lock()
+        self._keeping = threading.Lock()
+        self._dropped: dict[str, int] = defaultdict(int)
+        self._said: dict[str, float] = {}
+        self.notify: Callable[[], None] = lambda: None  # the daemon's cue: something to work now
 
-    def accept(self, comment: Comment) -> None:
-        """Keep a comment of a watched repository; the ledger decides the rest, as for a polled one."""
-        watched = comment.item.repo in self._watched
+    def accept(self, pushed: Pushed) -> None:
+        """Keep a comment that can become a prompt or a control verb; drop and count the rest."""
+        comment = pushed.comment
+        decision = sender_decision(pushed, watched=self._watched, authorized=self._authorized)
+        if not decision.choice:
+            self._drop(decision.reason)
+            return
+        listed = comment.item in self._cluster.shared_listing(comment.item.repo).refs
+        with self._keeping:  # the room seen is the room taken, whatever arrives at once
+            room = has_room(self._store.inbox_index(), adding=len(comment.body.encode()), limits=self._limits)
+            decision = keep_decision(pushed, labels=self._watched[comment.item.repo], listed=listed, room=room)
+            if decision.choice:
+                self._store.inbox_add([comment])
+        if not decision.choice:
+            self._drop(decision.reason)
+            return
         self._events.emit(
             Event.WEBHOOK_RECEIVED,
             source="webhook",
             work_item=str(comment.item),
             comment_id=comment.id,
             delivery_id=str(comment.delivery_id),
-            queued=watched,
+            reason=decision.reason,
         )
-        if watched:
-            self._store.inbox_add([comment])
-            self.notify()
+        self.notify()
+
+    def _drop(self, reason: str) -> None:
+        with self._lock:
+            self._dropped[reason] += 1
+            now = self._clock.monotonic()
+            said = self._said.get(reason)
+            if said is not None and now - said < DROPS_SAID_EVERY:
+                return
+            count, self._dropped[reason], self._said[reason] = self._dropped[reason], 0, now
+        self._events.emit(Event.WEBHOOK_DROPPED, reason=reason, count=count, seconds=DROPS_SAID_EVERY)

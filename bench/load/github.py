@@ -80,7 +80,8 @@ class LoadGitHub:
             payload = {
                 "action": "created",
                 "repository": {"full_name": target.repo},
-                "issue": routes.issue_json(repo, repo.issues[target.number]),
+                # as GitHub's: the item under `pull_request` for a review comment, its labels with it
+                "pull_request" if note.review else "issue": routes.issue_json(repo, repo.issues[target.number]),
                 "comment": routes.note_json(repo, note),
             }
         body = json.dumps(payload).encode()

@@ -381,6 +381,25 @@ def test_a_taken_comment_leaves_the_inbox_and_hostile_text_survives_it(store: St
     assert (again.inbox(ITEM), again.inbox(OTHER)) == ([hostile], [])
 
 
+def test_issue18_item2_the_inbox_index_lists_each_kept_comment_with_its_time_and_size(store: StateStore) -> None:
+    small, large, other = comment("8", minutes=5), comment("9", body="x" * 5000), comment("1", OTHER)
+    store.inbox_add([small, large, other])
+
+    index = {(e.item, e.comment_id): e for e in reopened(store).inbox_index()}
+
+    assert sorted(index) == sorted([(ITEM, "8"), (ITEM, "9"), (OTHER, "1")])
+    assert index[(ITEM, "8")].created_at == small.created_at
+    assert index[(ITEM, "9")].size >= 5000 > index[(ITEM, "8")].size > 0  # bytes, the text included
+
+
+def test_issue18_item2_the_inbox_index_counts_bytes_not_characters(store: StateStore) -> None:
+    store.inbox_add([comment("8", body="🎉" * 1000)])  # 4 bytes each in UTF-8
+
+    (entry,) = reopened(store).inbox_index()
+
+    assert entry.size >= 4000
+
+
 def test_an_inbox_write_inside_a_failed_transaction_keeps_nothing(store: StateStore) -> None:
     with pytest.raises(RuntimeError), store.transaction():
         store.inbox_add([comment("7")])

@@ -22,6 +22,7 @@ import pytest
 
 from adapters.github.webhook import GhWebhookServer
 from domain.model import Comment
+from domain.webhook import Pushed
 from tests.tmux_support import wait_for
 
 SECRET = "s3cret"
@@ -39,6 +40,7 @@ def _body(comment_id: int = 4242) -> bytes:
                 "user": {"login": "alice"},
                 "body": "go",
                 "created_at": "2026-11-30T10:00:00Z",
+                "html_url": f"https://github.com/acme/widgets/issues/7#issuecomment-{comment_id}",
                 "issue_url": "https://api.github.com/repos/acme/widgets/issues/7",
             },
         }
@@ -56,11 +58,11 @@ def receiving(
     """A started receiver and what it accepted; `also` runs with it as each comment is accepted."""
     got: list[Comment] = []
 
-    def accept(comment: Comment) -> None:
+    def accept(pushed: Pushed) -> None:
         also(server)
-        got.append(comment)
+        got.append(pushed.comment)
 
-    server = GhWebhookServer(host="127.0.0.1", port=0, secret=SECRET, github_host="github.com", accept=accept, **limits)
+    server = GhWebhookServer(host="127.0.0.1", port=0, secret=SECRET, accept=accept, **limits)
     server.start()
     try:
         yield server, got

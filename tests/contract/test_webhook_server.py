@@ -14,6 +14,7 @@ import pytest
 
 from adapters.github.webhook import GhWebhookServer
 from domain.model import Comment, CommentKind
+from domain.webhook import Pushed
 
 SECRET = "s3cret"
 
@@ -37,7 +38,9 @@ def _payload(action: str = "created", **comment: Any) -> dict[str, Any]:
 @pytest.fixture
 def server() -> Iterator[tuple[GhWebhookServer, list[Comment]]]:
     got: list[Comment] = []
-    receiver = GhWebhookServer(host="127.0.0.1", port=0, secret=SECRET, github_host="github.com", accept=got.append)
+    receiver = GhWebhookServer(
+        host="127.0.0.1", port=0, secret=SECRET, accept=lambda pushed: got.append(pushed.comment)
+    )
     receiver.start()
     try:
         yield receiver, got
@@ -123,3 +126,48 @@ def test_a_new_comment_already_updated_when_delivered_is_marked_edited(server) -
 
     assert _post(receiver, "issue_comment", json.dumps(body).encode()) == 202
     assert got[0].edited
+
+
+def test_issue18_item2_a_delivery_from_another_github_host_is_taken_as_that_hosts_repository(server) -> None:  # type: ignore[no-untyped-def]
+    # the receiver serves github.com; the same owner/repo on an Enterprise host is another repository
+    receiver, got = server
+    body = _payload(
+        html_url="https://ghe.example.com/acme/widgets/issues/7#issuecomment-4242",
+        issue_url="https://ghe.example.com/api/v3/repos/acme/widgets/issues/7",
+    )
+
+    assert _post(receiver, "issue_comment", json.dumps(body).encode()) == 202
+    assert [str(c.item) for c in got] == ["github:ghe.example.com/acme/widgets#7"]
+
+
+def test_issue18_item2_a_delivery_carries_the_labels_its_item_has_on_github() -> None:
+    pushed: list[Pushed] = []
+    receiver = GhWebhookServer(host="127.0.0.1", port=0, secret=SECRET, accept=pushed.append)
+    receiver.start()
+    try:
+        issue = {**_payload(), "issue": {"number": 7, "labels": [{"name": "loop"}, {"name": "bug"}]}}
+        review = {
+            **_payload(pull_request_url="https://api.github.com/repos/acme/widgets/pulls/9"),
+            "pull_request": {"number": 9, "labels": [{"name": "loop"}]},
+        }
+        statuses = [
+            _post(receiver, "issue_comment", json.dumps(issue).encode()),
+            _post(receiver, "pull_request_review_comment", json.dumps(review).encode()),
+            _post(receiver, "issue_comment", json.dumps(_payload(id=4243)).encode()),  # no labels given
+        ]
+    finally:
+        receiver.stop()
+
+    assert statuses == [202, 202, 202]
+    assert [sorted(p.labels) for p in pushed] == [["bug", "loop"], ["loop"], []]
+
+
+def test_issue18_item2_a_delivery_naming_no_host_is_refused() -> None:
+    receiver = GhWebhookServer(host="127.0.0.1", port=0, secret=SECRET, accept=lambda pushed: None)
+    receiver.start()
+    try:
+        status = _post(receiver, "issue_comment", json.dumps(_payload(html_url="")).encode())
+    finally:
+        receiver.stop()
+
+    assert status == 400

@@ -9,18 +9,24 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 
 import pytest
 
 from adapters.clock import SystemClock
 from tests.e2e.cli import clean_env
 from tests.e2e.loop_rig import REPO, Loop, loop
+from tests.github_standin import StandIn
+from tests.github_standin.rigs import standin
 from tests.tmux_support import real_tmux, wait_for
 
-__all__ = ["loop", "real_tmux"]
+__all__ = ["loop", "real_tmux", "standin"]
 SECRET = "e2e-secret"
+GH_REPO = "acme/widgets"
+STRANGERS = 40
 
 
 def _free_port() -> int:
@@ -29,7 +35,7 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _deliver(port: int, payload: dict[str, object]) -> int:
+def _deliver(port: int, payload: Mapping[str, object]) -> int:
     body = json.dumps(payload).encode()
     signature = "sha256=" + hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
     request = urllib.request.Request(
@@ -60,11 +66,13 @@ def test_a_signed_delivery_wakes_the_poller_and_its_comment_is_delivered_once(lo
         payload = {
             "action": "created",
             "repository": {"full_name": str(REPO)},
+            "issue": {"number": ref.number, "labels": [{"name": "loop"}]},
             "comment": {
                 "id": 987654,
                 "user": {"login": "demo"},
                 "body": "from the webhook",
                 "created_at": f"{SystemClock().now():%Y-%m-%dT%H:%M:%SZ}",  # new: after the item was armed
+                "html_url": f"https://github.com/{REPO}/issues/{ref.number}#issuecomment-987654",
                 "issue_url": f"https://api.github.com/repos/{REPO}/issues/{ref.number}",
             },
         }
@@ -73,7 +81,7 @@ def test_a_signed_delivery_wakes_the_poller_and_its_comment_is_delivered_once(lo
         wait_for(lambda: any("from the webhook" in text for text in loop.pasted()), what="the pushed comment")
         assert _deliver(port, payload) == 202  # GitHub redelivers: still once
         wait_for(lambda: loop.event_names().count("webhook.received") >= 2, what="the redelivery")
-        wait_for(lambda: loop.event_names().count("poll.cycle") >= 4, what="the cycle after it")
+        wait_for(lambda: loop.store().inbox_items() == [], what="the redelivery worked")  # no cycle needed
     finally:
         process.send_signal(signal.SIGTERM)
         status = process.wait(timeout=60)
@@ -114,3 +122,65 @@ def test_the_configured_limits_reach_the_receiver(loop: Loop) -> None:
         status = process.wait(timeout=60)
 
     assert (status, refused.value.code, timed_out[:13]) == (0, 413, b"HTTP/1.1 408 ")
+
+
+def _stranger(host: str, number: int, comment_id: int, body: str) -> dict[str, object]:
+    """GitHub's delivery of a comment by someone not authorized, on an issue without the label."""
+    return {
+        "action": "created",
+        "repository": {"full_name": GH_REPO},
+        "issue": {"number": number, "labels": []},
+        "comment": {
+            "id": comment_id,
+            "user": {"login": "mallory"},
+            "body": body,
+            "created_at": f"{SystemClock().now():%Y-%m-%dT%H:%M:%SZ}",
+            "html_url": f"https://{host}/{GH_REPO}/issues/{number}#issuecomment-{comment_id}",
+            "issue_url": f"https://{host}/api/v3/repos/{GH_REPO}/issues/{number}",
+        },
+    }
+
+
+@pytest.mark.gh
+def test_issue18_item2_a_strangers_signed_deliveries_are_answered_kept_nowhere_and_cost_no_github_request(
+    loop: Loop, standin: StandIn
+) -> None:
+    github = standin.reset()
+    github.add_issue(GH_REPO, 1, author="demo")  # watched: the repository is read every cycle
+    github.add_issue(GH_REPO, 2, author="mallory", labels=())  # anyone may comment here
+    port = _free_port()
+    loop.interval_seconds = 3600  # no cycle is due: only a wake could make one
+    loop.sources = [{"provider": "github", "repos": [GH_REPO], "label": "loop"}]
+    loop.extra = {
+        "integrations": {"github": {"host": standin.host}},
+        "webhooks": {"ghWebhook": {"enabled": True, "port": port, "secret": SECRET}},
+    }
+    loop.env = standin.gh_env()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app", "--config", str(loop.write_config()), "webhook"],
+        cwd=loop.root,
+        env=clean_env(loop.tmux.env | loop.env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        wait_for(lambda: "poll.cycle" in loop.event_names(), timeout=60, what="the first cycle")
+        wait_for(lambda: "session.ready" in loop.event_names(), timeout=60, what="item 1's harness")
+        before = github.requests
+        statuses = [_deliver(port, _stranger(standin.host, 2, 50_000 + n, f"spam {n}")) for n in range(STRANGERS)]
+        # the last delivery's answer came after its handling; a cycle it woke would have started by now
+        wait_for(lambda: "webhook.dropped" in loop.event_names(), what="the drops said")
+        time.sleep(1.0)
+        after = github.requests
+        kept = loop.store().inbox_index()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        status = process.wait(timeout=60)
+
+    assert status == 0
+    assert statuses == [202] * STRANGERS  # answered alike: nothing for GitHub to retry, nothing told
+    assert after == before, f"{after - before} GitHub requests for {STRANGERS} strangers' deliveries"
+    assert kept == []
+    dropped = [e for e in loop.events() if e["event"] == "webhook.dropped"]
+    assert [(e["reason"], e["count"]) for e in dropped] == [("unauthorized", 1)]  # once a minute, counted

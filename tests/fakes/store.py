@@ -12,6 +12,7 @@ from domain.ledger import Ledger
 from domain.model import Comment, SessionRecord
 from domain.ports import StateStore
 from domain.refs import RepoRef, WorkItemRef
+from domain.webhook import InboxEntry
 
 
 @dataclass
@@ -143,6 +144,12 @@ class FakeStateStore(StateStore):
     def inbox_items(self) -> list[WorkItemRef]:
         with self._lock:
             return sorted(self.tables.inbox)
+
+    def inbox_index(self) -> list[InboxEntry]:
+        with self._lock:
+            kept = [c for comments in self.tables.inbox.values() for c in comments.values()]
+        # repr: about the bytes a store keeps for it (its JSON), and never fewer than its text's
+        return [InboxEntry(c.item, c.id, c.created_at, len(repr(c).encode())) for c in kept]
 
     def items(self) -> Iterator[WorkItemRef]:
         with self._lock:

@@ -8,10 +8,10 @@ import pytest
 
 from app.usecases.intake import Listing
 from app.usecases.moving import Mover
-from app.usecases.webhook import WebhookIntake
 from domain.errors import LeaseLost
 from domain.ledger import Resolution
 from domain.refs import WorkItemRef
+from domain.webhook import Pushed
 from tests.service.hosts import TIMING, Hosts
 from tests.service.world import REPO
 
@@ -75,10 +75,10 @@ def test_github_is_read_once_per_cycle_whatever_the_number_of_hosts(count: int) 
 def test_the_webhook_on_any_host_feeds_the_host_holding_the_item() -> None:
     hosts, refs = three_items_on_two_hosts()
     (ref,) = on(hosts, "host-b", refs)
-    intake = WebhookIntake(store=hosts.store, watched=[REPO], events=hosts["host-a"].events)
+    intake = hosts["host-a"].intake()  # the listing it checks is the shared one
     comment = hosts["host-a"].comment(ref, "came by webhook to a")
 
-    intake.accept(comment)
+    intake.accept(Pushed(comment))
     hosts.cycle("host-b")
 
     assert any("came by webhook to a" in t for t in hosts.given("host-b"))

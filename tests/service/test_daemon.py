@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from app.usecases.daemon import HEARTBEAT, Blocked, Daemon
-from app.usecases.webhook import WebhookIntake
 from domain.errors import StateError
 from domain.ledger import DeliveryState, Resolution
 from domain.model import Comment
 from domain.receipts import ReceiptKind
+from domain.webhook import Pushed
 from tests.fakes.receipts import FakeReceipts
 from tests.service.world import REPO, World
 
@@ -114,14 +114,14 @@ def test_a_pushed_comment_wakes_the_daemon_before_the_interval_is_up() -> None:
         interval_seconds=3600,
         version="1.0.0",
     )
-    intake = WebhookIntake(store=world.store, watched=[REPO], events=world.events)
+    intake = world.intake()
     intake.notify = daemon.wake
     runner = threading.Thread(target=daemon.run)
     runner.start()
     wait_until(lambda: world.events.names().count("poll.cycle") >= 2)  # watched() ran one; the daemon one
 
-    intake.accept(comment)
-    wait_until(lambda: world.events.names().count("poll.cycle") >= 3)
+    intake.accept(Pushed(comment, frozenset({"loop"})))
+    wait_until(lambda: len(world.session(ref).received) == 1)  # worked at once, without a cycle's reads
     daemon.stop()
     runner.join(timeout=10)
 

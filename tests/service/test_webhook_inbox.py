@@ -6,13 +6,22 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from app.usecases.webhook import WebhookIntake
 from domain.ledger import Resolution
+from domain.model import Comment
+from domain.webhook import Pushed
 from tests.service.world import REPO, World
 
 
-def _intake(world: World) -> WebhookIntake:
-    return WebhookIntake(store=world.store, watched=[REPO], events=world.events)
+class _Intake:
+    def __init__(self, world: World) -> None:
+        self._intake = world.intake()
+
+    def accept(self, comment: Comment) -> None:
+        self._intake.accept(Pushed(comment, frozenset({"loop"})))  # GitHub says: labelled
+
+
+def _intake(world: World) -> _Intake:
+    return _Intake(world)
 
 
 def test_a_pushed_comment_is_delivered_in_the_next_cycle_and_not_again_when_polled() -> None:

@@ -20,6 +20,7 @@ from app.usecases.poll import CycleSummary, PollConfig, PollCycle
 from app.usecases.sessions_admin import AdminConfig, SessionsAdmin
 from app.usecases.spawner import SpawnConfig, Spawner
 from app.usecases.watch import HarnessWatch
+from app.usecases.webhook import WebhookIntake
 from app.usecases.workspaces import WorkspaceConfig, Workspaces
 from domain.cluster import LeaseTiming
 from domain.ledger import Authorized, Ledger
@@ -27,6 +28,7 @@ from domain.model import Comment, HarnessSpec, SessionRecord, Source, SpawnMode
 from domain.ports import ClusterPort, ReceiptPort, TmuxPort, TrustPort
 from domain.receipts import ReceiptMode
 from domain.refs import RepoRef, WorkItemRef
+from domain.webhook import InboxLimits
 from tests.fakes.clock import FakeClock
 from tests.fakes.events import RecordingEvents
 from tests.fakes.receipts import FakeReceipts, FakeTrust
@@ -191,6 +193,15 @@ class World:
             leases=self.leases,
             orphans=self.orphans,
         )
+
+    def intake(self, limits: InboxLimits | None = None) -> WebhookIntake:
+        """The webhook's intake over this world, as the container wires it."""
+        sources = [Source("github", repo, "loop") for repo in self.repos]
+        assert self.cluster is not None
+        return WebhookIntake(
+            store=self.store, sources=sources, authorized=Authorized.parse(self.authorized), cluster=self.cluster,
+            events=self.events, clock=self.clock, limits=limits or InboxLimits(),
+        )  # fmt: skip
 
     def admin(self, **config: object) -> SessionsAdmin:
         return SessionsAdmin(

@@ -1,0 +1,94 @@
+"""Which webhook deliveries are kept: only one that can become a prompt or a control verb is kept
+in the inbox and wakes the poller; everything else is answered and dropped (issue 18 item 2)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from domain.ledger import Authorized, is_authorized
+from domain.model import Comment
+from domain.policy import Decision
+from domain.refs import RepoRef, WorkItemRef
+
+# why a delivery is kept
+LISTED = "listed"  # its item was listed at the last read of its repository
+LABELLED = "labelled"  # not listed yet, but GitHub says it carries a watched label: the label race
+# why it is dropped
+UNWATCHED = "unwatched"
+OTHER_HOST = "other-host"  # a watched owner/repo, but on another GitHub host than the one watched
+OURS = "ours"  # carries the agent marker: never a prompt
+UNAUTHORIZED = "unauthorized"
+NOT_LISTED = "not-listed"  # neither listed nor labelled: an item the-loop does not work
+INBOX_FULL = "inbox-full"
+
+
+@dataclass(frozen=True, slots=True)
+class Pushed:
+    """A new comment a signed delivery announced, with the labels its item carries as the
+    delivery (GitHub, under the shared secret) says."""
+
+    comment: Comment
+    labels: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class InboxEntry:
+    """One comment kept in the inbox, without its text: what bounding and pruning need."""
+
+    item: WorkItemRef
+    comment_id: str
+    created_at: datetime
+    size: int  # bytes kept for it
+
+
+@dataclass(frozen=True, slots=True)
+class InboxLimits:
+    """How full the inbox may be when a webhook adds a comment to it. What polling adds is not
+    bounded here: only comments of listed items, taken by their worker in the same cycle."""
+
+    max_comments: int = 1000
+    max_bytes: int = 16 * 1024 * 1024
+
+
+def sender_decision(
+    pushed: Pushed, *, watched: Mapping[RepoRef, frozenset[str]], authorized: Authorized
+) -> Decision[bool]:
+    """Where it comes from and who wrote it; decided from the delivery alone."""
+    comment = pushed.comment
+    repo = comment.item.repo
+    if repo not in watched:
+        if any(other.full_name == repo.full_name for other in watched):
+            return Decision(False, OTHER_HOST)
+        return Decision(False, UNWATCHED)
+    if comment.is_ours:
+        return Decision(False, OURS)
+    if not is_authorized(comment.author, authorized, host=repo.host):
+        return Decision(False, UNAUTHORIZED)
+    return Decision(True, "sender")
+
+
+def keep_decision(pushed: Pushed, *, labels: frozenset[str], listed: bool, room: bool) -> Decision[bool]:
+    """Whether a delivery from an admissible sender is kept: its item is worked (listed at the last
+    read, or labelled with one of the repository's watched `labels` and not listed yet), and the
+    inbox has room."""
+    if not listed and not (pushed.labels & labels):
+        return Decision(False, NOT_LISTED)
+    if not room:
+        return Decision(False, INBOX_FULL)
+    return Decision(True, LISTED if listed else LABELLED)
+
+
+def has_room(entries: Iterable[InboxEntry], *, adding: int, limits: InboxLimits) -> bool:
+    """Whether one more comment of `adding` bytes keeps the inbox within its limits."""
+    kept = list(entries)
+    return len(kept) < limits.max_comments and sum(e.size for e in kept) + adding <= limits.max_bytes
+
+
+def unlisted_stale(
+    entries: Iterable[InboxEntry], *, repo: RepoRef, listed: Collection[WorkItemRef], before: datetime
+) -> list[InboxEntry]:
+    """The comments of `repo`'s items that a read did not list, written before `before`: dropped.
+    None is lost: when its item is listed later, the arming read brings every comment since its label."""
+    return [e for e in entries if e.item.repo == repo and e.item not in listed and e.created_at < before]
