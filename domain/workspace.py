@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from domain.model import ItemKind, SessionState, WorkItem
 from domain.policy import Decision
 from domain.prompts import cap, sanitize
-from domain.refs import RepoRef, WorkItemRef
+from domain.refs import Naming, RepoRef, WorkItemRef
 
 BRANCH_PREFIX = "the-loop/"
 DEFAULT_CLONE_URL = "https://{host}/{owner}/{repo}.git"
@@ -46,11 +46,12 @@ class WorkspaceSpec:
     item: WorkItemRef
     path: str
     pull: int | None = None  # a pull request's number: cut from its head; None: the default branch's tip
+    naming: Naming = Naming.INJECTIVE  # the session record's: a worktree made before keeps its branch
 
     @classmethod
-    def for_item(cls, item: WorkItem, path: str) -> WorkspaceSpec:
+    def for_item(cls, item: WorkItem, path: str, naming: Naming = Naming.INJECTIVE) -> WorkspaceSpec:
         pull = item.ref.number if item.kind is ItemKind.PULL_REQUEST else None
-        return cls(item.ref, path, pull)
+        return cls(item.ref, path, pull, naming)
 
     @property
     def repo(self) -> RepoRef:
@@ -58,7 +59,7 @@ class WorkspaceSpec:
 
     @property
     def branch(self) -> str:
-        return BRANCH_PREFIX + self.item.slug
+        return BRANCH_PREFIX + self.item.slug_by(self.naming)
 
     @property
     def start(self) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 
 from domain.ledger import DeliveryState, Ledger, Pending, Resolution, Resolved, StartRequest, Turn
 from domain.model import ClosedBy, Comment, CommentKind, ItemKind, SessionRecord, SessionStatus, WorkItem
-from domain.refs import WorkItemRef
+from domain.refs import Naming, WorkItemRef
 
 Json = dict[str, Any]
 
@@ -150,6 +150,7 @@ def encode_session(record: SessionRecord) -> str:
             "blocked_notice": record.blocked_notice,
             "host": record.host,
             "previous_host": record.previous_host,
+            "naming": record.naming.value,
         }
     )
 
@@ -178,6 +179,9 @@ def decode_session(text: str, *, version: int) -> SessionRecord:
         blocked_notice=data.get("blocked_notice", ""),
         host=data.get("host", ""),  # records from before clusters ran on the one host there was
         previous_host=data.get("previous_host", ""),
+        # a record from before names were injective keeps the names its session, receipts and
+        # branch were given then (issue 18, item 9)
+        naming=Naming(data.get("naming", Naming.LEGACY.value)),
     )
 
 

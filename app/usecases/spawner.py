@@ -144,7 +144,7 @@ class Spawner:
         record = replace(record, cwd=record.cwd or self._workdir(job.item))
         try:  # issue 10: a ready worktree is reused untouched; a failure is git's (or the setup's) message
             if self._workspaces is not None:
-                self._workspaces.prepare(job.item, record.cwd, first=first)
+                self._workspaces.prepare(job.item, record.cwd, first=first, naming=record.naming)
         except WorkspaceError as error:
             return self._failed(record, job, f"workspace failed: {error}")
         for tmux_proved_taken in (False, True):

@@ -11,6 +11,7 @@ from domain.events import Event, Level
 from domain.model import SessionRecord, SessionStatus, WorkItem
 from domain.policy import Decision
 from domain.ports import ClockPort, EventSink, StateStore, TmuxPort, WorkspacePort
+from domain.refs import Naming
 from domain.workspace import Found, Prepare, Pruned, WorkspaceMode, WorkspaceSpec, prepare_decision, removal_decision
 
 OPERATOR = "operator"  # the `source` of what `sessions prune` logs
@@ -41,12 +42,12 @@ class Workspaces:
         self._clock = clock
         self._config = config
 
-    def prepare(self, item: WorkItem, folder: str, *, first: bool) -> str:
+    def prepare(self, item: WorkItem, folder: str, *, first: bool, naming: Naming = Naming.INJECTIVE) -> str:
         """The folder a spawn of `item` starts in, ready. Mode `none`: `folder` as it is (the
         spawn creates it). `WorkspaceError` (already in the event log) when it cannot be made."""
         if self._config.mode is WorkspaceMode.NONE:
             return folder
-        spec = WorkspaceSpec.for_item(item, folder)
+        spec = WorkspaceSpec.for_item(item, folder, naming)
         decision = prepare_decision(self._port.found(spec), first=first)
         if decision.choice is Prepare.REFUSE:
             self._failed(spec, f"{folder} {decision.reason}")
@@ -102,7 +103,7 @@ class Workspaces:
         return [pruned for r in closed if (pruned := self._release(r, dry_run=dry_run, by="prune")) is not None]
 
     def _release(self, record: SessionRecord, *, dry_run: bool, by: str) -> Pruned | None:
-        spec = WorkspaceSpec(record.item, record.cwd)
+        spec = WorkspaceSpec(record.item, record.cwd, naming=record.naming)
         if self._port.found(spec) not in {Found.READY, Found.UNFINISHED}:
             return None  # nothing there, or not ours
         source, size = (OPERATOR if by == "prune" else "poller"), 0

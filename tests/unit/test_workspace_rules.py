@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from domain.model import ItemKind, SessionState, WorkItem
-from domain.refs import RepoRef, WorkItemRef
+from domain.refs import Naming, RepoRef, WorkItemRef
 from domain.workspace import (
     Dirt,
     Found,
@@ -90,3 +90,12 @@ def test_the_setup_output_tail_is_bounded_and_made_inert() -> None:
     tail = output_tail("noise\n" * 1000 + "\x1b]0;title\x07 fatal: missing", limit=100)
     assert tail.startswith("[… ") and tail.endswith("␛]0;title␇ fatal: missing")
     assert "\x1b" not in tail and len(tail.encode()) < 200
+
+
+def test_issue18_item9_a_worktree_made_before_the_upgrade_keeps_its_branch_and_a_new_one_gets_the_injective_slug() -> (
+    None
+):
+    dotted = WorkItemRef.parse("github:acme/foo.js#1")
+
+    assert WorkspaceSpec(dotted, "/w", naming=Naming.LEGACY).branch == "the-loop/github-acme-foo.js-1"
+    assert WorkspaceSpec(dotted, "/w").branch == "the-loop/" + dotted.slug != "the-loop/github-acme-foo.js-1"
