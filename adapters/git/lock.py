@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from adapters.support.private import open_private
 from domain.errors import WorkspaceError
 
 POLL_SECONDS = 0.05
@@ -18,8 +19,7 @@ POLL_SECONDS = 0.05
 def repository_lock(path: Path, *, timeout: float) -> Iterator[None]:
     """Hold `path` exclusively; each call opens its own descriptor, so two threads of one process
     exclude each other too. The kernel releases it when the holder dies: never stale."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = open_private(path, os.O_RDWR)
     try:
         _acquire(fd, path, timeout)
         yield

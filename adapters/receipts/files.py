@@ -10,6 +10,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from adapters.receipts.hooks import SUFFIX, receipt_of, settings
+from adapters.support.private import private_dir
 from domain.model import ReceiptChannel
 from domain.ports import ReceiptPort
 from domain.receipts import Receipt, ReceiptMode
@@ -32,7 +33,7 @@ class FileReceipts(ReceiptPort):
 
     def prepare(self, item: WorkItemRef, spawn: str, *, mode: ReceiptMode) -> ReceiptChannel:
         folder = self.folder(item, spawn)
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        private_dir(folder)
         if mode is ReceiptMode.CLAUDE:
             path = folder / SETTINGS_FILE
             _write_whole(path, json.dumps(settings(folder), indent=2))
