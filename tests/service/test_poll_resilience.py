@@ -157,6 +157,25 @@ def test_issue18_item9_an_item_named_like_a_record_from_before_the_upgrade_is_re
     assert "recorded for another work item" in failed["reason"] and str(dotted) in failed["remedy"]
 
 
+def test_issue18_item9_the_remedy_applies_a_reset_of_the_old_record_lets_both_items_spawn() -> None:
+    world = World()
+    dotted = _watched_alone(world, "acme/my.app")
+    _as_before_the_upgrade(world, dotted)
+    underscored = WorkItemRef.parse("github:acme/my_app#1")
+    world.tracker.add_item(underscored, author="alice")
+    world.poll._watches = __import__("app.usecases.poll", fromlist=["watches"]).watches(
+        [Source("github", dotted.repo, "loop"), Source("github", underscored.repo, "loop")]
+    )
+    world.cycle()  # refused: the old record holds the name
+    admin = world.admin()
+
+    admin.reset(admin.plan_reset([dotted])[0])  # what the refusal's remedy says
+    world.cycle()
+
+    assert world.record(dotted).target != world.record(underscored).target
+    assert not world.session(dotted).all_dead and not world.session(underscored).all_dead
+
+
 def test_a_crash_right_after_a_spawn_leaves_a_record_the_next_comment_is_delivered_into() -> None:
     world = World()
     ref = world.item()
