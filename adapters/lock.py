@@ -9,6 +9,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from adapters.support.private import open_private
+
 
 class LockHeld(Exception):
     """Another process holds the lock; `holder` is what it wrote (pid, started)."""
@@ -33,8 +35,7 @@ class PollerLock:
         self._fd: int | None = None
 
     def acquire(self, info: dict[str, Any]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = open_private(self.path, os.O_RDWR)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -21,6 +21,7 @@ from adapters.receipts.files import FileReceipts
 from adapters.sandbox.tracker import SandboxTracker
 from adapters.sqlite.cluster import SingleHost
 from adapters.sqlite.store import FILE_NAME, SqliteStateStore
+from adapters.support.private import tighten
 from adapters.tmux.adapter import ShTmux
 from adapters.tmux.screen import ShTmuxScreen
 from app import version
@@ -115,6 +116,14 @@ def _cluster(settings: Settings) -> ClusterPort:
 def _guarded(tmux: TmuxPort, leases: Leases) -> TmuxPort:
     """Several hosts: no tmux action on a session whose item this host does not hold right then."""
     return LeasedTmux(tmux, leases) if leases.shared else tmux
+
+
+def _tighten(settings: Settings) -> Callable[[], list[tuple[str, str]]]:
+    def tightened() -> list[tuple[str, str]]:
+        changed = tighten(settings.state_root, settings.event_log_path)
+        return [(str(path), oct(mode)) for path, mode in changed]
+
+    return tightened
 
 
 def _store(settings: Settings) -> StateStore:
@@ -328,6 +337,7 @@ class Container(containers.DeclarativeContainer):
         orphans=orphans,
         heartbeat_key=providers.Callable(lambda s: heartbeat_key(s.host_id, shared=_shared(s)), settings),
         watch=watch,
+        tighten=providers.Callable(_tighten, settings),
     )
     webhook_intake = providers.Singleton(
         WebhookIntake,

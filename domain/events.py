@@ -274,6 +274,12 @@ class Event(enum.Enum):
     )
     STORE_REACHABLE = ("store.reachable", "The state store's database answers again (`unreachable_seconds`).")
     POLLER_STARTED = ("poller.started", "The poller started and holds the state root's lock.")
+    STATE_PERMISSIONS_TIGHTENED = (
+        "state.permissions_tightened",
+        "At start, a file or folder of the state root (or the event log) was open to other local users "
+        "(left by an earlier version, or made under another umask); it is now 0600 or 0700. "
+        "Fields: `path`, `mode_before`.",
+    )
     POLLER_STOPPED = ("poller.stopped", "The poller stopped cleanly.")
     POLLER_FAILED = (
         "poller.failed",

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from domain.markdown import prose_lines
 from domain.receipts import ReceiptMode
-from domain.refs import RepoRef, TmuxTarget, WorkItemRef
+from domain.refs import Naming, RepoRef, TmuxTarget, WorkItemRef
 
 AGENT_MARKER = "<!-- the-loop:agent-comment -->"
 
@@ -226,11 +226,17 @@ class SessionRecord:
     closed_notice: str = ""  # the comment whose "closed by the operator" notice was posted in this closing
     host: str = ""  # the host whose tmux ran the latest spawn ("": one host, or before clusters)
     previous_host: str = ""  # an operator moved the item here from this host; cleared once it runs here
+    naming: Naming = Naming.INJECTIVE  # LEGACY: written before slugs were injective; keeps its names
+
+    @property
+    def slug(self) -> str:
+        return self.item.slug_by(self.naming)
 
     @property
     def target(self) -> TmuxTarget:
-        """Always minted from the item, never stored: no registry entry can name another session."""
-        return self.item.target
+        """Always minted from the item, never stored: no registry entry can name another session.
+        A record written before names were injective keeps the name its live session has."""
+        return TmuxTarget.for_slug(self.slug)
 
     @property
     def held(self) -> bool:

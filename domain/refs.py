@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import enum
+import hashlib
 import re
 from dataclasses import dataclass
 
@@ -14,6 +16,19 @@ _REF_RE = re.compile(rf"^github:(?:(?P<host>{_HOST})/)?(?P<owner>{_NAME})/(?P<re
 _REPO_RE = re.compile(rf"^(?:(?P<host>{_HOST})/)?(?P<owner>{_NAME})/(?P<repo>{_NAME})$")
 _SLUG_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 TARGET_RE = re.compile(r"^loop-[A-Za-z0-9_-]+$")
+# The old slug decodes back to exactly one ref when the owner has no dash and neither name a dot
+# (the target turns `.` into `_`): the owner ends at the first dash, the number follows the last
+_FAITHFUL_OWNER = re.compile(r"[A-Za-z0-9_]+")
+_FAITHFUL_REPO = re.compile(r"[A-Za-z0-9_-]+")
+_FAITHFUL_SLUG = re.compile(r"github-[A-Za-z0-9_]+-[A-Za-z0-9_-]+-[0-9]+")
+HASH_HEX = 12  # 48 bits of sha256 of the exact ref: two refs with one readable form differ here
+
+
+class Naming(enum.Enum):
+    """Which rule named a session's tmux target, receipts folder and branch (issue 18, item 9)."""
+
+    LEGACY = "legacy"  # before: two refs could share one name; kept for records written then
+    INJECTIVE = "injective"  # the readable form, and a hash of the ref where that form lost some of it
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -62,7 +77,41 @@ class WorkItemRef:
 
     @property
     def slug(self) -> str:
-        return _SLUG_UNSAFE.sub("-", str(self))
+        """Names this item's folders, branch and tmux session; no other ref has it. A readable form
+        that is faithful is the slug as it always was (it ends with the item's number); any other
+        gets `-x` and a hash of the ref, a suffix no faithful form ends with."""
+        readable = self.slug_by(Naming.LEGACY)
+        if self._faithful:
+            return readable
+        digest = hashlib.sha256(str(self).encode("utf-8")).hexdigest()[:HASH_HEX]
+        return f"{readable}-x{digest}"
+
+    def slug_by(self, naming: Naming) -> str:
+        if naming is Naming.LEGACY:
+            return _SLUG_UNSAFE.sub("-", str(self))
+        return self.slug
+
+    @property
+    def targets(self) -> frozenset[TmuxTarget]:
+        """Every name a session of this item may have: its own, and the one a record written
+        before names were injective keeps."""
+        return frozenset(TmuxTarget.for_slug(self.slug_by(naming)) for naming in Naming)
+
+    @property
+    def owns_legacy_slug(self) -> bool:
+        """Whether the old slug can name nothing but this item's folders: it is this item's slug,
+        or no faithful slug of another item looks like it."""
+        legacy = self.slug_by(Naming.LEGACY)
+        return legacy == self.slug or _FAITHFUL_SLUG.fullmatch(legacy) is None
+
+    @property
+    def _faithful(self) -> bool:
+        repo = self.repo
+        return (
+            repo.host == DEFAULT_HOST
+            and _FAITHFUL_OWNER.fullmatch(repo.owner) is not None
+            and _FAITHFUL_REPO.fullmatch(repo.name) is not None
+        )
 
     @property
     def target(self) -> TmuxTarget:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from domain.model import ItemKind, PullHead, SessionRecord, SessionState, SessionStatus, WorkItem
 from domain.policy import Decision
 from domain.prompts import cap, sanitize
-from domain.refs import RepoRef, WorkItemRef
+from domain.refs import Naming, RepoRef, WorkItemRef
 
 BRANCH_PREFIX = "the-loop/"
 DEFAULT_CLONE_URL = "https://{host}/{owner}/{repo}.git"
@@ -17,6 +17,13 @@ DEFAULT_KEEP_IGNORED = (".env", ".env.*")  # ignored files an agent writes by ha
 SETUP_TAIL_BYTES = 2_000  # of the setup's output kept in the event log: its end says why it failed
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 _KNOWN = {"{host}", "{owner}", "{repo}"}
+REDACTED = "[redacted]"
+# credentials a setup command may print (GitHub's token prefixes, API keys, an HTTP header): the
+# event log is the operator's, but it is read, copied and pasted into issues
+_SECRETS = (
+    re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|sk-[A-Za-z0-9_-]{20,})"),
+    re.compile(r"(?im)(?<=\bauthorization:)[ \t]*\S.*$"),
+)
 
 
 class WorkspaceMode(enum.Enum):
@@ -48,11 +55,14 @@ class WorkspaceSpec:
     path: str
     pull: int | None = None  # a pull request's number: cut from its head; None: the default branch's tip
     commit: str = ""  # the head must be exactly this commit (a vouched one); "": whatever it is
+    naming: Naming = Naming.INJECTIVE  # the session record's: a worktree made before keeps its branch
 
     @classmethod
-    def for_item(cls, item: WorkItem, path: str, *, commit: str = "") -> WorkspaceSpec:
+    def for_item(
+        cls, item: WorkItem, path: str, naming: Naming = Naming.INJECTIVE, *, commit: str = ""
+    ) -> WorkspaceSpec:
         pull = item.ref.number if item.kind is ItemKind.PULL_REQUEST else None
-        return cls(item.ref, path, pull, commit if pull is not None else "")
+        return cls(item.ref, path, pull, commit if pull is not None else "", naming)
 
     @property
     def repo(self) -> RepoRef:
@@ -60,7 +70,7 @@ class WorkspaceSpec:
 
     @property
     def branch(self) -> str:
-        return BRANCH_PREFIX + self.item.slug
+        return BRANCH_PREFIX + self.item.slug_by(self.naming)
 
     @property
     def start(self) -> str:
@@ -213,12 +223,19 @@ class SetupResult:
 
 
 def output_tail(text: str, *, limit: int = SETUP_TAIL_BYTES) -> str:
-    """The last `limit` bytes of a command's output, control characters made visible."""
-    data = sanitize(text).encode("utf-8")
+    """The last `limit` bytes of a command's output, control characters made visible and
+    token-shaped strings (and `Authorization:` headers) replaced by `[redacted]`."""
+    data = redact(sanitize(text)).encode("utf-8")
     if len(data) <= limit:
         return data.decode("utf-8")
     kept = data[-limit:].decode("utf-8", "ignore")
     return f"[… {len(data) - limit} earlier bytes not shown …]\n{cap(kept, limit)}"
+
+
+def redact(text: str) -> str:
+    """`text` with every token-shaped string and `Authorization:` value as `[redacted]`."""
+    text = _SECRETS[0].sub(REDACTED, text)
+    return _SECRETS[1].sub(" " + REDACTED, text)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from adapters.support.private import open_private
 from domain.events import Event, Level
 from domain.ports import EventSink
 
@@ -58,8 +59,7 @@ def encode(record: dict[str, Any]) -> bytes:
 
 
 def append_line(path: Path, line: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = open_private(path, os.O_WRONLY | os.O_APPEND)  # comment text and setup output: the operator's
     try:
         written = os.write(fd, line)
     finally:

@@ -14,6 +14,7 @@ from adapters.git.hidden import hidden_edits, ignored_entries, worth_keeping
 from adapters.git.lock import repository_lock
 from adapters.git.occupants import occupants
 from adapters.git.runner import GitRunner, run_shell
+from adapters.support.private import close_tree, write_private
 from domain.errors import WorkspaceError
 from domain.ports import WorkspacePort
 from domain.refs import RepoRef
@@ -99,10 +100,14 @@ class GitWorkspaces(WorkspacePort):
                     spec.path,
                     start,
                     where=spec.path,
+                    private=False,  # the checkout is the operator's folder, made as they make files
                 )
             except WorkspaceError:
                 self._undo(clone, spec, drop_branch=not had_branch)
                 raise
+            # what that made inside the clone (the branch, the worktree's own git folder) is not
+            for made in ("refs/heads", "logs/refs/heads", "worktrees"):
+                close_tree(clone.path / made)
 
     def run_setup(self, spec: WorkspaceSpec, command: str) -> SetupResult:
         with tempfile.TemporaryFile() as out:
@@ -128,7 +133,7 @@ class GitWorkspaces(WorkspacePort):
         if admin is None:
             raise WorkspaceError(f"{spec.path} is not a worktree of the shared clone of {spec.repo}")
         try:
-            (admin / READY_MARK).write_text(spec.branch + "\n", encoding="utf-8")
+            write_private(admin / READY_MARK, spec.branch + "\n")
         except OSError as error:
             raise WorkspaceError(f"marking {spec.path} ready: {error.strerror}") from None
 

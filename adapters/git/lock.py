@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from adapters.support.private import open_private
 from domain.errors import WorkspaceError
 
 POLL_SECONDS = 0.05
@@ -26,8 +27,7 @@ def repository_lock(path: Path, *, timeout: float) -> Iterator[None]:
     if key in held:
         yield
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = open_private(path, os.O_RDWR)
     try:
         _acquire(fd, path, timeout)
         held.add(key)

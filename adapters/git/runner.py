@@ -33,10 +33,16 @@ class GitRunner:
     def with_env(self, **extra: str) -> GitRunner:
         return GitRunner(timeout=self.timeout, binary=self.binary, env={**self.env, **extra})
 
-    def __call__(self, *args: str, where: str, cwd: Path | None = None, stdin: str | None = None) -> str:
+    def __call__(
+        self, *args: str, where: str, cwd: Path | None = None, stdin: str | None = None, private: bool = True
+    ) -> str:
+        """`private`: what git creates is the operator's alone (umask 077): the shared clones live
+        in the state root. Only a worktree's checkout (the operator's folder) is made without."""
         log.debug("git %s (in %s)", " ".join(args), cwd or ".")
         what = f"git {_verb(args)}"
-        extra = {"_in": stdin} if stdin is not None else {}
+        extra: dict[str, object] = {"_in": stdin} if stdin is not None else {}
+        if private:
+            extra["_preexec_fn"] = _private_umask
         running = start(self.binary, args, env=self.env, cwd=cwd, where=where, **extra)
         with deadline(running, self.timeout) as expired:
             try:
@@ -46,6 +52,10 @@ class GitRunner:
                     raise WorkspaceError(f"{what} did not finish within {self.timeout:g} s ({where})") from None
                 raise WorkspaceError(f"{what} exited {exc.exit_code} ({where}): {message(exc.stderr)}") from None
         return str(running)
+
+
+def _private_umask() -> None:
+    os.umask(0o077)  # in the child, between fork and exec: the-loop's own umask is untouched
 
 
 def start(

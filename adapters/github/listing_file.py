@@ -14,6 +14,7 @@ from typing import Any
 
 from adapters.github.listing import LabelledSet, Listing
 from adapters.github.payloads import format_time, parse_time
+from adapters.support.private import private_dir
 from domain.model import ItemKind, WorkItem
 from domain.refs import RepoRef, WorkItemRef
 
@@ -65,7 +66,7 @@ class ListingFiles:
         text = json.dumps(_encode(listing, repo), sort_keys=True, separators=(",", ":"))
         temporary = None
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(path.parent)
             handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".listing-", suffix=".tmp")
             with os.fdopen(handle, "w", encoding="utf-8") as out:
                 out.write(text)

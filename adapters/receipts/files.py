@@ -10,10 +10,11 @@ from collections.abc import Collection
 from pathlib import Path
 
 from adapters.receipts.hooks import SUFFIX, receipt_of, settings
+from adapters.support.private import private_dir
 from domain.model import ReceiptChannel
 from domain.ports import ReceiptPort
 from domain.receipts import Receipt, ReceiptMode
-from domain.refs import WorkItemRef
+from domain.refs import Naming, WorkItemRef
 
 ENV_VARIABLE = "THE_LOOP_RECEIPTS"  # where a harness that writes its own receipts puts them
 SETTINGS_FILE = "hooks.settings.json"
@@ -32,7 +33,7 @@ class FileReceipts(ReceiptPort):
 
     def prepare(self, item: WorkItemRef, spawn: str, *, mode: ReceiptMode) -> ReceiptChannel:
         folder = self.folder(item, spawn)
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        private_dir(folder)
         if mode is ReceiptMode.CLAUDE:
             path = folder / SETTINGS_FILE
             _write_whole(path, json.dumps(settings(folder), indent=2))
@@ -42,17 +43,26 @@ class FileReceipts(ReceiptPort):
         return ReceiptChannel()
 
     def read(self, item: WorkItemRef, spawn: str) -> list[Receipt]:
-        return self._read(self.folder(item, spawn))
+        folder = self.folder(item, spawn)
+        if not folder.is_dir():
+            # a spawn made before slugs were injective writes under the old slug; a spawn id is
+            # unique, so the folder of that id there is this spawn's
+            folder = self._root / item.slug_by(Naming.LEGACY) / spawn
+        return self._read(folder)
 
     def find(self, item: WorkItemRef, line: str) -> bool:
-        spawns = self._root / item.slug
-        try:
-            folders = [entry for entry in spawns.iterdir() if entry.is_dir()]
-        except OSError:
-            return False
+        folders = []
+        # the old slug's folders too (spawns made before the upgrade), unless another item's are there
+        slugs = (item.slug, item.slug_by(Naming.LEGACY)) if item.owns_legacy_slug else (item.slug,)
+        for slug in dict.fromkeys(slugs):
+            try:
+                folders += [entry for entry in (self._root / slug).iterdir() if entry.is_dir()]
+            except OSError:
+                continue
         return any(line in r.prompt for folder in folders for r in self._read(folder))
 
     def forget(self, item: WorkItemRef, *, keep: Collection[str] = ()) -> None:
+        # never under the old slug: another item's folders may bear that name now
         spawns = self._root / item.slug
         try:
             folders = [entry for entry in spawns.iterdir() if entry.is_dir() and entry.name not in keep]

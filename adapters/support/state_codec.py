@@ -8,7 +8,7 @@ from typing import Any
 
 from domain.ledger import DeliveryState, Ledger, Pending, Resolution, Resolved, StartRequest, Turn
 from domain.model import ClosedBy, Comment, CommentKind, ItemKind, SessionRecord, SessionStatus, WorkItem
-from domain.refs import WorkItemRef
+from domain.refs import Naming, WorkItemRef
 
 Json = dict[str, Any]
 
@@ -151,6 +151,7 @@ def encode_session(record: SessionRecord) -> str:
             "closed_notice": record.closed_notice,
             "host": record.host,
             "previous_host": record.previous_host,
+            "naming": record.naming.value,
         }
     )
 
@@ -180,6 +181,9 @@ def decode_session(text: str, *, version: int) -> SessionRecord:
         closed_notice=data.get("closed_notice", ""),
         host=data.get("host", ""),  # records from before clusters ran on the one host there was
         previous_host=data.get("previous_host", ""),
+        # a record from before names were injective keeps the names its session, receipts and
+        # branch were given then (issue 18, item 9)
+        naming=Naming(data.get("naming", Naming.LEGACY.value)),
     )
 
 

@@ -64,6 +64,8 @@ class Daemon:
     orphans: Orphans | None = None
     heartbeat_key: str = HEARTBEAT
     watch: HarnessWatch | None = None  # its confirmation waits end when the daemon stops
+    # closes the state root to other users; each path it changed, with its mode before (octal)
+    tighten: Callable[[], list[tuple[str, str]]] = lambda: []
 
     def __post_init__(self) -> None:
         self._stop = threading.Event()
@@ -122,6 +124,10 @@ class Daemon:
             self.events.emit(Event.POLLER_BLOCKED, level=Level.ERROR, cause=str(error))
             raise Blocked(str(error)) from error
         try:
+            for path, mode_before in self.tighten():
+                self.events.emit(
+                    Event.STATE_PERMISSIONS_TIGHTENED, level=Level.WARNING, path=path, mode_before=mode_before
+                )
             self._join()
             self._loop(once=once, started=started, trouble=Trouble(self.events, self.lock, self.report, info))
         except Exception as error:

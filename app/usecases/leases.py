@@ -70,7 +70,7 @@ class Leases:
                 trust = self._trust()
                 if not trust.choice:
                     return trust
-                found = any(item.target == target for item in self._held.items)
+                found = any(target in item.targets for item in self._held.items)
                 return Decision(found, "held" if found else "not held by this host")
         return self._ask(target)
 
@@ -78,7 +78,9 @@ class Leases:
         return trusted(renewed_at=self._renewed_at, now=self._monotonic(), timing=self.timing)
 
     def _ask(self, target: TmuxTarget) -> Decision[bool]:
-        lease = next((lease for lease in self._cluster.leases() if lease.item.target == target), None)
+        named = [lease for lease in self._cluster.leases() if target in lease.item.targets]
+        # the item this name is minted for first; an item's pre-upgrade name only when none is
+        lease = next((lease for lease in named if lease.item.target == target), next(iter(named), None))
         if lease is None or not lease.live:
             return Decision(False, "no host holds it")
         if lease.host != self.host or lease.starts_in_seconds > 0:

@@ -196,7 +196,7 @@ class Spawner:
         vouched = EMPTY
         try:  # issue 10: a ready worktree is reused untouched; a failure is git's (or the setup's) message
             if self._workspaces is not None:
-                vouched = self._workspaces.prepare(job.item, record.cwd, first=first).vouched
+                vouched = self._workspaces.prepare(job.item, record.cwd, first=first, naming=record.naming).vouched
         except WorkspaceError as error:
             return self._failed(record, job, f"workspace failed: {error}")
         if not vouched.choice and self.harness(record.harness).unvouched_args is None:

@@ -13,7 +13,7 @@ from domain.events import Event, Level
 from domain.model import ItemKind, PullHead, SessionRecord, SessionStatus, WorkItem
 from domain.policy import Decision
 from domain.ports import ClockPort, EventSink, StateStore, TmuxPort, TrackerPort, WorkspacePort
-from domain.refs import WorkItemRef
+from domain.refs import Naming, WorkItemRef
 from domain.workspace import (
     Found,
     Ignored,
@@ -83,19 +83,19 @@ class Workspaces:
             return nullcontext()
         return self._port.lock(item.ref.repo)
 
-    def prepare(self, item: WorkItem, folder: str, *, first: bool) -> Readied:
+    def prepare(self, item: WorkItem, folder: str, *, first: bool, naming: Naming = Naming.INJECTIVE) -> Readied:
         """The folder a spawn of `item` starts in, ready, and whether its head is vouched for. Mode
         `none`: `folder` as it is (the spawn creates it). `WorkspaceError` (already in the event
         log) when it cannot be made, or a pull request's head cannot be read."""
         if self._config.mode is WorkspaceMode.NONE:
             return Readied(folder, EMPTY)
-        spec = WorkspaceSpec.for_item(item, folder)
+        spec = WorkspaceSpec.for_item(item, folder, naming)
         head = self._head(item, spec)
         vouched = head_decision(
             item.ref, head, trust_forks=self._config.trust_forks, vouched=vouched_head(self._store, item.ref)
         )
         if head is not None and head.fork:
-            spec = WorkspaceSpec.for_item(item, folder, commit=head.sha)  # exactly the head judged
+            spec = WorkspaceSpec.for_item(item, folder, naming, commit=head.sha)  # exactly the head judged
         decision = prepare_decision(self._port.found(spec), first=first)
         if decision.choice is Prepare.REFUSE:
             self._failed(spec, f"{folder} {decision.reason}")
@@ -186,7 +186,7 @@ class Workspaces:
         """A first look (it may take long: measuring the tree), then, right before removing and
         under the repository's lock a spawn also takes, the same look again: a session reopened,
         a harness respawned or any process working inside meanwhile keeps the worktree."""
-        spec = WorkspaceSpec(record.item, record.cwd)
+        spec = WorkspaceSpec(record.item, record.cwd, naming=record.naming)
         if self._port.found(spec) not in {Found.READY, Found.UNFINISHED}:
             return None  # nothing there, or not ours
         source, size = (OPERATOR if by == "prune" else "poller"), 0

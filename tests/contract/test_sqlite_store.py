@@ -118,6 +118,23 @@ def test_a_tampered_target_in_the_registry_is_never_used(tmp_path: Path) -> None
     assert SqliteStateStore(path).session(item).target == item.target  # type: ignore[union-attr]
 
 
+def test_issue18_item9_a_record_saved_before_names_were_injective_keeps_its_live_sessions_name(
+    tmp_path: Path,
+) -> None:
+    path, item = tmp_path / "state.sqlite3", WorkItemRef.parse("github:acme/foo.js#1")
+    store = SqliteStateStore(path)
+    store.save_session(SessionRecord(item, "claude", "sid-1", "/w"))
+    store.close()
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE sessions SET data = json_remove(data, '$.naming')")
+
+    record = SqliteStateStore(path).session(item)
+
+    assert record is not None and record.target.name == "loop-github-acme-foo_js-1"  # as the old rule named it
+    assert record.slug == "github-acme-foo.js-1"
+    assert item.target.name != "loop-github-acme-foo_js-1"  # a new record gets the injective name
+
+
 def version_one_file(path: Path, ledger: Ledger, record: SessionRecord) -> None:
     """A state file as the-loop wrote it before rows were versioned (schema version 1)."""
     with sqlite3.connect(path) as db:

@@ -16,7 +16,7 @@ from domain.errors import StaleWrite
 from domain.ledger import DeliveryState, Ledger, Pending, Resolution, Resolved, StartRequest, Turn
 from domain.model import ClosedBy, Comment, CommentKind, SessionRecord, SessionStatus
 from domain.ports import StateStore
-from domain.refs import RepoRef, WorkItemRef
+from domain.refs import Naming, RepoRef, WorkItemRef
 from tests.contract.state_backends import (
     Backend,
     count_in_threads,
@@ -106,7 +106,7 @@ def record(item: WorkItemRef = ITEM, **changes: Any) -> SessionRecord:
         recent_delivery_ids=("poll-comment-2", "poll-comment-1"), pane_id="%12",
         created_at=T0, updated_at=T0 + timedelta(hours=1), last_event="dispatch.succeeded",
         spawn_id="0f" * 16, spawned_at=T0, spawned_monotonic=81234.567891, closed_by=ClosedBy.OPERATOR,
-        blocked_notice="123-4", closed_notice="88", host="host-b", previous_host="host-a",
+        blocked_notice="123-4", closed_notice="88", host="host-b", previous_host="host-a", naming=Naming.LEGACY,
     )  # fmt: skip
     return replace(base, **changes)
 

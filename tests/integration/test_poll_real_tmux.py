@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from adapters.receipts.files import FileReceipts
+from app.usecases.poll import watches
 from domain.ledger import Resolution
-from domain.model import HarnessSpec, SessionState
+from domain.model import HarnessSpec, SessionState, Source
 from domain.receipts import ReceiptMode
+from domain.refs import RepoRef
 from tests.fakes.clock import FakeClock
 from tests.service.world import World
 from tests.tmux_support import SIM, KillsTheServerMidCall, RealTmux, real_tmux, records, wait_for
@@ -187,3 +189,20 @@ def test_a_harness_killed_by_sigkill_is_respawned_resuming_its_conversation_with
     assert (second["resume"], str(second["prompt"]).count("wake up")) == ("sid-1", 1)
     assert world.tmux.session_state(ref.target) is SessionState.LIVE
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
+
+
+def test_issue18_item9_a_dotted_and_an_underscored_repository_each_get_their_own_real_session(
+    real_tmux: RealTmux, tmp_path: Path
+) -> None:
+    world = _world(real_tmux, tmp_path)
+    dotted, underscored = RepoRef.parse("acme/foo.js"), RepoRef.parse("acme/foo_js")
+    world.repos = (dotted, underscored)
+    world.poll._watches = watches([Source("github", dotted, "loop"), Source("github", underscored, "loop")])
+    one, other = world.item(1, repo=dotted), world.item(1, repo=underscored)
+
+    world.cycle()
+
+    _ready(tmp_path, 2)
+    names = set(real_tmux.run("list-sessions", "-F", "#{session_name}").split())
+    assert {one.target.name, other.target.name} <= names and one.target != other.target
+    assert world.events.named("session.spawn_failed") == []

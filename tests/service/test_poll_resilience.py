@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from app.usecases.poll import PAUSED_CHECK_EVERY
 from domain.ledger import Resolution
-from domain.model import ItemState, SessionStatus, Source
-from domain.refs import WorkItemRef
+from domain.model import ItemState, SessionRecord, SessionStatus, Source
+from domain.refs import Naming, RepoRef, WorkItemRef
 from tests.service.world import REPO, World
 
 
@@ -86,10 +88,61 @@ def test_attempts_spent_by_crashes_abandon_the_comment_instead_of_crashing_forev
     assert world.session(ref).received == []
 
 
-def test_a_second_item_whose_name_sanitises_to_a_recorded_target_is_refused() -> None:
+def _two_repositories(world: World, first: RepoRef, second: RepoRef) -> tuple[WorkItemRef, WorkItemRef]:
+    world.repos = (first, second)
+    world.poll._watches = __import__("app.usecases.poll", fromlist=["watches"]).watches(
+        [Source("github", first, "loop"), Source("github", second, "loop")]
+    )
+    return world.item(1, repo=first), world.item(1, repo=second)
+
+
+def _watched_alone(world: World, repo: str) -> WorkItemRef:
+    world.repos = (RepoRef.parse(repo),)
+    world.poll._watches = __import__("app.usecases.poll", fromlist=["watches"]).watches(
+        [Source("github", world.repos[0], "loop")]
+    )
+    return world.watched(1, repo=world.repos[0])
+
+
+@pytest.mark.parametrize(("first", "second"), [("acme/foo.js", "acme/foo_js"), ("a/b-c", "a-b/c")])
+def test_issue18_item9_two_items_whose_old_names_coincide_both_get_a_session(first: str, second: str) -> None:
     world = World()
-    dotted = world.watched(1, repo=__import__("domain.refs", fromlist=["RepoRef"]).RepoRef.parse("acme/my.app"))
-    world.repos = (dotted.repo,)
+    one, other = _two_repositories(world, RepoRef.parse(first), RepoRef.parse(second))
+
+    world.cycle()
+
+    assert world.record(one).target != world.record(other).target
+    assert not world.session(one).all_dead and not world.session(other).all_dead
+    assert world.events.named("session.spawn_failed") == []
+
+
+def _as_before_the_upgrade(world: World, item: WorkItemRef) -> SessionRecord:
+    """The item's record and session as the previous version left them: the session bears the old name."""
+    record = world.store.save_session(replace(world.record(item), naming=Naming.LEGACY))
+    session = world.tmux.sessions.pop(item.target.name)
+    session.name = record.target.name
+    world.tmux.sessions[session.name] = session
+    return record
+
+
+def test_issue18_item9_a_record_from_before_the_upgrade_keeps_its_live_session() -> None:
+    world = World()
+    dotted = _watched_alone(world, "acme/my.app")
+    # as the previous version recorded it: its session bears the old name
+    record = _as_before_the_upgrade(world, dotted)
+    spawned = world.spawns()
+    world.comment(dotted, "carry on")
+
+    world.cycle()
+
+    assert world.spawns() == spawned  # not orphaned: delivered into the session it has
+    assert "carry on" in world.tmux.sessions[record.target.name].received[-1]
+
+
+def test_issue18_item9_an_item_named_like_a_record_from_before_the_upgrade_is_refused_with_a_remedy() -> None:
+    world = World()
+    dotted = _watched_alone(world, "acme/my.app")
+    legacy = _as_before_the_upgrade(world, dotted)
     underscored = WorkItemRef.parse("github:acme/my_app#1")
     world.tracker.add_item(underscored, author="alice")
     world.poll._watches = __import__("app.usecases.poll", fromlist=["watches"]).watches(
@@ -98,10 +151,29 @@ def test_a_second_item_whose_name_sanitises_to_a_recorded_target_is_refused() ->
 
     world.cycle()
 
-    assert dotted.target == underscored.target
-    assert world.record(dotted).item == dotted
+    assert legacy.target == underscored.target
     assert world.store.session(underscored) is None
-    assert "recorded for another work item" in world.events.named("session.spawn_failed")[0]["reason"]
+    failed = world.events.named("session.spawn_failed")[0]
+    assert "recorded for another work item" in failed["reason"] and str(dotted) in failed["remedy"]
+
+
+def test_issue18_item9_the_remedy_applies_a_reset_of_the_old_record_lets_both_items_spawn() -> None:
+    world = World()
+    dotted = _watched_alone(world, "acme/my.app")
+    _as_before_the_upgrade(world, dotted)
+    underscored = WorkItemRef.parse("github:acme/my_app#1")
+    world.tracker.add_item(underscored, author="alice")
+    world.poll._watches = __import__("app.usecases.poll", fromlist=["watches"]).watches(
+        [Source("github", dotted.repo, "loop"), Source("github", underscored.repo, "loop")]
+    )
+    world.cycle()  # refused: the old record holds the name
+    admin = world.admin()
+
+    admin.reset(admin.plan_reset([dotted])[0])  # what the refusal's remedy says
+    world.cycle()
+
+    assert world.record(dotted).target != world.record(underscored).target
+    assert not world.session(dotted).all_dead and not world.session(underscored).all_dead
 
 
 def test_a_crash_right_after_a_spawn_leaves_a_record_the_next_comment_is_delivered_into() -> None:

@@ -61,3 +61,13 @@ def test_a_folder_trusted_already_costs_no_wait(config: Path) -> None:
 
     assert ClaudeTrust(config, sleep=sleep).trust(FOLDER) is False
     assert slept == []
+
+
+def test_a_missing_file_is_created_private_with_the_record(tmp_path: Path) -> None:
+    path = tmp_path / "home" / ".claude.json"
+
+    assert ClaudeTrust(path, sleep=lambda _: None).trust(FOLDER) is True
+
+    assert trusted(path)
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in path.parent.iterdir()) == [".claude.json", ".claude.json.the-loop.lock"]  # no temp

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from domain.model import ItemKind, PullHead, SessionRecord, SessionState, SessionStatus, WorkItem
-from domain.refs import RepoRef, WorkItemRef
+from domain.refs import Naming, RepoRef, WorkItemRef
 from domain.workspace import (
     Dirt,
     Found,
@@ -156,3 +156,29 @@ def test_issue18_item1_an_unvouched_fork_head_says_whose_it_is_and_how_to_vouch(
     reason = head_decision(REF, FORK, trust_forks=False, vouched=None).reason
     assert "mallory/widgets at 3f786850e387" in reason
     assert "the-loop sessions vouch --work-item github:acme/widgets#7" in reason
+
+
+def test_issue18_item9_a_worktree_made_before_the_upgrade_keeps_its_branch_and_a_new_one_gets_the_injective_slug() -> (
+    None
+):
+    dotted = WorkItemRef.parse("github:acme/foo.js#1")
+
+    assert WorkspaceSpec(dotted, "/w", naming=Naming.LEGACY).branch == "the-loop/github-acme-foo.js-1"
+    assert WorkspaceSpec(dotted, "/w").branch == "the-loop/" + dotted.slug != "the-loop/github-acme-foo.js-1"
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "ghp_" + "A1b2" * 9,
+        "gho_" + "Z9y8" * 9,
+        "github_pat_11ABCDEFG0" + "x" * 60,
+        "sk-ant-api03-" + "k" * 40,
+        "sk-proj-" + "Q" * 40,
+    ],
+)
+def test_issue18_state_a_token_in_the_setup_output_never_reaches_the_event_log(secret: str) -> None:
+    tail = output_tail(f"cloning with {secret}\nAuthorization: Bearer abc.def-ghi\ndone\n")
+
+    assert secret not in tail and "abc.def-ghi" not in tail
+    assert "cloning with [redacted]" in tail and "Authorization: [redacted]" in tail and "done" in tail
