@@ -49,13 +49,13 @@ def test_issue18_item3_a_daemon_paused_between_its_lease_check_and_its_paste_del
     a.loop.env = {**a.loop.env, STOP_POINT: "paste"}  # a stops itself right after its lease check
     ref = one_item_on_a(cluster, a)
     assert a.poller is not None
-    body = "exactly once"
+    pid, body = a.poller.pid, "exactly once"
 
     comment = cluster.comment(ref, body)
-    wait_for(lambda: stopped(a.poller.pid), timeout=60, what=f"a paused before its paste\n{dumped(cluster)}")
+    wait_for(lambda: stopped(pid), timeout=60, what=f"a paused before its paste\n{dumped(cluster)}")
     wait_for(lambda: comment in cluster.delivered([ref]), timeout=60, what=f"b delivered\n{dumped(cluster)}")
     live_on_a = live_agents(a, ref)
-    os.kill(a.poller.pid, signal.SIGCONT)
+    os.kill(pid, signal.SIGCONT)
     wait_for(lambda: a.events("cluster.orphan_ended"), timeout=60, what=f"a's orphan ended\n{dumped(cluster)}")
 
     assert live_on_a == 0, f"a's agent still ran while b's worked the item\n{dumped(cluster)}"
