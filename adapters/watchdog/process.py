@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from adapters.watchdog import deadline as files
+from adapters.watchdog.lock import running
 from domain.cluster import LeaseTiming
 from domain.ports import AgentWatchdogPort
 
@@ -28,6 +29,7 @@ class ProcessWatchdog(AgentWatchdogPort):
         self._timing = timing
         self._grace = timing.kill_grace(grace_seconds)
         self._deadline: float | None = None
+        self._process: subprocess.Popen[bytes] | None = None
 
     def arm(self, deadline: float) -> None:
         try:
@@ -36,9 +38,16 @@ class ProcessWatchdog(AgentWatchdogPort):
             log.warning("could not record the agents' deadline in %s: %s", self._file, error)
             return
         self._deadline = deadline
+        if self._gone() and not running(self._root):  # killed, or it left while this daemon was away
+            log.warning("the agent watchdog of %s is not running: starting it again", self._root)
+            self.start()
 
     def deadline(self) -> float | None:
         return self._deadline
+
+    def _gone(self) -> bool:
+        """The watchdog this daemon started has exited (it may have found another running)."""
+        return self._process is not None and self._process.poll() is not None
 
     def start(self) -> None:
         argv = [sys.executable, "-m", "adapters.watchdog", "--state-root", str(self._root.absolute())]
@@ -48,7 +57,7 @@ class ProcessWatchdog(AgentWatchdogPort):
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
         with (self._root / "watchdog.err").open("ab") as stderr:
             # a session of its own: no signal to the daemon's process group or terminal reaches it
-            subprocess.Popen(
+            self._process = subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr, env=env,
                 start_new_session=True, close_fds=True,
             )  # fmt: skip

@@ -5,6 +5,9 @@ before a spawn's or a paste's tmux call."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import time
 import uuid
 from collections.abc import Iterator
@@ -103,3 +106,44 @@ def test_issue18_item3_a_spawn_refused_by_the_last_check_starts_nothing_and_leav
 
     assert checked == ["spawn"]
     assert real_tmux.run("list-sessions", "-F", "#{session_name}", check=False).split() == []
+
+
+def test_issue18_item3_a_watchdog_that_was_killed_is_started_again_at_the_next_renewal(
+    watched: ProcessWatchdog, real_tmux: RealTmux, tmp_path: Path
+) -> None:
+    first = int((tmp_path / "watchdog.pid").read_text())
+    os.kill(first, signal.SIGKILL)
+    wait_for(lambda: not alive(first), what="the watchdog gone")
+
+    watched.arm(SystemClock().monotonic() + 60)
+    wait_for(lambda: int((tmp_path / "watchdog.pid").read_text()) != first, what="another watchdog")
+    watched.arm(SystemClock().monotonic() - 0.01)
+
+    wait_for(lambda: dead(real_tmux, AGENT.name) == ["1"], what="the agent ended by the new watchdog")
+
+
+def alive(pid: int) -> bool:
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # reaped if it is this test's child: not a zombie
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_issue18_item3_a_paste_refused_by_the_last_check_loads_no_buffer_and_types_nothing(
+    real_tmux: RealTmux, tmp_path: Path
+) -> None:
+    mark, checked = uuid.uuid4().hex, list[str]()
+
+    def refuse(action: str, target: TmuxTarget) -> None:
+        checked.append(action)
+        raise LeaseLost(str(target), reason="past the deadline")
+
+    request = SpawnRequest(AGENT, ("sh", "-c", "sleep 600"), str(tmp_path), "", mark=mark, remain_on_exit=True)
+    pane = real_tmux.adapter().spawn(request)
+    with pytest.raises(LeaseLost):
+        real_tmux.adapter(last_check=refuse).deliver(AGENT, "a prompt", delivery_id="d1", pane=pane, mark=mark)
+
+    assert checked == ["paste"] and real_tmux.buffers() == []
