@@ -38,7 +38,7 @@ def test_issue18_item3_a_host_stopped_past_its_lease_ends_its_agent_before_anoth
 
     assert live_on_a == 0, f"a's agent still ran when b's started\n{dumped(cluster)}"
     ended = a.events("cluster.agent_ended")
-    assert ended and event_time(ended[0]) < spawned_on_b, dumped(cluster)
+    assert ended and event_time(ended[0]) < taken_over(b, ref) <= spawned_on_b, dumped(cluster)
     assert given(a, body) + given(b, body) == 1 and live_agents(b, ref) == 1
 
 
@@ -60,6 +60,7 @@ def test_issue18_item3_a_daemon_paused_between_its_lease_check_and_its_paste_del
 
     assert live_on_a == 0, f"a's agent still ran while b's worked the item\n{dumped(cluster)}"
     assert (given(a, body), given(b, body)) == (0, 1), dumped(cluster)
+    assert comment in cluster.delivered([ref])  # a's late attempt changed nothing in the ledger
     assert live_agents(a, ref) == 0 and live_agents(b, ref) == 1
 
 
@@ -78,7 +79,7 @@ def test_issue18_item3_a_partitioned_host_ends_its_agents_before_another_host_ta
 
     assert live_on_a == 0, f"a's agent still ran when b's started\n{dumped(cluster)}"
     ended = a.events("cluster.agent_ended")
-    assert ended and event_time(ended[0]) < spawned_on_b, dumped(cluster)
+    assert ended and event_time(ended[0]) < taken_over(b, ref) <= spawned_on_b, dumped(cluster)
     assert given(a, body) + given(b, body) == 1 and live_agents(b, ref) == 1
 
 
@@ -104,6 +105,12 @@ def spawned(host: Host, ref: WorkItemRef) -> float | None:
     names = {"session.spawned", "session.respawned"}
     found = [event_time(e) for e in host.events() if e["event"] in names and e.get("work_item") == str(ref)]
     return found[0] if found and live_agents(host, ref) else None
+
+
+def taken_over(host: Host, ref: WorkItemRef) -> float:
+    """When `host`, reading the repository, gave itself the item once its lease on host-a expired."""
+    placed = [e for e in host.events("cluster.lease_placed") if e["work_item"] == str(ref)]
+    return min(event_time(e) for e in placed if e["how"] == "taken-over")
 
 
 def given(host: Host, body: str) -> int:
