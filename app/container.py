@@ -21,9 +21,11 @@ from adapters.receipts.files import FileReceipts
 from adapters.sandbox.tracker import SandboxTracker
 from adapters.sqlite.cluster import SingleHost
 from adapters.sqlite.store import FILE_NAME, SqliteStateStore
+from adapters.stop_point import stop_point
 from adapters.support.private import tighten
 from adapters.tmux.adapter import ShTmux
 from adapters.tmux.screen import ShTmuxScreen
+from adapters.watchdog.process import ProcessWatchdog
 from app import version
 from app.config.settings import Settings
 from app.usecases.closing import CloseConfig, Closer
@@ -46,7 +48,7 @@ from app.usecases.webhook import WebhookIntake
 from app.usecases.workspaces import WorkspaceConfig, Workspaces
 from domain.model import HarnessSpec, Reaction, WorkItem
 from domain.ports import ClusterPort, StateStore, TmuxPort, TrackerPort
-from domain.refs import WorkItemRef
+from domain.refs import TmuxTarget, WorkItemRef
 from domain.webhook import InboxLimits
 
 __all__ = ["Container", "EventFilter", "LockHeld", "follow_events", "read_events"]
@@ -113,9 +115,31 @@ def _cluster(settings: Settings) -> ClusterPort:
     return SingleHost(host=settings.host_id, max_sessions=settings.cluster.max_sessions)
 
 
-def _guarded(tmux: TmuxPort, leases: Leases) -> TmuxPort:
+def _guarded(tmux: TmuxPort, leased: TmuxPort, leases: Leases) -> TmuxPort:
     """Several hosts: no tmux action on a session whose item this host does not hold right then."""
-    return LeasedTmux(tmux, leases) if leases.shared else tmux
+    return LeasedTmux(leased, leases) if leases.shared else tmux
+
+
+def _last_check(leases: Leases) -> Callable[[str, TmuxTarget], None]:
+    """The lease checked once more as the very last step before a spawn's or a paste's tmux call
+    (then a fault test's pause point, which does nothing in production)."""
+    pause = stop_point()
+
+    def check(action: str, target: TmuxTarget) -> None:
+        leases.require(target)
+        pause(action)
+
+    return check
+
+
+def _watchdog(settings: Settings) -> ProcessWatchdog:
+    return ProcessWatchdog(
+        state_root=settings.state_root,
+        events=settings.event_log_path,
+        socket_name=settings.routing.tmux.socket_name,
+        timing=settings.lease_timing,
+        grace_seconds=settings.routing.tmux.harness_kill_grace_seconds,
+    )
 
 
 def _tighten(settings: Settings) -> Callable[[], list[tuple[str, str]]]:
@@ -158,8 +182,13 @@ class Container(containers.DeclarativeContainer):
     store_present = providers.Callable(_store_present, settings)
     lock = providers.Singleton(PollerLock, path=providers.Callable(lambda s: s.state_root / "poller.lock", settings))
     cluster = providers.Singleton(_cluster, settings)
+    watchdog = providers.Singleton(_watchdog, settings)
     leases = providers.Singleton(
-        Leases, cluster=cluster, timing=settings.provided.lease_timing, monotonic=clock.provided.monotonic
+        Leases,
+        cluster=cluster,
+        timing=settings.provided.lease_timing,
+        monotonic=clock.provided.monotonic,
+        watchdog=watchdog,
     )
     # this host's own tmux server, unguarded: for looking, and for ending its own orphaned sessions
     shell_tmux = providers.Singleton(
@@ -167,7 +196,13 @@ class Container(containers.DeclarativeContainer):
         socket_name=settings.provided.routing.tmux.socket_name,
         command_timeout=settings.provided.routing.dispatch_timeout_seconds,
     )
-    tmux = providers.Singleton(_guarded, shell_tmux, leases)
+    leased_shell_tmux = providers.Singleton(
+        ShTmux,
+        socket_name=settings.provided.routing.tmux.socket_name,
+        command_timeout=settings.provided.routing.dispatch_timeout_seconds,
+        last_check=providers.Callable(_last_check, leases),
+    )
+    tmux = providers.Singleton(_guarded, shell_tmux, leased_shell_tmux, leases)
     tmux_screen = providers.Singleton(ShTmuxScreen, socket_name=settings.provided.routing.tmux.socket_name)
     github = providers.Singleton(
         GhTracker,
@@ -226,7 +261,12 @@ class Container(containers.DeclarativeContainer):
     )
     orphans = providers.Singleton(Orphans, tmux=shell_tmux, cluster=cluster, events=events)
     lease_heartbeat = providers.Singleton(
-        LeaseHeartbeat, leases=leases, cluster=cluster, events=events, monotonic=clock.provided.monotonic
+        LeaseHeartbeat,
+        leases=leases,
+        cluster=cluster,
+        events=events,
+        monotonic=clock.provided.monotonic,
+        watchdog=watchdog,
     )
     dispatcher = providers.Singleton(
         Dispatcher,

@@ -39,6 +39,24 @@ class LeaseTiming:
     def margin_seconds(self) -> float:
         return self.expiry_seconds - self.renew_deadline_seconds
 
+    def agents_deadline(self, *, sent: float) -> float:
+        """When this host's agents must end (its own monotonic clock) unless a later renewal
+        succeeds, for a renewal whose request left at `sent`: the renew deadline, the moment the
+        host stops trusting that renewal. The database runs the lease from a moment after `sent`,
+        so the lease can pass to another host no earlier than `sent + expiry`: the margin is left
+        to end the agents in (see `kill_grace`) and to absorb clocks that run at different rates."""
+        return sent + self.renew_deadline_seconds
+
+    def kill_grace(self, configured: float) -> float:
+        """How long an agent asked to end (SIGTERM) is given before it is killed: within half the
+        margin, so it is gone before its lease can pass."""
+        return max(0.0, min(configured, self.margin_seconds / 2))
+
+    @property
+    def watch_every_seconds(self) -> float:
+        """How often the host's watchdog looks at the deadline: a small part of the margin."""
+        return min(1.0, self.margin_seconds / 10)
+
 
 class HostState(enum.Enum):
     ALIVE = "alive"  # its heartbeat is younger than the lease expiry
@@ -147,6 +165,17 @@ def trusted(*, renewed_at: float | None, now: float, timing: LeaseTiming) -> Dec
     if age < timing.renew_deadline_seconds:
         return Decision(True, f"renewed {age:.1f}s ago")
     return Decision(False, f"last renewal {age:.1f}s ago, past the {timing.renew_deadline_seconds:g}s deadline")
+
+
+def agents_may_run(*, deadline: float | None, now: float) -> Decision[bool]:
+    """Whether this host's agents may still run (its own monotonic clock): only until the deadline
+    its last successful renewal set (`LeaseTiming.agents_deadline`). No deadline recorded: no
+    renewal ever succeeded, so nothing here may run for the cluster."""
+    if deadline is None:
+        return Decision(False, "no renewal has set a deadline")
+    if now < deadline:
+        return Decision(True, f"the lease holds for {deadline - now:.1f}s more")
+    return Decision(False, f"the lease was not renewed: its deadline passed {now - deadline:.1f}s ago")
 
 
 def handover_note(previous_host: str, *, lost: bool) -> str:

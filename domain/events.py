@@ -252,6 +252,12 @@ class Event(enum.Enum):
         "This host ended its own tmux session of an item another host holds now (`ended`; false: tmux "
         "refused, tried again next cycle).",
     )
+    CLUSTER_AGENT_ENDED = (
+        "cluster.agent_ended",
+        "This host's watchdog ended an agent (`target`, `pane`; `killed`: it outlived SIGTERM's grace): the "
+        "deadline its last lease renewal set passed `late_seconds` ago unrenewed (the daemon down, paused or "
+        "cut off), and its lease may soon pass to another host. `ended` false: tmux did not answer (`cause`).",
+    )
     CLUSTER_RENEW_FAILED = (
         "cluster.renew_failed",
         "A lease renewal failed (`cause`); past the renew deadline this host acts on none of its items until "

@@ -291,6 +291,25 @@ class WorkspacePort(Protocol):
         """Bytes the worktree's folder takes on disk; 0 when it is gone."""
 
 
+class AgentWatchdogPort(Protocol):
+    """This host's watchdog over its agents, running apart from the daemon (a daemon stopped, paused
+    or cut off from the database does not stop it): once the deadline it was last given passes on
+    the host's monotonic clock, it ends every agent the daemon started on this host's tmux server,
+    and keeps ending any that appears, until a later deadline is given.
+
+    Failure modes: `arm` never fails — a deadline it cannot record leaves the earlier one, which ends
+    the agents sooner (the safe side); `deadline()` then still says the earlier one. `start` raises
+    `OSError` when the watchdog cannot be started; starting it while one runs is harmless.
+    """
+
+    def arm(self, deadline: float) -> None: ...
+
+    def deadline(self) -> float | None:
+        """The deadline last recorded; None before the first."""
+
+    def start(self) -> None: ...
+
+
 class ClusterPort(Protocol):
     """The hosts sharing the work: each host's heartbeat, which host holds each work item (a lease
     that expires unless its holder renews it), which host reads each repository (a lock that goes

@@ -6,7 +6,7 @@ import logging
 import signal
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from adapters.tmux import commands as cmd
 from adapters.tmux.local import make_start_directory, signal_group
@@ -27,7 +27,9 @@ MAX_PROMPT_BYTES = 128 * 1024 - 1
 
 class ShTmux(TmuxPort):
     """Probes use `probe_timeout`; commands whose answer matters (spawn, paste, kill) wait
-    `command_timeout`, so a busy server is waited for rather than misread."""
+    `command_timeout`, so a busy server is waited for rather than misread. `last_check(action,
+    target)`, when given, runs as the very last step before the tmux call that spawns or pastes (and
+    may raise): a check made any earlier would leave more time for its answer to go stale."""
 
     def __init__(
         self,
@@ -38,7 +40,9 @@ class ShTmux(TmuxPort):
         command_timeout: float = 1800.0,
         env: Mapping[str, str] | None = None,
         runner: TmuxRunner | None = None,
+        last_check: Callable[[str, TmuxTarget], None] | None = None,
     ) -> None:
+        self._last_check = last_check or (lambda action, target: None)
         self._prefix = ["-L", socket_name] if socket_name else []
         self._runner = runner or ShRunner(binary=binary, env=env)
         self._probe_timeout = probe_timeout
@@ -92,6 +96,7 @@ class ShTmux(TmuxPort):
                 remain_on_exit=request.remain_on_exit,
                 mark=request.mark,
             )
+            self._last_check("spawn", request.target)
             out = self._tmux(args)
         except BaseException:
             prompt_file.unlink(missing_ok=True)  # on success the wrapper in the pane removes it
@@ -184,7 +189,9 @@ class ShTmux(TmuxPort):
         pane: str,
         mark: str,
     ) -> None:
-        out = self._tmux([*before, *cmd.guarded(target, buffers, pastes, pane_id=pane, mark=mark)], stdin=stdin)
+        args = [*before, *cmd.guarded(target, buffers, pastes, pane_id=pane, mark=mark)]
+        self._last_check("paste", target)
+        out = self._tmux(args, stdin=stdin)
         if cmd.DEAD_MARKER in out:
             raise SessionMissing(f"pane {pane} is dead, no longer in {target} or no longer the harness's")
 

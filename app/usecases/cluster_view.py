@@ -67,6 +67,7 @@ def outage_lines(error: str, holder: Mapping[str, Any] | None) -> list[str]:
     if isinstance(failing, Mapping):
         lines.append(
             f"poller: its cycles fail since {failing.get('since', '?')} ({failing.get('cycles', '?')} in a row); "
-            "it tries again less and less often, counts no delivery meanwhile, and its sessions keep running"
+            "it tries again less and less often, counts no delivery meanwhile, and its sessions keep running "
+            "(their agents only until the renew deadline: then this host's watchdog ends them)"
         )
     return lines

@@ -9,14 +9,21 @@ from collections.abc import Callable
 from app.usecases.leases import Leases
 from domain.errors import StateError
 from domain.events import Event, Level
-from domain.ports import ClusterPort, EventSink
+from domain.ports import AgentWatchdogPort, ClusterPort, EventSink
 
 
 class LeaseHeartbeat:
     def __init__(
-        self, *, leases: Leases, cluster: ClusterPort, events: EventSink, monotonic: Callable[[], float]
+        self,
+        *,
+        leases: Leases,
+        cluster: ClusterPort,
+        events: EventSink,
+        monotonic: Callable[[], float],
+        watchdog: AgentWatchdogPort | None = None,
     ) -> None:
         self._leases = leases
+        self._watchdog = watchdog
         self._cluster = cluster
         self._events = events
         self._monotonic = monotonic
@@ -32,11 +39,15 @@ class LeaseHeartbeat:
 
     def start(self, *, pid: int, version: str) -> None:
         """Join and renew once before the first cycle (`StateError` if the database is not there),
-        then keep renewing in the background. A single host has nothing to renew."""
+        start the host's agent watchdog (`OSError` if it cannot be: no agent may run unguarded),
+        then keep renewing in the background. A single host has nothing to renew, and its agents
+        nothing to fear: no other host can take its items."""
         if not self._cluster.shared:
             return
         self._cluster.join(pid=pid, version=version)
-        self._leases.renew()
+        self._leases.renew()  # records the agents' deadline before the watchdog reads it
+        if self._watchdog is not None:
+            self._watchdog.start()
         timing = self._leases.timing
         self._events.emit(
             Event.CLUSTER_JOINED, host=self._cluster.host, lease_seconds=timing.expiry_seconds,

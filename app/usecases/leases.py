@@ -11,17 +11,28 @@ from domain.cluster import Held, LeaseTiming, trusted
 from domain.errors import LeaseLost
 from domain.model import Probe, SessionState, SpawnRequest
 from domain.policy import Decision
-from domain.ports import ClusterPort, TmuxPort
+from domain.ports import AgentWatchdogPort, ClusterPort, TmuxPort
 from domain.refs import TmuxTarget, WorkItemRef
 
 
 class Leases:
     """In the daemon, the heartbeat calls `renew()` and every check reads what it left (no round
     trip per tmux action); in a command (nothing renews) each check asks the database and trusts a
-    lease only with more than the margin (expiry minus deadline) left. A single host holds all."""
+    lease only with more than the margin (expiry minus deadline) left. A single host holds all.
 
-    def __init__(self, *, cluster: ClusterPort, timing: LeaseTiming, monotonic: Callable[[], float]) -> None:
+    Each successful renewal also gives the host's watchdog its agents' new deadline: an agent never
+    outlives its host's lease, whatever becomes of the daemon."""
+
+    def __init__(
+        self,
+        *,
+        cluster: ClusterPort,
+        timing: LeaseTiming,
+        monotonic: Callable[[], float],
+        watchdog: AgentWatchdogPort | None = None,
+    ) -> None:
         self._cluster = cluster
+        self._watchdog = watchdog
         self.timing = timing
         self._monotonic = monotonic
         self._held = Held(everything=not cluster.shared)
@@ -46,6 +57,8 @@ class Leases:
             lost = frozenset(self._held.items - held.items)
             self._held, self._renewed_at = held, sent
             self._lost |= lost
+        if self._watchdog is not None and self.shared:
+            self._watchdog.arm(self.timing.agents_deadline(sent=sent))
         return lost
 
     def held(self) -> Held:
@@ -74,6 +87,12 @@ class Leases:
                 return Decision(found, "held" if found else "not held by this host")
         return self._ask(target)
 
+    def require(self, target: TmuxTarget) -> None:
+        """`LeaseLost` unless this host may act on `target`'s session right now."""
+        decision = self.holds(target)
+        if not decision.choice:
+            raise LeaseLost(str(target), reason=decision.reason)
+
     def _trust(self) -> Decision[bool]:
         return trusted(renewed_at=self._renewed_at, now=self._monotonic(), timing=self.timing)
 
@@ -93,16 +112,15 @@ class Leases:
 class LeasedTmux(TmuxPort):
     """The tmux port, but spawning, pasting, clearing, ending or killing a session raises
     `LeaseLost` unless this host holds the session's item right then (checked right before each
-    action). Looking (state, probe, screen) and attaching are never refused."""
+    action; the inner tmux checks again as its very last step before a spawn's or a paste's tmux call,
+    see `Leases.require`). Looking (state, probe, screen) and attaching are never refused."""
 
     def __init__(self, inner: TmuxPort, leases: Leases) -> None:
         self._inner = inner
         self._leases = leases
 
     def _check(self, target: TmuxTarget) -> None:
-        decision = self._leases.holds(target)
-        if not decision.choice:
-            raise LeaseLost(str(target), reason=decision.reason)
+        self._leases.require(target)
 
     def session_state(self, target: TmuxTarget) -> SessionState:
         return self._inner.session_state(target)

@@ -34,6 +34,8 @@ class Hosts:
         )
         cluster.join(pid=len(self.worlds) + 1, version=world.version)
         world.leases.renew()
+        if world.watchdog is not None:
+            world.watchdog.start()
         self.worlds[name] = world
         return world
 

@@ -35,6 +35,7 @@ from tests.fakes.receipts import FakeReceipts, FakeTrust
 from tests.fakes.store import FakeStateStore
 from tests.fakes.tmux import FakeSession, FakeTmux
 from tests.fakes.tracker import FakeTracker
+from tests.fakes.watchdog import FakeWatchdog
 from tests.fakes.workspaces import FakeWorkspaces
 
 REPO = RepoRef.parse("acme/widgets")
@@ -88,7 +89,10 @@ class World:
         if self.cluster is None:
             self.cluster = SingleHost(host="solo", max_sessions=20)
         self.host = self.cluster.host if self.cluster.shared else ""
-        self.leases = Leases(cluster=self.cluster, timing=self.timing, monotonic=self.clock.monotonic)
+        self.watchdog = FakeWatchdog(self.tmux, self.clock) if isinstance(self.tmux, FakeTmux) else None
+        self.leases = Leases(
+            cluster=self.cluster, timing=self.timing, monotonic=self.clock.monotonic, watchdog=self.watchdog
+        )
         self.guarded: TmuxPort = LeasedTmux(self.tmux, self.leases) if self.cluster.shared else self.tmux
         self.orphans = Orphans(tmux=self.tmux, cluster=self.cluster, events=self.events)
         self.trust = FakeTrust()

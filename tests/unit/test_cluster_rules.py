@@ -10,7 +10,16 @@ import pytest
 
 from adapters.sqlite.cluster import SingleHost
 from app.config.loader import ConfigError, load
-from domain.cluster import HostState, HostView, LeaseTiming, Listed, choose_host, handover_note, trusted
+from domain.cluster import (
+    HostState,
+    HostView,
+    LeaseTiming,
+    Listed,
+    agents_may_run,
+    choose_host,
+    handover_note,
+    trusted,
+)
 from domain.model import WorkItem
 from domain.refs import RepoRef, WorkItemRef
 
@@ -110,3 +119,30 @@ def test_a_renew_deadline_not_shorter_than_the_lease_is_a_config_error_naming_th
 
 def test_a_host_id_that_is_not_a_plain_name_is_refused(config_dir: Path) -> None:
     assert refusal("cluster: {hostId: 'a b'}").startswith("c.yaml: cluster.hostId: must be a plain name")
+
+
+def test_issue18_item3_the_agents_deadline_ends_before_the_lease_can_pass_to_another_host() -> None:
+    timing = LeaseTiming(expiry_seconds=30, renew_deadline_seconds=20)
+    sent = 1000.0  # read before the renewal request: the database runs the lease from later
+    deadline = timing.agents_deadline(sent=sent)
+    earliest_takeover = sent + timing.expiry_seconds
+
+    assert deadline == 1020.0
+    assert deadline + timing.kill_grace(60) + timing.watch_every_seconds < earliest_takeover
+    assert earliest_takeover - deadline == timing.margin_seconds
+
+
+def test_issue18_item3_the_kill_grace_fits_half_the_margin_and_the_watchdog_looks_often() -> None:
+    timing = LeaseTiming(expiry_seconds=3, renew_deadline_seconds=2)
+
+    assert timing.kill_grace(10) == 0.5 and timing.kill_grace(0.2) == 0.2 and timing.kill_grace(-1) == 0
+    assert timing.watch_every_seconds == 0.1
+    assert LeaseTiming().watch_every_seconds == 1.0
+
+
+def test_issue18_item3_agents_may_run_only_before_the_deadline_of_the_last_renewal() -> None:
+    assert agents_may_run(deadline=1020.0, now=1019.9).choice
+    assert not agents_may_run(deadline=1020.0, now=1020.0).choice
+    late = agents_may_run(deadline=1020.0, now=1023.5)
+    assert not late.choice and "passed 3.5s ago" in late.reason
+    assert not agents_may_run(deadline=None, now=0.0).choice
