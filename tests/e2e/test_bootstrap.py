@@ -74,3 +74,11 @@ def test_issue19_item8_the_runtime_install_is_the_project_alone_and_tests_add_th
     assert bootstrap(repo, env, "--tests") == []  # and is not redone
     (repo / "pyproject.toml").write_text((repo / "pyproject.toml").read_text() + "\n", encoding="utf-8")
     assert bootstrap(repo, env) == [dev]  # a changed project is installed again, dev tools kept
+
+
+def test_issue19_item8_a_venv_stamped_before_the_split_counts_as_a_dev_install(tmp_path: Path) -> None:
+    repo, env = project(tmp_path)
+    assert bootstrap(repo, env, "--tests") != []
+    stamp = repo / ".venv" / ".the-loop-installed"
+    stamp.write_text(stamp.read_text().split()[0] + "\n", encoding="utf-8")  # the old stamp: the hash alone
+    assert (bootstrap(repo, env, "--tests"), bootstrap(repo, env)) == ([], [])

@@ -173,4 +173,4 @@ def test_issue19_item8_the_demos_last_lines_point_to_running_it_for_real(place: 
     assert result.returncode == 0, result.stdout + result.stderr
     last = result.stdout.splitlines()[-2:]
     assert any("Running it for real" in line and "README.md" in line for line in last), last
-    assert any("the-loop init" in line for line in last), last
+    assert last[-1].strip().endswith("-m app doctor") and " init --repo OWNER/REPO --user " in last[-1], last
