@@ -136,7 +136,10 @@ def test_issue19_item1_init_writes_a_commented_starter_at_the_xdg_path_that_load
     text = path.read_text(encoding="utf-8")
     assert text.startswith("#") and "docs/config.md" in text
     settings = load(str(path)).settings
-    assert [(str(s.repo), s.label) for s in settings.sources()] == [("acme/widgets", "agent"), ("acme/gadgets", "agent")]
+    assert [(str(s.repo), s.label) for s in settings.sources()] == [
+        ("acme/widgets", "agent"),
+        ("acme/gadgets", "agent"),
+    ]
     assert (settings.routing.authorized_users, settings.routing.default_harness) == (("alice", "bob"), "codex")
     assert settings.state_root.is_absolute()  # the same state whichever directory a command runs in
     # and every command now reads it, from any directory
@@ -210,7 +213,13 @@ def test_issue19_item5_a_short_ref_a_url_and_the_full_form_name_the_same_item(tm
     _, env = watched(tmp_path, "acme/widgets")
     work = elsewhere(tmp_path)
     full = f"github:{HOST}/acme/widgets#1"
-    for ref in ("#1", "acme/widgets#1", f"https://{HOST}/acme/widgets/issues/1", f"https://{HOST}/acme/widgets/pull/1", full):
+    for ref in (
+        "#1",
+        "acme/widgets#1",
+        f"https://{HOST}/acme/widgets/issues/1",
+        f"https://{HOST}/acme/widgets/pull/1",
+        full,
+    ):
         assert items_shown(work, ref, env) == [full], ref
 
 
