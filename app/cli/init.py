@@ -95,8 +95,9 @@ def _answers(args: argparse.Namespace, *, ask: Callable[[str, str], str] | None)
 
 
 def _ask(question: str, default: str) -> str:
-    answer = input(f"{question}{f' [{default}]' if default else ''}: ").strip()
-    return answer or default
+    # on stdout, where the terminal is: input() would write the question to stderr
+    print(f"{question}{f' [{default}]' if default else ''}: ", end="", flush=True)
+    return sys.stdin.readline().strip() or default
 
 
 def _state_root(environ: Mapping[str, str]) -> str:

@@ -172,6 +172,33 @@ def test_issue19_item1_init_with_no_terminal_and_no_flags_says_which_are_needed(
     assert not (tmp_path / "xdg").exists()
 
 
+def test_issue19_item1_init_on_a_terminal_asks_for_what_the_flags_leave_out(tmp_path: Path) -> None:
+    master, slave = pty.openpty()
+    env = clean_env({"XDG_CONFIG_HOME": str(tmp_path / "xdg")})
+    os.write(master, b"acme/widgets acme/gadgets\nalice\n")  # typed ahead: the terminal holds it
+    with subprocess.Popen(
+        [sys.executable, "-m", "app", "init", "--label", "agent", "--harness", "codex"],
+        cwd=elsewhere(tmp_path), env=env, stdin=slave, stdout=slave, stderr=subprocess.PIPE,
+    ) as process:  # fmt: skip
+        os.close(slave)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
+        process.wait(timeout=120)
+    os.close(master)
+    assert process.returncode == 0, shown
+    assert b"repositories to watch" in shown and b"whose comments become prompts" in shown
+    settings = load(str(tmp_path / "xdg" / "the-loop" / "cli-config.yaml")).settings
+    assert [str(s.repo) for s in settings.sources()] == ["acme/widgets", "acme/gadgets"]
+    assert (settings.routing.authorized_users, settings.routing.default_harness) == (("alice",), "codex")
+
+
 def test_issue19_item1_init_refuses_an_unknown_harness_listing_the_known(tmp_path: Path) -> None:
     result = init(tmp_path, *STARTER, "--harness", "nope")
     assert result.returncode == 2
