@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -66,7 +67,9 @@ def run_init(args: argparse.Namespace, context: CliContext) -> int:
             file.write(text)
     except FileExistsError:
         raise UsageProblem(f"init: {path} exists already; not overwritten") from None
-    print(f"wrote {path}\nevery command now reads it; check this machine against it: the-loop doctor")
+    found = path.absolute() == user_path(os.environ).absolute()
+    reads = "every command finds it" if found else f"commands read it with --config {shlex.quote(str(path))}"
+    print(f"wrote {path}: {reads}; check this machine against it: the-loop doctor")
     return 0
 
 
