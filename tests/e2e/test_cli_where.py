@@ -266,3 +266,10 @@ def test_issue19_item5_the_short_form_works_wherever_a_work_item_is_asked_for(tm
     result = run_cli(elsewhere(tmp_path), "sessions", "reopen", "--work-item", "acme/widgets#3", env=env)
     assert result.returncode == 1
     assert f"github:{HOST}/acme/widgets#3" in result.stderr  # resolved, then unknown to the state store
+
+
+def test_issue19_item5_a_repeated_work_item_option_resolves_each(tmp_path: Path) -> None:
+    _, env = watched(tmp_path, "acme/widgets")
+    result = run_cli(elsewhere(tmp_path), "sessions", "reset", "--work-item", "#4", "--work-item", "#5", env=env)
+    assert result.returncode == 1
+    assert f"unknown work item github:{HOST}/acme/widgets#4" in result.stderr
