@@ -25,11 +25,12 @@ from domain.errors import LoopError
 
 PROG = "the-loop"
 _EPILOG = f"""\
-configuration: --config PATH, else ${CONFIG_PATH_VARIABLE}, else ./{DEFAULT_PATH}, else
-$XDG_CONFIG_HOME/{USER_PATH} (default ~/.config/…; `the-loop init` writes one); with none: a sandbox
-demo. On a terminal each command first says which file and state root it uses. Every key is
-documented in docs/config.md; THE_LOOP_<KEY>__<KEY> variables override.
-work items: github:owner/repo#N, owner/repo#N, #N (the one watched repository) or the item's URL.
+configuration: --config PATH, else ${CONFIG_PATH_VARIABLE}, else ./{DEFAULT_PATH},
+else $XDG_CONFIG_HOME/{USER_PATH} (default ~/.config/…; `the-loop init` writes it);
+with none: a sandbox demo. On a terminal each command first says which file and state root it
+uses. Every key is in docs/config.md; THE_LOOP_<KEY>__<KEY> variables override.
+
+work items: github:owner/repo#N, owner/repo#N, '#N' (the one watched repository) or the item's URL.
 
 exit status: 0 ok, 1 runtime failure, 2 usage or configuration error."""
 _STATUS: tuple[tuple[type[Exception], int], ...] = ((UsageProblem, 2), (ConfigError, 2), (LoopError, 1), (OSError, 1))
