@@ -68,11 +68,15 @@ class ShDoctorProbe:
 
     def writable(self, path: Path) -> str:
         if path.exists():
-            if path.is_dir() and os.access(path, os.W_OK | os.X_OK):
+            if not path.is_dir():
+                raise LoopError(f"{path} is a file, not a directory")
+            if os.access(path, os.W_OK | os.X_OK):
                 return f"{path} is writable"
             raise LoopError(f"{path} is not a writable directory")
         parent = next(p for p in path.absolute().parents if p.exists())
-        if parent.is_dir() and os.access(parent, os.W_OK | os.X_OK):
+        if not parent.is_dir():  # said as it is: no permission would let a folder be made in a file
+            raise LoopError(f"{path} cannot be created: {parent} is a file, not a directory")
+        if os.access(parent, os.W_OK | os.X_OK):
             return f"{path} will be created (in {parent})"
         raise LoopError(f"{path} cannot be created: {parent} is not writable")
 

@@ -11,6 +11,10 @@ class InvalidRef(LoopError, ValueError):
     """Text that is not a work item ref, repository or tmux target."""
 
 
+class AmbiguousRef(InvalidRef):
+    """A short work item ref several watched repositories could mean; the message lists them."""
+
+
 class TmuxUnanswered(LoopError):
     """tmux did not answer: timeout, OSError, or no binary. Never read as 'absent'."""
 

@@ -5,15 +5,23 @@ from __future__ import annotations
 import enum
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from domain.errors import InvalidRef
+from domain.errors import AmbiguousRef, InvalidRef
 
 DEFAULT_HOST = "github.com"
 _NAME = r"[A-Za-z0-9_.-]+"
 _HOST = r"[A-Za-z0-9.-]+(?::[0-9]{1,5})?"
 _REF_RE = re.compile(rf"^github:(?:(?P<host>{_HOST})/)?(?P<owner>{_NAME})/(?P<repo>{_NAME})#(?P<number>[1-9][0-9]*)$")
 _REPO_RE = re.compile(rf"^(?:(?P<host>{_HOST})/)?(?P<owner>{_NAME})/(?P<repo>{_NAME})$")
+# what an operator may type for a work item: the full ref, [host/]owner/repo#N, #N, or its URL
+_SHORT_RE = re.compile(rf"^(?:(?:(?P<host>{_HOST})/)?(?P<owner>{_NAME})/(?P<repo>{_NAME}))?#(?P<number>[1-9][0-9]*)$")
+_URL_RE = re.compile(
+    rf"^https?://(?P<host>{_HOST})/(?P<owner>{_NAME})/(?P<repo>{_NAME})/(?:issues|pull)/(?P<number>[1-9][0-9]*)"
+    r"(?:/[A-Za-z0-9/_.-]*)?(?:[?#]\S*)?$"
+)
+_FORMS = "expected 'github:owner/repo#N', 'owner/repo#N', '#N' or the item's URL (https://HOST/OWNER/REPO/issues/N)"
 _SLUG_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 TARGET_RE = re.compile(r"^loop-[A-Za-z0-9_-]+$")
 # The old slug decodes back to exactly one ref when the owner has no dash and neither name a dot
@@ -139,3 +147,50 @@ class TmuxTarget:
 
     def __str__(self) -> str:
         return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class ItemSpec:
+    """A work item as an operator typed it; `resolve` makes it a ref against the watched repositories."""
+
+    number: int
+    owner: str | None = None  # None: `#N`, any watched repository
+    name: str | None = None
+    host: str | None = None  # None: the watched repository's, else the configured host
+    exact: WorkItemRef | None = None  # the full form or a URL: nothing to resolve
+
+    @classmethod
+    def parse(cls, text: str) -> ItemSpec:
+        text = text.strip()
+        if text.startswith("github:"):
+            ref = WorkItemRef.parse(text)
+            return cls(number=ref.number, exact=ref)
+        url = _URL_RE.match(text)
+        if url is not None and {url["owner"], url["repo"]}.isdisjoint({".", ".."}):
+            host = DEFAULT_HOST if url["host"] in {DEFAULT_HOST, "www.github.com"} else url["host"]
+            repo = RepoRef(host=host, owner=url["owner"], name=url["repo"])
+            return cls(number=int(url["number"]), exact=WorkItemRef(repo=repo, number=int(url["number"])))
+        short = _SHORT_RE.match(text)
+        if short is None or not {short["owner"], short["repo"]}.isdisjoint({".", ".."}):
+            raise InvalidRef(f"not a work item {text!r}: {_FORMS}")
+        return cls(number=int(short["number"]), owner=short["owner"], name=short["repo"], host=short["host"])
+
+    def resolve(self, watched: Sequence[RepoRef], *, host: str) -> WorkItemRef:
+        """The one ref this names: a watched repository of that name (any, for `#N`), else one on `host`."""
+        if self.exact is not None:
+            return self.exact
+        candidates = [repo for repo in dict.fromkeys(watched) if self._names(repo)]
+        if len(candidates) == 1:
+            return WorkItemRef(repo=candidates[0], number=self.number)
+        if candidates:
+            listed = ", ".join(str(WorkItemRef(repo=repo, number=self.number)) for repo in candidates)
+            raise AmbiguousRef(f"work item #{self.number} is ambiguous: it may be {listed}; give one of them")
+        if self.owner is None or self.name is None:
+            raise InvalidRef(f"work item #{self.number}: no repository is watched; give it as 'owner/repo#N'")
+        return WorkItemRef(repo=RepoRef(host=self.host or host, owner=self.owner, name=self.name), number=self.number)
+
+    def _names(self, repo: RepoRef) -> bool:
+        if self.owner is None or self.name is None:
+            return True
+        same = (repo.owner.lower(), repo.name.lower()) == (self.owner.lower(), self.name.lower())
+        return same and (self.host is None or repo.host == self.host)

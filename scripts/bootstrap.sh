@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the-loop needs on a fresh Debian-like machine, and with --tests what its tests need
-# too (PostgreSQL, Claude Code); cheap when done already.
+# too (the dev tools, PostgreSQL, Claude Code); cheap when done already.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tests=0
@@ -35,13 +35,26 @@ if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
   exit 1
 fi
 
+# The project alone to run it; its dev extras (mypy, ruff, pytest...) only for the tests. The stamp
+# says what was installed from which pyproject.toml: "<sha256> runtime" or "<sha256> dev".
 stamp=.venv/.the-loop-installed
-want=$(sha256sum pyproject.toml | cut -d' ' -f1)
-if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  echo "bootstrap: installing the Python project and its dev tools into .venv" >&2
+hash=$(sha256sum pyproject.toml | cut -d' ' -f1)
+read -r had_hash had_kind < "$stamp" 2>/dev/null || { had_hash=""; had_kind=""; }
+[ -n "$had_hash" ] && [ -z "$had_kind" ] && had_kind=dev  # a stamp from before the split: it installed both
+[ -x .venv/bin/python ] || had_kind=""
+kind=runtime
+{ [ "$tests" -eq 1 ] || [ "$had_kind" = dev ]; } && kind=dev  # a dev install stays one
+if [ "$had_hash" != "$hash" ] || [ "$had_kind" != "$kind" ]; then
+  if [ "$kind" = dev ]; then
+    echo "bootstrap: installing the Python project and its dev tools into .venv" >&2
+    extras='.[dev]'
+  else
+    echo "bootstrap: installing the Python project into .venv" >&2
+    extras='.'
+  fi
   "$python" -m venv .venv
-  .venv/bin/pip install -q --disable-pip-version-check -e '.[dev]'
-  echo "$want" > "$stamp"
+  .venv/bin/pip install -q --disable-pip-version-check -e "$extras"
+  echo "$hash $kind" > "$stamp"
 fi
 
 [ "$tests" -eq 1 ] || exit 0

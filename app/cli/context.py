@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 
 from app.config.loader import Loaded, load
 from app.config.settings import Settings
 from domain.errors import InvalidRef, LoopError
-from domain.refs import WorkItemRef
+from domain.refs import ItemSpec
 
 if TYPE_CHECKING:
     from argparse import _SubParsersAction
@@ -51,6 +52,39 @@ class CliContext:
     def settings(self) -> Settings:
         return self.loaded.settings
 
+    @property
+    def config_path(self) -> Path | None:
+        """The file read, absolute; None: the built-in demo configuration."""
+        return self.loaded.path.absolute() if self.loaded.path else None
+
+    @property
+    def state_root(self) -> Path:
+        return self.settings.state_root.absolute()
+
+    def where_line(self) -> str:
+        """What a command on a terminal says first: the file it read and the state it works on."""
+        config = str(self.config_path) if self.config_path else "none, the built-in demo configuration"
+        return f"config: {config} · state: {self.state_root}"
+
+    def where_json(self) -> dict[str, str | None]:
+        """The same as fields of a `--json` object (`config` null: the built-in demo configuration)."""
+        return {"config": str(self.config_path) if self.config_path else None, "state_root": str(self.state_root)}
+
+    def resolve_items(self, args: argparse.Namespace) -> None:
+        """Turn every work item the command line gave (`#1`, `owner/repo#1`, a URL) into its full ref,
+        against the watched repositories; one several could mean is a usage error listing them."""
+        watched = [source.repo for source in self.settings.sources()]
+        host = self.settings.integrations.github.host
+        for name, value in vars(args).items():
+            try:
+                if isinstance(value, ItemSpec):
+                    setattr(args, name, value.resolve(watched, host=host))
+                elif isinstance(value, list) and value and all(isinstance(v, ItemSpec) for v in value):
+                    setattr(args, name, [spec.resolve(watched, host=host) for spec in value])
+            except InvalidRef as error:
+                subcommand = args.parser.prog.partition(" ")[2]
+                raise UsageProblem(f"{subcommand}: argument --{name.replace('_', '-')}: {error}") from None
+
     @cached_property
     def container(self) -> Container:
         # imported here: `--help`, `--version` and a refused config never load the adapters
@@ -66,10 +100,11 @@ class CliContext:
         return provider()
 
 
-def work_item(text: str) -> WorkItemRef:
-    """argparse type for `--work-item`: a bad ref is a usage error naming the expected form."""
+def work_item(text: str) -> ItemSpec:
+    """argparse type for `--work-item`: a bad ref is a usage error naming the forms; the handler
+    gets a `WorkItemRef` (`CliContext.resolve_items`, once the configuration is loaded)."""
     try:
-        return WorkItemRef.parse(text)
+        return ItemSpec.parse(text)
     except InvalidRef as error:
         raise argparse.ArgumentTypeError(str(error)) from None
 

@@ -73,7 +73,9 @@ def diagnose(settings: Settings, *, origin: str, probe: DoctorProbe) -> Iterator
     """Every check, in the order an operator would fix them; a missing binary skips what needs it."""
     yield Check(Mark.OK, "config", f"valid ({origin})")
     root = settings.state_root
-    yield _check("state root", partial(probe.writable, root), f"make {root} writable, or set state.root")
+    yield _check(
+        "state root", partial(probe.writable, root), f"make {root} a directory you can write, or set state.root"
+    )
     tmux = _check("tmux", partial(probe.version, "tmux"), "install tmux 3.3 or newer (apt install tmux)")
     yield tmux
     if tmux.mark is Mark.OK:

@@ -14,18 +14,23 @@ from collections.abc import Sequence
 
 from app import version
 from app.cli.context import CliContext, Parser, UsageProblem
+from app.cli.init import add_init
 from app.cli.observe import add_doctor, add_events
 from app.cli.operate import add_poll, add_sessions, add_status
 from app.cli.webhook import add_webhook
 from app.config.env import CONFIG_PATH_VARIABLE
-from app.config.loader import DEFAULT_PATH, ConfigError
+from app.config.loader import DEFAULT_PATH, USER_PATH, ConfigError
 from app.demo.cli import add_demo, add_sandbox
 from domain.errors import LoopError
 
 PROG = "the-loop"
 _EPILOG = f"""\
-configuration: --config PATH, else ${CONFIG_PATH_VARIABLE}, else ./{DEFAULT_PATH} (with none: a
-sandbox demo). Every key is documented in docs/config.md; THE_LOOP_<KEY>__<KEY> variables override.
+configuration: --config PATH, else ${CONFIG_PATH_VARIABLE}, else ./{DEFAULT_PATH},
+else $XDG_CONFIG_HOME/{USER_PATH} (default ~/.config/…; `the-loop init` writes it);
+with none: a sandbox demo. On a terminal each command first says which file and state root it
+uses. Every key is in docs/config.md; THE_LOOP_<KEY>__<KEY> variables override.
+
+work items: github:owner/repo#N, owner/repo#N, '#N' (the one watched repository) or the item's URL.
 
 exit status: 0 ok, 1 runtime failure, 2 usage or configuration error."""
 _STATUS: tuple[tuple[type[Exception], int], ...] = ((UsageProblem, 2), (ConfigError, 2), (LoopError, 1), (OSError, 1))
@@ -41,7 +46,17 @@ def build_parser() -> Parser:
     parser.add_argument("--config", metavar="PATH", help="the YAML configuration file to read")
     parser.add_argument("--version", action="version", version=f"{PROG} {version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
-    for add in (add_poll, add_status, add_sessions, add_events, add_doctor, add_demo, add_sandbox, add_webhook):
+    for add in (
+        add_init,
+        add_poll,
+        add_status,
+        add_sessions,
+        add_events,
+        add_doctor,
+        add_demo,
+        add_sandbox,
+        add_webhook,
+    ):
         add(commands)
     return parser
 
@@ -66,7 +81,11 @@ def _run(parser: Parser, argv: Sequence[str] | None) -> int:
         (parser if args.command is None else args.parser).print_help(sys.stderr)
         return 2
     context = CliContext(config_flag=args.config)
-    context.loaded  # noqa: B018 - a bad configuration stops here, before anything starts
+    if getattr(args, "loads_config", True):  # `init` writes one: it reads none
+        context.loaded  # noqa: B018 - a bad configuration stops here, before anything starts
+        context.resolve_items(args)
+        if sys.stdout.isatty() and not getattr(args, "json", False):  # piped output stays the data alone
+            print(context.where_line(), flush=True)
     return int(args.handler(args, context))
 
 

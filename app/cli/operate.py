@@ -80,7 +80,9 @@ def add_status(commands: Commands) -> None:
         "how long ago, and whether that is overdue.\n\n" + _STATUS_EPILOG,
         handler=run_status,
     )
-    parser.add_argument("--json", action="store_true", help="one JSON object instead of text")
+    parser.add_argument(
+        "--json", action="store_true", help="one JSON object instead of text (with `config` and `state_root`)"
+    )
 
 
 def run_status(args: argparse.Namespace, context: CliContext) -> int:
@@ -104,7 +106,7 @@ def run_status(args: argparse.Namespace, context: CliContext) -> int:
         interval_seconds=settings.polling.interval_seconds,
         monotonic=container.clock().monotonic(),
     )
-    shown = status.as_json()
+    shown = status.as_json() | context.where_json()
     if view.shared:  # a host alone shows what it always did
         shown |= {"cluster": view.as_json(), "store": {"reachable": True}}
     print(json.dumps(shown) if args.json else "\n".join([*describe(status), *(view.lines() if view.shared else [])]))
@@ -119,7 +121,8 @@ def _unreachable(
 
     if args.json:
         store = {"reachable": False, "error": str(error), "poller": (holder or {}).get("failing")}
-        print(json.dumps({"running": holder is not None, "host": context.settings.host_id, "store": store}))
+        shown = {"running": holder is not None, "host": context.settings.host_id, "store": store}
+        print(json.dumps(shown | context.where_json()))
         return 1
     status = poller_status(
         holder=holder,

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from app.usecases.sessions_admin import SessionsAdmin, SessionView
 
 COLUMNS = ("WORK ITEM", "HARNESS", "CONVERSATION", "TARGET", "STATE", "AGENT", "LAST RECEIPT", "STATUS", "LAST EVENT")
-_REF_HELP = "github:owner/repo#N"
+_REF_HELP = "github:owner/repo#N, owner/repo#N, #N (the one watched repository) or the item's URL"
 
 
 def add_sessions(commands: Commands) -> None:
@@ -35,7 +35,9 @@ def add_sessions(commands: Commands) -> None:
         handler=run_list,
     )
     listing.add_argument("--status", choices=[s.value for s in SessionStatus], help="only sessions with this status")
-    listing.add_argument("--json", action="store_true", help="JSON lines instead of a table")
+    listing.add_argument(
+        "--json", action="store_true", help="JSON lines instead of a table (each with `config` and `state_root`)"
+    )
     attach = command(
         sessions,
         "attach",
@@ -125,10 +127,11 @@ def run_list(args: argparse.Namespace, context: CliContext) -> int:
     hosts = _hosts(context) if shared else {}
     if args.json:
         for view in views:
-            print(json.dumps(view.as_json() | hosts.get(view.host, {}), ensure_ascii=True))
+            print(json.dumps(view.as_json() | hosts.get(view.host, {}) | context.where_json(), ensure_ascii=True))
         return 0
     if not views:
-        print("no sessions recorded" + (f" with status {args.status}" if args.status else ""), file=sys.stderr)
+        with_status = f" with status {args.status}" if args.status else ""
+        print(f"no sessions recorded{with_status} in {context.state_root}", file=sys.stderr)
         return 0
     header = ("HOST", *COLUMNS) if shared else COLUMNS
     for row in table([header, *(_row(view, shared=shared) for view in views)]):

@@ -16,7 +16,8 @@ from app.config.errors import describe
 from app.config.settings import EMBEDDED_DEFAULTS, Settings
 from domain.errors import LoopError
 
-DEFAULT_PATH = Path(".the-loop") / "cli-config.yaml"
+DEFAULT_PATH = Path(".the-loop") / "cli-config.yaml"  # in the working directory
+USER_PATH = Path("the-loop") / "cli-config.yaml"  # under $XDG_CONFIG_HOME, default ~/.config
 BUILT_IN = "built-in defaults"
 
 
@@ -31,25 +32,34 @@ class Loaded:
 
     @property
     def origin(self) -> str:
-        return str(self.path) if self.path else BUILT_IN
+        return str(self.path.absolute()) if self.path else BUILT_IN
 
 
-def locate(flag: str | None, environ: Mapping[str, str]) -> tuple[Path, bool]:
-    """The file to read and whether it was asked for explicitly (then it must exist)."""
+def user_path(environ: Mapping[str, str]) -> Path:
+    """`$XDG_CONFIG_HOME/the-loop/cli-config.yaml`; an unset, empty or relative variable means ~/.config."""
+    base = environ.get("XDG_CONFIG_HOME", "")
+    if base and Path(base).is_absolute():
+        return Path(base) / USER_PATH
+    home = Path(environ["HOME"]) if environ.get("HOME") else Path.home()
+    return home / ".config" / USER_PATH
+
+
+def locate(flag: str | None, environ: Mapping[str, str]) -> tuple[Path | None, bool]:
+    """The file to read (None: none, the built-in defaults) and whether it was asked for explicitly
+    (then it must exist): `--config`, `$THE_LOOP_CLI_CONFIG`, `./.the-loop/…`, then the user's."""
     if flag:
         return Path(flag), True
     if environ.get(CONFIG_PATH_VARIABLE):
         return Path(environ[CONFIG_PATH_VARIABLE]), True
-    return DEFAULT_PATH, False
+    return next((path for path in (DEFAULT_PATH, user_path(environ)) if path.exists()), None), False
 
 
 def load(flag: str | None = None) -> Loaded:
-    """Settings from `--config`, `$THE_LOOP_CLI_CONFIG` or the default path, then the environment.
+    """Settings from the file `locate` finds (or the built-in defaults), then the environment.
 
     Reads only: nothing is created, so a refused config leaves no trace on disk.
     """
-    path, explicit = locate(flag, os.environ)
-    found: Path | None = path if explicit or path.exists() else None
+    found, _ = locate(flag, os.environ)
     document = read_document(found) if found else EMBEDDED_DEFAULTS
     try:
         return Loaded(settings=Settings(**document), path=found)

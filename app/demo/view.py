@@ -48,6 +48,8 @@ def report_lines(
         f"  {app} events --work-item {item}",
         f"  {app} sandbox list",
         f"each run opens a new item; to end every demo session: tmux -L {socket} kill-server",
+        'on your own repositories, for real (README.md, "Running it for real"): write a configuration, check it',
+        f"  {app} init --repo OWNER/REPO --user YOUR_LOGIN && {app} doctor",
     ]
 
 

@@ -72,7 +72,7 @@ def test_a_state_root_still_to_be_created_is_writable_through_its_parent(tmp_pat
 
 def test_a_file_where_the_state_root_should_be_is_refused(tmp_path: Path) -> None:
     (tmp_path / "root").write_text("", encoding="utf-8")
-    with pytest.raises(LoopError, match="is not a writable directory"):
+    with pytest.raises(LoopError, match="root is a file, not a directory"):
         PROBE.writable(tmp_path / "root")
 
 

@@ -12,9 +12,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """This process's environment without any THE_LOOP_ variable, the project importable."""
+    """This process's environment without any THE_LOOP_ variable or user configuration, the project importable."""
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith("THE_LOOP_")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
+    # the operator's own ~/.config/the-loop/cli-config.yaml is never read by a test unless it says so
+    env["XDG_CONFIG_HOME"] = str(ROOT / "tests" / "e2e" / "no-user-config")
     return {**env, **(extra or {})}
 
 

@@ -106,11 +106,12 @@ def test_help_lists_every_command(tmp_path: Path) -> None:
 
 
 def test_a_usage_error_is_one_line_and_exit_2(tmp_path: Path) -> None:
-    result = run_cli(tmp_path, "sessions", "attach", "--work-item", "owner/repo#1")
+    result = run_cli(tmp_path, "sessions", "attach", "--work-item", "owner#1")
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
-        "the-loop: sessions attach: argument --work-item: not a work item ref 'owner/repo#1': expected "
-        "'github:owner/repo#N' or 'github:host/owner/repo#N' (see the-loop sessions attach --help)"
+        "the-loop: sessions attach: argument --work-item: not a work item 'owner#1': expected "
+        "'github:owner/repo#N', 'owner/repo#N', '#N' or the item's URL (https://HOST/OWNER/REPO/issues/N) "
+        "(see the-loop sessions attach --help)"
     ]
 
 

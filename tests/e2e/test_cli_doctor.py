@@ -34,3 +34,19 @@ def test_doctor_on_the_embedded_defaults_needs_only_tmux(tmp_path: Path) -> None
     assert result.stdout.splitlines()[0] == "✓ config: valid (built-in defaults)"
     assert "– gh: not needed: no github source configured" in result.stdout.splitlines()
     assert tree(work) == []
+
+
+def test_issue19_item8_a_state_root_under_a_file_is_said_to_be_under_a_file(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("", encoding="utf-8")
+    (tmp_path / "loop.yaml").write_text("state: {root: afile/state}\n", encoding="utf-8")
+    result = run_cli(tmp_path, "--config", "loop.yaml", "doctor", env={"PATH": str(tmp_path)})
+    (line,) = [line for line in result.stdout.splitlines() if line.startswith("✗ state root:")]
+    assert "afile is a file, not a directory" in line and "not writable" not in line, line
+
+
+def test_issue19_item8_a_state_root_that_is_a_file_is_said_to_be_a_file(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("", encoding="utf-8")
+    (tmp_path / "loop.yaml").write_text("state: {root: afile}\n", encoding="utf-8")
+    result = run_cli(tmp_path, "--config", "loop.yaml", "doctor", env={"PATH": str(tmp_path)})
+    (line,) = [line for line in result.stdout.splitlines() if line.startswith("✗ state root:")]
+    assert "afile is a file, not a directory" in line and "not writable" not in line, line

@@ -177,3 +177,9 @@ def test_issue18_item8_comments_while_the_operator_keeps_an_item_closed_get_one_
     assert len(notices) == 1 and f"comment {held[0].id}" in notices[0]
     assert "private words" not in notices[0] and failed == [c.id for c in held]
     assert not any("private words" in text for text in loop.pasted())
+
+
+def test_issue19_item1_each_sessions_list_json_line_names_the_config_and_state_root(loop: Loop) -> None:
+    loop.with_sessions(1)
+    (listed,) = loop.json_lines("sessions", "list", "--json")
+    assert (listed["config"], listed["state_root"]) == (str(loop.root / "loop.yaml"), str(loop.state))

@@ -166,3 +166,11 @@ def test_the_demo_needs_no_git(place: Place) -> None:
     assert "↵ submitted (message 1)" in place.pane("loop-github-sandbox-demo-1")
     assert shutil.which("git", path=str(bin_dir)) is None
     assert not (place.work / ".the-loop" / "clones").exists()
+
+
+def test_issue19_item8_the_demos_last_lines_point_to_running_it_for_real(place: Place) -> None:
+    result = place.cli("demo")
+    assert result.returncode == 0, result.stdout + result.stderr
+    last = result.stdout.splitlines()[-2:]
+    assert any("Running it for real" in line and "README.md" in line for line in last), last
+    assert last[-1].strip().endswith("-m app doctor") and " init --repo OWNER/REPO --user " in last[-1], last

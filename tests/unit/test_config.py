@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import app
-from app.config.loader import BUILT_IN, DEFAULT_PATH, ConfigError, load, locate
+from app.config.loader import BUILT_IN, DEFAULT_PATH, ConfigError, load, locate, user_path
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(autouse=True)
 def _in_empty_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-user-config"))  # the operator's own is not read
     for name in [n for n in os.environ if n.upper().startswith("THE_LOOP_")]:
         monkeypatch.delenv(name)
 
@@ -31,7 +32,24 @@ def refusal(text: str) -> str:
 def test_the_flag_wins_over_the_variable_and_the_variable_over_the_default() -> None:
     assert locate("a.yaml", {"THE_LOOP_CLI_CONFIG": "b.yaml"}) == (Path("a.yaml"), True)
     assert locate(None, {"THE_LOOP_CLI_CONFIG": "b.yaml"}) == (Path("b.yaml"), True)
-    assert locate(None, {}) == (DEFAULT_PATH, False)
+    assert locate(None, {"HOME": "/nowhere"}) == (None, False)  # no file: the built-in defaults
+
+
+def test_issue19_item1_the_working_directory_file_then_the_users_is_found() -> None:
+    user = Path("xdg") / "the-loop" / "cli-config.yaml"
+    user.parent.mkdir(parents=True)
+    user.write_text("", encoding="utf-8")
+    environ = {"XDG_CONFIG_HOME": str(Path("xdg").absolute()), "HOME": "/nowhere"}
+    assert locate(None, environ) == (user.absolute(), False)
+    assert locate(None, {**environ, "XDG_CONFIG_HOME": "xdg"}) == (None, False)  # relative: ignored
+    DEFAULT_PATH.parent.mkdir()
+    DEFAULT_PATH.write_text("", encoding="utf-8")
+    assert locate(None, environ) == (DEFAULT_PATH, False)
+
+
+def test_issue19_item1_without_xdg_config_home_the_users_file_is_under_home_dot_config() -> None:
+    assert user_path({"HOME": "/home/op"}) == Path("/home/op/.config/the-loop/cli-config.yaml")
+    assert user_path({"HOME": "/home/op", "XDG_CONFIG_HOME": ""}) == Path("/home/op/.config/the-loop/cli-config.yaml")
 
 
 def test_no_file_at_the_default_path_means_the_embedded_defaults() -> None:

@@ -58,3 +58,14 @@ def test_the_reference_has_a_row_for_every_key_of_design_section_8() -> None:
 def test_the_example_on_the_page_is_a_valid_configuration() -> None:
     settings = Settings(**yaml.safe_load(EXAMPLE))
     assert settings.harness_spec().name == "claude"
+
+
+def test_issue19_item8_the_built_in_harness_table_has_a_column_for_every_harness_key() -> None:
+    from app.config.harnesses import HarnessSettings
+
+    page = render_config_reference()
+    (header,) = [line for line in page.splitlines() if line.startswith("| name | binary |")]
+    columns = [cell.strip() for cell in header.strip("|").split("|")][1:]
+    assert columns == [field.alias or name for name, field in HarnessSettings.model_fields.items()]
+    (claude,) = [line for line in page.splitlines() if line.startswith("| `claude` |")]
+    assert claude.rstrip(" |").endswith("`true`")  # trustWorkdir, the last key

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.errors import InvalidRef
-from domain.refs import Naming, RepoRef, TmuxTarget, WorkItemRef
+from domain.errors import AmbiguousRef, InvalidRef
+from domain.refs import ItemSpec, Naming, RepoRef, TmuxTarget, WorkItemRef
 
 
 def test_a_github_ref_parses_and_formats_back() -> None:
@@ -127,3 +127,65 @@ def test_a_repository_parses_with_an_optional_host() -> None:
 def test_issue18_item9_an_old_slug_an_item_owns_is_no_other_items_slug(first: WorkItemRef, second: WorkItemRef) -> None:
     if first != second and first.owns_legacy_slug:
         assert first.slug_by(Naming.LEGACY) != second.slug
+
+
+# -- issue 19 item 5: short work-item references, resolved against the watched repositories --------
+
+WIDGETS = RepoRef(host="ghe.example.com", owner="acme", name="widgets")
+GADGETS = RepoRef(host="ghe.example.com", owner="acme", name="gadgets")
+
+
+def resolved(text: str, *watched: RepoRef) -> str:
+    return str(ItemSpec.parse(text).resolve(watched, host="ghe.example.com"))
+
+
+def test_issue19_item5_the_full_form_still_names_exactly_what_it_says() -> None:
+    assert resolved("github:acme/widgets#1", WIDGETS) == "github:acme/widgets#1"
+    assert resolved("github:ghe.example.com/acme/widgets#1") == "github:ghe.example.com/acme/widgets#1"
+
+
+def test_issue19_item5_owner_repo_number_is_the_watched_repository_of_that_name() -> None:
+    assert resolved("acme/widgets#1", WIDGETS, GADGETS) == "github:ghe.example.com/acme/widgets#1"
+
+
+def test_issue19_item5_owner_repo_number_of_an_unwatched_repository_is_on_the_configured_host() -> None:
+    assert resolved("acme/other#4", WIDGETS) == "github:ghe.example.com/acme/other#4"
+
+
+def test_issue19_item5_a_bare_number_is_the_one_watched_repository() -> None:
+    assert resolved("#12", WIDGETS) == "github:ghe.example.com/acme/widgets#12"
+
+
+def test_issue19_item5_a_bare_number_with_two_watched_repositories_is_ambiguous_listing_both() -> None:
+    with pytest.raises(AmbiguousRef) as refused:
+        resolved("#1", WIDGETS, GADGETS)
+    assert "github:ghe.example.com/acme/widgets#1" in str(refused.value)
+    assert "github:ghe.example.com/acme/gadgets#1" in str(refused.value)
+
+
+def test_issue19_item5_a_bare_number_with_no_watched_repository_says_what_to_give() -> None:
+    with pytest.raises(InvalidRef, match="owner/repo#N"):
+        resolved("#1")
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("https://ghe.example.com/acme/widgets/issues/7", "github:ghe.example.com/acme/widgets#7"),
+        ("https://ghe.example.com/acme/widgets/pull/8", "github:ghe.example.com/acme/widgets#8"),
+        ("https://ghe.example.com/acme/widgets/pull/8/files", "github:ghe.example.com/acme/widgets#8"),
+        ("https://github.com/acme/widgets/issues/9#issuecomment-5", "github:acme/widgets#9"),
+        ("https://localhost:40695/acme/widgets/issues/3", "github:localhost:40695/acme/widgets#3"),
+    ],
+)
+def test_issue19_item5_an_items_url_names_its_host_repository_and_number(url: str, expected: str) -> None:
+    assert resolved(url, WIDGETS) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "#0", "#x", "1", "acme#1", "acme/widgets", "https://h/acme/widgets/tree/1", "ftp://h/a/b/issues/1", "#1;rm"],
+)
+def test_issue19_item5_anything_else_is_a_clear_error_naming_the_forms(text: str) -> None:
+    with pytest.raises(InvalidRef, match="#N"):
+        ItemSpec.parse(text)
