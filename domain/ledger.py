@@ -245,8 +245,15 @@ class Authorized:
     logins: frozenset[tuple[str, str]] = frozenset()  # (host, login), casefolded
 
     @classmethod
-    def parse(cls, entries: Iterable[str], *, host: str = DEFAULT_HOST) -> Authorized:
-        pairs = {((where or host).casefold(), login.casefold()) for where, _, login in _split(entries)}
+    def parse(cls, entries: Iterable[str], *, host: str = DEFAULT_HOST, also: Iterable[str] = ()) -> Authorized:
+        """A bare login names one on `host`, and on each host of `also` (the sandbox tracker's, whose
+        logins are local names, not GitHub's)."""
+        bare = {host.casefold(), *(other.casefold() for other in also)}
+        pairs = {
+            (each.casefold(), login.casefold())
+            for where, _, login in _split(entries)
+            for each in ([where] if where else bare)
+        }
         return cls(frozenset(pairs))
 
     def logins_on(self, host: str) -> tuple[str, ...]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+from contextlib import suppress
 from pathlib import Path
 
 DIR_MODE = 0o700
@@ -33,6 +34,15 @@ def open_private(path: Path, flags: int) -> int:
     keeps its mode: `tighten` closes it at start, and says so."""
     private_dir(path.parent)
     return os.open(path, flags | os.O_CREAT, FILE_MODE)
+
+
+def create_private(path: Path) -> None:
+    """`path` created empty and 0600 when missing; a file there already is left as it is (it may
+    be read-only, or on a read-only folder: a reader still opens it)."""
+    if path.exists():
+        return
+    with suppress(FileExistsError):  # another process made it meanwhile
+        os.close(open_private(path, os.O_WRONLY | os.O_EXCL))
 
 
 def write_private(path: Path, text: str) -> None:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from adapters.support.private import open_private
+from adapters.support.private import create_private
 from domain.errors import StateError
 
 
@@ -65,7 +64,7 @@ def open_checked(path: Path, *, busy_timeout_seconds: float, schema: Schema = ST
     """
     try:
         # created 0600 before SQLite sees it: its -wal and -shm files take the database's mode
-        os.close(open_private(path, os.O_RDWR))
+        create_private(path)
         # autocommit: the store issues BEGIN/COMMIT itself
         db = sqlite3.connect(path, timeout=busy_timeout_seconds, isolation_level=None, check_same_thread=False)
     except (OSError, sqlite3.Error) as exc:

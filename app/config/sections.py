@@ -230,7 +230,8 @@ class RoutingSettings(Section):
         default=(),
         description="GitHub logins whose comments become prompts; empty authorizes nobody. A login names a "
         "person on one host: `alice` is alice of `integrations.github.host`, `ghe.example.com/alice` alice of "
-        "that host (a repository there is watched as `ghe.example.com/owner/repo`).",
+        "that host (a repository there is watched as `ghe.example.com/owner/repo`). With a `sandbox` source, a bare "
+        "login also names that local tracker's user.",
     )
     spawn_on_unmatched: SpawnMode = Field(
         default=SpawnMode.LABELED,

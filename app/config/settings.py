@@ -81,8 +81,10 @@ class Settings(BaseSettings):
 
     @property
     def authorized(self) -> Authorized:
-        """`routing.authorizedUsers`, a bare login on `integrations.github.host`."""
-        return Authorized.parse(self.routing.authorized_users, host=self.integrations.github.host)
+        """`routing.authorizedUsers`, a bare login on `integrations.github.host` (and in the sandbox
+        tracker, when a source uses it: its items carry the default host, its logins are local)."""
+        sandbox = [DEFAULT_HOST] if any(s.provider == "sandbox" for s in self.polling.sources) else []
+        return Authorized.parse(self.routing.authorized_users, host=self.integrations.github.host, also=sandbox)
 
     @property
     def spawn_mode(self) -> SpawnMode:

@@ -171,7 +171,7 @@ class World:
             watch=self.watch,
             feedback=self.feedback,
             config=WorkerConfig(
-                authorized=Authorized.parse(self.authorized),
+                authorized=self.authorized_logins,
                 version=self.version,
                 secret=self.secret,
                 trigger=self.trigger,
@@ -203,7 +203,7 @@ class World:
         sources = [Source("github", repo, "loop") for repo in self.repos]
         assert self.cluster is not None
         return WebhookIntake(
-            store=self.store, sources=sources, authorized=Authorized.parse(self.authorized), cluster=self.cluster,
+            store=self.store, sources=sources, authorized=self.authorized_logins, cluster=self.cluster,
             events=self.events, clock=self.clock, limits=limits or InboxLimits(),
         )  # fmt: skip
 
@@ -280,6 +280,12 @@ class World:
         ledger = self.store.ledger(ref)
         assert ledger is not None, f"no ledger for {ref}"
         return ledger
+
+    @property
+    def authorized_logins(self) -> Authorized:
+        """`authorized` as the container reads it: a bare login is one of the configured GitHub host,
+        here the host of the first watched repository."""
+        return Authorized.parse(self.authorized, host=self.repos[0].host)
 
     def session(self, ref: WorkItemRef) -> FakeSession:
         return self.tmux.sessions[ref.target.name]

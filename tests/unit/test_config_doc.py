@@ -68,4 +68,5 @@ def test_issue19_item8_the_built_in_harness_table_has_a_column_for_every_harness
     columns = [cell.strip() for cell in header.strip("|").split("|")][1:]
     assert columns == [field.alias or name for name, field in HarnessSettings.model_fields.items()]
     (claude,) = [line for line in page.splitlines() if line.startswith("| `claude` |")]
-    assert claude.rstrip(" |").endswith("`true`")  # trustWorkdir, the last key
+    cells = [cell.strip() for cell in claude.strip().strip("|").split(" | ")][1:]
+    assert cells[columns.index("trustWorkdir")] == "`true`"

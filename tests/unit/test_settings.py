@@ -10,6 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from app.config.settings import EMBEDDED_DEFAULTS, Settings
+from domain.ledger import is_authorized
 from domain.model import Reaction, Source, SpawnMode
 from domain.refs import RepoRef, WorkItemRef
 
@@ -202,3 +203,16 @@ def test_issue18_an_authorized_login_is_scoped_to_its_host_a_bare_one_to_the_con
 def test_issue18_an_authorized_entry_that_is_neither_login_nor_host_slash_login_is_refused(entry: str) -> None:
     with pytest.raises(ValidationError, match="authorizedUsers"):
         settings(routing={"authorizedUsers": [entry]})
+
+
+def test_issue18_a_bare_login_names_the_sandbox_user_too_only_when_a_sandbox_source_is_watched() -> None:
+    github = {"provider": "github", "repos": ["acme/widgets"], "label": "loop"}
+    sandbox = {"provider": "sandbox", "repos": ["sandbox/demo"], "label": "loop"}
+    base = {"integrations": {"github": {"host": "ghe.example.com"}}, "routing": {"authorizedUsers": ["demo"]}}
+
+    with_sandbox = Settings(**base, polling={"sources": [github, sandbox]}).authorized
+    without = Settings(**base, polling={"sources": [github]}).authorized
+
+    assert is_authorized("demo", with_sandbox, host="github.com")
+    assert is_authorized("demo", with_sandbox, host="ghe.example.com")
+    assert not is_authorized("demo", without, host="github.com")
