@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 
 from dependency_injector import containers, providers
@@ -74,6 +75,7 @@ def _spawn_config(settings: Settings) -> SpawnConfig:
         default_harness=settings.routing.default_harness,
         remain_on_exit=settings.routing.tmux.remain_on_exit,
         host=_host(settings),
+        environ=dict(os.environ),
     )
 
 

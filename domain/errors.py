@@ -75,6 +75,11 @@ class TrustError(LoopError):
     """Claude Code's user configuration could not be read, parsed or written (names the file)."""
 
 
+class MissingVariable(LoopError):
+    """A harness's `env` or `passEnv` names a variable the daemon's environment does not set; the
+    message names the harness, the keys and the variables, never a value."""
+
+
 class WorkspaceError(LoopError):
     """A work item's workspace could not be made, inspected or removed: git's own message (or
     the setup command's), and where."""

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import enum
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from domain.errors import MissingVariable
 from domain.markdown import prose_lines
 from domain.receipts import ReceiptMode
 from domain.refs import Naming, RepoRef, TmuxTarget, WorkItemRef
@@ -184,6 +187,9 @@ class HarnessSpec:
     # issue 18: arguments so it loads none of its folder's settings, hooks, MCP servers, plugins;
     # None: it has no such start, and is never started in a folder holding a head nobody vouched for
     unvouched_args: tuple[str, ...] | None = None
+    # issue 19: given to every spawn (tmux -e), so a pane never runs on what the tmux server kept
+    env: tuple[tuple[str, str], ...] = ()  # NAME, value; `${VAR}` in a value is the daemon's VAR
+    pass_env: tuple[str, ...] = ()  # names whose values are copied from the daemon's environment
 
     @property
     def can_resume(self) -> bool:
@@ -193,6 +199,25 @@ class HarnessSpec:
         """The command line; `extra` (the receipt channel's arguments) goes before the session's."""
         chosen = self.resume_args if resume else self.session_id_args
         return (self.binary, *self.args, *extra, *(a.replace("{session_id}", session_id) for a in chosen))
+
+    def environment(self, environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+        """`env` with each `${VAR}` taken from `environ`, then the `passEnv` names copied from it.
+        Raises `MissingVariable` naming every variable `environ` lacks (never a value)."""
+        missing = [f"passEnv {name}" for name in self.pass_env if name not in environ]
+        for name, template in self.env:
+            missing += [f"env.{name} needs ${{{var}}}" for var in env_references(template) if var not in environ]
+        if missing:
+            raise MissingVariable(f"harness {self.name}: {'; '.join(missing)}: not set in the daemon's environment")
+        given = [(name, _REFERENCE.sub(lambda m: environ[m[1]], template)) for name, template in self.env]
+        return (*given, *((name, environ[name]) for name in self.pass_env))
+
+
+_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def env_references(template: str) -> list[str]:
+    """The variables `${VAR}` in an `env` value names, in order."""
+    return _REFERENCE.findall(template)
 
 
 class ClosedBy(enum.Enum):

@@ -78,7 +78,7 @@ class ShRunner(TmuxRunner):
 
     def __call__(self, args: Sequence[str], *, timeout: float, stdin: bytes | None = None) -> str:
         command = _subcommand(args)
-        log.debug("tmux %s", " ".join(args))
+        log.debug("tmux %s", " ".join(redacted(args)))
         # Files, not pipes: the tmux client hands its stdin and stdout to the server, so a
         # pipe stays open while a stopped server holds it; the client's exit is what we wait for.
         with _input(stdin) as source, _scratch() as out, _scratch() as err:
@@ -96,7 +96,7 @@ class ShRunner(TmuxRunner):
             return out.read().decode("utf-8", "replace")
 
     def foreground(self, args: Sequence[str]) -> int:
-        log.debug("tmux %s (foreground)", " ".join(args))
+        log.debug("tmux %s (foreground)", " ".join(redacted(args)))
         try:
             self._command()(*args, _fg=True, _env=self._env)
         except sh.ErrorReturnCode as exc:
@@ -110,6 +110,15 @@ class ShRunner(TmuxRunner):
             return sh.Command(self._binary)
         except sh.CommandNotFound as exc:
             raise TmuxUnanswered(f"tmux binary not found: {self._binary}") from exc
+
+
+def redacted(args: Sequence[str]) -> list[str]:
+    """`args` as logged: each `-e NAME=value` shows its name only (issue 19: values may be keys)."""
+    shown = list(args)
+    for index in range(1, len(shown)):
+        if shown[index - 1] == "-e" and "=" in shown[index]:
+            shown[index] = shown[index].split("=", 1)[0] + "=…"
+    return shown
 
 
 def _input(data: bytes | None) -> IO[bytes]:

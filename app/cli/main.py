@@ -97,5 +97,8 @@ def _fail(error: Exception) -> int:
         text = f"{error.filename}: {error.strerror}"
     else:
         text = str(error)
-    print(f"{PROG}: {' '.join(text.split())}", file=sys.stderr)
+    # a refused configuration says every problem, one line each (issue 19); anything else is one line
+    lines = text.splitlines() if isinstance(error, ConfigError) else [text]
+    for line in lines or [text]:
+        print(f"{PROG}: {' '.join(line.split())}", file=sys.stderr)
     return status

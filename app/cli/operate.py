@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
 from app.cli.context import CliContext, Commands, command
 from app.cli.sessions import add_sessions
+from app.config.loader import ConfigError
 from app.usecases.poller_status import Exit, describe, poller_status
 from domain.errors import LoopError, StoreUnreachable
 
@@ -49,6 +51,9 @@ def add_poll(commands: Commands) -> None:
 def run_poll(args: argparse.Namespace, context: CliContext) -> int:
     from app.usecases.daemon import Blocked, Daemon, install_signal_handlers  # the use cases load only when run
 
+    missing = context.settings.missing_variables(os.environ)  # issue 19: before any spawn could meet it
+    if missing:
+        raise ConfigError("\n".join(f"{context.loaded.origin}: {line}" for line in missing))
     clock = context.provided("clock")
 
     def report(line: str) -> None:

@@ -27,19 +27,21 @@ _PLAIN = {
     "too_short": "must not be empty",
 }
 _PREFIXED = {"int_": "must be a whole number", "float_": "must be a number", "bool_": "must be true or false"}
-_SECRETS = {"secret", "dsn"}  # keys whose values are never echoed (a DSN may hold a password)
+# keys whose values are never echoed (a DSN may hold a password, a harness's env a key)
+_SECRETS = {"secret", "dsn", "env"}
 _BOUNDS = {"greater_than_equal": "at least {ge}", "less_than_equal": "at most {le}", "greater_than": "more than {gt}"}
 
 
 def describe(error: ValidationError, *, origin: str) -> str:
-    """`<file or variable>: <key path>: <what is wrong> (got …)` for the first problem."""
-    errors = _root_causes(error.errors(include_url=False))
-    first = errors[0]
-    path, text = _path_and_text(first)
-    more = len(errors) - 1
-    tail = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+    """`<file or variable>: <key path>: <what is wrong> (got …)`, one line for each problem (issue
+    19: every problem at once, so one edit fixes them all)."""
+    return "\n".join(_line(problem, origin) for problem in _root_causes(error.errors(include_url=False)))
+
+
+def _line(problem: ErrorDetails, origin: str) -> str:
+    path, text = _path_and_text(problem)
     shown = ".".join(path).replace(".[", "[") or "(top level)"
-    return f"{_where(path, origin)}: {shown}: {text}{tail}"
+    return f"{_where(path, origin)}: {shown}: {text}"
 
 
 def _root_causes(errors: list[ErrorDetails]) -> list[ErrorDetails]:

@@ -5,12 +5,16 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from domain.receipts import ReceiptMode
 
+# the Claude Code version whose behaviour the tests pin (scripts/install_claude_code.py installs it)
+PINNED_CLAUDE_CODE = "2.1.328"
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+_VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_DOLLAR_BRACE = re.compile(r"\$\{([^}]*)\}?")
 
 
 class HarnessSettings(BaseModel):
@@ -63,6 +67,42 @@ class HarnessSettings(BaseModel):
         "or plugins, added when the folder holds a head the operator has not vouched for (a fork's pull request, "
         "docs/workspaces.md). Unset: the harness has no such start, and is not started in such a folder.",
     )
+    env: dict[str, str] = Field(
+        default={},
+        description="Environment variables given to every spawn of the harness (tmux `-e`), so its pane never "
+        "runs on values the tmux server kept from an earlier start; `${VAR}` in a value is the daemon's `VAR`, "
+        "and a variable the daemon lacks stops `poll` (and is a ✗ in `doctor`). Values are never logged.",
+    )
+    pass_env: tuple[str, ...] = Field(
+        default=(),
+        description="Names of variables copied from the daemon's environment into every spawn (tmux `-e`), "
+        "e.g. `ANTHROPIC_API_KEY`; a name the daemon lacks stops `poll` (and is a ✗ in `doctor`).",
+    )
+
+    @field_validator("env")
+    @classmethod
+    def _env_names_and_references(cls, env: dict[str, str]) -> dict[str, str]:
+        for name, value in env.items():
+            _check_variable(name)
+            for reference in _DOLLAR_BRACE.finditer(value):
+                if not reference[0].endswith("}") or not _VARIABLE.match(reference[1]):
+                    # the value may be a secret: only the key is named
+                    raise ValueError(f"{name}: a reference is written ${{NAME}} (letters, digits, '_')")
+        return env
+
+    @field_validator("pass_env")
+    @classmethod
+    def _pass_env_names(cls, names: tuple[str, ...]) -> tuple[str, ...]:
+        for name in names:
+            _check_variable(name)
+        return names
+
+
+def _check_variable(name: str) -> None:
+    if not _VARIABLE.match(name):
+        raise ValueError(f"{name!r}: a variable name is letters, digits and '_', not starting with a digit")
+    if name.startswith("THE_LOOP_"):
+        raise ValueError(f"{name}: THE_LOOP_ variables are the-loop's own (its receipt channel)")
 
 
 # written as the YAML would be: these keys are what `routing.harnesses.<name>` merges over

@@ -24,6 +24,7 @@ from app.config.sections import (
     WebhookSettings,
 )
 from domain.cluster import LeaseTiming
+from domain.errors import MissingVariable
 from domain.ledger import Authorized
 from domain.model import HarnessSpec, Reaction, Source, SpawnMode
 from domain.receipts import ReceiptMode
@@ -138,7 +139,20 @@ class Settings(BaseSettings):
             confirm_seconds=harness.confirm_seconds,
             trust_workdir=harness.trust_workdir,
             unvouched_args=harness.unvouched_args,
+            env=tuple(harness.env.items()),
+            pass_env=harness.pass_env,
         )
+
+    def missing_variables(self, environ: Mapping[str, str]) -> list[str]:
+        """Issue 19: for each harness whose `env` or `passEnv` needs a variable `environ` lacks, the
+        `routing.harnesses.<name>` line naming them (never a value)."""
+        problems = []
+        for name in self.harness_names:
+            try:
+                self.harness_spec(name).environment(environ)
+            except MissingVariable as error:
+                problems.append(f"routing.harnesses.{name}: {str(error).split(': ', 1)[1]}")
+        return problems
 
     def sources(self) -> list[Source]:
         """One `Source` per repository; `owner/repo` is on `integrations.github.host`."""

@@ -6,13 +6,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Mapping
 from contextlib import nullcontext, suppress
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.usecases.watch import HarnessWatch, Verdict
 from app.usecases.workspaces import EMPTY, Workspaces
 from domain.cluster import handover_note
-from domain.errors import DuplicateSession, TmuxFailed, TmuxUnanswered, TrustError, WorkspaceError
+from domain.errors import DuplicateSession, MissingVariable, TmuxFailed, TmuxUnanswered, TrustError, WorkspaceError
 from domain.events import Event, Level
 from domain.model import HarnessSpec, Probe, SessionRecord, SessionState, SessionStatus, SpawnRequest, WorkItem
 from domain.policy import Clear, Decision, Outcome, clear_decision, cleared, remedy
@@ -57,6 +57,7 @@ class SpawnConfig:
     default_harness: str
     remain_on_exit: bool = True
     host: str = ""  # cluster: this host's id, recorded on each spawn ("": one host, nothing recorded)
+    environ: Mapping[str, str] = field(default_factory=dict)  # the daemon's: `env` and `passEnv` read it
 
 
 class Spawner:
@@ -226,6 +227,10 @@ class Spawner:
             status=SessionStatus.ACTIVE,
             closed_by=None,
         )
+        try:  # issue 19: the reason names the variables, never a value
+            env = harness.environment(self._config.environ)
+        except MissingVariable as error:
+            return self._failed(record, job, f"cannot start the harness: {error}")
         try:
             channel = self._receipts.prepare(record.item, spawn_id, mode=harness.receipts)
             if harness.trust_workdir and self._trust.trust(cwd):
@@ -242,7 +247,7 @@ class Spawner:
             prompt=job.prompt if resume else self._handover(record) + job.spawn_prompt,
             mark=spawn_id,
             remain_on_exit=self._config.remain_on_exit,
-            env=channel.env,
+            env=(*env, *channel.env),  # the receipt channel's own variables last: they win
             window=window,
         )
         try:

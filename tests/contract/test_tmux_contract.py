@@ -6,12 +6,14 @@ from __future__ import annotations
 import os
 import re
 import signal
+import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from adapters.tmux.adapter import ShTmux
 from domain.errors import DuplicateSession, SessionMissing, TmuxFailed, TmuxUnanswered
 from domain.model import Probe, SessionState, SpawnRequest
 from domain.ports import TmuxPort
@@ -403,3 +405,25 @@ def test_issue9_item5_a_harness_respawned_beside_an_operator_window_gets_its_own
         [],
         False,
     )
+
+
+def test_issue19_item6_a_variable_given_with_the_spawn_reaches_the_pane_though_the_server_kept_another(
+    real_tmux: RealTmux, tmp_path: Path
+) -> None:
+    """The trap: a pane inherits the environment of the tmux server, which keeps the one it started
+    with across daemon restarts; only what the spawn gives with `-e` is the daemon's."""
+    started = {**os.environ, **real_tmux.env, "API_BASE": "old"}  # the server started by an earlier daemon
+    subprocess.run(
+        ["tmux", "-L", real_tmux.socket, "new-session", "-d", "-s", "keeper", "sleep 600"], env=started, check=True
+    )
+    tmux = ShTmux(socket_name=real_tmux.socket, env={**real_tmux.env, "API_BASE": "new"})  # the restarted daemon
+    shown = {name: tmp_path / name for name in ("loop-given", "loop-inherited")}
+    for name, env in (("loop-given", (("API_BASE", "new"),)), ("loop-inherited", ())):
+        argv = ("/bin/sh", "-c", f'printf %s "$API_BASE" > {shown[name]}; sleep 600', "sh")
+        request = SpawnRequest(
+            target=TmuxTarget(name), argv=argv, cwd=str(tmp_path), prompt="go", mark=uuid.uuid4().hex, env=env
+        )
+        tmux.spawn(request)
+    wait_for(lambda: all(path.exists() and path.read_text() for path in shown.values()), what="both panes wrote")
+    assert shown["loop-given"].read_text() == "new"
+    assert shown["loop-inherited"].read_text() == "old"  # what happened before `env` / `passEnv`

@@ -79,6 +79,7 @@ class World:
     git: FakeWorkspaces = field(default_factory=FakeWorkspaces)
     cluster: ClusterPort | None = None  # None: a single host, as the embedded default
     timing: LeaseTiming = field(default_factory=LeaseTiming)
+    environ: dict[str, str] = field(default_factory=dict)  # the daemon's, read by `env` and `passEnv`
 
     def __post_init__(self) -> None:
         ids = (f"sid-{n}" for n in itertools.count(1))
@@ -115,7 +116,9 @@ class World:
             receipts=self.receipts,
             trust=self.trust_port or self.trust,
             workdir=lambda item: self.workdir.replace("{slug}", item.ref.slug),
-            config=SpawnConfig(harnesses=self.harnesses, default_harness=self.harness, host=self.host),
+            config=SpawnConfig(
+                harnesses=self.harnesses, default_harness=self.harness, host=self.host, environ=self.environ
+            ),
             new_id=self.session_ids or (lambda: next(ids)),
             workspaces=self.workspaces,
         )

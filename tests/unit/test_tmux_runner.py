@@ -96,3 +96,13 @@ def test_without_memfd_the_runner_still_passes_stdin_and_returns_stdout(
     monkeypatch.delattr(os, "memfd_create", raising=False)  # as on a system without memfd
     out = ShRunner(binary=fake_tmux(tmp_path, 'cat; echo " $*"'))(["a", "b"], timeout=5.0, stdin=b"in")
     assert out == "in a b\n"
+
+
+def test_issue19_item6_the_debug_log_of_a_spawn_names_its_variables_never_their_values(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    runner = ShRunner(binary=fake_tmux(tmp_path, "exit 0"))
+    with caplog.at_level("DEBUG", logger="adapters.tmux.runner"):
+        runner(["new-session", "-d", "-e", "ANTHROPIC_API_KEY=sk-secret-value", "-s", "loop-x"], timeout=10)
+    assert "ANTHROPIC_API_KEY=" in caplog.text
+    assert "sk-secret-value" not in caplog.text
