@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import socket
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import sh
 
@@ -80,8 +84,64 @@ class ShDoctorProbe:
             return f"{path} will be created (in {parent})"
         raise LoopError(f"{path} cannot be created: {parent} is not writable")
 
-    def _run(self, binary: str, *args: str, env: Mapping[str, str] | None = None, merge: bool = False) -> str:
-        full_env = {**os.environ, "GH_NO_UPDATE_NOTIFIER": "1", "NO_COLOR": "1", **(env or {})}
+    def tmux_environment(self, socket_name: str | None) -> Mapping[str, str] | None:
+        args = (["-L", socket_name] if socket_name else []) + ["show-environment", "-g"]
+        try:
+            out = self._run("tmux", *args)
+        except _Failed as failed:
+            if any(marker in failed.stderr for marker in _NO_SERVER):
+                return None  # the first spawn starts one, in the daemon's environment
+            raise
+        # `-NAME` lines are variables removed from the global environment
+        pairs = [line.split("=", 1) for line in out.splitlines() if "=" in line and not line.startswith("-")]
+        return {name: value for name, value in pairs}
+
+    def harness_version(self, binary: str, env: Mapping[str, str]) -> str:
+        path = env.get("PATH", "")
+        found = shutil.which(binary, path=path)
+        if found is None:
+            raise LoopError(f"{binary} not found on the panes' PATH ({path or 'empty'})")
+        lines = self._run(found, "--version", env=env, inherit=False).strip().splitlines()
+        return f"{lines[0] if lines else 'no version printed'} ({found})"
+
+    def json_file(self, path: Path) -> Mapping[str, Any] | None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as error:
+            raise LoopError(f"{path}: cannot read: {error}") from None
+        try:
+            data = json.loads(text)
+        except ValueError:
+            raise LoopError(f"{path}: not JSON") from None
+        if not isinstance(data, dict):
+            raise LoopError(f"{path}: not a JSON object")
+        return data
+
+    def file_writable(self, path: Path) -> str:
+        folder = path.resolve().parent  # a symlinked dotfile: its target's folder gets the new copy
+        if path.exists() and not os.access(path, os.W_OK):
+            raise LoopError(f"{path} is not writable")
+        if not folder.is_dir():
+            raise LoopError(f"{folder} is not a directory")
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise LoopError(f"{folder} is not writable (the file is replaced by a new copy written beside it)")
+        return f"{path} is writable" if path.exists() else f"{path} will be created"
+
+    def port_free(self, host: str, port: int) -> str:
+        try:
+            with socket.create_server((host, port)):
+                pass
+        except OSError as error:
+            raise LoopError(f"cannot listen on {host}:{port}: {error.strerror}") from None
+        return f"{host}:{port} is free"
+
+    def _run(
+        self, binary: str, *args: str, env: Mapping[str, str] | None = None, merge: bool = False, inherit: bool = True
+    ) -> str:
+        base = os.environ if inherit else {}
+        full_env = {**base, "GH_NO_UPDATE_NOTIFIER": "1", "NO_COLOR": "1", **(env or {})}
         try:
             command = sh.Command(binary)
             out = command(*args, _timeout=self._timeout, _env=full_env, _err_to_out=merge, _tty_out=False)

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterator
+import os
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
+from app.config.harnesses import PINNED_CLAUDE_CODE
 from app.config.settings import Settings
-from domain.errors import LoopError
+from domain.errors import LoopError, MissingVariable
+from domain.model import HarnessSpec
+from domain.receipts import ReceiptMode
 from domain.refs import RepoRef
 from domain.workspace import WorkspaceMode, clone_url
 
@@ -40,6 +44,21 @@ class DoctorProbe(Protocol):
     def writable(self, path: Path) -> str:
         """Whether `path` (or, when absent, the directory it would be created in) is writable."""
 
+    def tmux_environment(self, socket_name: str | None) -> Mapping[str, str] | None:
+        """The tmux server's global environment, which every pane inherits; None: no server runs."""
+
+    def harness_version(self, binary: str, env: Mapping[str, str]) -> str:
+        """The first line `binary --version` prints, found on and run with `env` (a pane's)."""
+
+    def json_file(self, path: Path) -> Mapping[str, Any] | None:
+        """The JSON object in `path`; None when there is no such file."""
+
+    def file_writable(self, path: Path) -> str:
+        """Whether the file `path` can be replaced (written beside and renamed), or created."""
+
+    def port_free(self, host: str, port: int) -> str:
+        """Whether a server could listen on `host:port` now."""
+
 
 _REPO_FIX = "check its name in polling.sources, and that the gh account can read it"
 
@@ -47,6 +66,7 @@ _REPO_FIX = "check its name in polling.sources, and that the gh account can read
 class Mark(enum.Enum):
     OK = "✓"
     FAILED = "✗"
+    WARNING = "!"  # works, but not as tested: said with its fix, not a failure
     SKIPPED = "–"  # not needed by this configuration
 
 
@@ -58,7 +78,7 @@ class Check:
     fix: str = ""
 
     def line(self) -> str:
-        fix = f" — fix: {self.fix}" if self.fix and self.mark is Mark.FAILED else ""
+        fix = f" — fix: {self.fix}" if self.fix and self.mark in {Mark.FAILED, Mark.WARNING} else ""
         return f"{self.mark.value} {self.subject}: {self.detail}{fix}"
 
 
@@ -69,8 +89,12 @@ def _check(subject: str, ask: Callable[[], str], fix: str) -> Check:
         return Check(Mark.FAILED, subject, str(error), fix)
 
 
-def diagnose(settings: Settings, *, origin: str, probe: DoctorProbe) -> Iterator[Check]:
-    """Every check, in the order an operator would fix them; a missing binary skips what needs it."""
+def diagnose(
+    settings: Settings, *, origin: str, probe: DoctorProbe, environ: Mapping[str, str] | None = None
+) -> Iterator[Check]:
+    """Every check, in the order an operator would fix them; a missing binary skips what needs it.
+    `environ` stands for the daemon's environment (doctor's own when not given)."""
+    environ = dict(os.environ) if environ is None else environ
     yield Check(Mark.OK, "config", f"valid ({origin})")
     root = settings.state_root
     yield _check(
@@ -84,8 +108,170 @@ def diagnose(settings: Settings, *, origin: str, probe: DoctorProbe) -> Iterator
         yield _check(
             server, partial(probe.tmux_server, socket), f"check `tmux {'-L ' + socket + ' ' if socket else ''}ls`"
         )
+    yield from _harnesses(settings, probe, environ, tmux_ok=tmux.mark is Mark.OK)
+    yield from _webhook(settings, probe)
+    yield from _spawn_workdir(settings)
     yield from _github(settings, probe)
     yield from _workspaces(settings, probe)
+
+
+def _harnesses(settings: Settings, probe: DoctorProbe, environ: Mapping[str, str], *, tmux_ok: bool) -> Iterator[Check]:
+    """Issue 19: each harness this configuration starts, as its panes will start it: in the tmux
+    server's environment (which outlives daemon restarts) with its `env` and `passEnv` laid over."""
+    server: Mapping[str, str] | None = None
+    if tmux_ok:
+        try:
+            server = probe.tmux_environment(settings.tmux_socket)
+        except LoopError:
+            server = None  # the tmux server check above says what is wrong
+    for name in dict.fromkeys([settings.routing.default_harness, *settings.routing.harnesses]):
+        yield from _harness(settings.harness_spec(name), probe, environ, server)
+
+
+def _harness(
+    spec: HarnessSpec, probe: DoctorProbe, environ: Mapping[str, str], server: Mapping[str, str] | None
+) -> Iterator[Check]:
+    subject, key = f"harness {spec.name}", f"routing.harnesses.{spec.name}"
+    try:
+        given = spec.environment(environ)
+    except MissingVariable as error:
+        detail = str(error).split(": ", 1)[1]
+        fix = f"set them in the daemon's environment (systemd: Environment= in its unit), or drop them from {key}"
+        yield Check(Mark.FAILED, f"{subject} environment", detail, fix)
+        return
+    if given:  # names only: the values may be keys
+        names = ", ".join(name for name, _ in given)
+        yield Check(Mark.OK, f"{subject} environment", f"every spawn gets {names} (tmux -e)")
+    pane = {**(environ if server is None else server), **dict(given)}
+    where = "the tmux server's PATH" if server is not None else "the daemon's PATH"
+    fix = (
+        f"install it for the daemon's user so it is on {where}, or set {key}.binary to its absolute path"
+        + (" (docs/claude-code-production.md)" if _is_claude(spec) else "")
+        + (
+            "; the running tmux server keeps the environment it started with: set PATH in "
+            f"{key}.env, or restart the server when no session runs"
+            if server is not None
+            else ""
+        )
+    )
+    version = _check(subject, partial(probe.harness_version, spec.binary, pane), fix)
+    yield version
+    if version.mark is Mark.FAILED or not _is_claude(spec):
+        return
+    found = version.detail.split()[0] if version.detail.split() else ""
+    if found != PINNED_CLAUDE_CODE:
+        yield Check(
+            Mark.WARNING,
+            f"{subject} version",
+            f"{found or version.detail}, not {PINNED_CLAUDE_CODE}, the version whose behaviour the tests pin",
+            f"install {PINNED_CLAUDE_CODE} (scripts/install_claude_code.py) and set DISABLE_AUTOUPDATER=1 in {key}.env",
+        )
+    yield from _claude_login(spec, probe, pane, environ)
+
+
+def _is_claude(spec: HarnessSpec) -> bool:
+    return spec.receipts is ReceiptMode.CLAUDE or Path(spec.binary).name == "claude"
+
+
+def _claude_file(env: Mapping[str, str]) -> Path:
+    """Where Claude Code keeps its user configuration: `$CLAUDE_CONFIG_DIR/.claude.json`, else `~/.claude.json`."""
+    folder = env.get("CLAUDE_CONFIG_DIR")
+    return Path(folder) / ".claude.json" if folder else Path(env.get("HOME") or Path.home()) / ".claude.json"
+
+
+def _claude_login(
+    spec: HarnessSpec, probe: DoctorProbe, pane: Mapping[str, str], environ: Mapping[str, str]
+) -> Iterator[Check]:
+    """Past onboarding and logged in, as far as the files say offline; never a secret printed."""
+    path, subject = _claude_file(pane), f"harness {spec.name}"
+    first_run = f"run `{spec.binary}` once as the daemon's user (HOME={pane.get('HOME', '~')}) and finish its questions"
+    try:
+        config = probe.json_file(path) or {}
+    except LoopError as error:
+        yield Check(Mark.FAILED, f"{subject} onboarding", str(error), f"fix or remove {path}")
+        return
+    if config.get("hasCompletedOnboarding") is True:
+        yield Check(Mark.OK, f"{subject} onboarding", f"done ({path})")
+    else:
+        yield Check(Mark.FAILED, f"{subject} onboarding", f"not done: {path} has no hasCompletedOnboarding", first_run)
+    yield _claude_auth(subject, path, config, pane, first_run)
+    if spec.trust_workdir:
+        writer = _claude_file(environ)  # the daemon writes trust where its own environment says
+        if writer != path:
+            yield Check(
+                Mark.FAILED,
+                f"{subject} trust",
+                f"the-loop records trusted folders in {writer} but the panes' Claude Code reads {path}",
+                "give the daemon and the panes the same HOME and CLAUDE_CONFIG_DIR",
+            )
+        else:
+            yield _check(
+                f"{subject} trust",
+                partial(probe.file_writable, path),
+                f"let the daemon's user write {path} and its folder, or set {spec.name}'s trustWorkdir: false",
+            )
+
+
+def _claude_auth(subject: str, path: Path, config: Mapping[str, Any], pane: Mapping[str, str], first_run: str) -> Check:
+    key = pane.get("ANTHROPIC_API_KEY", "")
+    if key:
+        responses = config.get("customApiKeyResponses")
+        approved = responses.get("approved", []) if isinstance(responses, dict) else []
+        if key[-20:] in approved:
+            return Check(Mark.OK, f"{subject} login", "an API key (ANTHROPIC_API_KEY), approved")
+        return Check(
+            Mark.FAILED,
+            f"{subject} login",
+            f"ANTHROPIC_API_KEY is set but not approved in {path}: Claude Code would ask about it",
+            first_run + " (answer yes to the API key)",
+        )
+    for variable in ("ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"):
+        if pane.get(variable):
+            return Check(Mark.OK, f"{subject} login", f"a token ({variable})")
+    if config.get("oauthAccount") or config.get("primaryApiKey"):
+        return Check(Mark.OK, f"{subject} login", f"an account ({path})")
+    return Check(
+        Mark.FAILED,
+        f"{subject} login",
+        f"no API key in the panes' environment and no account in {path}",
+        f"add ANTHROPIC_API_KEY to {subject.replace('harness ', 'routing.harnesses.')}.passEnv, or {first_run} "
+        "and log in (/login)",
+    )
+
+
+def _webhook(settings: Settings, probe: DoctorProbe) -> Iterator[Check]:
+    hook = settings.webhooks.gh_webhook
+    if not hook.enabled:
+        return
+    secret = hook.secret.get_secret_value() if hook.secret is not None else ""
+    if secret:  # the configuration refuses an enabled receiver without one; said here as a check
+        yield Check(Mark.OK, "webhook secret", "set (webhooks.ghWebhook.secret)")
+    else:
+        yield Check(
+            Mark.FAILED,
+            "webhook secret",
+            "not set",
+            "set webhooks.ghWebhook.secret (THE_LOOP_WEBHOOKS__GH_WEBHOOK__SECRET)",
+        )
+    yield _check(
+        f"webhook port {hook.host}:{hook.port}",
+        partial(probe.port_free, hook.host, hook.port),
+        "stop what listens there (unless it is this daemon, already serving), or set webhooks.ghWebhook.port",
+    )
+
+
+def _spawn_workdir(settings: Settings) -> Iterator[Check]:
+    """Items sharing one folder share one checkout, each agent editing under the others' feet (the
+    sandbox demo's items only talk, so its folder may be shared)."""
+    workdir = settings.routing.spawn_workdir
+    if "{slug}" in workdir or not any(source.provider != "sandbox" for source in settings.sources()):
+        return
+    yield Check(
+        Mark.FAILED,
+        "spawnWorkdir",
+        f"{workdir!r} has no {{slug}}: the agents of all the items would work in one folder",
+        "put {slug} in routing.spawnWorkdir, e.g. ~/the-loop/work/{slug}",
+    )
 
 
 def _github(settings: Settings, probe: DoctorProbe) -> Iterator[Check]:

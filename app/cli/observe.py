@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -90,7 +91,8 @@ def add_doctor(commands: Commands) -> None:
     command(
         commands,
         "doctor",
-        help_text="check this machine: tmux, gh and its login, the state root, each repository",
+        help_text="check this machine: tmux, each harness as its panes start it, gh and its login, the state "
+        "root, each repository",
         description="One line per check, ✓ or ✗ with the fix (– when the configuration does not need it).\n"
         "Exit status 1 when any check fails.",
         handler=run_doctor,
@@ -100,7 +102,7 @@ def add_doctor(commands: Commands) -> None:
 def run_doctor(args: argparse.Namespace, context: CliContext) -> int:
     probe: DoctorProbe = context.provided("doctor_probe")
     failed = False
-    for check in diagnose(context.settings, origin=context.loaded.origin, probe=probe):
+    for check in diagnose(context.settings, origin=context.loaded.origin, probe=probe, environ=os.environ):
         print(check.line(), flush=True)
         failed = failed or check.mark is Mark.FAILED
     return 1 if failed else 0

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -92,3 +94,59 @@ def test_a_clone_url_that_does_not_answer_is_gits_message(tmp_path: Path) -> Non
         f"git ls-remote file://{tmp_path}/missing.git: fatal: '{tmp_path}/missing.git' does not appear to be a git "
         "repository"
     )
+
+
+def test_issue19_item2_the_tmux_servers_environment_is_what_its_panes_inherit(private_tmux: str) -> None:
+    assert PROBE.tmux_environment(private_tmux) is None  # none runs yet: the daemon's will be used
+    started = {**os.environ, "LOOP_PROBE_MARK": "from-the-server"}
+    subprocess.run(["tmux", "-L", private_tmux, "new-session", "-d", "-s", "x", "sleep 60"], env=started, check=True)
+    server = PROBE.tmux_environment(private_tmux)
+    assert server is not None and server["LOOP_PROBE_MARK"] == "from-the-server"
+
+
+def test_issue19_item2_a_harness_is_found_on_the_path_it_is_given_and_run_with_that_environment(
+    tmp_path: Path,
+) -> None:
+    fake = tmp_path / "claude"
+    fake.write_text('#!/bin/sh\necho "2.1.328 (Claude Code) $HOME"\n', encoding="utf-8")
+    fake.chmod(0o755)
+    env = {"PATH": str(tmp_path), "HOME": "/pane/home"}
+    assert PROBE.harness_version("claude", env) == f"2.1.328 (Claude Code) /pane/home ({fake})"
+    with pytest.raises(LoopError, match=r"^claude not found on the panes' PATH \(/nowhere\)$"):
+        PROBE.harness_version("claude", {"PATH": "/nowhere"})
+
+
+def test_issue19_item2_a_json_file_is_read_and_an_absent_one_is_none(tmp_path: Path) -> None:
+    (tmp_path / "c.json").write_text('{"hasCompletedOnboarding": true}', encoding="utf-8")
+    assert PROBE.json_file(tmp_path / "c.json") == {"hasCompletedOnboarding": True}
+    assert PROBE.json_file(tmp_path / "none.json") is None
+    (tmp_path / "bad.json").write_text("[1", encoding="utf-8")
+    with pytest.raises(LoopError, match="not JSON"):
+        PROBE.json_file(tmp_path / "bad.json")
+
+
+def test_issue19_item2_a_file_in_a_read_only_folder_cannot_be_replaced(tmp_path: Path) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("SKIPPED LOUDLY: root writes any folder; the refusal cannot be seen")
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "ro" / "c.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "ro").chmod(0o555)
+    try:
+        with pytest.raises(LoopError, match="is not writable"):
+            PROBE.file_writable(tmp_path / "ro" / "c.json")
+    finally:
+        (tmp_path / "ro").chmod(0o755)
+
+
+def test_issue19_item2_a_writable_file_and_one_to_be_created(tmp_path: Path) -> None:
+    (tmp_path / "c.json").write_text("{}", encoding="utf-8")
+    assert PROBE.file_writable(tmp_path / "c.json") == f"{tmp_path / 'c.json'} is writable"
+    assert PROBE.file_writable(tmp_path / "n.json") == f"{tmp_path / 'n.json'} will be created"
+
+
+def test_issue19_item2_a_port_in_use_is_not_free() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        with pytest.raises(LoopError, match=rf"^cannot listen on 127.0.0.1:{port}: "):
+            PROBE.port_free("127.0.0.1", port)
+    assert PROBE.port_free("127.0.0.1", port) == f"127.0.0.1:{port} is free"

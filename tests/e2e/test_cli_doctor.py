@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 
+from app.config.harnesses import PINNED_CLAUDE_CODE
 from tests.e2e.cli import run_cli, tree
 
 GITHUB_SOURCE = "polling: {sources: [{repos: [octo/api], label: loop}]}\nrouting: {tmux: {socketName: doctor-e2e}}\n"
@@ -50,3 +52,66 @@ def test_issue19_item8_a_state_root_that_is_a_file_is_said_to_be_a_file(tmp_path
     result = run_cli(tmp_path, "--config", "loop.yaml", "doctor", env={"PATH": str(tmp_path)})
     (line,) = [line for line in result.stdout.splitlines() if line.startswith("✗ state root:")]
     assert "afile is a file, not a directory" in line and "not writable" not in line, line
+
+
+CLAUDE_SANDBOX = (
+    "polling: {sources: [{provider: sandbox, repos: [sandbox/demo], label: loop}]}\n"
+    "routing: {defaultHarness: claude, tmux: {socketName: doctor-e2e}}\n"
+    "state: {root: state}\n"
+)
+
+
+def test_issue19_item2_doctor_with_claude_off_the_path_says_so_with_the_fix_and_fails(tmp_path: Path) -> None:
+    """The closing note's output: before, every line was ✓ and three spawns failed later."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "home").mkdir()
+    tmux = shutil.which("tmux")
+    if tmux:
+        (tmp_path / "bin" / "tmux").symlink_to(tmux)
+    (tmp_path / "loop.yaml").write_text(CLAUDE_SANDBOX, encoding="utf-8")
+    env = {"PATH": str(tmp_path / "bin"), "HOME": str(tmp_path / "home"), "TMUX_TMPDIR": str(tmp_path)}
+    result = run_cli(tmp_path, "--config", "loop.yaml", "doctor", env=env)
+    print(result.stdout)  # shown with -s: the closing note quotes it
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert (
+        f"✗ harness claude: claude not found on the panes' PATH ({tmp_path / 'bin'}) — fix: install it for the "
+        "daemon's user so it is on the daemon's PATH, or set routing.harnesses.claude.binary to its absolute path "
+        "(docs/claude-code-production.md)"
+    ) in result.stdout.splitlines()
+
+
+def test_issue19_item2_doctor_passes_a_claude_that_is_installed_onboarded_and_given_its_key(tmp_path: Path) -> None:
+    if shutil.which("tmux") is None:
+        pytest.skip("SKIPPED LOUDLY: the tmux binary is not installed (CI installs it)")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "home").mkdir()
+    (tmp_path / "bin" / "tmux").symlink_to(shutil.which("tmux") or "")
+    fake = tmp_path / "bin" / "claude"
+    fake.write_text(f'#!/bin/sh\necho "{PINNED_CLAUDE_CODE} (Claude Code)"\n', encoding="utf-8")
+    fake.chmod(0o755)
+    key = "sk-ant-api03-" + "x" * 40 + "A" * 20
+    config = {"hasCompletedOnboarding": True, "customApiKeyResponses": {"approved": [key[-20:]], "rejected": []}}
+    (tmp_path / "home" / ".claude.json").write_text(json.dumps(config), encoding="utf-8")
+    (tmp_path / "loop.yaml").write_text(
+        CLAUDE_SANDBOX.replace(
+            "defaultHarness: claude,", "defaultHarness: claude, harnesses: {claude: {passEnv: [ANTHROPIC_API_KEY]}},"
+        ),
+        encoding="utf-8",
+    )
+    env = {
+        "PATH": str(tmp_path / "bin"),
+        "HOME": str(tmp_path / "home"),
+        "TMUX_TMPDIR": str(tmp_path),
+        "ANTHROPIC_API_KEY": key,
+    }
+    result = run_cli(tmp_path, "--config", "loop.yaml", "doctor", env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    harness = [line for line in result.stdout.splitlines() if line.startswith("✓ harness claude")]
+    assert harness == [
+        "✓ harness claude environment: every spawn gets ANTHROPIC_API_KEY (tmux -e)",
+        f"✓ harness claude: {PINNED_CLAUDE_CODE} (Claude Code) ({fake})",
+        f"✓ harness claude onboarding: done ({tmp_path / 'home' / '.claude.json'})",
+        "✓ harness claude login: an API key (ANTHROPIC_API_KEY), approved",
+        f"✓ harness claude trust: {tmp_path / 'home' / '.claude.json'} is writable",
+    ]
+    assert key[-20:] not in result.stdout

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
 from app.cli.doctor import Check, Mark, diagnose
+from app.config.harnesses import PINNED_CLAUDE_CODE
 from app.config.settings import Settings
 from domain.errors import LoopError
 from domain.refs import RepoRef
 
-GITHUB = {"polling": {"sources": [{"repos": ["o/a", "ghe.example/o/b"], "label": "loop"}]}}
+GITHUB = {
+    "polling": {"sources": [{"repos": ["o/a", "ghe.example/o/b"], "label": "loop"}]},
+    "routing": {"spawnWorkdir": "/w/{slug}"},
+}
 SANDBOX = {"polling": {"sources": [{"provider": "sandbox", "repos": ["sandbox/demo"], "label": "loop"}]}}
 
 
@@ -19,9 +23,20 @@ class FakeMachine:
     """A machine where named things are missing or failing."""
 
     def __init__(
-        self, *, missing: Collection[str] = (), logged_out: Collection[str] = (), hidden: Collection[str] = ()
+        self,
+        *,
+        missing: Collection[str] = (),
+        logged_out: Collection[str] = (),
+        hidden: Collection[str] = (),
+        harness_path: str = "/usr/bin",  # where harness binaries are found
+        files: Mapping[Path, Mapping[str, Any]] | None = None,  # JSON files by path
+        server_env: Mapping[str, str] | None = None,  # the running tmux server's; None: none runs
+        claude_version: str = PINNED_CLAUDE_CODE,
     ) -> None:
         self.missing, self.logged_out, self.hidden = missing, logged_out, hidden
+        self.harness_path, self.files, self.server_env = harness_path, dict(files or {}), server_env
+        self.claude_version = claude_version
+        self.version_env: dict[str, Mapping[str, str]] = {}
 
     def version(self, binary: str) -> str:
         if binary in self.missing:
@@ -51,9 +66,34 @@ class FakeMachine:
     def writable(self, path: Path) -> str:
         return f"{path} is writable"
 
+    def tmux_environment(self, socket_name: str | None) -> Mapping[str, str] | None:
+        return self.server_env
 
-def checks(document: dict[str, Any], machine: FakeMachine) -> list[Check]:
-    return list(diagnose(Settings(**document), origin="loop.yaml", probe=machine))
+    def harness_version(self, binary: str, env: Mapping[str, str]) -> str:
+        self.version_env[binary] = env
+        if binary in self.missing or self.harness_path not in env.get("PATH", "").split(":"):
+            raise LoopError(f"{binary} not found on the panes' PATH ({env.get('PATH', '')})")
+        return f"{self.claude_version} (Claude Code) ({self.harness_path}/{binary})"
+
+    def json_file(self, path: Path) -> Mapping[str, Any] | None:
+        return self.files.get(path)
+
+    def file_writable(self, path: Path) -> str:
+        if str(path) in self.missing:
+            raise LoopError(f"{path.parent} is not writable")
+        return f"{path} is writable"
+
+    def port_free(self, host: str, port: int) -> str:
+        if f"{host}:{port}" in self.missing:
+            raise LoopError(f"cannot listen on {host}:{port}: Address already in use")
+        return f"{host}:{port} is free"
+
+
+DAEMON = {"PATH": "/usr/bin:/bin", "HOME": "/home/loop"}
+
+
+def checks(document: dict[str, Any], machine: FakeMachine, environ: Mapping[str, str] = DAEMON) -> list[Check]:
+    return list(diagnose(Settings(**document), origin="loop.yaml", probe=machine, environ=environ))
 
 
 def marks(found: list[Check]) -> dict[str, Mark]:
@@ -68,6 +108,7 @@ def test_a_healthy_machine_passes_every_check_with_one_line_each() -> None:
         "state root",
         "tmux",
         "tmux server",
+        "harness demo",
         "gh",
         "gh auth ghe.example",
         "gh auth github.com",
@@ -148,3 +189,124 @@ def test_missing_git_fails_once_and_skips_the_clone_checks() -> None:
 def test_without_worktrees_git_is_not_checked() -> None:
     found = checks(GITHUB, FakeMachine(missing={"git"}))
     assert not any(c.subject in {"git"} or c.subject.startswith("clone ") for c in found)
+
+
+CLAUDE = {**SANDBOX, "routing": {"defaultHarness": "claude"}}
+ONBOARDED = {"hasCompletedOnboarding": True, "oauthAccount": {"emailAddress": "loop@example.com"}}
+HOME_FILE = Path("/home/loop/.claude.json")
+
+
+def failed_lines(found: list[Check]) -> list[str]:
+    return [c.line() for c in found if c.mark in {Mark.FAILED, Mark.WARNING}]
+
+
+def test_issue19_item2_claude_missing_from_the_panes_path_is_a_failure_with_the_fix() -> None:
+    found = checks(CLAUDE, FakeMachine(harness_path="/opt/claude/bin"))
+    assert failed_lines(found) == [
+        "✗ harness claude: claude not found on the panes' PATH (/usr/bin:/bin) — fix: install it for the daemon's "
+        "user so it is on the daemon's PATH, or set routing.harnesses.claude.binary to its absolute path "
+        "(docs/claude-code-production.md)"
+    ]
+
+
+def test_issue19_item2_a_ready_claude_shows_its_version_onboarding_login_and_trust_writer() -> None:
+    found = checks(CLAUDE, FakeMachine(files={HOME_FILE: ONBOARDED}))
+    assert [c.line() for c in found if c.subject.startswith("harness")] == [
+        f"✓ harness claude: {PINNED_CLAUDE_CODE} (Claude Code) (/usr/bin/claude)",
+        "✓ harness claude onboarding: done (/home/loop/.claude.json)",
+        "✓ harness claude login: an account (/home/loop/.claude.json)",
+        "✓ harness claude trust: /home/loop/.claude.json is writable",
+    ]
+
+
+def test_issue19_item2_the_panes_path_is_the_running_tmux_servers_not_the_daemons() -> None:
+    machine = FakeMachine(files={HOME_FILE: ONBOARDED}, server_env={"PATH": "/bin", "HOME": "/home/loop"})
+    (line,) = [c.line() for c in checks(CLAUDE, machine) if c.mark is Mark.FAILED]
+    assert line.startswith("✗ harness claude: claude not found on the panes' PATH (/bin) — fix:")
+    assert "the running tmux server keeps the environment it started with" in line
+
+
+def test_issue19_item2_another_claude_version_is_a_warning_naming_the_pinned_one() -> None:
+    found = checks(CLAUDE, FakeMachine(files={HOME_FILE: ONBOARDED}, claude_version="2.9.0"))
+    assert failed_lines(found) == [
+        f"! harness claude version: 2.9.0, not {PINNED_CLAUDE_CODE}, the version whose behaviour the tests pin — "
+        f"fix: install {PINNED_CLAUDE_CODE} (scripts/install_claude_code.py) and set DISABLE_AUTOUPDATER=1 in "
+        "routing.harnesses.claude.env"
+    ]
+
+
+def test_issue19_item2_claude_never_run_by_the_daemons_user_is_not_onboarded_nor_logged_in() -> None:
+    lines = failed_lines(checks(CLAUDE, FakeMachine()))
+    assert lines[0] == (
+        "✗ harness claude onboarding: not done: /home/loop/.claude.json has no hasCompletedOnboarding — fix: run "
+        "`claude` once as the daemon's user (HOME=/home/loop) and finish its questions"
+    )
+    assert lines[1].startswith(
+        "✗ harness claude login: no API key in the panes' environment and no account in /home/loop/.claude.json"
+    )
+    assert "routing.harnesses.claude.passEnv" in lines[1]
+
+
+def test_issue19_item2_an_api_key_claude_would_ask_about_is_a_failure_and_never_printed() -> None:
+    document = {
+        **SANDBOX,
+        "routing": {"defaultHarness": "claude", "harnesses": {"claude": {"passEnv": ["ANTHROPIC_API_KEY"]}}},
+    }
+    key = "sk-ant-" + "s" * 40 + "K" * 20
+    environ = {**DAEMON, "ANTHROPIC_API_KEY": key}
+    asked = checks(document, FakeMachine(files={HOME_FILE: {"hasCompletedOnboarding": True}}), environ)
+    (line,) = failed_lines(asked)
+    assert line.startswith("✗ harness claude login: ANTHROPIC_API_KEY is set but not approved")
+    approved = {"hasCompletedOnboarding": True, "customApiKeyResponses": {"approved": [key[-20:]]}}
+    found = checks(document, FakeMachine(files={HOME_FILE: approved}), environ)
+    assert failed_lines(found) == []
+    assert "✓ harness claude environment: every spawn gets ANTHROPIC_API_KEY (tmux -e)" in [c.line() for c in found]
+    assert not any(key[-20:] in c.line() for c in asked + found)
+
+
+def test_issue19_item2_a_harness_variable_the_daemon_lacks_is_a_failure_naming_it() -> None:
+    document = {**SANDBOX, "routing": {"harnesses": {"demo": {"env": {"TOKEN": "${SECRET_TOKEN}"}}}}}
+    assert failed_lines(checks(document, FakeMachine())) == [
+        "✗ harness demo environment: env.TOKEN needs ${SECRET_TOKEN}: not set in the daemon's environment — fix: "
+        "set them in the daemon's environment (systemd: Environment= in its unit), or drop them from "
+        "routing.harnesses.demo"
+    ]
+
+
+def test_issue19_item2_a_trust_writer_writing_where_the_panes_claude_does_not_read_is_a_failure() -> None:
+    document = {
+        **SANDBOX,
+        "routing": {"defaultHarness": "claude", "harnesses": {"claude": {"env": {"CLAUDE_CONFIG_DIR": "/srv/claude"}}}},
+    }
+    found = checks(document, FakeMachine(files={Path("/srv/claude/.claude.json"): ONBOARDED}))
+    assert failed_lines(found) == [
+        "✗ harness claude trust: the-loop records trusted folders in /home/loop/.claude.json but the panes' Claude "
+        "Code reads /srv/claude/.claude.json — fix: give the daemon and the panes the same HOME and CLAUDE_CONFIG_DIR"
+    ]
+
+
+def test_issue19_item2_an_unwritable_claude_configuration_is_a_failure_of_the_trust_writer() -> None:
+    found = checks(CLAUDE, FakeMachine(files={HOME_FILE: ONBOARDED}, missing={str(HOME_FILE)}))
+    assert failed_lines(found) == [
+        "✗ harness claude trust: /home/loop is not writable — fix: let the daemon's user write "
+        "/home/loop/.claude.json and its folder, or set claude's trustWorkdir: false"
+    ]
+
+
+def test_issue19_item2_an_enabled_webhook_needs_its_port_free() -> None:
+    document = {**GITHUB, "webhooks": {"ghWebhook": {"enabled": True, "secret": "s3cret", "port": 9999}}}
+    found = checks(document, FakeMachine(missing={"127.0.0.1:9999"}))
+    assert "✓ webhook secret: set (webhooks.ghWebhook.secret)" in [c.line() for c in found]
+    assert failed_lines(found) == [
+        "✗ webhook port 127.0.0.1:9999: cannot listen on 127.0.0.1:9999: Address already in use — fix: stop what "
+        "listens there (unless it is this daemon, already serving), or set webhooks.ghWebhook.port"
+    ]
+    assert not any("s3cret" in c.line() for c in found)
+
+
+def test_issue19_item2_a_spawn_workdir_every_item_would_share_is_a_failure() -> None:
+    document = {"polling": GITHUB["polling"], "routing": {"spawnWorkdir": "~/agents"}}
+    assert failed_lines(checks(document, FakeMachine())) == [
+        "✗ spawnWorkdir: '~/agents' has no {slug}: the agents of all the items would work in one folder — fix: put "
+        "{slug} in routing.spawnWorkdir, e.g. ~/the-loop/work/{slug}"
+    ]
