@@ -1,8 +1,8 @@
 """`python -m app` / `the-loop`: the parser, the global options, and exit codes that mean something.
 
 Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error. Errors go to stderr as one
-line, never a traceback. The configuration is loaded (read only) before any command runs, so a bad
-one stops everything and writes nothing.
+line (a refused configuration: one line per problem), never a traceback. The configuration is
+loaded (read only) before any command runs, so a bad one stops everything and writes nothing.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Finding and reading the configuration; anything wrong with it is one `ConfigError` line."""
+"""Finding and reading the configuration; anything wrong with it is a `ConfigError`, one line per problem."""
 
 from __future__ import annotations
 
