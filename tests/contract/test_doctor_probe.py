@@ -6,6 +6,7 @@ import os
 import shutil
 import socket
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from tests.git_support import Origins, require_git
 from tests.tmux_support import require_tmux
 
 PROBE = ShDoctorProbe(timeout=10)
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def require_gh() -> None:
@@ -125,17 +127,34 @@ def test_issue19_item2_a_json_file_is_read_and_an_absent_one_is_none(tmp_path: P
         PROBE.json_file(tmp_path / "bad.json")
 
 
-def test_issue19_item2_a_file_in_a_read_only_folder_cannot_be_replaced(tmp_path: Path) -> None:
-    if os.geteuid() == 0:
-        pytest.skip("SKIPPED LOUDLY: root writes any folder; the refusal cannot be seen")
-    (tmp_path / "ro").mkdir()
-    (tmp_path / "ro" / "c.json").write_text("{}", encoding="utf-8")
-    (tmp_path / "ro").chmod(0o555)
+def test_issue19_item2_a_file_in_a_read_only_folder_cannot_be_replaced() -> None:
+    # root writes any folder: the probe then runs in a child turned `nobody`, in a folder nobody
+    # may only read; the child says by its exit status what the probe answered
+    top = Path(tempfile.mkdtemp(prefix="doctor-ro-"))
     try:
-        with pytest.raises(LoopError, match="is not writable"):
-            PROBE.file_writable(tmp_path / "ro" / "c.json")
+        top.chmod(0o755)
+        (top / "ro").mkdir()
+        (top / "ro" / "c.json").write_text("{}", encoding="utf-8")
+        (top / "ro" / "c.json").chmod(0o644)
+        (top / "ro").chmod(0o555)
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            status = 3
+            try:
+                if os.geteuid() == 0:
+                    os.setgid(65534)
+                    os.setuid(65534)
+                PROBE.file_writable(top / "ro" / "c.json")
+                status = 1
+            except LoopError as error:
+                status = 0 if "is not writable" in str(error) else 2
+            finally:
+                os._exit(status)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
     finally:
-        (tmp_path / "ro").chmod(0o755)
+        (top / "ro").chmod(0o755)
+        shutil.rmtree(top)
 
 
 def test_issue19_item2_a_writable_file_and_one_to_be_created(tmp_path: Path) -> None:
