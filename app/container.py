@@ -16,8 +16,6 @@ from adapters.git.adapter import GitWorkspaces
 from adapters.github.tracker import GhTracker
 from adapters.github.webhook import GhWebhookServer
 from adapters.lock import LockHeld, PollerLock
-from adapters.postgres.cluster import PostgresCluster
-from adapters.postgres.store import PostgresStateStore
 from adapters.receipts.files import FileReceipts
 from adapters.sandbox.tracker import SandboxTracker
 from adapters.sqlite.cluster import SingleHost
@@ -108,6 +106,8 @@ def _host(settings: Settings) -> str:
 
 def _cluster(settings: Settings) -> ClusterPort:
     if _shared(settings):
+        from adapters.postgres.cluster import PostgresCluster  # psycopg costs a command's start: loaded when used
+
         return PostgresCluster(
             settings.state.dsn.get_secret_value(),
             host=settings.host_id,
@@ -154,6 +154,8 @@ def _tighten(settings: Settings) -> Callable[[], list[tuple[str, str]]]:
 
 def _store(settings: Settings) -> StateStore:
     if settings.state.backend == "postgres":
+        from adapters.postgres.store import PostgresStateStore  # psycopg: only on this backend
+
         return PostgresStateStore(settings.state.dsn.get_secret_value())
     return SqliteStateStore(settings.state_root / FILE_NAME)
 

@@ -1,4 +1,8 @@
-"""What every command gets: the loaded configuration, the container, and the CLI's own errors."""
+"""What every command gets: the loaded configuration, the container, and the CLI's own errors.
+
+Building the parser imports this module: the configuration (pydantic) and the container (the
+adapters) are imported only once a command runs, so `--help` and the parser stay fast.
+"""
 
 from __future__ import annotations
 
@@ -8,14 +12,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 
-from app.config.loader import Loaded, load
-from app.config.settings import Settings
 from domain.errors import InvalidRef, LoopError
 from domain.refs import ItemSpec
 
 if TYPE_CHECKING:
     from argparse import _SubParsersAction
 
+    from app.config.loader import Loaded
+    from app.config.settings import Settings
     from app.container import Container
 
 Handler = Callable[[argparse.Namespace, "CliContext"], int]
@@ -46,6 +50,8 @@ class CliContext:
 
     @cached_property
     def loaded(self) -> Loaded:
+        from app.config.loader import load
+
         return load(self._config_flag)
 
     @property

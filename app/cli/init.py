@@ -11,13 +11,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-from pydantic import ValidationError
-
 from app.cli.context import CliContext, Commands, UsageProblem, command
-from app.config.errors import describe
-from app.config.loader import user_path
-from app.config.settings import Settings
+from app.config.files import user_path
 from domain.errors import InvalidRef
 from domain.refs import RepoRef
 
@@ -152,6 +147,12 @@ routing:
 
 def _check(text: str) -> None:
     """The starter must load as every command will load it; else nothing is written."""
+    import yaml  # the configuration's model and parser: only when `init` runs
+    from pydantic import ValidationError
+
+    from app.config.errors import describe
+    from app.config.settings import Settings
+
     try:
         settings = Settings(**yaml.safe_load(text))
         settings.harness_spec()

@@ -11,6 +11,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from app import version
 from app.cli.context import CliContext, Parser, UsageProblem
@@ -18,8 +19,7 @@ from app.cli.init import add_init
 from app.cli.observe import add_doctor, add_events
 from app.cli.operate import add_poll, add_sessions, add_status
 from app.cli.webhook import add_webhook
-from app.config.env import CONFIG_PATH_VARIABLE
-from app.config.loader import DEFAULT_PATH, USER_PATH, ConfigError
+from app.config.files import CONFIG_PATH_VARIABLE, DEFAULT_PATH, USER_PATH, ConfigError
 from app.demo.cli import add_demo, add_sandbox
 from domain.errors import LoopError
 
@@ -36,6 +36,18 @@ exit status: 0 ok, 1 runtime failure, 2 usage or configuration error."""
 _STATUS: tuple[tuple[type[Exception], int], ...] = ((UsageProblem, 2), (ConfigError, 2), (LoopError, 1), (OSError, 1))
 
 
+class _Version(argparse.Action):
+    """argparse's `version` action, asking the installed metadata only when `--version` is given
+    (reading it costs more than the rest of a command's start)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object, **__: object) -> None:
+        print(f"{PROG} {version()}")
+        parser.exit()
+
+
 def build_parser() -> Parser:
     parser = Parser(
         prog=PROG,
@@ -44,7 +56,7 @@ def build_parser() -> Parser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--config", metavar="PATH", help="the YAML configuration file to read")
-    parser.add_argument("--version", action="version", version=f"{PROG} {version()}")
+    parser.add_argument("--version", action=_Version, help="show the version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
     for add in (
         add_init,

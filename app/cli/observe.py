@@ -6,13 +6,14 @@ import argparse
 import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.cli.context import CliContext, Commands, UsageProblem, command, work_item
-from app.cli.doctor import DoctorProbe, Mark, diagnose
 from app.cli.events_view import COLUMNS, as_json, as_row, line, parse_since
 from domain.events import Level
-from domain.ports import ClockPort
+
+if TYPE_CHECKING:
+    from domain.ports import ClockPort
 
 Record = Mapping[str, Any]
 _OVERLAP = 100  # more lines than can be appended between starting the tail and reading the log
@@ -100,6 +101,8 @@ def add_doctor(commands: Commands) -> None:
 
 
 def run_doctor(args: argparse.Namespace, context: CliContext) -> int:
+    from app.cli.doctor import DoctorProbe, Mark, diagnose  # the configuration's model: only when run
+
     probe: DoctorProbe = context.provided("doctor_probe")
     failed = False
     for check in diagnose(context.settings, origin=context.loaded.origin, probe=probe, environ=os.environ):

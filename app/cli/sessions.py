@@ -10,12 +10,11 @@ from typing import TYPE_CHECKING
 
 from app.cli.context import CliContext, Commands, UsageProblem, command, group, work_item
 from app.cli.prune import add_prune, add_vouch
-from app.usecases.sessions_admin import UnknownWorkItem
 from domain.model import SessionStatus
-from domain.refs import WorkItemRef
 
 if TYPE_CHECKING:
     from app.usecases.sessions_admin import SessionsAdmin, SessionView
+    from domain.refs import WorkItemRef
 
 COLUMNS = ("WORK ITEM", "HARNESS", "CONVERSATION", "TARGET", "STATE", "AGENT", "LAST RECEIPT", "STATUS", "LAST EVENT")
 _REF_HELP = "github:owner/repo#N, owner/repo#N, #N (the one watched repository) or the item's URL"
@@ -114,6 +113,8 @@ def _has_state(context: CliContext) -> bool:
 
 
 def _admin(context: CliContext, items: Sequence[WorkItemRef] = ()) -> SessionsAdmin:
+    from app.usecases.sessions_admin import UnknownWorkItem  # the use cases load only when run
+
     if items and not _has_state(context):
         raise UnknownWorkItem(items[0])
     admin: SessionsAdmin = context.provided("sessions_admin")

@@ -10,9 +10,10 @@ from typing import Any, get_args, get_origin
 from pydantic import BaseModel
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource
 
+from app.config.files import CONFIG_PATH_VARIABLE
+
 ENV_PREFIX = "THE_LOOP_"
 ENV_DELIMITER = "__"
-CONFIG_PATH_VARIABLE = "THE_LOOP_CLI_CONFIG"  # where the file is, not a key in it
 
 
 def env_name(path: tuple[str, ...]) -> str:

@@ -11,18 +11,23 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from app.config.env import CONFIG_PATH_VARIABLE
 from app.config.errors import describe
+from app.config.files import CONFIG_PATH_VARIABLE, DEFAULT_PATH, USER_PATH, ConfigError, user_path
 from app.config.settings import EMBEDDED_DEFAULTS, Settings
-from domain.errors import LoopError
 
-DEFAULT_PATH = Path(".the-loop") / "cli-config.yaml"  # in the working directory
-USER_PATH = Path("the-loop") / "cli-config.yaml"  # under $XDG_CONFIG_HOME, default ~/.config
+__all__ = [
+    "BUILT_IN",
+    "DEFAULT_PATH",
+    "USER_PATH",
+    "ConfigError",
+    "Loaded",
+    "load",
+    "locate",
+    "read_document",
+    "user_path",
+]
+
 BUILT_IN = "built-in defaults"
-
-
-class ConfigError(LoopError):
-    """The configuration cannot be used; the message names the file (or variable) and the key."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,15 +38,6 @@ class Loaded:
     @property
     def origin(self) -> str:
         return str(self.path.absolute()) if self.path else BUILT_IN
-
-
-def user_path(environ: Mapping[str, str]) -> Path:
-    """`$XDG_CONFIG_HOME/the-loop/cli-config.yaml`; an unset, empty or relative variable means ~/.config."""
-    base = environ.get("XDG_CONFIG_HOME", "")
-    if base and Path(base).is_absolute():
-        return Path(base) / USER_PATH
-    home = Path(environ["HOME"]) if environ.get("HOME") else Path.home()
-    return home / ".config" / USER_PATH
 
 
 def locate(flag: str | None, environ: Mapping[str, str]) -> tuple[Path | None, bool]:

@@ -12,7 +12,8 @@ import yaml
 from pydantic import BaseModel, SecretStr
 from pydantic_core import PydanticUndefined
 
-from app.config.env import CONFIG_PATH_VARIABLE, env_name
+from app.config.env import env_name
+from app.config.files import CONFIG_PATH_VARIABLE
 from app.config.harnesses import BUILTIN_HARNESSES, HarnessSettings
 from app.config.loader import BUILT_IN, DEFAULT_PATH, USER_PATH
 from app.config.settings import EMBEDDED_DEFAULTS, Settings

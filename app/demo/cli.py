@@ -12,17 +12,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.cli.context import CliContext, Commands, UsageProblem, command, group, work_item
 from app.cli.events_view import as_json
-from app.demo.run import Demo, DemoFailed, plan_for
-from app.demo.sandbox import SandboxAdmin, entry_lines, entry_record
-from app.demo.view import report_lines
 from domain.errors import InvalidRef, LoopError
 from domain.events import Level
 from domain.model import ItemState
 from domain.refs import RepoRef
+
+if TYPE_CHECKING:
+    from app.demo.sandbox import SandboxAdmin
 
 _TMUX_INSTALL = (
     "install it (Debian/Ubuntu: sudo apt-get install tmux; macOS: brew install tmux) or run scripts/bootstrap.sh"
@@ -64,6 +64,8 @@ def add_sandbox(commands: Commands) -> None:
 
 def run_demo(args: argparse.Namespace, context: CliContext) -> int:
     from app.container import read_events
+    from app.demo.run import Demo, DemoFailed, plan_for  # the demo's machinery: only when it runs
+    from app.demo.view import report_lines
 
     plan = plan_for(context.settings)
     tmux_version = _tmux_version(context)
@@ -107,6 +109,8 @@ def _python() -> str:
 
 
 def _tmux_version(context: CliContext) -> str:
+    from app.demo.run import DemoFailed
+
     try:
         version: str = context.provided("doctor_probe").version("tmux")
     except LoopError as error:
@@ -118,6 +122,7 @@ def _tmux_version(context: CliContext) -> str:
 def _poller_lock(context: CliContext, started: datetime) -> Iterator[None]:
     """One poller per state root: the demo runs cycles, so it is one while it runs."""
     from app.container import LockHeld
+    from app.demo.run import DemoFailed
 
     lock = context.provided("lock")
     try:
@@ -156,6 +161,8 @@ def run_close(args: argparse.Namespace, context: CliContext) -> int:
 
 
 def run_list(args: argparse.Namespace, context: CliContext) -> int:
+    from app.demo.sandbox import entry_lines, entry_record
+
     sandbox = _sandbox(context)
     reactions: dict[str, list[str]] = defaultdict(list)
     for comment_id, reaction in sandbox.reactions():

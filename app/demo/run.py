@@ -5,16 +5,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from app.cli.events_view import _visible as visible  # the one escaper of untrusted text for a terminal
-from app.config.settings import Settings
 from app.demo.sandbox import SandboxAdmin
 from domain.errors import LoopError
 from domain.ledger import Resolution
 from domain.model import Comment, SessionRecord, SessionState, Source, SpawnMode
 from domain.ports import ClockPort, StateStore, TmuxPort
 from domain.refs import TmuxTarget, WorkItemRef
+
+if TYPE_CHECKING:
+    from app.config.settings import Settings  # a type only: the demo's parser stays light
 
 TITLE = "Try the-loop"
 BODY = "A sandbox work item opened by `python -m app demo`: no GitHub, no network."

@@ -5,12 +5,14 @@ from __future__ import annotations
 import shlex
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.cli.events_view import _visible as visible  # the one escaper of untrusted text for a terminal
 from app.cli.events_view import as_row, line
-from app.config.settings import Settings
 from app.demo.run import DemoReport
+
+if TYPE_CHECKING:
+    from app.config.settings import Settings  # a type only: the demo's parser stays light
 
 _PANE_LINES = 8
 _NOTABLE = {"warning", "error"}

@@ -47,3 +47,10 @@ def test_state_store_prints_postgresql_against_sqlite() -> None:
     server_binaries()  # PostgreSQL missing fails loudly
     out = _bench("-m", "bench.state_store", "50")
     assert re.search(rf"PostgreSQL \(socket\): {RATIO} ms \({RATIO}x SQLite\)", out), out
+
+
+def test_cli_start_prints_each_read_only_commands_ratio_against_a_bare_interpreter() -> None:
+    out = _bench("-m", "bench.cli_start", "--rounds", "2")
+    assert re.search(rf"^bare start \(python -c pass\)\s+wall\s+{RATIO} ms", out, re.M), out
+    for command in ("status", "sessions list", "events"):
+        assert re.search(rf"^{command}\s+wall .* ratio {RATIO}x \(cpu {RATIO}x\)$", out, re.M), out

@@ -1,0 +1,126 @@
+"""What starting a read-only command costs: `status`, `sessions list` and `events`, each as a ratio
+against a bare interpreter start (`python -c pass`) measured in the same run (issue 19 item 9: at
+most 4x).
+
+Run: .venv/bin/python -m bench.cli_start [--rounds N]. Every round runs the bare start and each
+command once, in turn, as fresh processes in a folder holding a small configuration
+(`./.the-loop/cli-config.yaml`: one repository, a SQLite state with 200 events and no session), so a
+busy machine slows them alike. Prints the median wall time and the median CPU time (user + system,
+steadier than the wall clock on a shared machine) of each, and each command's ratios to the bare start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from adapters.eventlog.writer import JsonlEventLog
+from adapters.sqlite.store import FILE_NAME, SqliteStateStore
+from domain.events import Event
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = """\
+state:
+  root: ./state
+polling:
+  sources:
+    - provider: github
+      repos: [acme/widgets]
+      label: loop
+routing:
+  authorizedUsers: [alice]
+"""
+BARE = ("bare start (python -c pass)", ("-c", "pass"))
+COMMANDS = (
+    ("status", ("-m", "app", "status")),
+    ("sessions list", ("-m", "app", "sessions", "list")),
+    ("events", ("-m", "app", "events")),
+)
+
+
+def prepare(folder: Path) -> None:
+    """The small configuration, a state store, and an event log of 200 lines."""
+    (folder / ".the-loop").mkdir()
+    (folder / ".the-loop" / "cli-config.yaml").write_text(CONFIG, encoding="utf-8")
+    state = folder / "state"
+    state.mkdir(mode=0o700)
+    SqliteStateStore(state / FILE_NAME).save_meta("bench", "1")
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    clock = iter(start + timedelta(seconds=n) for n in range(10_000))
+    log = JsonlEventLog(state / "logs" / "events.jsonl", clock=lambda: next(clock))
+    for n in range(200):
+        log.emit(Event.POLL_CYCLE, items=n % 7, work_item="github:acme/widgets#1")
+
+
+def environment(folder: Path) -> dict[str, str]:
+    """The project importable, no THE_LOOP_ variable, no user configuration: the folder's file is read."""
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("THE_LOOP_")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
+    env["XDG_CONFIG_HOME"] = str(folder / "no-user-config")
+    return env
+
+
+def run_once(argv: tuple[str, ...], folder: Path, env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU milliseconds of one fresh process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, *argv], cwd=folder, env=env, capture_output=True, check=False)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode in (1, 2):  # status says 3 (not running): a result, not a failure
+        raise SystemExit(f"{' '.join(argv)} failed: {done.stderr.decode(errors='replace').strip()}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall * 1000, cpu * 1000
+
+
+def measure(rounds: int, folder: Path) -> dict[str, list[tuple[float, float]]]:
+    env = environment(folder)
+    runs: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in (BARE, *COMMANDS)}
+    for _name, argv in (BARE, *COMMANDS):  # warm the file cache and __pycache__ once, unmeasured
+        run_once(argv, folder, env)
+    for _ in range(rounds):
+        for name, argv in (BARE, *COMMANDS):
+            runs[name].append(run_once(argv, folder, env))
+    return runs
+
+
+def report(runs: dict[str, list[tuple[float, float]]]) -> list[str]:
+    def medians(name: str) -> tuple[float, float]:
+        return statistics.median(w for w, _ in runs[name]), statistics.median(c for _, c in runs[name])
+
+    bare_wall, bare_cpu = medians(BARE[0])
+    lines = [f"{BARE[0]:<28} wall {bare_wall:7.1f} ms   cpu {bare_cpu:7.1f} ms"]
+    for name, _ in COMMANDS:
+        wall, cpu = medians(name)
+        lines.append(
+            f"{name:<28} wall {wall:7.1f} ms   cpu {cpu:7.1f} ms   "
+            f"ratio {wall / bare_wall:.2f}x (cpu {cpu / bare_cpu:.2f}x)"
+        )
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=21, help="runs of each, alternating (default 21)")
+    rounds = parser.parse_args().rounds
+    if rounds < 1:
+        parser.error("--rounds must be at least 1")
+    with tempfile.TemporaryDirectory(prefix="bench-cli-") as tmp:
+        folder = Path(tmp)
+        prepare(folder)
+        print(f"{rounds} rounds, {sys.executable}; the issue's bound: each ratio at most 4x")
+        print("\n".join(report(measure(rounds, folder))))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,57 @@
+"""Issue 19 item 9: the CLI starts fast because it imports only what the dispatched command needs.
+
+What is imported is counted, never how long it took: these cannot flake on a busy machine. The
+timing itself is `python -m bench.cli_start` (its quick form runs in tests/e2e/test_benches.py).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.e2e.cli import clean_env
+
+# each of these costs more than a bare interpreter start on its own (see bench/cli_start.py)
+HEAVY = ("pydantic", "pydantic_settings", "dependency_injector", "sh", "yaml", "psycopg", "asyncio")
+_REPORT = "import json, sys; print(json.dumps(sorted(m for m in sys.modules if not m.startswith('_'))))"
+
+
+def _modules_after(code: str, cwd: Path) -> set[str]:
+    """The modules a fresh interpreter holds after running `code` (stdout of `code` is discarded)."""
+    script = f"import contextlib, io\nwith contextlib.redirect_stdout(io.StringIO()):\n    {code}\n{_REPORT}"
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=cwd,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return set(json.loads(done.stdout.splitlines()[-1]))
+
+
+def _heavy(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in HEAVY or m.startswith(("adapters", "app.container")))
+
+
+def test_issue19_item9_the_parser_is_built_without_importing_a_command_implementation(tmp_path: Path) -> None:
+    modules = _modules_after("from app.cli.main import build_parser; build_parser()", tmp_path)
+    assert _heavy(modules) == []
+    assert not {m for m in modules if m.startswith(("app.config.settings", "app.config.loader"))}
+    assert "importlib.metadata" not in modules  # the version is read when --version asks for it
+
+
+def test_issue19_item9_help_and_version_load_no_configuration_and_no_adapter(tmp_path: Path) -> None:
+    code = "from app.cli.main import main; main(['--help']); main(['--version']); main(['sessions', 'list', '--help'])"
+    assert _heavy(_modules_after(code, tmp_path)) == []
+
+
+def test_issue19_item9_status_on_sqlite_never_loads_the_postgresql_driver(tmp_path: Path) -> None:
+    (tmp_path / "c.yaml").write_text("state:\n  root: ./state\n", encoding="utf-8")
+    modules = _modules_after("from app.cli.main import main; main(['--config', 'c.yaml', 'status'])", tmp_path)
+    assert "app.container" in modules  # it ran through the container
+    assert not {m for m in modules if m.split(".")[0] == "psycopg"}
