@@ -10,7 +10,7 @@ from typing import Any
 
 from app.cli.context import CliContext, Commands, command
 from app.cli.sessions import add_sessions
-from app.config.loader import ConfigError
+from app.config.files import ConfigError
 from app.usecases.poller_status import Exit, describe, poller_status
 from domain.errors import LoopError, StoreUnreachable
 
