@@ -65,6 +65,7 @@ def _resolved_to_json(resolved: Resolved) -> Json:
         "attempts": resolved.attempts,
         "version": resolved.version,
         "reason": resolved.reason,
+        "written": _when(resolved.written),
     }
 
 
@@ -75,6 +76,7 @@ def _resolved_from_json(data: Json) -> Resolved:
         attempts=data["attempts"],
         version=data["version"],
         reason=data["reason"],
+        written=_from_when(data.get("written")),  # absent before ledgers were pruned
     )
 
 
@@ -97,6 +99,7 @@ def encode_ledger(ledger: Ledger) -> str:
             "paused": ledger.paused,
             "stopped": ledger.stopped,
             "turns": [{"comment": t.comment_id, "kind": t.kind.value, "spawn": t.spawn} for t in ledger.turns],
+            "horizon": _when(ledger.horizon),
         }
     )
 
@@ -127,6 +130,7 @@ def decode_ledger(text: str, *, version: int) -> Ledger:
         paused=bool(data.get("paused", False)),
         stopped=bool(data.get("stopped", False)),
         turns=tuple(Turn(t["comment"], CommentKind(t["kind"]), t["spawn"]) for t in data.get("turns", ())),
+        horizon=_from_when(data.get("horizon")),
     )
 
 

@@ -12,6 +12,16 @@ def watch_start_key(repo: RepoRef) -> str:
     return f"watch-start:{repo.host}/{repo.owner}/{repo.name}"
 
 
+def read_through_key(repo: RepoRef) -> str:
+    return f"read-through:{repo.host}/{repo.owner}/{repo.name}"
+
+
+def read_through(store: StateStore, repo: RepoRef) -> datetime | None:
+    """When the last read of `repo`'s comments that moved its cursor began (our clock): every
+    comment written well before then has reached the inbox."""
+    return moment(store, read_through_key(repo))
+
+
 def armed_floor_key(item: WorkItemRef) -> str:
     return f"armed-floor:{item}"
 

@@ -10,7 +10,7 @@ from datetime import timedelta
 
 from app.usecases.cycle_summary import CycleSummary
 from app.usecases.leases import Leases
-from app.usecases.meta import watch_start, watch_start_key
+from app.usecases.meta import read_through_key, watch_start, watch_start_key
 from domain.cluster import Departed, Listed
 from domain.errors import RateLimited, TrackerError
 from domain.events import Event, Level
@@ -60,6 +60,7 @@ class RepoReader:
             return False
         try:
             listed = self._listed(tracker, watch)
+            began = self._clock.now()  # what was written before the read starts is in it, or in an earlier one
             cursor = self._store.cursor(watch.repo)
             batch = tracker.new_comments(watch.repo, cursor)
         except RateLimited as limited:
@@ -88,6 +89,7 @@ class RepoReader:
             self._store.inbox_add(c for c in batch.comments if c.item in listed)
             pruned = self._prune(watch.repo, listed)
             self._store.save_cursor(watch.repo, batch.cursor)
+            self._store.save_meta(read_through_key(watch.repo), began.isoformat())  # what pruning trails
             if first and batch.started_at is not None:
                 self._store.save_meta(watch_start_key(watch.repo), batch.started_at.isoformat())
         for item, count in pruned.items():
