@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -10,10 +9,9 @@ from typing import Any
 import psycopg
 from psycopg.rows import TupleRow
 
-from adapters.postgres.schema import LOCK_KEY, prepare
-from adapters.postgres.server import failure, server_of
+from adapters.postgres.connection import PgConnection
+from adapters.postgres.schema import LOCK_KEY
 from adapters.support.sql_store import POSTGRES, Params, SqlStateStore
-from domain.errors import StateError
 
 
 class PostgresStateStore(SqlStateStore):
@@ -32,58 +30,33 @@ class PostgresStateStore(SqlStateStore):
     dialect = POSTGRES
 
     def __init__(self, dsn: str, *, connect_timeout_seconds: int = 10) -> None:
-        self.server = server_of(dsn)
+        self._pg = PgConnection(dsn, connect_timeout_seconds=connect_timeout_seconds, application_name="the-loop store")
+        self.server = self._pg.server
         self.where = str(self.server)
         self.dsn = dsn
-        self._timeout = connect_timeout_seconds
-        self._lock = threading.RLock()
         self._depth = 0
-        self._db = self._connect()
-        try:
-            with self._errors():
-                prepare(self._db, f"state store {self.server}")
-        except StateError:
-            self._db.close()
-            raise
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self._pg.close()
 
-    def _connect(self) -> psycopg.Connection[TupleRow]:
-        with self._errors("cannot connect: "):
-            # autocommit: transactions are only the ones `transaction()` opens
-            return psycopg.connect(
-                self.dsn, autocommit=True, connect_timeout=self._timeout, application_name="the-loop store"
-            )
-
-    @contextmanager
-    def _errors(self, doing: str = "") -> Iterator[None]:
-        try:
-            yield
-        except psycopg.Error as exc:
-            raise failure(self.server, exc, doing) from None
-
-    def _ready(self) -> psycopg.Connection[TupleRow]:
-        """The connection; a broken one (server restarted, network cut) is opened again."""
-        if not self._depth and self._db.broken:
-            self._db = self._connect()
-        return self._db
+    def _connection(self) -> psycopg.Connection[TupleRow]:
+        # inside a transaction the connection stays the one it began on: a new one would hold none of it
+        return self._pg.db if self._depth else self._pg.ready()
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        with self._lock:
-            self._ready()
+        with self._pg.lock:
+            db = self._connection()
             self._depth += 1
             try:
-                with self._errors(), self._db.transaction():
+                with self._pg.errors(), db.transaction():
                     if self._depth == 1:
-                        self._db.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+                        db.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
                     yield
             finally:
                 self._depth -= 1
 
     def _execute(self, sql: str, params: Params) -> tuple[list[tuple[Any, ...]], int]:
-        with self._lock, self._errors():
-            cursor = self._ready().execute(sql, params)
+        with self._pg.lock, self._pg.errors():
+            cursor = self._connection().execute(sql, params)
             return (cursor.fetchall() if cursor.description else []), cursor.rowcount

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -14,11 +14,12 @@ from adapters.support.state_codec import (
     decode_comment,
     decode_ledger,
     decode_session,
+    decoding,
     encode_comment,
     encode_ledger,
     encode_session,
 )
-from domain.errors import StaleWrite, StateError
+from domain.errors import StaleWrite
 from domain.ledger import Ledger
 from domain.model import Comment, SessionRecord
 from domain.ports import StateStore
@@ -96,13 +97,8 @@ class SqlStateStore(StateStore):
         with self.transaction():
             self._change(sql, *params)
 
-    @contextmanager
-    def _decoding(self) -> Iterator[None]:
-        try:
-            yield
-        except (AttributeError, KeyError, TypeError, ValueError) as exc:
-            # a row this version cannot decode: say so instead of crashing mid-cycle
-            raise StateError(f"state store {self.where}: undecodable row: {exc!r}") from exc
+    def _decoding(self) -> AbstractContextManager[None]:
+        return decoding(f"state store {self.where}")
 
     def _stored_version(self, table: _Versioned, item: WorkItemRef) -> int:
         rows = self._run(table.version_of, str(item))

@@ -3,14 +3,26 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
+from domain.errors import StateError
 from domain.ledger import DeliveryState, Ledger, Pending, Resolution, Resolved, StartRequest, Turn
 from domain.model import ClosedBy, Comment, CommentKind, ItemKind, SessionRecord, SessionStatus, WorkItem
 from domain.refs import Naming, WorkItemRef
 
 Json = dict[str, Any]
+
+
+@contextmanager
+def decoding(store: str) -> Iterator[None]:
+    """A row this version cannot decode, said as a `StateError` naming the store, not a crash mid-cycle."""
+    try:
+        yield
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        raise StateError(f"{store}: undecodable row: {exc!r}") from exc
 
 
 def _when(value: datetime | None) -> str | None:
