@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from app.usecases.meta import read_through
+from app.usecases.meta import read_through_key
 from domain.cluster import Held
 from domain.errors import StaleWrite
 from domain.events import Event
@@ -17,39 +17,42 @@ PRUNE_BATCH = 20  # ledgers looked at per cycle: each in its own short transacti
 
 
 class LedgerPruner:
-    """Each `run` looks at the next `batch` ledgers this host holds (round the items in turn), and
-    prunes each up to a horizon its repository's reads vouch for: `PRUNE_MARGIN` before the last
-    read that moved the cursor began, and before every comment still in its inbox. A repository
-    never read moves no horizon, so a comment written while reads failed is still new when it comes."""
+    """Each `run` looks at the next `batch` ledgers of a pass over every item (the list is read once
+    a pass, so a cycle costs the same whatever the backlog), those this host holds, and prunes each
+    up to a horizon its repository's reads vouch for: `PRUNE_MARGIN` before the last read that moved
+    the cursor began, and before every comment still in its inbox. A repository never read moves no
+    horizon, so a comment written while reads failed is still new when it comes."""
 
     def __init__(self, *, store: StateStore, events: EventSink, batch: int = PRUNE_BATCH) -> None:
         self._store = store
         self._events = events
         self._batch = batch
-        self._after: WorkItemRef | None = None  # the last item looked at: the next run starts past it
+        self._queue: list[WorkItemRef] = []  # what is left of this pass
 
     def run(self, held: Held) -> int:
         """Prune the next few ledgers; how many comment ids were dropped."""
-        items = [item for item in self._store.items() if item in held]
-        start = next((n for n, item in enumerate(items) if self._after is None or item > self._after), 0)
-        turn = items[start:] + items[:start]  # round the items: each is looked at in turn
+        if not self._queue:
+            self._queue = list(self._store.items())
+        turn, self._queue = self._queue[: self._batch], self._queue[self._batch :]
+        turn = [item for item in turn if item in held]
+        if not turn:
+            return 0
+        reads = self._store.meta()
         waiting: dict[WorkItemRef, datetime] = {}
         for entry in self._store.inbox_index():
             waiting[entry.item] = min(entry.created_at, waiting.get(entry.item, entry.created_at))
         dropped = 0
-        for item in turn[: self._batch]:
-            self._after = item
-            dropped += self._prune(item, waiting.get(item))
+        for item in turn:
+            read = reads.get(read_through_key(item.repo))
+            if read is not None:
+                before = datetime.fromisoformat(read) - PRUNE_MARGIN
+                dropped += self._prune(item, min(before, waiting.get(item, before)))
         return dropped
 
-    def _prune(self, item: WorkItemRef, waiting: datetime | None) -> int:
-        read = read_through(self._store, item.repo)
+    def _prune(self, item: WorkItemRef, before: datetime) -> int:
         ledger = self._store.ledger(item)
-        if read is None or ledger is None:
-            return 0
-        before = read - PRUNE_MARGIN if waiting is None else min(read - PRUNE_MARGIN, waiting)
-        pruned = ledger.prune(before=before)
-        if pruned is ledger:
+        pruned = ledger.prune(before=before) if ledger is not None else None
+        if ledger is None or pruned is None or pruned is ledger:
             return 0
         try:
             self._store.save_ledger(pruned)  # compare-and-set: a worker or an operator that wrote meanwhile wins

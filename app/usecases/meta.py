@@ -13,13 +13,9 @@ def watch_start_key(repo: RepoRef) -> str:
 
 
 def read_through_key(repo: RepoRef) -> str:
-    return f"read-through:{repo.host}/{repo.owner}/{repo.name}"
-
-
-def read_through(store: StateStore, repo: RepoRef) -> datetime | None:
     """When the last read of `repo`'s comments that moved its cursor began (our clock): every
     comment written well before then has reached the inbox."""
-    return moment(store, read_through_key(repo))
+    return f"read-through:{repo.host}/{repo.owner}/{repo.name}"
 
 
 def armed_floor_key(item: WorkItemRef) -> str:

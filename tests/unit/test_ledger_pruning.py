@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+from adapters.support.state_codec import decode_ledger, encode_ledger
 from domain.ledger import LEGACY_SKEW, Authorized, Ledger, Resolution, Resolved
 from domain.model import Comment
 from domain.refs import WorkItemRef
@@ -81,3 +83,18 @@ def test_issue23_item1_the_horizon_never_moves_back_and_stays_on_a_whole_second(
 
     assert once.horizon == T0 + timedelta(minutes=15)
     assert again.horizon == once.horizon and set(again.resolved) >= {"2", "3", "4"}
+
+
+def test_issue23_item1_a_ledger_stored_before_pruning_reads_with_no_horizon_and_no_entry_times() -> None:
+    stored = delivered(armed(), comment("1", 10), comment("2", 12))
+    older = json.loads(encode_ledger(stored))
+    del older["horizon"]
+    for entry in older["resolved"].values():
+        del entry["written"]
+
+    read = decode_ledger(json.dumps(older), version=3)
+
+    assert read.horizon is None and read.resolved["1"].written is None
+    # resolved at 9:10:05 (our clock): written by 9:20:05 at the latest, so not yet before a 9:15 horizon
+    assert "1" in read.prune(before=T0 + timedelta(minutes=15)).resolved
+    assert "1" not in stored.prune(before=T0 + timedelta(minutes=15)).resolved
