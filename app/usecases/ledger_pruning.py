@@ -7,8 +7,8 @@ from datetime import datetime
 
 from app.usecases.meta import read_through_key
 from domain.cluster import Held
-from domain.errors import StaleWrite
-from domain.events import Event
+from domain.errors import StaleWrite, StateError, StoreUnreachable
+from domain.events import Event, Level
 from domain.ledger import PRUNE_MARGIN
 from domain.ports import EventSink, StateStore
 from domain.refs import WorkItemRef
@@ -50,6 +50,17 @@ class LedgerPruner:
         return dropped
 
     def _prune(self, item: WorkItemRef, before: datetime) -> int:
+        try:
+            return self._prune_one(item, before)
+        except StoreUnreachable:
+            raise
+        except StateError as error:  # one ledger this version cannot read stops only its own pruning
+            self._events.emit(
+                Event.POLL_ITEM_FAILED, level=Level.ERROR, work_item=str(item), cause=f"pruning its ledger: {error}"
+            )
+            return 0
+
+    def _prune_one(self, item: WorkItemRef, before: datetime) -> int:
         ledger = self._store.ledger(item)
         pruned = ledger.prune(before=before) if ledger is not None else None
         if ledger is None or pruned is None or pruned is ledger:

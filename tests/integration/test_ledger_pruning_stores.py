@@ -3,6 +3,7 @@ store (SQLite, PostgreSQL) and the fake, a pruned comment replayed by webhook an
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -96,3 +97,23 @@ def test_issue23_item1_pruning_takes_a_bounded_batch_of_ledgers_per_cycle(world:
 
     assert all(len(pruned) <= PRUNE_BATCH for pruned in per_cycle)
     assert set().union(*per_cycle) == {str(ref) for ref in refs}
+
+
+def test_issue23_item1_a_ledger_this_version_cannot_read_fails_only_its_own_pruning(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    world = World(store=SqliteStateStore(path))  # type: ignore[arg-type]
+    broken, fine = world.watched(1), world.watched(2)
+    for ref in (broken, fine):
+        world.comment(ref, "one")
+        world.cycle()
+        world.comment(ref, "two")
+        world.cycle()
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE ledgers SET data = '{}' WHERE item = ?", (str(broken),))
+    world.clock.advance(PRUNE_MARGIN.total_seconds() + 120)
+
+    world.cycle()
+
+    (failed,) = [e for e in world.events.named("poll.item_failed") if "pruning" in e["cause"]]
+    assert failed["work_item"] == str(broken)
+    assert [e["work_item"] for e in world.events.named("poll.ledger_pruned")][-1:] == [str(fine)]
