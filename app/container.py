@@ -36,6 +36,7 @@ from app.usecases.feedback import Feedback
 from app.usecases.heartbeat import LeaseHeartbeat
 from app.usecases.item_worker import ItemWorker, WorkerConfig
 from app.usecases.leases import LeasedTmux, Leases
+from app.usecases.ledger_pruning import LedgerPruner
 from app.usecases.moving import Mover
 from app.usecases.orphans import Orphans
 from app.usecases.poll import PollConfig, PollCycle
@@ -366,6 +367,7 @@ class Container(containers.DeclarativeContainer):
         cluster=cluster,
         leases=leases,
         orphans=orphans,
+        pruner=providers.Singleton(LedgerPruner, store=store, events=events),
     )
     # a Factory: `poll` passes its own `report` (the per-cycle line on stderr)
     daemon = providers.Factory(

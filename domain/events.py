@@ -142,6 +142,12 @@ class Event(enum.Enum):
         "listing (what was kept goes with it), or no read listed it within `webhooks.ghWebhook.unlistedKeepSeconds` "
         "(when it is listed, its arming read brings every comment since its label).",
     )
+    POLL_LEDGER_PRUNED = (
+        "poll.ledger_pruned",
+        "Resolved comment ids of an item that the newness rule no longer needs were dropped from its ledger "
+        "(`comments`: how many): each was written before the ledger's new `horizon`, so it is history to every "
+        "ingress and can never be delivered again.",
+    )
     POLL_COMMENT_EDITED_BY_OTHER = (
         "poll.comment_edited_by_other",
         "A comment by an authorized `author` was edited, before the-loop first read it, by `editor` — "

@@ -11,6 +11,9 @@ from domain.model import Comment, CommentKind
 from domain.refs import DEFAULT_HOST, WorkItemRef
 
 LEGACY_SKEW = timedelta(minutes=10)
+# how far behind a repository's last read (our clock) the pruning horizon stays: the clock skew
+# allowance, and room for a tracker that lists a comment a while after it was written
+PRUNE_MARGIN = timedelta(hours=1)
 ASIDE_HISTORY = "before-armed"  # written before the item was armed: history
 ASIDE_EDITED = "edited-by-other"  # edited before its first read by someone not authorized
 
@@ -40,6 +43,13 @@ class Resolved:
     attempts: int = 0
     version: str = ""
     reason: str = ""
+    written: datetime | None = None  # the comment's creation (tracker's clock); None in older ledgers
+
+    @property
+    def written_by(self) -> datetime:
+        """When the comment was written at the latest: an older entry knows only when it was
+        resolved (our clock), so a tracker clock ahead of ours is allowed for."""
+        return self.written if self.written is not None else self.at + LEGACY_SKEW
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +91,7 @@ class Ledger:
     paused: bool = False  # `the-loop pause`: pending comments wait, no attempt is made
     stopped: bool = False  # `the-loop stop`: later comments are not delivered until `the-loop start`
     turns: tuple[Turn, ...] = ()  # delivered comments whose agent turn has not been seen to end
+    horizon: datetime | None = None  # pruned: a comment written before it is history, its id dropped
 
     @classmethod
     def first_sight(
@@ -91,7 +102,9 @@ class Ledger:
         it are left for `admit`.)"""
         ledger = cls(item=item, baseline_at=now, armed_at=armed_at)
         before = ledger.history(existing) if armed_at is not None else list(existing)
-        resolved = {c.id: Resolved(Resolution.BASELINED, now, reason="first-sight") for c in before}
+        resolved = {
+            c.id: Resolved(Resolution.BASELINED, now, reason="first-sight", written=c.created_at) for c in before
+        }
         return replace(ledger, resolved=resolved)
 
     def admit(self, comments: Iterable[Comment], *, authorized: Authorized) -> Ledger:
@@ -117,8 +130,10 @@ class Ledger:
         """Comments written before this are history. A ledger from before `armed_at` was kept has
         only its first sight, on our clock: a skew allowance keeps a clock behind ours harmless.
         Trackers stamp comments to the whole second while the floor may come from our clock: a
-        comment in the arming's own second is new (a prompt too many beats one lost)."""
-        return (self.armed_at or self.baseline_at - LEGACY_SKEW).replace(microsecond=0)
+        comment in the arming's own second is new (a prompt too many beats one lost). A pruned
+        ledger's horizon raises it: what was written before is no longer known by id."""
+        armed = (self.armed_at or self.baseline_at - LEGACY_SKEW).replace(microsecond=0)
+        return max(armed, self.horizon) if self.horizon is not None else armed
 
     def history(self, comments: Iterable[Comment]) -> list[Comment]:
         """Those of `comments` written before the floor: never a prompt, whichever ingress brought them."""
@@ -131,7 +146,9 @@ class Ledger:
         before the floor) and those edited by someone else before their first read — resolved, so a
         second ingress bringing one again (a webhook, then the stream) finds it known; and why each."""
         known = set(self.resolved) | {p.comment.id for p in self.pending}
-        unknown = {c.id: c for c in comments if c.item == self.item and c.id not in known}
+        # below the horizon a comment was resolved once and pruned: known, though not by its id
+        pruned = self.horizon or datetime.min.replace(tzinfo=self.baseline_at.tzinfo)
+        unknown = {c.id: c for c in comments if c.item == self.item and c.id not in known and c.created_at >= pruned}
         aside: list[tuple[Comment, str]] = []
         for comment in sorted(unknown.values(), key=_order):
             seen = screen(comment, authorized=authorized)
@@ -142,7 +159,7 @@ class Ledger:
         if not aside:
             return self, []
         kinds = {ASIDE_HISTORY: Resolution.BASELINED, ASIDE_EDITED: Resolution.SKIPPED}
-        resolved = {c.id: Resolved(kinds[why], now, reason=why) for c, why in aside}
+        resolved = {c.id: Resolved(kinds[why], now, reason=why, written=c.created_at) for c, why in aside}
         return replace(self, resolved={**self.resolved, **resolved}), aside
 
     @property
@@ -177,10 +194,37 @@ class Ledger:
             abandoned[comment_id] = entry.comment
         return replace(
             self,
-            resolved={**self.resolved, comment_id: Resolved(kind, at, entry.attempts, version, reason)},
+            resolved={
+                **self.resolved,
+                comment_id: Resolved(kind, at, entry.attempts, version, reason, entry.comment.created_at),
+            },
             pending=tuple(p for p in self.pending if p.comment.id != comment_id),
             abandoned=abandoned,
         )
+
+    def prune(self, *, before: datetime) -> Ledger:
+        """Drop the resolved ids the newness rule no longer needs: those of comments written before
+        a horizon at or before `before` (and before every pending comment), which becomes part of
+        the floor — such a comment, brought again by any ingress, is history, so it can never be
+        delivered again. Abandoned comments keep their entries (a re-arm revives them); the horizon
+        never moves back. An entry resolved since the horizon stays as well (what the last while
+        resolved can still be looked up). The ledger itself when nothing can be dropped."""
+        bound = min((before, *(p.comment.created_at for p in self.pending)))
+        # whole seconds, as the floor: nothing dropped may sit in the floor's own second
+        horizon = max(bound.replace(microsecond=0), self.horizon or bound.replace(microsecond=0))
+        # the last delivery stays too: `the-loop status` names it
+        last = max(((e.at, cid) for cid, e in self.resolved.items() if e.kind is Resolution.DELIVERED), default=None)
+        keep = {*self.abandoned, *([last[1]] if last else [])}
+        # an entry resolved after the horizon stays a while too, whenever its comment was written
+        drop = {
+            cid
+            for cid, entry in self.resolved.items()
+            if cid not in keep and entry.written_by < horizon and entry.at < horizon
+        }
+        if not drop:
+            return self
+        kept = {cid: entry for cid, entry in self.resolved.items() if cid not in drop}
+        return replace(self, resolved=kept, horizon=horizon)
 
     def budget_spent(self, comment_id: str, *, max_retries: int) -> bool:
         return self.attempts(comment_id) >= max(1, max_retries)

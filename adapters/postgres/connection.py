@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any, TypeVar
 
 import psycopg
@@ -13,6 +13,7 @@ from psycopg.rows import TupleRow
 
 from adapters.postgres.schema import prepare
 from adapters.postgres.server import failure, server_of
+from adapters.support.state_codec import decoding
 from domain.errors import StateError, StoreUnreachable
 
 T = TypeVar("T")
@@ -52,14 +53,14 @@ class PgConnection:
         self._lock = threading.RLock()
         self._db = self._connect()
         try:
-            with self._errors():
+            with self.errors():
                 prepare(self._db, f"state store {self.server}")
         except StateError:
             self._db.close()
             raise
 
     def _connect(self) -> psycopg.Connection[TupleRow]:
-        with self._errors("cannot connect: "):
+        with self.errors("cannot connect: "):
             # named, so `pg_stat_activity` (and an operator) can tell this connection from the store's
             db = psycopg.connect(self._dsn, autocommit=True, connect_timeout=self._timeout, application_name=self._name)
             for statement in self._session:
@@ -67,18 +68,32 @@ class PgConnection:
             return db
 
     @contextmanager
-    def _errors(self, doing: str = "") -> Iterator[None]:
+    def errors(self, doing: str = "") -> Iterator[None]:
+        """Driver errors said as the-loop's, naming the server."""
         try:
             yield
         except psycopg.Error as exc:
             raise failure(self.server, exc, doing) from None
 
-    @contextmanager
-    def decoding(self) -> Iterator[None]:
-        try:
-            yield
-        except (AttributeError, KeyError, TypeError, ValueError) as exc:
-            raise StateError(f"state store {self.server}: undecodable row: {exc!r}") from exc
+    def decoding(self) -> AbstractContextManager[None]:
+        return decoding(f"state store {self.server}")
+
+    @property
+    def lock(self) -> threading.RLock:
+        """Held by `call` for its whole transaction; a caller running its own holds it likewise."""
+        return self._lock
+
+    @property
+    def db(self) -> psycopg.Connection[TupleRow]:
+        """The connection as it is, inside a transaction already begun on it."""
+        return self._db
+
+    def ready(self) -> psycopg.Connection[TupleRow]:
+        """The connection, opened again first when found broken or closed (`on_reconnect` told)."""
+        if self._db.broken or self._db.closed:
+            self._db = self._connect()
+            self._on_reconnect()
+        return self._db
 
     def call(self, work: Callable[[Session], T]) -> T:
         """Run `work` in one transaction. On a connection found dead (the server ended an idle one,
@@ -92,11 +107,9 @@ class PgConnection:
             return self._once(work)
 
     def _once(self, work: Callable[[Session], T]) -> T:
-        if self._db.broken or self._db.closed:
-            self._db = self._connect()
-            self._on_reconnect()
-        with self._errors(), self._db.transaction():
-            return work(Session(self._db))
+        db = self.ready()
+        with self.errors(), db.transaction():
+            return work(Session(db))
 
     def close(self) -> None:
         with self._lock:

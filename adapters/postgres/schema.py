@@ -3,30 +3,15 @@ refused when newer than this the-loop or when the schema holds someone else's ta
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from psycopg import Connection
 from psycopg.rows import TupleRow
 
+from adapters.support.schema import Schema
 from domain.errors import StateError
 
 MARKER = "the_loop_schema"  # one row: the schema version; its absence beside other tables means "not ours"
 # every outermost transaction of the-loop on a database takes this lock first (see the store)
 LOCK_KEY = 0x7468_656C_6F6F_70  # "theloop"
-
-
-@dataclass(frozen=True, slots=True)
-class PgSchema:
-    """The tables of `version` (an empty schema is created with them) and the steps that bring an
-    older database there: `migrations[n - 1]` takes version n to n + 1."""
-
-    version: int
-    tables: tuple[str, ...]
-    migrations: tuple[tuple[str, ...], ...] = ()
-
-    def __post_init__(self) -> None:
-        if len(self.migrations) != self.version - 1:
-            raise ValueError(f"schema version {self.version} needs {self.version - 1} migrations")
 
 
 _INBOX = (
@@ -45,7 +30,7 @@ _CLUSTER = (
     "CREATE TABLE listings (repo TEXT NOT NULL, item TEXT NOT NULL, data TEXT NOT NULL, label TEXT NOT NULL,"
     " history BOOLEAN NOT NULL, state TEXT NOT NULL, PRIMARY KEY (repo, item))",
 )
-STATE_SCHEMA = PgSchema(
+STATE_SCHEMA = Schema(
     version=3,
     tables=(
         "CREATE TABLE the_loop_schema (version INTEGER NOT NULL)",
@@ -68,7 +53,7 @@ STATE_SCHEMA = PgSchema(
 _TABLES = "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY 1"
 
 
-def prepare(db: Connection[TupleRow], name: str, schema: PgSchema = STATE_SCHEMA) -> None:
+def prepare(db: Connection[TupleRow], name: str, schema: Schema = STATE_SCHEMA) -> None:
     """Create, migrate or verify the-loop's tables in the connection's current schema, in one
     transaction under the-loop's lock (two processes opening an empty database create it once).
 

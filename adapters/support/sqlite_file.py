@@ -3,28 +3,11 @@
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
 
 from adapters.support.private import create_private
+from adapters.support.schema import Schema
 from domain.errors import StateError
-
-
-@dataclass(frozen=True, slots=True)
-class Schema:
-    """What a file holds (`label` names it in errors), the tables of `version` (a new file is
-    created with them), and the steps that bring an older file there: `migrations[n - 1]` takes
-    version n to n + 1."""
-
-    label: str
-    version: int  # PRAGMA user_version; bump with a migration, never silently
-    tables: tuple[str, ...]
-    migrations: tuple[tuple[str, ...], ...] = ()
-
-    def __post_init__(self) -> None:
-        if len(self.migrations) != self.version - 1:
-            raise ValueError(f"{self.label}: version {self.version} needs {self.version - 1} migrations")
-
 
 _INBOX = (
     "CREATE TABLE IF NOT EXISTS inbox (item TEXT NOT NULL, comment TEXT NOT NULL, created_at TEXT NOT NULL,"

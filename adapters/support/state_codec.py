@@ -3,14 +3,26 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
+from domain.errors import StateError
 from domain.ledger import DeliveryState, Ledger, Pending, Resolution, Resolved, StartRequest, Turn
 from domain.model import ClosedBy, Comment, CommentKind, ItemKind, SessionRecord, SessionStatus, WorkItem
 from domain.refs import Naming, WorkItemRef
 
 Json = dict[str, Any]
+
+
+@contextmanager
+def decoding(store: str) -> Iterator[None]:
+    """A row this version cannot decode, said as a `StateError` naming the store, not a crash mid-cycle."""
+    try:
+        yield
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        raise StateError(f"{store}: undecodable row: {exc!r}") from exc
 
 
 def _when(value: datetime | None) -> str | None:
@@ -65,6 +77,7 @@ def _resolved_to_json(resolved: Resolved) -> Json:
         "attempts": resolved.attempts,
         "version": resolved.version,
         "reason": resolved.reason,
+        "written": _when(resolved.written),
     }
 
 
@@ -75,6 +88,7 @@ def _resolved_from_json(data: Json) -> Resolved:
         attempts=data["attempts"],
         version=data["version"],
         reason=data["reason"],
+        written=_from_when(data.get("written")),  # absent before ledgers were pruned
     )
 
 
@@ -97,6 +111,7 @@ def encode_ledger(ledger: Ledger) -> str:
             "paused": ledger.paused,
             "stopped": ledger.stopped,
             "turns": [{"comment": t.comment_id, "kind": t.kind.value, "spawn": t.spawn} for t in ledger.turns],
+            "horizon": _when(ledger.horizon),
         }
     )
 
@@ -127,6 +142,7 @@ def decode_ledger(text: str, *, version: int) -> Ledger:
         paused=bool(data.get("paused", False)),
         stopped=bool(data.get("stopped", False)),
         turns=tuple(Turn(t["comment"], CommentKind(t["kind"]), t["spawn"]) for t in data.get("turns", ())),
+        horizon=_from_when(data.get("horizon")),
     )
 
 

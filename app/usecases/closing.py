@@ -18,58 +18,49 @@ class CloseConfig:
     grace_seconds: float = 10.0
 
 
+@dataclass(kw_only=True, eq=False)
 class Closer:
-    def __init__(
-        self,
-        *,
-        tmux: TmuxPort,
-        store: StateStore,
-        events: EventSink,
-        clock: ClockPort,
-        config: CloseConfig,
-        workspaces: Workspaces | None = None,
-    ) -> None:
-        self._workspaces = workspaces
-        self._tmux = tmux
-        self._store = store
-        self._events = events
-        self._clock = clock
-        self._config = config
+    tmux: TmuxPort
+    store: StateStore
+    events: EventSink
+    clock: ClockPort
+    config: CloseConfig
+    workspaces: Workspaces | None = None
 
     def departed(self, record: SessionRecord, state: ItemState) -> bool:
         """Closed or merged → close; still open without the label → pause. True when closed."""
         if state is ItemState.UNLABELED:
-            self._store.save_session(
+            self.store.save_session(
                 replace(
                     record,
                     status=SessionStatus.PAUSED,
-                    updated_at=self._clock.now(),
+                    updated_at=self.clock.now(),
                     last_event=Event.SESSION_RETAINED.value,
                 )
             )
-            self._events.emit(
+            self.events.emit(
                 Event.SESSION_RETAINED,
                 work_item=str(record.item),
                 target=str(record.target),
                 reason="label removed; session kept, deliveries paused",
             )
             return False
-        self.close(record, reason=state.value, keep_tmux=self._config.keep_session_on_close, by=ClosedBy.UPSTREAM)
+        self.close(record, reason=state.value, keep_tmux=self.config.keep_session_on_close, by=ClosedBy.UPSTREAM)
         return True
 
     def close(self, record: SessionRecord, *, reason: str, keep_tmux: bool, by: ClosedBy) -> None:
         """Close the session; `by` says what reopens it (an operator's or a control comment's close
         holds until they reopen it; an upstream close until the item is watched again)."""
-        terminated = self._config.kill_harness_on_close and self._stop(record, keep_tmux=keep_tmux)
+        terminated = self.config.kill_harness_on_close and self._stop(record, keep_tmux=keep_tmux)
         killed = not keep_tmux and self._kill(record)
         try:
-            closed: SessionRecord | None = self._store.save_session(self._closed(record, by))
+            closed: SessionRecord | None = self.store.save_session(self._closed(record, by))
         except StaleWrite:
             # written meanwhile (the poller's delivery): a close stands, so close what is stored now
-            fresh = self._store.session(record.item)
+            fresh = self.store.session(record.item)
             # forgotten meanwhile (a reset): nothing is left to close
-            closed = None if fresh is None else self._store.save_session(self._closed(fresh, by))
-        self._events.emit(
+            closed = None if fresh is None else self.store.save_session(self._closed(fresh, by))
+        self.events.emit(
             Event.SESSION_CLOSED,
             work_item=str(record.item),
             target=str(record.target),
@@ -78,8 +69,8 @@ class Closer:
             harness_terminated=terminated,
             tmux_killed=killed,
         )
-        if self._workspaces is not None and closed is not None:  # issue 10: removeOnClose, only when clean
-            self._workspaces.closed(closed)
+        if self.workspaces is not None and closed is not None:  # issue 10: removeOnClose, only when clean
+            self.workspaces.closed(closed)
 
     def _closed(self, record: SessionRecord, by: ClosedBy) -> SessionRecord:
         # a close of what this closer holds closed already is the same closing; any other starts one
@@ -89,19 +80,19 @@ class Closer:
             status=SessionStatus.CLOSED,
             closed_by=by,
             closed_notice=record.closed_notice if again else "",
-            updated_at=self._clock.now(),
+            updated_at=self.clock.now(),
             last_event=Event.SESSION_CLOSED.value,
         )
 
     def _stop(self, record: SessionRecord, *, keep_tmux: bool) -> bool:
-        if not keep_tmux or self._tmux.session_state(record.target) is not SessionState.LIVE:
+        if not keep_tmux or self.tmux.session_state(record.target) is not SessionState.LIVE:
             return False
         try:
-            self._tmux.terminate_harness(
-                record.target, grace_seconds=self._config.grace_seconds, pane=record.pane_id, mark=record.spawn_id
+            self.tmux.terminate_harness(
+                record.target, grace_seconds=self.config.grace_seconds, pane=record.pane_id, mark=record.spawn_id
             )
         except (TmuxFailed, TmuxUnanswered) as error:
-            self._events.emit(
+            self.events.emit(
                 Event.SESSION_CLOSED,
                 level=Level.WARNING,
                 work_item=str(record.item),
@@ -113,7 +104,7 @@ class Closer:
 
     def _kill(self, record: SessionRecord) -> bool:
         try:
-            self._tmux.kill(record.target)
+            self.tmux.kill(record.target)
         except (TmuxFailed, TmuxUnanswered):
-            return self._tmux.session_state(record.target) is SessionState.ABSENT
+            return self.tmux.session_state(record.target) is SessionState.ABSENT
         return True

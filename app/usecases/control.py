@@ -23,42 +23,30 @@ class ControlConfig:
     keep_session_on_close: bool = True
 
 
+@dataclass(kw_only=True, eq=False)
 class Controls:
-    def __init__(
-        self,
-        *,
-        tmux: TmuxPort,
-        store: StateStore,
-        events: EventSink,
-        clock: ClockPort,
-        closer: Closer,
-        watch: HarnessWatch,
-        feedback: Feedback,
-        harness: Callable[[str], HarnessSpec],
-        config: ControlConfig,
-    ) -> None:
-        self._tmux = tmux
-        self._store = store
-        self._events = events
-        self._clock = clock
-        self._closer = closer
-        self._watch = watch
-        self._feedback = feedback
-        self._harness = harness
-        self._config = config
+    tmux: TmuxPort
+    store: StateStore
+    events: EventSink
+    clock: ClockPort
+    closer: Closer
+    watch: HarnessWatch
+    feedback: Feedback
+    harness: Callable[[str], HarnessSpec]
+    config: ControlConfig
 
     def execute(self, ledger: Ledger, record: SessionRecord | None, comment: Comment, control: Control) -> Outcome:
         """Act first, then resolve the comment: a crash in between acts again (every verb but
         status is idempotent), never loses the act."""
         item = str(comment.item)
         if control.verb is None:
-            self._feedback.notify(comment.item, unknown_verb_reply(), notice="control-unknown", comment_id=comment.id)
-            self._events.emit(Event.CONTROL_UNKNOWN, level=Level.WARNING, work_item=item, comment_id=comment.id)
+            self.feedback.notify(comment.item, unknown_verb_reply(), notice="control-unknown", comment_id=comment.id)
+            self.events.emit(Event.CONTROL_UNKNOWN, level=Level.WARNING, work_item=item, comment_id=comment.id)
             return self._resolved(ledger, comment, "unknown"), record
         ledger, record, done = self._act(control.verb, ledger, record, comment)
         if done:
-            self._events.emit(Event.CONTROL_EXECUTED, verb=control.verb.value, work_item=item, comment_id=comment.id)
-            self._feedback.react(comment, Reaction.CONTROL)
+            self.events.emit(Event.CONTROL_EXECUTED, verb=control.verb.value, work_item=item, comment_id=comment.id)
+            self.feedback.react(comment, Reaction.CONTROL)
         return self._resolved(ledger, comment, control.verb.value), record
 
     def _act(
@@ -72,32 +60,32 @@ class Controls:
             return replace(ledger, stopped=True, start=None), self._stop(record), True
         if verb is Verb.START:
             return self._start(ledger, record, comment)
-        self._feedback.notify(comment.item, status_reply(self._status(ledger, record)), notice="status")
+        self.feedback.notify(comment.item, status_reply(self._status(ledger, record)), notice="status")
         return ledger, record, True
 
     def _stop(self, record: SessionRecord | None) -> SessionRecord | None:
         if record is None or record.status is SessionStatus.CLOSED:
             return record
-        keep = self._config.keep_session_on_close
-        self._closer.close(record, reason="control", keep_tmux=keep, by=ClosedBy.CONTROL)
-        return self._store.session(record.item)
+        keep = self.config.keep_session_on_close
+        self.closer.close(record, reason="control", keep_tmux=keep, by=ClosedBy.CONTROL)
+        return self.store.session(record.item)
 
     def _start(
         self, ledger: Ledger, record: SessionRecord | None, comment: Comment
     ) -> tuple[Ledger, SessionRecord | None, bool]:
         if record is not None and record.closed_by is ClosedBy.OPERATOR and record.status is SessionStatus.CLOSED:
-            self._events.emit(
+            self.events.emit(
                 Event.CONTROL_REFUSED,
                 level=Level.WARNING,
                 work_item=str(comment.item),
                 comment_id=comment.id,
                 remedy=f"the-loop sessions reopen --work-item {comment.item}",
             )
-            self._feedback.react(comment, Reaction.FAILED)
+            self.feedback.react(comment, Reaction.FAILED)
             return ledger, record, False
         if record is not None and record.closed_by is ClosedBy.CONTROL:
-            record = self._store.save_session(replace(record, status=SessionStatus.ACTIVE, closed_by=None))
-        started = replace(ledger, stopped=False, start=StartRequest("control", self._clock.now()))
+            record = self.store.save_session(replace(record, status=SessionStatus.ACTIVE, closed_by=None))
+        started = replace(ledger, stopped=False, start=StartRequest("control", self.clock.now()))
         return started, record, True
 
     def _status(self, ledger: Ledger, record: SessionRecord | None) -> Status:
@@ -115,20 +103,20 @@ class Controls:
     def _session_line(self, record: SessionRecord | None) -> str:
         if record is None:
             return "none yet"
-        probe = self._tmux.probe(record.target, mark=record.spawn_id, pane=record.pane_id)
+        probe = self.tmux.probe(record.target, mark=record.spawn_id, pane=record.pane_id)
         closed = f" (closed by {record.closed_by.value})" if record.closed_by else ""
         return f"`{record.target.name}`: {record.status.value}{closed}; its harness's pane: {probe.harness.value}"
 
     def _agent_line(self, record: SessionRecord | None) -> str:
         if record is None:
             return "not started"
-        state = self._watch.state(record, self._harness(record.harness))
-        receipts = self._watch.receipts(record)
+        state = self.watch.state(record, self.harness(record.harness))
+        receipts = self.watch.receipts(record)
         last = f"; last said: {receipts[-1].kind.value} at {when(receipts[-1].at)}" if receipts else ""
         return f"{state.value}{last}"
 
     def _resolved(self, ledger: Ledger, comment: Comment, reason: str) -> Ledger:
-        return ledger.resolve(comment.id, Resolution.CONTROL, at=self._clock.now(), reason=reason)
+        return ledger.resolve(comment.id, Resolution.CONTROL, at=self.clock.now(), reason=reason)
 
 
 def _last_delivery(ledger: Ledger) -> str:

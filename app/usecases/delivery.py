@@ -56,31 +56,18 @@ class _Run:
         return {**found, "attempt": self.attempt or self.subject.attempts(self.ledger)}
 
 
+@dataclass(kw_only=True, eq=False)
 class Delivery:
-    def __init__(
-        self,
-        *,
-        store: StateStore,
-        events: EventSink,
-        clock: ClockPort,
-        dispatcher: Dispatcher,
-        watch: HarnessWatch,
-        receipts: ReceiptPort,
-        feedback: Feedback,
-        tracker_for: Callable[[WorkItemRef], TrackerPort],
-        config: DeliveryConfig,
-        default_harness: str,
-    ) -> None:
-        self._tracker_for = tracker_for
-        self._store = store
-        self._events = events
-        self._clock = clock
-        self._dispatcher = dispatcher
-        self._watch = watch
-        self._receipts = receipts
-        self._feedback = feedback
-        self._config = config
-        self._default_harness = default_harness
+    store: StateStore
+    events: EventSink
+    clock: ClockPort
+    dispatcher: Dispatcher
+    watch: HarnessWatch
+    receipts: ReceiptPort
+    feedback: Feedback
+    tracker_for: Callable[[WorkItemRef], TrackerPort]
+    config: DeliveryConfig
+    default_harness: str
 
     def attempt(
         self,
@@ -92,7 +79,7 @@ class Delivery:
         armed: bool,
         summary: CycleSummary,
     ) -> Step:
-        run = _Run(item, subject, subject.job(item, self._config.secret), ledger, record, summary)
+        run = _Run(item, subject, subject.job(item, self.config.secret), ledger, record, summary)
         settled = self._settled_before(run)
         if settled is not None:
             return settled
@@ -103,7 +90,7 @@ class Delivery:
         elif record is None and not armed:
             result = Result(Outcome.NO_SESSION, "no session and spawning is not armed for this item")
         else:
-            result = self._dispatcher.dispatch(record, run.job, lambda: self._spend(run))
+            result = self.dispatcher.dispatch(record, run.job, lambda: self._spend(run))
         run.record = result.record or run.record
         if result.outcome is Outcome.BLOCKED:
             return self._blocked(run)
@@ -116,10 +103,10 @@ class Delivery:
     def _settled_before(self, run: _Run) -> Step | None:
         """What an earlier attempt or the tracker already settled: never paste a comment twice,
         nor one that was deleted."""
-        harness = self._dispatcher.harness(run.record.harness if run.record else self._default_harness)
+        harness = self.dispatcher.harness(run.record.harness if run.record else self.default_harness)
         retry = run.subject.attempts(run.ledger) > 0
         # an earlier attempt may have landed (a crash, a late receipt)
-        if retry and harness.receipts is not ReceiptMode.NONE and self._receipts.find(run.item.ref, run.job.receipt):
+        if retry and harness.receipts is not ReceiptMode.NONE and self.receipts.find(run.item.ref, run.job.receipt):
             return self._confirmed(run, "receipt-on-retry")
         went_in = self._went_in_before(run, harness)
         if went_in is Verdict.STOPPING:
@@ -136,15 +123,15 @@ class Delivery:
         if comment is None:
             return False
         try:
-            return self._tracker_for(comment.item).comment(comment.item, comment.id, comment.kind) is None
+            return self.tracker_for(comment.item).comment(comment.item, comment.id, comment.kind) is None
         except TrackerError:
             return False
 
     def _gone(self, run: _Run) -> Step:
-        now = self._clock.now()
+        now = self.clock.now()
         run.ledger = run.subject.settled(run.ledger, Resolution.SKIPPED, at=now, version="", reason="comment-deleted")
         self._save(run)
-        self._events.emit(Event.DISPATCH_DROPPED, level=Level.WARNING, reason="comment-deleted", **run.fields())
+        self.events.emit(Event.DISPATCH_DROPPED, level=Level.WARNING, reason="comment-deleted", **run.fields())
         run.summary.add(skipped=1)
         return run.ledger, run.record, True
 
@@ -157,32 +144,32 @@ class Delivery:
             return None
         if pending.state is not DeliveryState.PASTED:
             return None
-        return self._watch.wait_confirmed(run.record, harness, run.job.receipt, spawned=False).verdict
+        return self.watch.wait_confirmed(run.record, harness, run.job.receipt, spawned=False).verdict
 
     def _spend(self, run: _Run) -> None:
         """The attempt is spent, and saved, before it is made: a crash mid-delivery still counts."""
-        run.ledger = self._store.save_ledger(run.subject.spend(run.ledger))
+        run.ledger = self.store.save_ledger(run.subject.spend(run.ledger))
         run.attempt = run.subject.attempts(run.ledger)
-        self._events.emit(Event.DISPATCH_QUEUED, **run.fields())
+        self.events.emit(Event.DISPATCH_QUEUED, **run.fields())
 
     def _spent(self, run: _Run) -> bool:
-        return run.subject.attempts(run.ledger) >= max(1, self._config.max_retries)
+        return run.subject.attempts(run.ledger) >= max(1, self.config.max_retries)
 
     def _went_in(self, run: _Run, result: Result) -> Step:
         assert run.record is not None
         run.ledger = run.subject.mark(run.ledger, DeliveryState.PASTED)
         self._save(run)
-        self._events.emit(Event.DISPATCH_PASTED, outcome=result.outcome.value, reason=result.reason, **run.fields())
+        self.events.emit(Event.DISPATCH_PASTED, outcome=result.outcome.value, reason=result.reason, **run.fields())
         self._react(run, Reaction.STARTED)
-        harness = self._dispatcher.harness(run.record.harness)
+        harness = self.dispatcher.harness(run.record.harness)
         spawned = result.outcome is Outcome.SPAWNED and not result.ready
-        watched = self._watch.wait_confirmed(run.record, harness, run.job.receipt, spawned=spawned)
+        watched = self.watch.wait_confirmed(run.record, harness, run.job.receipt, spawned=spawned)
         if watched.verdict is Verdict.YES:
             self._ready_event(run, result)
             return self._confirmed(run, "alive" if harness.receipts is ReceiptMode.NONE else "receipt")
         if watched.verdict is Verdict.STOPPING:  # left pasted: the next run settles it, as after a crash
             return run.ledger, run.record, False
-        self._events.emit(
+        self.events.emit(
             Event.DISPATCH_UNCONFIRMED,
             level=Level.WARNING,
             reason=watched.reason,
@@ -195,10 +182,10 @@ class Delivery:
     def _ready_event(self, run: _Run, result: Result) -> None:
         if result.outcome is not Outcome.SPAWNED or run.record is None:
             return
-        ready = next((r for r in self._watch.receipts(run.record) if r.kind is ReceiptKind.READY), None)
+        ready = next((r for r in self.watch.receipts(run.record) if r.kind is ReceiptKind.READY), None)
         spawned_at = run.record.spawned_at
         took = (ready.at - spawned_at).total_seconds() if ready and ready.at and spawned_at else None
-        self._events.emit(
+        self.events.emit(
             Event.SESSION_READY,
             work_item=str(run.item.ref),
             source=ready.source if ready else "alive",
@@ -207,7 +194,7 @@ class Delivery:
         )
 
     def _confirmed(self, run: _Run, confirmed_by: str) -> Step:
-        now = self._clock.now()
+        now = self.clock.now()
         spawn = run.record.spawn_id if run.record else ""
         run.ledger = run.subject.delivered(run.ledger, at=now, reason=f"confirmed:{confirmed_by}", spawn=spawn)
         if run.record is not None:
@@ -221,10 +208,10 @@ class Delivery:
             )
         self._save(run)
         fields = run.fields()
-        self._events.emit(Event.DISPATCH_CONFIRMED, confirmed_by=confirmed_by, **fields)
-        self._events.emit(Event.DISPATCH_SUCCEEDED, confirmed_by=confirmed_by, **fields)
+        self.events.emit(Event.DISPATCH_CONFIRMED, confirmed_by=confirmed_by, **fields)
+        self.events.emit(Event.DISPATCH_SUCCEEDED, confirmed_by=confirmed_by, **fields)
         if run.subject.comment is not None:
-            self._events.emit(Event.POLL_COMMENT_FORWARDED, **fields)
+            self.events.emit(Event.POLL_COMMENT_FORWARDED, **fields)
             run.summary.add(delivered=1)
         else:
             run.summary.add(spawned=1)
@@ -234,24 +221,24 @@ class Delivery:
     def _blocked(self, run: _Run) -> Step:
         """No attempt, no budget: the comment waits, and the item hears once per dialog."""
         assert run.record is not None
-        opened = open_dialog(self._watch.receipts(run.record))
+        opened = open_dialog(self.watch.receipts(run.record))
         dialog = opened.key if opened else ""
         if dialog and run.record.blocked_notice != dialog:
-            self._events.emit(Event.SESSION_BLOCKED, level=Level.WARNING, **run.fields())
-            self._feedback.notify(run.item.ref, blocked_notice(run.item.ref), notice="blocked")
+            self.events.emit(Event.SESSION_BLOCKED, level=Level.WARNING, **run.fields())
+            self.feedback.notify(run.item.ref, blocked_notice(run.item.ref), notice="blocked")
             run.record = replace(run.record, blocked_notice=dialog)
             self._save(run)
         return run.ledger, run.record, False
 
     def _skipped(self, run: _Run, outcome: Outcome) -> Step:
-        now = self._clock.now()
+        now = self.clock.now()
         attempts = run.subject.attempts(run.ledger)
         if outcome is Outcome.SKIPPED_OCCUPIED:
             self._notify(run, NOT_CLEARABLE, attempts)  # before the ledger's write: see _failed
         run.ledger = run.subject.settled(run.ledger, Resolution.SKIPPED, at=now, version="", reason=outcome.value)
         self._save(run)
         if outcome is Outcome.NO_SESSION:
-            self._events.emit(Event.DISPATCH_DROPPED, level=Level.WARNING, reason="no-session", **run.fields())
+            self.events.emit(Event.DISPATCH_DROPPED, level=Level.WARNING, reason="no-session", **run.fields())
         self._react(run, Reaction.FAILED)
         run.summary.add(skipped=1)
         return run.ledger, run.record, True
@@ -259,7 +246,7 @@ class Delivery:
     def _failed(self, run: _Run, reason: str, outcome: str, *, screen: str = "") -> Step:
         spent = self._spent(run)
         extra = {"screen": screen} if screen else {}
-        self._events.emit(
+        self.events.emit(
             Event.DISPATCH_FAILED,
             level=Level.WARNING,
             error=reason,
@@ -273,12 +260,12 @@ class Delivery:
         if spent:
             # the notice goes before the ledger's write: a kill between the two posts it again next
             # run, where the other order would leave the comment resolved and no one told
-            self._events.emit(
+            self.events.emit(
                 Event.POLL_COMMENT_FAILED, level=Level.ERROR, attempts=attempts, will_retry=False, **run.fields()
             )
             self._notify(run, f"{attempts} delivery attempts failed", attempts)
             run.ledger = run.subject.settled(
-                run.ledger, Resolution.ABANDONED, at=self._clock.now(), version=self._config.version, reason=outcome
+                run.ledger, Resolution.ABANDONED, at=self.clock.now(), version=self.config.version, reason=outcome
             )
         else:
             run.ledger = run.subject.mark(run.ledger, DeliveryState.FAILED)
@@ -292,14 +279,14 @@ class Delivery:
     def _notify(self, run: _Run, reason: str, attempts: int) -> None:
         body = run.subject.notice(attempts=attempts, reason=reason)
         fields = {"comment_id": run.subject.key, "attempts": attempts}
-        self._feedback.notify(run.item.ref, body, giveup=run.subject.comment is not None, **fields)
+        self.feedback.notify(run.item.ref, body, giveup=run.subject.comment is not None, **fields)
 
     def _react(self, run: _Run, reaction: Reaction) -> None:
         if run.subject.comment is not None:
-            self._feedback.react(run.subject.comment, reaction)
+            self.feedback.react(run.subject.comment, reaction)
 
     def _save(self, run: _Run) -> None:
-        with self._store.transaction():
-            run.ledger = self._store.save_ledger(run.ledger)
+        with self.store.transaction():
+            run.ledger = self.store.save_ledger(run.ledger)
             if run.record is not None:
-                run.record = self._store.save_session(run.record)
+                run.record = self.store.save_session(run.record)

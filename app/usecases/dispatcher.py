@@ -26,29 +26,21 @@ class DispatchConfig:
     host: str = ""  # cluster: this host's id ("": one host)
 
 
+@dataclass(kw_only=True, eq=False)
 class Dispatcher:
-    def __init__(
-        self,
-        *,
-        tmux: TmuxPort,
-        events: EventSink,
-        watch: HarnessWatch,
-        spawner: Spawner,
-        config: DispatchConfig,
-    ) -> None:
-        self._tmux = tmux
-        self._events = events
-        self._watch = watch
-        self._spawner = spawner
-        self._config = config
+    tmux: TmuxPort
+    events: EventSink
+    watch: HarnessWatch
+    spawner: Spawner
+    config: DispatchConfig
 
     def harness(self, name: str) -> HarnessSpec:
-        return self._spawner.harness(name)
+        return self.spawner.harness(name)
 
     def dispatch(self, record: SessionRecord | None, job: Dispatch, spend: Spend) -> Result:
         """Deliver into the recorded harness, or take the respawn path when tmux says it is gone."""
         if record is None:
-            return self._spawner.first_spawn(job, spend)
+            return self.spawner.first_spawn(job, spend)
         probe = self._probe(record)
         step = on_delivery_probe(probe)
         if step.choice is not Step.PASTE:
@@ -64,13 +56,13 @@ class Dispatcher:
         """Paste only into a harness that said it is ready, never into one blocked on a dialog."""
         record = replace(record, pane_id=probe.pane or record.pane_id)
         harness = self.harness(record.harness)
-        ready = readiness(self._watch.state(record, harness, probe))
+        ready = readiness(self.watch.state(record, harness, probe))
         if ready.choice is Ready.WAIT:
-            watched = self._watch.wait_ready(record, harness)
+            watched = self.watch.wait_ready(record, harness)
             if watched.verdict is Verdict.TIMEOUT:
                 spend()
                 return Result(Outcome.RETRY, watched.reason, record, screen=watched.screen)
-            ready = readiness(self._watch.state(record, harness))
+            ready = readiness(self.watch.state(record, harness))
         if ready.choice is Ready.BLOCKED:
             return Result(Outcome.BLOCKED, ready.reason, record)
         if ready.choice is Ready.GONE and respawning:
@@ -89,23 +81,23 @@ class Dispatcher:
             return self._into_harness(record, probe, job, spend, step.reason, respawning=True)
         harness = self.harness(record.harness)
         # cluster: a conversation that ran on a host that lost the item has its transcript there
-        elsewhere = record.host not in {"", self._config.host}
+        elsewhere = record.host not in {"", self.config.host}
         # a conversation that never started (its spawn failed) has nothing to resume
-        resume = harness.can_resume and self._config.resume_on_respawn and record.spawned_at is not None
+        resume = harness.can_resume and self.config.resume_on_respawn and record.spawned_at is not None
         if elsewhere or not resume:
             why = "no conversation started" if record.spawned_at is None else "harness has no resume"
             why = why if harness.can_resume else "harness has no resume"
             if elsewhere:
                 why = f"its conversation ran on host {record.host}, which no longer holds the item"
-            record = self._spawner.fresh_conversation(record, why)
+            record = self.spawner.fresh_conversation(record, why)
             resume = False
         spend()
-        return self._spawner.respawn(record, job, probe, resume=resume)
+        return self.spawner.respawn(record, job, probe, resume=resume)
 
     def _paste(self, record: SessionRecord, job: Dispatch, outcome: Outcome, why: str) -> Result:
         harness = self.harness(record.harness)
         try:
-            self._tmux.deliver(
+            self.tmux.deliver(
                 record.target,
                 job.prompt,
                 delivery_id=job.delivery_id,
@@ -118,7 +110,7 @@ class Dispatcher:
         return Result(outcome, why, record)
 
     def _probe(self, record: SessionRecord) -> Probe:
-        return self._tmux.probe(record.target, mark=record.spawn_id, pane=record.pane_id)
+        return self.tmux.probe(record.target, mark=record.spawn_id, pane=record.pane_id)
 
     def _emit(self, event: Event, record: SessionRecord, *, level: Level = Level.INFO, **fields: Any) -> None:
-        self._events.emit(event, level=level, work_item=str(record.item), target=str(record.target), **fields)
+        self.events.emit(event, level=level, work_item=str(record.item), target=str(record.target), **fields)

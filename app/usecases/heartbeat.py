@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from app.usecases.leases import Leases
 from domain.errors import StateError
@@ -12,45 +13,37 @@ from domain.events import Event, Level
 from domain.ports import AgentWatchdogPort, ClusterPort, EventSink
 
 
+@dataclass(kw_only=True, eq=False)
 class LeaseHeartbeat:
-    def __init__(
-        self,
-        *,
-        leases: Leases,
-        cluster: ClusterPort,
-        events: EventSink,
-        monotonic: Callable[[], float],
-        watchdog: AgentWatchdogPort | None = None,
-    ) -> None:
-        self._leases = leases
-        self._watchdog = watchdog
-        self._cluster = cluster
-        self._events = events
-        self._monotonic = monotonic
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._failing_since: float | None = None
+    leases: Leases
+    cluster: ClusterPort
+    events: EventSink
+    monotonic: Callable[[], float]
+    watchdog: AgentWatchdogPort | None = None
+    _stop: threading.Event = field(init=False, default_factory=threading.Event)
+    _thread: threading.Thread | None = field(init=False, default=None)
+    _failing_since: float | None = field(init=False, default=None)
 
     @property
     def failing_for(self) -> float | None:
         """Seconds since renewals began to fail; None while they succeed."""
         since = self._failing_since
-        return None if since is None else self._monotonic() - since
+        return None if since is None else self.monotonic() - since
 
     def start(self, *, pid: int, version: str) -> None:
         """Join and renew once before the first cycle (`StateError` if the database is not there),
         start the host's agent watchdog (`OSError` if it cannot be: no agent may run unguarded),
         then keep renewing in the background. A single host has nothing to renew, and its agents
         nothing to fear: no other host can take its items."""
-        if not self._cluster.shared:
+        if not self.cluster.shared:
             return
-        self._cluster.join(pid=pid, version=version)
-        self._leases.renew()  # records the agents' deadline before the watchdog reads it
-        if self._watchdog is not None:
-            self._watchdog.start()
-        timing = self._leases.timing
-        self._events.emit(
-            Event.CLUSTER_JOINED, host=self._cluster.host, lease_seconds=timing.expiry_seconds,
+        self.cluster.join(pid=pid, version=version)
+        self.leases.renew()  # records the agents' deadline before the watchdog reads it
+        if self.watchdog is not None:
+            self.watchdog.start()
+        timing = self.leases.timing
+        self.events.emit(
+            Event.CLUSTER_JOINED, host=self.cluster.host, lease_seconds=timing.expiry_seconds,
             renew_deadline_seconds=timing.renew_deadline_seconds,
             renew_every_seconds=round(timing.renew_every_seconds, 3),
         )  # fmt: skip
@@ -64,28 +57,28 @@ class LeaseHeartbeat:
         self._thread.join(timeout=30)
         self._thread = None
         try:
-            self._cluster.leave()
-            self._events.emit(Event.CLUSTER_LEFT, host=self._cluster.host)
+            self.cluster.leave()
+            self.events.emit(Event.CLUSTER_LEFT, host=self.cluster.host)
         except StateError:
             pass  # its heartbeat simply stops: the leases run out as for a lost host
 
     def _run(self) -> None:
-        while not self._stop.wait(self._leases.timing.renew_every_seconds):
+        while not self._stop.wait(self.leases.timing.renew_every_seconds):
             self.beat()
 
     def beat(self) -> None:
         """One renewal; a failure is logged once per outage, and the recovery once, with what other
         hosts took meanwhile (its sessions here are ended by the next cycle)."""
         try:
-            lost = self._leases.renew()
+            lost = self.leases.renew()
         except StateError as error:
             if self._failing_since is None:
-                self._failing_since = self._monotonic()
-                self._events.emit(Event.CLUSTER_RENEW_FAILED, level=Level.WARNING, cause=str(error))
+                self._failing_since = self.monotonic()
+                self.events.emit(Event.CLUSTER_RENEW_FAILED, level=Level.WARNING, cause=str(error))
             return
         failed_for = self.failing_for
         self._failing_since = None
         if failed_for is not None or lost:
-            self._events.emit(
+            self.events.emit(
                 Event.CLUSTER_RENEWED, failed_for_seconds=round(failed_for or 0.0, 3), lost=sorted(map(str, lost))
             )

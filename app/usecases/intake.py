@@ -4,7 +4,7 @@ brings becomes its ledger — admitted, set aside as history or as edited by som
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from app.usecases.meta import armed_floor
@@ -33,32 +33,24 @@ class IntakeConfig:
     version: str
 
 
+@dataclass(kw_only=True, eq=False)
 class Intake:
-    def __init__(
-        self,
-        *,
-        tracker_for: Callable[[WorkItemRef], TrackerPort],
-        store: StateStore,
-        events: EventSink,
-        clock: ClockPort,
-        config: IntakeConfig,
-    ) -> None:
-        self._tracker_for = tracker_for
-        self._store = store
-        self._events = events
-        self._clock = clock
-        self._config = config
-        self._rearmed: set[WorkItemRef] = set()  # re-arm at most once per run per item
+    tracker_for: Callable[[WorkItemRef], TrackerPort]
+    store: StateStore
+    events: EventSink
+    clock: ClockPort
+    config: IntakeConfig
+    _rearmed: set[WorkItemRef] = field(init=False, default_factory=set)  # re-arm at most once per run per item
 
     def ledger(self, item: WorkItem, listing: Listing) -> Ledger:
         """The item's ledger with what its inbox holds taken in (both in one transaction)."""
-        kept = self._store.inbox(item.ref)
+        kept = self.store.inbox(item.ref)
         self._ignored(kept)
         self._ours(kept)
-        ledger = self._store.ledger(item.ref)
+        ledger = self.store.ledger(item.ref)
         if ledger is None:
             return self._first_sight(item, listing, kept)
-        admitted = self._set_aside(self._rearm(ledger).admit(kept, authorized=self._config.authorized), kept)
+        admitted = self._set_aside(self._rearm(ledger).admit(kept, authorized=self.config.authorized), kept)
         if admitted != ledger or kept:  # an idle item costs no write
             return self._take(admitted, kept)
         return ledger
@@ -70,19 +62,19 @@ class Intake:
             # the streams start at `since`: what they had then was read as history, not asked again
             arming = Arming(listing.since, ())
         else:
-            arming = self._tracker_for(item.ref).arming(item, listing.label)
-        floors = (arming.armed_at, listing.since, armed_floor(self._store, item.ref))
+            arming = self.tracker_for(item.ref).arming(item, listing.label)
+        floors = (arming.armed_at, listing.since, armed_floor(self.store, item.ref))
         armed_at = max(floor for floor in floors if floor is not None)
-        now = self._clock.now()
+        now = self.clock.now()
         ledger = Ledger.first_sight(item.ref, now=now, armed_at=armed_at)
         found = [*arming.comments, *kept]
         self._ours(arming.comments)
-        ledger = self._set_aside(ledger.admit(found, authorized=self._config.authorized), found)
-        wanted = listing.armed and is_authorized(item.author, self._config.authorized, host=item.ref.repo.host)
-        if wanted and self._store.session(item.ref) is None:
+        ledger = self._set_aside(ledger.admit(found, authorized=self.config.authorized), found)
+        wanted = listing.armed and is_authorized(item.author, self.config.authorized, host=item.ref.repo.host)
+        if wanted and self.store.session(item.ref) is None:
             ledger = replace(ledger, start=StartRequest("first-sight", now))
         ledger = self._take(ledger, kept)
-        self._events.emit(
+        self.events.emit(
             Event.POLL_BASELINED, work_item=str(item.ref), armed_at=armed_at.isoformat(), pending=len(ledger.pending)
         )
         return ledger
@@ -91,9 +83,9 @@ class Intake:
         """A control comment by someone not authorized steers nothing: an event, nothing else."""
         for comment in comments:
             if control_of(comment.body) is not None and not is_authorized(
-                comment.author, self._config.authorized, host=comment.item.repo.host
+                comment.author, self.config.authorized, host=comment.item.repo.host
             ):
-                self._events.emit(
+                self.events.emit(
                     Event.CONTROL_IGNORED, level=Level.WARNING, work_item=str(comment.item), comment_id=comment.id
                 )
 
@@ -101,7 +93,7 @@ class Intake:
         """A comment skipped as ours is never skipped silently (the marker is only a convention)."""
         for comment in comments:
             if comment.is_ours:
-                self._events.emit(
+                self.events.emit(
                     Event.POLL_COMMENT_OURS,
                     level=Level.DEBUG,
                     work_item=str(comment.item),
@@ -112,10 +104,10 @@ class Intake:
     def _set_aside(self, ledger: Ledger, comments: list[Comment]) -> Ledger:
         """A comment that will never be a prompt is resolved, and said: history, or edited before
         its first read by someone not authorized (whose text is not its author's)."""
-        ledger, aside = ledger.set_aside(comments, now=self._clock.now(), authorized=self._config.authorized)
+        ledger, aside = ledger.set_aside(comments, now=self.clock.now(), authorized=self.config.authorized)
         for comment, why in aside:
             if why == ASIDE_EDITED:
-                self._events.emit(
+                self.events.emit(
                     Event.POLL_COMMENT_EDITED_BY_OTHER,
                     level=Level.WARNING,
                     work_item=str(ledger.item),
@@ -124,7 +116,7 @@ class Intake:
                     editor=comment.editor,
                 )
             else:
-                self._events.emit(
+                self.events.emit(
                     Event.POLL_COMMENT_HISTORY,
                     work_item=str(ledger.item),
                     comment_id=comment.id,
@@ -134,19 +126,19 @@ class Intake:
 
     def _take(self, ledger: Ledger, kept: list[Comment]) -> Ledger:
         """The inbox's comments are in the ledger now: both in one transaction."""
-        with self._store.transaction():
-            saved = self._store.save_ledger(ledger)
+        with self.store.transaction():
+            saved = self.store.save_ledger(ledger)
             if kept:
-                self._store.inbox_remove(ledger.item, [c.id for c in kept])
+                self.store.inbox_remove(ledger.item, [c.id for c in kept])
         return saved
 
     def _rearm(self, ledger: Ledger) -> Ledger:
         if ledger.item in self._rearmed:
             return ledger
         self._rearmed.add(ledger.item)
-        ledger, ids = ledger.rearm(running_version=self._config.version)
+        ledger, ids = ledger.rearm(running_version=self.config.version)
         if ids:
-            self._events.emit(
-                Event.POLL_REARMED, work_item=str(ledger.item), comment_ids=list(ids), version=self._config.version
+            self.events.emit(
+                Event.POLL_REARMED, work_item=str(ledger.item), comment_ids=list(ids), version=self.config.version
             )
         return ledger

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from domain.cluster import Held, LeaseTiming, trusted
 from domain.errors import LeaseLost
@@ -15,6 +16,7 @@ from domain.ports import AgentWatchdogPort, ClusterPort, TmuxPort
 from domain.refs import TmuxTarget, WorkItemRef
 
 
+@dataclass(kw_only=True, eq=False)
 class Leases:
     """In the daemon, the heartbeat calls `renew()` and every check reads what it left (no round
     trip per tmux action); in a command (nothing renews) each check asks the database and trusts a
@@ -23,42 +25,36 @@ class Leases:
     Each successful renewal also gives the host's watchdog its agents' new deadline: an agent never
     outlives its host's lease, whatever becomes of the daemon."""
 
-    def __init__(
-        self,
-        *,
-        cluster: ClusterPort,
-        timing: LeaseTiming,
-        monotonic: Callable[[], float],
-        watchdog: AgentWatchdogPort | None = None,
-    ) -> None:
-        self._cluster = cluster
-        self._watchdog = watchdog
-        self.timing = timing
-        self._monotonic = monotonic
-        self._held = Held(everything=not cluster.shared)
-        self._renewed_at: float | None = None
-        self._lost: set[WorkItemRef] = set()
-        self._lock = threading.Lock()
+    cluster: ClusterPort
+    timing: LeaseTiming
+    monotonic: Callable[[], float]
+    watchdog: AgentWatchdogPort | None = None
+    _renewed_at: float | None = field(init=False, default=None)
+    _lost: set[WorkItemRef] = field(init=False, default_factory=set)
+    _lock: threading.Lock = field(init=False, default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self._held = Held(everything=not self.cluster.shared)
 
     @property
     def host(self) -> str:
-        return self._cluster.host
+        return self.cluster.host
 
     @property
     def shared(self) -> bool:
-        return self._cluster.shared
+        return self.cluster.shared
 
     def renew(self) -> frozenset[WorkItemRef]:
         """Renew every lease this host holds; the items it held before and holds no more.
         `StateError` (nothing changes here) when the database refused or could not be reached."""
-        sent = self._monotonic()  # before the request: the lease runs from a moment after this
-        held = self._cluster.renew()
+        sent = self.monotonic()  # before the request: the lease runs from a moment after this
+        held = self.cluster.renew()
         with self._lock:
             lost = frozenset(self._held.items - held.items)
             self._held, self._renewed_at = held, sent
             self._lost |= lost
-        if self._watchdog is not None and self.shared:
-            self._watchdog.arm(self.timing.agents_deadline(sent=sent))
+        if self.watchdog is not None and self.shared:
+            self.watchdog.arm(self.timing.agents_deadline(sent=sent))
         return lost
 
     def held(self) -> Held:
@@ -94,10 +90,10 @@ class Leases:
             raise LeaseLost(str(target), reason=decision.reason)
 
     def _trust(self) -> Decision[bool]:
-        return trusted(renewed_at=self._renewed_at, now=self._monotonic(), timing=self.timing)
+        return trusted(renewed_at=self._renewed_at, now=self.monotonic(), timing=self.timing)
 
     def _ask(self, target: TmuxTarget) -> Decision[bool]:
-        named = [lease for lease in self._cluster.leases() if target in lease.item.targets]
+        named = [lease for lease in self.cluster.leases() if target in lease.item.targets]
         # the item this name is minted for first; an item's pre-upgrade name only when none is
         lease = next((lease for lease in named if lease.item.target == target), next(iter(named), None))
         if lease is None or not lease.live:

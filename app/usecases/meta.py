@@ -12,6 +12,12 @@ def watch_start_key(repo: RepoRef) -> str:
     return f"watch-start:{repo.host}/{repo.owner}/{repo.name}"
 
 
+def read_through_key(repo: RepoRef) -> str:
+    """When the last read of `repo`'s comments that moved its cursor began (our clock): every
+    comment written well before then has reached the inbox."""
+    return f"read-through:{repo.host}/{repo.owner}/{repo.name}"
+
+
 def armed_floor_key(item: WorkItemRef) -> str:
     return f"armed-floor:{item}"
 

@@ -15,6 +15,7 @@ from app.usecases.cycle_summary import CycleSummary
 from app.usecases.intake import Listing
 from app.usecases.item_worker import ItemWorker
 from app.usecases.leases import Leases
+from app.usecases.ledger_pruning import LedgerPruner
 from app.usecases.meta import watch_start
 from app.usecases.orphans import Orphans
 from app.usecases.repo_read import PAUSED_CHECK_EVERY, RepoReader, Watch
@@ -61,6 +62,7 @@ class PollCycle:
         cluster: ClusterPort,
         leases: Leases,
         orphans: Orphans,
+        pruner: LedgerPruner | None = None,
     ) -> None:
         self._store = store
         self._events = events
@@ -71,6 +73,7 @@ class PollCycle:
         self._cluster = cluster
         self._leases = leases
         self._orphans = orphans
+        self._pruner = pruner
         self._reader = RepoReader(
             trackers=trackers, store=store, events=events, clock=clock, cluster=cluster, leases=leases,
             unlisted_keep_seconds=config.unlisted_keep_seconds,
@@ -101,6 +104,8 @@ class PollCycle:
                     repo=str(watch.repo),
                     cause=f"{type(error).__name__}: {error}",
                 )
+        if self._pruner is not None and not self.stopping():
+            self._pruner.run(self._leases.held())  # after the items' work: it never waits for this
         self._cycles += 1
         summary.finished_at = self._clock.now()
         self._events.emit(Event.POLL_CYCLE, **summary.fields())

@@ -5,12 +5,12 @@ whose item left the listing, all shared for every host to work from; new items p
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from app.usecases.cycle_summary import CycleSummary
 from app.usecases.leases import Leases
-from app.usecases.meta import watch_start, watch_start_key
+from app.usecases.meta import read_through_key, watch_start, watch_start_key
 from domain.cluster import Departed, Listed
 from domain.errors import RateLimited, TrackerError
 from domain.events import Event, Level
@@ -32,69 +32,62 @@ class Watch:
     labels: tuple[str, ...]
 
 
+@dataclass(kw_only=True, eq=False)
 class RepoReader:
-    def __init__(
-        self,
-        *,
-        trackers: Mapping[str, TrackerPort],
-        store: StateStore,
-        events: EventSink,
-        clock: ClockPort,
-        cluster: ClusterPort,
-        leases: Leases,
-        unlisted_keep_seconds: float = 600.0,
-    ) -> None:
-        self._trackers = trackers
-        self._store = store
-        self._events = events
-        self._clock = clock
-        self._cluster = cluster
-        self._leases = leases
-        self._backoff: dict[RepoRef, float] = {}  # until when, on the clock that never jumps
-        self._unlisted_keep = timedelta(seconds=unlisted_keep_seconds)
+    trackers: Mapping[str, TrackerPort]
+    store: StateStore
+    events: EventSink
+    clock: ClockPort
+    cluster: ClusterPort
+    leases: Leases
+    unlisted_keep_seconds: float = 600.0
+    # until when, on the clock that never jumps
+    _backoff: dict[RepoRef, float] = field(init=False, default_factory=dict)
 
     def read(self, watch: Watch, sessions: Sequence[SessionRecord], summary: CycleSummary, *, cycle: int) -> bool:
         """Read and share `watch`'s repository; False when it could not be read this cycle."""
-        tracker = self._trackers[watch.provider]
-        if self._backoff.get(watch.repo, 0.0) > self._clock.monotonic():
+        tracker = self.trackers[watch.provider]
+        if self._backoff.get(watch.repo, 0.0) > self.clock.monotonic():
             return False
         try:
             listed = self._listed(tracker, watch)
-            cursor = self._store.cursor(watch.repo)
+            began = self.clock.now()  # what was written before the read starts is in it, or in an earlier one
+            cursor = self.store.cursor(watch.repo)
             batch = tracker.new_comments(watch.repo, cursor)
         except RateLimited as limited:
             # a wait, counted from now: setting the wall clock back must not make it an hour longer
-            wait = limited.until_epoch - self._clock.now().timestamp()
-            self._backoff[watch.repo] = self._clock.monotonic() + max(0.0, wait)
-            self._events.emit(
+            wait = limited.until_epoch - self.clock.now().timestamp()
+            self._backoff[watch.repo] = self.clock.monotonic() + max(0.0, wait)
+            self.events.emit(
                 Event.POLL_BACKOFF, level=Level.WARNING, repo=str(watch.repo), until=limited.until_epoch,
                 cause=str(limited),
             )  # fmt: skip
             return False
         except TrackerError as error:
             summary.add(sources_failed=1)
-            self._events.emit(Event.POLL_SOURCE_FAILED, level=Level.ERROR, repo=str(watch.repo), cause=str(error))
+            self.events.emit(Event.POLL_SOURCE_FAILED, level=Level.ERROR, repo=str(watch.repo), cause=str(error))
             return False
         summary.min_interval_seconds = max(summary.min_interval_seconds, tracker.min_interval_seconds(watch.repo))
         if cursor is None:
             # the stream starts here: kept at once, or a first cycle cut short would start it anew later
             # and the comments written in between would never be read
-            self._store.save_cursor(watch.repo, batch.cursor)
+            self.store.save_cursor(watch.repo, batch.cursor)
         departed = self._departed(tracker, watch, sessions, listed, cycle=cycle)
         # what was read is kept before the cursor moves past it, in one transaction: a crash, a
         # stop or a failing item loses nothing and pins nothing (the worker takes it from the inbox)
-        first = watch_start(self._store, watch.repo) is None and batch.started_at is not None
-        with self._store.transaction():
-            self._store.inbox_add(c for c in batch.comments if c.item in listed)
+        first = watch_start(self.store, watch.repo) is None and batch.started_at is not None
+        with self.store.transaction():
+            self.store.inbox_add(c for c in batch.comments if c.item in listed)
             pruned = self._prune(watch.repo, listed)
-            self._store.save_cursor(watch.repo, batch.cursor)
+            self.store.save_cursor(watch.repo, batch.cursor)
+            self.store.save_meta(read_through_key(watch.repo), began.isoformat())  # what pruning trails
             if first and batch.started_at is not None:
-                self._store.save_meta(watch_start_key(watch.repo), batch.started_at.isoformat())
+                self.store.save_meta(watch_start_key(watch.repo), batch.started_at.isoformat())
         for item, count in pruned.items():
-            self._events.emit(Event.POLL_INBOX_PRUNED, work_item=str(item), comments=count)
+            self.events.emit(Event.POLL_INBOX_PRUNED, work_item=str(item), comments=count)
         # in the repository's first cycle everything listed is history: no item needs asking when it was armed
         shared = [Listed(item, label, history=first) for item, label in listed.values()]
-        self._cluster.share(watch.repo, shared, departed)
+        self.cluster.share(watch.repo, shared, departed)
         self._place(list(listed))
         return True
 
@@ -103,15 +96,15 @@ class RepoReader:
         for an item no read lists once older than `unlisted_keep_seconds` (a label race that did not
         resolve: when such an item is listed, its arming read brings every comment since its label).
         How many were dropped, per item."""
-        left = set(self._cluster.shared_listing(repo).refs) - set(listed)
-        entries = self._store.inbox_index()
-        before = self._clock.now() - self._unlisted_keep
+        left = set(self.cluster.shared_listing(repo).refs) - set(listed)
+        entries = self.store.inbox_index()
+        before = self.clock.now() - timedelta(seconds=self.unlisted_keep_seconds)
         stale = unlisted_stale(entries, repo=repo, listed=listed.keys(), before=before)
         by_item: dict[WorkItemRef, set[str]] = {}
         for entry in [e for e in entries if e.item in left] + stale:
             by_item.setdefault(entry.item, set()).add(entry.comment_id)
         for item, ids in sorted(by_item.items()):
-            self._store.inbox_remove(item, sorted(ids))
+            self.store.inbox_remove(item, sorted(ids))
         return {item: len(ids) for item, ids in sorted(by_item.items())}
 
     def _listed(self, tracker: TrackerPort, watch: Watch) -> dict[WorkItemRef, tuple[WorkItem, str]]:
@@ -143,7 +136,7 @@ class RepoReader:
             try:
                 state = tracker.item_state(record.item, watch.labels[0])
             except TrackerError as error:
-                self._events.emit(
+                self.events.emit(
                     Event.POLL_SOURCE_FAILED, level=Level.ERROR, repo=str(watch.repo), work_item=str(record.item),
                     cause=str(error),
                 )  # fmt: skip
@@ -155,11 +148,11 @@ class RepoReader:
 
     def _place(self, items: list[WorkItemRef]) -> None:
         """Cluster: each listed item no host holds goes to the host with the most free slots."""
-        placed = self._cluster.place(items)
+        placed = self.cluster.place(items)
         for lease in placed:
-            self._events.emit(
+            self.events.emit(
                 Event.CLUSTER_LEASE_PLACED, work_item=str(lease.item), host=lease.host, how=lease.how.value,
                 previous=lease.previous or None,
             )  # fmt: skip
-        if any(lease.host == self._leases.host for lease in placed):
-            self._leases.renew()  # this host works what it was just given, in this cycle
+        if any(lease.host == self.leases.host for lease in placed):
+            self.leases.renew()  # this host works what it was just given, in this cycle

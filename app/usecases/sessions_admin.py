@@ -111,41 +111,29 @@ class Attachment:
     forced: bool  # read-only because the session is closed, not because it was asked
 
 
+@dataclass(kw_only=True, eq=False)
 class SessionsAdmin:
-    def __init__(
-        self,
-        *,
-        tmux: TmuxPort,
-        store: StateStore,
-        events: EventSink,
-        closer: Closer,
-        watch: HarnessWatch,
-        harnesses: Mapping[str, HarnessSpec],
-        clock: ClockPort,
-        config: AdminConfig,
-        cluster: ClusterPort | None = None,
-    ) -> None:
-        self._cluster = cluster
-        self._clock = clock
-        self._tmux = tmux
-        self._store = store
-        self._events = events
-        self._closer = closer
-        self._watch = watch
-        self._harness = harnesses.get
-        self._config = config
+    tmux: TmuxPort
+    store: StateStore
+    events: EventSink
+    closer: Closer
+    watch: HarnessWatch
+    harnesses: Mapping[str, HarnessSpec]
+    clock: ClockPort
+    config: AdminConfig
+    cluster: ClusterPort | None = None
 
     @property
     def shared(self) -> bool:
-        return self._cluster is not None and self._cluster.shared
+        return self.cluster is not None and self.cluster.shared
 
     def listing(self, status: SessionStatus | None = None) -> list[SessionView]:
-        records = [r for r in self._store.sessions() if status is None or r.status is status]
-        if not self.shared or self._cluster is None:
+        records = [r for r in self.store.sessions() if status is None or r.status is status]
+        if not self.shared or self.cluster is None:
             return [self._view(record) for record in records]
         # several hosts: each session is looked at only by the host whose tmux runs it
-        holders = {lease.item: lease.host for lease in self._cluster.leases() if lease.live}
-        me = self._cluster.host
+        holders = {lease.item: lease.host for lease in self.cluster.leases() if lease.live}
+        me = self.cluster.host
         return [
             replace(self._view(r), host=me) if holders.get(r.item) == me
             else SessionView(r, SessionState.UNKNOWN, HarnessState.UNKNOWN, host=holders.get(r.item, ""), here=False)
@@ -153,10 +141,10 @@ class SessionsAdmin:
         ]  # fmt: skip
 
     def _view(self, record: SessionRecord) -> SessionView:
-        probe = self._tmux.probe(record.target, mark=record.spawn_id, pane=record.pane_id)
-        harness = self._harness(record.harness)
-        state = self._watch.state(record, harness, probe) if harness else HarnessState.UNKNOWN
-        receipts = self._watch.receipts(record)
+        probe = self.tmux.probe(record.target, mark=record.spawn_id, pane=record.pane_id)
+        harness = self.harnesses[record.harness]
+        state = self.watch.state(record, harness, probe) if harness else HarnessState.UNKNOWN
+        receipts = self.watch.receipts(record)
         return SessionView(record, probe.harness, state, receipts[-1] if receipts else None)
 
     def attachment(self, item: WorkItemRef, *, read_only: bool) -> Attachment:
@@ -165,22 +153,22 @@ class SessionsAdmin:
         return Attachment(record.target, read_only=read_only or forced, forced=forced)
 
     def attach(self, attachment: Attachment) -> int:
-        return self._tmux.attach(attachment.target, read_only=attachment.read_only)
+        return self.tmux.attach(attachment.target, read_only=attachment.read_only)
 
     def plan_reset(self, items: Iterable[WorkItemRef] | None) -> list[ResetPlan]:
         """One plan per item (None: every item the store knows); `UnknownWorkItem` before any probe."""
-        wanted = list(dict.fromkeys(self._store.items() if items is None else items))
-        found = [(item, self._store.session(item), self._store.ledger(item) is not None) for item in wanted]
+        wanted = list(dict.fromkeys(self.store.items() if items is None else items))
+        found = [(item, self.store.session(item), self.store.ledger(item) is not None) for item in wanted]
         for item, record, has_ledger in found:
             if record is None and not has_ledger:
                 raise UnknownWorkItem(item)
         plans = []
         for item, record, has_ledger in found:
             if record is None:
-                state = self._tmux.session_state(item.target)
+                state = self.tmux.session_state(item.target)
                 plans.append(ResetPlan(item, item.target, state, False, has_ledger))
                 continue
-            probe = self._tmux.probe(record.target, mark=record.spawn_id, pane=record.pane_id)
+            probe = self.tmux.probe(record.target, mark=record.spawn_id, pane=record.pane_id)
             pane = probe.pane or record.pane_id
             plans.append(ResetPlan(item, record.target, probe.harness, True, has_ledger, pane, record.spawn_id))
         return plans
@@ -188,17 +176,17 @@ class SessionsAdmin:
     def reset(self, plan: ResetPlan) -> None:
         """End the harness, then forget: a harness that could not be ended keeps its record."""
         if plan.ends_harness and plan.has_record:
-            self._tmux.terminate_harness(
-                plan.target, grace_seconds=self._config.grace_seconds, pane=plan.pane, mark=plan.mark
+            self.tmux.terminate_harness(
+                plan.target, grace_seconds=self.config.grace_seconds, pane=plan.pane, mark=plan.mark
             )
         elif plan.ends_harness:
-            self._tmux.kill(plan.target)  # the operator's remedy for a live occupant of the item's name
-        with self._store.transaction():
-            self._store.forget(plan.item)
+            self.tmux.kill(plan.target)  # the operator's remedy for a live occupant of the item's name
+        with self.store.transaction():
+            self.store.forget(plan.item)
             # its next first sight must not deliver again what was said before: history from now
-            floor = self._clock.now() + RESET_MARGIN
-            self._store.save_meta(armed_floor_key(plan.item), floor.isoformat())
-        self._events.emit(
+            floor = self.clock.now() + RESET_MARGIN
+            self.store.save_meta(armed_floor_key(plan.item), floor.isoformat())
+        self.events.emit(
             Event.SESSION_RESET,
             source=OPERATOR,
             work_item=str(plan.item),
@@ -212,10 +200,10 @@ class SessionsAdmin:
     def close(self, item: WorkItemRef, *, keep_tmux: bool | None) -> bool:
         """Close by hand; False when it was closed already and there is nothing left to do."""
         record = self._record(item)
-        keep = self._config.keep_session_on_close if keep_tmux is None else keep_tmux
+        keep = self.config.keep_session_on_close if keep_tmux is None else keep_tmux
         if record.status is SessionStatus.CLOSED and keep:
             return False
-        self._closer.close(record, reason=OPERATOR, keep_tmux=keep, by=ClosedBy.OPERATOR)
+        self.closer.close(record, reason=OPERATOR, keep_tmux=keep, by=ClosedBy.OPERATOR)
         return True
 
     def reopen(self, item: WorkItemRef) -> bool:
@@ -230,11 +218,11 @@ class SessionsAdmin:
             status=SessionStatus.ACTIVE,
             closed_by=None,
             closed_notice="",
-            updated_at=self._clock.now(),
+            updated_at=self.clock.now(),
             last_event=Event.SESSION_REOPENED.value,
         )
-        self._store.save_session(opened)
-        self._events.emit(
+        self.store.save_session(opened)
+        self.events.emit(
             Event.SESSION_REOPENED,
             source=OPERATOR,
             work_item=str(item),
@@ -244,7 +232,7 @@ class SessionsAdmin:
         return True
 
     def _record(self, item: WorkItemRef) -> SessionRecord:
-        record = self._store.session(item)
+        record = self.store.session(item)
         if record is None:
             raise UnknownWorkItem(item, what="session record")
         return record

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from dataclasses import InitVar, dataclass
 
 from domain.events import Event
 from domain.ledger import Authorized
@@ -21,52 +22,45 @@ from domain.webhook import InboxLimits, Pushed, has_room, keep_decision, sender_
 DROPS_SAID_EVERY = 60.0  # seconds: one `webhook.dropped` per reason at most this often, with its count
 
 
+@dataclass(kw_only=True, eq=False)
 class WebhookIntake:
-    def __init__(
-        self,
-        *,
-        store: StateStore,
-        sources: Iterable[Source],
-        authorized: Authorized,
-        cluster: ClusterPort,
-        events: EventSink,
-        clock: ClockPort,
-        limits: InboxLimits,
-    ) -> None:
-        self._store = store
+    store: StateStore
+    sources: InitVar[Iterable[Source]]
+    authorized: Authorized
+    cluster: ClusterPort
+    events: EventSink
+    clock: ClockPort
+    limits: InboxLimits
+    notify: Callable[[], None] = lambda: None  # the daemon's cue: something to work now
+
+    def __post_init__(self, sources: Iterable[Source]) -> None:
         labels: dict[RepoRef, set[str]] = defaultdict(set)
         for source in sources:
             labels[source.repo].add(source.label)
         self._watched = {repo: frozenset(found) for repo, found in labels.items()}
-        self._authorized = authorized
-        self._cluster = cluster
-        self._events = events
-        self._clock = clock
-        self._limits = limits
         # deliveries are handled on several threads at once
         self._lock = threading.Lock()
         self._keeping = threading.Lock()
         self._dropped: dict[str, int] = defaultdict(int)
         self._said: dict[str, float] = {}
-        self.notify: Callable[[], None] = lambda: None  # the daemon's cue: something to work now
 
     def accept(self, pushed: Pushed) -> None:
         """Keep a comment that can become a prompt or a control verb; drop and count the rest."""
         comment = pushed.comment
-        decision = sender_decision(pushed, watched=self._watched, authorized=self._authorized)
+        decision = sender_decision(pushed, watched=self._watched, authorized=self.authorized)
         if not decision.choice:
             self._drop(decision.reason)
             return
-        listed = comment.item in self._cluster.shared_listing(comment.item.repo).refs
+        listed = comment.item in self.cluster.shared_listing(comment.item.repo).refs
         with self._keeping:  # the room seen is the room taken, whatever arrives at once
-            room = has_room(self._store.inbox_index(), adding=len(comment.body.encode()), limits=self._limits)
+            room = has_room(self.store.inbox_index(), adding=len(comment.body.encode()), limits=self.limits)
             decision = keep_decision(pushed, labels=self._watched[comment.item.repo], listed=listed, room=room)
             if decision.choice:
-                self._store.inbox_add([comment])
+                self.store.inbox_add([comment])
         if not decision.choice:
             self._drop(decision.reason)
             return
-        self._events.emit(
+        self.events.emit(
             Event.WEBHOOK_RECEIVED,
             source="webhook",
             work_item=str(comment.item),
@@ -79,9 +73,9 @@ class WebhookIntake:
     def _drop(self, reason: str) -> None:
         with self._lock:
             self._dropped[reason] += 1
-            now = self._clock.monotonic()
+            now = self.clock.monotonic()
             said = self._said.get(reason)
             if said is not None and now - said < DROPS_SAID_EVERY:
                 return
             count, self._dropped[reason], self._said[reason] = self._dropped[reason], 0, now
-        self._events.emit(Event.WEBHOOK_DROPPED, reason=reason, count=count, seconds=DROPS_SAID_EVERY)
+        self.events.emit(Event.WEBHOOK_DROPPED, reason=reason, count=count, seconds=DROPS_SAID_EVERY)

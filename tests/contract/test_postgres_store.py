@@ -8,9 +8,10 @@ from datetime import UTC, datetime
 import psycopg
 import pytest
 
-from adapters.postgres.schema import STATE_SCHEMA, PgSchema, prepare
+from adapters.postgres.schema import STATE_SCHEMA, prepare
 from adapters.postgres.server import server_of
 from adapters.postgres.store import PostgresStateStore
+from adapters.support.schema import Schema
 from domain.errors import StateError
 from domain.ledger import Ledger
 from domain.refs import WorkItemRef
@@ -147,15 +148,15 @@ def test_stores_opening_an_empty_database_at_once_create_it_once(postgres: PgClu
     assert postgres.sql(dbname, "SELECT version FROM the_loop_schema") == [(STATE_SCHEMA.version,)]
 
 
-V1 = PgSchema(version=1, tables=("CREATE TABLE the_loop_schema (version INTEGER NOT NULL)", "CREATE TABLE t (k TEXT)"))
-V3 = PgSchema(
+V1 = Schema(version=1, tables=("CREATE TABLE the_loop_schema (version INTEGER NOT NULL)", "CREATE TABLE t (k TEXT)"))
+V3 = Schema(
     version=3,
     tables=(*V1.tables[:1], "CREATE TABLE t (k TEXT, a INTEGER NOT NULL DEFAULT 1, b TEXT)"),
     migrations=(("ALTER TABLE t ADD COLUMN a INTEGER NOT NULL DEFAULT 1",), ("ALTER TABLE t ADD COLUMN b TEXT",)),
 )
 
 
-def opened_at(postgres: PgCluster, dbname: str, schema: PgSchema) -> None:
+def opened_at(postgres: PgCluster, dbname: str, schema: Schema) -> None:
     with psycopg.connect(postgres.dsn(dbname), autocommit=True) as db:
         prepare(db, "toy", schema)
 
@@ -176,7 +177,7 @@ def test_a_migration_that_fails_leaves_the_database_at_its_version_with_nothing_
 ) -> None:
     dbname = postgres.new_database()
     opened_at(postgres, dbname, V1)
-    broken = PgSchema(version=3, tables=V3.tables, migrations=(V3.migrations[0], ("ALTER TABLE gone ADD b TEXT",)))
+    broken = Schema(version=3, tables=V3.tables, migrations=(V3.migrations[0], ("ALTER TABLE gone ADD b TEXT",)))
 
     with pytest.raises(psycopg.Error):
         opened_at(postgres, dbname, broken)
@@ -195,7 +196,7 @@ def test_the_server_a_dsn_names_is_shown_without_its_password_and_a_message_hold
 
 def test_a_schema_2_database_gains_the_cluster_tables_keeping_its_rows(postgres: PgCluster) -> None:
     dbname = postgres.new_database()
-    schema_2 = PgSchema(version=2, tables=STATE_SCHEMA.tables[:6], migrations=STATE_SCHEMA.migrations[:1])
+    schema_2 = Schema(version=2, tables=STATE_SCHEMA.tables[:6], migrations=STATE_SCHEMA.migrations[:1])
     opened_at(postgres, dbname, schema_2)
     postgres.sql(dbname, "INSERT INTO meta VALUES ('kept', 'yes')")
 

@@ -118,6 +118,15 @@ def test_a_saved_ledger_comes_back_equal_with_pending_order_and_hostile_text(
     assert reopened(store).ledger(ITEM) == replace(full_ledger(), version=1)
 
 
+def test_issue23_item1_a_pruned_ledger_keeps_its_horizon_and_when_each_comment_was_written(
+    store: StateStore,
+) -> None:
+    written = Resolved(Resolution.DELIVERED, T0 + timedelta(minutes=9), written=T0 + timedelta(minutes=8))
+    pruned = replace(full_ledger(), resolved={"9": written}, horizon=T0 + timedelta(minutes=3))
+    store.save_ledger(pruned)
+    assert reopened(store).ledger(ITEM) == replace(pruned, version=1)
+
+
 def test_a_ledger_never_saved_is_none(store: StateStore) -> None:
     assert store.ledger(ITEM) is None
 

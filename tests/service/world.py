@@ -15,6 +15,7 @@ from app.usecases.dispatcher import DispatchConfig, Dispatcher
 from app.usecases.feedback import Feedback
 from app.usecases.item_worker import ItemWorker, WorkerConfig
 from app.usecases.leases import LeasedTmux, Leases
+from app.usecases.ledger_pruning import LedgerPruner
 from app.usecases.orphans import Orphans
 from app.usecases.poll import CycleSummary, PollConfig, PollCycle
 from app.usecases.sessions_admin import AdminConfig, SessionsAdmin
@@ -199,6 +200,7 @@ class World:
             cluster=self.cluster,
             leases=self.leases,
             orphans=self.orphans,
+            pruner=LedgerPruner(store=self.store, events=self.events),
         )
 
     def intake(self, limits: InboxLimits | None = None) -> WebhookIntake:
