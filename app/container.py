@@ -398,6 +398,7 @@ class Container(containers.DeclarativeContainer):
         max_body=settings.provided.webhooks.gh_webhook.max_body_bytes,
         read_timeout=settings.provided.webhooks.gh_webhook.read_timeout_seconds,
         max_connections=settings.provided.webhooks.gh_webhook.max_connections,
+        refused=webhook_intake.provided.refused,
     )
     sessions_admin = providers.Singleton(
         SessionsAdmin,

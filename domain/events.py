@@ -193,6 +193,12 @@ class Event(enum.Enum):
         "Signed deliveries answered and dropped (`reason`: unwatched, other-host, ours, unauthorized, not-listed, "
         "inbox-full); said at most once a minute per reason, `count` the drops since it was last said.",
     )
+    WEBHOOK_REFUSED = (
+        "webhook.refused",
+        "Requests to the webhook receiver were refused (`reason`: bad-signature — unsigned or signed with another "
+        "secret —, malformed, too-large, timeout, …; `status`: the HTTP answer); said at most once a minute per "
+        "reason, `count` the refusals since it was last said.",
+    )
     WORKSPACE_READY = (
         "workspace.ready",
         "A work item's git worktree was made and is ready before its spawn (`branch`, `start`, `seconds`).",
