@@ -50,7 +50,9 @@ class Event(enum.Enum):
     )
     DISPATCH_DROPPED = (
         "dispatch.dropped",
-        "A comment was resolved without delivery (`reason`, e.g. session-occupied); never retried.",
+        "A comment was resolved without delivery (`reason`, e.g. session-occupied; a held one — "
+        "session-stopped, session-closed — names its `author` and the `rule`: the-loop stop, sessions close); "
+        "never retried.",
     )
     SESSION_SPAWNED = ("session.spawned", "A new tmux session was started for a work item (fresh conversation).")
     SESSION_SPAWN_FAILED = (
@@ -115,7 +117,8 @@ class Event(enum.Enum):
     )
     CONTROL_IGNORED = (
         "control.ignored",
-        "A control comment by someone not in routing.authorizedUsers was ignored (no reaction, no reply).",
+        "A control comment by someone not in routing.authorizedUsers was ignored (no reaction, no reply); "
+        "`author` wrote it, `rule` is routing.authorizedUsers. Said once per comment.",
     )
     CONTROL_REFUSED = (
         "control.refused",
@@ -147,10 +150,20 @@ class Event(enum.Enum):
         "A comment by an authorized `author` was edited, before the-loop first read it, by `editor` — "
         "not authorized, or not known: its text is not its author's, so it is skipped, not delivered.",
     )
+    POLL_COMMENT_UNAUTHORIZED = (
+        "poll.comment_unauthorized",
+        "A new comment by `author`, not in routing.authorizedUsers (`rule`; on its item's host), is not a "
+        "prompt: resolved as skipped, said once per comment (a typo in the list shows here).",
+    )
+    COMMENT_HELD = (
+        "comment.held",
+        "A comment waits, not delivered yet, because its item is paused (`rule`: the-loop pause; `author` "
+        "wrote the comment); it goes right after `the-loop resume`. Said once per comment.",
+    )
     POLL_COMMENT_OURS = (
         "poll.comment_ours",
         "A comment carrying the agent marker in its text (not in code or a quote) was read: the-loop's own, "
-        "or the agent's — never a prompt (debug; `author` says whose login posted it).",
+        "or the agent's — never a prompt (debug; `author` says whose login posted it, `rule`: marker).",
     )
     POLL_REARMED = ("poll.rearmed", "Comments abandoned by a different version got one fresh retry budget.")
     POLL_BASELINED = (

@@ -10,10 +10,12 @@ from datetime import datetime
 from app.usecases.meta import armed_floor
 from domain.control import control_of
 from domain.events import Event, Level
-from domain.ledger import ASIDE_EDITED, Authorized, Ledger, StartRequest, is_authorized
+from domain.ledger import ASIDE_EDITED, ASIDE_UNAUTHORIZED, Authorized, Ledger, StartRequest, is_authorized
 from domain.model import Arming, Comment, WorkItem
 from domain.ports import ClockPort, EventSink, StateStore, TrackerPort
 from domain.refs import WorkItemRef
+
+AUTHORIZED_RULE = "routing.authorizedUsers"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +55,6 @@ class Intake:
     def ledger(self, item: WorkItem, listing: Listing) -> Ledger:
         """The item's ledger with what its inbox holds taken in (both in one transaction)."""
         kept = self._store.inbox(item.ref)
-        self._ignored(kept)
         self._ours(kept)
         ledger = self._store.ledger(item.ref)
         if ledger is None:
@@ -87,16 +88,6 @@ class Intake:
         )
         return ledger
 
-    def _ignored(self, comments: list[Comment]) -> None:
-        """A control comment by someone not authorized steers nothing: an event, nothing else."""
-        for comment in comments:
-            if control_of(comment.body) is not None and not is_authorized(
-                comment.author, self._config.authorized, host=comment.item.repo.host
-            ):
-                self._events.emit(
-                    Event.CONTROL_IGNORED, level=Level.WARNING, work_item=str(comment.item), comment_id=comment.id
-                )
-
     def _ours(self, comments: Iterable[Comment]) -> None:
         """A comment skipped as ours is never skipped silently (the marker is only a convention)."""
         for comment in comments:
@@ -107,14 +98,18 @@ class Intake:
                     work_item=str(comment.item),
                     comment_id=comment.id,
                     author=comment.author,
+                    rule="marker",
                 )
 
     def _set_aside(self, ledger: Ledger, comments: list[Comment]) -> Ledger:
-        """A comment that will never be a prompt is resolved, and said: history, or edited before
-        its first read by someone not authorized (whose text is not its author's)."""
+        """A comment that will never be a prompt is resolved, and said once: history, edited before
+        its first read by someone not authorized (whose text is not its author's), or by an author
+        not authorized (a control comment of one steers nothing)."""
         ledger, aside = ledger.set_aside(comments, now=self._clock.now(), authorized=self._config.authorized)
         for comment, why in aside:
-            if why == ASIDE_EDITED:
+            if why == ASIDE_UNAUTHORIZED:
+                self._unauthorized(comment)
+            elif why == ASIDE_EDITED:
                 self._events.emit(
                     Event.POLL_COMMENT_EDITED_BY_OTHER,
                     level=Level.WARNING,
@@ -131,6 +126,26 @@ class Intake:
                     armed_at=ledger.floor.isoformat(),
                 )
         return ledger
+
+    def _unauthorized(self, comment: Comment) -> None:
+        item, author = str(comment.item), comment.author
+        if control_of(comment.body) is not None:
+            self._events.emit(
+                Event.CONTROL_IGNORED,
+                level=Level.WARNING,
+                work_item=item,
+                comment_id=comment.id,
+                author=author,
+                rule=AUTHORIZED_RULE,
+            )
+        else:
+            self._events.emit(
+                Event.POLL_COMMENT_UNAUTHORIZED,
+                work_item=item,
+                comment_id=comment.id,
+                author=author,
+                rule=AUTHORIZED_RULE,
+            )
 
     def _take(self, ledger: Ledger, kept: list[Comment]) -> Ledger:
         """The inbox's comments are in the ledger now: both in one transaction."""

@@ -274,6 +274,7 @@ def test_issue18_an_authorized_login_names_a_person_on_one_host_only() -> None:
 
     world.cycle()
 
-    delivered = {key for key, c in comments.items() if c.id in world.ledger(c.item).resolved}
+    resolved = {key: world.ledger(c.item).resolved.get(c.id) for key, c in comments.items()}
+    delivered = {key for key, r in resolved.items() if r is not None and r.kind is Resolution.DELIVERED}
     assert delivered == {("public", "alice"), ("enterprise", "bob")}
     assert enterprise.target.name in world.tmux.sessions  # bob of the Enterprise host armed his item
