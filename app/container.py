@@ -362,6 +362,7 @@ class Container(containers.DeclarativeContainer):
         cluster=cluster,
         leases=leases,
         orphans=orphans,
+        feedback=feedback,
     )
     # a Factory: `poll` passes its own `report` (the per-cycle line on stderr)
     daemon = providers.Factory(

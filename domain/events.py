@@ -261,6 +261,12 @@ class Event(enum.Enum):
         "A work item was given to the host with the most free slots (`host`): `how` placed (a new item) or "
         "taken-over (its lease on `previous` expired: a lost host).",
     )
+    CLUSTER_SLOT_WAITING = (
+        "cluster.slot_waiting",
+        "A listed work item got no host: every live host runs `cluster.maxSessions` agents (`hosts`: each one's "
+        "sessions/max). Its comments wait, kept; `status` and `sessions list` show it and `since`; a notice is "
+        "posted on the item once the wait outlasts a cycle. Said once per wait.",
+    )
     CLUSTER_LEASE_LOST = (
         "cluster.lease_lost",
         "This host stopped working an item it no longer holds (`cause`): another host took it, or its last "

@@ -133,9 +133,15 @@ def run_status(args: argparse.Namespace, context: CliContext) -> int:
         monotonic=container.clock().monotonic(),
     )
     shown = status.as_json() | context.where_json()
+    lines = describe(status)
     if view.shared:  # a host alone shows what it always did
+        from app.usecases.slot_wait import waits
+
+        waiting = waits(store.meta()) if store else []
         shown |= {"cluster": view.as_json(), "store": {"reachable": True}}
-    print(json.dumps(shown) if args.json else "\n".join([*describe(status), *(view.lines() if view.shared else [])]))
+        shown["waiting_for_slot"] = [wait.as_json() for wait in waiting]
+        lines += [*view.lines(), *(wait.line(container.clock().now()) for wait in waiting)]
+    print(json.dumps(shown) if args.json else "\n".join(lines))
     return int(status.exit)
 
 

@@ -142,8 +142,11 @@ def run_list(args: argparse.Namespace, context: CliContext) -> int:
         print(row)
     if shared:  # several hosts: each one's heartbeat, sessions and free slots, as `status` shows them
         from app.usecases.cluster_view import cluster_view
+        from app.usecases.slot_wait import waits
 
-        print("\n".join(["", *cluster_view(context.provided("cluster"), []).lines()]))
+        now = context.provided("clock").now()
+        waiting = [wait.line(now) for wait in waits(context.provided("store").meta())]
+        print("\n".join(["", *cluster_view(context.provided("cluster"), []).lines(), *waiting]))
     return 0
 
 

@@ -11,6 +11,7 @@ from datetime import timedelta
 from app.usecases.cycle_summary import CycleSummary
 from app.usecases.leases import Leases
 from app.usecases.meta import watch_start, watch_start_key
+from app.usecases.slot_wait import SlotWaits
 from domain.cluster import Departed, Listed
 from domain.errors import RateLimited, TrackerError
 from domain.events import Event, Level
@@ -43,6 +44,7 @@ class RepoReader:
         cluster: ClusterPort,
         leases: Leases,
         unlisted_keep_seconds: float = 600.0,
+        slot_waits: SlotWaits | None = None,
     ) -> None:
         self._trackers = trackers
         self._store = store
@@ -52,6 +54,7 @@ class RepoReader:
         self._leases = leases
         self._backoff: dict[RepoRef, float] = {}  # until when, on the clock that never jumps
         self._unlisted_keep = timedelta(seconds=unlisted_keep_seconds)
+        self._slot_waits = slot_waits
 
     def read(self, watch: Watch, sessions: Sequence[SessionRecord], summary: CycleSummary, *, cycle: int) -> bool:
         """Read and share `watch`'s repository; False when it could not be read this cycle."""
@@ -96,6 +99,8 @@ class RepoReader:
         shared = [Listed(item, label, history=first) for item, label in listed.values()]
         self._cluster.share(watch.repo, shared, departed)
         self._place(list(listed))
+        if self._slot_waits is not None and self._cluster.shared:
+            self._slot_waits.seen(watch.repo, listed)
         return True
 
     def _prune(self, repo: RepoRef, listed: Mapping[WorkItemRef, object]) -> dict[WorkItemRef, int]:

@@ -196,6 +196,7 @@ class World:
             cluster=self.cluster,
             leases=self.leases,
             orphans=self.orphans,
+            feedback=self.feedback,
         )
 
     def intake(self, limits: InboxLimits | None = None) -> WebhookIntake:
