@@ -77,7 +77,8 @@ class Intake:
         now = self._clock.now()
         ledger = Ledger.first_sight(item.ref, now=now, armed_at=armed_at)
         found = [*arming.comments, *kept]
-        self._ours(arming.comments)
+        taken = {c.id for c in kept}  # said already: the arming read and the stream may both bring one
+        self._ours(c for c in arming.comments if c.id not in taken)
         ledger = self._set_aside(ledger.admit(found, authorized=self._config.authorized), found)
         wanted = listing.armed and is_authorized(item.author, self._config.authorized, host=item.ref.repo.host)
         if wanted and self._store.session(item.ref) is None:
