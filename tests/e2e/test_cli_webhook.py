@@ -255,10 +255,16 @@ def test_issue19_item3_refused_requests_leave_an_event_once_a_minute_per_reason(
     try:
         body = json.dumps(_payload(1, 5, "forged")).encode()
         statuses = [_post(port, body, "sha256=" + "0" * 64) for _ in range(3)]
-        wait_for(lambda: "webhook.refused" in loop.event_names(), what="the refusal said")
+        elsewhere = {**_payload(1, 6, "signed"), "repository": {"full_name": "someone/else"}}
+        statuses += [_deliver(port, elsewhere) for _ in range(2)]  # signed, for a repository not watched
+        wait_for(lambda: {"webhook.refused", "webhook.dropped"} <= set(loop.event_names()), what="both said")
     finally:
         status = poller.stop()
 
-    assert (status, statuses) == (0, [401, 401, 401])
+    assert (status, statuses) == (0, [401, 401, 401, 202, 202])
     refused = [e for e in loop.events() if e["event"] == "webhook.refused"]
-    assert [(e["reason"], e["count"]) for e in refused] == [("bad-signature", 1)]
+    assert [(e["reason"], e["status"], e["count"], e["level"]) for e in refused] == [
+        ("bad-signature", 401, 1, "warning")
+    ]
+    dropped = [e for e in loop.events() if e["event"] == "webhook.dropped"]
+    assert [(e["reason"], e["count"]) for e in dropped] == [("unwatched", 1)]
