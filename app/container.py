@@ -368,6 +368,7 @@ class Container(containers.DeclarativeContainer):
         leases=leases,
         orphans=orphans,
         pruner=providers.Singleton(LedgerPruner, store=store, events=events),
+        feedback=feedback,
     )
     # a Factory: `poll` passes its own `report` (the per-cycle line on stderr)
     daemon = providers.Factory(
@@ -404,6 +405,7 @@ class Container(containers.DeclarativeContainer):
         max_body=settings.provided.webhooks.gh_webhook.max_body_bytes,
         read_timeout=settings.provided.webhooks.gh_webhook.read_timeout_seconds,
         max_connections=settings.provided.webhooks.gh_webhook.max_connections,
+        refused=webhook_intake.provided.refused,
     )
     sessions_admin = providers.Singleton(
         SessionsAdmin,

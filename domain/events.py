@@ -50,7 +50,9 @@ class Event(enum.Enum):
     )
     DISPATCH_DROPPED = (
         "dispatch.dropped",
-        "A comment was resolved without delivery (`reason`, e.g. session-occupied); never retried.",
+        "A comment was resolved without delivery (`reason`, e.g. session-occupied; a held one — "
+        "session-stopped, session-closed — names its `author` and the `rule`: the-loop stop, sessions close); "
+        "never retried.",
     )
     SESSION_SPAWNED = ("session.spawned", "A new tmux session was started for a work item (fresh conversation).")
     SESSION_SPAWN_FAILED = (
@@ -115,7 +117,8 @@ class Event(enum.Enum):
     )
     CONTROL_IGNORED = (
         "control.ignored",
-        "A control comment by someone not in routing.authorizedUsers was ignored (no reaction, no reply).",
+        "A control comment by someone not in routing.authorizedUsers was ignored (no reaction, no reply); "
+        "`author` wrote it, `rule` is routing.authorizedUsers. Said once per comment.",
     )
     CONTROL_REFUSED = (
         "control.refused",
@@ -153,10 +156,20 @@ class Event(enum.Enum):
         "A comment by an authorized `author` was edited, before the-loop first read it, by `editor` — "
         "not authorized, or not known: its text is not its author's, so it is skipped, not delivered.",
     )
+    POLL_COMMENT_UNAUTHORIZED = (
+        "poll.comment_unauthorized",
+        "A new comment by `author`, not in routing.authorizedUsers (`rule`; on its item's host), is not a "
+        "prompt: resolved as skipped, said once per comment (a typo in the list shows here).",
+    )
+    COMMENT_HELD = (
+        "comment.held",
+        "A comment waits, not delivered yet, because its item is paused (`rule`: the-loop pause; `author` "
+        "wrote the comment); it goes right after `the-loop resume`. Said once per comment.",
+    )
     POLL_COMMENT_OURS = (
         "poll.comment_ours",
         "A comment carrying the agent marker in its text (not in code or a quote) was read: the-loop's own, "
-        "or the agent's — never a prompt (debug; `author` says whose login posted it).",
+        "or the agent's — never a prompt (debug; `author` says whose login posted it, `rule`: marker).",
     )
     POLL_REARMED = ("poll.rearmed", "Comments abandoned by a different version got one fresh retry budget.")
     POLL_BASELINED = (
@@ -198,6 +211,12 @@ class Event(enum.Enum):
         "webhook.dropped",
         "Signed deliveries answered and dropped (`reason`: unwatched, other-host, ours, unauthorized, not-listed, "
         "inbox-full); said at most once a minute per reason, `count` the drops since it was last said.",
+    )
+    WEBHOOK_REFUSED = (
+        "webhook.refused",
+        "Requests to the webhook receiver were refused (`reason`: bad-signature — unsigned or signed with another "
+        "secret —, malformed, too-large, timeout, …; `status`: the HTTP answer); said at most once a minute per "
+        "reason, `count` the refusals since it was last said.",
     )
     WORKSPACE_READY = (
         "workspace.ready",
@@ -247,6 +266,12 @@ class Event(enum.Enum):
         "cluster.lease_placed",
         "A work item was given to the host with the most free slots (`host`): `how` placed (a new item) or "
         "taken-over (its lease on `previous` expired: a lost host).",
+    )
+    CLUSTER_SLOT_WAITING = (
+        "cluster.slot_waiting",
+        "A listed work item got no host: every live host runs `cluster.maxSessions` agents (`hosts`: each one's "
+        "sessions/max). Its comments wait, kept; `status` and `sessions list` show it and `since`; a notice is "
+        "posted on the item once the wait outlasts a cycle. Said once per wait.",
     )
     CLUSTER_LEASE_LOST = (
         "cluster.lease_lost",

@@ -16,6 +16,7 @@ LEGACY_SKEW = timedelta(minutes=10)
 PRUNE_MARGIN = timedelta(hours=1)
 ASIDE_HISTORY = "before-armed"  # written before the item was armed: history
 ASIDE_EDITED = "edited-by-other"  # edited before its first read by someone not authorized
+ASIDE_UNAUTHORIZED = "unauthorized"  # its author is not in routing.authorizedUsers (or unknown)
 
 
 class Resolution(enum.Enum):
@@ -34,6 +35,7 @@ class DeliveryState(enum.Enum):
     PASTED = "pasted"  # pasted, or spawned with it: waiting for the harness to confirm
     UNCONFIRMED = "unconfirmed"  # the harness never confirmed it: a failed attempt
     FAILED = "failed"  # the attempt failed before the prompt went in
+    HELD = "held"  # no attempt yet: the item is paused (`the-loop pause`), and that was said once
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,9 +144,10 @@ class Ledger:
     def set_aside(
         self, comments: Iterable[Comment], *, now: datetime, authorized: Authorized
     ) -> tuple[Ledger, list[tuple[Comment, str]]]:
-        """The unknown comments of authorized authors that will never be prompts — history (written
-        before the floor) and those edited by someone else before their first read — resolved, so a
-        second ingress bringing one again (a webhook, then the stream) finds it known; and why each."""
+        """The unknown comments that will never be prompts — an authorized author's history (written
+        before the floor), those edited by someone else before their first read, and new ones by an
+        author not authorized — resolved, so a second ingress bringing one again (a webhook, then the
+        stream) finds it known and it is said once; and why each."""
         known = set(self.resolved) | {p.comment.id for p in self.pending}
         # below the horizon a comment was resolved once and pruned: known, though not by its id
         pruned = self.horizon or datetime.min.replace(tzinfo=self.baseline_at.tzinfo)
@@ -156,9 +159,15 @@ class Ledger:
                 aside.append((comment, ASIDE_HISTORY))
             elif seen is Screen.EDITED_BY_OTHER:
                 aside.append((comment, ASIDE_EDITED))
+            elif seen in {Screen.UNAUTHORIZED, Screen.NO_AUTHOR} and not self.history([comment]):
+                aside.append((comment, ASIDE_UNAUTHORIZED))
         if not aside:
             return self, []
-        kinds = {ASIDE_HISTORY: Resolution.BASELINED, ASIDE_EDITED: Resolution.SKIPPED}
+        kinds = {
+            ASIDE_HISTORY: Resolution.BASELINED,
+            ASIDE_EDITED: Resolution.SKIPPED,
+            ASIDE_UNAUTHORIZED: Resolution.SKIPPED,
+        }
         resolved = {c.id: Resolved(kinds[why], now, reason=why, written=c.created_at) for c, why in aside}
         return replace(self, resolved={**self.resolved, **resolved}), aside
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 from domain.model import AGENT_MARKER, Comment
 from domain.refs import WorkItemRef
@@ -35,6 +36,17 @@ def start_failed_notice(item: WorkItemRef, *, attempts: int, reason: str) -> str
         f"- Why: {reason}\n\n"
         "To recover, comment again (a new comment starts the agent when spawning is armed), or write "
         f"`the-loop start`; the operator can look at `the-loop events --work-item {item}`.\n"
+    )
+
+
+def slot_wait_notice(item: WorkItemRef, *, since: datetime) -> str:
+    """Every host runs as many agents as `cluster.maxSessions` allows: said once per wait."""
+    return (
+        f"{_HEADER}This item is **waiting for a free slot**: every host of the-loop already runs as many "
+        f"agents as it may (`cluster.maxSessions`), since {since:%Y-%m-%d %H:%M} UTC. Comments are kept, "
+        "not lost; its agent starts as soon as a slot frees (another item's session closes).\n\n"
+        f"The operator can see it in `the-loop status` and `the-loop sessions list`, or raise "
+        f"`cluster.maxSessions` (item: {item}).\n"
     )
 
 

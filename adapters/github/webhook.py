@@ -30,6 +30,17 @@ MAX_CONNECTIONS = 256
 _LINGER = 2.0  # after an early answer: how long unread input is drained so the answer is not reset
 _KINDS = {"issue_comment": CommentKind.ISSUE_COMMENT, "pull_request_review_comment": CommentKind.REVIEW_COMMENT}
 _log = logging.getLogger(__name__)
+# why a request was refused, by its answer (the `webhook.refused` event's reason)
+_REFUSALS = {
+    HTTPStatus.BAD_REQUEST: "malformed",
+    HTTPStatus.UNAUTHORIZED: "bad-signature",
+    HTTPStatus.METHOD_NOT_ALLOWED: "not-post",
+    HTTPStatus.REQUEST_TIMEOUT: "timeout",
+    HTTPStatus.LENGTH_REQUIRED: "no-length",
+    HTTPStatus.REQUEST_ENTITY_TOO_LARGE: "too-large",
+    HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE: "head-too-large",
+    HTTPStatus.SERVICE_UNAVAILABLE: "too-many-connections",
+}
 
 
 def signature_ok(secret: bytes, body: bytes, header: str) -> bool:
@@ -81,9 +92,11 @@ class GhWebhookServer:
         max_body: int = MAX_BODY,
         read_timeout: float = READ_TIMEOUT,
         max_connections: int = MAX_CONNECTIONS,
+        refused: Callable[[str, int], None] = lambda reason, status: None,
     ) -> None:
         self._secret = secret.encode()
         self._accept = accept
+        self._refused = refused  # told of each refused request: its reason and status
         self._max_body, self._read_timeout, self._max_connections = max_body, read_timeout, max_connections
         self._socket = socket.create_server((host, port))  # bound now: a port in use fails here
         self._loop = asyncio.new_event_loop()
@@ -111,7 +124,7 @@ class GhWebhookServer:
     def handle(self, event: str, body: bytes, signature: str) -> int:
         """The HTTP status for one delivery."""
         if not signature_ok(self._secret, body, signature):
-            return 401
+            return self._refuse(HTTPStatus.UNAUTHORIZED)
         if event == "ping":
             return 200
         try:
@@ -119,11 +132,18 @@ class GhWebhookServer:
             pushed = pushed_of(event, payload) if isinstance(payload, dict) else None
         except (ValueError, TrackerError) as error:
             _log.warning("webhook delivery refused: %s", error)
-            return 400
+            return self._refuse(HTTPStatus.BAD_REQUEST)
         if pushed is None:
             return 204
         self._accept(pushed)  # kept or dropped, it is answered alike: nothing for GitHub to retry
         return 202
+
+    def _refuse(self, status: int) -> int:
+        try:
+            self._refused(_REFUSALS.get(HTTPStatus(status), str(status)), int(status))
+        except Exception:  # saying it never changes the answer
+            _log.exception("webhook: a refusal could not be said")
+        return int(status)
 
     def _serve(self, ready: threading.Event) -> None:
         loop = self._loop
@@ -142,7 +162,7 @@ class GhWebhookServer:
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if self.open_connections >= self._max_connections:
-            writer.write(response(HTTPStatus.SERVICE_UNAVAILABLE))
+            writer.write(response(self._refuse(HTTPStatus.SERVICE_UNAVAILABLE)))
             writer.close()
             return
         self.open_connections += 1
@@ -167,7 +187,7 @@ class GhWebhookServer:
             await writer.drain()
             return
         _log.debug("webhook: request refused (%d)", delivery.status)
-        writer.write(response(delivery.status))
+        writer.write(response(self._refuse(delivery.status)))
         await writer.drain()
         await _linger(reader, writer)
 

@@ -19,6 +19,7 @@ from app.cli.init import add_init
 from app.cli.observe import add_doctor, add_events
 from app.cli.operate import add_poll, add_sessions, add_status
 from app.cli.webhook import add_webhook
+from app.cli.why import add_why
 from app.config.files import CONFIG_PATH_VARIABLE, DEFAULT_PATH, USER_PATH, ConfigError
 from app.demo.cli import add_demo, add_sandbox
 from domain.errors import LoopError
@@ -64,6 +65,7 @@ def build_parser() -> Parser:
         add_status,
         add_sessions,
         add_events,
+        add_why,
         add_doctor,
         add_demo,
         add_sandbox,

@@ -6,13 +6,17 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from app.cli.context import CliContext, Commands, command
+from app.cli.context import CliContext, Commands, UsageProblem, command
 from app.cli.sessions import add_sessions
 from app.config.files import ConfigError
 from app.usecases.poller_status import Exit, describe, poller_status
 from domain.errors import LoopError, StoreUnreachable
+
+if TYPE_CHECKING:
+    from app.usecases.daemon import Daemon
 
 __all__ = ["add_poll", "add_sessions", "add_status"]
 
@@ -40,16 +44,19 @@ def add_poll(commands: Commands) -> None:
         help_text="run the poller in the foreground (one per state root)",
         description="Poll the configured sources and deliver new authorized comments, cycle after cycle;\n"
         "the interval counts from the end of each cycle. One line per cycle on stderr.\n"
-        "SIGTERM or SIGINT finishes the item in hand and stops cleanly (exit 0).\n\n"
+        "SIGTERM or SIGINT finishes the item in hand and stops cleanly (exit 0).\n"
+        "With webhooks.ghWebhook.enabled, it also serves GitHub's signed webhook deliveries on\n"
+        "webhooks.ghWebhook.host:port (not with --once): a comment pushed wakes it at once.\n\n"
         "exit status: 0 stopped cleanly (--once: the cycle ran), 1 another poller holds the state root,\n"
-        "the state cannot be read, or (--once) no source could be read; 2 usage or configuration error.",
+        "the state cannot be read, or (--once) no source could be read; 2 usage or configuration error\n"
+        "(webhooks.ghWebhook.port in use included).",
         handler=run_poll,
     )
     parser.add_argument("--once", action="store_true", help="run one cycle and exit (for cron): 0 when it ran")
 
 
 def run_poll(args: argparse.Namespace, context: CliContext) -> int:
-    from app.usecases.daemon import Blocked, Daemon, install_signal_handlers  # the use cases load only when run
+    from app.usecases.daemon import Blocked, install_signal_handlers  # the use cases load only when run
 
     missing = context.settings.missing_variables(os.environ)  # issue 19: before any spawn could meet it
     if missing:
@@ -60,6 +67,8 @@ def run_poll(args: argparse.Namespace, context: CliContext) -> int:
         print(f"{clock.now():%H:%M:%S} {line}", file=sys.stderr, flush=True)
 
     daemon: Daemon = context.container.daemon(report=report)
+    if context.settings.webhooks.gh_webhook.enabled and not args.once:
+        daemon.serve = lambda: serve_webhooks(context, daemon, report)
     install_signal_handlers(daemon)
     sources = context.settings.sources()
     if not sources:
@@ -74,6 +83,23 @@ def run_poll(args: argparse.Namespace, context: CliContext) -> int:
     if not args.once:
         report("stopped")
     return 0
+
+
+def serve_webhooks(context: CliContext, daemon: Daemon, report: Callable[[str], None]) -> Callable[[], None]:
+    """The webhook receiver beside the poller: a kept comment wakes it. Returns how to stop it."""
+    hook = context.settings.webhooks.gh_webhook
+    context.container.webhook_intake().notify = daemon.wake
+    try:
+        server = context.container.webhook_server()
+    except OSError as error:
+        raise UsageProblem(
+            f"webhooks.ghWebhook.port: cannot serve on {hook.host}:{hook.port} ({error.strerror or error}); "
+            "free the port or set another"
+        ) from None
+    server.start()
+    host, port = server.address
+    report(f"serving GitHub webhooks on http://{host}:{port}/")
+    return server.stop
 
 
 def add_status(commands: Commands) -> None:
@@ -112,9 +138,15 @@ def run_status(args: argparse.Namespace, context: CliContext) -> int:
         monotonic=container.clock().monotonic(),
     )
     shown = status.as_json() | context.where_json()
+    lines = describe(status)
     if view.shared:  # a host alone shows what it always did
+        from app.usecases.slot_wait import waits
+
+        waiting = waits(store.meta()) if store else []
         shown |= {"cluster": view.as_json(), "store": {"reachable": True}}
-    print(json.dumps(shown) if args.json else "\n".join([*describe(status), *(view.lines() if view.shared else [])]))
+        shown["waiting_for_slot"] = [wait.as_json() for wait in waiting]
+        lines += [*view.lines(), *(wait.line(container.clock().now()) for wait in waiting)]
+    print(json.dumps(shown) if args.json else "\n".join(lines))
     return int(status.exit)
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from app.cli.context import CliContext, Commands, UsageProblem, command, group, work_item
 from app.cli.prune import add_prune, add_vouch
+from app.usecases.sessions_admin import STOPPED, UnknownWorkItem
 from domain.model import SessionStatus
 
 if TYPE_CHECKING:
@@ -33,7 +34,12 @@ def add_sessions(commands: Commands) -> None:
         "thing it said, and when.",
         handler=run_list,
     )
-    listing.add_argument("--status", choices=[s.value for s in SessionStatus], help="only sessions with this status")
+    listing.add_argument(
+        "--status",
+        choices=[*(s.value for s in SessionStatus), STOPPED],
+        help="only these: active, paused (a paused record, or an item `the-loop pause` holds), closed, "
+        "stopped (an item `the-loop stop` holds)",
+    )
     listing.add_argument(
         "--json", action="store_true", help="JSON lines instead of a table (each with `config` and `state_root`)"
     )
@@ -113,7 +119,6 @@ def _has_state(context: CliContext) -> bool:
 
 
 def _admin(context: CliContext, items: Sequence[WorkItemRef] = ()) -> SessionsAdmin:
-    from app.usecases.sessions_admin import UnknownWorkItem  # the use cases load only when run
 
     if items and not _has_state(context):
         raise UnknownWorkItem(items[0])
@@ -122,8 +127,7 @@ def _admin(context: CliContext, items: Sequence[WorkItemRef] = ()) -> SessionsAd
 
 
 def run_list(args: argparse.Namespace, context: CliContext) -> int:
-    wanted = SessionStatus(args.status) if args.status else None
-    views = _admin(context).listing(wanted) if _has_state(context) else []
+    views = _admin(context).listing(args.status) if _has_state(context) else []
     shared = bool(views) and _admin(context).shared
     hosts = _hosts(context) if shared else {}
     if args.json:
@@ -139,8 +143,11 @@ def run_list(args: argparse.Namespace, context: CliContext) -> int:
         print(row)
     if shared:  # several hosts: each one's heartbeat, sessions and free slots, as `status` shows them
         from app.usecases.cluster_view import cluster_view
+        from app.usecases.slot_wait import waits
 
-        print("\n".join(["", *cluster_view(context.provided("cluster"), []).lines()]))
+        now = context.provided("clock").now()
+        waiting = [wait.line(now) for wait in waits(context.provided("store").meta())]
+        print("\n".join(["", *cluster_view(context.provided("cluster"), []).lines(), *waiting]))
     return 0
 
 
@@ -170,7 +177,7 @@ def _row(view: SessionView, *, shared: bool = False) -> tuple[str, ...]:
         view.state.value if view.here else "",  # another host's tmux: not looked at from here
         view.harness.value if view.here else "",
         _receipt(view) if view.here else "",
-        record.status.value + (f" ({record.closed_by.value})" if record.closed_by else ""),
+        view.status,
         record.last_event,
     )
     return tuple(cell or "-" for cell in ((view.host, *cells) if shared else cells))

@@ -287,7 +287,10 @@ class RoutingSettings(Section):
 
 
 class GhWebhookSettings(Section):
-    enabled: bool = Field(default=False, description="Serve GitHub webhooks (in addition to polling).")
+    enabled: bool = Field(
+        default=False,
+        description="`poll` serves GitHub webhooks in addition to polling, in the same daemon (not with `--once`).",
+    )
     host: str = Field(default="127.0.0.1", description="Address the webhook server binds.")
     port: int = Field(default=8787, ge=1, le=65535, description="Port the webhook server binds.")
     secret: SecretStr = Field(

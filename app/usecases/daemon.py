@@ -66,6 +66,8 @@ class Daemon:
     watch: HarnessWatch | None = None  # its confirmation waits end when the daemon stops
     # closes the state root to other users; each path it changed, with its mode before (octal)
     tighten: Callable[[], list[tuple[str, str]]] = lambda: []
+    # what runs beside the cycles once the lock is held (the webhook receiver); returns its stop
+    serve: Callable[[], Callable[[], None]] | None = None
 
     def __post_init__(self) -> None:
         self._stop = threading.Event()
@@ -123,11 +125,14 @@ class Daemon:
         except Exception as error:
             self.events.emit(Event.POLLER_BLOCKED, level=Level.ERROR, cause=str(error))
             raise Blocked(str(error)) from error
+        stop_serving: Callable[[], None] | None = None
         try:
             for path, mode_before in self.tighten():
                 self.events.emit(
                     Event.STATE_PERMISSIONS_TIGHTENED, level=Level.WARNING, path=path, mode_before=mode_before
                 )
+            if self.serve is not None:  # after the lock: a second poller is "blocked", not "port in use"
+                stop_serving = self.serve()
             self._join()
             self._loop(once=once, started=started, trouble=Trouble(self.events, self.lock, self.report, info))
         except Exception as error:
@@ -135,6 +140,8 @@ class Daemon:
             self.events.emit(Event.POLLER_FAILED, level=Level.ERROR, pid=os.getpid(), cause=cause)
             raise
         finally:
+            if stop_serving is not None:
+                stop_serving()
             if self.leases is not None:
                 self.leases.stop()
             self.lock.release()

@@ -30,12 +30,15 @@ class Feedback:
             self._events.emit(
                 Event.REACTION_FAILED,
                 level=Level.WARNING,
+                work_item=str(comment.item),
                 comment_id=comment.id,
                 reaction=reaction.value,
                 cause=str(error),
             )
             return
-        self._events.emit(Event.REACTION_ADDED, comment_id=comment.id, reaction=reaction.value)
+        self._events.emit(
+            Event.REACTION_ADDED, work_item=str(comment.item), comment_id=comment.id, reaction=reaction.value
+        )
 
     def notify(self, item: WorkItemRef, body: str, *, giveup: bool = False, **fields: Any) -> str | None:
         """Post `body` (built only from the-loop's own values) on the item; the new comment's id, or

@@ -10,10 +10,12 @@ from datetime import datetime
 from app.usecases.meta import armed_floor
 from domain.control import control_of
 from domain.events import Event, Level
-from domain.ledger import ASIDE_EDITED, Authorized, Ledger, StartRequest, is_authorized
+from domain.ledger import ASIDE_EDITED, ASIDE_UNAUTHORIZED, Authorized, Ledger, StartRequest, is_authorized
 from domain.model import Arming, Comment, WorkItem
 from domain.ports import ClockPort, EventSink, StateStore, TrackerPort
 from domain.refs import WorkItemRef
+
+AUTHORIZED_RULE = "routing.authorizedUsers"
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +47,6 @@ class Intake:
     def ledger(self, item: WorkItem, listing: Listing) -> Ledger:
         """The item's ledger with what its inbox holds taken in (both in one transaction)."""
         kept = self.store.inbox(item.ref)
-        self._ignored(kept)
         self._ours(kept)
         ledger = self.store.ledger(item.ref)
         if ledger is None:
@@ -68,7 +69,8 @@ class Intake:
         now = self.clock.now()
         ledger = Ledger.first_sight(item.ref, now=now, armed_at=armed_at)
         found = [*arming.comments, *kept]
-        self._ours(arming.comments)
+        taken = {c.id for c in kept}  # said already: the arming read and the stream may both bring one
+        self._ours(c for c in arming.comments if c.id not in taken)
         ledger = self._set_aside(ledger.admit(found, authorized=self.config.authorized), found)
         wanted = listing.armed and is_authorized(item.author, self.config.authorized, host=item.ref.repo.host)
         if wanted and self.store.session(item.ref) is None:
@@ -78,16 +80,6 @@ class Intake:
             Event.POLL_BASELINED, work_item=str(item.ref), armed_at=armed_at.isoformat(), pending=len(ledger.pending)
         )
         return ledger
-
-    def _ignored(self, comments: list[Comment]) -> None:
-        """A control comment by someone not authorized steers nothing: an event, nothing else."""
-        for comment in comments:
-            if control_of(comment.body) is not None and not is_authorized(
-                comment.author, self.config.authorized, host=comment.item.repo.host
-            ):
-                self.events.emit(
-                    Event.CONTROL_IGNORED, level=Level.WARNING, work_item=str(comment.item), comment_id=comment.id
-                )
 
     def _ours(self, comments: Iterable[Comment]) -> None:
         """A comment skipped as ours is never skipped silently (the marker is only a convention)."""
@@ -99,14 +91,18 @@ class Intake:
                     work_item=str(comment.item),
                     comment_id=comment.id,
                     author=comment.author,
+                    rule="marker",
                 )
 
     def _set_aside(self, ledger: Ledger, comments: list[Comment]) -> Ledger:
-        """A comment that will never be a prompt is resolved, and said: history, or edited before
-        its first read by someone not authorized (whose text is not its author's)."""
+        """A comment that will never be a prompt is resolved, and said once: history, edited before
+        its first read by someone not authorized (whose text is not its author's), or by an author
+        not authorized (a control comment of one steers nothing)."""
         ledger, aside = ledger.set_aside(comments, now=self.clock.now(), authorized=self.config.authorized)
         for comment, why in aside:
-            if why == ASIDE_EDITED:
+            if why == ASIDE_UNAUTHORIZED:
+                self._unauthorized(comment)
+            elif why == ASIDE_EDITED:
                 self.events.emit(
                     Event.POLL_COMMENT_EDITED_BY_OTHER,
                     level=Level.WARNING,
@@ -123,6 +119,26 @@ class Intake:
                     armed_at=ledger.floor.isoformat(),
                 )
         return ledger
+
+    def _unauthorized(self, comment: Comment) -> None:
+        item, author = str(comment.item), comment.author
+        if control_of(comment.body) is not None:
+            self.events.emit(
+                Event.CONTROL_IGNORED,
+                level=Level.WARNING,
+                work_item=item,
+                comment_id=comment.id,
+                author=author,
+                rule=AUTHORIZED_RULE,
+            )
+        else:
+            self.events.emit(
+                Event.POLL_COMMENT_UNAUTHORIZED,
+                work_item=item,
+                comment_id=comment.id,
+                author=author,
+                rule=AUTHORIZED_RULE,
+            )
 
     def _take(self, ledger: Ledger, kept: list[Comment]) -> Ledger:
         """The inbox's comments are in the ledger now: both in one transaction."""

@@ -16,7 +16,7 @@ from app.usecases.watch import HarnessWatch
 from domain.control import Verb, control_of, triggered
 from domain.errors import StaleWrite
 from domain.events import Event, Level
-from domain.ledger import Authorized, Ledger, Resolution, StartRequest
+from domain.ledger import Authorized, DeliveryState, Ledger, Resolution, StartRequest
 from domain.model import ClosedBy, Comment, DeliveryId, Reaction, SessionRecord, SessionStatus, WorkItem
 from domain.notice import closed_notice
 from domain.ports import ClockPort, EventSink, StateStore, TrackerPort
@@ -111,6 +111,8 @@ class ItemWorker:
             self._deliver(walk, comment)
 
     def _deliver(self, walk: _Walk, comment: Comment) -> None:
+        if walk.ledger.paused:
+            self._hold(walk, comment)
         if walk.ledger.paused or not walk.go_on:
             walk.waiting.append(comment)
             return
@@ -152,6 +154,21 @@ class ItemWorker:
             record = self._store.save_session(record)  # watched again: active again, so closing sees it
         return record
 
+    def _hold(self, walk: _Walk, comment: Comment) -> None:
+        """A comment that waits for `the-loop resume` says so once: its state records the saying."""
+        pending = walk.ledger.pending_entry(comment.id)
+        if pending is None or pending.state is not DeliveryState.QUEUED:
+            return
+        self._events.emit(
+            Event.COMMENT_HELD,
+            work_item=str(comment.item),
+            comment_id=comment.id,
+            delivery_id=str(comment.delivery_id),
+            author=comment.author,
+            rule="the-loop pause",
+        )
+        walk.ledger = self._store.save_ledger(walk.ledger.mark(comment.id, DeliveryState.HELD))
+
     def _held(self, walk: _Walk, comment: Comment) -> None:
         """A comment to an item stopped by a control comment, or closed by an operator, is resolved,
         not delivered. The operator's closing is told on the item once (and each such comment gets 😕):
@@ -169,6 +186,8 @@ class ItemWorker:
             work_item=str(comment.item),
             comment_id=comment.id,
             delivery_id=str(comment.delivery_id),
+            author=comment.author,
+            rule="sessions close" if by_operator else "the-loop stop",
         )
         walk.ledger = self._store.save_ledger(ledger)
 

@@ -12,6 +12,7 @@ from datetime import datetime
 
 from app.usecases.closing import Closer
 from app.usecases.cycle_summary import CycleSummary
+from app.usecases.feedback import Feedback
 from app.usecases.intake import Listing
 from app.usecases.item_worker import ItemWorker
 from app.usecases.leases import Leases
@@ -19,6 +20,7 @@ from app.usecases.ledger_pruning import LedgerPruner
 from app.usecases.meta import watch_start
 from app.usecases.orphans import Orphans
 from app.usecases.repo_read import PAUSED_CHECK_EVERY, RepoReader, Watch
+from app.usecases.slot_wait import SlotWaits
 from domain.cluster import Departed, Held, Listed
 from domain.errors import LeaseLost, StaleWrite
 from domain.events import Event, Level
@@ -63,6 +65,7 @@ class PollCycle:
         leases: Leases,
         orphans: Orphans,
         pruner: LedgerPruner | None = None,
+        feedback: Feedback | None = None,  # to tell an item that waits for a free slot
     ) -> None:
         self._store = store
         self._events = events
@@ -77,6 +80,7 @@ class PollCycle:
         self._reader = RepoReader(
             trackers=trackers, store=store, events=events, clock=clock, cluster=cluster, leases=leases,
             unlisted_keep_seconds=config.unlisted_keep_seconds,
+            slot_waits=SlotWaits(store=store, events=events, clock=clock, cluster=cluster, feedback=feedback),
         )  # fmt: skip
         self._watches = watches(config.sources)
         self._reading: frozenset[RepoRef] = frozenset()

@@ -11,6 +11,7 @@ from datetime import timedelta
 from app.usecases.cycle_summary import CycleSummary
 from app.usecases.leases import Leases
 from app.usecases.meta import read_through_key, watch_start, watch_start_key
+from app.usecases.slot_wait import SlotWaits
 from domain.cluster import Departed, Listed
 from domain.errors import RateLimited, TrackerError
 from domain.events import Event, Level
@@ -41,6 +42,7 @@ class RepoReader:
     cluster: ClusterPort
     leases: Leases
     unlisted_keep_seconds: float = 600.0
+    slot_waits: SlotWaits | None = None
     # until when, on the clock that never jumps
     _backoff: dict[RepoRef, float] = field(init=False, default_factory=dict)
 
@@ -89,6 +91,8 @@ class RepoReader:
         shared = [Listed(item, label, history=first) for item, label in listed.values()]
         self.cluster.share(watch.repo, shared, departed)
         self._place(list(listed))
+        if self.slot_waits is not None and self.cluster.shared:
+            self.slot_waits.seen(watch.repo, listed)
         return True
 
     def _prune(self, repo: RepoRef, listed: Mapping[WorkItemRef, object]) -> dict[WorkItemRef, int]:

@@ -18,6 +18,7 @@ from domain.receipts import HarnessState, Receipt
 from domain.refs import TmuxTarget, WorkItemRef
 
 OPERATOR = "operator"  # the `source` of events the operator's commands write, and the close reason
+STOPPED = "stopped"  # `sessions list --status stopped`: an item `the-loop stop` holds
 RESET_MARGIN = timedelta(seconds=1)  # timestamps are whole seconds: the reset's own second is history
 
 
@@ -46,6 +47,24 @@ class SessionView:
     last_receipt: Receipt | None = None
     host: str = ""  # several hosts: the one holding the item ("" none, or alone)
     here: bool = True  # its session runs in this host's tmux (else nothing here was looked at)
+    paused: bool = False  # its ledger: `the-loop pause` holds its comments
+    stopped: bool = False  # its ledger: `the-loop stop` holds its comments
+
+    @property
+    def status(self) -> str:
+        """What holds the item, as the operator reads it: its ledger's pause or stop first."""
+        record = self.record
+        if self.stopped:
+            return "stopped (control)"
+        if self.paused:
+            return "paused (control)"
+        return record.status.value + (f" ({record.closed_by.value})" if record.closed_by else "")
+
+    def has_status(self, wanted: str) -> bool:
+        """`sessions list --status`: paused matches a paused record or item, stopped a stopped item."""
+        if wanted == STOPPED:
+            return self.stopped
+        return self.record.status.value == wanted or (wanted == SessionStatus.PAUSED.value and self.paused)
 
     def as_json(self) -> dict[str, Any]:
         record, receipt = self.record, self.last_receipt
@@ -64,6 +83,8 @@ class SessionView:
             else {"kind": receipt.kind.value, "at": receipt.at.isoformat() if receipt.at else None},
             "status": record.status.value,
             "closed_by": record.closed_by.value if record.closed_by else None,
+            "paused": self.paused,
+            "stopped": self.stopped,
             "last_event": record.last_event,
             "updated_at": record.updated_at.isoformat() if record.updated_at else None,
             "cwd": record.cwd,
@@ -127,8 +148,13 @@ class SessionsAdmin:
     def shared(self) -> bool:
         return self.cluster is not None and self.cluster.shared
 
-    def listing(self, status: SessionStatus | None = None) -> list[SessionView]:
-        records = [r for r in self.store.sessions() if status is None or r.status is status]
+    def listing(self, status: SessionStatus | str | None = None) -> list[SessionView]:
+        """Every session (with `status`: those `SessionView.has_status` matches)."""
+        wanted = status.value if isinstance(status, SessionStatus) else status
+        views = [self._held(view) for view in self._views(self.store.sessions())]
+        return [view for view in views if wanted is None or view.has_status(wanted)]
+
+    def _views(self, records: list[SessionRecord]) -> list[SessionView]:
         if not self.shared or self.cluster is None:
             return [self._view(record) for record in records]
         # several hosts: each session is looked at only by the host whose tmux runs it
@@ -139,6 +165,12 @@ class SessionsAdmin:
             else SessionView(r, SessionState.UNKNOWN, HarnessState.UNKNOWN, host=holders.get(r.item, ""), here=False)
             for r in records
         ]  # fmt: skip
+
+    def _held(self, view: SessionView) -> SessionView:
+        ledger = self.store.ledger(view.record.item)
+        if ledger is None or not (ledger.paused or ledger.stopped):
+            return view
+        return replace(view, paused=ledger.paused, stopped=ledger.stopped)
 
     def _view(self, record: SessionRecord) -> SessionView:
         probe = self.tmux.probe(record.target, mark=record.spawn_id, pane=record.pane_id)

@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import InitVar, dataclass
 
-from domain.events import Event
+from domain.events import Event, Level
 from domain.ledger import Authorized
 from domain.model import Source
 from domain.ports import ClockPort, ClusterPort, EventSink, StateStore
@@ -41,8 +41,8 @@ class WebhookIntake:
         # deliveries are handled on several threads at once
         self._lock = threading.Lock()
         self._keeping = threading.Lock()
-        self._dropped: dict[str, int] = defaultdict(int)
-        self._said: dict[str, float] = {}
+        self._dropped: dict[tuple[Event, str], int] = defaultdict(int)
+        self._said: dict[tuple[Event, str], float] = {}
 
     def accept(self, pushed: Pushed) -> None:
         """Keep a comment that can become a prompt or a control verb; drop and count the rest."""
@@ -70,12 +70,32 @@ class WebhookIntake:
         )
         self.notify()
 
+    def refused(self, reason: str, status: int) -> None:
+        """A request the receiver refused (a bad signature, a malformed one): counted, said once a minute."""
+        count = self._count(Event.WEBHOOK_REFUSED, reason)
+        if count:
+            self.events.emit(
+                Event.WEBHOOK_REFUSED,
+                level=Level.WARNING,
+                reason=reason,
+                status=status,
+                count=count,
+                seconds=DROPS_SAID_EVERY,
+            )
+
     def _drop(self, reason: str) -> None:
+        count = self._count(Event.WEBHOOK_DROPPED, reason)
+        if count:
+            self.events.emit(Event.WEBHOOK_DROPPED, reason=reason, count=count, seconds=DROPS_SAID_EVERY)
+
+    def _count(self, event: Event, reason: str) -> int:
+        """One more `event` for `reason`; how many to say now (0: said less than a minute ago)."""
+        key = (event, reason)
         with self._lock:
-            self._dropped[reason] += 1
+            self._dropped[key] += 1
             now = self.clock.monotonic()
-            said = self._said.get(reason)
+            said = self._said.get(key)
             if said is not None and now - said < DROPS_SAID_EVERY:
-                return
-            count, self._dropped[reason], self._said[reason] = self._dropped[reason], 0, now
-        self.events.emit(Event.WEBHOOK_DROPPED, reason=reason, count=count, seconds=DROPS_SAID_EVERY)
+                return 0
+            count, self._dropped[key], self._said[key] = self._dropped[key], 0, now
+        return count

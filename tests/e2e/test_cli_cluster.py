@@ -115,3 +115,22 @@ def test_the_database_away_is_said_by_status_sessions_keep_running_and_nothing_i
     assert sessions_meanwhile == [ref.target.name] and alone.sessions() == [ref.target.name]
     assert sum("said while the database was away\n" in t for t in alone.given()) == 1
     wait_for(lambda: alone.events("store.reachable"), what="the recovery noted")
+
+
+def test_issue19_item4_an_item_waiting_for_a_free_slot_is_shown_by_status_and_sessions_list(cluster: Cluster) -> None:
+    a = cluster.add("host-a", max_sessions=1)
+    cluster.started()
+    first, second = cluster.issues(2)
+    wait_for(lambda: a.events("cluster.slot_waiting"), timeout=60, what="the wait said")
+    wait_for(lambda: a.events("notice.posted"), timeout=60, what="the item told")
+
+    text = a.loop.cli("status").stdout
+    shown = json.loads(a.loop.cli("status", "--json").stdout)
+    listed = a.loop.cli("sessions", "list").stdout
+
+    assert cluster.holders().get(first) == "host-a" and second not in cluster.holders()
+    assert [e["work_item"] for e in a.events("cluster.slot_waiting")] == [str(second)]
+    assert [w["work_item"] for w in shown["waiting_for_slot"]] == [str(second)]
+    assert f"waiting for a free slot: {second} since" in text
+    assert f"waiting for a free slot: {second} since" in listed
+    assert [e["notice"] for e in a.events("notice.posted")] == ["slot-wait"]

@@ -101,7 +101,7 @@ def test_version_prints_the_version_the_ledger_records(tmp_path: Path) -> None:
 
 def test_help_lists_every_command(tmp_path: Path) -> None:
     result = run_cli(tmp_path, "--help")
-    commands = ("poll", "status", "sessions", "events", "doctor", "demo", "sandbox", "webhook")
+    commands = ("poll", "status", "sessions", "events", "doctor", "demo", "sandbox", "webhook", "why")
     assert result.returncode == 0 and all(f"    {name} " in result.stdout for name in commands)
 
 

@@ -184,3 +184,87 @@ def test_issue18_item2_a_strangers_signed_deliveries_are_answered_kept_nowhere_a
     assert kept == []
     dropped = [e for e in loop.events() if e["event"] == "webhook.dropped"]
     assert [(e["reason"], e["count"]) for e in dropped] == [("unauthorized", 1)]  # once a minute, counted
+
+
+def _payload(number: int, comment_id: int, body: str) -> dict[str, object]:
+    return {
+        "action": "created",
+        "repository": {"full_name": str(REPO)},
+        "issue": {"number": number, "labels": [{"name": "loop"}]},
+        "comment": {
+            "id": comment_id,
+            "user": {"login": "demo"},
+            "body": body,
+            "created_at": f"{SystemClock().now():%Y-%m-%dT%H:%M:%SZ}",
+            "html_url": f"https://github.com/{REPO}/issues/{number}#issuecomment-{comment_id}",
+            "issue_url": f"https://api.github.com/repos/{REPO}/issues/{number}",
+        },
+    }
+
+
+def test_issue19_item3_poll_serves_the_webhook_receiver_when_it_is_enabled(loop: Loop) -> None:
+    port = _free_port()
+    loop.interval_seconds = 3600  # only the webhook can make the next cycle come soon
+    loop.extra = {"webhooks": {"ghWebhook": {"enabled": True, "port": port, "secret": SECRET}}}
+    (ref,) = loop.with_sessions(1)
+    poller = loop.running_poll()  # what the systemd unit runs
+    try:
+        wait_for(lambda: loop.event_names().count("poll.cycle") >= 2, what="the poller's first cycle")
+
+        assert _deliver(port, _payload(ref.number, 987655, "pushed to poll")) == 202
+        wait_for(lambda: any("pushed to poll" in text for text in loop.pasted()), what="the pushed comment")
+    finally:
+        status = poller.stop()
+
+    assert status == 0
+    assert f"serving GitHub webhooks on http://127.0.0.1:{port}/" in poller.stderr
+
+
+def test_issue19_item3_a_port_in_use_is_an_error_naming_the_key(loop: Loop) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = int(taken.getsockname()[1])
+        loop.extra = {"webhooks": {"ghWebhook": {"enabled": True, "port": port, "secret": SECRET}}}
+
+        result = loop.cli("poll")
+
+    assert result.returncode == 2, result.stderr
+    assert "webhooks.ghWebhook.port" in result.stderr and str(port) in result.stderr
+
+
+def _post(port: int, body: bytes, signature: str) -> int:
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/",
+        data=body,
+        method="POST",
+        headers={"X-GitHub-Event": "issue_comment", "X-Hub-Signature-256": signature},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            return int(reply.status)
+    except urllib.error.HTTPError as error:
+        return int(error.code)
+
+
+def test_issue19_item3_refused_requests_leave_an_event_once_a_minute_per_reason(loop: Loop) -> None:
+    port = _free_port()
+    loop.interval_seconds = 3600
+    loop.extra = {"webhooks": {"ghWebhook": {"enabled": True, "port": port, "secret": SECRET}}}
+    poller = loop.running_poll()
+    try:
+        body = json.dumps(_payload(1, 5, "forged")).encode()
+        statuses = [_post(port, body, "sha256=" + "0" * 64) for _ in range(3)]
+        elsewhere = {**_payload(1, 6, "signed"), "repository": {"full_name": "someone/else"}}
+        statuses += [_deliver(port, elsewhere) for _ in range(2)]  # signed, for a repository not watched
+        wait_for(lambda: {"webhook.refused", "webhook.dropped"} <= set(loop.event_names()), what="both said")
+    finally:
+        status = poller.stop()
+
+    assert (status, statuses) == (0, [401, 401, 401, 202, 202])
+    refused = [e for e in loop.events() if e["event"] == "webhook.refused"]
+    assert [(e["reason"], e["status"], e["count"], e["level"]) for e in refused] == [
+        ("bad-signature", 401, 1, "warning")
+    ]
+    dropped = [e for e in loop.events() if e["event"] == "webhook.dropped"]
+    assert [(e["reason"], e["count"]) for e in dropped] == [("unwatched", 1)]

@@ -216,3 +216,22 @@ def mover_on(hosts: Hosts, name: str) -> Mover:
         cluster=world.cluster, leases=world.leases, store=world.store, tmux=world.tmux, events=world.events,
         clock=world.clock, grace_seconds=0, pause=world.clock.sleep,
     )  # fmt: skip
+
+
+def test_issue19_item4_an_item_waiting_for_a_free_slot_is_said_once_shown_and_told_once_it_outlasts_a_cycle() -> None:
+    from app.usecases.slot_wait import waits
+
+    hosts = Hosts()
+    a = hosts.add("host-a", max_sessions=1)
+    first, second = a.item(1), a.item(2)
+
+    hosts.cycle()
+    hosts.cycle()
+    hosts.cycle()
+
+    said = [e["work_item"] for e in a.events.named("cluster.slot_waiting")]
+    told = [body for item, body in hosts.tracker.posted if item == second]
+    assert (hosts.holder(first), hosts.holder(second)) == ("host-a", "")
+    assert said == [str(second)]
+    assert len(told) == 1 and "waiting for a free slot" in told[0]
+    assert [w.item for w in waits(hosts.store.meta())] == [str(second)]

@@ -274,6 +274,20 @@ def test_issue18_an_authorized_login_names_a_person_on_one_host_only() -> None:
 
     world.cycle()
 
-    delivered = {key for key, c in comments.items() if c.id in world.ledger(c.item).resolved}
+    resolved = {key: world.ledger(c.item).resolved.get(c.id) for key, c in comments.items()}
+    delivered = {key for key, r in resolved.items() if r is not None and r.kind is Resolution.DELIVERED}
     assert delivered == {("public", "alice"), ("enterprise", "bob")}
     assert enterprise.target.name in world.tmux.sessions  # bob of the Enterprise host armed his item
+
+
+def test_issue19_item4_a_comment_carrying_the_marker_is_said_once_naming_the_rule_and_its_author() -> None:
+    world = World()
+    world.watched(1)  # the repository's first cycle is history
+    ref = world.item(2)
+    agents = world.comment(ref, f"Fixed on the branch.\n\n{AGENT_MARKER}")  # by the arming read and the stream
+
+    world.cycle()
+    world.cycle()
+
+    ours = [e for e in world.events.named("poll.comment_ours") if e["comment_id"] == agents.id]
+    assert [(e["author"], e["rule"]) for e in ours] == [("alice", "marker")]

@@ -201,6 +201,7 @@ class World:
             leases=self.leases,
             orphans=self.orphans,
             pruner=LedgerPruner(store=self.store, events=self.events),
+            feedback=self.feedback,
         )
 
     def intake(self, limits: InboxLimits | None = None) -> WebhookIntake:

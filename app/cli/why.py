@@ -1,0 +1,66 @@
+"""`why`: what became of one comment, and why — from the ledger and the event log."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from app.cli.context import CliContext, Commands, UsageProblem, command
+from app.cli.events_view import COLUMNS, as_row, line
+from domain.errors import InvalidRef, LoopError
+
+__all__ = ["add_why"]
+
+
+class UnknownComment(LoopError):
+    """Neither the ledger nor the event log knows the comment (exit status 1)."""
+
+
+def add_why(commands: Commands) -> None:
+    parser = command(
+        commands,
+        "why",
+        help_text="what became of one comment, and why (delivered, waiting, skipped, ...)",
+        description="The whole story of one comment, from its item's ledger and the event log: seen by poll\n"
+        "or webhook, queued, each attempt, pasted, confirmed, its reactions — or why it is not a prompt\n"
+        "(an author not in routing.authorizedUsers, history, the agent marker, held by `the-loop pause`\n"
+        "or `stop`, ...). The comment's text is never shown.\n\n"
+        "exit status: 0 told, 1 neither the ledger nor the event log knows the comment, 2 usage error.",
+        handler=run_why,
+    )
+    parser.add_argument(
+        "comment", metavar="COMMENT", help="its id, or its URL (…/issues/N#issuecomment-ID, …/pull/N#discussion_rID)"
+    )
+    parser.add_argument("--json", action="store_true", help="one JSON object (with `config` and `state_root`)")
+
+
+def run_why(args: argparse.Namespace, context: CliContext) -> int:
+    from app.container import read_events  # the reader lives with the adapters
+    from app.usecases.why import comment_story
+    from domain.story import CommentQuery
+
+    try:
+        query = CommentQuery.parse(args.comment)
+        watched = [source.repo for source in context.settings.sources()]
+        host = context.settings.integrations.github.host
+        item = query.item.resolve(watched, host=host) if query.item else None
+    except InvalidRef as error:
+        raise UsageProblem(f"why: {error}") from None
+    container = context.container
+    store = container.store() if container.store_present() else None
+    story = comment_story(store, query.comment_id, item=item, records=read_events(context.settings.event_log_path))
+    if story is None:
+        raise UnknownComment(
+            f"why: comment {query.comment_id} is not in the ledger nor in {context.settings.event_log_path}"
+        )
+    if args.json:
+        print(json.dumps(story.as_json() | context.where_json(), ensure_ascii=True))
+        return 0
+    print(f"comment {story.comment_id} on {story.item or 'an unknown item'}")
+    print(story.verdict)
+    if story.events:
+        print("", line(COLUMNS), *(line(as_row(record)) for record in story.events), sep="\n")
+    else:
+        print("no event names it (the log may have been rotated)", file=sys.stderr)
+    return 0

@@ -1,0 +1,96 @@
+"""Items no host has a free slot for (every host at `cluster.maxSessions`): each wait is said once
+(`cluster.slot_waiting`), kept in the store's meta with its start so `status` and `sessions list`
+show it, and told on the item once the wait outlasts a cycle."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from app.usecases.feedback import Feedback
+from domain.events import Event
+from domain.notice import slot_wait_notice
+from domain.ports import ClockPort, ClusterPort, EventSink, StateStore
+from domain.refs import RepoRef, WorkItemRef
+
+KEY = "slot-wait:"  # + the item: {"since": iso, "noticed": bool}; "" once it has a slot
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    item: str
+    since: datetime
+    noticed: bool = False
+
+    def line(self, now: datetime) -> str:
+        minutes = max(0, int((now - self.since).total_seconds() // 60))
+        return f"  waiting for a free slot: {self.item} since {self.since:%Y-%m-%d %H:%M:%S} ({minutes} min)"
+
+    def as_json(self) -> dict[str, object]:
+        return {"work_item": self.item, "since": self.since.isoformat(), "noticed": self.noticed}
+
+
+def waits(meta: Mapping[str, str]) -> list[Wait]:
+    """Every item waiting for a slot now, oldest first."""
+    found = [_wait(key.removeprefix(KEY), value) for key, value in meta.items() if key.startswith(KEY)]
+    return sorted((w for w in found if w is not None), key=lambda w: (w.since, w.item))
+
+
+def _wait(item: str, value: str) -> Wait | None:
+    if not value:
+        return None
+    try:
+        raw = json.loads(value)
+        return Wait(item, datetime.fromisoformat(raw["since"]), bool(raw.get("noticed")))
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+class SlotWaits:
+    def __init__(
+        self, *, store: StateStore, events: EventSink, clock: ClockPort, cluster: ClusterPort, feedback: Feedback | None
+    ) -> None:
+        self._store = store
+        self._events = events
+        self._clock = clock
+        self._cluster = cluster
+        self._feedback = feedback
+
+    def seen(self, repo: RepoRef, listed: Iterable[WorkItemRef]) -> None:
+        """After placing `repo`'s listed items: those no host holds wait; those that wait no more
+        (placed, or no longer listed) are forgotten."""
+        held = {lease.item for lease in self._cluster.leases() if lease.live}
+        items = list(listed)
+        meta = self._store.meta()
+        for item in items:
+            old = _wait(str(item), meta.get(KEY + str(item), ""))
+            if item in held:
+                if old is not None:
+                    self._store.save_meta(KEY + str(item), "")
+            elif old is None:
+                self._started(item)
+            elif not old.noticed:
+                self._tell(item, old)
+        gone = {w.item for w in waits(meta)} - {str(i) for i in items}
+        for name in gone:
+            if WorkItemRef.parse(name).repo == repo:
+                self._store.save_meta(KEY + name, "")
+
+    def _started(self, item: WorkItemRef) -> None:
+        now = self._clock.now()
+        self._save(Wait(str(item), now))
+        hosts = [f"{h.host} {h.leases}/{h.max_sessions}" for h in self._cluster.hosts()]
+        self._events.emit(Event.CLUSTER_SLOT_WAITING, work_item=str(item), since=now.isoformat(), hosts=hosts)
+
+    def _tell(self, item: WorkItemRef, wait: Wait) -> None:
+        """The wait outlasted a cycle: one notice on the item (tried again next cycle if it failed)."""
+        if self._feedback is None:
+            return
+        if self._feedback.notify(item, slot_wait_notice(item, since=wait.since), notice="slot-wait") is not None:
+            self._save(Wait(wait.item, wait.since, noticed=True))
+
+    def _save(self, wait: Wait) -> None:
+        value = {"since": wait.since.isoformat(), "noticed": wait.noticed}
+        self._store.save_meta(KEY + wait.item, json.dumps(value))

@@ -1,0 +1,73 @@
+"""`the-loop why`: one comment's story, from its item's ledger and the events that name it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from domain.ledger import Ledger, Pending, Resolved
+from domain.ports import StateStore
+from domain.refs import WorkItemRef
+from domain.story import Record, names, verdict
+
+
+@dataclass(frozen=True, slots=True)
+class Story:
+    comment_id: str
+    item: WorkItemRef | None
+    verdict: str
+    events: list[Record]
+    resolved: Resolved | None = None
+    pending: Pending | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        ledger: dict[str, Any] | None = None
+        if self.resolved is not None:
+            r = self.resolved
+            ledger = {"resolution": r.kind.value, "reason": r.reason, "at": r.at.isoformat(), "attempts": r.attempts}
+        elif self.pending is not None:
+            ledger = {"pending": self.pending.state.value, "attempts": self.pending.attempts}
+        return {
+            "comment_id": self.comment_id,
+            "work_item": str(self.item) if self.item else None,
+            "verdict": self.verdict,
+            "ledger": ledger,
+            "events": self.events,
+        }
+
+
+def comment_story(
+    store: StateStore | None, comment_id: str, *, item: WorkItemRef | None, records: Iterable[Record]
+) -> Story | None:
+    """The story of `comment_id` (on `item`, when known); None when neither the ledger nor the
+    event log knows it."""
+    events = [r for r in records if names(r, comment_id)]
+    if item is not None and not any(r.get("work_item") in {None, str(item)} for r in events):
+        events = []  # an id of another item's comment: not this one
+    ledger = _ledger_of(store, comment_id, item) if store is not None else None
+    if ledger is None and not events:
+        return None
+    resolved = ledger.resolved.get(comment_id) if ledger else None
+    pending = ledger.pending_entry(comment_id) if ledger else None
+    if item is None:
+        item = ledger.item if ledger else _item_of(events)
+    return Story(comment_id, item, verdict(resolved, pending, events), events, resolved, pending)
+
+
+def _ledger_of(store: StateStore, comment_id: str, item: WorkItemRef | None) -> Ledger | None:
+    for ref in [item] if item is not None else store.items():
+        ledger = store.ledger(ref)
+        if ledger is not None and (comment_id in ledger.resolved or ledger.pending_entry(comment_id)):
+            return ledger
+    return None
+
+
+def _item_of(events: list[Record]) -> WorkItemRef | None:
+    for record in events:
+        if record.get("work_item"):
+            try:
+                return WorkItemRef.parse(str(record["work_item"]))
+            except ValueError:
+                continue
+    return None
