@@ -129,7 +129,7 @@ class Settings(BaseSettings):
         return HarnessSpec(
             name=name,
             binary=harness.binary.replace(PYTHON_PLACEHOLDER, sys.executable),
-            args=harness.args,
+            args=(*harness.args, *(("--permission-mode", harness.permission_mode) if harness.permission_mode else ())),
             session_id_args=harness.session_id_args,
             resume_args=harness.resume_args if self.routing.tmux.resume_on_respawn else (),
             submit_delay_ms=harness.submit_delay_ms,
