@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from app.usecases.asks import Asks
 from app.usecases.closing import Closer
 from app.usecases.feedback import Feedback
 from app.usecases.watch import HarnessWatch
@@ -36,6 +37,7 @@ class Controls:
         feedback: Feedback,
         harness: Callable[[str], HarnessSpec],
         config: ControlConfig,
+        asks: Asks | None = None,
     ) -> None:
         self._tmux = tmux
         self._store = store
@@ -46,6 +48,7 @@ class Controls:
         self._feedback = feedback
         self._harness = harness
         self._config = config
+        self._asks = asks
 
     def execute(self, ledger: Ledger, record: SessionRecord | None, comment: Comment, control: Control) -> Outcome:
         """Act first, then resolve the comment: a crash in between acts again (every verb but
@@ -55,15 +58,19 @@ class Controls:
             self._feedback.notify(comment.item, unknown_verb_reply(), notice="control-unknown", comment_id=comment.id)
             self._events.emit(Event.CONTROL_UNKNOWN, level=Level.WARNING, work_item=item, comment_id=comment.id)
             return self._resolved(ledger, comment, "unknown"), record
-        ledger, record, done = self._act(control.verb, ledger, record, comment)
+        ledger, record, done = self._act(control, ledger, record, comment)
         if done:
             self._events.emit(Event.CONTROL_EXECUTED, verb=control.verb.value, work_item=item, comment_id=comment.id)
             self._feedback.react(comment, Reaction.CONTROL)
         return self._resolved(ledger, comment, control.verb.value), record
 
     def _act(
-        self, verb: Verb, ledger: Ledger, record: SessionRecord | None, comment: Comment
+        self, control: Control, ledger: Ledger, record: SessionRecord | None, comment: Comment
     ) -> tuple[Ledger, SessionRecord | None, bool]:
+        verb = control.verb
+        if verb in {Verb.ALLOW, Verb.DENY, Verb.ANSWER}:  # issue 20: an answer to what the agent asks
+            answered = self._asks is not None and self._asks.answer(record, comment, control)
+            return ledger, record, answered
         if verb is Verb.PAUSE:
             return replace(ledger, paused=True), record, True
         if verb is Verb.RESUME:

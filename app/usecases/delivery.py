@@ -12,6 +12,7 @@ from app.usecases.feedback import Feedback
 from app.usecases.spawner import Dispatch, Result
 from app.usecases.subjects import Subject
 from app.usecases.watch import HarnessWatch, Verdict
+from domain.asks import blocked_episode
 from domain.errors import TrackerError
 from domain.events import Event, Level
 from domain.ledger import DeliveryState, Ledger, Resolution
@@ -19,7 +20,7 @@ from domain.model import HarnessSpec, Reaction, SessionRecord, SessionStatus, Wo
 from domain.notice import blocked_notice
 from domain.policy import Outcome
 from domain.ports import ClockPort, EventSink, ReceiptPort, StateStore, TrackerPort
-from domain.receipts import ReceiptKind, ReceiptMode, open_dialog
+from domain.receipts import ReceiptKind, ReceiptMode
 from domain.refs import WorkItemRef
 
 if TYPE_CHECKING:
@@ -232,10 +233,10 @@ class Delivery:
         return run.ledger, run.record, True
 
     def _blocked(self, run: _Run) -> Step:
-        """No attempt, no budget: the comment waits, and the item hears once per dialog."""
+        """No attempt, no budget: the comment waits, and the item hears once per episode."""
         assert run.record is not None
-        opened = open_dialog(self._watch.receipts(run.record))
-        dialog = opened.key if opened else ""
+        # issue 20 item 5: once per episode (one turn's dialogs), not once per dialog
+        dialog = blocked_episode(self._watch.receipts(run.record))
         if dialog and run.record.blocked_notice != dialog:
             self._events.emit(Event.SESSION_BLOCKED, level=Level.WARNING, **run.fields())
             self._feedback.notify(run.item.ref, blocked_notice(run.item.ref), notice="blocked")
