@@ -105,3 +105,13 @@ def test_issue20_item2_a_permission_mode_claude_code_does_not_know_is_refused(
 
 def test_issue20_item2_a_harness_without_a_permission_mode_gets_no_flag() -> None:
     assert "--permission-mode" not in spec("codex").argv(SESSION, resume=False)
+
+
+def test_issue20_item2_a_permission_mode_already_in_the_operators_args_is_not_overridden(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A config written before the key gave the mode in `args`: that choice stands."""
+    monkeypatch.setenv("THE_LOOP_ROUTING__HARNESSES__CLAUDE__ARGS", '["--permission-mode", "default"]')
+    argv = Settings().harness_spec("claude").argv(SESSION, resume=False)
+    assert argv.count("--permission-mode") == 1
+    assert argv[argv.index("--permission-mode") + 1] == "default"
