@@ -327,7 +327,9 @@ class Container(containers.DeclarativeContainer):
         watch=watch,
         receipts=receipts,
         feedback=feedback,
-        config=providers.Callable(lambda s: AskConfig(wait_seconds=s.routing.ask_wait_seconds), settings),
+        config=providers.Callable(
+            lambda s: AskConfig(wait_seconds=s.routing.ask_wait_seconds, host=_host(s)), settings
+        ),
     )
     controls = providers.Singleton(
         Controls,
@@ -395,6 +397,7 @@ class Container(containers.DeclarativeContainer):
         heartbeat_key=providers.Callable(lambda s: heartbeat_key(s.host_id, shared=_shared(s)), settings),
         watch=watch,
         tighten=providers.Callable(_tighten, settings),
+        asks=asks.provided.sweep,
     )
     webhook_intake = providers.Singleton(
         WebhookIntake,

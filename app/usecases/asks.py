@@ -40,6 +40,7 @@ _TOO_LATE = "the agent stopped waiting for an answer here; only its session can 
 @dataclass(frozen=True, slots=True)
 class AskConfig:
     wait_seconds: float = 0.0  # how long a request's hook waits for an answer (0: requests are not posted)
+    host: str = ""  # cluster: this host's id; only the sessions it runs are looked at ("": one host)
 
 
 class Asks:
@@ -81,6 +82,23 @@ class Asks:
         except StaleWrite:
             return self._store.session(record.item)
         return record
+
+    def sweep(self) -> None:
+        """Between cycles (the daemon's pause): every running session of this host looked at, so a
+        request reaches the item within a second or so, not at the next cycle."""
+        if not self.enabled:
+            return
+        for record in self._store.sessions():
+            if record.status is SessionStatus.ACTIVE and record.spawn_id and record.host in {"", self._config.host}:
+                try:
+                    self.look(record)
+                except Exception as error:  # one item's fault never stops the others; the cycle says it too
+                    self._events.emit(
+                        Event.POLL_ITEM_FAILED,
+                        level=Level.ERROR,
+                        work_item=str(record.item),
+                        cause=f"{type(error).__name__}: {error}",
+                    )
 
     def answer(self, record: SessionRecord | None, comment: Comment, control: Control) -> bool:
         """Execute one answer comment; True when the agent's hook took it."""
