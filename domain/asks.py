@@ -108,6 +108,47 @@ def blocked_episode(receipts: Iterable[Receipt]) -> str:
     return first
 
 
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """Issue 20 item 5: what a blocked agent waits on, and since when (its receipt's time)."""
+
+    on: str  # "permission", "question" (answerable from the item), or "dialog" (only in the pane)
+    tool: str = ""  # a permission's tool, fit to show
+    since: datetime | None = None
+
+    def seconds(self, now: datetime) -> float | None:
+        return max(0.0, (now - self.since).total_seconds()) if self.since else None
+
+    def describe(self, now: datetime) -> str:
+        seconds = self.seconds(now)
+        took = f" for {duration(seconds)}" if seconds is not None else ""
+        if self.on == AskKind.PERMISSION.value:
+            return f"blocked on permission to use `{self.tool}`{took} (answer on the item: `the-loop allow` / `deny`)"
+        if self.on == AskKind.QUESTION.value:
+            return f"waiting for an answer to its question{took} (answer on the item: `the-loop answer <number>`)"
+        return f"blocked on a dialog in its session{took} (answerable only there)"
+
+
+def waiting_on(receipts: Iterable[Receipt]) -> Waiting | None:
+    receipts = list(receipts)
+    if harness_state(receipts) is not HarnessState.BLOCKED:
+        return None
+    ask = open_ask(receipts)
+    if ask is not None:
+        return Waiting(ask.kind.value, tool_name(ask) if ask.kind is AskKind.PERMISSION else "", ask.at)
+    opened = open_dialog(receipts)
+    return Waiting("dialog", "", opened.at if opened else None)
+
+
+def duration(seconds: float) -> str:
+    whole = int(seconds)
+    if whole < 60:
+        return f"{whole}s"
+    if whole < 3600:
+        return f"{whole // 60}m{whole % 60:02d}s"
+    return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
+
+
 class AnswerVerb(enum.Enum):
     ALLOW = "allow"
     ALLOW_ALWAYS = "allow always"

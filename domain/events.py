@@ -80,7 +80,8 @@ class Event(enum.Enum):
     SESSION_BLOCKED = (
         "session.blocked",
         "The agent waits for an answer to a dialog in its session (a permission prompt); comments wait, no "
-        "attempt is spent, one notice is posted on the item.",
+        "attempt is spent, one notice is posted on the item per episode (one turn's dialogs). `waiting_on`: "
+        "permission, question or dialog; `since`: when it began.",
     )
     SESSION_ASKED = (
         "session.asked",

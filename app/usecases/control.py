@@ -9,6 +9,7 @@ from app.usecases.asks import Asks
 from app.usecases.closing import Closer
 from app.usecases.feedback import Feedback
 from app.usecases.watch import HarnessWatch
+from domain.asks import waiting_on
 from domain.control import Control, Status, Verb, control_of, status_reply, unknown_verb_reply, when
 from domain.events import Event, Level
 from domain.ledger import DeliveryState, Ledger, Resolution, StartRequest
@@ -132,7 +133,8 @@ class Controls:
         state = self._watch.state(record, self._harness(record.harness))
         receipts = self._watch.receipts(record)
         last = f"; last said: {receipts[-1].kind.value} at {when(receipts[-1].at)}" if receipts else ""
-        return f"{state.value}{last}"
+        waiting = waiting_on(receipts)  # issue 20 item 5: what it waits on, and how long
+        return f"{state.value}{last}" + (f"; {waiting.describe(self._clock.now())}" if waiting else "")
 
     def _resolved(self, ledger: Ledger, comment: Comment, reason: str) -> Ledger:
         return ledger.resolve(comment.id, Resolution.CONTROL, at=self._clock.now(), reason=reason)

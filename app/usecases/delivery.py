@@ -12,7 +12,7 @@ from app.usecases.feedback import Feedback
 from app.usecases.spawner import Dispatch, Result
 from app.usecases.subjects import Subject
 from app.usecases.watch import HarnessWatch, Verdict
-from domain.asks import blocked_episode
+from domain.asks import blocked_episode, waiting_on
 from domain.errors import TrackerError
 from domain.events import Event, Level
 from domain.ledger import DeliveryState, Ledger, Resolution
@@ -236,9 +236,17 @@ class Delivery:
         """No attempt, no budget: the comment waits, and the item hears once per episode."""
         assert run.record is not None
         # issue 20 item 5: once per episode (one turn's dialogs), not once per dialog
-        dialog = blocked_episode(self._watch.receipts(run.record))
+        receipts = self._watch.receipts(run.record)
+        dialog = blocked_episode(receipts)
         if dialog and run.record.blocked_notice != dialog:
-            self._events.emit(Event.SESSION_BLOCKED, level=Level.WARNING, **run.fields())
+            waiting = waiting_on(receipts)  # issue 20 item 5: what on, since when
+            self._events.emit(
+                Event.SESSION_BLOCKED,
+                level=Level.WARNING,
+                waiting_on=waiting.on if waiting else None,
+                since=waiting.since.isoformat() if waiting and waiting.since else None,
+                **run.fields(),
+            )
             self._feedback.notify(run.item.ref, blocked_notice(run.item.ref), notice="blocked")
             run.record = replace(run.record, blocked_notice=dialog)
             self._save(run)

@@ -4,6 +4,7 @@ answer comment goes back to its hook, once — over fakes (real Claude: tests/cl
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from domain.model import Reaction
@@ -207,3 +208,41 @@ def test_issue20_item3_an_answer_that_names_no_option_is_refused_and_nothing_is_
 
     assert key not in _receipts(world).given
     assert world.events.named("session.answer_unused")[0]["why"] == "does-not-fit"
+
+
+def test_issue20_item5_the_status_reply_says_what_the_agent_waits_on_and_since_when() -> None:
+    world = World()
+    ref, _ = _asks(world)
+    world.cycle()
+    world.clock.advance(125)
+    world.comment(ref, "the-loop status")
+
+    world.cycle()
+
+    reply = world.tracker.posted[-1][1]
+    assert "blocked on permission to use `Bash`" in reply
+    assert re.search(r"blocked on permission to use `Bash` for [2-9]m\d\ds", reply)
+
+
+def test_issue20_item5_sessions_list_shows_a_question_waiting_for_an_answer_and_since_when() -> None:
+    world = World()
+    _asks(world, tool="AskUserQuestion", tool_input=ASK)
+    world.cycle()
+    world.clock.advance(60)
+
+    (view,) = world.admin().listing()
+
+    assert view.waiting is not None and view.waiting.on == "question"
+    shown = view.as_json()["waiting"]
+    assert shown["on"] == "question" and shown["seconds"] >= 60
+
+
+def test_issue20_item5_the_blocked_event_says_what_it_waits_on() -> None:
+    world = World()
+    ref = world.watched()
+    _receipts(world).plant(world.record(ref).spawn_id, ReceiptKind.BLOCKED, detail="elicitation")  # no hook asked
+    world.comment(ref)
+
+    world.cycle()
+
+    assert world.events.named("session.blocked")[0]["waiting_on"] == "dialog"
