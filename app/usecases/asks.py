@@ -76,7 +76,8 @@ class Asks:
         ask = open_ask(receipts)
         try:
             if record.asked and not record.asked_closed and (ask is None or ask.key != record.asked):
-                record = self._closed(record)
+                # a request of an earlier spawn (a respawn since) was answered by nobody
+                record = self._closed(record, spoke=any(r.key == record.asked for r in receipts))
             if ask is not None and ask.key != record.asked:
                 record = self._post(record, ask, episode=blocked_episode(receipts))
         except StaleWrite:
@@ -158,10 +159,10 @@ class Asks:
             replace(record, asked=ask.key, asked_closed=False, asked_at=ask.at, blocked_notice=episode or ask.key)
         )
 
-    def _closed(self, record: SessionRecord) -> SessionRecord:
+    def _closed(self, record: SessionRecord, *, spoke: bool) -> SessionRecord:
         """The request posted is no longer open: answered from here (nothing more to say), or in the
-        session — said once."""
-        if self._state(record, record.asked) is not AnswerState.TAKEN:
+        session — said once; or its spawn is gone (`spoke` False: nothing to say)."""
+        if spoke and self._state(record, record.asked) is not AnswerState.TAKEN:
             self._receipts.withdraw(record.item, record.spawn_id, record.asked)
             self._events.emit(Event.SESSION_ANSWERED_IN_PANE, work_item=str(record.item))
             stub = Ask(record.asked, "", {}, record.asked_at)

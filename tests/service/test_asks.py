@@ -246,3 +246,17 @@ def test_issue20_item5_the_blocked_event_says_what_it_waits_on() -> None:
     world.cycle()
 
     assert world.events.named("session.blocked")[0]["waiting_on"] == "dialog"
+
+
+def test_issue20_item1_a_request_left_open_by_a_respawn_is_not_said_to_be_answered_in_the_pane() -> None:
+    world = World()
+    ref, _ = _asks(world)
+    world.cycle()
+    world.vanish(ref)  # the session is gone; the next comment spawns a fresh one
+    world.comment(ref, "go on")
+
+    world.cycle()
+    world.cycle()
+
+    assert world.events.named("session.answered_in_pane") == []
+    assert not any("answered in the agent's session" in body for _, body in world.tracker.posted)
