@@ -4,6 +4,7 @@ for an answer beside its receipt, and the poll cycle posts the request and gives
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,10 +12,12 @@ from pathlib import Path
 import pytest
 
 from adapters.receipts.files import FileReceipts
+from app.usecases.daemon import Daemon
 from domain.asks import AnswerState, open_ask
 from domain.model import Reaction
 from domain.receipts import ReceiptKind
 from domain.refs import WorkItemRef
+from domain.webhook import Pushed
 from tests.anthropic_standin.script import Say, UseTool
 from tests.anthropic_standin.server import AnthropicStandIn, Kind
 from tests.claude.fixtures import anthropic, claude, claude_binary, claude_config, claude_rig
@@ -192,4 +195,53 @@ def test_issue20_item3_a_question_is_posted_and_answered_from_a_comment(
     stop = loop.wait_hook(world, ref, "Stop")
     assert stop["last_assistant_message"] == "blue it is"
     assert "Blue" in tool_result_text(fresh)
+    loop.end(world, ref)
+
+
+class _Lock:
+    def acquire(self, info: dict[str, object]) -> None: ...
+    def note(self, info: dict[str, object]) -> None: ...
+    def release(self) -> None: ...
+
+
+def test_issue20_item1_an_allow_pushed_by_a_webhook_runs_the_tool_and_the_comments_turn_ends_with_its_reaction(
+    loop: ClaudeLoop, fresh: AnthropicStandIn
+) -> None:
+    fresh.script(Say("ready"), UseTool(), Say("tool done"))
+    world = loop.world(claude_spec(loop.rig.binary, permissionMode="default"), ask_wait_seconds=120)
+    ref = world.item(74)
+    world.cycle()  # spawns; the spawn prompt's turn just says "ready"
+    loop.wait_hook(world, ref, "Stop")
+    work = world.comment(ref, "make x")
+    world.cycle()  # delivered: its turn asks to run a tool
+    daemon = Daemon(
+        cycle=world.poll,
+        store=world.store,
+        events=world.events,
+        clock=world.clock,
+        lock=_Lock(),
+        interval_seconds=3600,
+        version="1.0.0",
+        asks=world.asks.sweep,
+    )
+    intake = world.intake()
+    intake.notify = daemon.wake
+    runner = threading.Thread(target=daemon.run)
+    runner.start()
+    try:
+        wait_for(lambda: world.events.named("session.asked"), timeout=60, what="the request posted")
+        answer = world.comment(ref, "the-loop allow")
+        intake.accept(Pushed(answer, frozenset({"loop"})))
+        made = Path(world.record(ref).cwd) / "x"
+        wait_for(made.exists, timeout=60, what="the tool run")
+        loop.wait_hook(world, ref, "Stop", where=lambda h: h.get("last_assistant_message") == "tool done")
+    finally:
+        daemon.stop()
+        runner.join(timeout=60)
+    world.poll.stopping = lambda: False  # the stopped daemon's flag: this cycle is ours
+    world.cycle()
+
+    assert (answer.id, Reaction.CONTROL) in world.tracker.reactions
+    assert (work.id, Reaction.TURN_ENDED) in world.tracker.reactions
+    assert len([b for _, b in world.tracker.posted if "permission to use `Bash`" in b]) == 1
     loop.end(world, ref)
