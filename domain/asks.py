@@ -266,15 +266,17 @@ def _questions(ask: Ask) -> str:
     )
 
 
-def answered_reply(item: WorkItemRef, *, why: str) -> str:
+def answered_reply(*, why: str) -> str:
     """To an answer that came too late or second: the-loop's own words only."""
     return f"{_HEADER}That answer was **not used**: {why}.\n"
 
 
-def pane_answered_notice(item: WorkItemRef, ask: Ask) -> str:
+def pane_answered_notice(asked_at: datetime | None) -> str:
+    """The request posted last was answered in the session; named by its time, the-loop's own value."""
+    when = f" (asked at {asked_at:%H:%M:%S} UTC)" if asked_at else ""
     return (
-        f"{_HEADER}The request to use `{tool_name(ask)}` was **answered in the agent's session** "
-        "(someone attached to it); an answer here is no longer needed.\n"
+        f"{_HEADER}The agent's request{when} was **answered in its session** (by someone attached to it, "
+        "or there after the wait here ended); an answer here is no longer needed.\n"
     )
 
 

@@ -165,8 +165,8 @@ class Asks:
         if spoke and self._state(record, record.asked) is not AnswerState.TAKEN:
             self._receipts.withdraw(record.item, record.spawn_id, record.asked)
             self._events.emit(Event.SESSION_ANSWERED_IN_PANE, work_item=str(record.item))
-            stub = Ask(record.asked, "", {}, record.asked_at)
-            self._feedback.notify(record.item, pane_answered_notice(record.item, stub), notice="answered-in-pane")
+            notice = pane_answered_notice(record.asked_at)
+            self._feedback.notify(record.item, notice, notice="answered-in-pane")
         return self._store.save_session(replace(record, asked_closed=True))
 
     def _taken(self, record: SessionRecord, ask: Ask) -> bool:
@@ -193,7 +193,7 @@ class Asks:
             comment_id=comment.id,
             why=why,
         )
-        self._feedback.notify(comment.item, answered_reply(comment.item, why=said), notice="answer-unused")
+        self._feedback.notify(comment.item, answered_reply(why=said), notice="answer-unused")
         self._feedback.react(comment, Reaction.FAILED)
         return False
 

@@ -166,8 +166,8 @@ def test_issue20_item1_a_request_answered_in_the_pane_is_said_once_on_the_item()
     world.cycle()
     world.cycle()
 
-    said = [body for _, body in world.tracker.posted if "answered in the agent's session" in body]
-    assert len(said) == 1
+    said = [body for _, body in world.tracker.posted if "answered in its session" in body]
+    assert len(said) == 1 and "cannot be shown" not in said[0]
     assert len(world.events.named("session.answered_in_pane")) == 1
 
 
@@ -259,4 +259,4 @@ def test_issue20_item1_a_request_left_open_by_a_respawn_is_not_said_to_be_answer
     world.cycle()
 
     assert world.events.named("session.answered_in_pane") == []
-    assert not any("answered in the agent's session" in body for _, body in world.tracker.posted)
+    assert not any("answered in its session" in body for _, body in world.tracker.posted)
