@@ -27,6 +27,7 @@ from adapters.tmux.screen import ShTmuxScreen
 from adapters.watchdog.process import ProcessWatchdog
 from app import version
 from app.config.settings import Settings
+from app.usecases.asks import AskConfig, Asks
 from app.usecases.closing import CloseConfig, Closer
 from app.usecases.control import ControlConfig, Controls
 from app.usecases.daemon import Daemon, heartbeat_key
@@ -247,7 +248,11 @@ class Container(containers.DeclarativeContainer):
         clock=clock,
         config=providers.Callable(_workspace_config, settings),
     )
-    receipts = providers.Singleton(FileReceipts, root=providers.Callable(lambda s: s.state_root / "receipts", settings))
+    receipts = providers.Singleton(
+        FileReceipts,
+        root=providers.Callable(lambda s: s.state_root / "receipts", settings),
+        ask_wait_seconds=providers.Callable(lambda s: s.routing.ask_wait_seconds, settings),
+    )
     trust = providers.Singleton(ClaudeTrust)
     secret = providers.Singleton(receipt_secret, store)
     watch = providers.Singleton(HarnessWatch, tmux=tmux, receipts=receipts, clock=clock)
@@ -319,6 +324,18 @@ class Container(containers.DeclarativeContainer):
         ),
         workspaces=workspaces,
     )
+    asks = providers.Singleton(
+        Asks,
+        store=store,
+        events=events,
+        clock=clock,
+        watch=watch,
+        receipts=receipts,
+        feedback=feedback,
+        config=providers.Callable(
+            lambda s: AskConfig(wait_seconds=s.routing.ask_wait_seconds, host=_host(s)), settings
+        ),
+    )
     controls = providers.Singleton(
         Controls,
         tmux=tmux,
@@ -332,6 +349,7 @@ class Container(containers.DeclarativeContainer):
         config=providers.Callable(
             lambda s: ControlConfig(keep_session_on_close=s.routing.tmux.keep_session_on_close), settings
         ),
+        asks=asks,
     )
     worker = providers.Singleton(
         ItemWorker,
@@ -343,6 +361,7 @@ class Container(containers.DeclarativeContainer):
         controls=controls,
         watch=watch,
         feedback=feedback,
+        asks=asks,
         config=providers.Callable(
             lambda s, secret: WorkerConfig(
                 authorized=s.authorized,
@@ -385,6 +404,7 @@ class Container(containers.DeclarativeContainer):
         heartbeat_key=providers.Callable(lambda s: heartbeat_key(s.host_id, shared=_shared(s)), settings),
         watch=watch,
         tighten=providers.Callable(_tighten, settings),
+        asks=asks.provided.sweep,
     )
     webhook_intake = providers.Singleton(
         WebhookIntake,

@@ -16,7 +16,7 @@ from domain.markdown import indent
 from domain.model import AGENT_MARKER
 from domain.refs import WorkItemRef
 
-_CONTROL_LINE = re.compile(r"/?the-loop[ \t]+(\S+)", re.IGNORECASE)
+_CONTROL_LINE = re.compile(r"/?the-loop[ \t]+(\S+)(?:[ \t]+(.*))?", re.IGNORECASE)
 
 
 class Verb(enum.Enum):
@@ -25,6 +25,13 @@ class Verb(enum.Enum):
     STOP = "stop"  # the session is closed as on an upstream close; later comments are not delivered
     START = "start"  # spawn now (whatever spawnOnUnmatched says), or undo a stop
     STATUS = "status"  # one reply: session, agent, last delivery, comments waiting, paused or not
+    # issue 20: answers to what the agent asks (domain/asks.py); the rest of the line is theirs
+    ALLOW = "allow"  # the tool it asks for runs (`allow always`: and later ones of the session)
+    DENY = "deny"  # it does not; the rest of the comment is the reason the agent is told
+    ANSWER = "answer"  # the option chosen for its question, by number (or by the option's text)
+
+
+_TAKES_TEXT = {Verb.ALLOW, Verb.DENY, Verb.ANSWER}
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +39,7 @@ class Control:
     """A control comment's command; `verb` None: a word the-loop does not know."""
 
     verb: Verb | None
+    text: str = ""  # ALLOW, DENY, ANSWER: what follows the verb (DENY: the whole rest of the comment)
 
 
 def control_of(body: str) -> Control | None:
@@ -39,8 +47,13 @@ def control_of(body: str) -> Control | None:
     match = _CONTROL_LINE.fullmatch(first_text_line(body) or "")
     if match is None:
         return None
-    word = match.group(1).casefold()
-    return Control(next((verb for verb in Verb if verb.value == word), None))
+    word, rest = match.group(1).casefold(), (match.group(2) or "").strip()
+    verb = next((verb for verb in Verb if verb.value == word), None)
+    if verb not in _TAKES_TEXT:
+        return None if rest else Control(verb)  # more on the line: a sentence for the agent
+    if verb is Verb.DENY:  # the lines after the first are the reason too
+        rest = f"{rest}\n{body.split(match.group(0), 1)[-1].strip()}".strip()
+    return Control(verb, rest)
 
 
 def first_text_line(body: str) -> str | None:

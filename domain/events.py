@@ -82,7 +82,28 @@ class Event(enum.Enum):
     SESSION_BLOCKED = (
         "session.blocked",
         "The agent waits for an answer to a dialog in its session (a permission prompt); comments wait, no "
-        "attempt is spent, one notice is posted on the item.",
+        "attempt is spent, one notice is posted on the item per episode (one turn's dialogs). `waiting_on`: "
+        "permission, question or dialog; `since`: when it began.",
+    )
+    SESSION_ASKED = (
+        "session.asked",
+        "Issue 20: the agent asks for a permission (`tool`) or asks a question (`kind`), and its hook waits for an "
+        "answer from the item: one comment posted with the request, fenced, and how to answer it.",
+    )
+    SESSION_ANSWERED = (
+        "session.answered",
+        "An authorized `the-loop allow`/`deny`/`answer` comment answered the agent's request (`answer`); its hook "
+        "took the decision (`comment_id`, `waited_seconds` since the request).",
+    )
+    SESSION_ANSWER_UNUSED = (
+        "session.answer_unused",
+        "An answer comment was not used (`why`: too-late, already-answered, no-request, does-not-fit); the reply "
+        "says why in the-loop's own words.",
+    )
+    SESSION_ANSWERED_IN_PANE = (
+        "session.answered_in_pane",
+        "A request posted on the item was answered in the agent's session (someone attached) or its hook's wait "
+        "ended; the item is told once.",
     )
     SESSION_TURN_FINISHED = (
         "session.turn_finished",

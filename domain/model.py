@@ -247,7 +247,10 @@ class SessionRecord:
     spawned_at: datetime | None = None
     spawned_monotonic: float | None = None  # ClockPort.monotonic() at the spawn: its age survives a clock jump
     closed_by: ClosedBy | None = None
-    blocked_notice: str = ""  # the spawn whose "waiting for an answer" notice was posted
+    blocked_notice: str = ""  # the episode (or dialog) whose "waiting for an answer" notice was posted
+    asked: str = ""  # issue 20: the receipt key of the last request posted on the item for an answer
+    asked_closed: bool = False  # …and it is closed: answered, or said to have been answered in the pane
+    asked_at: datetime | None = None  # when that request was made (its receipt's time)
     closed_notice: str = ""  # the comment whose "closed by the operator" notice was posted in this closing
     host: str = ""  # the host whose tmux ran the latest spawn ("": one host, or before clusters)
     previous_host: str = ""  # an operator moved the item here from this host; cleared once it runs here

@@ -7,6 +7,7 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol
 
+from domain.asks import AnswerState
 from domain.cluster import Departed, Held, HostView, Lease, Listed, Shared
 from domain.events import Event, Level
 from domain.ledger import Ledger
@@ -87,6 +88,8 @@ class ReceiptPort(Protocol):
     a folder of the spawn's own under the state root, written whole (temp file, then rename).
 
     Failure modes: `prepare` raises `OSError` when the folder or the hooks file cannot be written.
+    Issue 20: a request's hook waits beside its receipt for an answer (`give`); `answer_state` says
+    whether it took it.
     `read` and `find` never raise: a missing folder has no receipts, an unreadable or malformed
     file is skipped. `forget` ignores what is already gone.
     """
@@ -102,6 +105,17 @@ class ReceiptPort(Protocol):
 
     def forget(self, item: WorkItemRef, *, keep: Collection[str] = ()) -> None:
         """Remove the item's spawn folders but those named in `keep`."""
+
+    def give(self, item: WorkItemRef, spawn: str, key: str, output: str) -> None:
+        """Hand the hook that wrote receipt `key` (a request it waits on) `output`, its whole answer
+        to the harness, written whole. `OSError` when it cannot be written."""
+
+    def answer_state(self, item: WorkItemRef, spawn: str, key: str) -> AnswerState:
+        """Where the answer to the request `key` stands: none, given, taken by the hook, or the
+        hook's wait over (expired)."""
+
+    def withdraw(self, item: WorkItemRef, spawn: str, key: str) -> bool:
+        """Take back an answer the hook has not taken; False when it was taken meanwhile."""
 
 
 class TrustPort(Protocol):

@@ -54,6 +54,8 @@ class Receipt:
     source: str = ""  # READY: startup, resume, …
     prompt: str = ""  # PROMPT: the text as the agent got it
     detail: str = ""  # TURN_FAILED: the error; BLOCKED, IDLE: the notification
+    tool: str = ""  # BLOCKED by a permission request: the tool it asks for (issue 20)
+    tool_input: str = ""  # …and its input, as JSON text: the agent's, never trusted
 
 
 class HarnessState(enum.Enum):

@@ -9,8 +9,9 @@ import threading
 from collections.abc import Collection
 from pathlib import Path
 
-from adapters.receipts.hooks import SUFFIX, receipt_of, settings
+from adapters.receipts.hooks import DECISION, EXPIRED, SUFFIX, TAKEN, receipt_of, settings
 from adapters.support.private import private_dir
+from domain.asks import AnswerState
 from domain.model import ReceiptChannel
 from domain.ports import ReceiptPort
 from domain.receipts import Receipt, ReceiptMode
@@ -23,8 +24,9 @@ SETTINGS_FILE = "hooks.settings.json"
 class FileReceipts(ReceiptPort):
     """Each file is parsed once per process; a folder is listed on every read (a few entries)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, ask_wait_seconds: float = 0.0) -> None:
         self._root = root
+        self._ask_wait_seconds = ask_wait_seconds  # issue 20: how long a PermissionRequest hook waits
         self._lock = threading.Lock()
         self._parsed: dict[Path, Receipt | None] = {}
 
@@ -36,7 +38,7 @@ class FileReceipts(ReceiptPort):
         private_dir(folder)
         if mode is ReceiptMode.CLAUDE:
             path = folder / SETTINGS_FILE
-            _write_whole(path, json.dumps(settings(folder), indent=2))
+            _write_whole(path, json.dumps(settings(folder, ask_wait_seconds=self._ask_wait_seconds), indent=2))
             return ReceiptChannel(args=("--settings", str(path)))
         if mode is ReceiptMode.FILE:
             return ReceiptChannel(env=((ENV_VARIABLE, str(folder)),))
@@ -73,6 +75,36 @@ class FileReceipts(ReceiptPort):
             with self._lock:
                 self._parsed = {p: r for p, r in self._parsed.items() if p.parent != folder}
 
+    def give(self, item: WorkItemRef, spawn: str, key: str, output: str) -> None:
+        _write_whole(self._beside(item, spawn, key, DECISION), output)
+
+    def answer_state(self, item: WorkItemRef, spawn: str, key: str) -> AnswerState:
+        # taken first: a hook that took the answer never expires
+        for suffix, state in (
+            (TAKEN, AnswerState.TAKEN),
+            (EXPIRED, AnswerState.EXPIRED),
+            (DECISION, AnswerState.GIVEN),
+        ):
+            if self._beside(item, spawn, key, suffix).exists():
+                return state
+        return AnswerState.NONE
+
+    def withdraw(self, item: WorkItemRef, spawn: str, key: str) -> bool:
+        try:
+            self._beside(item, spawn, key, DECISION).unlink()
+        except OSError:
+            return False
+        return True
+
+    def _beside(self, item: WorkItemRef, spawn: str, key: str, suffix: str) -> Path:
+        """A file next to receipt `key`; `key` is a receipt file's own name, never a comment's text."""
+        if "/" in key or key.startswith("."):
+            raise ValueError(f"not a receipt key: {key!r}")
+        folder = self.folder(item, spawn)
+        if not folder.is_dir():
+            folder = self._root / item.slug_by(Naming.LEGACY) / spawn
+        return folder / f"{key}{suffix}"
+
     def _read(self, folder: Path) -> list[Receipt]:
         try:
             names = sorted(entry.name for entry in os.scandir(folder) if entry.name.endswith(SUFFIX))
@@ -102,6 +134,6 @@ def _parse(path: Path, name: str) -> Receipt | None:
 
 
 def _write_whole(path: Path, text: str) -> None:
-    part = path.with_name(path.name + ".part")
+    part = path.with_name(path.name + ".part")  # never named as a receipt: `read` skips it
     part.write_text(text, encoding="utf-8")
     os.replace(part, path)

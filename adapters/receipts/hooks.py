@@ -16,6 +16,11 @@ from typing import Any
 from domain.receipts import Receipt, ReceiptKind
 
 SUFFIX = ".receipt"
+# issue 20: beside a PermissionRequest receipt `<key>.receipt`, the daemon writes `<key>.decision`
+# (the hook's whole output); the hook takes it by renaming it `<key>.taken`, or, its wait over,
+# leaves `<key>.expired` and the dialog to the pane
+DECISION, TAKEN, EXPIRED = ".decision", ".taken", ".expired"
+TICK_SECONDS = 0.2
 EVENTS = (
     "SessionStart",
     "UserPromptSubmit",
@@ -48,15 +53,39 @@ def hook_command(folder: Path) -> str:
     """`date +%s%N` orders the files; `$$` keeps two hooks of one nanosecond apart. It always exits
     0: Claude Code reads a hook's exit status 2 as "block" (the prompt erased, the tool denied), and
     sh exits 2 when it cannot create the file (the folder gone): a receipt lost, never a prompt."""
+    return f"{_record(folder)}; exit 0"
+
+
+def _record(folder: Path) -> str:
     where = shlex.quote(str(folder))
-    return f'umask 077; f={where}/"$(date +%s%N)-$$"; cat > "$f.part" && mv -f "$f.part" "$f{SUFFIX}"; exit 0'
+    return f'umask 077; f={where}/"$(date +%s%N)-$$"; cat > "$f.part" && mv -f "$f.part" "$f{SUFFIX}"'
 
 
-def settings(folder: Path) -> dict[str, Any]:
+def asking_command(folder: Path, wait_seconds: float) -> str:
+    """The PermissionRequest hook: its receipt, then up to `wait_seconds` for the daemon's decision
+    (an answer from the item), printed whole to Claude Code. Nothing printed leaves the dialog to
+    the pane, as without the-loop; Claude Code draws the dialog while the hook waits, so someone
+    attached can still answer it (tests/claude/test_loop_asks.py)."""
+    ticks = max(1, round(wait_seconds / TICK_SECONDS))
+    wait = (
+        f"n=0; while [ $n -lt {ticks} ]; do "
+        f'if mv "$f{DECISION}" "$f{TAKEN}" 2>/dev/null; then cat "$f{TAKEN}"; exit 0; fi; '
+        f"sleep {TICK_SECONDS}; n=$((n+1)); done; "
+        f': > "$f{EXPIRED}"'
+    )
+    return f"{_record(folder)} || exit 0; {wait}; exit 0"
+
+
+def settings(folder: Path, *, ask_wait_seconds: float = 0.0) -> dict[str, Any]:
     """Claude Code settings holding only the-loop's hooks."""
     entry = [{"hooks": [{"type": "command", "command": hook_command(folder)}]}]
     tool_entry = [{"matcher": "*", "hooks": [{"type": "command", "command": hook_command(folder)}]}]
-    return {"hooks": {event: tool_entry if event in _TOOL_EVENTS else entry for event in EVENTS}}
+    hooks = {event: tool_entry if event in _TOOL_EVENTS else entry for event in EVENTS}
+    if ask_wait_seconds > 0:
+        # its own timeout, longer than its wait: Claude Code's default would cut it short
+        asking = {"type": "command", "command": asking_command(folder, ask_wait_seconds)}
+        hooks["PermissionRequest"] = [{"matcher": "*", "hooks": [asking | {"timeout": int(ask_wait_seconds) + 30}]}]
+    return {"hooks": hooks}
 
 
 def receipt_of(key: str, text: str) -> Receipt | None:
@@ -81,6 +110,8 @@ def receipt_of(key: str, text: str) -> Receipt | None:
         source=_text(data, "source"),
         prompt=_text(data, "prompt"),
         detail=_text(data, "error") or _text(data, "message"),
+        tool=_text(data, "tool_name") if event == "PermissionRequest" else "",
+        tool_input=_json(data.get("tool_input")) if event == "PermissionRequest" else "",
     )
 
 
@@ -96,6 +127,10 @@ def _notification(kind: str) -> ReceiptKind | None:
     if kind in _BLOCKING:
         return ReceiptKind.BLOCKED
     return ReceiptKind.IDLE if kind == "idle_prompt" else None
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=False) if isinstance(value, dict) else "{}"
 
 
 def _text(data: dict[str, Any], key: str) -> str:

@@ -164,6 +164,9 @@ def encode_session(record: SessionRecord) -> str:
             "spawned_monotonic": record.spawned_monotonic,
             "closed_by": record.closed_by.value if record.closed_by else None,
             "blocked_notice": record.blocked_notice,
+            "asked": record.asked,
+            "asked_closed": record.asked_closed,
+            "asked_at": _when(record.asked_at),
             "closed_notice": record.closed_notice,
             "host": record.host,
             "previous_host": record.previous_host,
@@ -194,6 +197,9 @@ def decode_session(text: str, *, version: int) -> SessionRecord:
         # operator's close must hold, so an unknown closer counts as the operator
         closed_by=ClosedBy(closed_by) if closed_by else _legacy_closer(data),
         blocked_notice=data.get("blocked_notice", ""),
+        asked=data.get("asked", ""),  # records from before issue 20 posted no request
+        asked_closed=data.get("asked_closed", False),
+        asked_at=_from_when(data.get("asked_at")),
         closed_notice=data.get("closed_notice", ""),
         host=data.get("host", ""),  # records from before clusters ran on the one host there was
         previous_host=data.get("previous_host", ""),

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from app.cli.context import CliContext, Commands, UsageProblem, command, group, work_item
 from app.cli.prune import add_prune, add_vouch
 from app.usecases.sessions_admin import STOPPED, UnknownWorkItem
+from domain.asks import duration
 from domain.model import SessionStatus
 
 if TYPE_CHECKING:
@@ -30,8 +31,8 @@ def add_sessions(commands: Commands) -> None:
         description="Every recorded session. STATE is what tmux says of the harness's own pane now: live, dead\n"
         "(the harness exited), absent (no such pane) or unknown (tmux did not answer). AGENT is what the\n"
         "harness says of itself (its receipts): starting, ready, busy, tool (about to run a tool, for 2 s:\n"
-        "it may ask first), idle, blocked (waiting on a dialog), ended or dead; LAST RECEIPT is the last\n"
-        "thing it said, and when.",
+        "it may ask first), idle, blocked (waiting on a dialog: on what — permission TOOL, question or\n"
+        "dialog — and for how long), ended or dead; LAST RECEIPT is the last thing it said, and when.",
         handler=run_list,
     )
     listing.add_argument(
@@ -175,12 +176,22 @@ def _row(view: SessionView, *, shared: bool = False) -> tuple[str, ...]:
         record.harness_session_id,
         record.target.name,
         view.state.value if view.here else "",  # another host's tmux: not looked at from here
-        view.harness.value if view.here else "",
+        _agent(view) if view.here else "",
         _receipt(view) if view.here else "",
         view.status,
         record.last_event,
     )
     return tuple(cell or "-" for cell in ((view.host, *cells) if shared else cells))
+
+
+def _agent(view: SessionView) -> str:
+    """Its state; blocked, what on and for how long (issue 20 item 5): `blocked: permission Bash 2m05s`."""
+    waiting, now = view.waiting, view.now
+    if waiting is None:
+        return view.harness.value
+    seconds = waiting.seconds(now) if now else None
+    parts = [f"{view.harness.value}:", waiting.on, waiting.tool, duration(seconds) if seconds is not None else ""]
+    return " ".join(part for part in parts if part)
 
 
 def _receipt(view: SessionView) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
@@ -15,6 +16,9 @@ PINNED_CLAUDE_CODE = "2.1.328"
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _DOLLAR_BRACE = re.compile(r"\$\{([^}]*)\}?")
+# the choices of the pinned Claude Code's --permission-mode, and `default` (the same as `manual`),
+# pinned in tests/claude/test_claude_permission_facts.py
+PermissionMode = Literal["default", "manual", "acceptEdits", "auto", "bypassPermissions", "dontAsk", "plan"]
 
 
 class HarnessSettings(BaseModel):
@@ -60,6 +64,12 @@ class HarnessSettings(BaseModel):
         default=False,
         description="Record each spawn folder as trusted in Claude Code's user configuration "
         "(`projects.<dir>.hasTrustDialogAccepted` in `~/.claude.json`) so it does not open on the trust dialog.",
+    )
+    permission_mode: PermissionMode | None = Field(
+        default=None,
+        description="Claude Code's `--permission-mode`: `default` (also `manual`) asks before every risky tool, "
+        "and each ask is answered from the item (`the-loop allow` / `deny`, docs/claude-code.md); `auto`, "
+        "`acceptEdits`, `dontAsk` and `bypassPermissions` ask less or never; `plan` only plans. Unset: no flag.",
     )
     unvouched_args: tuple[str, ...] | None = Field(
         default=None,
@@ -117,6 +127,8 @@ BUILTIN_HARNESSES: Mapping[str, HarnessSettings] = {
             "readySeconds": 60,
             "confirmSeconds": 30,
             "trustWorkdir": True,
+            # chosen on purpose: `default` asks before each risky tool (docs/claude-code.md)
+            "permissionMode": "auto",
             # pinned in tests/claude/test_claude_unvouched_facts.py
             "unvouchedArgs": ["--setting-sources", "user", "--strict-mcp-config"],
         },

@@ -244,6 +244,13 @@ class RoutingSettings(Section):
         default_factory=dict,
         description="Harness definitions by name, merged key by key over the built-ins (see below).",
     )
+    ask_wait_seconds: float = Field(
+        default=600,
+        ge=0,
+        description="Issue 20: how long Claude Code's permission hook waits for an answer from the item (`the-loop "
+        "allow` / `deny` / `answer`, docs/claude-code.md) before it leaves the dialog to the pane; each request is "
+        "posted on the item once. 0: requests are not posted, dialogs are answered in the pane only.",
+    )
     dispatch_timeout_seconds: float = Field(
         default=1800, gt=0, description="Timeout of every tmux call but the state probe."
     )

@@ -130,7 +130,7 @@ class Settings(BaseSettings):
         return HarnessSpec(
             name=name,
             binary=harness.binary.replace(PYTHON_PLACEHOLDER, sys.executable),
-            args=harness.args,
+            args=(*harness.args, *_permission_args(harness)),
             session_id_args=harness.session_id_args,
             resume_args=harness.resume_args if self.routing.tmux.resume_on_respawn else (),
             submit_delay_ms=harness.submit_delay_ms,
@@ -186,3 +186,10 @@ class Settings(BaseSettings):
 
 
 __all__ = ["BUILTIN_HARNESSES", "EMBEDDED_DEFAULTS", "HarnessSettings", "Settings"]
+
+
+def _permission_args(harness: HarnessSettings) -> tuple[str, ...]:
+    """`permissionMode` as Claude Code's flag, unless the operator's `args` state a mode already
+    (a config written before the key): theirs stands."""
+    stated = any(a == "--permission-mode" or a.startswith("--permission-mode=") for a in harness.args)
+    return ("--permission-mode", harness.permission_mode) if harness.permission_mode and not stated else ()

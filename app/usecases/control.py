@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from app.usecases.asks import Asks
 from app.usecases.closing import Closer
 from app.usecases.feedback import Feedback
 from app.usecases.watch import HarnessWatch
+from domain.asks import waiting_on
 from domain.control import Control, Status, Verb, control_of, status_reply, unknown_verb_reply, when
 from domain.events import Event, Level
 from domain.ledger import DeliveryState, Ledger, Resolution, StartRequest
@@ -34,6 +36,7 @@ class Controls:
     feedback: Feedback
     harness: Callable[[str], HarnessSpec]
     config: ControlConfig
+    asks: Asks | None = None
 
     def execute(self, ledger: Ledger, record: SessionRecord | None, comment: Comment, control: Control) -> Outcome:
         """Act first, then resolve the comment: a crash in between acts again (every verb but
@@ -43,15 +46,19 @@ class Controls:
             self.feedback.notify(comment.item, unknown_verb_reply(), notice="control-unknown", comment_id=comment.id)
             self.events.emit(Event.CONTROL_UNKNOWN, level=Level.WARNING, work_item=item, comment_id=comment.id)
             return self._resolved(ledger, comment, "unknown"), record
-        ledger, record, done = self._act(control.verb, ledger, record, comment)
+        ledger, record, done = self._act(control, ledger, record, comment)
         if done:
             self.events.emit(Event.CONTROL_EXECUTED, verb=control.verb.value, work_item=item, comment_id=comment.id)
             self.feedback.react(comment, Reaction.CONTROL)
         return self._resolved(ledger, comment, control.verb.value), record
 
     def _act(
-        self, verb: Verb, ledger: Ledger, record: SessionRecord | None, comment: Comment
+        self, control: Control, ledger: Ledger, record: SessionRecord | None, comment: Comment
     ) -> tuple[Ledger, SessionRecord | None, bool]:
+        verb = control.verb
+        if verb in {Verb.ALLOW, Verb.DENY, Verb.ANSWER}:  # issue 20: an answer to what the agent asks
+            answered = self.asks is not None and self.asks.answer(record, comment, control)
+            return ledger, record, answered
         if verb is Verb.PAUSE:
             return replace(ledger, paused=True), record, True
         if verb is Verb.RESUME:
@@ -113,7 +120,8 @@ class Controls:
         state = self.watch.state(record, self.harness(record.harness))
         receipts = self.watch.receipts(record)
         last = f"; last said: {receipts[-1].kind.value} at {when(receipts[-1].at)}" if receipts else ""
-        return f"{state.value}{last}"
+        waiting = waiting_on(receipts)  # issue 20 item 5: what it waits on, and how long
+        return f"{state.value}{last}" + (f"; {waiting.describe(self.clock.now())}" if waiting else "")
 
     def _resolved(self, ledger: Ledger, comment: Comment, reason: str) -> Ledger:
         return ledger.resolve(comment.id, Resolution.CONTROL, at=self.clock.now(), reason=reason)

@@ -68,6 +68,9 @@ class Daemon:
     tighten: Callable[[], list[tuple[str, str]]] = lambda: []
     # what runs beside the cycles once the lock is held (the webhook receiver); returns its stop
     serve: Callable[[], Callable[[], None]] | None = None
+    # issue 20: what the agents ask, posted while the daemon pauses (Asks.sweep), every scan interval
+    asks: Callable[[], object] | None = None
+    ask_scan_seconds: float = 1.0
 
     def __post_init__(self) -> None:
         self._stop = threading.Event()
@@ -96,8 +99,11 @@ class Daemon:
         deadline = time.monotonic() + seconds  # the wait is on the machine's clock, whatever `clock` is
         while not self._stop.is_set():
             left = deadline - time.monotonic()
-            if left <= 0 or not self._wake.wait(left):
+            if left <= 0:
                 return
+            if not self._wake.wait(min(left, self.ask_scan_seconds) if self.asks else left):
+                self._scan_asks()
+                continue
             self._wake.clear()  # after the wait: a comment kept since is in the inbox already
             if self._stop.is_set() or self.cycle.kept_unlisted():
                 return
@@ -105,6 +111,14 @@ class Daemon:
                 self.cycle.run_kept()
             except Exception:  # the next cycle meets the same fault, and says it
                 return
+
+    def _scan_asks(self) -> None:
+        if self.asks is None or self._stop.is_set():
+            return
+        try:
+            self.asks()
+        except Exception:  # the next cycle meets the same fault, and says it
+            return
 
     def run(self, *, once: bool = False) -> int:
         started = self.clock.now().isoformat()

@@ -12,6 +12,7 @@ from app.usecases.feedback import Feedback
 from app.usecases.spawner import Dispatch, Result
 from app.usecases.subjects import Subject
 from app.usecases.watch import HarnessWatch, Verdict
+from domain.asks import blocked_episode, waiting_on
 from domain.errors import TrackerError
 from domain.events import Event, Level
 from domain.ledger import DeliveryState, Ledger, Resolution
@@ -19,7 +20,7 @@ from domain.model import HarnessSpec, Reaction, SessionRecord, SessionStatus, Wo
 from domain.notice import blocked_notice
 from domain.policy import Outcome
 from domain.ports import ClockPort, EventSink, ReceiptPort, StateStore, TrackerPort
-from domain.receipts import ReceiptKind, ReceiptMode, open_dialog
+from domain.receipts import ReceiptKind, ReceiptMode
 from domain.refs import WorkItemRef
 
 if TYPE_CHECKING:
@@ -219,12 +220,20 @@ class Delivery:
         return run.ledger, run.record, True
 
     def _blocked(self, run: _Run) -> Step:
-        """No attempt, no budget: the comment waits, and the item hears once per dialog."""
+        """No attempt, no budget: the comment waits, and the item hears once per episode."""
         assert run.record is not None
-        opened = open_dialog(self.watch.receipts(run.record))
-        dialog = opened.key if opened else ""
+        # issue 20 item 5: once per episode (one turn's dialogs), not once per dialog
+        receipts = self.watch.receipts(run.record)
+        dialog = blocked_episode(receipts)
         if dialog and run.record.blocked_notice != dialog:
-            self.events.emit(Event.SESSION_BLOCKED, level=Level.WARNING, **run.fields())
+            waiting = waiting_on(receipts)  # issue 20 item 5: what on, since when
+            self.events.emit(
+                Event.SESSION_BLOCKED,
+                level=Level.WARNING,
+                waiting_on=waiting.on if waiting else None,
+                since=waiting.since.isoformat() if waiting and waiting.since else None,
+                **run.fields(),
+            )
             self.feedback.notify(run.item.ref, blocked_notice(run.item.ref), notice="blocked")
             run.record = replace(run.record, blocked_notice=dialog)
             self._save(run)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from app.usecases.asks import Asks
 from app.usecases.control import Controls
 from app.usecases.delivery import Delivery
 from app.usecases.feedback import Feedback
@@ -63,7 +64,9 @@ class ItemWorker:
         watch: HarnessWatch,
         feedback: Feedback,
         config: WorkerConfig,
+        asks: Asks | None = None,
     ) -> None:
+        self._asks = asks
         self._store = store
         self._events = events
         self._clock = clock
@@ -85,6 +88,8 @@ class ItemWorker:
         record = self._reactivated(self._store.session(item.ref))
         ledger = self._taken_over(ledger, record)
         ledger = self._turns(ledger, record)
+        if self._asks is not None:
+            record = self._asks.look(record)  # issue 20: what the agent asks, on the item once
         walk = _Walk(item, listing, summary, ledger, record)
         self._advance(walk)
         for pending in walk.ledger.pending:

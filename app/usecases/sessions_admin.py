@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from app.usecases.closing import Closer
 from app.usecases.meta import armed_floor_key
 from app.usecases.watch import HarnessWatch
+from domain.asks import Waiting, waiting_on
 from domain.errors import LoopError
 from domain.events import Event
 from domain.model import ClosedBy, HarnessSpec, SessionRecord, SessionState, SessionStatus
@@ -66,6 +67,9 @@ class SessionView:
             return self.stopped
         return self.record.status.value == wanted or (wanted == SessionStatus.PAUSED.value and self.paused)
 
+    waiting: Waiting | None = None  # issue 20 item 5: what its blocked agent waits on, since when
+    now: datetime | None = None  # when it was looked at
+
     def as_json(self) -> dict[str, Any]:
         record, receipt = self.record, self.last_receipt
         cluster = {"host": self.host or None, "here": self.here} if self.host or not self.here else {}
@@ -88,6 +92,16 @@ class SessionView:
             "last_event": record.last_event,
             "updated_at": record.updated_at.isoformat() if record.updated_at else None,
             "cwd": record.cwd,
+            "waiting": None if self.waiting is None else self._waiting(self.waiting),
+        }
+
+    def _waiting(self, waiting: Waiting) -> dict[str, Any]:
+        seconds = waiting.seconds(self.now) if self.now else None
+        return {
+            "on": waiting.on,
+            "tool": waiting.tool or None,
+            "since": waiting.since.isoformat() if waiting.since else None,
+            "seconds": round(seconds, 1) if seconds is not None else None,
         }
 
 
@@ -174,10 +188,11 @@ class SessionsAdmin:
 
     def _view(self, record: SessionRecord) -> SessionView:
         probe = self.tmux.probe(record.target, mark=record.spawn_id, pane=record.pane_id)
-        harness = self.harnesses[record.harness]
+        harness = self.harnesses.get(record.harness)
         state = self.watch.state(record, harness, probe) if harness else HarnessState.UNKNOWN
         receipts = self.watch.receipts(record)
-        return SessionView(record, probe.harness, state, receipts[-1] if receipts else None)
+        last = receipts[-1] if receipts else None
+        return SessionView(record, probe.harness, state, last, waiting=waiting_on(receipts), now=self.clock.now())
 
     def attachment(self, item: WorkItemRef, *, read_only: bool) -> Attachment:
         record = self._record(item)

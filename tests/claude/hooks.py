@@ -25,9 +25,11 @@ EVENTS = (
 
 def hook_command(folder: Path) -> str:
     """A tiny sh command writing the hook's stdin (one JSON object) to a new file in `folder`,
-    named by the time it ran: no Python start-up per hook, and never a half-written file."""
+    named by the time it ran: no Python start-up per hook, and never a half-written file. Then it
+    prints `folder/reply` when there is one: what the hook answers Claude (its decision)."""
     where = shlex.quote(str(folder))
-    return f'f={where}/"$(date +%s%N)-$$"; cat > "$f.part" && mv "$f.part" "$f.json"'
+    record = f'f={where}/"$(date +%s%N)-$$"; cat > "$f.part" && mv "$f.part" "$f.json"'
+    return f"{record}; cat {where}/reply 2>/dev/null; exit 0"
 
 
 def write_hook_settings(settings: Path, folder: Path, events: tuple[str, ...] = EVENTS) -> Path:
@@ -64,6 +66,14 @@ class HookLog:
         hooks = [self._read(event, path) for event in EVENTS for path in (self.folder / event).glob("*.json")]
         hooks = [h for h in hooks if h.at_ns >= since_ns and session_id in (None, h.data.get("session_id"))]
         return sorted(hooks, key=lambda h: h.at_ns)
+
+    def reply(self, event: str, answer: dict[str, Any] | None) -> None:
+        """What every later `event` hook prints to Claude (None: nothing, as by default)."""
+        path = self.folder / event / "reply"
+        if answer is None:
+            path.unlink(missing_ok=True)
+        else:
+            path.write_text(json.dumps(answer), encoding="utf-8")
 
     def of(self, event: str, session_id: str | None = None, *, since_ns: int = 0) -> list[Hook]:
         return [h for h in self.all(session_id, since_ns=since_ns) if h.event == event]

@@ -78,7 +78,16 @@ class ClaudeLoop:
         """Outside the rig's trusted root: Claude has never been told to trust any folder in it."""
         return self.base / "work"
 
-    def world(self, spec: HarnessSpec | None = None, *, tmux: ShTmux | None = None, **options: Any) -> World:
+    def world(
+        self,
+        spec: HarnessSpec | None = None,
+        *,
+        tmux: ShTmux | None = None,
+        ask_wait_seconds: float = 0.0,
+        **options: Any,
+    ) -> World:
+        """`ask_wait_seconds` (issue 20): how long its PermissionRequest hook waits for an answer from
+        the item; 0, as before, leaves every dialog to the pane."""
         spec = spec or claude_spec(self.rig.binary)
         return World(
             tmux=tmux or self.rig.adapter(),  # type: ignore[arg-type]
@@ -87,7 +96,8 @@ class ClaudeLoop:
             clock=WallClock(),
             events=TimedEvents(),
             workdir=str(self.workdirs / "{slug}"),
-            receipts=FileReceipts(self.base / "receipts"),
+            receipts=FileReceipts(self.base / "receipts", ask_wait_seconds=ask_wait_seconds),
+            ask_wait_seconds=ask_wait_seconds,
             trust_port=ClaudeTrust(self.rig.home.config_file),
             session_ids=lambda: str(uuid.uuid4()),
             **options,

@@ -8,6 +8,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from domain.asks import AnswerState
 from domain.errors import TrustError
 from domain.model import ReceiptChannel
 from domain.ports import ReceiptPort
@@ -34,6 +35,10 @@ class FakeReceipts(ReceiptPort):
         self.modes: dict[str, ReceiptMode] = {}
         self._due: dict[str, float] = {}  # receipt key -> when it shows, on the clock that never jumps
         self._seq = 0
+        # issue 20: a request's hook — takes an answer given (`hook_takes`), or has stopped waiting
+        self.hook_takes = True
+        self.given: dict[str, str] = {}  # receipt key -> the answer handed to its hook
+        self.expired: set[str] = set()
         tmux.listeners.append(self._heard)
 
     # -- arranging --------------------------------------------------------------------------
@@ -64,6 +69,20 @@ class FakeReceipts(ReceiptPort):
     def forget(self, item: WorkItemRef, *, keep: Collection[str] = ()) -> None:
         for spawn in [s for s, found in self.spawns.items() if found.item == item and s not in keep]:
             del self.spawns[spawn]
+
+    def give(self, item: WorkItemRef, spawn: str, key: str, output: str) -> None:
+        self.given[key] = output
+
+    def answer_state(self, item: WorkItemRef, spawn: str, key: str) -> AnswerState:
+        if key in self.given:
+            return AnswerState.TAKEN if self.hook_takes else AnswerState.GIVEN
+        return AnswerState.EXPIRED if key in self.expired else AnswerState.NONE
+
+    def withdraw(self, item: WorkItemRef, spawn: str, key: str) -> bool:
+        if self.hook_takes or key not in self.given:
+            return False
+        del self.given[key]
+        return True
 
     # -- the harness's side -------------------------------------------------------------------
 

@@ -223,3 +223,31 @@ def test_a_daemon_stopped_mid_confirmation_stops_waiting_and_its_next_run_settle
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
     assert len([p for p in world.session(ref).received if "confirm me after the restart" in p]) == 1
     assert world.events.named("dispatch.confirmed")[-1]["confirmed_by"] == settled_by
+
+
+def test_issue20_item1_a_request_made_between_cycles_is_posted_before_the_next_cycle() -> None:
+    world = World()
+    ref = world.watched()
+    daemon = Daemon(
+        cycle=world.poll,
+        store=world.store,
+        events=world.events,
+        clock=world.clock,
+        lock=FakeLock(),
+        interval_seconds=3600,
+        version="1.0.0",
+        asks=world.asks.sweep,
+        ask_scan_seconds=0.05,
+    )
+    runner = threading.Thread(target=daemon.run)
+    runner.start()
+    wait_until(lambda: world.events.names().count("poll.cycle") >= 2)
+    receipts = world.receipts
+    assert isinstance(receipts, FakeReceipts)
+    receipts.plant(world.record(ref).spawn_id, ReceiptKind.BLOCKED, tool="Bash", tool_input='{"command": "ls"}')
+
+    wait_until(lambda: any("permission to use `Bash`" in body for _, body in world.tracker.posted))
+    daemon.stop()
+    runner.join(timeout=10)
+
+    assert world.events.names().count("poll.cycle") == 2  # no cycle ran for it

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from adapters.sqlite.cluster import SingleHost
+from app.usecases.asks import AskConfig, Asks
 from app.usecases.closing import CloseConfig, Closer
 from app.usecases.control import ControlConfig, Controls
 from app.usecases.delivery import Delivery, DeliveryConfig
@@ -81,6 +82,7 @@ class World:
     cluster: ClusterPort | None = None  # None: a single host, as the embedded default
     timing: LeaseTiming = field(default_factory=LeaseTiming)
     environ: dict[str, str] = field(default_factory=dict)  # the daemon's, read by `env` and `passEnv`
+    ask_wait_seconds: float = 600.0  # issue 20: how long a request's hook waits for an answer from the item
 
     def __post_init__(self) -> None:
         ids = (f"sid-{n}" for n in itertools.count(1))
@@ -128,6 +130,10 @@ class World:
             config=DispatchConfig(host=self.host),
         )  # fmt: skip
         self.feedback = Feedback(tracker_for=lambda _ref: self.tracker, events=self.events)
+        self.asks = Asks(
+            store=self.store, events=self.events, clock=self.clock, watch=self.watch, receipts=self.receipts,
+            feedback=self.feedback, config=AskConfig(wait_seconds=self.ask_wait_seconds),
+        )  # fmt: skip
         self.closer = Closer(
             tmux=self.guarded,
             store=self.store,
@@ -150,6 +156,7 @@ class World:
             feedback=self.feedback,
             harness=self.spawner.harness,
             config=ControlConfig(keep_session_on_close=self.close.keep_session_on_close),
+            asks=self.asks,
         )
 
     def _worker(self) -> ItemWorker:
@@ -174,6 +181,7 @@ class World:
             controls=self._controls(),
             watch=self.watch,
             feedback=self.feedback,
+            asks=self.asks,
             config=WorkerConfig(
                 authorized=self.authorized_logins,
                 version=self.version,

@@ -81,3 +81,37 @@ def test_gemini_waits_longer_than_its_failed_resume_takes_to_exit() -> None:
 def test_gemini_pauses_between_paste_and_enter() -> None:
     # under tmux Gemini does not trust pastes: an Enter close behind one becomes a newline
     assert spec("gemini").submit_delay_ms > 0
+
+
+def test_issue20_item2_the_claude_profile_states_its_permission_mode_on_the_command_line() -> None:
+    argv = spec("claude").argv(SESSION, resume=False)
+    assert argv[argv.index("--permission-mode") + 1] == "auto"
+
+
+def test_issue20_item2_the_operator_chooses_the_permission_mode_that_asks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("THE_LOOP_ROUTING__HARNESSES__CLAUDE__PERMISSIONMODE", "default")
+    argv = Settings().harness_spec("claude").argv(SESSION, resume=True)
+    assert argv[argv.index("--permission-mode") + 1] == "default"
+    assert argv.count("--permission-mode") == 1
+
+
+def test_issue20_item2_a_permission_mode_claude_code_does_not_know_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("THE_LOOP_ROUTING__HARNESSES__CLAUDE__PERMISSIONMODE", "yolo")
+    with pytest.raises(ValueError, match="permissionMode"):
+        Settings().harness_spec("claude")
+
+
+def test_issue20_item2_a_harness_without_a_permission_mode_gets_no_flag() -> None:
+    assert "--permission-mode" not in spec("codex").argv(SESSION, resume=False)
+
+
+def test_issue20_item2_a_permission_mode_already_in_the_operators_args_is_not_overridden(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A config written before the key gave the mode in `args`: that choice stands."""
+    monkeypatch.setenv("THE_LOOP_ROUTING__HARNESSES__CLAUDE__ARGS", '["--permission-mode", "default"]')
+    argv = Settings().harness_spec("claude").argv(SESSION, resume=False)
+    assert argv.count("--permission-mode") == 1
+    assert argv[argv.index("--permission-mode") + 1] == "default"

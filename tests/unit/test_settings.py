@@ -74,8 +74,9 @@ def test_the_event_log_lives_under_the_state_root_unless_set() -> None:
 def test_an_operator_harness_merges_key_by_key_over_the_builtin() -> None:
     s = settings(routing={"harnesses": {"claude": {"args": ["--model", "opus"]}}})
     spec = s.harness_spec("claude")
-    assert spec.argv("S", resume=True) == ("claude", "--model", "opus", "--resume", "S")
-    assert spec.argv("S", resume=False) == ("claude", "--model", "opus", "--session-id", "S")
+    mode = ("--permission-mode", "auto")  # the built-in's own key, kept
+    assert spec.argv("S", resume=True) == ("claude", "--model", "opus", *mode, "--resume", "S")
+    assert spec.argv("S", resume=False) == ("claude", "--model", "opus", *mode, "--session-id", "S")
 
 
 def test_an_operator_entry_merges_key_by_key_over_the_new_builtins() -> None:
@@ -176,7 +177,8 @@ def test_reactions_follow_the_config_and_vanish_when_disabled() -> None:
 
 def test_the_environment_reaches_a_harness_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("THE_LOOP_ROUTING__HARNESSES__CLAUDE__BINARY", "claude-nightly")
-    assert settings().harness_spec("claude").argv("S", resume=True) == ("claude-nightly", "--resume", "S")
+    argv = ("claude-nightly", "--permission-mode", "auto", "--resume", "S")
+    assert settings().harness_spec("claude").argv("S", resume=True) == argv
 
 
 def test_an_unknown_environment_key_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
