@@ -1,5 +1,6 @@
 """Issue 20's figures with the real Claude Code, offline (CI runs 2 rounds so the measurement
-cannot rot; ASKS_MEASURE_RUNS=12 for the figures, which take minutes): a permission request → its comment posted, by the daemon's pause
+cannot rot; ASKS_MEASURE_RUNS=12 for the figures, which take minutes): a permission request →
+its comment posted, by the daemon's pause
 (the scan between cycles); an answer comment → the tool ran, through a webhook's wake and through
 the poll cycle that reads it. The tracker is the in-memory fake: GitHub's own latency is not in
 these figures. Each figure is printed, and written to $ASKS_MEASURE_OUT when set; nothing
