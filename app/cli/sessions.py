@@ -169,7 +169,9 @@ def _row(view: SessionView, *, shared: bool = False) -> tuple[str, ...]:
         view.state.value if view.here else "",  # another host's tmux: not looked at from here
         view.harness.value if view.here else "",
         _receipt(view) if view.here else "",
-        record.status.value + (f" ({record.closed_by.value})" if record.closed_by else ""),
+        record.status.value
+        + (f" ({record.closed_by.value})" if record.closed_by else "")
+        + (f", {view.parked}" if view.parked else ""),
         record.last_event,
     )
     return tuple(cell or "-" for cell in ((view.host, *cells) if shared else cells))

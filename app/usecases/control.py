@@ -13,6 +13,7 @@ from domain.events import Event, Level
 from domain.ledger import DeliveryState, Ledger, Resolution, StartRequest
 from domain.model import ClosedBy, Comment, HarnessSpec, Reaction, SessionRecord, SessionStatus
 from domain.notice import safe_id
+from domain.parking import park_line
 from domain.ports import ClockPort, EventSink, StateStore, TmuxPort
 
 Outcome = tuple[Ledger, SessionRecord | None]
@@ -125,7 +126,8 @@ class Controls:
         state = self._watch.state(record, self._harness(record.harness))
         receipts = self._watch.receipts(record)
         last = f"; last said: {receipts[-1].kind.value} at {when(receipts[-1].at)}" if receipts else ""
-        return f"{state.value}{last}"
+        parked = park_line(record.park, self._clock.now())
+        return f"{state.value}{last}" + (f"; {parked}" if parked else "")
 
     def _resolved(self, ledger: Ledger, comment: Comment, reason: str) -> Ledger:
         return ledger.resolve(comment.id, Resolution.CONTROL, at=self._clock.now(), reason=reason)

@@ -13,6 +13,7 @@ from app.usecases.watch import HarnessWatch
 from domain.errors import LoopError
 from domain.events import Event
 from domain.model import ClosedBy, HarnessSpec, SessionRecord, SessionState, SessionStatus
+from domain.parking import park_line
 from domain.ports import ClockPort, ClusterPort, EventSink, StateStore, TmuxPort
 from domain.receipts import HarnessState, Receipt
 from domain.refs import TmuxTarget, WorkItemRef
@@ -46,6 +47,7 @@ class SessionView:
     last_receipt: Receipt | None = None
     host: str = ""  # several hosts: the one holding the item ("" none, or alone)
     here: bool = True  # its session runs in this host's tmux (else nothing here was looked at)
+    parked: str = ""  # parked on an API failure: until when, and for how long already
 
     def as_json(self) -> dict[str, Any]:
         record, receipt = self.record, self.last_receipt
@@ -64,6 +66,7 @@ class SessionView:
             else {"kind": receipt.kind.value, "at": receipt.at.isoformat() if receipt.at else None},
             "status": record.status.value,
             "closed_by": record.closed_by.value if record.closed_by else None,
+            "parked": self.parked or None,
             "last_event": record.last_event,
             "updated_at": record.updated_at.isoformat() if record.updated_at else None,
             "cwd": record.cwd,
@@ -157,7 +160,8 @@ class SessionsAdmin:
         harness = self._harness(record.harness)
         state = self._watch.state(record, harness, probe) if harness else HarnessState.UNKNOWN
         receipts = self._watch.receipts(record)
-        return SessionView(record, probe.harness, state, receipts[-1] if receipts else None)
+        parked = park_line(record.park, self._clock.now())
+        return SessionView(record, probe.harness, state, receipts[-1] if receipts else None, parked=parked)
 
     def attachment(self, item: WorkItemRef, *, read_only: bool) -> Attachment:
         record = self._record(item)

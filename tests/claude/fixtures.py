@@ -44,10 +44,17 @@ def claude_config() -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
+def claude_extra_env() -> dict[str, str]:
+    """Variables added to Claude's environment; a test module overrides this fixture."""
+    return {}
+
+
+@pytest.fixture(scope="module")
 def claude_rig(
     claude_binary: Path,
     anthropic: AnthropicStandIn,
     claude_config: dict[str, Any],
+    claude_extra_env: dict[str, str],
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[ClaudeRig]:
     """One HOME, one hook log and one private tmux server (started with Claude's environment)
@@ -58,7 +65,7 @@ def claude_rig(
     home = ClaudeHome(base / "home", trusted=(base / "folders" / "trusted",), extra=claude_config)
     tmux = ClaudeTmux(base / "tmux")
     tmux.tmpdir.mkdir()
-    tmux.start(claude_env(home, anthropic.base_url))
+    tmux.start(claude_env(home, anthropic.base_url) | claude_extra_env)
     rig = ClaudeRig(claude_binary, home, tmux, HookLog(base / "hooks"), root=base / "folders")
     try:
         yield rig
