@@ -54,6 +54,7 @@ class Receipt:
     source: str = ""  # READY: startup, resume, …
     prompt: str = ""  # PROMPT: the text as the agent got it
     detail: str = ""  # TURN_FAILED: the error; BLOCKED, IDLE: the notification
+    message: str = ""  # TURN_FAILED: the error's text as the harness showed it (a reset time, maybe)
 
 
 class HarnessState(enum.Enum):

@@ -81,6 +81,7 @@ def receipt_of(key: str, text: str) -> Receipt | None:
         source=_text(data, "source"),
         prompt=_text(data, "prompt"),
         detail=_text(data, "error") or _text(data, "message"),
+        message=_text(data, "last_assistant_message") if kind is ReceiptKind.TURN_FAILED else "",
     )
 
 

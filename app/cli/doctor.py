@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -11,6 +11,7 @@ from typing import Protocol
 
 from app.config.settings import Settings
 from domain.errors import LoopError
+from domain.model import SessionRecord
 from domain.refs import RepoRef
 from domain.workspace import WorkspaceMode, clone_url
 
@@ -130,3 +131,19 @@ def _remote(probe: DoctorProbe, template: str, repo: RepoRef, gh: str) -> str:
     except ValueError as error:
         raise LoopError(str(error)) from None
     return probe.git_remote(url, gh)
+
+
+def parked_checks(records: Iterable[SessionRecord]) -> Iterator[Check]:
+    """An item whose agent the API refused (its credentials) waits for the operator: one line each."""
+    for record in records:
+        parked = record.park
+        if parked is None or parked.resuming or not parked.cause.waits_for_operator:
+            continue
+        yield Check(
+            Mark.FAILED,
+            f"agent credentials ({record.item})",
+            f"the API refused the {record.harness} agent's credentials (authentication_failed) since "
+            f"{parked.since:%Y-%m-%d %H:%M:%S} UTC; the item is parked",
+            f"renew the harness's API key or login (for Claude Code: ANTHROPIC_API_KEY, or `claude /login`), "
+            f"then write `the-loop resume` on {record.item}",
+        )

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from app.cli.context import CliContext, Commands, UsageProblem, command, work_item
-from app.cli.doctor import DoctorProbe, Mark, diagnose
+from app.cli.doctor import DoctorProbe, Mark, diagnose, parked_checks
 from app.cli.events_view import COLUMNS, as_json, as_row, line, parse_since
 from domain.events import Level
 from domain.ports import ClockPort
@@ -100,7 +101,10 @@ def add_doctor(commands: Commands) -> None:
 def run_doctor(args: argparse.Namespace, context: CliContext) -> int:
     probe: DoctorProbe = context.provided("doctor_probe")
     failed = False
-    for check in diagnose(context.settings, origin=context.loaded.origin, probe=probe):
+    checks = diagnose(context.settings, origin=context.loaded.origin, probe=probe)
+    if context.container.store_present():  # never creates a store to look at it
+        checks = itertools.chain(checks, parked_checks(context.provided("store").sessions()))
+    for check in checks:
         print(check.line(), flush=True)
         failed = failed or check.mark is Mark.FAILED
     return 1 if failed else 0

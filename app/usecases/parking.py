@@ -91,7 +91,7 @@ class Parking:
         failed = None if resume_turn(turn) else FailedTurn(turn.comment_id, turn.kind)
         if failed is not None:
             self._feedback.react(Comment(turn.comment_id, item, None, "", now, kind=turn.kind), Reaction.FAILED)
-        decided = park(receipt.detail, receipt.prompt, comment=failed, now=now, previous=record.park)
+        decided = park(receipt.detail, receipt.message, comment=failed, now=now, previous=record.park)
         parked = decided.choice
         if record.park is None or record.park.resuming:
             self._events.emit(

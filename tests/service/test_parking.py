@@ -28,7 +28,7 @@ def _failed_turn(world: World, ref: WorkItemRef, error: str = "rate_limit", mess
     world.cycle()
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
     spawn = world.record(ref).spawn_id
-    _receipts(world).plant(spawn, ReceiptKind.TURN_FAILED, detail=error, prompt=message)
+    _receipts(world).plant(spawn, ReceiptKind.TURN_FAILED, detail=error, message=message)
     world.cycle()
     return comment.id
 

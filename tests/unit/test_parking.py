@@ -83,3 +83,15 @@ def test_issue20_item5_a_park_reads_as_until_when_and_for_how_long() -> None:
         park_line(parked, NOW + timedelta(seconds=150)) == "parked (rate_limit) until 2026-12-01 15:05:00 UTC, for 2m"
     )
     assert park_line(None, NOW) == ""
+
+
+def test_issue20_item4_claude_codes_stop_failure_hook_is_a_turn_failed_receipt_with_its_error_and_text() -> None:
+    from adapters.receipts.hooks import receipt_of
+
+    text = (  # as Claude Code 2.1.328 gave it (tests/claude/test_claude_limit_facts.py)
+        '{"session_id": "b0c3", "prompt_id": "6538", "hook_event_name": "StopFailure", "error": "rate_limit",'
+        ' "last_assistant_message": "API Error: Request rejected (429) \\u00b7 scripted limit"}'
+    )
+    receipt = receipt_of("1796100000000000000-1", text)
+    assert receipt is not None and receipt.kind is ReceiptKind.TURN_FAILED
+    assert (receipt.detail, receipt.message) == ("rate_limit", "API Error: Request rejected (429) · scripted limit")
