@@ -107,7 +107,8 @@ class ItemWorker:
             walk.ledger, walk.record = self._controls.execute(walk.ledger, walk.record, comment, control)
             walk.ledger = self._store.save_ledger(walk.ledger)
             if control.verb is Verb.RESUME:
-                if walk.record is not None and walk.record.park is not None:
+                if self._parking.holds(walk.record):
+                    assert walk.record is not None
                     walk.record = self._parking.release(walk.record)
                     walk.go_on = True
                     self._unpark(walk, by="resume")

@@ -214,3 +214,18 @@ def test_issue20_item5_an_item_no_longer_parked_shows_no_park() -> None:
     (view,) = world.admin().listing()
 
     assert world.record(ref).park is not None and view.parked == ""
+
+
+def test_issue20_item4_the_loop_resume_ends_a_rate_limit_park_before_its_reset() -> None:
+    world = World()
+    ref = world.watched()
+    failed_id = _failed_turn(world, ref)
+    before = len(_pasted(world, ref))
+
+    world.comment(ref, "the-loop resume")
+    world.cycle()
+
+    (resume,) = _pasted(world, ref)[before:]
+    assert f"Failed delivery: {DeliveryId.for_comment(failed_id)}" in resume
+    parked = world.record(ref).park
+    assert parked is not None and parked.resuming
