@@ -9,11 +9,11 @@ import pytest
 
 from tests.anthropic_standin.script import Fail
 from tests.anthropic_standin.server import AnthropicStandIn, Kind
-from tests.claude.fixtures import anthropic, claude, claude_binary, claude_config, claude_extra_env, claude_rig
+from tests.claude.fixtures import anthropic, claude, claude_binary, claude_config, claude_rig
 from tests.claude.rig import ClaudeRig
 from tests.tmux_support import wait_for
 
-__all__ = ["anthropic", "claude", "claude_binary", "claude_config", "claude_extra_env", "claude_rig"]
+__all__ = ["anthropic", "claude", "claude_binary", "claude_config", "claude_rig"]
 
 pytestmark = pytest.mark.claude
 
@@ -26,9 +26,7 @@ RESET_HEADERS = (
 )
 
 
-@pytest.fixture(scope="module", name="claude_extra_env")
-def _bounded_retries() -> dict[str, str]:
-    return {"CLAUDE_CODE_MAX_RETRIES": "1"}
+CLAUDE_EXTRA_ENV = {"CLAUDE_CODE_MAX_RETRIES": "1"}
 
 
 def test_issue20_item4_a_429_that_says_do_not_retry_fails_the_turn_at_once_and_the_hook_gets_no_reset_time(

@@ -18,20 +18,18 @@ from domain.receipts import Receipt, ReceiptKind
 from domain.refs import WorkItemRef
 from tests.anthropic_standin.script import Fail, Say
 from tests.anthropic_standin.server import AnthropicStandIn, Kind
-from tests.claude.fixtures import anthropic, claude_binary, claude_config, claude_extra_env, claude_rig
+from tests.claude.fixtures import anthropic, claude_binary, claude_config, claude_rig
 from tests.claude.loop import ClaudeLoop
 from tests.claude.rig import ClaudeRig
 from tests.service.world import World
 from tests.tmux_support import wait_for
 
-__all__ = ["anthropic", "claude_binary", "claude_config", "claude_extra_env", "claude_rig"]
+__all__ = ["anthropic", "claude_binary", "claude_config", "claude_rig"]
 
 pytestmark = pytest.mark.claude
 
 
-@pytest.fixture(scope="module", name="claude_extra_env")
-def _bounded_retries() -> dict[str, str]:
-    return {"CLAUDE_CODE_MAX_RETRIES": "1"}  # a 529 then fails after 3 requests, not 10
+CLAUDE_EXTRA_ENV = {"CLAUDE_CODE_MAX_RETRIES": "1"}  # a 529 then fails after 3 requests, not 10
 
 
 @pytest.fixture(scope="module")
