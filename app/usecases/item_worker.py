@@ -76,7 +76,12 @@ class ItemWorker:
         self._feedback = feedback
         self._config = config
         self._parking = parking or Parking(
-            store=store, events=events, clock=clock, feedback=feedback, tracker_for=tracker_for
+            store=store,
+            events=events,
+            clock=clock,
+            feedback=feedback,
+            tracker_for=tracker_for,
+            authorized=config.authorized,
         )
         self._intake = Intake(
             tracker_for=tracker_for,

@@ -11,7 +11,7 @@ from app.usecases.feedback import Feedback
 from app.usecases.spawner import Dispatch
 from domain.errors import StaleWrite, TrackerError
 from domain.events import Event, Level
-from domain.ledger import DeliveryState, Ledger, Resolution, StartRequest, Turn
+from domain.ledger import Authorized, DeliveryState, Ledger, Resolution, Screen, StartRequest, Turn, screen
 from domain.model import Comment, CommentKind, Reaction, SessionRecord, WorkItem
 from domain.notice import parked_notice, start_failed_notice
 from domain.parking import FailedTurn, Park, park, resume_prompt
@@ -77,7 +77,9 @@ class Parking:
         clock: ClockPort,
         feedback: Feedback,
         tracker_for: Callable[[WorkItemRef], TrackerPort],
+        authorized: Authorized,
     ) -> None:
+        self._authorized = authorized
         self._store = store
         self._events = events
         self._clock = clock
@@ -161,12 +163,16 @@ class Parking:
         return self._save(replace(record, park=replace(parked, comments=())))
 
     def _fetch(self, item: WorkItemRef, failed: FailedTurn, now: datetime) -> Comment | None:
-        """The comment as it is now; None when deleted. Unreadable now, it is named by its
-        delivery id alone (never lost for a failed look)."""
+        """The comment as it is now; None when deleted. Unreadable now, or edited since by someone
+        not authorized, it is named by its delivery id alone (never lost, never a stranger's text)."""
+        stub = Comment(failed.comment_id, item, None, "", now, kind=failed.kind)
         try:
-            return self._tracker_for(item).comment(item, failed.comment_id, failed.kind)
+            found = self._tracker_for(item).comment(item, failed.comment_id, failed.kind)
         except TrackerError:
-            return Comment(failed.comment_id, item, None, "", now, kind=failed.kind)
+            return stub
+        if found is not None and screen(found, authorized=self._authorized) is not Screen.CANDIDATE:
+            return stub
+        return found
 
     def _save(self, record: SessionRecord) -> SessionRecord:
         try:
