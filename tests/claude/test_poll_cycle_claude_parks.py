@@ -29,7 +29,7 @@ __all__ = ["anthropic", "claude_binary", "claude_config", "claude_rig"]
 pytestmark = pytest.mark.claude
 
 
-CLAUDE_EXTRA_ENV = {"CLAUDE_CODE_MAX_RETRIES": "1"}  # a 529 then fails after 3 requests, not 10
+CLAUDE_EXTRA_ENV = {"CLAUDE_CODE_MAX_RETRIES": "1"}  # a failure ends the turn after one retry
 
 
 @pytest.fixture(scope="module")
