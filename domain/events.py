@@ -105,6 +105,17 @@ class Event(enum.Enum):
         "A request posted on the item was answered in the agent's session (someone attached) or its hook's wait "
         "ended; the item is told once.",
     )
+    SESSION_PARKED = (
+        "session.parked",
+        "The agent's turn failed on the API (`cause`: rate_limit, server_error, authentication_failed, …): "
+        "the comment got the failure reaction and the item is parked `until` the reset (none: until an "
+        "operator resumes it); nothing is pasted and no attempt is spent meanwhile; one notice per episode.",
+    )
+    SESSION_UNPARKED = (
+        "session.unparked",
+        "A parked item's reset came (`by`: reset, or resume for `the-loop resume`): its agent is given one "
+        "prompt with the comments whose turns failed, then the held comments follow.",
+    )
     SESSION_TURN_FINISHED = (
         "session.turn_finished",
         "The agent's turn for a delivered comment ended (`failed` when it ended in an error).",

@@ -7,11 +7,15 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from domain.errors import MissingVariable
 from domain.markdown import prose_lines
 from domain.receipts import ReceiptMode
 from domain.refs import Naming, RepoRef, TmuxTarget, WorkItemRef
+
+if TYPE_CHECKING:
+    from domain.parking import Park
 
 AGENT_MARKER = "<!-- the-loop:agent-comment -->"
 
@@ -255,6 +259,7 @@ class SessionRecord:
     host: str = ""  # the host whose tmux ran the latest spawn ("": one host, or before clusters)
     previous_host: str = ""  # an operator moved the item here from this host; cleared once it runs here
     naming: Naming = Naming.INJECTIVE  # LEGACY: written before slugs were injective; keeps its names
+    park: Park | None = None  # its agent's turn failed on the API: nothing is pasted until the reset
 
     @property
     def slug(self) -> str:

@@ -27,6 +27,23 @@ def blocked_notice(item: WorkItemRef) -> str:
     )
 
 
+def parked_notice(item: WorkItemRef, *, cause: str, until: str | None) -> str:
+    """The item is parked on an API failure: said once per episode, with the-loop's own words only
+    (`cause` is the harness's error kind, `until` a time the-loop formatted)."""
+    if until is None:
+        when = (
+            "until an operator acts: the API refused the agent's credentials. The operator fixes them "
+            f"(`the-loop doctor` says what is wrong) and writes `the-loop resume` here, or runs it for `{item}`"
+        )
+    else:
+        when = f"until **{until}** (the reset); `the-loop resume` here resumes it sooner"
+    return (
+        f"{_HEADER}The agent's turn **failed on the API** (`{cause}`), and this item is **parked** {when}.\n\n"
+        "While parked nothing is pasted and no delivery attempt is spent: new comments are held, not lost. "
+        "At the reset the agent is given the comments whose turns failed again, then the held ones.\n"
+    )
+
+
 def start_failed_notice(item: WorkItemRef, *, attempts: int, reason: str) -> str:
     """The agent could not be started; `reason` is the-loop's own wording, never a comment's text."""
     return (

@@ -56,6 +56,7 @@ class Receipt:
     detail: str = ""  # TURN_FAILED: the error; BLOCKED, IDLE: the notification
     tool: str = ""  # BLOCKED by a permission request: the tool it asks for (issue 20)
     tool_input: str = ""  # …and its input, as JSON text: the agent's, never trusted
+    message: str = ""  # TURN_FAILED: the error's text as the harness showed it (a reset time, maybe)
 
 
 class HarnessState(enum.Enum):

@@ -112,6 +112,7 @@ def receipt_of(key: str, text: str) -> Receipt | None:
         detail=_text(data, "error") or _text(data, "message"),
         tool=_text(data, "tool_name") if event == "PermissionRequest" else "",
         tool_input=_json(data.get("tool_input")) if event == "PermissionRequest" else "",
+        message=_text(data, "last_assistant_message") if kind is ReceiptKind.TURN_FAILED else "",
     )
 
 

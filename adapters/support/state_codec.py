@@ -11,6 +11,7 @@ from typing import Any
 from domain.errors import StateError
 from domain.ledger import DeliveryState, Ledger, Pending, Resolution, Resolved, StartRequest, Turn
 from domain.model import ClosedBy, Comment, CommentKind, ItemKind, SessionRecord, SessionStatus, WorkItem
+from domain.parking import FailedTurn, Park, ParkCause
 from domain.refs import Naming, WorkItemRef
 
 Json = dict[str, Any]
@@ -171,7 +172,38 @@ def encode_session(record: SessionRecord) -> str:
             "host": record.host,
             "previous_host": record.previous_host,
             "naming": record.naming.value,
+            "park": _park_to_json(record.park),
         }
+    )
+
+
+def _park_to_json(park: Park | None) -> Json | None:
+    if park is None:
+        return None
+    return {
+        "cause": park.cause.value,
+        "since": _when(park.since),
+        "until": _when(park.until),
+        "comments": [{"id": c.comment_id, "kind": c.kind.value} for c in park.comments],
+        "wait_seconds": park.wait_seconds,
+        "noticed": park.noticed,
+        "resumed_at": _when(park.resumed_at),
+        "detail": park.detail,
+    }
+
+
+def _park_from_json(data: Json | None) -> Park | None:
+    if not data:
+        return None  # records from before parking have none
+    return Park(
+        cause=ParkCause(data["cause"]),
+        since=_required_when(data["since"]),
+        until=_from_when(data.get("until")),
+        comments=tuple(FailedTurn(c["id"], CommentKind(c["kind"])) for c in data.get("comments", ())),
+        wait_seconds=float(data.get("wait_seconds", 0.0)),
+        noticed=bool(data.get("noticed", False)),
+        resumed_at=_from_when(data.get("resumed_at")),
+        detail=data.get("detail", ""),
     )
 
 
@@ -206,6 +238,7 @@ def decode_session(text: str, *, version: int) -> SessionRecord:
         # a record from before names were injective keeps the names its session, receipts and
         # branch were given then (issue 18, item 9)
         naming=Naming(data.get("naming", Naming.LEGACY.value)),
+        park=_park_from_json(data.get("park")),
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from app.config.harnesses import PINNED_CLAUDE_CODE
 from app.config.settings import Settings
 from domain.errors import LoopError, MissingVariable
-from domain.model import HarnessSpec
+from domain.model import HarnessSpec, SessionRecord
 from domain.receipts import ReceiptMode
 from domain.refs import RepoRef
 from domain.workspace import WorkspaceMode, clone_url
@@ -316,3 +316,19 @@ def _remote(probe: DoctorProbe, template: str, repo: RepoRef, gh: str) -> str:
     except ValueError as error:
         raise LoopError(str(error)) from None
     return probe.git_remote(url, gh)
+
+
+def parked_checks(records: Iterable[SessionRecord]) -> Iterator[Check]:
+    """An item whose agent the API refused (its credentials) waits for the operator: one line each."""
+    for record in records:
+        parked = record.park
+        if parked is None or parked.resuming or not parked.cause.waits_for_operator:
+            continue
+        yield Check(
+            Mark.FAILED,
+            f"agent credentials ({record.item})",
+            f"the API refused the {record.harness} agent's credentials (authentication_failed) since "
+            f"{parked.since:%Y-%m-%d %H:%M:%S} UTC; the item is parked",
+            f"renew the harness's API key or login (for Claude Code: ANTHROPIC_API_KEY, or `claude /login`), "
+            f"then write `the-loop resume` on {record.item}",
+        )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
@@ -101,11 +102,14 @@ def add_doctor(commands: Commands) -> None:
 
 
 def run_doctor(args: argparse.Namespace, context: CliContext) -> int:
-    from app.cli.doctor import DoctorProbe, Mark, diagnose  # the configuration's model: only when run
+    from app.cli.doctor import DoctorProbe, Mark, diagnose, parked_checks  # the settings model: only when run
 
     probe: DoctorProbe = context.provided("doctor_probe")
     failed = False
-    for check in diagnose(context.settings, origin=context.loaded.origin, probe=probe, environ=os.environ):
+    checks = diagnose(context.settings, origin=context.loaded.origin, probe=probe, environ=os.environ)
+    if context.container.store_present():  # never creates a store to look at it
+        checks = itertools.chain(checks, parked_checks(context.provided("store").sessions()))
+    for check in checks:
         print(check.line(), flush=True)
         failed = failed or check.mark is Mark.FAILED
     return 1 if failed else 0

@@ -178,7 +178,7 @@ def _row(view: SessionView, *, shared: bool = False) -> tuple[str, ...]:
         view.state.value if view.here else "",  # another host's tmux: not looked at from here
         _agent(view) if view.here else "",
         _receipt(view) if view.here else "",
-        view.status,
+        view.status + (f", {view.parked}" if view.parked else ""),
         record.last_event,
     )
     return tuple(cell or "-" for cell in ((view.host, *cells) if shared else cells))

@@ -15,6 +15,7 @@ from domain.events import Event, Level
 from domain.ledger import DeliveryState, Ledger, Resolution, StartRequest
 from domain.model import ClosedBy, Comment, HarnessSpec, Reaction, SessionRecord, SessionStatus
 from domain.notice import safe_id
+from domain.parking import park_line
 from domain.ports import ClockPort, EventSink, StateStore, TmuxPort
 
 Outcome = tuple[Ledger, SessionRecord | None]
@@ -121,7 +122,9 @@ class Controls:
         receipts = self.watch.receipts(record)
         last = f"; last said: {receipts[-1].kind.value} at {when(receipts[-1].at)}" if receipts else ""
         waiting = waiting_on(receipts)  # issue 20 item 5: what it waits on, and how long
-        return f"{state.value}{last}" + (f"; {waiting.describe(self.clock.now())}" if waiting else "")
+        now = self.clock.now()
+        said = [waiting.describe(now) if waiting else "", park_line(record.park, now)]
+        return f"{state.value}{last}" + "".join(f"; {part}" for part in said if part)
 
     def _resolved(self, ledger: Ledger, comment: Comment, reason: str) -> Ledger:
         return ledger.resolve(comment.id, Resolution.CONTROL, at=self.clock.now(), reason=reason)

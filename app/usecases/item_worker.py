@@ -12,6 +12,7 @@ from app.usecases.control import Controls
 from app.usecases.delivery import Delivery
 from app.usecases.feedback import Feedback
 from app.usecases.intake import Intake, IntakeConfig, Listing
+from app.usecases.parking import RESUME, Parking, resume_turn
 from app.usecases.subjects import CommentSubject, StartSubject
 from app.usecases.watch import HarnessWatch
 from domain.control import Verb, control_of, triggered
@@ -20,6 +21,7 @@ from domain.events import Event, Level
 from domain.ledger import Authorized, DeliveryState, Ledger, Resolution, StartRequest
 from domain.model import ClosedBy, Comment, DeliveryId, Reaction, SessionRecord, SessionStatus, WorkItem
 from domain.notice import closed_notice
+from domain.parking import failed_turn
 from domain.ports import ClockPort, EventSink, StateStore, TrackerPort
 from domain.receipts import delivery_tag, receipt_line, turn_ended_after
 from domain.refs import WorkItemRef
@@ -65,6 +67,7 @@ class ItemWorker:
         feedback: Feedback,
         config: WorkerConfig,
         asks: Asks | None = None,
+        parking: Parking | None = None,
     ) -> None:
         self._asks = asks
         self._store = store
@@ -75,6 +78,14 @@ class ItemWorker:
         self._watch = watch
         self._feedback = feedback
         self._config = config
+        self._parking = parking or Parking(
+            store=store,
+            events=events,
+            clock=clock,
+            feedback=feedback,
+            tracker_for=tracker_for,
+            authorized=config.authorized,
+        )
         self._intake = Intake(
             tracker_for=tracker_for,
             store=store,
@@ -87,10 +98,12 @@ class ItemWorker:
         ledger = self._intake.ledger(item, listing)
         record = self._reactivated(self._store.session(item.ref))
         ledger = self._taken_over(ledger, record)
-        ledger = self._turns(ledger, record)
+        ledger, record = self._turns(ledger, record)
         if self._asks is not None:
             record = self._asks.look(record)  # issue 20: what the agent asks, on the item once
         walk = _Walk(item, listing, summary, ledger, record)
+        self._unpark(walk, by="reset")
+        walk.go_on = walk.go_on and not self._parking.holds(walk.record)  # parked: comments wait, no attempt
         self._advance(walk)
         for pending in walk.ledger.pending:
             self._one(walk, pending.comment)
@@ -104,6 +117,11 @@ class ItemWorker:
             walk.ledger, walk.record = self._controls.execute(walk.ledger, walk.record, comment, control)
             walk.ledger = self._store.save_ledger(walk.ledger)
             if control.verb is Verb.RESUME:
+                if self._parking.holds(walk.record):
+                    assert walk.record is not None
+                    walk.record = self._parking.release(walk.record)
+                    walk.go_on = True
+                    self._unpark(walk, by="resume")
                 resumed, walk.waiting = walk.waiting, []
                 for waiting in resumed:
                     self._deliver(walk, waiting)
@@ -130,9 +148,23 @@ class ItemWorker:
             summary=walk.summary,
         )
 
+    def _unpark(self, walk: _Walk, *, by: str) -> None:
+        """A parked item's reset came: its agent gets the one resume prompt (its own delivery, with
+        its own attempts), and the comments held meanwhile follow it."""
+        if walk.record is None or not self._parking.due(walk.record):
+            return
+        walk.ledger, subject = self._parking.resume(walk.item, walk.ledger, walk.record, by=by)
+        walk.ledger, walk.record, walk.go_on = self._delivery.attempt(
+            walk.item, walk.ledger, walk.record, subject, armed=True, summary=walk.summary
+        )
+        if walk.record is not None and (walk.ledger.start is None or walk.ledger.start.reason != RESUME):
+            walk.record = self._parking.resumed(walk.record)
+
     def _advance(self, walk: _Walk) -> None:
         """The item's start, when one is wanted and its harness is not running already."""
         ledger, record = walk.ledger, walk.record
+        if ledger.start is not None and ledger.start.reason == RESUME:
+            return  # a resume prompt's attempts: parking's
         if ledger.start is not None and record is not None and self._watch.running(record):
             walk.ledger = self._store.save_ledger(replace(ledger, start=None))  # it runs already
         if walk.ledger.start is None or not walk.go_on:
@@ -218,19 +250,28 @@ class ItemWorker:
         )
         return self._store.save_ledger(ledger)
 
-    def _turns(self, ledger: Ledger, record: SessionRecord | None) -> Ledger:
-        """The agent's turn for a delivered comment ended: say so once (🚀 on the comment)."""
+    def _turns(self, ledger: Ledger, record: SessionRecord | None) -> tuple[Ledger, SessionRecord | None]:
+        """The agent's turn for a delivered comment ended: say so once (🚀 on the comment); a turn
+        that failed on the API parks the item (😕 on the comment, one notice)."""
         if not ledger.turns or record is None:
-            return ledger
+            return ledger, record
         receipts = self._watch.receipts(record)
         ended = ledger
         for turn in ledger.turns:
             if turn.spawn != record.spawn_id:
                 ended = ended.turn_closed(turn.comment_id)  # another spawn has it: its turn is gone
                 continue
-            delivery = str(DeliveryId.for_comment(turn.comment_id))
+            resuming = resume_turn(turn)
+            delivery = turn.comment_id if resuming else str(DeliveryId.for_comment(turn.comment_id))
             line = receipt_line(delivery, delivery_tag(self._config.secret, delivery))
-            if turn_ended_after(receipts, line):
+            failed = failed_turn(receipts, line)
+            if failed is not None:
+                ended = ended.turn_closed(turn.comment_id)
+                record = self._parking.failed(record, turn, failed, ledger.item)
+            elif turn_ended_after(receipts, line) and resuming:
+                ended = ended.turn_closed(turn.comment_id)
+                record = self._parking.done(record)
+            elif turn_ended_after(receipts, line):
                 ended = ended.turn_closed(turn.comment_id)
                 self._events.emit(
                     Event.SESSION_TURN_FINISHED,
@@ -240,7 +281,8 @@ class ItemWorker:
                 )
                 stub = Comment(turn.comment_id, ledger.item, None, "", self._clock.now(), kind=turn.kind)
                 self._feedback.react(stub, Reaction.TURN_ENDED)
-        return ledger if ended == ledger else self._store.save_ledger(ended)
+        record = self._parking.tell(record)
+        return (ledger if ended == ledger else self._store.save_ledger(ended)), record
 
 
 def reactivate(record: SessionRecord | None) -> SessionRecord | None:

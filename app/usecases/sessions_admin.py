@@ -14,6 +14,7 @@ from domain.asks import Waiting, waiting_on
 from domain.errors import LoopError
 from domain.events import Event
 from domain.model import ClosedBy, HarnessSpec, SessionRecord, SessionState, SessionStatus
+from domain.parking import park_line
 from domain.ports import ClockPort, ClusterPort, EventSink, StateStore, TmuxPort
 from domain.receipts import HarnessState, Receipt
 from domain.refs import TmuxTarget, WorkItemRef
@@ -69,6 +70,7 @@ class SessionView:
 
     waiting: Waiting | None = None  # issue 20 item 5: what its blocked agent waits on, since when
     now: datetime | None = None  # when it was looked at
+    parked: str = ""  # parked on an API failure: until when, and for how long already
 
     def as_json(self) -> dict[str, Any]:
         record, receipt = self.record, self.last_receipt
@@ -89,6 +91,7 @@ class SessionView:
             "closed_by": record.closed_by.value if record.closed_by else None,
             "paused": self.paused,
             "stopped": self.stopped,
+            "parked": self.parked or None,
             "last_event": record.last_event,
             "updated_at": record.updated_at.isoformat() if record.updated_at else None,
             "cwd": record.cwd,
@@ -192,7 +195,16 @@ class SessionsAdmin:
         state = self.watch.state(record, harness, probe) if harness else HarnessState.UNKNOWN
         receipts = self.watch.receipts(record)
         last = receipts[-1] if receipts else None
-        return SessionView(record, probe.harness, state, last, waiting=waiting_on(receipts), now=self.clock.now())
+        now = self.clock.now()
+        return SessionView(
+            record,
+            probe.harness,
+            state,
+            last,
+            waiting=waiting_on(receipts),
+            now=now,
+            parked=park_line(record.park, now),
+        )
 
     def attachment(self, item: WorkItemRef, *, read_only: bool) -> Attachment:
         record = self._record(item)

@@ -49,6 +49,7 @@ class Fail:
     kind: str = "api_error"
     message: str = "scripted failure"
     retry: bool = False
+    headers: tuple[tuple[str, str], ...] = ()  # more response headers (retry-after, rate-limit resets)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +72,7 @@ def answer(behaviour: Behaviour, *, number: int, streamed: bool, release: thread
         headers = {"Content-Type": "application/json"}
         if not behaviour.retry:
             headers["x-should-retry"] = "false"
+        headers |= dict(behaviour.headers)
         return Answer(behaviour.status, _json(stream.error(behaviour.kind, behaviour.message)), headers)
     blocks, stop_reason = behaviour.blocks(number)
     message_id = f"msg_standin_{number:04d}"

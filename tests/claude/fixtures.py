@@ -49,16 +49,18 @@ def claude_rig(
     anthropic: AnthropicStandIn,
     claude_config: dict[str, Any],
     tmp_path_factory: pytest.TempPathFactory,
+    request: pytest.FixtureRequest,
 ) -> Iterator[ClaudeRig]:
-    """One HOME, one hook log and one private tmux server (started with Claude's environment)
-    for a module's tests."""
+    """One HOME, one hook log and one private tmux server (started with Claude's environment, and
+    the module's `CLAUDE_EXTRA_ENV` when it has one) for a module's tests."""
+    extra_env: dict[str, str] = getattr(request.module, "CLAUDE_EXTRA_ENV", {})
     require_tmux()
     base = tmp_path_factory.mktemp("claude")
     (base / "folders" / "trusted").mkdir(parents=True)
     home = ClaudeHome(base / "home", trusted=(base / "folders" / "trusted",), extra=claude_config)
     tmux = ClaudeTmux(base / "tmux")
     tmux.tmpdir.mkdir()
-    tmux.start(claude_env(home, anthropic.base_url))
+    tmux.start(claude_env(home, anthropic.base_url) | extra_env)
     rig = ClaudeRig(claude_binary, home, tmux, HookLog(base / "hooks"), root=base / "folders")
     try:
         yield rig

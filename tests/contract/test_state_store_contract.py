@@ -15,6 +15,7 @@ from adapters.sqlite.store import SqliteStateStore
 from domain.errors import StaleWrite
 from domain.ledger import DeliveryState, Ledger, Pending, Resolution, Resolved, StartRequest, Turn
 from domain.model import ClosedBy, Comment, CommentKind, SessionRecord, SessionStatus
+from domain.parking import FailedTurn, Park, ParkCause
 from domain.ports import StateStore
 from domain.refs import Naming, RepoRef, WorkItemRef
 from tests.contract.state_backends import (
@@ -140,6 +141,20 @@ def test_saving_a_ledger_again_replaces_it(store: StateStore) -> None:
 def test_a_saved_session_record_comes_back_equal(store: StateStore) -> None:
     store.save_session(record())
     assert reopened(store).session(ITEM) == record(version=1)
+
+
+def test_issue20_item4_a_parked_session_record_comes_back_equal(store: StateStore) -> None:
+    parked = Park(
+        ParkCause.RATE_LIMIT, T0, T0 + timedelta(minutes=5),
+        (FailedTurn("2", CommentKind.ISSUE_COMMENT), FailedTurn("r7", CommentKind.REVIEW_COMMENT)),
+        wait_seconds=300.0, noticed=True, resumed_at=T0 + timedelta(minutes=6), detail="rate_limit",
+    )  # fmt: skip
+    store.save_session(record(park=parked))
+    store.save_session(record(OTHER, park=replace(parked, until=None, cause=ParkCause.AUTHENTICATION)))
+    assert reopened(store).session(ITEM) == record(park=parked, version=1)
+    assert reopened(store).session(OTHER) == record(
+        OTHER, park=replace(parked, until=None, cause=ParkCause.AUTHENTICATION), version=1
+    )
 
 
 def test_a_session_record_without_times_comes_back_equal(store: StateStore) -> None:

@@ -310,3 +310,27 @@ def test_issue19_item2_a_spawn_workdir_every_item_would_share_is_a_failure() -> 
         "✗ spawnWorkdir: '~/agents' has no {slug}: the agents of all the items would work in one folder — fix: put "
         "{slug} in routing.spawnWorkdir, e.g. ~/the-loop/work/{slug}"
     ]
+
+
+def test_issue20_item4_doctor_says_which_item_waits_for_new_agent_credentials_and_how_to_resume_it() -> None:
+    from datetime import UTC, datetime
+
+    from app.cli.doctor import parked_checks
+    from domain.model import SessionRecord
+    from domain.parking import Park, ParkCause
+    from domain.refs import WorkItemRef
+
+    since = datetime(2026, 12, 1, 15, 0, tzinfo=UTC)
+    item = WorkItemRef.parse("github:acme/widgets#7")
+    refused = SessionRecord(item, "claude", "sid", "/w", park=Park(ParkCause.AUTHENTICATION, since, None))
+    limited = SessionRecord(item, "claude", "sid", "/w", park=Park(ParkCause.RATE_LIMIT, since, since))
+
+    (check,) = parked_checks([refused, limited, SessionRecord(item, "claude", "sid", "/w")])
+
+    assert check.mark is Mark.FAILED
+    assert check.line() == (
+        "✗ agent credentials (github:acme/widgets#7): the API refused the claude agent's credentials "
+        "(authentication_failed) since 2026-12-01 15:00:00 UTC; the item is parked — fix: renew the harness's "
+        "API key or login (for Claude Code: ANTHROPIC_API_KEY, or `claude /login`), then write `the-loop resume` "
+        "on github:acme/widgets#7"
+    )

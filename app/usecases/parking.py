@@ -1,0 +1,181 @@
+"""Parking an item whose agent's turn failed on the API, and resuming it at the reset (or on
+`the-loop resume`): one notice per episode, no paste and no attempt while parked, one resume prompt."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from app.usecases.feedback import Feedback
+from app.usecases.spawner import Dispatch
+from domain.errors import StaleWrite, TrackerError
+from domain.events import Event, Level
+from domain.ledger import Authorized, DeliveryState, Ledger, Resolution, Screen, StartRequest, Turn, screen
+from domain.model import Comment, CommentKind, Reaction, SessionRecord, WorkItem
+from domain.notice import parked_notice, start_failed_notice
+from domain.parking import FailedTurn, Park, park, resume_prompt
+from domain.ports import ClockPort, EventSink, StateStore, TrackerPort
+from domain.prompts import spawn_prompt
+from domain.receipts import Receipt, delivery_tag, receipt_line
+from domain.refs import WorkItemRef
+
+RESUME = "resume"  # the reason of the ledger's start request that carries a resume prompt's attempts
+
+
+def resume_turn(turn: Turn) -> bool:
+    """The turn of a resume prompt (its id is its delivery id), not of a comment."""
+    return turn.comment_id.startswith(f"{RESUME}-")
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeSubject:
+    """The one prompt at a reset; its attempts ride on the ledger's start request (reason `resume`)."""
+
+    item: WorkItem
+    request: StartRequest
+    park: Park
+    failed: tuple[Comment, ...]
+    comment: Comment | None = None
+    key: str = RESUME
+
+    @property
+    def delivery_id(self) -> str:
+        return f"{RESUME}-{self.item.ref.slug}-{int(self.park.since.timestamp())}"
+
+    def job(self, item: WorkItem, secret: str) -> Dispatch:
+        line = receipt_line(self.delivery_id, delivery_tag(secret, self.delivery_id))
+        prompt = resume_prompt(item.ref, self.park, self.failed, receipt=line)
+        return Dispatch(item, prompt, spawn_prompt(item, receipt=line) + "\n" + prompt, self.delivery_id, line)
+
+    def attempts(self, ledger: Ledger) -> int:
+        return ledger.start.attempts if ledger.start else 0
+
+    def spend(self, ledger: Ledger) -> Ledger:
+        start = ledger.start or self.request
+        return replace(ledger, start=replace(start, attempts=start.attempts + 1))
+
+    def mark(self, ledger: Ledger, state: DeliveryState) -> Ledger:
+        return ledger
+
+    def delivered(self, ledger: Ledger, *, at: datetime, reason: str, spawn: str) -> Ledger:
+        return replace(ledger, start=None).turn_open(Turn(self.delivery_id, CommentKind.ISSUE_COMMENT, spawn))
+
+    def settled(self, ledger: Ledger, kind: Resolution, *, at: datetime, version: str, reason: str) -> Ledger:
+        return replace(ledger, start=None)
+
+    def notice(self, *, attempts: int, reason: str) -> str:
+        return start_failed_notice(self.item.ref, attempts=attempts, reason=reason)
+
+
+class Parking:
+    def __init__(
+        self,
+        *,
+        store: StateStore,
+        events: EventSink,
+        clock: ClockPort,
+        feedback: Feedback,
+        tracker_for: Callable[[WorkItemRef], TrackerPort],
+        authorized: Authorized,
+    ) -> None:
+        self._authorized = authorized
+        self._store = store
+        self._events = events
+        self._clock = clock
+        self._feedback = feedback
+        self._tracker_for = tracker_for
+
+    def failed(self, record: SessionRecord, turn: Turn, receipt: Receipt, item: WorkItemRef) -> SessionRecord:
+        """A turn ended in an API failure: 😕 on its comment, the item parked (or the episode it is
+        in grown), and the episode's one notice."""
+        now = self._clock.now()
+        failed = None if resume_turn(turn) else FailedTurn(turn.comment_id, turn.kind)
+        if failed is not None:
+            self._feedback.react(Comment(turn.comment_id, item, None, "", now, kind=turn.kind), Reaction.FAILED)
+        decided = park(receipt.detail, receipt.message, comment=failed, now=now, previous=record.park)
+        parked = decided.choice
+        if record.park is None or record.park.resuming:
+            self._events.emit(
+                Event.SESSION_PARKED,
+                level=Level.WARNING,
+                work_item=str(item),
+                cause=parked.cause.value,
+                until=parked.until.isoformat() if parked.until else None,
+                reason=decided.reason,
+                comment_id=turn.comment_id,
+            )
+        return self._save(replace(record, park=parked))
+
+    def tell(self, record: SessionRecord) -> SessionRecord:
+        """The episode's notice, once (a failed post is tried again next cycle)."""
+        parked = record.park
+        if parked is None or parked.noticed or parked.resuming:
+            return record
+        until = f"{parked.until:%Y-%m-%d %H:%M:%S} UTC" if parked.until else None
+        body = parked_notice(record.item, cause=parked.cause.value, until=until)
+        if self._feedback.notify(record.item, body, notice="parked", cause=parked.cause.value) is None:
+            return record
+        return self._save(replace(record, park=replace(parked, noticed=True)))
+
+    def holds(self, record: SessionRecord | None) -> bool:
+        """Parked, and its reset has not come: nothing is pasted."""
+        parked = record.park if record is not None else None
+        return parked is not None and not parked.resuming and not parked.due(self._clock.now())
+
+    def due(self, record: SessionRecord | None) -> bool:
+        parked = record.park if record is not None else None
+        return parked is not None and parked.due(self._clock.now())
+
+    def release(self, record: SessionRecord) -> SessionRecord:
+        """`the-loop resume` on a parked item: its reset is now."""
+        parked = record.park
+        if parked is None or parked.resuming:
+            return record
+        return self._save(replace(record, park=replace(parked, until=self._clock.now())))
+
+    def resume(self, item: WorkItem, ledger: Ledger, record: SessionRecord, *, by: str) -> tuple[Ledger, ResumeSubject]:
+        """The reset came: the park is marked resumed (kept, so a failure right after doubles the
+        wait) and the resume prompt's subject made, with the failed comments as they are now."""
+        parked = record.park
+        assert parked is not None
+        now = self._clock.now()
+        comments = tuple(c for c in (self._fetch(item.ref, f, now) for f in parked.comments) if c is not None)
+        request = ledger.start if ledger.start and ledger.start.reason == RESUME else StartRequest(RESUME, now)
+        ledger = self._store.save_ledger(replace(ledger, start=request))
+        self._events.emit(
+            Event.SESSION_UNPARKED, work_item=str(item.ref), by=by, comments=[f.comment_id for f in parked.comments]
+        )
+        return ledger, ResumeSubject(item, request, parked, comments)
+
+    def resumed(self, record: SessionRecord) -> SessionRecord:
+        parked = record.park
+        if parked is None or parked.resuming:
+            return record
+        return self._save(replace(record, park=replace(parked, resumed_at=self._clock.now())))
+
+    def done(self, record: SessionRecord) -> SessionRecord:
+        """The resume prompt's turn ended well: its comments were acted on (the park stays, resumed,
+        so a failure right after still doubles the wait)."""
+        parked = record.park
+        if parked is None or not parked.resuming or not parked.comments:
+            return record
+        return self._save(replace(record, park=replace(parked, comments=())))
+
+    def _fetch(self, item: WorkItemRef, failed: FailedTurn, now: datetime) -> Comment | None:
+        """The comment as it is now; None when deleted. Unreadable now, or edited since by someone
+        not authorized, it is named by its delivery id alone (never lost, never a stranger's text)."""
+        stub = Comment(failed.comment_id, item, None, "", now, kind=failed.kind)
+        try:
+            found = self._tracker_for(item).comment(item, failed.comment_id, failed.kind)
+        except TrackerError:
+            return stub
+        if found is not None and screen(found, authorized=self._authorized) is not Screen.CANDIDATE:
+            return stub
+        return found
+
+    def _save(self, record: SessionRecord) -> SessionRecord:
+        try:
+            return self._store.save_session(record)
+        except StaleWrite:  # changed meanwhile (closed, reset): what is stored decides
+            return self._store.session(record.item) or record
