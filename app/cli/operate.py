@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from app.cli.context import CliContext, Commands, command
+from app.cli.read_views import status_output
 from app.cli.sessions import add_sessions
 from app.config.files import ConfigError
 from app.usecases.poller_status import Exit, describe, poller_status
@@ -111,10 +112,9 @@ def run_status(args: argparse.Namespace, context: CliContext) -> int:
         interval_seconds=settings.polling.interval_seconds,
         monotonic=container.clock().monotonic(),
     )
-    shown = status.as_json() | context.where_json()
-    if view.shared:  # a host alone shows what it always did
-        shown |= {"cluster": view.as_json(), "store": {"reachable": True}}
-    print(json.dumps(shown) if args.json else "\n".join([*describe(status), *(view.lines() if view.shared else [])]))
+    shared = view.shared  # a host alone shows what it always did
+    cluster, lines = (view.as_json(), tuple(view.lines())) if shared else (None, ())
+    print(status_output(status, context.where_json(), json_out=args.json, cluster=cluster, cluster_lines=lines))
     return int(status.exit)
 
 
