@@ -3,7 +3,7 @@ need of the configuration, saved by every full load so they can start without py
 
 Imports the standard library only. The snapshot is used only when its key matches exactly: the
 configuration file's absolute path and the sha256 of its bytes, every `THE_LOOP_*` variable, and the
-code (the version and the size and time of each module of `app/config`). Anything else, and the
+code (the version and the size and time of each module of `app/config` and `domain`). Anything else, and the
 command loads the configuration in full, which refuses a bad one as always and writes a new snapshot.
 
 A configuration may hold secrets, so the snapshot keeps only the fields below (never a DSN, the
@@ -18,7 +18,6 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +31,7 @@ if TYPE_CHECKING:
 
 FORMAT = 1
 _CONFIG_CODE = Path(__file__).resolve().parent
+_DOMAIN_CODE = _CONFIG_CODE.parents[1] / "domain"  # the validators use the domain's refs and names
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +75,8 @@ def key(path: Path | None, environ: Mapping[str, str]) -> str | None:
             digest.update(path.read_bytes())
         except OSError:
             return None
-    code = sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in _CONFIG_CODE.glob("*.py"))
+    modules = [*_CONFIG_CODE.glob("*.py"), *_DOMAIN_CODE.glob("*.py")]
+    code = sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in modules)
     env = sorted((name, value) for name, value in environ.items() if name.upper().startswith("THE_LOOP_"))
     source = {"format": FORMAT, "version": __version__, "code": code, "env": env, "path": _name(path)}
     digest.update(json.dumps(source, sort_keys=True).encode())
@@ -134,6 +135,8 @@ def write(loaded: Loaded, environ: Mapping[str, str]) -> None:
         os.chmod(target.parent.parent, 0o700)
         os.chmod(target.parent, 0o700)
         text = json.dumps({"key": wanted, "settings": fields}, sort_keys=True)
+        import tempfile  # only a full load writes: the lean start does without it
+
         handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".snapshot-")  # created 0600
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as out:
