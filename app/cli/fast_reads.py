@@ -7,7 +7,8 @@ printing a byte, and `app.cli.main` runs the full path, which also refreshes the
 - no snapshot for exactly this configuration, environment and code, or `state.backend: postgres`;
 - `--help`, an abbreviated, repeated or unknown option, `--config=` forms, any usage error;
 - `events --since/--work-item/--follow`, `sessions list --status`;
-- `sessions list` when the store records any session (showing one asks tmux: the full path does);
+- `sessions list` when the store holds any work item (a session, ledger or inbox entry: showing a
+  session asks tmux, and what the listing shows of an item is the full path's to say);
 - a state store this version would migrate or refuse, or any SQLite error.
 What they print is made by the same functions as the full path's (`app.cli.read_views`,
 `app.cli.events_view`, `app.usecases.poller_status`), so the two cannot drift apart.
@@ -29,6 +30,11 @@ from app.cli.read_views import no_sessions_line, where_json, where_line
 from app.config import snapshot
 
 STATE_FILE = "state.sqlite3"  # adapters.sqlite.store.FILE_NAME (a test keeps them equal)
+# `sessions list` is answered here only from a store holding no work item at all: no session, ledger or
+# inbox entry (what the full listing may show of an item, today or later, is never guessed here)
+_ANY_WORK_ITEM = (
+    "SELECT (SELECT COUNT(*) FROM sessions) + (SELECT COUNT(*) FROM ledgers) + (SELECT COUNT(*) FROM inbox)"
+)
 HEARTBEAT = "heartbeat"  # app.usecases.daemon.heartbeat_key on one host (a test keeps them equal)
 _OPTIONS: dict[str, dict[str, bool]] = {  # option -> takes a value
     "status": {"--json": False},
@@ -146,13 +152,13 @@ def _sessions_list(found: snapshot.Snapshot, options: Mapping[str, object]) -> i
     db = _store(state_root)
     if db is not None:
         try:
-            recorded = db.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]
+            recorded = db.execute(_ANY_WORK_ITEM).fetchone()[0]
         except sqlite3.Error:
             raise _Fallback from None
         finally:
             db.close()
         if recorded:
-            raise _Fallback  # each session's live state is asked of tmux: the full path
+            raise _Fallback  # a session's live state is asked of tmux; any other item: the full path shows it
     _where(found, options)
     if not options.get("--json"):
         print(no_sessions_line(None, state_root.absolute()), file=sys.stderr)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,6 +16,8 @@ import pytest
 from adapters.eventlog.writer import JsonlEventLog
 from adapters.sqlite.store import FILE_NAME, SqliteStateStore
 from app.cli import fast_reads
+from app.config import snapshot
+from app.config.loader import load
 from app.usecases.daemon import heartbeat_key
 from domain.events import Event
 from tests.e2e.cli import run_cli
@@ -106,3 +109,18 @@ def test_issue19_item9_the_lean_path_declines_what_it_does_not_answer() -> None:
 def test_issue19_item9_the_lean_path_knows_the_store_s_file_and_heartbeat_names() -> None:
     assert fast_reads.STATE_FILE == FILE_NAME
     assert heartbeat_key("any-host", shared=False) == fast_reads.HEARTBEAT
+
+
+@pytest.mark.parametrize("table", ["sessions", "ledgers"])
+def test_issue19_item9_sessions_list_of_a_store_holding_any_work_item_takes_the_full_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], table: str
+) -> None:
+    monkeypatch.chdir(_folder(tmp_path / "work", store=True))
+    env = {"HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache"), "XDG_CONFIG_HOME": str(tmp_path)}
+    snapshot.write(load(None), env)
+    assert fast_reads.run_fast(["sessions", "list"], env) == 0  # no work item: answered here
+    assert "no sessions recorded in" in capsys.readouterr().err
+    with sqlite3.connect(Path("state") / FILE_NAME) as db:
+        db.execute(f"INSERT INTO {table} (item, data) VALUES ('github:acme/widgets#1', '{{}}')")
+    assert fast_reads.run_fast(["sessions", "list"], env) is None
+    assert capsys.readouterr() == ("", "")  # declined before printing a byte
