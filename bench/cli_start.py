@@ -5,8 +5,11 @@ most 4x).
 Run: .venv/bin/python -m bench.cli_start [--rounds N]. Every round runs the bare start and each
 command once, in turn, as fresh processes in a folder holding a small configuration
 (`./.the-loop/cli-config.yaml`: one repository, a SQLite state with 200 events and no session), so a
-busy machine slows them alike. Prints the median wall time and the median CPU time (user + system,
-steadier than the wall clock on a shared machine) of each, and each command's ratios to the bare start.
+busy machine slows them alike. An unmeasured first run of each saves the settings snapshot the
+commands start from (app.config.snapshot, as on an operator's machine after any command); the last
+line is `status` where no snapshot can be saved: the full configuration load, for comparison.
+Prints the median wall time and the median CPU time (user + system, steadier than the wall clock on
+a shared machine) of each, and each command's ratios to the bare start.
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ COMMANDS = (
     ("sessions list", ("-m", "app", "sessions", "list")),
     ("events", ("-m", "app", "events")),
 )
+# the same command where no settings snapshot can be saved: the full configuration load each time
+FULL_LOAD = ("status, full load (no snapshot)", ("-m", "app", "status"))
 
 
 def prepare(folder: Path) -> None:
@@ -67,7 +72,13 @@ def environment(folder: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith("THE_LOOP_")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
     env["XDG_CONFIG_HOME"] = str(folder / "no-user-config")
+    env["XDG_CACHE_HOME"] = str(folder / "cache")  # the settings snapshot: the unmeasured first run saves it
     return env
+
+
+def no_snapshot(env: dict[str, str]) -> dict[str, str]:
+    """A cache that cannot be created (a file stands in its way): every run loads the configuration in full."""
+    return {**env, "XDG_CACHE_HOME": os.devnull}
 
 
 def run_once(argv: tuple[str, ...], folder: Path, env: dict[str, str]) -> tuple[float, float]:
@@ -85,12 +96,13 @@ def run_once(argv: tuple[str, ...], folder: Path, env: dict[str, str]) -> tuple[
 
 def measure(rounds: int, folder: Path) -> dict[str, list[tuple[float, float]]]:
     env = environment(folder)
-    runs: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in (BARE, *COMMANDS)}
-    for _name, argv in (BARE, *COMMANDS):  # warm the file cache and __pycache__ once, unmeasured
-        run_once(argv, folder, env)
+    envs = {name: env for name, _ in (BARE, *COMMANDS)} | {FULL_LOAD[0]: no_snapshot(env)}
+    runs: dict[str, list[tuple[float, float]]] = {name: [] for name in envs}
+    for name, argv in (BARE, *COMMANDS, FULL_LOAD):  # warm the file cache, __pycache__ and snapshot, unmeasured
+        run_once(argv, folder, envs[name])
     for _ in range(rounds):
-        for name, argv in (BARE, *COMMANDS):
-            runs[name].append(run_once(argv, folder, env))
+        for name, argv in (BARE, *COMMANDS, FULL_LOAD):
+            runs[name].append(run_once(argv, folder, envs[name]))
     return runs
 
 
@@ -100,7 +112,7 @@ def report(runs: dict[str, list[tuple[float, float]]]) -> list[str]:
 
     bare_wall, bare_cpu = medians(BARE[0])
     lines = [f"{BARE[0]:<28} wall {bare_wall:7.1f} ms   cpu {bare_cpu:7.1f} ms"]
-    for name, _ in COMMANDS:
+    for name, _ in (*COMMANDS, FULL_LOAD):
         wall, cpu = medians(name)
         lines.append(
             f"{name:<28} wall {wall:7.1f} ms   cpu {cpu:7.1f} ms   "

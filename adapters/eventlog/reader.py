@@ -9,10 +9,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain.events import Level
-from domain.refs import WorkItemRef
+
+if TYPE_CHECKING:  # annotations only: `events` starts without the refs' patterns (issue 19 item 9)
+    from domain.refs import WorkItemRef
 
 Record = dict[str, Any]
 _RANK = {level.value: rank for rank, level in enumerate(Level)}

@@ -12,6 +12,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 
+from app.cli.read_views import where_json, where_line
 from domain.errors import InvalidRef, LoopError
 from domain.refs import ItemSpec
 
@@ -50,9 +51,14 @@ class CliContext:
 
     @cached_property
     def loaded(self) -> Loaded:
+        import os
+
+        from app.config import snapshot
         from app.config.loader import load
 
-        return load(self._config_flag)
+        loaded = load(self._config_flag)
+        snapshot.write(loaded, os.environ)  # what `status`, `sessions list` and `events` start from next time
+        return loaded
 
     @property
     def settings(self) -> Settings:
@@ -69,12 +75,11 @@ class CliContext:
 
     def where_line(self) -> str:
         """What a command on a terminal says first: the file it read and the state it works on."""
-        config = str(self.config_path) if self.config_path else "none, the built-in demo configuration"
-        return f"config: {config} · state: {self.state_root}"
+        return where_line(self.config_path, self.state_root)
 
     def where_json(self) -> dict[str, str | None]:
         """The same as fields of a `--json` object (`config` null: the built-in demo configuration)."""
-        return {"config": str(self.config_path) if self.config_path else None, "state_root": str(self.state_root)}
+        return where_json(self.config_path, self.state_root)
 
     def resolve_items(self, args: argparse.Namespace) -> None:
         """Turn every work item the command line gave (`#1`, `owner/repo#1`, a URL) into its full ref,

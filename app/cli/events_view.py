@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+import sys
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
+
+Record = Mapping[str, Any]
+_OVERLAP = 100  # more lines than can be appended between starting the tail and reading the log
 
 _RELATIVE = re.compile(r"^(?P<count>[0-9]+)(?P<unit>[smhd])$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
@@ -26,6 +31,35 @@ def parse_since(text: str, *, now: datetime) -> datetime:
     except ValueError:
         raise ValueError(f"expected 15m, 2h, 1d or an ISO time (got {text!r})") from None
     return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def show_events(shown: Sequence[Record], tail: Iterator[Record], *, path: Path, json_lines: bool, follow: bool) -> int:
+    """What `events` prints once read: the one place its output is made (`app.cli.fast_reads` too)."""
+    show = as_json if json_lines else (lambda record: line(as_row(record)))
+    if not json_lines and (shown or follow):
+        print(line(COLUMNS))
+    for old in shown:
+        print(show(old))
+    if not shown and not follow:
+        print(f"no matching events in {path}", file=sys.stderr)
+    try:
+        for new in _unseen(tail, shown):
+            print(show(new), flush=True)
+    except KeyboardInterrupt:
+        return 0  # the way out of --follow
+    return 0
+
+
+def _unseen(tail: Iterator[Record], shown: Sequence[Record]) -> Iterator[Record]:
+    """The tail, minus what the first read already showed: both see lines appended in between,
+    and those come first in the tail."""
+    recent = [dict(record) for record in shown[-_OVERLAP:]]
+    for record in tail:
+        if recent and dict(record) in recent:
+            recent.remove(dict(record))
+            continue
+        recent = []
+        yield record
 
 
 def as_json(record: Mapping[str, Any]) -> str:

@@ -11,18 +11,13 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app import version
-from app.cli.context import CliContext, Parser, UsageProblem
-from app.cli.init import add_init
-from app.cli.observe import add_doctor, add_events
-from app.cli.operate import add_poll, add_sessions, add_status
-from app.cli.webhook import add_webhook
-from app.cli.why import add_why
 from app.config.files import CONFIG_PATH_VARIABLE, DEFAULT_PATH, USER_PATH, ConfigError
-from app.demo.cli import add_demo, add_sandbox
-from domain.errors import LoopError
+
+if TYPE_CHECKING:
+    from app.cli.context import Parser
 
 PROG = "the-loop"
 _EPILOG = f"""\
@@ -34,7 +29,6 @@ uses. Every key is in docs/config.md; THE_LOOP_<KEY>__<KEY> variables override.
 work items: github:owner/repo#N, owner/repo#N, '#N' (the one watched repository) or the item's URL.
 
 exit status: 0 ok, 1 runtime failure, 2 usage or configuration error."""
-_STATUS: tuple[tuple[type[Exception], int], ...] = ((UsageProblem, 2), (ConfigError, 2), (LoopError, 1), (OSError, 1))
 
 
 class _Version(argparse.Action):
@@ -50,6 +44,16 @@ class _Version(argparse.Action):
 
 
 def build_parser() -> Parser:
+    # the commands' modules are imported here: `status`, `sessions list` and `events` usually start
+    # from `app.cli.fast_reads` and never build this parser (issue 19 item 9)
+    from app.cli.context import Parser
+    from app.cli.init import add_init
+    from app.cli.observe import add_doctor, add_events
+    from app.cli.operate import add_poll, add_sessions, add_status
+    from app.cli.webhook import add_webhook
+    from app.cli.why import add_why
+    from app.demo.cli import add_demo, add_sandbox
+
     parser = Parser(
         prog=PROG,
         description="Deliver authorized GitHub comments into per-work-item coding-agent tmux sessions.",
@@ -76,8 +80,11 @@ def build_parser() -> Parser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from app.cli.fast_reads import run_fast
+
     try:
-        return _run(build_parser(), argv)
+        fast = run_fast(sys.argv[1:] if argv is None else argv, os.environ)
+        return fast if fast is not None else _run(build_parser(), argv)
     except SystemExit as done:  # --help and --version
         return done.code if isinstance(done.code, int) else 0
     except BrokenPipeError:  # `the-loop events | head`: the reader left, nothing is wrong
@@ -90,6 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(parser: Parser, argv: Sequence[str] | None) -> int:
+    from app.cli.context import CliContext
+
     args = parser.parse_args(argv)
     if args.command is None or not hasattr(args, "handler"):
         (parser if args.command is None else args.parser).print_help(sys.stderr)
@@ -104,7 +113,11 @@ def _run(parser: Parser, argv: Sequence[str] | None) -> int:
 
 
 def _fail(error: Exception) -> int:
-    status = next((status for kind, status in _STATUS if isinstance(error, kind)), None)
+    from app.cli.context import UsageProblem
+    from domain.errors import LoopError
+
+    kinds: tuple[tuple[type[Exception], int], ...] = ((UsageProblem, 2), (ConfigError, 2), (LoopError, 1), (OSError, 1))
+    status = next((status for kind, status in kinds if isinstance(error, kind)), None)
     if status is None:  # a bug, still said in one line
         text, status = f"unexpected {type(error).__name__}: {error}", 1
     elif isinstance(error, OSError) and error.filename:

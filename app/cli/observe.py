@@ -5,19 +5,14 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
-import sys
-from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.cli.context import CliContext, Commands, UsageProblem, command, work_item
-from app.cli.events_view import COLUMNS, as_json, as_row, line, parse_since
+from app.cli.events_view import parse_since, show_events
 from domain.events import Level
 
 if TYPE_CHECKING:
     from domain.ports import ClockPort
-
-Record = Mapping[str, Any]
-_OVERLAP = 100  # more lines than can be appended between starting the tail and reading the log
 
 
 def add_events(commands: Commands) -> None:
@@ -56,31 +51,7 @@ def run_events(args: argparse.Namespace, context: CliContext) -> int:
     }
     tail = follow_events(path, EventFilter(**wanted)) if args.follow else iter(())  # starts at today's end
     shown = read_events(path, **wanted, limit=args.limit or None)
-    show = as_json if args.json else (lambda record: line(as_row(record)))
-    if not args.json and (shown or args.follow):
-        print(line(COLUMNS))
-    for old in shown:
-        print(show(old))
-    if not shown and not args.follow:
-        print(f"no matching events in {path}", file=sys.stderr)
-    try:
-        for new in _unseen(tail, shown):
-            print(show(new), flush=True)
-    except KeyboardInterrupt:
-        return 0  # the way out of --follow
-    return 0
-
-
-def _unseen(tail: Iterator[Record], shown: Sequence[Record]) -> Iterator[Record]:
-    """The tail, minus what the first read already showed: both see lines appended in between,
-    and those come first in the tail."""
-    recent = [dict(record) for record in shown[-_OVERLAP:]]
-    for record in tail:
-        if recent and dict(record) in recent:
-            recent.remove(dict(record))
-            continue
-        recent = []
-        yield record
+    return show_events(shown, tail, path=path, json_lines=args.json, follow=args.follow)
 
 
 def _count(text: str) -> int:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from app.cli.context import CliContext, Commands, UsageProblem, command
+from app.cli.read_views import status_output
 from app.cli.sessions import add_sessions
 from app.config.files import ConfigError
 from app.usecases.poller_status import Exit, describe, poller_status
@@ -137,16 +138,20 @@ def run_status(args: argparse.Namespace, context: CliContext) -> int:
         interval_seconds=settings.polling.interval_seconds,
         monotonic=container.clock().monotonic(),
     )
-    shown = status.as_json() | context.where_json()
-    lines = describe(status)
+    cluster: dict[str, Any] | None = None
+    lines: tuple[str, ...] = ()
+    waiting: list[dict[str, Any]] = []
     if view.shared:  # a host alone shows what it always did
         from app.usecases.slot_wait import waits
 
-        waiting = waits(store.meta()) if store else []
-        shown |= {"cluster": view.as_json(), "store": {"reachable": True}}
-        shown["waiting_for_slot"] = [wait.as_json() for wait in waiting]
-        lines += [*view.lines(), *(wait.line(container.clock().now()) for wait in waiting)]
-    print(json.dumps(shown) if args.json else "\n".join(lines))
+        found = waits(store.meta()) if store else []
+        cluster, waiting = view.as_json(), [wait.as_json() for wait in found]
+        lines = (*view.lines(), *(wait.line(container.clock().now()) for wait in found))
+    print(
+        status_output(
+            status, context.where_json(), json_out=args.json, cluster=cluster, cluster_lines=lines, slot_waits=waiting
+        )
+    )
     return int(status.exit)
 
 

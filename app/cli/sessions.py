@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from app.cli.context import CliContext, Commands, UsageProblem, command, group, work_item
 from app.cli.prune import add_prune, add_vouch
+from app.cli.read_views import no_sessions_line
 from app.usecases.sessions_admin import STOPPED, UnknownWorkItem
 from domain.asks import duration
 from domain.model import SessionStatus
@@ -136,8 +137,7 @@ def run_list(args: argparse.Namespace, context: CliContext) -> int:
             print(json.dumps(view.as_json() | hosts.get(view.host, {}) | context.where_json(), ensure_ascii=True))
         return 0
     if not views:
-        with_status = f" with status {args.status}" if args.status else ""
-        print(f"no sessions recorded{with_status} in {context.state_root}", file=sys.stderr)
+        print(no_sessions_line(args.status, context.state_root), file=sys.stderr)
         return 0
     header = ("HOST", *COLUMNS) if shared else COLUMNS
     for row in table([header, *(_row(view, shared=shared) for view in views)]):

@@ -26,3 +26,13 @@ def user_path(environ: Mapping[str, str]) -> Path:
         return Path(base) / USER_PATH
     home = Path(environ["HOME"]) if environ.get("HOME") else Path.home()
     return home / ".config" / USER_PATH
+
+
+def locate(flag: str | None, environ: Mapping[str, str]) -> tuple[Path | None, bool]:
+    """The file to read (None: none, the built-in defaults) and whether it was asked for explicitly
+    (then it must exist): `--config`, `$THE_LOOP_CLI_CONFIG`, `./.the-loop/…`, then the user's."""
+    if flag:
+        return Path(flag), True
+    if environ.get(CONFIG_PATH_VARIABLE):
+        return Path(environ[CONFIG_PATH_VARIABLE]), True
+    return next((path for path in (DEFAULT_PATH, user_path(environ)) if path.exists()), None), False

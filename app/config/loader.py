@@ -12,7 +12,7 @@ import yaml
 from pydantic import ValidationError
 
 from app.config.errors import describe
-from app.config.files import CONFIG_PATH_VARIABLE, DEFAULT_PATH, USER_PATH, ConfigError, user_path
+from app.config.files import DEFAULT_PATH, USER_PATH, ConfigError, locate, user_path
 from app.config.settings import EMBEDDED_DEFAULTS, Settings
 
 __all__ = [
@@ -38,16 +38,6 @@ class Loaded:
     @property
     def origin(self) -> str:
         return str(self.path.absolute()) if self.path else BUILT_IN
-
-
-def locate(flag: str | None, environ: Mapping[str, str]) -> tuple[Path | None, bool]:
-    """The file to read (None: none, the built-in defaults) and whether it was asked for explicitly
-    (then it must exist): `--config`, `$THE_LOOP_CLI_CONFIG`, `./.the-loop/…`, then the user's."""
-    if flag:
-        return Path(flag), True
-    if environ.get(CONFIG_PATH_VARIABLE):
-        return Path(environ[CONFIG_PATH_VARIABLE]), True
-    return next((path for path in (DEFAULT_PATH, user_path(environ)) if path.exists()), None), False
 
 
 def load(flag: str | None = None) -> Loaded:

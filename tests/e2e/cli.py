@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -17,6 +18,8 @@ def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
     # the operator's own ~/.config/the-loop/cli-config.yaml is never read by a test unless it says so
     env["XDG_CONFIG_HOME"] = str(ROOT / "tests" / "e2e" / "no-user-config")
+    # the settings snapshots the commands save (app.config.snapshot) stay out of the operator's ~/.cache
+    env["XDG_CACHE_HOME"] = os.path.join(tempfile.gettempdir(), f"the-loop-test-cache-{os.getuid()}")
     return {**env, **(extra or {})}
 
 

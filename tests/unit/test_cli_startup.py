@@ -11,20 +11,34 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.cli import clean_env
 
 # each of these costs more than a bare interpreter start on its own (see bench/cli_start.py)
 HEAVY = ("pydantic", "pydantic_settings", "dependency_injector", "sh", "yaml", "psycopg", "asyncio")
+# the cheap adapters the lean path of `status`, `sessions list` and `events` reads with (app.cli.fast_reads)
+_LEAN_ADAPTERS = {
+    "adapters",
+    "adapters.eventlog",
+    "adapters.eventlog.reader",
+    "adapters.lock",
+    "adapters.support",
+    "adapters.support.private",
+    "adapters.support.schema",
+    "adapters.support.sqlite_file",
+}
 _REPORT = "import json, sys; print(json.dumps(sorted(m for m in sys.modules if not m.startswith('_'))))"
 
 
 def _modules_after(code: str, cwd: Path) -> set[str]:
+    # each test's own cache: the settings snapshot a first command saves is the next one's start
     """The modules a fresh interpreter holds after running `code` (stdout of `code` is discarded)."""
     script = f"import contextlib, io\nwith contextlib.redirect_stdout(io.StringIO()):\n    {code}\n{_REPORT}"
     done = subprocess.run(
         [sys.executable, "-c", script],
         cwd=cwd,
-        env=clean_env(),
+        env=clean_env({"XDG_CACHE_HOME": str(cwd / "cache")}),
         capture_output=True,
         text=True,
         timeout=60,
@@ -55,3 +69,31 @@ def test_issue19_item9_status_on_sqlite_never_loads_the_postgresql_driver(tmp_pa
     modules = _modules_after("from app.cli.main import main; main(['--config', 'c.yaml', 'status'])", tmp_path)
     assert "app.container" in modules  # it ran through the container
     assert not {m for m in modules if m.split(".")[0] == "psycopg"}
+
+
+def _configured(folder: Path) -> None:
+    (folder / "c.yaml").write_text("state:\n  root: ./state\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("argv", [["status"], ["status", "--json"], ["sessions", "list"], ["events", "--limit", "5"]])
+def test_issue19_item9_read_only_commands_start_without_pydantic_or_the_container_once_a_snapshot_exists(
+    tmp_path: Path, argv: list[str]
+) -> None:
+    _configured(tmp_path)
+    run = f"from app.cli.main import main; main(['--config', 'c.yaml', *{argv!r}])"
+    first = _modules_after(run, tmp_path)
+    assert "app.container" in first  # no snapshot yet: the full load, which saves one
+    again = _modules_after(run, tmp_path)
+    assert _heavy(again) == [m for m in _heavy(again) if m in _LEAN_ADAPTERS]
+    assert not {m for m in again if m.startswith(("app.config.settings", "app.config.loader", "domain.model"))}
+
+
+def test_issue19_item9_a_changed_configuration_is_loaded_in_full_never_answered_from_the_old_snapshot(
+    tmp_path: Path,
+) -> None:
+    _configured(tmp_path)
+    run = "from app.cli.main import main; main(['--config', 'c.yaml', 'status'])"
+    _modules_after(run, tmp_path)
+    (tmp_path / "c.yaml").write_text("state:\n  root: ./other\n", encoding="utf-8")
+    assert "app.container" in _modules_after(run, tmp_path)
+    assert "app.container" not in _modules_after(run, tmp_path)  # the full load saved the new one
