@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from contextlib import nullcontext
 from typing import Any
 
 from app.cli.context import CliContext, Commands, command
@@ -47,6 +48,7 @@ def add_poll(commands: Commands) -> None:
 
 
 def run_poll(args: argparse.Namespace, context: CliContext) -> int:
+    from app.cli.ui import page_served
     from app.usecases.daemon import Blocked, Daemon, install_signal_handlers  # the use cases load only when run
 
     clock = context.provided("clock")
@@ -60,7 +62,8 @@ def run_poll(args: argparse.Namespace, context: CliContext) -> int:
     if not sources:
         report("no polling.sources configured: each cycle has nothing to read")
     try:
-        daemon.run(once=args.once)
+        with page_served(context, report) if not args.once else nullcontext():
+            daemon.run(once=args.once)
     except Blocked as blocked:
         raise PollerBlocked(f"poll: another poller is running: {blocked}") from None
     last = daemon.last

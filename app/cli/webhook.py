@@ -30,6 +30,7 @@ def add_webhook(commands: Commands) -> None:
 
 
 def run_webhook(args: argparse.Namespace, context: CliContext) -> int:
+    from app.cli.ui import page_served
     from app.usecases.daemon import Blocked, install_signal_handlers  # the use cases load only when run
 
     if not context.settings.webhooks.gh_webhook.enabled:
@@ -48,7 +49,8 @@ def run_webhook(args: argparse.Namespace, context: CliContext) -> int:
     host, port = server.address
     report(f"serving GitHub webhooks on http://{host}:{port}/")
     try:
-        daemon.run()
+        with page_served(context, report):
+            daemon.run()
     except Blocked as blocked:
         raise PollerBlocked(f"webhook: another poller is running: {blocked}") from None
     finally:

@@ -185,7 +185,7 @@ class SessionsAdmin:
             plans.append(ResetPlan(item, record.target, probe.harness, True, has_ledger, pane, record.spawn_id))
         return plans
 
-    def reset(self, plan: ResetPlan) -> None:
+    def reset(self, plan: ResetPlan, *, source: str = OPERATOR) -> None:
         """End the harness, then forget: a harness that could not be ended keeps its record."""
         if plan.ends_harness and plan.has_record:
             self._tmux.terminate_harness(
@@ -200,7 +200,7 @@ class SessionsAdmin:
             self._store.save_meta(armed_floor_key(plan.item), floor.isoformat())
         self._events.emit(
             Event.SESSION_RESET,
-            source=OPERATOR,
+            source=source,
             work_item=str(plan.item),
             target=plan.target.name,
             state_before=plan.state.value,
@@ -209,16 +209,16 @@ class SessionsAdmin:
             forgot_ledger=plan.has_ledger,
         )
 
-    def close(self, item: WorkItemRef, *, keep_tmux: bool | None) -> bool:
+    def close(self, item: WorkItemRef, *, keep_tmux: bool | None, source: str = "poller") -> bool:
         """Close by hand; False when it was closed already and there is nothing left to do."""
         record = self._record(item)
         keep = self._config.keep_session_on_close if keep_tmux is None else keep_tmux
         if record.status is SessionStatus.CLOSED and keep:
             return False
-        self._closer.close(record, reason=OPERATOR, keep_tmux=keep, by=ClosedBy.OPERATOR)
+        self._closer.close(record, reason=OPERATOR, keep_tmux=keep, by=ClosedBy.OPERATOR, source=source)
         return True
 
-    def reopen(self, item: WorkItemRef) -> bool:
+    def reopen(self, item: WorkItemRef, *, source: str = OPERATOR) -> bool:
         """Undo a close (an operator's holds until this): the session is active again, and the next
         comment is delivered, respawning or resuming the harness if it is gone. False when it was
         not closed."""
@@ -236,7 +236,7 @@ class SessionsAdmin:
         self._store.save_session(opened)
         self._events.emit(
             Event.SESSION_REOPENED,
-            source=OPERATOR,
+            source=source,
             work_item=str(item),
             target=record.target.name,
             closed_by=record.closed_by.value if record.closed_by else None,

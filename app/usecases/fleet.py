@@ -1,0 +1,145 @@
+"""What the fleet page shows and does: every item's row, one item's detail, and the guarded
+actions — the same reads and hands `sessions` and `status` use, with the page as the source."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from app.usecases.cluster_view import ClusterView, cluster_view
+from app.usecases.sessions_admin import ResetPlan, SessionsAdmin, SessionView, UnknownWorkItem
+from domain.events import Event
+from domain.model import SessionStatus
+from domain.ports import ClockPort, ClusterPort, EventSink, StateStore, TmuxPort
+from domain.refs import WorkItemRef
+
+PAGE = "page"  # the `source` of every event an action on the page writes
+
+
+@dataclass(frozen=True, slots=True)
+class ItemRow:
+    item: WorkItemRef
+    host: str
+    state: str  # a key of app.web.states.STATES: the harness's state, or closed / paused
+    last_receipt: str
+    receipt_at: datetime | None
+    pending: int
+    status: SessionStatus
+    paused: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ItemDetail:
+    row: ItemRow
+    screen: str  # the harness pane's last lines, as tmux shows them (the page sanitizes)
+
+
+def row_state(view: SessionView, *, paused: bool) -> str:
+    """The one word the page shows: closed and paused say more than what the harness does."""
+    if view.record.status is SessionStatus.CLOSED:
+        return "closed"
+    if paused:
+        return "paused"
+    return view.harness.value if view.here else "elsewhere"
+
+
+class Fleet:
+    def __init__(
+        self,
+        *,
+        admin: SessionsAdmin,
+        store: StateStore,
+        cluster: ClusterPort,
+        tmux: TmuxPort,
+        events: EventSink,
+        clock: ClockPort,
+        heartbeat: Callable[[], str | None] = lambda: None,
+    ) -> None:
+        self._admin, self._store, self._cluster, self._tmux = admin, store, cluster, tmux
+        self._events, self._clock, self._heartbeat = events, clock, heartbeat
+
+    def hosts(self) -> ClusterView:
+        return cluster_view(self._cluster, self._store.sessions())
+
+    def lease_seconds(self) -> Mapping[str, float]:
+        """Each host's soonest lease expiry, in seconds: its lease health."""
+        soonest: dict[str, float] = {}
+        for lease in self._cluster.leases() if self._cluster.shared else ():
+            if lease.live:
+                soonest[lease.host] = min(soonest.get(lease.host, lease.expires_in_seconds), lease.expires_in_seconds)
+        return soonest
+
+    def heartbeat(self) -> str | None:
+        return self._heartbeat()
+
+    def rows(self) -> list[ItemRow]:
+        return [self._row(view) for view in self._admin.listing()]
+
+    def detail(self, item: WorkItemRef) -> ItemDetail:
+        found = [view for view in self._admin.listing() if view.record.item == item]
+        if not found:
+            raise UnknownWorkItem(item, what="session record")
+        view = found[0]
+        screen = self._tmux.screen(view.record.target, view.record.pane_id, lines=30) if view.here else ""
+        return ItemDetail(self._row(view), screen)
+
+    def _row(self, view: SessionView) -> ItemRow:
+        ledger = self._store.ledger(view.record.item)
+        paused = bool(ledger and ledger.paused)
+        receipt = view.last_receipt
+        return ItemRow(
+            item=view.record.item,
+            host=view.host or view.record.host or self._cluster.host,
+            state=row_state(view, paused=paused),
+            last_receipt=receipt.kind.value if receipt else "",
+            receipt_at=receipt.at if receipt else None,
+            pending=len(ledger.pending) if ledger else 0,
+            status=view.record.status,
+            paused=paused,
+        )
+
+    # the actions: each writes one event whose source is the page
+
+    def pause(self, item: WorkItemRef, *, paused: bool) -> bool:
+        """Comments to the item wait (or are delivered again); False when it already was so."""
+        with self._store.transaction():
+            ledger = self._store.ledger(item)
+            if ledger is None:
+                raise UnknownWorkItem(item, what="ledger")
+            if ledger.paused == paused:
+                return False
+            self._store.save_ledger(replace(ledger, paused=paused))
+        event = Event.DELIVERY_PAUSED if paused else Event.DELIVERY_RESUMED
+        self._events.emit(event, source=PAGE, work_item=str(item))
+        return True
+
+    def close(self, item: WorkItemRef) -> bool:
+        return self._admin.close(item, keep_tmux=None, source=PAGE)
+
+    def reopen(self, item: WorkItemRef) -> bool:
+        return self._admin.reopen(item, source=PAGE)
+
+    def reset_preview(self, item: WorkItemRef) -> ResetPlan:
+        return self._admin.plan_reset([item])[0]
+
+    def reset(self, item: WorkItemRef) -> ResetPlan:
+        plan = self.reset_preview(item)
+        self._admin.reset(plan, source=PAGE)
+        return plan
+
+    def as_json(self) -> dict[str, Any]:
+        return {"hosts": self.hosts().as_json(), "items": [_row_json(row) for row in self.rows()]}
+
+
+def _row_json(row: ItemRow) -> dict[str, Any]:
+    return {
+        "work_item": str(row.item),
+        "host": row.host,
+        "state": row.state,
+        "last_receipt": row.last_receipt or None,
+        "receipt_at": row.receipt_at.isoformat() if row.receipt_at else None,
+        "pending": row.pending,
+        "status": row.status.value,
+    }
