@@ -75,7 +75,15 @@ class Fleet:
         return self._heartbeat()
 
     def rows(self) -> list[ItemRow]:
-        return [self._row(view) for view in self._admin.listing()]
+        """One row per item the store knows: with a session, what its harness does; without, "none"."""
+        rows = [self._row(view) for view in self._admin.listing()]
+        with_session = {row.item for row in rows}
+        for item in self._store.items():
+            if item not in with_session:
+                ledger = self._store.ledger(item)
+                pending, paused = (len(ledger.pending), ledger.paused) if ledger else (0, False)
+                rows.append(ItemRow(item, "", "none", "", None, pending, SessionStatus.ACTIVE, paused))
+        return rows
 
     def detail(self, item: WorkItemRef) -> ItemDetail:
         found = [view for view in self._admin.listing() if view.record.item == item]
@@ -111,8 +119,10 @@ class Fleet:
             if ledger.paused == paused:
                 return False
             self._store.save_ledger(replace(ledger, paused=paused))
-        event = Event.DELIVERY_PAUSED if paused else Event.DELIVERY_RESUMED
-        self._events.emit(event, source=PAGE, work_item=str(item))
+        if paused:
+            self._events.emit(Event.DELIVERY_PAUSED, source=PAGE, work_item=str(item))
+        else:
+            self._events.emit(Event.DELIVERY_RESUMED, source=PAGE, work_item=str(item))
         return True
 
     def close(self, item: WorkItemRef) -> bool:

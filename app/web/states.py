@@ -25,6 +25,7 @@ STATES: dict[str, Shown] = {
     "closed": Shown("closed", "off"),
     "paused": Shown("paused", "warn"),
     "elsewhere": Shown("on another host", "off"),
+    "none": Shown("no session", "off"),
 }
 
 HOST_TONES = {"alive": "ok", "stopped": "off", "lost": "bad"}
