@@ -17,6 +17,8 @@ KEEP = 20_000  # records held for the views: a day of a busy fleet's events
 CHECK_SECONDS = 0.05  # how often an open stream looks at the log's end (one stat)
 PING_SECONDS = 15.0
 _SHOWN_FIELDS = ("event", "work_item", "comment_id", "ts", "level")
+# events that change no item: the page refreshes only its hosts and daemon (no tmux probe) on them
+TICKS = frozenset({"poll.cycle", "poll.backoff", "poll.source_failed"})
 
 
 class Feed:
@@ -56,7 +58,8 @@ class Feed:
             if self.catch_up() > seen:
                 for seq, record in self.recent(after=seen):
                     shown = {key: record.get(key) for key in _SHOWN_FIELDS if key in record}
-                    yield f"id: {seq}\ndata: {json.dumps(shown, ensure_ascii=True)}\n\n".encode()
+                    kind = "event: tick\n" if record.get("event") in TICKS else ""
+                    yield f"{kind}id: {seq}\ndata: {json.dumps(shown, ensure_ascii=True)}\n\n".encode()
                     seen = seq
                 quiet = 0.0
             elif quiet >= PING_SECONDS:

@@ -83,13 +83,16 @@ class FleetPage:
 
     def _home(self, request: Request) -> Response:
         state, sort = request.query.get("state", ""), request.query.get("sort", "item")
-        now = self._now()
-        body = (
-            views.hosts_table(self._fleet.hosts(), self._fleet.lease_seconds())
-            + views.items_table(self._fleet.rows(), now=now, state=state, sort=sort)
-            + views.daemon_panel(self._daemon(now))
-        )
-        return self._html(request, "fleet", body, views.filter_form(state, sort))
+        pulse = f'<section id="pulse">{self._pulse()}</section>'
+        if request.headers.get("x-fragment") == "pulse":  # a cycle's tick: no tmux probe, one store read
+            return Response(200, self._pulse().encode())
+        items = views.items_table(self._fleet.rows(), now=self._now(), state=state, sort=sort)
+        return self._html(request, "fleet", f"{pulse}<section>{items}</section>", views.filter_form(state, sort))
+
+    def _pulse(self) -> str:
+        """The hosts and the daemon: what changes with every cycle, read without asking tmux."""
+        hosts = views.hosts_table(self._fleet.hosts(), self._fleet.lease_seconds())
+        return hosts + views.daemon_panel(self._daemon(self._now()))
 
     def _item(self, request: Request) -> Response:
         try:

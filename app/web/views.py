@@ -119,8 +119,8 @@ def _item_row(row: ItemRow, now: datetime) -> str:
 
 
 def daemon_panel(facts: Mapping[str, Any]) -> str:
-    cells = "".join(f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>" for k, v in facts.items())
-    return f'<h2 id="daemon">Daemon</h2><table class="daemon">{cells}</table>'
+    cells = "".join(f"<div><dt>{escape(k)}</dt><dd>{escape(str(v))}</dd></div>" for k, v in facts.items())
+    return f'<h2 id="daemon">Daemon</h2><dl class="daemon">{cells}</dl>'
 
 
 def journeys_list(found: Iterable[Journey], now: datetime) -> str:

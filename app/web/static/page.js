@@ -7,6 +7,14 @@
   window.__loopData = {};  // event id -> its comment, for the same measure
   if (!live || !view || !document.body.dataset.live || !window.EventSource) return;
   var pending = null, busy = false;
+  var pulse = document.getElementById("pulse");
+  function tick() {  // a cycle ended: only the hosts and the daemon, which ask no tmux
+    if (!pulse || busy) return;
+    fetch(location.pathname + location.search, { headers: { "X-Fragment": "pulse" }, credentials: "same-origin" })
+      .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); })
+      .then(function (html) { pulse.innerHTML = html; })
+      .catch(function () { live.textContent = "refresh failed"; live.className = "bad"; });
+  }
   function refresh(id) {
     if (busy) { pending = id; return; }
     busy = true;
@@ -14,6 +22,7 @@
       .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); })
       .then(function (html) {
         view.innerHTML = html;
+        pulse = document.getElementById("pulse");
         window.__loopShown.push([id, Date.now()]);
       })
       .catch(function () { live.textContent = "refresh failed"; live.className = "bad"; })
@@ -25,6 +34,7 @@
   var source = new EventSource("/events");
   source.onopen = function () { live.textContent = "live"; live.className = "ok"; };
   source.onerror = function () { live.textContent = "reconnecting…"; live.className = "warn"; };
+  source.addEventListener("tick", tick);
   source.onmessage = function (message) {
     try { window.__loopData[message.lastEventId] = JSON.parse(message.data).comment_id || ""; } catch (e) { /* a ping */ }
     refresh(message.lastEventId);
