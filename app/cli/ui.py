@@ -22,9 +22,11 @@ def page_served(context: CliContext, report: Callable[[str], None]) -> Iterator[
     from app.container import read_from  # the reader lives with the adapters
 
     container = context.container
+    feed = Feed(context.settings.event_log_path, read_from)
+    container.events().written = feed.poke  # the daemon's events reach the page at once
     page = FleetPage(
         fleet=container.fleet(),
-        feed=Feed(context.settings.event_log_path, read_from),
+        feed=feed,
         guard=Guard(ui.token.get_secret_value()),
         now=container.clock().now,
         where=f"{context.settings.host_id} · {context.state_root}",

@@ -4,6 +4,7 @@ off, and a server-sent event stream of each new one. Reading the log costs no Gi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 from collections import deque
@@ -14,7 +15,9 @@ from typing import Any
 Record = Mapping[str, Any]
 ReadFrom = Callable[[Path, int], tuple[list[dict[str, Any]], int]]
 KEEP = 20_000  # records held for the views: a day of a busy fleet's events
-CHECK_SECONDS = 0.05  # how often an open stream looks at the log's end (one stat)
+# an event this process writes is pushed at once (`poke`); another process's (a CLI command) is
+# found by looking at the log's end (one stat) this often
+CHECK_SECONDS = 1.0
 PING_SECONDS = 15.0
 _SHOWN_FIELDS = ("event", "work_item", "comment_id", "ts", "level")
 # events that change no item: the page refreshes only its hosts and daemon (no tmux probe) on them
@@ -28,6 +31,14 @@ class Feed:
         self._offset = 0
         self._seq = 0
         self._recent: deque[tuple[int, Record]] = deque(maxlen=keep)
+        self._waiting: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
+
+    def poke(self) -> None:
+        """Something was appended (called from any thread): every open stream looks now."""
+        with self._lock:
+            waiting = list(self._waiting)
+        for loop, event in waiting:
+            loop.call_soon_threadsafe(event.set)
 
     def catch_up(self) -> int:
         """Read what was appended; the sequence number of the newest record held."""
@@ -51,17 +62,37 @@ class Feed:
         """`retry`, then one message per new record, a comment line now and then to keep it open."""
         yield b"retry: 1000\n\n"
         seen = self.catch_up()
-        quiet = 0.0
+        woken = (asyncio.get_running_loop(), asyncio.Event())
+        with self._lock:
+            self._waiting.add(woken)
+        try:
+            async for chunk in self._follow(woken[1], seen):
+                yield chunk
+        finally:
+            with self._lock:
+                self._waiting.discard(woken)
+
+    async def _follow(self, woken: asyncio.Event, seen: int) -> AsyncIterator[bytes]:
+        quiet, clock = 0.0, asyncio.get_running_loop().time
         while True:
-            await asyncio.sleep(CHECK_SECONDS)
-            quiet += CHECK_SECONDS
+            started = clock()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(woken.wait(), CHECK_SECONDS)
+            woken.clear()
+            quiet += clock() - started
             if self.catch_up() > seen:
                 for seq, record in self.recent(after=seen):
-                    shown = {key: record.get(key) for key in _SHOWN_FIELDS if key in record}
-                    kind = "event: tick\n" if record.get("event") in TICKS else ""
+                    tick = record.get("event") in TICKS
+                    # a tick carries its cycle's figures: the page shows them without asking back
+                    shown = _figures(record) if tick else {k: record.get(k) for k in _SHOWN_FIELDS if k in record}
+                    kind = "event: tick\n" if tick else ""
                     yield f"{kind}id: {seq}\ndata: {json.dumps(shown, ensure_ascii=True)}\n\n".encode()
                     seen = seq
                 quiet = 0.0
             elif quiet >= PING_SECONDS:
                 yield b": ping\n\n"
                 quiet = 0.0
+
+
+def _figures(record: Record) -> dict[str, Any]:
+    return {k: v for k, v in record.items() if isinstance(v, int | float) and not isinstance(v, bool)}

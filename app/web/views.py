@@ -119,7 +119,9 @@ def _item_row(row: ItemRow, now: datetime) -> str:
 
 
 def daemon_panel(facts: Mapping[str, Any]) -> str:
-    cells = "".join(f"<div><dt>{escape(k)}</dt><dd>{escape(str(v))}</dd></div>" for k, v in facts.items())
+    cells = "".join(
+        f'<div><dt>{escape(k)}</dt><dd data-fact="{escape(k)}">{escape(str(v))}</dd></div>' for k, v in facts.items()
+    )
     return f'<h2 id="daemon">Daemon</h2><dl class="daemon">{cells}</dl>'
 
 

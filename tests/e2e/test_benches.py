@@ -47,3 +47,11 @@ def test_state_store_prints_postgresql_against_sqlite() -> None:
     server_binaries()  # PostgreSQL missing fails loudly
     out = _bench("-m", "bench.state_store", "50")
     assert re.search(rf"PostgreSQL \(socket\): {RATIO} ms \({RATIO}x SQLite\)", out), out
+
+
+def test_ui_bench_prints_the_items_view_size_and_the_idle_cycle_ratio() -> None:
+    require_tmux()
+    out = _bench("-m", "bench.ui", "--items", "200", "--sessions", "20", "--idle-sessions", "2", "--window", "3")
+    assert re.search(r"^items view, 200 items and 20 sessions: [\d,]+ bytes", out, re.M), out
+    assert re.search(r"^under 2 MB: yes$", out, re.M), out
+    assert re.search(rf"^idle cycle cost ratio, page open / closed: {RATIO}$", out, re.M), out

@@ -4,12 +4,21 @@
   var live = document.getElementById("live");
   var view = document.getElementById("view");
   window.__loopShown = [];  // [event id, time shown]: the browser test measures event -> visible
-  window.__loopData = {};  // event id -> its comment, for the same measure
   if (!live || !view || !document.body.dataset.live || !window.EventSource) return;
   var pending = null, busy = false;
   var pulse = document.getElementById("pulse");
-  function tick() {  // a cycle ended: only the hosts and the daemon, which ask no tmux
-    if (!pulse || busy) return;
+  var lastPulse = Date.now();
+  function tick(message) {  // a cycle ended: say so here; the hosts and the daemon at most every 10 s
+    var data = {};
+    try { data = JSON.parse(message.data); } catch (e) { return; }
+    Object.keys(data).forEach(function (key) {
+      var cell = document.querySelector('[data-fact="last cycle: ' + key + '"]');
+      if (cell) cell.textContent = String(data[key]);
+    });
+    var last = document.querySelector('[data-fact="last cycle"]');
+    if (last) last.textContent = "0s ago";
+    if (!pulse || busy || Date.now() - lastPulse < 10000) return;
+    lastPulse = Date.now();
     fetch(location.pathname + location.search, { headers: { "X-Fragment": "pulse" }, credentials: "same-origin" })
       .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); })
       .then(function (html) { pulse.innerHTML = html; })
@@ -36,7 +45,6 @@
   source.onerror = function () { live.textContent = "reconnecting…"; live.className = "warn"; };
   source.addEventListener("tick", tick);
   source.onmessage = function (message) {
-    try { window.__loopData[message.lastEventId] = JSON.parse(message.data).comment_id || ""; } catch (e) { /* a ping */ }
     refresh(message.lastEventId);
   };
 })();
