@@ -31,7 +31,12 @@ SORTS: dict[str, Callable[[ItemRow], tuple[Any, ...]]] = {
 def page(*, title: str, body: str, where: str, controls: str = "", live: bool = True) -> str:
     """A whole page; `live`: it follows the server's events (not the sign-in form: no token yet)."""
     return _TEMPLATE.substitute(
-        title=escape(title), body=body, where=escape(where), controls=controls, live="1" if live else ""
+        title=escape(title),
+        body=body,
+        where=escape(where),
+        controls=controls,
+        live="1" if live else "",
+        status="connecting…" if live else "",
     )
 
 
