@@ -29,7 +29,7 @@ def page_served(context: CliContext, report: Callable[[str], None]) -> Iterator[
         feed=feed,
         guard=Guard(ui.token.get_secret_value()),
         now=container.clock().now,
-        where=f"{context.settings.host_id} · {context.state_root}",
+        where=f"host {context.settings.host_id}",
     )
     server = PageServer(host=ui.host, port=ui.port, handler=page)
     server.start()
