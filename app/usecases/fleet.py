@@ -3,7 +3,7 @@ actions — the same reads and hands `sessions` and `status` use, with the page 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -13,7 +13,7 @@ from app.usecases.sessions_admin import ResetPlan, SessionsAdmin, SessionView, U
 from domain.events import Event
 from domain.model import SessionStatus
 from domain.ports import ClockPort, ClusterPort, EventSink, StateStore, TmuxPort
-from domain.refs import WorkItemRef
+from domain.refs import RepoRef, WorkItemRef
 
 PAGE = "page"  # the `source` of every event an action on the page writes
 
@@ -28,6 +28,7 @@ class ItemRow:
     pending: int
     status: SessionStatus
     paused: bool
+    title: str = ""  # as the repository's last listing had it ("": not listed now)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +84,14 @@ class Fleet:
                 ledger = self._store.ledger(item)
                 pending, paused = (len(ledger.pending), ledger.paused) if ledger else (0, False)
                 rows.append(ItemRow(item, "", "none", "", None, pending, SessionStatus.ACTIVE, paused))
-        return rows
+        titles = self._titles({row.item.repo for row in rows})
+        return [replace(row, title=titles.get(row.item, "")) for row in rows]
+
+    def _titles(self, repos: Iterable[RepoRef]) -> dict[WorkItemRef, str]:
+        """From each repository's last listing, shared by its reader: no request to GitHub."""
+        return {
+            entry.item.ref: entry.item.title for repo in repos for entry in self._cluster.shared_listing(repo).listed
+        }
 
     def detail(self, item: WorkItemRef) -> ItemDetail:
         found = [view for view in self._admin.listing() if view.record.item == item]
@@ -91,7 +99,8 @@ class Fleet:
             raise UnknownWorkItem(item, what="session record")
         view = found[0]
         screen = self._tmux.screen(view.record.target, view.record.pane_id, lines=30) if view.here else ""
-        return ItemDetail(self._row(view), screen)
+        row = self._row(view)
+        return ItemDetail(replace(row, title=self._titles([item.repo]).get(item, "")), screen)
 
     def _row(self, view: SessionView) -> ItemRow:
         ledger = self._store.ledger(view.record.item)
@@ -146,6 +155,7 @@ class Fleet:
 def _row_json(row: ItemRow) -> dict[str, Any]:
     return {
         "work_item": str(row.item),
+        "title": row.title,
         "host": row.host,
         "state": row.state,
         "last_receipt": row.last_receipt or None,

@@ -104,7 +104,7 @@ class FleetPage:
         row, now = detail.row, self._now()
         receipt = f"{row.last_receipt} {views.age(row.receipt_at, now)} ago" if row.last_receipt else "none yet"
         body = (
-            f"<h2>{escape(str(item))} {views.tag(row.state)}</h2>"
+            f"<h2>{escape(str(item))} {escape(views.sanitized(row.title))} {views.tag(row.state)}</h2>"
             f"<p>host {escape(row.host)} · last receipt {escape(receipt)} · {row.pending} pending · "
             f'<a href="{escape(views.item_url(item))}" rel="noreferrer">on GitHub</a></p>'
             + views.actions(item, csrf=self._guard.csrf, paused=row.paused, closed=row.state == "closed")
@@ -168,6 +168,11 @@ class FleetPage:
             "cycles seen": len(cycles),
             "webhook deliveries": sum(1 for r in records if r.get("event") == "webhook.received"),
             "errors": sum(1 for r in records if r.get("level") == "error"),
+            # the-loop keeps no count of GitHub's budget: what it says is a repository held back
+            "GitHub backoff": next(
+                (f"{r.get('repo', '?')} until {r.get('until', '?')}" for r in reversed(records)
+                 if r.get("event") == "poll.backoff"), "none",
+            ),
         }  # fmt: skip
         facts |= {f"last cycle: {k}": v for k, v in last.items() if k not in {"ts", "event", "level", "source"}}
         return facts

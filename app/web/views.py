@@ -117,7 +117,8 @@ def _item_row(row: ItemRow, now: datetime) -> str:
     receipt = f"{escape(row.last_receipt)} {age(row.receipt_at, now)} ago" if row.last_receipt else "–"
     ref = escape(str(row.item))
     return (
-        f'<tr data-item="{ref}"><td><a href="{item_link(row.item)}">{ref}</a></td><td>{escape(row.host)}</td>'
+        f'<tr data-item="{ref}"><td><a href="{item_link(row.item)}">{ref}</a> {escape(sanitized(row.title))}</td>'
+        f"<td>{escape(row.host)}</td>"
         f"<td>{tag(row.state)}</td><td>{receipt}</td><td>{row.pending}</td>"
         f'<td><a href="{escape(item_url(row.item))}" rel="noreferrer">#{row.item.number}</a></td></tr>'
     )

@@ -171,3 +171,19 @@ def test_issue22_item2_the_panes_lines_are_shown_escaped_with_terminal_escapes_r
 
     pane = html.split('<pre class="screen">')[1].split("</pre>")[0]
     assert pane == "&lt;script&gt;alert(1)&lt;/script&gt; done\ufffd"
+
+
+def test_issue22_item2_an_items_title_comes_from_its_repositorys_last_listing_escaped(tmp_path: Path) -> None:
+    world = World()
+    ref = WorkItemRef(REPO, 3)
+    world.tracker.add_item(ref, title="<b>Fix</b> the widget", author="alice", labels=("loop",), body="x")
+    world.cycle()
+    page = _page(world, tmp_path / "events.jsonl")
+    requests = world.tracker.requests
+
+    rows = json.loads(_get(page, "/api/fleet", **BEARER).body)["items"]
+    html = _get(page, "/", **BEARER).body.decode()
+
+    assert [(r["work_item"], r["title"]) for r in rows] == [(str(ref), "<b>Fix</b> the widget")]
+    assert "&lt;b&gt;Fix&lt;/b&gt; the widget" in html and "<b>Fix</b>" not in html
+    assert world.tracker.requests == requests  # the page asked GitHub nothing
