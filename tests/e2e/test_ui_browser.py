@@ -22,6 +22,7 @@ from tests.e2e.loop_rig import Loop, Poller
 from tests.tmux_support import RealTmux, real_tmux, wait_for
 
 __all__ = ["browser", "real_tmux"]
+pytestmark = [pytest.mark.browser, pytest.mark.tmux]
 TOKEN = "page-token-for-the-e2e-run"
 PROBES = 40
 CLOCK = SystemClock()

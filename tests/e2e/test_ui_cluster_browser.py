@@ -14,7 +14,7 @@ from tests.github_standin.rigs import standin
 from tests.tmux_support import wait_for
 
 __all__ = ["browser", "cluster", "standin"]
-pytestmark = [pytest.mark.gh, pytest.mark.tmux]
+pytestmark = [pytest.mark.browser, pytest.mark.gh, pytest.mark.tmux]
 TOKEN = "cluster-page-token"
 
 
