@@ -94,10 +94,7 @@ class Fleet:
         }
 
     def detail(self, item: WorkItemRef) -> ItemDetail:
-        found = [view for view in self._admin.listing() if view.record.item == item]
-        if not found:
-            raise UnknownWorkItem(item, what="session record")
-        view = found[0]
+        view = self._admin.view(item)  # UnknownWorkItem without a session record
         screen = self._tmux.screen(view.record.target, view.record.pane_id, lines=30) if view.here else ""
         row = self._row(view)
         return ItemDetail(replace(row, title=self._titles([item.repo]).get(item, "")), screen)

@@ -152,6 +152,16 @@ class SessionsAdmin:
             for r in records
         ]  # fmt: skip
 
+    def view(self, item: WorkItemRef) -> SessionView:
+        """One item's session, looked at as `listing` looks at each (only its own tmux is asked)."""
+        record = self._record(item)
+        if not self.shared or self._cluster is None:
+            return self._view(record)
+        holder = next((lease.host for lease in self._cluster.leases() if lease.item == item and lease.live), "")
+        if holder == self._cluster.host:
+            return replace(self._view(record), host=holder)
+        return SessionView(record, SessionState.UNKNOWN, HarnessState.UNKNOWN, host=holder, here=False)
+
     def _view(self, record: SessionRecord) -> SessionView:
         probe = self._tmux.probe(record.target, mark=record.spawn_id, pane=record.pane_id)
         harness = self._harness(record.harness)
