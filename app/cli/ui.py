@@ -10,6 +10,11 @@ from app.web.auth import Guard
 from app.web.feed import Feed
 from app.web.http import PageServer
 from app.web.page import FleetPage
+from domain.errors import LoopError
+
+
+class PageNotServed(LoopError):
+    """The page's address cannot be bound (exit status 1, before the poller starts)."""
 
 
 @contextmanager
@@ -31,7 +36,12 @@ def page_served(context: CliContext, report: Callable[[str], None]) -> Iterator[
         now=container.clock().now,
         where=f"host {context.settings.host_id}",
     )
-    server = PageServer(host=ui.host, port=ui.port, handler=page)
+    try:
+        server = PageServer(host=ui.host, port=ui.port, handler=page)
+    except OSError as error:
+        raise PageNotServed(
+            f"the fleet page cannot bind {ui.host}:{ui.port} (ui.host, ui.port): {error.strerror}"
+        ) from None
     server.start()
     host, port = server.address
     report(

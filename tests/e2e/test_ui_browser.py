@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import time
 import urllib.error
 import urllib.parse
@@ -172,3 +173,14 @@ def test_issue22_items1_4_a_wrong_or_missing_token_and_an_action_without_it_are_
     assert _status(f"{base}action", data=form, headers={"Authorization": f"Bearer {TOKEN}"}) == 200
     closed = [e for e in loop.events() if e["event"] == "session.closed"]
     assert [e["source"] for e in closed] == ["page"]
+
+
+def test_issue22_item1_a_port_in_use_stops_poll_in_one_line_naming_the_keys(loop: Loop) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        loop.extra = {"ui": {"enabled": True, "port": taken.getsockname()[1]}}
+        poller = loop.start_poll()
+        assert poller.process.wait(timeout=60) == 1
+    (said,) = poller.stderr.strip().splitlines()[-1:]
+    assert "the fleet page cannot bind 127.0.0.1:" in said and "(ui.host, ui.port)" in said
