@@ -79,11 +79,7 @@ class Fleet:
         """One row per item the store knows: with a session, what its harness does; without, "none"."""
         rows = [self._row(view) for view in self._admin.listing()]
         with_session = {row.item for row in rows}
-        for item in self._store.items():
-            if item not in with_session:
-                ledger = self._store.ledger(item)
-                pending, paused = (len(ledger.pending), ledger.paused) if ledger else (0, False)
-                rows.append(ItemRow(item, "", "none", "", None, pending, SessionStatus.ACTIVE, paused))
+        rows += [self._bare(item) for item in self._store.items() if item not in with_session]
         titles = self._titles({row.item.repo for row in rows})
         return [replace(row, title=titles.get(row.item, "")) for row in rows]
 
@@ -94,10 +90,22 @@ class Fleet:
         }
 
     def detail(self, item: WorkItemRef) -> ItemDetail:
-        view = self._admin.view(item)  # UnknownWorkItem without a session record
-        screen = self._tmux.screen(view.record.target, view.record.pane_id, lines=30) if view.here else ""
-        row = self._row(view)
+        try:
+            view = self._admin.view(item)
+        except UnknownWorkItem:
+            if self._store.ledger(item) is None:
+                raise
+            row, screen = self._bare(item), ""  # known, never spawned: its comments still have journeys
+        else:
+            screen = self._tmux.screen(view.record.target, view.record.pane_id, lines=30) if view.here else ""
+            row = self._row(view)
         return ItemDetail(replace(row, title=self._titles([item.repo]).get(item, "")), screen)
+
+    def _bare(self, item: WorkItemRef) -> ItemRow:
+        """An item with a ledger and no session."""
+        ledger = self._store.ledger(item)
+        pending, paused = (len(ledger.pending), ledger.paused) if ledger else (0, False)
+        return ItemRow(item, "", "none", "", None, pending, SessionStatus.ACTIVE, paused)
 
     def _row(self, view: SessionView) -> ItemRow:
         ledger = self._store.ledger(view.record.item)

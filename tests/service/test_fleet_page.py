@@ -187,3 +187,16 @@ def test_issue22_item2_an_items_title_comes_from_its_repositorys_last_listing_es
     assert [(r["work_item"], r["title"]) for r in rows] == [(str(ref), "<b>Fix</b> the widget")]
     assert "&lt;b&gt;Fix&lt;/b&gt; the widget" in html and "<b>Fix</b>" not in html
     assert world.tracker.requests == requests  # the page asked GitHub nothing
+
+
+def test_issue22_item2_an_item_without_a_session_still_has_its_page(tmp_path: Path) -> None:
+    world = World()
+    bare = WorkItemRef(REPO, 2)
+    world.store.save_ledger(Ledger(item=bare, baseline_at=world.clock.now()))
+    page = _page(world, tmp_path / "events.jsonl")
+
+    shown = _get(page, f"/item?ref={quote(str(bare), safe='')}", **BEARER)
+    unknown = _get(page, f"/item?ref={quote(str(WorkItemRef(REPO, 9)), safe='')}", **BEARER)
+
+    assert shown.status == 200 and 'data-state="none"' in shown.body.decode()
+    assert unknown.status == 404
