@@ -10,7 +10,7 @@ from dependency_injector import containers, providers
 from adapters.claude.trust import ClaudeTrust
 from adapters.clock import SystemClock
 from adapters.doctor_probe import ShDoctorProbe
-from adapters.eventlog.reader import EventFilter, follow_events, read_events
+from adapters.eventlog.reader import EventFilter, follow_events, read_events, read_from
 from adapters.eventlog.writer import JsonlEventLog
 from adapters.git.adapter import GitWorkspaces
 from adapters.github.tracker import GhTracker
@@ -34,6 +34,7 @@ from app.usecases.daemon import Daemon, heartbeat_key
 from app.usecases.delivery import Delivery, DeliveryConfig
 from app.usecases.dispatcher import DispatchConfig, Dispatcher
 from app.usecases.feedback import Feedback
+from app.usecases.fleet import Fleet
 from app.usecases.heartbeat import LeaseHeartbeat
 from app.usecases.item_worker import ItemWorker, WorkerConfig
 from app.usecases.leases import LeasedTmux, Leases
@@ -52,7 +53,7 @@ from domain.ports import ClusterPort, StateStore, TmuxPort, TrackerPort
 from domain.refs import TmuxTarget, WorkItemRef
 from domain.webhook import InboxLimits
 
-__all__ = ["Container", "EventFilter", "LockHeld", "follow_events", "read_events"]
+__all__ = ["Container", "EventFilter", "LockHeld", "follow_events", "read_events", "read_from"]
 
 
 def _harnesses(settings: Settings) -> dict[str, HarnessSpec]:
@@ -455,4 +456,16 @@ class Container(containers.DeclarativeContainer):
         clock=clock,
         grace_seconds=settings.provided.routing.tmux.harness_kill_grace_seconds,
         pause=clock.provided.sleep,
+    )
+    fleet = providers.Singleton(
+        Fleet,
+        admin=sessions_admin,
+        store=store,
+        cluster=cluster,
+        tmux=shell_tmux,  # the page only reads a pane's last lines
+        events=events,
+        clock=clock,
+        heartbeat=providers.Callable(
+            lambda store, s: lambda: store.meta().get(heartbeat_key(s.host_id, shared=_shared(s))), store, settings
+        ),
     )

@@ -138,6 +138,14 @@ class Event(enum.Enum):
         "session.retained",
         "The work item left the watched list while open; its session is kept and paused.",
     )
+    DELIVERY_PAUSED = (
+        "delivery.paused",
+        "Comments to the work item wait, as after `the-loop pause`, set by hand (`source`: page).",
+    )
+    DELIVERY_RESUMED = (
+        "delivery.resumed",
+        "Comments to the work item are delivered again, as after `the-loop resume`, set by hand (`source`: page).",
+    )
     SESSION_RESET = ("session.reset", "The operator reset a work item: harness ended, record and ledger forgotten.")
     CONTROL_EXECUTED = (
         "control.executed",

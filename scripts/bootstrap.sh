@@ -20,6 +20,8 @@ if [ "$tests" -eq 1 ]; then
   # npm only fetches Claude Code's package for the tests (scripts/install_claude_code.py); Node never runs it
   claude_version=$(sed -n 's/^VERSION = "\(.*\)"$/\1/p' scripts/install_claude_code.py)
   [ -x ".tools/claude-code/$claude_version/claude" ] || command -v npm >/dev/null 2>&1 || missing+=(npm)
+  # the fleet page's browser tests drive Debian's Chromium with Playwright (never a downloaded browser)
+  [ -x /usr/bin/chromium ] || missing+=(chromium)
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "bootstrap: installing ${missing[*]} from the distribution's packages" >&2

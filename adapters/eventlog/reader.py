@@ -64,6 +64,29 @@ def read_events(
     return found[-limit:] if limit > 0 else []
 
 
+def read_from(path: Path, offset: int, *, most: int = 4 * 1024 * 1024) -> tuple[list[Record], int]:
+    """The whole records appended at or after byte `offset`, and the offset to read from next; at
+    most the last `most` bytes (a first read of a long log starts near its end). A log truncated
+    or replaced starts over; a line still being written waits for its newline."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return [], 0
+    if size < offset:
+        offset = 0
+    if size == offset:
+        return [], offset
+    start = max(offset, size - most)
+    with path.open("rb") as log:
+        log.seek(start)
+        chunk = log.read(size - start)
+    if start > offset and b"\n" in chunk:
+        chunk = chunk[chunk.index(b"\n") + 1 :]  # a cut first line
+        start = size - len(chunk)
+    whole = chunk[: chunk.rfind(b"\n") + 1]
+    return list(_parsed(whole.split(b"\n"))), start + len(whole)
+
+
 def follow_events(
     path: Path,
     wanted: EventFilter = EventFilter(),

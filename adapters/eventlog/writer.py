@@ -31,6 +31,7 @@ class JsonlEventLog(EventSink):
     def __init__(self, path: Path, *, clock: Callable[[], datetime]) -> None:
         self.path = path
         self._clock = clock
+        self.written: Callable[[], None] = lambda: None  # a cue to a follower in this process (the page)
 
     def emit(self, event: Event, *, level: Level = Level.INFO, source: str = "poller", **fields: Any) -> None:
         record: dict[str, Any] = {
@@ -46,6 +47,8 @@ class JsonlEventLog(EventSink):
             append_line(self.path, line)
         except OSError as error:
             _log.error("event log %s not written (%s): %s", self.path, error, line.decode("ascii").rstrip())
+            return
+        self.written()
 
 
 def timestamp(when: datetime) -> str:

@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from app.cli.context import CliContext, Commands, UsageProblem, command
@@ -57,6 +58,7 @@ def add_poll(commands: Commands) -> None:
 
 
 def run_poll(args: argparse.Namespace, context: CliContext) -> int:
+    from app.cli.ui import page_served
     from app.usecases.daemon import Blocked, install_signal_handlers  # the use cases load only when run
 
     missing = context.settings.missing_variables(os.environ)  # issue 19: before any spawn could meet it
@@ -75,7 +77,8 @@ def run_poll(args: argparse.Namespace, context: CliContext) -> int:
     if not sources:
         report("no polling.sources configured: each cycle has nothing to read")
     try:
-        daemon.run(once=args.once)
+        with page_served(context, report) if not args.once else nullcontext():
+            daemon.run(once=args.once)
     except Blocked as blocked:
         raise PollerBlocked(f"poll: another poller is running: {blocked}") from None
     last = daemon.last

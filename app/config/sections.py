@@ -356,6 +356,30 @@ class WebhookSettings(Section):
     gh_webhook: GhWebhookSettings = Field(default=GhWebhookSettings(), description="The GitHub webhook receiver.")
 
 
+_LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+
+
+class UiSettings(Section):
+    enabled: bool = Field(default=False, description="Serve the fleet page (docs/ui.md) beside the poller.")
+    host: str = Field(
+        default="127.0.0.1",
+        min_length=1,
+        description="Address the page binds; another than loopback only with a token.",
+    )
+    port: int = Field(default=8788, ge=0, le=65535, description="Port the page binds (0: any free port).")
+    token: SecretStr = Field(
+        default=SecretStr(""),
+        description="When set, every request needs it (`Authorization: Bearer`, or the login form's cookie), and"
+        " the page's actions (pause, resume, close, reopen, reset) are offered; empty: the page only shows.",
+    )
+
+    @model_validator(mode="after")
+    def _loopback_without_token(self) -> UiSettings:
+        if not self.token.get_secret_value() and self.host not in _LOOPBACK and not self.host.startswith("127."):
+            raise ValueError(f"host: without ui.token only a loopback address may be bound (got {self.host!r})")
+        return self
+
+
 class GhCliSettings(Section):
     binary: str = Field(default="gh", description="The `gh` executable (a name on PATH or a path).")
     timeout_seconds: float = Field(

@@ -21,6 +21,7 @@ from app.config.sections import (
     PollingSettings,
     RoutingSettings,
     StateSettings,
+    UiSettings,
     WebhookSettings,
 )
 from domain.cluster import LeaseTiming
@@ -58,6 +59,7 @@ class Settings(BaseSettings):
         default=RoutingSettings(), description="Who may prompt, which harness runs, and how sessions live."
     )
     webhooks: WebhookSettings = Field(default=WebhookSettings(), description="Push delivery.")
+    ui: UiSettings = Field(default=UiSettings(), description="The fleet page.")
     integrations: IntegrationSettings = Field(default=IntegrationSettings(), description="External tools.")
     event_log: EventLogSettings = Field(default=EventLogSettings(), description="The append-only event log.")
 

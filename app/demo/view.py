@@ -46,6 +46,7 @@ def report_lines(
         f"  {app} sandbox comment --work-item {item} --body 'your instruction'",
         f"  {app} poll --once",
         f"  {app} poll",
+        *_page(settings),
         "see what happened:",
         f"  {app} events --work-item {item}",
         f"  {app} sandbox list",
@@ -53,6 +54,14 @@ def report_lines(
         'on your own repositories, for real (README.md, "Running it for real"): write a configuration, check it',
         f"  {app} init --repo OWNER/REPO --user YOUR_LOGIN && {app} doctor",
     ]
+
+
+def _page(settings: Settings) -> list[str]:
+    ui = settings.ui
+    if not ui.enabled:
+        return []
+    port = ui.port or "PORT"  # 0: a free port, which `poll` prints when it starts
+    return [f"  the fleet page, while `poll` runs: http://{ui.host}:{port}/"]
 
 
 def _summary(events: Sequence[Mapping[str, Any]]) -> str:

@@ -48,7 +48,9 @@ class Closer:
         self.close(record, reason=state.value, keep_tmux=self.config.keep_session_on_close, by=ClosedBy.UPSTREAM)
         return True
 
-    def close(self, record: SessionRecord, *, reason: str, keep_tmux: bool, by: ClosedBy) -> None:
+    def close(
+        self, record: SessionRecord, *, reason: str, keep_tmux: bool, by: ClosedBy, source: str = "poller"
+    ) -> None:
         """Close the session; `by` says what reopens it (an operator's or a control comment's close
         holds until they reopen it; an upstream close until the item is watched again)."""
         terminated = self.config.kill_harness_on_close and self._stop(record, keep_tmux=keep_tmux)
@@ -62,6 +64,7 @@ class Closer:
             closed = None if fresh is None else self.store.save_session(self._closed(fresh, by))
         self.events.emit(
             Event.SESSION_CLOSED,
+            source=source,
             work_item=str(record.item),
             target=str(record.target),
             reason=reason,

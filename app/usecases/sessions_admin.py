@@ -189,6 +189,16 @@ class SessionsAdmin:
             return view
         return replace(view, paused=ledger.paused, stopped=ledger.stopped)
 
+    def view(self, item: WorkItemRef) -> SessionView:
+        """One item's session, looked at as `listing` looks at each (only its own tmux is asked)."""
+        record = self._record(item)
+        if not self.shared or self.cluster is None:
+            return self._held(self._view(record))
+        holder = next((lease.host for lease in self.cluster.leases() if lease.item == item and lease.live), "")
+        if holder == self.cluster.host:
+            return self._held(replace(self._view(record), host=holder))
+        return self._held(SessionView(record, SessionState.UNKNOWN, HarnessState.UNKNOWN, host=holder, here=False))
+
     def _view(self, record: SessionRecord) -> SessionView:
         probe = self.tmux.probe(record.target, mark=record.spawn_id, pane=record.pane_id)
         harness = self.harnesses.get(record.harness)
@@ -232,7 +242,7 @@ class SessionsAdmin:
             plans.append(ResetPlan(item, record.target, probe.harness, True, has_ledger, pane, record.spawn_id))
         return plans
 
-    def reset(self, plan: ResetPlan) -> None:
+    def reset(self, plan: ResetPlan, *, source: str = OPERATOR) -> None:
         """End the harness, then forget: a harness that could not be ended keeps its record."""
         if plan.ends_harness and plan.has_record:
             self.tmux.terminate_harness(
@@ -247,7 +257,7 @@ class SessionsAdmin:
             self.store.save_meta(armed_floor_key(plan.item), floor.isoformat())
         self.events.emit(
             Event.SESSION_RESET,
-            source=OPERATOR,
+            source=source,
             work_item=str(plan.item),
             target=plan.target.name,
             state_before=plan.state.value,
@@ -256,16 +266,16 @@ class SessionsAdmin:
             forgot_ledger=plan.has_ledger,
         )
 
-    def close(self, item: WorkItemRef, *, keep_tmux: bool | None) -> bool:
+    def close(self, item: WorkItemRef, *, keep_tmux: bool | None, source: str = "poller") -> bool:
         """Close by hand; False when it was closed already and there is nothing left to do."""
         record = self._record(item)
         keep = self.config.keep_session_on_close if keep_tmux is None else keep_tmux
         if record.status is SessionStatus.CLOSED and keep:
             return False
-        self.closer.close(record, reason=OPERATOR, keep_tmux=keep, by=ClosedBy.OPERATOR)
+        self.closer.close(record, reason=OPERATOR, keep_tmux=keep, by=ClosedBy.OPERATOR, source=source)
         return True
 
-    def reopen(self, item: WorkItemRef) -> bool:
+    def reopen(self, item: WorkItemRef, *, source: str = OPERATOR) -> bool:
         """Undo a close (an operator's holds until this): the session is active again, and the next
         comment is delivered, respawning or resuming the harness if it is gone. False when it was
         not closed."""
@@ -283,7 +293,7 @@ class SessionsAdmin:
         self.store.save_session(opened)
         self.events.emit(
             Event.SESSION_REOPENED,
-            source=OPERATOR,
+            source=source,
             work_item=str(item),
             target=record.target.name,
             closed_by=record.closed_by.value if record.closed_by else None,

@@ -190,3 +190,30 @@ def test_an_unwritable_log_never_raises_into_the_daemon(tmp_path: Path, caplog: 
     log.emit(Event.POLL_CYCLE, items=1)
 
     assert "poll.cycle" in caplog.text and "not written" in caplog.text
+
+
+def test_issue22_read_from_gives_the_whole_lines_after_an_offset_and_where_to_read_next(tmp_path: Path) -> None:
+    from adapters.eventlog.reader import read_from
+
+    log, _ = event_log(tmp_path)
+    log.emit(Event.POLL_CYCLE, items=1)
+    first, offset = read_from(log.path, 0)
+    log.emit(Event.POLL_CYCLE, items=2)
+    with log.path.open("ab") as file:
+        file.write(b'{"event": "cut')  # a line still being written waits for its newline
+    second, after = read_from(log.path, offset)
+
+    assert [r["items"] for r in first] == [1] and [r["items"] for r in second] == [2]
+    assert after == log.path.stat().st_size - len(b'{"event": "cut')
+    assert read_from(tmp_path / "none.jsonl", 0) == ([], 0)
+
+
+def test_issue22_each_line_written_cues_a_follower_in_the_same_process(tmp_path: Path) -> None:
+    log, _ = event_log(tmp_path)
+    cues: list[int] = []
+    log.written = lambda: cues.append(log.path.stat().st_size)
+
+    log.emit(Event.POLL_CYCLE, items=1)
+    log.emit(Event.POLL_CYCLE, items=2)
+
+    assert len(cues) == 2 and cues[0] < cues[1] == log.path.stat().st_size  # after the line is there

@@ -62,6 +62,7 @@ class Loop:
     workspace: dict[str, Any] = field(default_factory=dict)  # routing.workspace; given: a folder per item
     env: dict[str, str] = field(default_factory=dict)  # more environment for the CLI (gh's, for a stand-in)
     pollers: list[Poller] = field(default_factory=list)
+    harness: str = "sim"  # or a built-in one: "demo" ends its turns (a Stop receipt), the simulator never does
 
     @property
     def state(self) -> Path:
@@ -94,7 +95,7 @@ class Loop:
             },
             "routing": {
                 "authorizedUsers": ["demo"],
-                "defaultHarness": "sim",
+                "defaultHarness": self.harness,
                 "harnesses": {"sim": sim},
                 "maxConcurrentDispatches": self.max_concurrent,
                 "spawnWorkdir": str(self.root / "work" / "{slug}" if self.workspace else self.root / "work"),

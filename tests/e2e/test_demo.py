@@ -174,3 +174,17 @@ def test_issue19_item8_the_demos_last_lines_point_to_running_it_for_real(place: 
     last = result.stdout.splitlines()[-2:]
     assert any("Running it for real" in line and "README.md" in line for line in last), last
     assert last[-1].strip().endswith("-m app doctor") and " init --repo OWNER/REPO --user " in last[-1], last
+
+
+def test_issue22_with_ui_enabled_the_demo_prints_the_pages_address(place: Place) -> None:
+    (place.work / "loop.yaml").write_text(
+        "polling: {sources: [{provider: sandbox, repos: [sandbox/demo], label: loop}]}\n"
+        "routing: {authorizedUsers: [demo], tmux: {socketName: the-loop-demo}}\n"
+        "ui: {enabled: true, port: 8799}\n",
+        encoding="utf-8",
+    )
+    result = place.cli("--config", "loop.yaml", "demo")
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = [line.strip() for line in result.stdout.splitlines()]
+    assert "the fleet page, while `poll` runs: http://127.0.0.1:8799/" in lines
+    assert not any("fleet page" in line for line in place.cli("demo").stdout.splitlines())  # off: not a word

@@ -268,3 +268,17 @@ def test_issue18_item8_a_closed_notice_that_could_not_be_posted_is_tried_again_w
     (told,) = _closed_notices(world, ref)
     assert f"comment {later.id}" in told and world.record(ref).closed_notice == later.id
     assert world.events.named("notice.failed")[0]["notice"] == "closed"
+
+
+def test_issue22_one_items_view_asks_tmux_about_that_item_alone() -> None:
+    world = World()
+    wanted, other = world.watched(1), world.watched(2)
+    _fake(world).exit_harness(other.target.name)
+    asked_before = len(_fake(world).calls)
+
+    view = _admin(world).view(wanted)
+
+    assert (view.record.item, view.state) == (wanted, SessionState.LIVE)
+    assert {name for _, name in _fake(world).calls[asked_before:]} == {wanted.target.name}
+    with pytest.raises(UnknownWorkItem):
+        _admin(world).view(WorkItemRef(REPO, 9))

@@ -57,6 +57,8 @@ def test_the_real_tree_keeps_every_contract(tree: Path) -> None:
         ("app/usecases/planted.py", "import app.config.settings\n", USECASES),
         ("app/usecases/planted.py", "import pydantic\n", USECASES),
         ("app/config/planted.py", "import app.usecases.poll\n", CONFIG),
+        ("app/web/planted.py", "import app.container\n", "the fleet page calls use cases and views"),
+        ("app/web/planted.py", "import sqlite3\n", "the fleet page calls use cases and views"),
         ("adapters/tmux/planted.py", "import adapters.sqlite.store\n", "adapters are independent"),
         ("adapters/github/planted.py", "import adapters.tmux.commands\n", "adapters are independent"),
     ],

@@ -1,0 +1,170 @@
+"""What the fleet page shows and does: every item's row, one item's detail, and the guarded
+actions — the same reads and hands `sessions` and `status` use, with the page as the source."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from app.usecases.cluster_view import ClusterView, cluster_view
+from app.usecases.sessions_admin import ResetPlan, SessionsAdmin, SessionView, UnknownWorkItem
+from domain.events import Event
+from domain.model import SessionStatus
+from domain.ports import ClockPort, ClusterPort, EventSink, StateStore, TmuxPort
+from domain.refs import RepoRef, WorkItemRef
+
+PAGE = "page"  # the `source` of every event an action on the page writes
+
+
+@dataclass(frozen=True, slots=True)
+class ItemRow:
+    item: WorkItemRef
+    host: str
+    state: str  # a key of app.web.states.STATES: the harness's state, or closed / paused
+    last_receipt: str
+    receipt_at: datetime | None
+    pending: int
+    status: SessionStatus
+    paused: bool
+    title: str = ""  # as the repository's last listing had it ("": not listed now)
+
+
+@dataclass(frozen=True, slots=True)
+class ItemDetail:
+    row: ItemRow
+    screen: str  # the harness pane's last lines, as tmux shows them (the page sanitizes)
+
+
+def row_state(view: SessionView, *, paused: bool) -> str:
+    """The one word the page shows: closed and paused say more than what the harness does."""
+    if view.record.status is SessionStatus.CLOSED:
+        return "closed"
+    if paused:
+        return "paused"
+    return view.harness.value if view.here else "elsewhere"
+
+
+class Fleet:
+    def __init__(
+        self,
+        *,
+        admin: SessionsAdmin,
+        store: StateStore,
+        cluster: ClusterPort,
+        tmux: TmuxPort,
+        events: EventSink,
+        clock: ClockPort,
+        heartbeat: Callable[[], str | None] = lambda: None,
+    ) -> None:
+        self._admin, self._store, self._cluster, self._tmux = admin, store, cluster, tmux
+        self._events, self._clock, self._heartbeat = events, clock, heartbeat
+
+    def hosts(self) -> ClusterView:
+        return cluster_view(self._cluster, self._store.sessions())
+
+    def lease_seconds(self) -> Mapping[str, float]:
+        """Each host's soonest lease expiry, in seconds: its lease health."""
+        soonest: dict[str, float] = {}
+        for lease in self._cluster.leases() if self._cluster.shared else ():
+            if lease.live:
+                soonest[lease.host] = min(soonest.get(lease.host, lease.expires_in_seconds), lease.expires_in_seconds)
+        return soonest
+
+    def heartbeat(self) -> str | None:
+        return self._heartbeat()
+
+    def rows(self) -> list[ItemRow]:
+        """One row per item the store knows: with a session, what its harness does; without, "none"."""
+        rows = [self._row(view) for view in self._admin.listing()]
+        with_session = {row.item for row in rows}
+        rows += [self._bare(item) for item in self._store.items() if item not in with_session]
+        titles = self._titles({row.item.repo for row in rows})
+        return [replace(row, title=titles.get(row.item, "")) for row in rows]
+
+    def _titles(self, repos: Iterable[RepoRef]) -> dict[WorkItemRef, str]:
+        """From each repository's last listing, shared by its reader: no request to GitHub."""
+        return {
+            entry.item.ref: entry.item.title for repo in repos for entry in self._cluster.shared_listing(repo).listed
+        }
+
+    def detail(self, item: WorkItemRef) -> ItemDetail:
+        try:
+            view = self._admin.view(item)
+        except UnknownWorkItem:
+            if self._store.ledger(item) is None:
+                raise
+            row, screen = self._bare(item), ""  # known, never spawned: its comments still have journeys
+        else:
+            screen = self._tmux.screen(view.record.target, view.record.pane_id, lines=30) if view.here else ""
+            row = self._row(view)
+        return ItemDetail(replace(row, title=self._titles([item.repo]).get(item, "")), screen)
+
+    def _bare(self, item: WorkItemRef) -> ItemRow:
+        """An item with a ledger and no session."""
+        ledger = self._store.ledger(item)
+        pending, paused = (len(ledger.pending), ledger.paused) if ledger else (0, False)
+        return ItemRow(item, "", "none", "", None, pending, SessionStatus.ACTIVE, paused)
+
+    def _row(self, view: SessionView) -> ItemRow:
+        ledger = self._store.ledger(view.record.item)
+        paused = bool(ledger and ledger.paused)
+        receipt = view.last_receipt
+        return ItemRow(
+            item=view.record.item,
+            host=view.host or view.record.host or self._cluster.host,
+            state=row_state(view, paused=paused),
+            last_receipt=receipt.kind.value if receipt else "",
+            receipt_at=receipt.at if receipt else None,
+            pending=len(ledger.pending) if ledger else 0,
+            status=view.record.status,
+            paused=paused,
+        )
+
+    # the actions: each writes one event whose source is the page
+
+    def pause(self, item: WorkItemRef, *, paused: bool) -> bool:
+        """Comments to the item wait (or are delivered again); False when it already was so."""
+        with self._store.transaction():
+            ledger = self._store.ledger(item)
+            if ledger is None:
+                raise UnknownWorkItem(item, what="ledger")
+            if ledger.paused == paused:
+                return False
+            self._store.save_ledger(replace(ledger, paused=paused))
+        if paused:
+            self._events.emit(Event.DELIVERY_PAUSED, source=PAGE, work_item=str(item))
+        else:
+            self._events.emit(Event.DELIVERY_RESUMED, source=PAGE, work_item=str(item))
+        return True
+
+    def close(self, item: WorkItemRef) -> bool:
+        return self._admin.close(item, keep_tmux=None, source=PAGE)
+
+    def reopen(self, item: WorkItemRef) -> bool:
+        return self._admin.reopen(item, source=PAGE)
+
+    def reset_preview(self, item: WorkItemRef) -> ResetPlan:
+        return self._admin.plan_reset([item])[0]
+
+    def reset(self, item: WorkItemRef) -> ResetPlan:
+        plan = self.reset_preview(item)
+        self._admin.reset(plan, source=PAGE)
+        return plan
+
+    def as_json(self) -> dict[str, Any]:
+        return {"hosts": self.hosts().as_json(), "items": [_row_json(row) for row in self.rows()]}
+
+
+def _row_json(row: ItemRow) -> dict[str, Any]:
+    return {
+        "work_item": str(row.item),
+        "title": row.title,
+        "host": row.host,
+        "state": row.state,
+        "last_receipt": row.last_receipt or None,
+        "receipt_at": row.receipt_at.isoformat() if row.receipt_at else None,
+        "pending": row.pending,
+        "status": row.status.value,
+    }

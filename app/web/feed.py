@@ -1,0 +1,98 @@
+"""The event log as the page sees it: the recent records in memory, read on from where it left
+off, and a server-sent event stream of each new one. Reading the log costs no GitHub request."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+Record = Mapping[str, Any]
+ReadFrom = Callable[[Path, int], tuple[list[dict[str, Any]], int]]
+KEEP = 20_000  # records held for the views: a day of a busy fleet's events
+# an event this process writes is pushed at once (`poke`); another process's (a CLI command) is
+# found by looking at the log's end (one stat) this often
+CHECK_SECONDS = 1.0
+PING_SECONDS = 15.0
+_SHOWN_FIELDS = ("event", "work_item", "comment_id", "ts", "level")
+# events that change no item: the page refreshes only its hosts and daemon (no tmux probe) on them
+TICKS = frozenset({"poll.cycle", "poll.backoff", "poll.source_failed"})
+
+
+class Feed:
+    def __init__(self, path: Path, read_from: ReadFrom, *, keep: int = KEEP) -> None:
+        self._path, self._read_from = path, read_from
+        self._lock = threading.Lock()
+        self._offset = 0
+        self._seq = 0
+        self._recent: deque[tuple[int, Record]] = deque(maxlen=keep)
+        self._waiting: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
+
+    def poke(self) -> None:
+        """Something was appended (called from any thread): every open stream looks now."""
+        with self._lock:
+            waiting = list(self._waiting)
+        for loop, event in waiting:
+            loop.call_soon_threadsafe(event.set)
+
+    def catch_up(self) -> int:
+        """Read what was appended; the sequence number of the newest record held."""
+        with self._lock:
+            records, self._offset = self._read_from(self._path, self._offset)
+            for record in records:
+                self._seq += 1
+                self._recent.append((self._seq, record))
+            return self._seq
+
+    def recent(self, *, work_item: str | None = None, after: int = 0) -> list[tuple[int, Record]]:
+        self.catch_up()
+        with self._lock:
+            return [
+                (seq, record)
+                for seq, record in self._recent
+                if seq > after and (work_item is None or record.get("work_item") == work_item)
+            ]
+
+    async def stream(self) -> AsyncIterator[bytes]:
+        """`retry`, then one message per new record, a comment line now and then to keep it open."""
+        yield b"retry: 1000\n\n"
+        seen = self.catch_up()
+        woken = (asyncio.get_running_loop(), asyncio.Event())
+        with self._lock:
+            self._waiting.add(woken)
+        try:
+            async for chunk in self._follow(woken[1], seen):
+                yield chunk
+        finally:
+            with self._lock:
+                self._waiting.discard(woken)
+
+    async def _follow(self, woken: asyncio.Event, seen: int) -> AsyncIterator[bytes]:
+        quiet, clock = 0.0, asyncio.get_running_loop().time
+        while True:
+            started = clock()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(woken.wait(), CHECK_SECONDS)
+            woken.clear()
+            quiet += clock() - started
+            if self.catch_up() > seen:
+                for seq, record in self.recent(after=seen):
+                    tick = record.get("event") in TICKS
+                    # a tick carries its cycle's figures: the page shows them without asking back
+                    shown = _figures(record) if tick else {k: record.get(k) for k in _SHOWN_FIELDS if k in record}
+                    kind = "event: tick\n" if tick else ""
+                    yield f"{kind}id: {seq}\ndata: {json.dumps(shown, ensure_ascii=True)}\n\n".encode()
+                    seen = seq
+                quiet = 0.0
+            elif quiet >= PING_SECONDS:
+                yield b": ping\n\n"
+                quiet = 0.0
+
+
+def _figures(record: Record) -> dict[str, Any]:
+    return {k: v for k, v in record.items() if isinstance(v, int | float) and not isinstance(v, bool)}

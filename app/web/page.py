@@ -1,0 +1,178 @@
+"""The fleet page's routes: who may see it, what each address shows, and the guarded actions."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from html import escape
+from http import HTTPStatus
+from importlib.resources import files
+from typing import Any
+
+from app.usecases.fleet import Fleet
+from app.usecases.poller_status import Heartbeat
+from app.usecases.sessions_admin import UnknownWorkItem
+from app.web import views
+from app.web.auth import COOKIE, Caller, Guard
+from app.web.feed import Feed
+from app.web.http import Request, Response, Stream
+from app.web.journey import journeys
+from domain.errors import InvalidRef
+from domain.refs import WorkItemRef
+
+_STATIC = {"page.js": "text/javascript; charset=utf-8", "page.css": "text/css; charset=utf-8"}
+_ACTIONS = ("pause", "resume", "close", "reopen", "reset")
+
+
+def _text(status: int, text: str) -> Response:
+    return Response(status, text.encode(), "text/plain; charset=utf-8")
+
+
+class FleetPage:
+    def __init__(self, *, fleet: Fleet, feed: Feed, guard: Guard, now: Callable[[], datetime], where: str) -> None:
+        self._fleet, self._feed, self._guard, self._now, self._where = fleet, feed, guard, now, where
+
+    def __call__(self, request: Request) -> Response | Stream:
+        if request.path.startswith("/static/"):
+            return self._static(request.path.removeprefix("/static/"))
+        if request.path == "/login":
+            return self._login(request)
+        caller = self._guard.caller(request)
+        if caller is Caller.REFUSED:
+            if "text/html" in request.headers.get("accept", "") and request.method == "GET":
+                return Response(HTTPStatus.SEE_OTHER, headers=(("Location", "/login"),))
+            return Response(
+                HTTPStatus.UNAUTHORIZED, b"a token is needed", "text/plain; charset=utf-8",
+                (("WWW-Authenticate", 'Bearer realm="the-loop"'),),
+            )  # fmt: skip
+        routes: dict[tuple[str, str], Callable[[Request], Response | Stream]] = {
+            ("GET", "/"): self._home,
+            ("GET", "/item"): self._item,
+            ("GET", "/events"): lambda _: Stream(self._feed.stream),
+            ("GET", "/api/fleet"): self._json,
+            ("POST", "/action"): self._action,
+        }  # fmt: skip
+        route = routes.get((request.method, request.path))
+        return route(request) if route else _text(HTTPStatus.NOT_FOUND, "no such page")
+
+    def _json(self, _: Request) -> Response:
+        return Response(200, json.dumps(self._fleet.as_json()).encode(), "application/json")
+
+    def _static(self, name: str) -> Response:
+        if name not in _STATIC:
+            return _text(HTTPStatus.NOT_FOUND, "no such file")
+        return Response(200, files("app.web").joinpath("static", name).read_bytes(), _STATIC[name])
+
+    def _html(self, request: Request, title: str, body: str, controls: str = "", *, live: bool = True) -> Response:
+        if request.headers.get("x-fragment") == "1":
+            return Response(200, body.encode())
+        shown = views.page(title=title, body=body, where=self._where, controls=controls, live=live)
+        return Response(200, shown.encode())
+
+    def _login(self, request: Request) -> Response:
+        if not self._guard.guarded:
+            return Response(HTTPStatus.SEE_OTHER, headers=(("Location", "/"),))
+        if request.method == "POST":
+            if self._guard.token_ok(request.form().get("token", "")):
+                cookie = f"{COOKIE}={self._guard.cookie_value}; HttpOnly; SameSite=Strict; Path=/"
+                return Response(HTTPStatus.SEE_OTHER, headers=(("Location", "/"), ("Set-Cookie", cookie)))
+            # shown again, 200: a refused sign-in is not a fault of the page (no console error)
+            return self._html(request, "sign in", views.login_form("wrong token"), live=False)
+        return self._html(request, "sign in", views.login_form(), live=False)
+
+    def _home(self, request: Request) -> Response:
+        state, sort = request.query.get("state", ""), request.query.get("sort", "item")
+        pulse = f'<section id="pulse">{self._pulse()}</section>'
+        if request.headers.get("x-fragment") == "pulse":  # a cycle's tick: no tmux probe, one store read
+            return Response(200, self._pulse().encode())
+        items = views.items_table(self._fleet.rows(), now=self._now(), state=state, sort=sort)
+        return self._html(request, "fleet", f"{pulse}<section>{items}</section>", views.filter_form(state, sort))
+
+    def _pulse(self) -> str:
+        """The hosts and the daemon: what changes with every cycle, read without asking tmux."""
+        hosts = views.hosts_table(self._fleet.hosts(), self._fleet.lease_seconds())
+        return hosts + views.daemon_panel(self._daemon(self._now()))
+
+    def _item(self, request: Request) -> Response:
+        try:
+            item = WorkItemRef.parse(request.query.get("ref", ""))
+            detail = self._fleet.detail(item)
+        except (InvalidRef, UnknownWorkItem) as error:
+            return _text(HTTPStatus.NOT_FOUND, str(error))
+        records = [record for _, record in self._feed.recent(work_item=str(item))]
+        row, now = detail.row, self._now()
+        receipt = f"{row.last_receipt} {views.age(row.receipt_at, now)} ago" if row.last_receipt else "none yet"
+        body = (
+            f"<h2>{escape(str(item))} {escape(views.sanitized(row.title))} {views.tag(row.state)}</h2>"
+            f"<p>host {escape(row.host)} · last receipt {escape(receipt)} · {row.pending} pending · "
+            f'<a href="{escape(views.item_url(item))}" rel="noreferrer">on GitHub</a></p>'
+            + views.actions(item, csrf=self._guard.csrf, paused=row.paused, closed=row.state == "closed")
+            + views.journeys_list(journeys(records), now)
+            + views.screen_block(detail.screen)
+            + views.events_list(records[-50:][::-1])
+        )
+        return self._html(request, str(item), body)
+
+    def _action(self, request: Request) -> Response:
+        form = request.form()
+        refused = self._guard.may_act(request, form)
+        verb = form.get("action", "")
+        if refused is None and verb not in _ACTIONS:
+            refused = f"unknown action {verb!r} (known: {', '.join(_ACTIONS)})"
+        if refused is not None:
+            return _text(HTTPStatus.FORBIDDEN, f"refused: {refused}")
+        try:
+            item = WorkItemRef.parse(form.get("ref", ""))
+            said = self._act(verb, item, confirmed=form.get("confirm") == "yes")
+        except (InvalidRef, UnknownWorkItem) as error:
+            return _text(HTTPStatus.NOT_FOUND, str(error))
+        script = request.headers.get("authorization") is not None
+        if isinstance(said, Response):
+            return _text(200, said.body.decode()) if script else said
+        if script:
+            return _text(HTTPStatus.OK, said)
+        return Response(HTTPStatus.SEE_OTHER, headers=(("Location", views.item_link(item)),))
+
+    def _act(self, verb: str, item: WorkItemRef, *, confirmed: bool) -> str | Response:
+        fleet = self._fleet
+        if verb in {"pause", "resume"}:
+            return f"{verb}d {item}" if fleet.pause(item, paused=verb == "pause") else f"{item}: nothing to do"
+        if verb == "close":
+            return f"closed {item}" if fleet.close(item) else f"{item} was closed already"
+        if verb == "reopen":
+            return f"reopened {item}" if fleet.reopen(item) else f"{item} is not closed"
+        if not confirmed:  # the CLI's --dry-run: say what would be done, and ask
+            preview = fleet.reset_preview(item).describe(done=False)
+            body = (
+                f'<h2>Reset?</h2><p>would reset {escape(preview)}</p><form method="post" action="/action">'
+                f'<input type="hidden" name="csrf" value="{escape(self._guard.csrf)}">'
+                f'<input type="hidden" name="ref" value="{escape(str(item))}">'
+                '<input type="hidden" name="confirm" value="yes">'
+                '<button name="action" value="reset">reset</button></form>'
+                f' <a href="{views.item_link(item)}">cancel</a>'
+            )  # fmt: skip
+            return Response(200, views.page(title="reset?", body=body, where=self._where, live=False).encode())
+        return f"reset {fleet.reset(item).describe(done=True)}"
+
+    def _daemon(self, now: datetime) -> Mapping[str, Any]:
+        beat = Heartbeat.parse(self._fleet.heartbeat())
+        records = [record for _, record in self._feed.recent()]
+        cycles = [r for r in records if r.get("event") == "poll.cycle"]
+        last = cycles[-1] if cycles else {}
+        facts: dict[str, Any] = {
+            "last cycle": f"{views.age(beat.cycle_finished, now)} ago" if beat else "none yet",
+            "cycle took": f"{(beat.cycle_finished - beat.cycle_started).total_seconds():.2f}s" if beat else "–",
+            "overdue": "yes" if beat and (now - beat.cycle_finished).total_seconds() > 2 * beat.interval_seconds + 30
+            else "no",
+            "cycles seen": len(cycles),
+            "webhook deliveries": sum(1 for r in records if r.get("event") == "webhook.received"),
+            "errors": sum(1 for r in records if r.get("level") == "error"),
+            # the-loop keeps no count of GitHub's budget: what it says is a repository held back
+            "GitHub backoff": next(
+                (f"{r.get('repo', '?')} until {r.get('until', '?')}" for r in reversed(records)
+                 if r.get("event") == "poll.backoff"), "none",
+            ),
+        }  # fmt: skip
+        facts |= {f"last cycle: {k}": v for k, v in last.items() if k not in {"ts", "event", "level", "source"}}
+        return facts

@@ -1,0 +1,193 @@
+"""The page's HTML, rendered on the server: every value escaped, the pane's lines sanitized."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
+from html import escape
+from importlib.resources import files
+from string import Template
+from typing import Any
+from urllib.parse import quote
+
+from app.usecases.cluster_view import ClusterView
+from app.usecases.fleet import ItemRow
+from app.web.journey import Journey
+from app.web.states import HOST_TONES, STATES, shown
+from domain.refs import DEFAULT_HOST, WorkItemRef
+
+_TEMPLATE = Template(files("app.web").joinpath("templates/page.html").read_text(encoding="utf-8"))
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b.")
+SORTS: dict[str, Callable[[ItemRow], tuple[Any, ...]]] = {
+    "item": lambda r: (str(r.item),),
+    "host": lambda r: (r.host, str(r.item)),
+    "state": lambda r: (r.state, str(r.item)),
+    "pending": lambda r: (-r.pending, str(r.item)),
+}
+
+
+def page(*, title: str, body: str, where: str, controls: str = "", live: bool = True) -> str:
+    """A whole page; `live`: it follows the server's events (not the sign-in form: no token yet)."""
+    return _TEMPLATE.substitute(
+        title=escape(title),
+        body=body,
+        where=escape(where),
+        controls=controls,
+        live="1" if live else "",
+        status="connecting…" if live else "",
+    )
+
+
+def age(then: datetime | None, now: datetime) -> str:
+    if then is None:
+        return "–"
+    seconds = max(0.0, (now - then).total_seconds())
+    return _span(seconds)
+
+
+def _span(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f}s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f}m"
+    return f"{seconds / 3600:.1f}h"
+
+
+def item_url(item: WorkItemRef) -> str:
+    host = "github.com" if item.repo.host == DEFAULT_HOST else item.repo.host
+    return f"https://{host}/{item.repo.owner}/{item.repo.name}/issues/{item.number}"
+
+
+def item_link(item: WorkItemRef) -> str:
+    return f"/item?ref={quote(str(item), safe='')}"
+
+
+def tag(state: str) -> str:
+    look = shown(state)
+    return f'<span class="tag {look.tone}" data-state="{escape(state)}">{escape(look.label)}</span>'
+
+
+def hosts_table(view: ClusterView, leases: Mapping[str, float]) -> str:
+    rows = []
+    for host in view.hosts:
+        lease = leases.get(host.host)
+        health = "–" if lease is None else f"soonest expiry in {lease:.0f}s"
+        here = " (this host)" if host.host == view.host else ""
+        rows.append(
+            f'<tr data-host="{escape(host.host)}"><td>{escape(host.host)}{here}</td>'
+            f'<td><span class="tag {HOST_TONES.get(host.state.value, "off")}">{host.state.value}</span></td>'
+            f"<td>{_span(host.heartbeat_age_seconds)} ago</td><td>{host.leases}/{host.max_sessions}</td>"
+            f"<td>{host.free}</td><td>{health}</td></tr>"
+        )
+    head = "<tr><th>host</th><th>state</th><th>heartbeat</th><th>sessions</th><th>free</th><th>leases</th></tr>"
+    return f'<h2 id="hosts">Hosts</h2><table class="hosts"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
+
+
+def filter_form(state: str, sort: str) -> str:
+    options = "".join(
+        f'<option value="{key}"{" selected" if key == state else ""}>{escape(look.label)}</option>'
+        for key, look in STATES.items()
+    )
+    sorts = "".join(f"<option{' selected' if key == sort else ''}>{key}</option>" for key in SORTS)
+    return (
+        '<form class="controls" method="get" action="/"><label>state <select name="state">'
+        f'<option value="">all</option>{options}</select></label> '
+        f'<label>sort <select name="sort">{sorts}</select></label> <button type="submit">show</button></form>'
+    )
+
+
+def items_table(rows: Sequence[ItemRow], *, now: datetime, state: str = "", sort: str = "item") -> str:
+    counts = Counter(row.state for row in rows)
+    chips = "".join(
+        f'<li><a href="/?state={escape(key)}">{tag(key)} <b data-count="{escape(key)}">{count}</b></a></li>'
+        for key, count in sorted(counts.items())
+    )
+    wanted = sorted((r for r in rows if not state or r.state == state), key=SORTS.get(sort, SORTS["item"]))
+    body = "".join(_item_row(row, now) for row in wanted)
+    head = "<tr><th>item</th><th>host</th><th>state</th><th>last receipt</th><th>pending</th><th>GitHub</th></tr>"
+    return (
+        f'<h2 id="items">Items <small>({len(wanted)} of {len(rows)})</small></h2><ul class="counts">{chips}</ul>'
+        f'<table class="items"><thead>{head}</thead><tbody>{body}</tbody></table>'
+    )
+
+
+def _item_row(row: ItemRow, now: datetime) -> str:
+    receipt = f"{escape(row.last_receipt)} {age(row.receipt_at, now)} ago" if row.last_receipt else "–"
+    ref = escape(str(row.item))
+    return (
+        f'<tr data-item="{ref}"><td><a href="{item_link(row.item)}">{ref}</a> {escape(sanitized(row.title))}</td>'
+        f"<td>{escape(row.host)}</td>"
+        f"<td>{tag(row.state)}</td><td>{receipt}</td><td>{row.pending}</td>"
+        f'<td><a href="{escape(item_url(row.item))}" rel="noreferrer">#{row.item.number}</a></td></tr>'
+    )
+
+
+def daemon_panel(facts: Mapping[str, Any]) -> str:
+    cells = "".join(
+        f'<div><dt>{escape(k)}</dt><dd data-fact="{escape(k)}">{escape(str(v))}</dd></div>' for k, v in facts.items()
+    )
+    return f'<h2 id="daemon">Daemon</h2><dl class="daemon">{cells}</dl>'
+
+
+def journeys_list(found: Iterable[Journey], now: datetime) -> str:
+    items = []
+    for journey in found:
+        stops = "".join(
+            f'<li class="{stop.tone}">{escape(stop.label)}'
+            + (f" <small>+{_span(stop.after_seconds)}</small>" if stop.after_seconds is not None else "")
+            + "</li>"
+            for stop in journey.stops
+        )
+        items.append(
+            f'<li data-comment="{escape(journey.comment_id)}"><b>comment {escape(journey.comment_id)}</b>'
+            f'<ol class="journey">{stops}</ol></li>'
+        )
+    return f'<h2 id="comments">Comments</h2><ul class="comments">{"".join(items) or "<li>none yet</li>"}</ul>'
+
+
+def events_list(records: Sequence[Mapping[str, Any]]) -> str:
+    lines = []
+    for record in records:
+        details = " ".join(f"{k}={v}" for k, v in record.items() if k not in {"ts", "event", "work_item", "level"})
+        lines.append(
+            f"<tr><td>{escape(str(record.get('ts', '')))}</td><td>{escape(str(record.get('event', '')))}</td>"
+            f"<td>{escape(sanitized(details))}</td></tr>"
+        )
+    return f'<h2 id="events">Events</h2><table class="events"><tbody>{"".join(lines)}</tbody></table>'
+
+
+def sanitized(text: str) -> str:
+    """Terminal escapes removed, other control characters shown as �: nothing reaches the browser raw."""
+    text = _ESCAPES.sub("", text)
+    return "".join(c if c.isprintable() or c in "\n\t" else "\ufffd" for c in text)
+
+
+def screen_block(screen: str) -> str:
+    return (
+        '<h2 id="pane">The pane\'s last lines <small>(a snapshot, read-only)</small></h2>'
+        f'<pre class="screen">{escape(sanitized(screen)) or "(nothing to show: its session runs elsewhere)"}</pre>'
+    )
+
+
+def actions(item: WorkItemRef, *, csrf: str, paused: bool, closed: bool) -> str:
+    if not csrf:
+        return '<p class="off">Actions need <code>ui.token</code>.</p>'
+    chosen = ["resume" if paused else "pause", "reopen" if closed else "close", "reset"]
+    forms = "".join(
+        f'<form method="post" action="/action"><input type="hidden" name="csrf" value="{escape(csrf)}">'
+        f'<input type="hidden" name="ref" value="{escape(str(item))}">'
+        f'<button name="action" value="{verb}">{verb}</button></form> '
+        for verb in chosen
+    )
+    return f'<h2 id="actions">Actions</h2><div class="actions">{forms}</div>'
+
+
+def login_form(message: str = "") -> str:
+    note = f'<p class="notice" role="alert">{escape(message)}</p>' if message else ""
+    return (
+        f'<h2>Sign in</h2>{note}<form method="post" action="/login"><label>token '
+        '<input type="password" name="token" autocomplete="current-password" autofocus required></label> '
+        '<button type="submit">sign in</button></form>'
+    )

@@ -1,0 +1,157 @@
+"""What the fleet page costs (issue 22 item 7).
+
+Size: the items view of 1,000 items, 100 of them with a session, rendered on the server (the use
+cases over the fakes, as the daemon wires them) — its bytes must stay under 2 MB.
+
+Idle: a real `poll` daemon with SESSIONS sessions of the harness simulator on a private tmux
+server and the page enabled; its CPU per cycle (the daemon's and the tmux server's, from /proc)
+over a window with no page open, one with a page open (a client that does what the browser's
+script does: follows /events, fetches the view on each event), one closed again. Same run, so the
+ratio open / closed is the figure; the absolute times depend on the machine.
+
+Run: .venv/bin/python -m bench.ui [--sessions N] [--window SECONDS]
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import os
+import re
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from adapters.eventlog.reader import read_from
+from adapters.sqlite.cluster import SingleHost
+from app.usecases.fleet import Fleet
+from app.web.auth import Guard
+from app.web.feed import Feed
+from app.web.http import Request, Response
+from app.web.page import FleetPage
+from domain.ledger import Ledger
+from domain.refs import WorkItemRef
+from tests.e2e.loop_rig import Loop
+from tests.service.world import REPO, World
+from tests.tmux_support import RealTmux, wait_for
+
+LIMIT = 2 * 1024 * 1024
+PULSE = 10.0  # page.js: the hosts and the daemon at most this often on ticks
+
+
+def items_view_bytes(items: int, sessions: int, log: Path) -> tuple[int, float]:
+    world = World(cluster=SingleHost(host="solo", max_sessions=sessions))
+    for number in range(1, sessions + 1):
+        world.watched(number)
+    for number in range(sessions + 1, items + 1):
+        world.store.save_ledger(Ledger(item=WorkItemRef(REPO, number), baseline_at=world.clock.now()))
+    assert world.cluster is not None
+    fleet = Fleet(
+        admin=world.admin(), store=world.store, cluster=world.cluster, tmux=world.tmux,
+        events=world.events, clock=world.clock,
+    )  # fmt: skip
+    page = FleetPage(fleet=fleet, feed=Feed(log, read_from), guard=Guard(""), now=world.clock.now, where="bench")
+    start = time.perf_counter()
+    answer = page(Request("GET", "/", {}, {}))
+    took = time.perf_counter() - start
+    assert isinstance(answer, Response) and answer.status == 200
+    rows = answer.body.count(b"<tr data-item=")
+    assert rows == items, f"{rows} rows for {items} items"
+    return len(answer.body), took
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+class Browser(threading.Thread):
+    """What page.js does: follow /events; on a tick fetch the hosts and daemon (at most every
+    PULSE seconds; the tick's own figures are shown as they come), on any other event the view."""
+
+    def __init__(self, host: str, port: int) -> None:
+        super().__init__(daemon=True)
+        self.host, self.port, self.stopping, self.fetches = host, port, False, 0
+
+    def run(self) -> None:
+        stream = http.client.HTTPConnection(self.host, self.port, timeout=60)
+        stream.request("GET", "/events")
+        answer = stream.getresponse()
+        kind, pulse = "", time.monotonic()
+        while not self.stopping:
+            line = answer.fp.readline().decode()
+            if line.startswith("event:"):
+                kind = line.split(":", 1)[1].strip()
+            elif line.startswith("data:") and kind != "tick":
+                self._fetch("1")
+            elif line.startswith("data:") and time.monotonic() - pulse >= PULSE:
+                pulse = time.monotonic()
+                self._fetch("pulse")
+            if line.startswith("data:"):
+                kind = ""
+        stream.close()
+
+    def _fetch(self, fragment: str) -> None:
+        client = http.client.HTTPConnection(self.host, self.port, timeout=60)
+        client.request("GET", "/", headers={"X-Fragment": fragment})
+        client.getresponse().read()
+        client.close()
+        self.fetches += 1
+
+
+def idle_ratio(sessions: int, window: float) -> list[tuple[str, float, int]]:
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        (root / "tmux").mkdir()
+        tmux = RealTmux(root / "tmux")
+        loop = Loop(root, tmux, max_concurrent=sessions, extra={"ui": {"enabled": True, "port": 0}})
+        try:
+            loop.with_sessions(sessions)
+            poller = loop.running_poll()
+            found = wait_for(lambda: re.search(r"the fleet page: http://([\d.]+):(\d+)/", poller.stderr), what="page")
+            server = int(tmux.run("display-message", "-p", "#{pid}").strip())
+            time.sleep(2 * loop.interval_seconds)  # past the first cycles' spawns and readiness
+            measured = [_window("closed", poller.pid, server, loop, window)]
+            browser = Browser(found.group(1), int(found.group(2)))
+            browser.start()
+            measured.append(_window("open", poller.pid, server, loop, window))
+            browser.stopping = True
+            measured.append(_window("closed again", poller.pid, server, loop, window))
+            print(f"the page fetched {browser.fetches} times while open")
+            return measured
+        finally:
+            loop.stop_all()
+            tmux.kill_server()
+
+
+def _window(name: str, pid: int, server: int, loop: Loop, seconds: float) -> tuple[str, float, int]:
+    cycles = loop.event_names().count("poll.cycle")
+    cpu = _cpu_seconds(pid) + _cpu_seconds(server)
+    time.sleep(seconds)
+    done = loop.event_names().count("poll.cycle") - cycles
+    return name, (_cpu_seconds(pid) + _cpu_seconds(server) - cpu) / max(done, 1), done
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=1000)
+    parser.add_argument("--sessions", type=int, default=100)
+    parser.add_argument("--idle-sessions", type=int, default=10, help="sessions of the real daemon")
+    parser.add_argument("--window", type=float, default=15.0, help="seconds per measured window")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        size, took = items_view_bytes(args.items, args.sessions, Path(folder) / "events.jsonl")
+    print(f"items view, {args.items} items and {args.sessions} sessions: {size:,} bytes in {took * 1000:.0f} ms")
+    print(f"under 2 MB: {'yes' if size < LIMIT else 'NO'}")
+    measured = idle_ratio(args.idle_sessions, args.window)
+    for name, per_cycle, cycles in measured:
+        print(f"idle cycle, page {name}: {per_cycle * 1000:.1f} ms CPU a cycle over {cycles} cycles")
+    closed = (measured[0][1] + measured[2][1]) / 2
+    print(f"idle cycle cost ratio, page open / closed: {measured[1][1] / closed:.2f}")
+    return 0 if size < LIMIT else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,186 @@
+"""Issue 22: the fleet page in a real browser, against a running daemon with the sandbox tracker
+and the demo harness. Few tests, each walking several criteria: the browser is slow to start."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters.clock import SystemClock
+from tests.e2e.browser import browser, screenshot
+from tests.e2e.loop_rig import Loop, Poller
+from tests.tmux_support import RealTmux, real_tmux, wait_for
+
+__all__ = ["browser", "real_tmux"]
+pytestmark = [pytest.mark.browser, pytest.mark.tmux]
+TOKEN = "page-token-for-the-e2e-run"
+PROBES = 40
+CLOCK = SystemClock()
+
+
+@pytest.fixture
+def loop(real_tmux: RealTmux, tmp_path: Path) -> Iterator[Loop]:
+    rig = Loop(tmp_path, real_tmux, harness="demo", extra={"ui": {"enabled": True, "port": 0, "token": TOKEN}})
+    try:
+        yield rig
+    finally:
+        rig.stop_all()
+
+
+def _address(poller: Poller) -> str:
+    found = wait_for(lambda: re.search(r"the fleet page: (http://\S+/)", poller.stderr), what="the page's address")
+    return str(found.group(1))
+
+
+def _status(url: str, *, headers: dict[str, str] | None = None, data: bytes | None = None) -> int:
+    request = urllib.request.Request(url, data=data, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return int(answer.status)
+    except urllib.error.HTTPError as error:
+        return int(error.code)
+
+
+def _sign_in(page: Any, base: str) -> None:
+    page.goto(base)
+    assert page.url.endswith("/login")  # a browser without the cookie is sent to the form
+    page.fill("input[name=token]", "not-the-token")
+    page.press("input[name=token]", "Enter")
+    assert page.get_by_role("alert").inner_text() == "wrong token"
+    page.fill("input[name=token]", TOKEN)
+    page.press("input[name=token]", "Enter")
+    page.wait_for_selector("#items")
+
+
+def _receipt_folder(loop: Loop) -> Path:
+    folders = [p for p in (loop.state / "receipts").rglob("*") if p.is_dir() and any(p.glob("*.receipt"))]
+    assert len(folders) == 1, folders
+    return folders[0]
+
+
+def test_issue22_item6_a_comment_walks_its_journey_live_a_blocked_agent_shows_blocked(loop: Loop, browser: Any) -> None:
+    (ref,) = loop.items(1)
+    poller = loop.running_poll()
+    base = _address(poller)
+    wait_for(lambda: "session.ready" in loop.event_names(), timeout=30, what="the demo harness ready")
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    _sign_in(page, base)
+    cookie = next(c for c in context.cookies() if c["name"] == "loop_ui")
+    assert cookie["httpOnly"] and TOKEN not in cookie["value"]
+
+    page.click(f"a[href*='{ref.number}'][href^='/item']")
+    page.wait_for_selector("#live.ok")
+    page.evaluate("window.__notReloaded = true")
+    loop.comment(ref, "please say hello")
+    page.wait_for_selector("li[data-comment] >> text=turn ended", timeout=30_000)
+    steps = page.locator("li[data-comment] ol.journey li").all_inner_texts()
+    labels = [re.sub(r"\s*\+\S+$", "", step) for step in steps]
+    assert labels[0] == "seen (poll)" and labels[1] == "queued" and labels[-1] == "turn ended", labels
+    assert any("pasted" in label for label in labels) and any("confirmed" in label for label in labels), labels
+    assert page.evaluate("window.__notReloaded") is True  # it came live, not by a reload
+    assert page.locator("pre.screen").inner_text().strip()  # the pane's last lines, as text
+    screenshot(page, "item")
+
+    # a permission dialog: the agent says it is blocked, and the page shows it without a reload
+    folder = _receipt_folder(loop)
+    (folder / f"{time.time_ns()}-blocked.receipt").write_text(
+        json.dumps({"hook_event_name": "PermissionRequest", "session_id": "s", "tool_name": "Bash"})
+    )
+    page.goto(base)
+    page.evaluate("window.__notReloaded = true")
+    loop.comment(ref, "this one waits")  # any change re-renders the view
+    page.wait_for_selector(f"tr[data-item='{ref}'] [data-state=blocked]", timeout=20_000)
+    assert page.evaluate("window.__notReloaded") is True
+    screenshot(page, "items")
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")  # usable at phone width
+    screenshot(page, "phone")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.tagName") == "A"  # keyboard reachable
+    assert errors == []
+
+
+def test_issue22_item3_every_event_is_visible_in_the_browser_and_its_delay_is_measured(
+    loop: Loop, browser: Any
+) -> None:
+    """The daemon's own events (here: pause and resume, alternately, by a script with the token),
+    from just before each is asked for to the browser's re-render that shows it."""
+    (ref,) = loop.items(1)
+    poller = loop.running_poll()
+    base = _address(poller)
+    wait_for(lambda: "session.spawned" in loop.event_names(), timeout=30, what="a session")
+    context = browser.new_context()
+    context.add_cookies([{"name": "loop_ui", "value": _cookie(base), "url": base}])
+    page = context.new_page()
+    page.goto(f"{base}item?ref={urllib.parse.quote(str(ref), safe='')}")
+    page.wait_for_selector("#live.ok")
+    delays = []
+    for n in range(PROBES):
+        verb, then = ("pause", "resume") if n % 2 == 0 else ("resume", "pause")
+        shown_before = page.evaluate("window.__loopShown.length")
+        asked = CLOCK.now().timestamp() * 1000  # the browser's Date.now() reads the same clock
+        form = f"action={verb}&ref={urllib.parse.quote(str(ref))}".encode()
+        assert _status(f"{base}action", data=form, headers={"Authorization": f"Bearer {TOKEN}"}) == 200
+        page.wait_for_selector(f"button[value={then}]", timeout=5_000)
+        shown = page.evaluate("window.__loopShown")
+        delays.append(min(at for _, at in shown[shown_before:] if at >= asked) - asked)
+    delays.sort()
+    p99 = delays[min(len(delays) - 1, int(len(delays) * 0.99))]
+    print(f"event -> visible: median {delays[len(delays) // 2]:.0f} ms, p99 {p99:.0f} ms over {PROBES}")
+    # a wall-clock bound is asserted only when asked: on a loaded CI machine it measures the machine
+    if os.environ.get("THE_LOOP_UI_LATENCY"):
+        assert p99 <= float(os.environ["THE_LOOP_UI_LATENCY"]), delays
+    paused = [e for e in loop.events() if e["event"] in {"delivery.paused", "delivery.resumed"}]
+    assert len(paused) == PROBES and {e["source"] for e in paused} == {"page"}
+
+
+def _cookie(base: str) -> str:
+    import hashlib
+    import hmac
+
+    return hmac.new(TOKEN.encode(), b"session", hashlib.sha256).hexdigest()
+
+
+def test_issue22_items1_4_a_wrong_or_missing_token_and_an_action_without_it_are_refused(loop: Loop) -> None:
+    (ref,) = loop.items(1)
+    poller = loop.running_poll()
+    base = _address(poller)
+    wait_for(lambda: "session.spawned" in loop.event_names(), timeout=30, what="a session")
+
+    assert _status(f"{base}api/fleet") == 401
+    assert _status(f"{base}api/fleet", headers={"Authorization": "Bearer wrong"}) == 401
+    assert _status(f"{base}api/fleet", headers={"Authorization": f"Bearer {TOKEN}"}) == 200
+    form = f"action=close&ref={urllib.parse.quote(str(ref))}".encode()
+    assert _status(f"{base}action", data=form) == 401
+    # a browser's cookie without the CSRF field is refused too
+    assert _status(f"{base}action", data=form, headers={"Cookie": f"loop_ui={_cookie(base)}"}) == 403
+    assert "session.closed" not in loop.event_names()
+    assert _status(f"{base}action", data=form, headers={"Authorization": f"Bearer {TOKEN}"}) == 200
+    closed = [e for e in loop.events() if e["event"] == "session.closed"]
+    assert [e["source"] for e in closed] == ["page"]
+
+
+def test_issue22_item1_a_port_in_use_stops_poll_in_one_line_naming_the_keys(loop: Loop) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        loop.extra = {"ui": {"enabled": True, "port": taken.getsockname()[1]}}
+        poller = loop.start_poll()
+        assert poller.process.wait(timeout=60) == 1
+    (said,) = poller.stderr.strip().splitlines()[-1:]
+    assert "the fleet page cannot bind 127.0.0.1:" in said and "(ui.host, ui.port)" in said

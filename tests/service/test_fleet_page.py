@@ -1,0 +1,202 @@
+"""Issue 22 over fakes: the page's routes called directly — who may see and act, what an action
+writes, the journey of a comment, one row per item, nothing raw from a pane."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from urllib.parse import parse_qsl, quote
+
+import pytest
+
+from adapters.eventlog.reader import read_from
+from app.usecases.fleet import Fleet
+from app.web.auth import COOKIE, Guard
+from app.web.feed import Feed
+from app.web.http import Request, Response
+from app.web.page import FleetPage
+from domain.ledger import Ledger
+from domain.model import SessionStatus
+from domain.refs import WorkItemRef
+from tests.service.world import REPO, World
+
+TOKEN = "t0ken-for-the-page"
+
+
+def _page(world: World, log: Path, token: str = TOKEN) -> FleetPage:
+    assert world.cluster is not None
+    fleet = Fleet(
+        admin=world.admin(), store=world.store, cluster=world.cluster, tmux=world.tmux,
+        events=world.events, clock=world.clock,
+    )  # fmt: skip
+    return FleetPage(fleet=fleet, feed=Feed(log, read_from), guard=Guard(token), now=world.clock.now, where="here")
+
+
+def _get(page: FleetPage, path: str, **headers: str) -> Response:
+    url, _, query = path.partition("?")
+    answer = page(Request("GET", url, dict(parse_qsl(query)), headers))
+    assert isinstance(answer, Response)
+    return answer
+
+
+def _post(page: FleetPage, form: dict[str, str], **headers: str) -> Response:
+    body = "&".join(f"{k}={quote(v, safe='')}" for k, v in form.items()).encode()
+    answer = page(Request("POST", "/action", {}, headers, body))
+    assert isinstance(answer, Response)
+    return answer
+
+
+BEARER = {"authorization": f"Bearer {TOKEN}"}
+
+
+def test_issue22_item1_without_the_token_nothing_is_shown_and_a_browser_is_sent_to_sign_in(tmp_path: Path) -> None:
+    page = _page(World(), tmp_path / "events.jsonl")
+
+    assert _get(page, "/api/fleet").status == 401
+    assert _get(page, "/api/fleet", authorization="Bearer nope").status == 401
+    assert _get(page, "/", accept="text/html").headers == (("Location", "/login"),)
+    assert _get(page, "/api/fleet", **BEARER).status == 200
+
+
+def test_issue22_item1_the_sign_in_form_sets_an_httponly_cookie_that_is_not_the_token(tmp_path: Path) -> None:
+    page = _page(World(), tmp_path / "events.jsonl")
+
+    wrong = page(Request("POST", "/login", {}, {}, b"token=nope"))
+    right = page(Request("POST", "/login", {}, {}, f"token={TOKEN}".encode()))
+
+    assert isinstance(wrong, Response) and b"wrong token" in wrong.body
+    assert isinstance(right, Response) and right.status == 303
+    cookie = dict(right.headers)["Set-Cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and TOKEN not in cookie
+    value = cookie.split(";")[0].split("=", 1)[1]
+    assert _get(page, "/api/fleet", cookie=f"{COOKIE}={value}").status == 200
+
+
+def test_issue22_item4_an_action_needs_the_token_and_from_a_browser_the_csrf_field(tmp_path: Path) -> None:
+    world = World()
+    ref = world.watched(1)
+    page = _page(world, tmp_path / "events.jsonl")
+    cookie = f"{COOKIE}={Guard(TOKEN).cookie_value}"
+    form = {"action": "close", "ref": str(ref)}
+
+    assert _post(page, form).status == 401
+    assert _post(page, form, cookie=cookie).status == 403  # no CSRF field
+    assert (
+        _post(page, form | {"csrf": Guard(TOKEN).csrf}, cookie=cookie, origin="http://evil.example", host="here").status
+        == 403
+    )
+    assert world.record(ref).status is SessionStatus.ACTIVE
+    assert _post(page, form | {"csrf": Guard(TOKEN).csrf}, cookie=cookie).status == 303
+
+    assert world.record(ref).status is SessionStatus.CLOSED
+    closed = [e for e in world.events.records if e["event"] == "session.closed"]
+    assert [e["source"] for e in closed] == ["page"]
+
+
+def test_issue22_item4_without_a_token_configured_the_page_shows_but_never_acts(tmp_path: Path) -> None:
+    world = World()
+    ref = world.watched(1)
+    page = _page(world, tmp_path / "events.jsonl", token="")
+
+    assert _get(page, "/api/fleet").status == 200
+    assert _post(page, {"action": "pause", "ref": str(ref)}).status == 403
+    assert not world.ledger(ref).paused
+
+
+@pytest.mark.parametrize("verb", ["pause", "reopen", "reset"])
+def test_issue22_item4_each_action_is_an_event_whose_source_is_the_page(tmp_path: Path, verb: str) -> None:
+    world = World()
+    ref = world.watched(1)
+    page = _page(world, tmp_path / "events.jsonl")
+    if verb == "reopen":
+        _post(page, {"action": "close", "ref": str(ref)}, **BEARER)
+    before = len(world.events.records)
+
+    preview = _post(page, {"action": verb, "ref": str(ref)}, **BEARER)
+    if verb == "reset":  # first the CLI's dry run, then only when confirmed
+        assert "would reset" in preview.body.decode()
+        assert world.store.session(ref) is not None
+        _post(page, {"action": verb, "ref": str(ref), "confirm": "yes"}, **BEARER)
+
+    written = world.events.records[before:]
+    wanted = {"pause": "delivery.paused", "reopen": "session.reopened", "reset": "session.reset"}[verb]
+    assert [e.get("source") for e in written if e["event"] == wanted] == ["page"]
+
+
+def test_issue22_item2_one_row_per_item_the_store_knows_with_or_without_a_session(tmp_path: Path) -> None:
+    world = World()
+    world.watched(1)
+    bare = WorkItemRef(REPO, 2)
+    world.store.save_ledger(Ledger(item=bare, baseline_at=world.clock.now()))
+
+    rows = json.loads(_get(_page(world, tmp_path / "events.jsonl"), "/api/fleet", **BEARER).body)["items"]
+
+    assert sorted((r["work_item"], r["state"]) for r in rows) == [
+        (str(WorkItemRef(REPO, 1)), "busy"),
+        (str(bare), "none"),
+    ]
+
+
+def test_issue22_item2_a_comments_journey_is_read_from_its_events_with_the_times_between(tmp_path: Path) -> None:
+    world = World()
+    ref = world.watched(1)
+    log = tmp_path / "events.jsonl"
+    steps = [("dispatch.queued", 0), ("dispatch.pasted", 1), ("dispatch.confirmed", 3), ("session.turn_finished", 10)]
+    log.write_text("".join(
+        json.dumps({"ts": f"2026-01-01T00:00:{s:02d}+00:00", "event": e, "work_item": str(ref), "comment_id": "7",
+                    "attempt": 1, "confirmed_by": "receipt"}) + "\n" for e, s in steps
+    ))  # fmt: skip
+
+    html = _get(_page(world, log), f"/item?ref={quote(str(ref), safe='')}", **BEARER).body.decode()
+
+    journey = html.split('data-comment="7"')[1].split("</ol>")[0]
+    assert [part.split("<")[0].strip() for part in journey.split('<li class="')[1:]] == [
+        'ok">seen (poll)',
+        'ok">queued',
+        'busy">attempt 1: pasted',
+        'ok">confirmed (receipt)',
+        'ok">turn ended',
+    ]
+    assert "+1s" in journey and "+2s" in journey and "+7s" in journey
+
+
+def test_issue22_item2_the_panes_lines_are_shown_escaped_with_terminal_escapes_removed(tmp_path: Path) -> None:
+    world = World()
+    ref = world.watched(1)
+    world.session(ref).panes[0].screen = "\x1b[31m<script>alert(1)</script>\x1b]0;title\x07 done\x07"
+
+    html = _get(
+        _page(world, tmp_path / "events.jsonl"), f"/item?ref={quote(str(ref), safe='')}", **BEARER
+    ).body.decode()
+
+    pane = html.split('<pre class="screen">')[1].split("</pre>")[0]
+    assert pane == "&lt;script&gt;alert(1)&lt;/script&gt; done\ufffd"
+
+
+def test_issue22_item2_an_items_title_comes_from_its_repositorys_last_listing_escaped(tmp_path: Path) -> None:
+    world = World()
+    ref = WorkItemRef(REPO, 3)
+    world.tracker.add_item(ref, title="<b>Fix</b> the widget", author="alice", labels=("loop",), body="x")
+    world.cycle()
+    page = _page(world, tmp_path / "events.jsonl")
+    requests = world.tracker.requests
+
+    rows = json.loads(_get(page, "/api/fleet", **BEARER).body)["items"]
+    html = _get(page, "/", **BEARER).body.decode()
+
+    assert [(r["work_item"], r["title"]) for r in rows] == [(str(ref), "<b>Fix</b> the widget")]
+    assert "&lt;b&gt;Fix&lt;/b&gt; the widget" in html and "<b>Fix</b>" not in html
+    assert world.tracker.requests == requests  # the page asked GitHub nothing
+
+
+def test_issue22_item2_an_item_without_a_session_still_has_its_page(tmp_path: Path) -> None:
+    world = World()
+    bare = WorkItemRef(REPO, 2)
+    world.store.save_ledger(Ledger(item=bare, baseline_at=world.clock.now()))
+    page = _page(world, tmp_path / "events.jsonl")
+
+    shown = _get(page, f"/item?ref={quote(str(bare), safe='')}", **BEARER)
+    unknown = _get(page, f"/item?ref={quote(str(WorkItemRef(REPO, 9)), safe='')}", **BEARER)
+
+    assert shown.status == 200 and 'data-state="none"' in shown.body.decode()
+    assert unknown.status == 404
