@@ -41,7 +41,7 @@ fi
 # says what was installed from which pyproject.toml: "<sha256> runtime" or "<sha256> dev".
 stamp=.venv/.the-loop-installed
 hash=$(sha256sum pyproject.toml | cut -d' ' -f1)
-read -r had_hash had_kind < "$stamp" 2>/dev/null || { had_hash=""; had_kind=""; }
+{ read -r had_hash had_kind < "$stamp"; } 2>/dev/null || { had_hash=""; had_kind=""; }
 [ -n "$had_hash" ] && [ -z "$had_kind" ] && had_kind=dev  # a stamp from before the split: it installed both
 [ -x .venv/bin/python ] || had_kind=""
 kind=runtime

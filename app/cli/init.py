@@ -58,7 +58,10 @@ def run_init(args: argparse.Namespace, context: CliContext) -> int:
     _check(text)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        with path.open("x", encoding="utf-8") as file:  # 'x': a file made meanwhile is not overwritten either
+        # O_EXCL: a file made meanwhile is not overwritten either; 0600 whatever the umask: the
+        # webhook secret and a DSN go in this file later
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
             file.write(text)
     except FileExistsError:
         raise UsageProblem(f"init: {path} exists already; not overwritten") from None

@@ -147,6 +147,18 @@ def test_issue19_item1_init_writes_a_commented_starter_at_the_xdg_path_that_load
     assert shown["config"] == str(path)
 
 
+def test_issue19_item1_init_writes_a_file_only_its_owner_reads_whatever_the_umask(tmp_path: Path) -> None:
+    # the file is where the webhook secret and a DSN go later: other local users never read it
+    old = os.umask(0o022)  # the child inherits it
+    try:
+        result = init(tmp_path, *STARTER, "--harness", "claude")
+    finally:
+        os.umask(old)
+    path = tmp_path / "xdg" / "the-loop" / "cli-config.yaml"
+    assert result.returncode == 0, result.stderr
+    assert path.stat().st_mode & 0o077 == 0, oct(path.stat().st_mode)
+
+
 def test_issue19_item1_init_refuses_to_overwrite_naming_the_file(tmp_path: Path) -> None:
     target = tmp_path / "mine.yaml"
     target.write_text("polling: {intervalSeconds: 3}\n", encoding="utf-8")
