@@ -22,6 +22,7 @@ from pathlib import Path
 from adapters.claude.trust import ATTEMPTS, _locked, _Seen, _swap_in
 from domain.errors import TrustError
 from domain.ports import TrustPort
+from domain.receipts import ReceiptMode
 
 TRUSTED = "trusted"
 
@@ -37,7 +38,8 @@ class CodexTrust(TrustPort):
         self._path = path or default_path()
         self._sleep = sleep
 
-    def trust(self, directory: str) -> bool:
+    def trust(self, directory: str, *, kind: ReceiptMode = ReceiptMode.CODEX) -> bool:
+        """`kind` is not read: this writes Codex's file only (the container picks by kind)."""
         directory = os.path.realpath(directory)
         path = self._path.resolve()
         with _locked(path):

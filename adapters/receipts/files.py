@@ -9,6 +9,7 @@ import threading
 from collections.abc import Collection
 from pathlib import Path
 
+from adapters.codex import hooks as codex_hooks
 from adapters.receipts.hooks import SUFFIX, receipt_of, settings
 from adapters.support.private import private_dir
 from domain.model import ReceiptChannel
@@ -38,6 +39,8 @@ class FileReceipts(ReceiptPort):
             path = folder / SETTINGS_FILE
             _write_whole(path, json.dumps(settings(folder), indent=2))
             return ReceiptChannel(args=("--settings", str(path)))
+        if mode is ReceiptMode.CODEX:
+            return ReceiptChannel(args=codex_hooks.arguments(folder))
         if mode is ReceiptMode.FILE:
             return ReceiptChannel(env=((ENV_VARIABLE, str(folder)),))
         return ReceiptChannel()
