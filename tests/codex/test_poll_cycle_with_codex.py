@@ -19,7 +19,7 @@ from domain.model import HarnessSpec
 from domain.refs import WorkItemRef
 from tests.claude.loop import TimedEvents, WallClock
 from tests.codex.rig import CodexRig, codex_binary, codex_rig, openai
-from tests.openai_standin.server import OpenAIStandIn
+from tests.openai_standin.server import Busy, OpenAIStandIn, Say
 from tests.service.world import World
 from tests.tmux_support import wait_for
 
@@ -138,3 +138,30 @@ def test_issue21_a_killed_codex_is_resumed_by_the_next_comment_in_the_same_conve
     assert [r.conversation for r in ready] == [conversation]
     wait_for(openai.turns, what="the resumed turn")
     assert "please add a test" in " ".join(openai.turns()[0].user_texts())  # the conversation so far came along
+
+
+def test_issue21_a_comment_while_codex_is_busy_is_confirmed_and_reaches_the_model(
+    agent: tuple[World, WorkItemRef, Path], openai: OpenAIStandIn
+) -> None:
+    world, ref, _ = agent
+    openai.reset()
+    openai.script(Busy(60, then=Say("first done")))
+    first = world.comment(ref, "keep the model busy")
+    world.cycle()
+    wait_for(
+        lambda: any("keep the model busy" in " ".join(t.user_texts()) for t in openai.turns()),
+        timeout=30,
+        what=f"the model request held; {len(openai.turns())} turns",
+    )
+    second = world.comment(ref, "arrives while busy")
+
+    world.cycle()
+
+    assert events_of(world, "dispatch.succeeded", first.id)[0]["confirmed_by"] == "receipt"
+    assert events_of(world, "dispatch.succeeded", second.id)[0]["confirmed_by"] == "receipt"
+    openai.release()
+    wait_for(
+        lambda: any("arrives while busy" in " ".join(t.user_texts()) for t in openai.turns()),
+        timeout=30,
+        what="the comment sent while busy reaching the model",
+    )
