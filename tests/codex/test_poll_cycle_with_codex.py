@@ -15,7 +15,8 @@ import pytest
 from adapters.codex.trust import CodexTrust
 from adapters.receipts.files import FileReceipts
 from app.config.settings import Settings
-from domain.model import HarnessSpec
+from domain.ledger import Resolution
+from domain.model import HarnessSpec, Reaction
 from domain.refs import WorkItemRef
 from tests.claude.loop import TimedEvents, WallClock
 from tests.codex.rig import CodexRig, codex_binary, codex_rig, openai
@@ -30,13 +31,14 @@ pytestmark = pytest.mark.codex
 TRUST_QUESTION = "Trust this folder?"
 
 
-def codex_spec(binary: Path) -> HarnessSpec:
-    """The built-in `codex` harness as the-loop's settings make it, the pinned binary laid over it."""
-    return Settings.model_validate({"routing": {"harnesses": {"codex": {"binary": str(binary)}}}}).harness_spec("codex")
+def codex_spec(binary: Path, **keys: Any) -> HarnessSpec:
+    """The built-in `codex` harness as the-loop's settings make it, the pinned binary (and `keys`) laid over it."""
+    entry = {"binary": str(binary), **keys}
+    return Settings.model_validate({"routing": {"harnesses": {"codex": entry}}}).harness_spec("codex")
 
 
-def world_for(rig: CodexRig, base: Path) -> World:
-    spec = codex_spec(rig.binary)
+def world_for(rig: CodexRig, base: Path, spec: HarnessSpec | None = None) -> World:
+    spec = spec or codex_spec(rig.binary)
     return World(
         tmux=rig.tmux.adapter(),  # type: ignore[arg-type]
         harness=spec.name,
@@ -165,3 +167,23 @@ def test_issue21_a_comment_while_codex_is_busy_is_confirmed_and_reaches_the_mode
         timeout=30,
         what="the comment sent while busy reaching the model",
     )
+
+
+def test_issue21_a_codex_that_exits_at_once_fails_every_attempt_posts_one_notice_and_never_celebrates(
+    codex_rig: CodexRig, openai: OpenAIStandIn, tmp_path: Path
+) -> None:
+    world = world_for(codex_rig, tmp_path, codex_spec(codex_rig.binary, args=["--no-such-flag"]))
+    ref = world.item(30, author="bob")  # not authorized: only the comment spawns
+    world.cycle()
+    comment = world.comment(ref, "never reaches an agent")
+
+    for _ in range(world.max_retries + 1):  # the last cycle finds nothing left to try
+        world.cycle()
+
+    failed = events_of(world, "dispatch.failed", comment.id)
+    assert [e["will_retry"] for e in failed] == [True, True, False]
+    assert world.ledger(ref).resolved[comment.id].kind is Resolution.ABANDONED
+    assert len(world.tracker.posted) == 1 and "was **not delivered**" in world.tracker.posted[0][1]
+    reactions = [r for c, r in world.tracker.reactions if c == comment.id]
+    assert Reaction.FAILED in reactions and Reaction.SUCCEEDED not in reactions
+    assert world.events.named("dispatch.succeeded") == []
