@@ -19,12 +19,13 @@ import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from adapters.claude.trust import ATTEMPTS, _locked, _Seen, _swap_in
+from adapters.claude.trust import ATTEMPTS, ROUNDS, _locked, _Seen, _swap_in
 from domain.errors import TrustError
 from domain.ports import TrustPort
 from domain.receipts import ReceiptMode
 
 TRUSTED = "trusted"
+SETTLE_SECONDS = 0.5
 
 
 def default_path(env: Mapping[str, str] | None = None) -> Path:
@@ -34,13 +35,35 @@ def default_path(env: Mapping[str, str] | None = None) -> Path:
 
 
 class CodexTrust(TrustPort):
-    def __init__(self, path: Path | None = None, *, sleep: Callable[[float], None] = time.sleep) -> None:
+    """A running Codex rewrites `config.toml` too (it persists keys of its own at start, seen:
+    `[tui]`), without this lock: a record made just before such a write can be lost. So a new
+    record is read back `settle_seconds` later and written again when it is gone, a few times at
+    most, as for Claude Code."""
+
+    def __init__(
+        self,
+        path: Path | None = None,
+        *,
+        settle_seconds: float = SETTLE_SECONDS,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self._path = path or default_path()
+        self._settle = settle_seconds
         self._sleep = sleep
 
     def trust(self, directory: str, *, kind: ReceiptMode = ReceiptMode.CODEX) -> bool:
         """`kind` is not read: this writes Codex's file only (the container picks by kind)."""
         directory = os.path.realpath(directory)
+        if not self._record(directory):
+            return False
+        for _ in range(ROUNDS):
+            self._sleep(self._settle)
+            if not self._record(directory):
+                return True
+        raise TrustError(f"{self._path}: another writer wrote over projects[{directory!r}] {ROUNDS} times; not trusted")
+
+    def _record(self, directory: str) -> bool:
+        """Append the record unless it is there; whether it was written."""
         path = self._path.resolve()
         with _locked(path):
             for attempt in range(ATTEMPTS):
