@@ -101,6 +101,9 @@ def test_issue21_a_spawn_in_a_never_seen_git_worktree_is_trusted_ready_and_its_p
     assert [e["source"] for e in world.events.named("session.ready")] == ["startup"]
     succeeded = world.events.named("dispatch.succeeded")
     assert [(e["delivery_id"].split("-")[0], e["confirmed_by"]) for e in succeeded] == [("start", "receipt")]
+    # issue 21 item 2: Codex's own conversation id, from its SessionStart receipt, is recorded
+    (ready,) = [r for r in world.receipts.read(ref, world.record(ref).spawn_id) if r.source == "startup"]
+    assert world.record(ref).harness_session_id == ready.conversation
     pane = world.record(ref).pane_id
     assert TRUST_QUESTION not in codex_rig.tmux.run("capture-pane", "-p", "-t", pane, check=False)
 
