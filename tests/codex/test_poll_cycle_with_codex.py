@@ -4,6 +4,8 @@ the session killed -> the next comment resumes the same conversation (`codex res
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import tomllib
 import uuid
@@ -143,6 +145,27 @@ def test_issue21_a_killed_codex_is_resumed_by_the_next_comment_in_the_same_conve
     assert [r.conversation for r in ready] == [conversation]
     wait_for(openai.turns, what="the resumed turn")
     assert "please add a test" in " ".join(openai.turns()[0].user_texts())  # the conversation so far came along
+
+
+def test_issue21_a_sigkilled_resumed_codex_is_resumed_again_in_the_same_conversation(
+    codex_rig: CodexRig, agent: tuple[World, WorkItemRef, Path], openai: OpenAIStandIn
+) -> None:
+    world, ref, _ = agent
+    conversation = world.record(ref).harness_session_id
+    pane = world.record(ref).pane_id
+    pid = int(codex_rig.tmux.run("display-message", "-p", "-t", pane, "#{pane_pid}").strip())
+    os.kill(pid, signal.SIGKILL)
+    wait_for(
+        lambda: codex_rig.tmux.run("display-message", "-p", "-t", pane, "#{pane_dead}", check=False).strip() == "1",
+        what="tmux to see the pane dead",
+    )
+    comment = world.comment(ref, "carry on after SIGKILL")
+
+    world.cycle()
+
+    assert events_of(world, "dispatch.succeeded", comment.id)[0]["confirmed_by"] == "receipt"
+    assert [e["resumed"] for e in world.events.named("session.respawned")][-1] is True
+    assert world.record(ref).harness_session_id == conversation
 
 
 def test_issue21_a_comment_while_codex_is_busy_is_confirmed_and_reaches_the_model(
