@@ -9,6 +9,7 @@ from dependency_injector import containers, providers
 
 from adapters.claude.trust import ClaudeTrust
 from adapters.clock import SystemClock
+from adapters.codex.trust import CodexTrust
 from adapters.doctor_probe import ShDoctorProbe
 from adapters.eventlog.reader import EventFilter, follow_events, read_events, read_from
 from adapters.eventlog.writer import JsonlEventLog
@@ -49,11 +50,23 @@ from app.usecases.watch import HarnessWatch
 from app.usecases.webhook import WebhookIntake
 from app.usecases.workspaces import WorkspaceConfig, Workspaces
 from domain.model import HarnessSpec, Reaction, WorkItem
-from domain.ports import ClusterPort, StateStore, TmuxPort, TrackerPort
+from domain.ports import ClusterPort, StateStore, TmuxPort, TrackerPort, TrustPort
+from domain.receipts import ReceiptMode
 from domain.refs import TmuxTarget, WorkItemRef
 from domain.webhook import InboxLimits
 
 __all__ = ["Container", "EventFilter", "LockHeld", "follow_events", "read_events", "read_from"]
+
+
+class HarnessTrust(TrustPort):
+    """Each harness's trusted folders in its own user configuration: Codex's `config.toml` for a
+    Codex spawn (issue 21), Claude Code's `~/.claude.json` for every other."""
+
+    def __init__(self, claude: TrustPort, codex: TrustPort) -> None:
+        self._claude, self._codex = claude, codex
+
+    def trust(self, directory: str, *, kind: ReceiptMode = ReceiptMode.CLAUDE) -> bool:
+        return (self._codex if kind is ReceiptMode.CODEX else self._claude).trust(directory, kind=kind)
 
 
 def _harnesses(settings: Settings) -> dict[str, HarnessSpec]:
@@ -254,7 +267,9 @@ class Container(containers.DeclarativeContainer):
         root=providers.Callable(lambda s: s.state_root / "receipts", settings),
         ask_wait_seconds=providers.Callable(lambda s: s.routing.ask_wait_seconds, settings),
     )
-    trust = providers.Singleton(ClaudeTrust)
+    trust = providers.Singleton(
+        HarnessTrust, claude=providers.Singleton(ClaudeTrust), codex=providers.Singleton(CodexTrust)
+    )
     secret = providers.Singleton(receipt_secret, store)
     watch = providers.Singleton(HarnessWatch, tmux=tmux, receipts=receipts, clock=clock)
     spawner = providers.Singleton(

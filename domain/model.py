@@ -187,7 +187,7 @@ class HarnessSpec:
     receipts: ReceiptMode = ReceiptMode.NONE
     ready_seconds: float = 3.0  # until it must say it is ready (without receipts: stay alive)
     confirm_seconds: float = 3.0  # after a paste, until it must confirm (without receipts: stay alive)
-    trust_workdir: bool = False  # record the spawn folder as trusted in Claude Code's user config
+    trust_workdir: bool = False  # record the spawn folder as trusted in the harness's user config
     # issue 18: arguments so it loads none of its folder's settings, hooks, MCP servers, plugins;
     # None: it has no such start, and is never started in a folder holding a head nobody vouched for
     unvouched_args: tuple[str, ...] | None = None
@@ -198,6 +198,11 @@ class HarnessSpec:
     @property
     def can_resume(self) -> bool:
         return bool(self.resume_args)
+
+    @property
+    def names_its_conversations(self) -> bool:
+        """It resumes by an id it chose itself (Codex): the-loop learns it from the ready receipt."""
+        return self.can_resume and not any("{session_id}" in arg for arg in self.session_id_args)
 
     def argv(self, session_id: str, *, resume: bool, extra: tuple[str, ...] = ()) -> tuple[str, ...]:
         """The command line; `extra` (the receipt channel's arguments) goes before the session's."""

@@ -119,14 +119,15 @@ class ReceiptPort(Protocol):
 
 
 class TrustPort(Protocol):
-    """Claude Code's user configuration: which folders are trusted (no trust dialog at start).
+    """A harness's user configuration: which folders are trusted (no trust dialog at start).
 
     Failure modes: `TrustError` naming the file when it cannot be read, parsed or written; the file
     is then left exactly as it was.
     """
 
-    def trust(self, directory: str) -> bool:
-        """Record `directory` (absolute) as trusted; True when it was not recorded before."""
+    def trust(self, directory: str, *, kind: ReceiptMode = ReceiptMode.CLAUDE) -> bool:
+        """Record `directory` (absolute) as trusted in the user configuration of the harness
+        `kind` names (Codex's for `CODEX`, else Claude Code's); True when it was not recorded before."""
 
 
 class TrackerPort(Protocol):

@@ -27,6 +27,7 @@ class ReceiptMode(enum.Enum):
     """How a harness confirms what it got."""
 
     CLAUDE = "claude"  # the-loop passes its hooks on Claude Code's command line (--settings)
+    CODEX = "codex"  # the-loop passes its hooks, already trusted, on Codex's command line (-c)
     FILE = "file"  # the harness writes receipt files itself into $THE_LOOP_RECEIPTS
     NONE = "none"  # no receipts: confirmation is the pane still alive after confirmSeconds
 
@@ -160,3 +161,11 @@ def turn_ended_after(receipts: Sequence[Receipt], line: str) -> bool:
         elif receipt.kind is ReceiptKind.TURN_FAILED and open_prompts:
             open_prompts.pop(0)
     return False
+
+
+def conversation_of(receipts: Iterable[Receipt]) -> str:
+    """The conversation the harness last said it was ready in ('' when it never said): how
+    the-loop learns the id of a harness that names its conversations itself (Codex)."""
+    return next(
+        (r.conversation for r in reversed(list(receipts)) if r.kind is ReceiptKind.READY and r.conversation), ""
+    )

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the-loop needs on a fresh Debian-like machine, and with --tests what its tests need
-# too (the dev tools, PostgreSQL, Claude Code); cheap when done already.
+# too (the dev tools, PostgreSQL, Claude Code, Codex); cheap when done already.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tests=0
@@ -19,7 +19,9 @@ if [ "$tests" -eq 1 ]; then
   { command -v mkfs.ext4 && command -v chattr; } >/dev/null 2>&1 || missing+=(e2fsprogs)
   # npm only fetches Claude Code's package for the tests (scripts/install_claude_code.py); Node never runs it
   claude_version=$(sed -n 's/^VERSION = "\(.*\)"$/\1/p' scripts/install_claude_code.py)
-  [ -x ".tools/claude-code/$claude_version/claude" ] || command -v npm >/dev/null 2>&1 || missing+=(npm)
+  codex_version=$(sed -n 's/^VERSION = "\(.*\)"$/\1/p' scripts/install_codex.py)
+  { [ -x ".tools/claude-code/$claude_version/claude" ] && [ -x ".tools/codex/$codex_version/codex" ]; } \
+    || command -v npm >/dev/null 2>&1 || missing+=(npm)
   # the fleet page's browser tests drive Debian's Chromium with Playwright (never a downloaded browser)
   [ -x /usr/bin/chromium ] || missing+=(chromium)
 fi
@@ -67,5 +69,13 @@ rc=0
 "$python" scripts/install_claude_code.py >/dev/null || rc=$?
 if [ "$rc" -ne 0 ] && [ "$rc" -ne 3 ]; then
   echo "bootstrap: Claude Code could not be installed (see above)" >&2
+  exit 1
+fi
+
+# Codex at a pinned version, for the tests that run the real thing (tests/codex/)
+rc=0
+"$python" scripts/install_codex.py >/dev/null || rc=$?
+if [ "$rc" -ne 0 ] && [ "$rc" -ne 3 ]; then
+  echo "bootstrap: Codex could not be installed (see above)" >&2
   exit 1
 fi

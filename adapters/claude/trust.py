@@ -24,6 +24,7 @@ from typing import Any
 
 from domain.errors import TrustError
 from domain.ports import TrustPort
+from domain.receipts import ReceiptMode
 
 KEY = "hasTrustDialogAccepted"
 SETTLE_SECONDS = 1.0  # Claude Code's file watcher polls about once a second
@@ -54,7 +55,8 @@ class ClaudeTrust(TrustPort):
         self._settle = settle_seconds
         self._sleep = sleep
 
-    def trust(self, directory: str) -> bool:
+    def trust(self, directory: str, *, kind: ReceiptMode = ReceiptMode.CLAUDE) -> bool:
+        """`kind` is not read: this writes Claude Code's file only (the container picks by kind)."""
         # Claude Code looks its working directory up as the kernel gives it: symlinks resolved
         directory = os.path.realpath(directory)
         if not self._record(directory):

@@ -9,6 +9,7 @@ import threading
 from collections.abc import Collection
 from pathlib import Path
 
+from adapters.codex import hooks as codex_hooks
 from adapters.receipts.hooks import DECISION, EXPIRED, SUFFIX, TAKEN, receipt_of, settings
 from adapters.support.private import private_dir
 from domain.asks import AnswerState
@@ -40,6 +41,8 @@ class FileReceipts(ReceiptPort):
             path = folder / SETTINGS_FILE
             _write_whole(path, json.dumps(settings(folder, ask_wait_seconds=self._ask_wait_seconds), indent=2))
             return ReceiptChannel(args=("--settings", str(path)))
+        if mode is ReceiptMode.CODEX:
+            return ReceiptChannel(args=codex_hooks.arguments(folder))
         if mode is ReceiptMode.FILE:
             return ReceiptChannel(env=((ENV_VARIABLE, str(folder)),))
         return ReceiptChannel()

@@ -48,7 +48,8 @@ class HarnessSettings(BaseModel):
     receipts: ReceiptMode = Field(
         default=ReceiptMode.NONE,
         description="How the harness confirms what it got: `claude` (the-loop passes Claude Code its hooks with "
-        "`--settings`), `file` (the harness writes receipt files into `$THE_LOOP_RECEIPTS` itself), `none` (a "
+        "`--settings`), `codex` (the-loop passes Codex its hooks, trusted, with `-c`), `file` (the harness writes "
+        "receipt files into `$THE_LOOP_RECEIPTS` itself), `none` (a "
         "delivery counts once the harness is still alive `confirmSeconds` later).",
     )
     ready_seconds: float | None = Field(
@@ -62,8 +63,10 @@ class HarnessSettings(BaseModel):
     )
     trust_workdir: bool = Field(
         default=False,
-        description="Record each spawn folder as trusted in Claude Code's user configuration "
-        "(`projects.<dir>.hasTrustDialogAccepted` in `~/.claude.json`) so it does not open on the trust dialog.",
+        description="Record each spawn folder as trusted in the harness's user configuration "
+        "(`projects.<dir>.hasTrustDialogAccepted` in `~/.claude.json`; with `receipts: codex`, "
+        '`[projects."<dir>"] trust_level = "trusted"` in `$CODEX_HOME/config.toml`) so it does not open on the '
+        "trust dialog.",
     )
     permission_mode: PermissionMode | None = Field(
         default=None,
@@ -133,7 +136,16 @@ BUILTIN_HARNESSES: Mapping[str, HarnessSettings] = {
             "unvouchedArgs": ["--setting-sources", "user", "--strict-mcp-config"],
         },
         # what each entry does and leaves out, with the sources read: docs/harnesses.md
-        "codex": {"binary": "codex", "readySeconds": 10},
+        # issue 21: hooks as receipts, trusted folders, resume by the id its ready receipt gave
+        # (pinned in tests/codex/test_codex_facts.py)
+        "codex": {
+            "binary": "codex",
+            "resumeArgs": ["resume", "{session_id}"],
+            "receipts": "codex",
+            "readySeconds": 30,
+            "confirmSeconds": 30,
+            "trustWorkdir": True,
+        },
         "cursor": {"binary": "cursor-agent"},
         "demo": {
             "binary": "{python}",

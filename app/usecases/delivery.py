@@ -20,7 +20,7 @@ from domain.model import HarnessSpec, Reaction, SessionRecord, SessionStatus, Wo
 from domain.notice import blocked_notice
 from domain.policy import Outcome
 from domain.ports import ClockPort, EventSink, ReceiptPort, StateStore, TrackerPort
-from domain.receipts import ReceiptKind, ReceiptMode
+from domain.receipts import ReceiptKind, ReceiptMode, conversation_of
 from domain.refs import WorkItemRef
 
 if TYPE_CHECKING:
@@ -200,8 +200,12 @@ class Delivery:
         run.ledger = run.subject.delivered(run.ledger, at=now, reason=f"confirmed:{confirmed_by}", spawn=spawn)
         if run.record is not None:
             recent = (*run.record.recent_delivery_ids, run.job.delivery_id)[-RECENT_DELIVERIES:]
+            # issue 21: a harness that names its conversations (Codex) said which in its ready receipt
+            named = self.dispatcher.harness(run.record.harness).names_its_conversations
+            learned = conversation_of(self.watch.receipts(run.record)) if named else ""
             run.record = replace(
                 run.record,
+                harness_session_id=learned or run.record.harness_session_id,
                 status=SessionStatus.ACTIVE,
                 recent_delivery_ids=tuple(dict.fromkeys(recent)),
                 updated_at=now,

@@ -17,7 +17,7 @@ from domain.events import Event, Level
 from domain.model import HarnessSpec, Probe, SessionRecord, SessionState, SessionStatus, SpawnRequest, WorkItem
 from domain.policy import Clear, Decision, Outcome, clear_decision, cleared, remedy
 from domain.ports import ClockPort, EventSink, ReceiptPort, StateStore, TmuxPort, TrustPort
-from domain.receipts import confirms
+from domain.receipts import confirms, conversation_of
 
 RECENT_DELIVERIES = 20
 
@@ -217,6 +217,11 @@ class Spawner:
         safe = () if vouched.choice else (harness.unvouched_args or ())
         spawn_id, previous = uuid.uuid4().hex, record.spawn_id
         cwd = record.cwd
+        if resume and harness.names_its_conversations and previous:
+            # issue 21: Codex names its conversation; its last spawn's ready receipt said which.
+            # None said: the recorded id is resumed, the harness refuses it, and a fresh one starts
+            learned = conversation_of(self._receipts.read(record.item, previous))
+            record = replace(record, harness_session_id=learned or record.harness_session_id)
         record = replace(
             record,
             cwd=cwd,
@@ -233,7 +238,7 @@ class Spawner:
             return self._failed(record, job, f"cannot start the harness: {error}")
         try:
             channel = self._receipts.prepare(record.item, spawn_id, mode=harness.receipts)
-            if harness.trust_workdir and self._trust.trust(cwd):
+            if harness.trust_workdir and self._trust.trust(cwd, kind=harness.receipts):
                 self._emit(Event.SESSION_TRUSTED, record, directory=cwd)
         except (OSError, TrustError) as error:
             return self._failed(record, job, f"cannot prepare the harness: {error}")

@@ -124,7 +124,10 @@ class FakeTrust:
     trusted: list[str] = field(default_factory=list)
     fail: bool = False
 
-    def trust(self, directory: str) -> bool:
+    kinds: list[ReceiptMode] = field(default_factory=list)  # whose configuration each record went to
+
+    def trust(self, directory: str, *, kind: ReceiptMode = ReceiptMode.CLAUDE) -> bool:
+        self.kinds.append(kind)
         if self.fail:
             raise TrustError("/home/op/.claude.json: not JSON (injected); not touching the file")
         if directory in self.trusted:

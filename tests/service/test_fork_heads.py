@@ -9,9 +9,11 @@ from dataclasses import replace
 import pytest
 
 from app.config.harnesses import BUILTIN_HARNESSES
+from app.config.settings import Settings
 from app.usecases.meta import vouch
 from app.usecases.workspaces import NotVouched, WorkspaceConfig
 from domain.model import ItemKind
+from domain.receipts import ReceiptMode
 from domain.refs import WorkItemRef
 from domain.workspace import WorkspaceMode
 from tests.service.world import CLAUDE, CURSOR, REPO, World
@@ -99,3 +101,35 @@ def test_issue18_item1_sessions_vouch_records_only_the_head_it_names_and_a_later
     assert world.session(ref).argv[1 : 1 + len(SAFE)] == SAFE and world.git.setups == []
     (vouched,) = world.events.named("workspace.vouched")
     assert (vouched["head"], vouched["source"]) == (reviewed, "operator")
+
+
+def codex_fork_world() -> World:
+    world = World(
+        workspace=WorkspaceConfig(mode=WorkspaceMode.WORKTREE, setup="npm ci"),
+        harness="codex",
+        harnesses={"codex": Settings().harness_spec("codex")},
+    )
+    world.git.add_remote(REPO)
+    sha = world.git.open_pull(REPO, PULL)
+    world.tracker.add_item(WorkItemRef(REPO, PULL), kind=ItemKind.PULL_REQUEST, head="mallory/widgets", sha=sha)
+    return world
+
+
+def test_issue21_item3_codex_in_a_forks_folder_is_not_started_and_its_folder_not_trusted() -> None:
+    world = codex_fork_world()
+    ref = WorkItemRef(REPO, PULL)
+
+    world.cycle()
+
+    assert ref.target.name not in world.tmux.sessions and world.trust.trusted == []
+    assert "codex has no start that ignores" in world.events.named("session.spawn_failed")[0]["reason"]
+
+
+def test_issue21_item3_a_vouched_forks_folder_is_trusted_in_codex_configuration() -> None:
+    world = codex_fork_world()
+    ref = WorkItemRef(REPO, PULL)
+    vouch(world.store, ref, world.git.remotes[REPO].pulls[PULL])
+
+    world.cycle()
+
+    assert world.trust.trusted == [world.record(ref).cwd] and world.trust.kinds == [ReceiptMode.CODEX]

@@ -71,7 +71,7 @@ def test_an_empty_file_means_every_key_at_its_default() -> None:
 def test_a_file_entry_for_a_builtin_harness_keeps_the_keys_it_does_not_name() -> None:
     Path("c.yaml").write_text("routing: {defaultHarness: codex, harnesses: {codex: {args: [-m, o3]}}}\n")
     spec = load("c.yaml").settings.harness_spec()
-    assert (spec.argv("S", resume=False), spec.ready_seconds, spec.can_resume) == (("codex", "-m", "o3"), 10, False)
+    assert (spec.argv("S", resume=False), spec.ready_seconds, spec.can_resume) == (("codex", "-m", "o3"), 30, True)
 
 
 def test_a_missing_file_given_by_flag_is_refused() -> None:

@@ -35,8 +35,15 @@ def test_codex_starts_a_fresh_interactive_session_with_the_prompt_as_its_positio
     assert command_line(spec("codex"), resume=False) == ("codex", PROMPT)
 
 
-def test_codex_is_not_resumed_since_it_names_its_sessions_itself() -> None:
-    assert not spec("codex").can_resume
+def test_issue21_item2_codex_resumes_by_the_id_its_ready_receipt_named() -> None:
+    # Codex names its conversations: the spawner passes the id learned from the last SessionStart
+    assert spec("codex").names_its_conversations
+    assert command_line(spec("codex"), resume=True) == ("codex", "resume", SESSION, PROMPT)
+
+
+def test_issue21_item1_codex_confirms_by_its_own_hooks_and_its_folder_is_trusted_in_its_configuration() -> None:
+    assert (spec("codex").receipts, spec("codex").trust_workdir) == (ReceiptMode.CODEX, True)
+    assert spec("codex").unvouched_args is None  # issue 18: never started in a fork's folder, never trusts it
 
 
 def test_gemini_starts_a_fresh_conversation_under_the_loops_id_with_the_prompt_interactive() -> None:
@@ -67,7 +74,7 @@ def test_aider_is_not_built_in_since_its_positional_arguments_are_files_to_edit(
     assert "aider" not in BUILTIN_HARNESSES
 
 
-@pytest.mark.parametrize("name", ["codex", "cursor", "gemini", "opencode"])
+@pytest.mark.parametrize("name", ["cursor", "gemini", "opencode"])
 def test_a_cli_the_loop_reads_no_receipt_from_confirms_by_staying_alive(name: str) -> None:
     harness = spec(name)
     assert (harness.receipts, harness.trust_workdir) == (ReceiptMode.NONE, False)

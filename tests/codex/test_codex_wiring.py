@@ -1,0 +1,43 @@
+"""Issue 21 (Codex) wiring: the receipt channel, whose configuration a trust goes to, and the
+conversation learned from the ready receipt."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from adapters.codex.hooks import arguments
+from adapters.receipts.files import FileReceipts
+from app.container import HarnessTrust
+from domain.receipts import Receipt, ReceiptKind, ReceiptMode, conversation_of
+from domain.refs import RepoRef, WorkItemRef
+from tests.fakes.receipts import FakeTrust
+
+
+def test_issue21_item1_a_codex_spawn_gets_its_hooks_as_dash_c_overrides_writing_into_its_receipt_folder(
+    tmp_path: Path,
+) -> None:
+    receipts = FileReceipts(tmp_path)
+    item = WorkItemRef(RepoRef.parse("acme/widgets"), 7)
+    channel = receipts.prepare(item, "s1", mode=ReceiptMode.CODEX)
+    assert channel.args == arguments(receipts.folder(item, "s1")) and channel.env == ()
+    assert receipts.folder(item, "s1").is_dir()
+
+
+def test_issue21_item3_a_codex_spawn_is_trusted_in_codex_configuration_and_every_other_in_claude_codes() -> None:
+    claude, codex = FakeTrust(), FakeTrust()
+    trust = HarnessTrust(claude=claude, codex=codex)
+    trust.trust("/w/a", kind=ReceiptMode.CODEX)
+    trust.trust("/w/b", kind=ReceiptMode.CLAUDE)
+    trust.trust("/w/c")
+    assert (codex.trusted, claude.trusted) == (["/w/a"], ["/w/b", "/w/c"])
+
+
+def test_issue21_item2_the_conversation_is_the_one_the_last_ready_receipt_named() -> None:
+    receipts = [
+        Receipt(ReceiptKind.READY, "1", conversation="first", source="startup"),
+        Receipt(ReceiptKind.PROMPT, "2", conversation="first"),
+        Receipt(ReceiptKind.READY, "3", conversation="second", source="resume"),
+        Receipt(ReceiptKind.TURN_ENDED, "4", conversation="other"),
+    ]
+    assert conversation_of(receipts) == "second"
+    assert conversation_of(receipts[1:2]) == ""

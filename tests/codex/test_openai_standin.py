@@ -1,0 +1,68 @@
+"""tests/openai_standin: a scripted Responses API turn over SSE, logged; busy and failing answers."""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+
+from tests.openai_standin.server import Busy, Fail, OpenAIStandIn, Say
+
+
+@pytest.fixture
+def standin() -> Iterator[OpenAIStandIn]:
+    server = OpenAIStandIn()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def turn(standin: OpenAIStandIn, text: str) -> tuple[int, str]:
+    body = {
+        "model": "m",
+        "stream": True,
+        "input": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}],
+    }
+    request = urllib.request.Request(f"{standin.base_url}/responses", json.dumps(body).encode(), method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+def events(sse: str) -> list[dict[str, object]]:
+    return [json.loads(line[len("data: ") :]) for line in sse.splitlines() if line.startswith("data: ")]
+
+
+def test_a_turn_streams_the_scripted_text_and_completes_and_is_logged_with_its_user_text(
+    standin: OpenAIStandIn,
+) -> None:
+    standin.script(Say("scripted"))
+    status, sse = turn(standin, "hello")
+    assert status == 200
+    kinds = [e["type"] for e in events(sse)]
+    assert kinds[0] == "response.created" and kinds[-1] == "response.completed"
+    done = next(e for e in events(sse) if e["type"] == "response.output_item.done")
+    assert done["item"]["content"][0]["text"] == "scripted"  # type: ignore[index]
+    assert [t.user_texts() for t in standin.turns()] == [["hello"]]
+    assert "OK" in turn(standin, "again")[1]  # the fallback once the script is spent
+
+
+def test_a_busy_turn_is_held_until_released_and_a_failure_is_an_http_error(standin: OpenAIStandIn) -> None:
+    standin.script(Busy(60, then=Say("late")), Fail(400, "nope"))
+    answers: list[tuple[int, str]] = []
+    held = threading.Thread(target=lambda: answers.append(turn(standin, "wait")))
+    held.start()
+    held.join(0.5)
+    assert held.is_alive() and answers == []
+    standin.release()
+    held.join(10)
+    assert answers and "late" in answers[0][1]
+    status, body = turn(standin, "fail")
+    assert status == 400 and "nope" in body

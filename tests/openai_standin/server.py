@@ -1,0 +1,209 @@
+"""The stand-in's HTTP server on 127.0.0.1: `POST /v1/responses` answered from a script over SSE,
+everything else minimally, every request logged.
+
+Codex (a custom `model_providers` entry with `wire_api = "responses"`) streams each turn: the
+stand-in answers `response.created`, the assistant message as `response.output_item.done`, then
+`response.completed`, which ends the turn.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+
+@dataclass(frozen=True, slots=True)
+class Say:
+    """Reply with text and end the turn."""
+
+    text: str = "Done."
+
+
+@dataclass(frozen=True, slots=True)
+class Busy:
+    """Hold the request `seconds` (or until released), then say `then`."""
+
+    seconds: float
+    then: Say = Say()
+
+
+@dataclass(frozen=True, slots=True)
+class Fail:
+    """Answer an HTTP error; Codex retries 5xx a few times, 400 never."""
+
+    status: int = 400
+    message: str = "scripted failure"
+
+
+Behaviour = Say | Busy | Fail
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+    @property
+    def is_turn(self) -> bool:
+        return self.method == "POST" and urlsplit(self.path).path.endswith("/responses")
+
+    def user_texts(self) -> list[str]:
+        """The text of the user messages in `input`, in order."""
+        texts: list[str] = []
+        for item in (self.body or {}).get("input", []) if isinstance(self.body, dict) else []:
+            if item.get("type", "message") != "message" or item.get("role") != "user":
+                continue
+            content = item.get("content")
+            if isinstance(content, str):
+                texts.append(content)
+                continue
+            texts += [part.get("text", "") for part in content or [] if part.get("type") in {"input_text", "text"}]
+        return texts
+
+
+class OpenAIStandIn:
+    def __init__(self, fallback: Behaviour | None = None) -> None:
+        self.fallback: Behaviour = fallback or Say("OK")
+        self.log: list[Request] = []
+        self._queue: deque[Behaviour] = deque()
+        self._lock = threading.Lock()
+        self._release = threading.Event()
+        self._turns = 0
+        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server.standin = self
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def script(self, *behaviours: Behaviour) -> None:
+        with self._lock:
+            self._queue.extend(behaviours)
+
+    def turns(self) -> list[Request]:
+        with self._lock:
+            return [r for r in self.log if r.is_turn]
+
+    def reset(self, fallback: Behaviour | None = None) -> None:
+        with self._lock:
+            self.log.clear()
+            self._queue.clear()
+            self.fallback = fallback or Say("OK")
+
+    def release(self) -> None:
+        with self._lock:
+            held, self._release = self._release, threading.Event()
+        held.set()
+
+    def close(self) -> None:
+        self.release()
+        self._server.shutdown()
+        self._server.server_close()
+
+    def handle(self, request: Request) -> tuple[int, dict[str, str], bytes]:
+        with self._lock:
+            self.log.append(request)
+            if not request.is_turn:
+                return _minimal(request)
+            self._turns += 1
+            behaviour = self._queue.popleft() if self._queue else self.fallback
+            number, release = self._turns, self._release
+        if isinstance(behaviour, Busy):
+            release.wait(behaviour.seconds)
+            behaviour = behaviour.then
+        if isinstance(behaviour, Fail):
+            body = {"error": {"type": "invalid_request_error", "code": None, "message": behaviour.message}}
+            return behaviour.status, {"Content-Type": "application/json"}, json.dumps(body).encode()
+        return 200, {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}, sse(number, behaviour.text)
+
+
+def sse(number: int, text: str) -> bytes:
+    """One streamed turn: created, the message, completed."""
+    response_id = f"resp_standin_{number:04d}"
+    message = {
+        "type": "message",
+        "id": f"msg_standin_{number:04d}",
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": text, "annotations": []}],
+    }
+    usage = {
+        "input_tokens": 1,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 1,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 2,
+    }
+    events = [
+        {"type": "response.created", "response": {"id": response_id}},
+        {
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": message | {"status": "in_progress", "content": []},
+        },
+        {
+            "type": "response.output_text.delta",
+            "output_index": 0,
+            "content_index": 0,
+            "item_id": message["id"],
+            "delta": text,
+        },
+        {"type": "response.output_item.done", "output_index": 0, "item": message},
+        {
+            "type": "response.completed",
+            "response": {"id": response_id, "status": "completed", "output": [message], "usage": usage},
+        },
+    ]
+    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+
+
+def _minimal(request: Request) -> tuple[int, dict[str, str], bytes]:
+    if request.method == "GET" and urlsplit(request.path).path.endswith("/models"):
+        return 200, {"Content-Type": "application/json"}, json.dumps({"models": [], "data": []}).encode()
+    return 404, {"Content-Type": "application/json"}, b'{"error": {"message": "not in the stand-in"}}'
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    standin: OpenAIStandIn
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # Codex killed mid-request is expected
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def do_GET(self) -> None:
+        self._serve()
+
+    def do_POST(self) -> None:
+        self._serve()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def _serve(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = raw.decode(errors="replace")
+        status, headers, payload = self.server.standin.handle(
+            Request(self.command, self.path, dict(self.headers), body)
+        )
+        self.send_response(status)
+        for name, value in (headers | {"Content-Length": str(len(payload))}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(payload)
