@@ -10,6 +10,7 @@ from adapters.claude.trust import ClaudeTrust
 from adapters.clock import SystemClock
 from adapters.doctor_probe import ShDoctorProbe
 from adapters.eventlog.reader import EventFilter, follow_events, read_events
+from adapters.eventlog.rotation import Rotation
 from adapters.eventlog.writer import JsonlEventLog
 from adapters.git.adapter import GitWorkspaces
 from adapters.github.tracker import GhTracker
@@ -177,7 +178,12 @@ class Container(containers.DeclarativeContainer):
 
     clock = providers.Singleton(SystemClock)
     doctor_probe = providers.Singleton(ShDoctorProbe)
-    events = providers.Singleton(JsonlEventLog, path=settings.provided.event_log_path, clock=clock.provided.now)
+    events = providers.Singleton(
+        JsonlEventLog,
+        path=settings.provided.event_log_path,
+        clock=clock.provided.now,
+        rotation=providers.Callable(lambda s: Rotation(s.event_log.max_bytes, s.event_log.keep), settings),
+    )
     store = providers.Singleton(_store, settings)
     store_present = providers.Callable(_store_present, settings)
     lock = providers.Singleton(PollerLock, path=providers.Callable(lambda s: s.state_root / "poller.lock", settings))
