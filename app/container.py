@@ -319,6 +319,7 @@ class Container(containers.DeclarativeContainer):
             settings,
         ),
         workspaces=workspaces,
+        receipts=receipts,
     )
     controls = providers.Singleton(
         Controls,

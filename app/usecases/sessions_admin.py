@@ -198,6 +198,7 @@ class SessionsAdmin:
             # its next first sight must not deliver again what was said before: history from now
             floor = self._clock.now() + RESET_MARGIN
             self._store.save_meta(armed_floor_key(plan.item), floor.isoformat())
+        self._watch.forget(plan.item)  # no ledger left to retry from, the harness ended: nothing reads them
         self._events.emit(
             Event.SESSION_RESET,
             source=OPERATOR,

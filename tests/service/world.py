@@ -131,6 +131,7 @@ class World:
             clock=self.clock,
             config=self.close,
             workspaces=self.workspaces,
+            receipts=self.receipts,
         )
         self.worker = self._worker()
         self.poll = self._poll()
