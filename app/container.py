@@ -151,6 +151,16 @@ def _tighten(settings: Settings) -> Callable[[], list[tuple[str, str]]]:
     return tightened
 
 
+def _tidy(settings: Settings, github: GhTracker) -> Callable[[], None]:
+    """The kept listings of GitHub repositories no longer watched go (issue 23)."""
+    watched = [source.repo for source in settings.sources() if source.provider == "github"]
+
+    def tidied() -> None:
+        github.forget_listings(watched)
+
+    return tidied
+
+
 def _store(settings: Settings) -> StateStore:
     if settings.state.backend == "postgres":
         return PostgresStateStore(settings.state.dsn.get_secret_value())
@@ -385,6 +395,7 @@ class Container(containers.DeclarativeContainer):
         heartbeat_key=providers.Callable(lambda s: heartbeat_key(s.host_id, shared=_shared(s)), settings),
         watch=watch,
         tighten=providers.Callable(_tighten, settings),
+        tidy=providers.Callable(_tidy, settings, github),
     )
     webhook_intake = providers.Singleton(
         WebhookIntake,

@@ -66,6 +66,7 @@ class Daemon:
     watch: HarnessWatch | None = None  # its confirmation waits end when the daemon stops
     # closes the state root to other users; each path it changed, with its mode before (octal)
     tighten: Callable[[], list[tuple[str, str]]] = lambda: []
+    tidy: Callable[[], None] = lambda: None  # at start, under the lock: what no longer serves goes
 
     def __post_init__(self) -> None:
         self._stop = threading.Event()
@@ -128,6 +129,7 @@ class Daemon:
                 self.events.emit(
                     Event.STATE_PERMISSIONS_TIGHTENED, level=Level.WARNING, path=path, mode_before=mode_before
                 )
+            self.tidy()
             self._join()
             self._loop(once=once, started=started, trouble=Trouble(self.events, self.lock, self.report, info))
         except Exception as error:
