@@ -12,6 +12,7 @@ from adapters.clock import SystemClock
 from adapters.codex.trust import CodexTrust
 from adapters.doctor_probe import ShDoctorProbe
 from adapters.eventlog.reader import EventFilter, follow_events, read_events, read_from
+from adapters.eventlog.rotation import Rotation
 from adapters.eventlog.writer import JsonlEventLog
 from adapters.git.adapter import GitWorkspaces
 from adapters.github.tracker import GhTracker
@@ -168,6 +169,16 @@ def _tighten(settings: Settings) -> Callable[[], list[tuple[str, str]]]:
     return tightened
 
 
+def _tidy(settings: Settings, github: GhTracker) -> Callable[[], None]:
+    """The kept listings of GitHub repositories no longer watched go (issue 23)."""
+    watched = [source.repo for source in settings.sources() if source.provider == "github"]
+
+    def tidied() -> None:
+        github.forget_listings(watched)
+
+    return tidied
+
+
 def _store(settings: Settings) -> StateStore:
     if settings.state.backend == "postgres":
         from adapters.postgres.store import PostgresStateStore  # psycopg: only on this backend
@@ -197,7 +208,12 @@ class Container(containers.DeclarativeContainer):
 
     clock = providers.Singleton(SystemClock)
     doctor_probe = providers.Singleton(ShDoctorProbe)
-    events = providers.Singleton(JsonlEventLog, path=settings.provided.event_log_path, clock=clock.provided.now)
+    events = providers.Singleton(
+        JsonlEventLog,
+        path=settings.provided.event_log_path,
+        clock=clock.provided.now,
+        rotation=providers.Callable(lambda s: Rotation(s.event_log.max_bytes, s.event_log.keep), settings),
+    )
     store = providers.Singleton(_store, settings)
     store_present = providers.Callable(_store_present, settings)
     lock = providers.Singleton(PollerLock, path=providers.Callable(lambda s: s.state_root / "poller.lock", settings))
@@ -339,6 +355,7 @@ class Container(containers.DeclarativeContainer):
             settings,
         ),
         workspaces=workspaces,
+        receipts=receipts,
     )
     asks = providers.Singleton(
         Asks,
@@ -402,7 +419,7 @@ class Container(containers.DeclarativeContainer):
         cluster=cluster,
         leases=leases,
         orphans=orphans,
-        pruner=providers.Singleton(LedgerPruner, store=store, events=events),
+        pruner=providers.Singleton(LedgerPruner, store=store, events=events, clock=clock),
         feedback=feedback,
     )
     # a Factory: `poll` passes its own `report` (the per-cycle line on stderr)
@@ -421,6 +438,7 @@ class Container(containers.DeclarativeContainer):
         watch=watch,
         tighten=providers.Callable(_tighten, settings),
         asks=asks.provided.sweep,
+        tidy=providers.Callable(_tidy, settings, github),
     )
     webhook_intake = providers.Singleton(
         WebhookIntake,

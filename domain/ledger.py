@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from domain.model import Comment, CommentKind
+from domain.policy import Decision
 from domain.refs import DEFAULT_HOST, WorkItemRef
 
 LEGACY_SKEW = timedelta(minutes=10)
@@ -328,3 +329,18 @@ def _order(comment: Comment) -> tuple[datetime, int, str]:
 
 
 _NEVER = Resolved(Resolution.DELIVERED, datetime.min)
+
+
+def receipts_wanted(ledger: Ledger | None, *, harness_ended: bool) -> Decision[bool]:
+    """Whether an item's receipt folders may still be looked up, and why. A running harness writes
+    to its own (and its open turns are read from it); a retry looks them up before it pastes again
+    (crash reconciliation: an attempt spent whose outcome was not recorded, until that comment is
+    resolved). With neither, nothing reads them again: a later spawn gets a folder of its own, and
+    a turn of an ended harness is over."""
+    if not harness_ended:
+        return Decision(True, "harness-running")
+    if ledger is None:
+        return Decision(False, "no-ledger")
+    if any(p.attempts for p in ledger.pending) or (ledger.start is not None and ledger.start.attempts):
+        return Decision(True, "attempt-unsettled")
+    return Decision(False, "settled")

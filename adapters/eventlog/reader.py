@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
+from adapters.eventlog.rotation import files_oldest_first, reading
 from domain.events import Level
 
 if TYPE_CHECKING:  # annotations only: `events` starts without the refs' patterns (issue 19 item 9)
@@ -51,14 +53,18 @@ def read_events(
     level: Level | None = None,
     limit: int | None = None,
 ) -> list[Record]:
-    """The matching records, oldest first; with `limit`, only the newest `limit` of them."""
+    """The matching records of the log and its rotated files, oldest first; with `limit`, only the
+    newest `limit` of them."""
     wanted = EventFilter(since=since, types=types, work_item=work_item, level=level)
-    try:
-        with path.open("rb") as log:
-            # a crash mid-append can leave one cut last line: it does not parse and is skipped
-            found = [r for r in _parsed(log) if wanted.matches(r)]
-    except FileNotFoundError:
-        return []
+    found: list[Record] = []
+    with reading(path):  # no rotation while the files are read: each line is read once
+        for part in files_oldest_first(path):
+            try:
+                with part.open("rb") as log:
+                    # a crash mid-append can leave one cut last line: it does not parse and is skipped
+                    found.extend(r for r in _parsed(log) if wanted.matches(r))
+            except FileNotFoundError:
+                continue
     if limit is None:
         return found
     return found[-limit:] if limit > 0 else []
@@ -95,28 +101,67 @@ def follow_events(
     sleep: Callable[[float], None] = time.sleep,
 ) -> Iterator[Record]:
     """Records appended after this call, as they arrive; never ends. A line still being
-    written is held back until its newline; a log truncated or replaced starts over."""
-    offset = path.stat().st_size if path.exists() else 0
-    return _tail(path, offset, wanted, poll_seconds, sleep)
+    written is held back until its newline. Across a rotation, the rest of the file that was
+    renamed is read first, then the new one from its start; a log truncated in place starts over."""
+    log = _open(path)
+    if log is not None:
+        log.seek(0, os.SEEK_END)
+    return _tail(path, log, wanted, poll_seconds, sleep)
 
 
 def _tail(
-    path: Path, offset: int, wanted: EventFilter, poll_seconds: float, sleep: Callable[[float], None]
+    path: Path, log: BinaryIO | None, wanted: EventFilter, poll_seconds: float, sleep: Callable[[float], None]
 ) -> Iterator[Record]:
     partial = b""
-    while True:
-        size = path.stat().st_size if path.exists() else 0
-        if size < offset:
-            offset, partial = 0, b""  # truncated or rotated
-        if size > offset:
-            with path.open("rb") as log:
-                log.seek(offset)
-                chunk = log.read(size - offset)
-            offset += len(chunk)
-            *lines, partial = (partial + chunk).split(b"\n")
-            yield from (r for r in _parsed(lines) if wanted.matches(r))
-        else:
-            sleep(poll_seconds)
+    try:
+        while True:
+            if log is None:
+                log, partial = _open(path), b""
+                if log is None:
+                    sleep(poll_seconds)
+                    continue
+            chunk = log.read()
+            if chunk:
+                *lines, partial = (partial + chunk).split(b"\n")
+                yield from (r for r in _parsed(lines) if wanted.matches(r))
+            elif _moved_on(path, log):
+                # rotated: every write to the old file came before its rename, so what it holds now is
+                # all it will ever hold; what came since the last read is read once more, then the new file
+                rest = log.read()
+                lines = (partial + rest).split(b"\n")[:-1]
+                yield from (r for r in _parsed(lines) if wanted.matches(r))
+                log.close()
+                log = None
+            elif log.tell() > _size(path):
+                log.seek(0)  # truncated in place
+                partial = b""
+            else:
+                sleep(poll_seconds)
+    finally:
+        if log is not None:
+            log.close()
+
+
+def _open(path: Path) -> BinaryIO | None:
+    try:
+        return path.open("rb")
+    except FileNotFoundError:
+        return None
+
+
+def _moved_on(path: Path, log: BinaryIO) -> bool:
+    """Whether the name now points at another file than the one held (or at none)."""
+    try:
+        return path.stat().st_ino != os.fstat(log.fileno()).st_ino
+    except FileNotFoundError:
+        return True
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
 
 
 def _parsed(lines: Iterable[bytes]) -> Iterator[Record]:

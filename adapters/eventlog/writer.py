@@ -5,13 +5,12 @@ from __future__ import annotations
 import enum
 import json
 import logging
-import os
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from adapters.support.private import open_private
+from adapters.eventlog.rotation import Rotation, append
 from domain.events import Event, Level
 from domain.ports import EventSink
 
@@ -23,15 +22,17 @@ class JsonlEventLog(EventSink):
     """Writes each event as one line with one `write()` on an `O_APPEND` descriptor.
 
     On a local file system an append of one buffer is never split by another writer's append,
-    so processes sharing the log (the daemon, the CLI) leave only whole lines. A log that cannot
-    be written (disk full, permissions) never stops the daemon: the failure and the event go to
-    the process's logger (stderr) instead.
+    so processes sharing the log (the daemon, the CLI) leave only whole lines; the log is rotated
+    by size (`rotation`: how, safely with those other writers). A log that cannot be written (disk
+    full, permissions) never stops the daemon: the failure and the event go to the process's
+    logger (stderr) instead.
     """
 
-    def __init__(self, path: Path, *, clock: Callable[[], datetime]) -> None:
+    def __init__(self, path: Path, *, clock: Callable[[], datetime], rotation: Rotation | None = None) -> None:
         self.path = path
         self._clock = clock
         self.written: Callable[[], None] = lambda: None  # a cue to a follower in this process (the page)
+        self._rotation = rotation or Rotation()
 
     def emit(self, event: Event, *, level: Level = Level.INFO, source: str = "poller", **fields: Any) -> None:
         record: dict[str, Any] = {
@@ -44,7 +45,7 @@ class JsonlEventLog(EventSink):
             record[f"field_{key}" if key in HEADER else key] = value
         line = encode(record)
         try:
-            append_line(self.path, line)
+            append(self.path, line, self._rotation)
         except OSError as error:
             _log.error("event log %s not written (%s): %s", self.path, error, line.decode("ascii").rstrip())
             return
@@ -59,16 +60,6 @@ def timestamp(when: datetime) -> str:
 def encode(record: dict[str, Any]) -> bytes:
     # ASCII only: untrusted text (authors, causes) can put no control byte on an operator's terminal
     return (json.dumps(record, ensure_ascii=True, default=_plain) + "\n").encode("ascii")
-
-
-def append_line(path: Path, line: bytes) -> None:
-    fd = open_private(path, os.O_WRONLY | os.O_APPEND)  # comment text and setup output: the operator's
-    try:
-        written = os.write(fd, line)
-    finally:
-        os.close(fd)
-    if written != len(line):
-        raise OSError(f"event log {path}: short write ({written} of {len(line)} bytes)")
 
 
 def _plain(value: object) -> object:

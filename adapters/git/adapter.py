@@ -108,6 +108,7 @@ class GitWorkspaces(WorkspacePort):
             # what that made inside the clone (the branch, the worktree's own git folder) is not
             for made in ("refs/heads", "logs/refs/heads", "worktrees"):
                 close_tree(clone.path / made)
+            clone.collect()
 
     def run_setup(self, spec: WorkspaceSpec, command: str) -> SetupResult:
         with tempfile.TemporaryFile() as out:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from contextlib import suppress
 from pathlib import Path
 
 from adapters.git.runner import GitRunner
@@ -63,6 +64,15 @@ class SharedClone:
         self._git(
             *self._auth, "-C", str(clone), "fetch", "--quiet", "--prune", "origin", *refspecs, where=str(self.repo)
         )
+
+    def collect(self) -> None:
+        """`git gc --auto` after a fetch (the only thing that adds objects): it packs and prunes only
+        past git's own thresholds, so mostly it only counts. Kept in the foreground, under the lock;
+        a failure is git's to retry next time, never the worktree's."""
+        with suppress(WorkspaceError):
+            self._git(
+                "-C", str(self.path), "-c", "gc.autoDetach=false", "gc", "--auto", "--quiet", where=str(self.repo)
+            )
 
     def has_branch(self, branch: str) -> bool:
         found = self._git(

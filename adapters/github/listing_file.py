@@ -9,6 +9,7 @@ import logging
 import os
 import re
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ log = logging.getLogger(__name__)
 
 _VERSION = 1
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_NAME = re.compile(r"[A-Za-z0-9._-]+-[0-9a-f]{12}\.json|\.listing-.+\.tmp")  # a listing, or one cut short
 
 
 class ListingFiles:
@@ -41,6 +43,23 @@ class ListingFiles:
         # readable, and unique: two names the slug folds together differ in the digest
         digest = hashlib.sha256(str(repo).encode()).hexdigest()[:12]
         return self.directory / f"{_UNSAFE.sub('-', str(repo))}-{digest}.json"
+
+    def forget_except(self, watched: Iterable[RepoRef]) -> list[Path]:
+        """Delete the listings of repositories not in `watched` (issue 23: state stays bounded when
+        repositories stop being watched); what it deleted. Other files are left alone."""
+        if self.directory is None:
+            return []
+        kept = {path.name for repo in watched if (path := self.path(repo)) is not None}
+        try:
+            found = sorted(p for p in self.directory.iterdir() if _NAME.fullmatch(p.name) and p.name not in kept)
+        except OSError:
+            return []
+        gone = []
+        for path in found:
+            with contextlib.suppress(OSError):
+                path.unlink()
+                gone.append(path)
+        return gone
 
     def load(self, repo: RepoRef) -> Listing | None:
         path = self.path(repo)

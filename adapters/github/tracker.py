@@ -27,7 +27,7 @@ over several pages moves `since` from page to page rather than counting pages (s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 from urllib.parse import quote
@@ -75,6 +75,10 @@ class GhTracker(TrackerPort):
         self._reactions = dict(DEFAULT_REACTIONS if reactions is None else reactions)
         self._files = ListingFiles(state_dir)
         self._listings: dict[RepoRef, Listing] = {}
+
+    def forget_listings(self, watched: Iterable[RepoRef]) -> list[Path]:
+        """The kept listings of repositories no longer watched are deleted; which ones."""
+        return self._files.forget_except(watched)
 
     def min_interval_seconds(self, repo: RepoRef) -> float:
         """The poll interval GitHub last asked for on this repository (`x-poll-interval`), or 0."""

@@ -405,3 +405,10 @@ class IntegrationSettings(Section):
 
 class EventLogSettings(Section):
     path: str = Field(default="", description="The JSONL event log; empty: `<state.root>/logs/events.jsonl`.")
+    max_bytes: int = Field(
+        default=16 * 1024 * 1024,
+        ge=0,
+        description="The log is rotated before a line would take it past this size (`events.jsonl` becomes "
+        "`events.jsonl.1`, `.1` becomes `.2`, …); 0: never rotated. `events` reads across the rotated files.",
+    )
+    keep: int = Field(default=5, ge=1, description="Rotated files kept; the oldest beyond them is deleted.")

@@ -7,8 +7,9 @@ from dataclasses import dataclass, replace
 from app.usecases.workspaces import Workspaces
 from domain.errors import StaleWrite, TmuxFailed, TmuxUnanswered
 from domain.events import Event, Level
+from domain.ledger import receipts_wanted
 from domain.model import ClosedBy, ItemState, SessionRecord, SessionState, SessionStatus
-from domain.ports import ClockPort, EventSink, StateStore, TmuxPort
+from domain.ports import ClockPort, EventSink, ReceiptPort, StateStore, TmuxPort
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +27,7 @@ class Closer:
     clock: ClockPort
     config: CloseConfig
     workspaces: Workspaces | None = None
+    receipts: ReceiptPort | None = None
 
     def departed(self, record: SessionRecord, state: ItemState) -> bool:
         """Closed or merged → close; still open without the label → pause. True when closed."""
@@ -74,6 +76,23 @@ class Closer:
         )
         if self.workspaces is not None and closed is not None:  # issue 10: removeOnClose, only when clean
             self.workspaces.closed(closed)
+        if closed is not None:
+            self._forget_receipts(closed, ended=terminated or killed)
+
+    def _forget_receipts(self, record: SessionRecord, *, ended: bool) -> None:
+        """Issue 23: the closed item's receipt folders go once nothing can look them up again."""
+        if self.receipts is None:
+            return
+        ended = ended or self.tmux.session_state(record.target) in {SessionState.DEAD, SessionState.ABSENT}
+        ledger = self.store.ledger(record.item)
+        if receipts_wanted(ledger, harness_ended=ended).choice:
+            return
+        if ledger is not None and ledger.turns:
+            try:  # its harness ended: no turn of it can be seen to end any more
+                self.store.save_ledger(replace(ledger, turns=()))
+            except StaleWrite:
+                return  # the poller wrote it meanwhile: kept, as when anything still reads them
+        self.receipts.forget(record.item)
 
     def _closed(self, record: SessionRecord, by: ClosedBy) -> SessionRecord:
         # a close of what this closer holds closed already is the same closing; any other starts one

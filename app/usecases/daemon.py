@@ -71,6 +71,7 @@ class Daemon:
     # issue 20: what the agents ask, posted while the daemon pauses (Asks.sweep), every scan interval
     asks: Callable[[], object] | None = None
     ask_scan_seconds: float = 1.0
+    tidy: Callable[[], None] = lambda: None  # at start, under the lock: what no longer serves goes
 
     def __post_init__(self) -> None:
         self._stop = threading.Event()
@@ -145,6 +146,7 @@ class Daemon:
                 self.events.emit(
                     Event.STATE_PERMISSIONS_TIGHTENED, level=Level.WARNING, path=path, mode_before=mode_before
                 )
+            self.tidy()
             if self.serve is not None:  # after the lock: a second poller is "blocked", not "port in use"
                 stop_serving = self.serve()
             self._join()

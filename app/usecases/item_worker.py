@@ -45,6 +45,15 @@ class _Walk:
 
 
 @dataclass(frozen=True, slots=True)
+class Worked:
+    """How a cycle left an item: `settled` when nothing is left to do for it (no pending comment,
+    no start, no open turn) until something changes — a kept comment, its listing, its record."""
+
+    settled: bool
+    record: SessionRecord | None
+
+
+@dataclass(frozen=True, slots=True)
 class WorkerConfig:
     authorized: Authorized
     version: str
@@ -94,7 +103,7 @@ class ItemWorker:
             config=IntakeConfig(authorized=config.authorized, version=config.version),
         )
 
-    def work(self, item: WorkItem, listing: Listing, *, summary: CycleSummary) -> None:
+    def work(self, item: WorkItem, listing: Listing, *, summary: CycleSummary) -> Worked:
         ledger = self._intake.ledger(item, listing)
         record = self._reactivated(self._store.session(item.ref))
         ledger = self._taken_over(ledger, record)
@@ -107,6 +116,8 @@ class ItemWorker:
         self._advance(walk)
         for pending in walk.ledger.pending:
             self._one(walk, pending.comment)
+        left = walk.ledger
+        return Worked(not (left.pending or left.start or left.turns or walk.waiting), walk.record)
 
     def _one(self, walk: _Walk, comment: Comment) -> None:
         """In order: a control comment is executed when its turn comes, even behind a comment that

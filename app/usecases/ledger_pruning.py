@@ -10,10 +10,13 @@ from domain.cluster import Held
 from domain.errors import StaleWrite, StateError, StoreUnreachable
 from domain.events import Event, Level
 from domain.ledger import PRUNE_MARGIN
-from domain.ports import EventSink, StateStore
+from domain.ports import ClockPort, EventSink, StateStore
 from domain.refs import WorkItemRef
 
 PRUNE_BATCH = 20  # ledgers looked at per cycle: each in its own short transaction, the cycle never waits long
+# a pass over every item begins at most this often: a horizon moves with the reads, an hour behind
+# them, so a pass a cycle would only re-read quiet ledgers (issue 23: an idle cycle touches none)
+PASS_EVERY_SECONDS = 600.0
 
 
 class LedgerPruner:
@@ -23,16 +26,30 @@ class LedgerPruner:
     the cursor began, and before every comment still in its inbox. A repository never read moves no
     horizon, so a comment written while reads failed is still new when it comes."""
 
-    def __init__(self, *, store: StateStore, events: EventSink, batch: int = PRUNE_BATCH) -> None:
+    def __init__(
+        self,
+        *,
+        store: StateStore,
+        events: EventSink,
+        clock: ClockPort,
+        batch: int = PRUNE_BATCH,
+        pass_every_seconds: float = PASS_EVERY_SECONDS,
+    ) -> None:
         self._store = store
         self._events = events
+        self._clock = clock
         self._batch = batch
+        self._pass_every = pass_every_seconds
         self._queue: list[WorkItemRef] = []  # what is left of this pass
+        self._next_pass: float | None = None  # on the monotonic clock; None: the first pass is due
 
     def run(self, held: Held) -> int:
         """Prune the next few ledgers; how many comment ids were dropped."""
         if not self._queue:
-            self._queue = list(self._store.items())
+            now = self._clock.monotonic()
+            if self._next_pass is not None and now < self._next_pass:
+                return 0
+            self._queue, self._next_pass = list(self._store.items()), now + self._pass_every
         turn, self._queue = self._queue[: self._batch], self._queue[self._batch :]
         turn = [item for item in turn if item in held]
         if not turn:

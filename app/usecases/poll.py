@@ -48,6 +48,15 @@ def watches(sources: Iterable[Source]) -> list[Watch]:
     return [Watch(provider, repo, tuple(found)) for (provider, repo), found in labels.items()]
 
 
+@dataclass(frozen=True, slots=True)
+class _Quiet:
+    """What an item with nothing left to do was last worked from."""
+
+    entry: Listed
+    record: SessionRecord | None
+    since: datetime | None
+
+
 class PollCycle:
     """One pass over every watched repository; `run()` is what `poll` repeats and `--once` runs once."""
 
@@ -84,6 +93,10 @@ class PollCycle:
         )  # fmt: skip
         self._watches = watches(config.sources)
         self._reading: frozenset[RepoRef] = frozenset()
+        # items left with nothing to do, by repository, with what they were worked from: an idle
+        # cycle works none of them again until their listing, record or repository start changes,
+        # or a comment is kept for them (each read puts what it found in the inbox)
+        self._quiet: dict[RepoRef, dict[WorkItemRef, _Quiet]] = {}
         self._cycles = 0
         self.stopping: Callable[[], bool] = lambda: False
 
@@ -138,7 +151,16 @@ class PollCycle:
         self._depart([d for d in shared.departed if d.item in held], records, summary)
         self._release_idle(watch.repo, held, shared.refs, records)
         since = watch_start(self._store, watch.repo)
-        self._work([entry for entry in shared.listed if entry.item.ref in held], since, summary)
+        listed = [entry for entry in shared.listed if entry.item.ref in held]
+        summary.add(items=len(listed))
+        kept = set(self._store.inbox_items())
+        was = self._quiet.get(watch.repo, {})
+        quiet = {e.item.ref: was[e.item.ref] for e in listed if e.item.ref in was and e.item.ref not in kept}
+        todo = [e for e in listed if quiet.get(e.item.ref) != _Quiet(e, records.get(e.item.ref), since)]
+        for entry in todo:
+            quiet.pop(entry.item.ref, None)
+        quiet |= self._work(todo, since, summary)
+        self._quiet[watch.repo] = quiet
 
     def _kept_first(self, summary: CycleSummary) -> None:
         """Comments already kept — a webhook's, pushed since the last cycle — go before this cycle's
@@ -152,7 +174,8 @@ class PollCycle:
             listed = self._cluster.shared_listing(watch.repo).listed
             waiting = [entry for entry in listed if entry.item.ref in kept and entry.item.ref in held]
             if waiting and not self.stopping():
-                self._work(waiting, watch_start(self._store, watch.repo), summary, counted=False)
+                settled = self._work(waiting, watch_start(self._store, watch.repo), summary)
+                self._quiet[watch.repo] = self._quiet.get(watch.repo, {}) | settled
 
     def _reads(self, repo: RepoRef) -> bool:
         """Whether this host reads `repo` (holds its lock); said once each time it starts to."""
@@ -163,20 +186,20 @@ class PollCycle:
         return reads
 
     def _work(
-        self, listed: Sequence[Listed], since: datetime | None, summary: CycleSummary, *, counted: bool = True
-    ) -> None:
-        """Work every listed item this host holds, each from what the inbox holds for it (`counted`:
-        in the cycle's `items`; an item worked early for its kept comments is counted once, later)."""
-        if counted:
-            summary.add(items=len(listed))
+        self, listed: Sequence[Listed], since: datetime | None, summary: CycleSummary
+    ) -> dict[WorkItemRef, _Quiet]:
+        """Work the given listed items, each from what the inbox holds for it; those left with
+        nothing to do, with what they were worked from."""
 
-        def one(entry: Listed) -> None:
+        def one(entry: Listed) -> _Quiet | None:
             if self.stopping():
-                return
+                return None
             item = entry.item
             armed = spawn_armed(item, mode=self._config.spawn_mode, label=entry.label).choice
             try:
-                self._worker.work(item, Listing(entry.label, armed, since, history=entry.history), summary=summary)
+                worked = self._worker.work(
+                    item, Listing(entry.label, armed, since, history=entry.history), summary=summary
+                )
             except StaleWrite as conflict:
                 # an operator's command (or another host) won: stop here, re-read and re-decide next cycle
                 self._conflict(item.ref, conflict)
@@ -190,10 +213,15 @@ class PollCycle:
                     work_item=str(item.ref),
                     cause=f"{type(error).__name__}: {error}",
                 )
+            else:
+                return _Quiet(entry, worked.record, since) if worked.settled else None
+            return None
 
+        if not listed:
+            return {}
         with ThreadPoolExecutor(max_workers=max(1, self._config.max_concurrent)) as pool:
-            for future in [pool.submit(one, entry) for entry in listed]:
-                future.result()
+            settled = [future.result() for future in [pool.submit(one, entry) for entry in listed]]
+        return {quiet.entry.item.ref: quiet for quiet in settled if quiet is not None}
 
     def _depart(
         self, departed: Sequence[Departed], records: Mapping[WorkItemRef, SessionRecord], summary: CycleSummary

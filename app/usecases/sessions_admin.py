@@ -255,6 +255,7 @@ class SessionsAdmin:
             # its next first sight must not deliver again what was said before: history from now
             floor = self.clock.now() + RESET_MARGIN
             self.store.save_meta(armed_floor_key(plan.item), floor.isoformat())
+        self.watch.forget(plan.item)  # no ledger left to retry from, the harness ended: nothing reads them
         self.events.emit(
             Event.SESSION_RESET,
             source=source,

@@ -18,6 +18,7 @@ from domain.receipts import (
     confirms,
     harness_state,
 )
+from domain.refs import WorkItemRef
 
 POLL_SECONDS = 0.2
 
@@ -49,6 +50,10 @@ class HarnessWatch:
 
     def receipts(self, record: SessionRecord) -> list[Receipt]:
         return self._receipts.read(record.item, record.spawn_id) if record.spawn_id else []
+
+    def forget(self, item: WorkItemRef) -> None:
+        """Every receipt folder of `item`: for when nothing can look them up again (issue 23)."""
+        self._receipts.forget(item)
 
     def state(self, record: SessionRecord, harness: HarnessSpec, probe: Probe | None = None) -> HarnessState:
         probe = probe or self._probe(record)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from adapters.github.listing import Listing
 from adapters.github.listing_file import ListingFiles
 from domain.refs import RepoRef
 from tests.github_standin import StandIn
@@ -128,3 +129,16 @@ def test_writes_replace_the_file_whole_and_leave_no_temporary_file(standin: Stan
     assert path is not None
     assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
     assert path.stat().st_mode & 0o077 == 0  # item bodies of private repositories: the owner's only
+
+
+def test_issue23_item2_the_listings_of_repositories_no_longer_watched_go(tmp_path: Path) -> None:
+    files = ListingFiles(tmp_path)
+    watched, dropped = RepoRef.parse("acme/widgets"), RepoRef.parse("acme/gone")
+    for repo in (watched, dropped):
+        files.save(repo, Listing())
+    (tmp_path / "notes.txt").write_text("not a listing: left alone")
+
+    gone = files.forget_except([watched])
+
+    assert gone == [files.path(dropped)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([files.path(watched).name, "notes.txt"])  # type: ignore[union-attr]

@@ -62,3 +62,18 @@ def test_ui_bench_prints_the_items_view_size_and_the_idle_cycle_ratio() -> None:
     assert re.search(r"^items view, 200 items and 20 sessions: [\d,]+ bytes", out, re.M), out
     assert re.search(r"^under 2 MB: yes$", out, re.M), out
     assert re.search(rf"^idle cycle cost ratio, page open / closed: {RATIO}$", out, re.M), out
+
+
+def test_idle_cost_prints_the_ratio_of_two_backlogs() -> None:
+    require_tmux()
+    require_gh()
+    out = _bench("-m", "bench.idle_cost", "--scales", "10,50", "--cycles", "2", "--sessions", "1")
+    assert re.search(rf"^idle cost ratio 50 / 10 items: {RATIO}$", out, re.M), out
+
+
+def test_issue23_item5_the_soak_prints_start_middle_and_end_and_loses_and_duplicates_no_comment() -> None:
+    require_tmux()
+    out = _bench("-m", "bench.soak")
+    assert re.findall(r"^(start|middle|end) +\d+ ", out, re.M) == ["start", "middle", "end"], out
+    assert re.search(rf"^end / middle: state {RATIO} .* RSS {RATIO};", out, re.M), out
+    assert out.splitlines()[-1] == "800 comments: 0 lost, 0 duplicated", out

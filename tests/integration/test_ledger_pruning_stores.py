@@ -26,7 +26,8 @@ def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
         store = SqliteStateStore(tmp_path / "state.sqlite3")
     else:
         store = FakeStateStore()
-    yield World(store=store)  # type: ignore[arg-type]  # any StateStore: the World reads only the port
+    # a pass each cycle: these tests are about what pruning keeps, not how often it runs
+    yield World(store=store, prune_every_seconds=0)  # type: ignore[arg-type]  # any StateStore: the World reads only the port
     if isinstance(store, SqliteStateStore | PostgresStateStore):
         store.close()
 

@@ -379,3 +379,16 @@ def test_issue18_item6_an_ignored_env_file_keeps_the_worktree_and_a_dry_run_list
 
     assert (kept.removed, kept.reason) == (False, "ignored file worth keeping (routing.workspace.keepIgnored)")
     assert removable.removed and [(i.path, i.bytes >= 100_000) for i in removable.ignored] == [("node_modules/", True)]
+
+
+def test_issue23_item2_the_shared_clone_is_collected_by_git_gc_auto_when_a_worktree_is_made(tmp_path: Path) -> None:
+    rig = Rig(tmp_path)
+    rig.prepare(1)
+    git("config", "fetch.unpackLimit", "1", cwd=rig.clone())  # each fetch leaves a pack
+    git("config", "gc.autoPackLimit", "1", cwd=rig.clone())  # and two packs are enough for `gc --auto`
+    for number, name in ((2, "later.txt"), (3, "again.txt")):
+        rig.origins.commit(REPO, name)
+        rig.prepare(number)
+
+    counts = dict(line.split(": ") for line in git("count-objects", "-v", cwd=rig.clone()).splitlines())
+    assert counts["packs"] == "1", counts

@@ -16,7 +16,7 @@ from app.usecases.dispatcher import DispatchConfig, Dispatcher
 from app.usecases.feedback import Feedback
 from app.usecases.item_worker import ItemWorker, WorkerConfig
 from app.usecases.leases import LeasedTmux, Leases
-from app.usecases.ledger_pruning import LedgerPruner
+from app.usecases.ledger_pruning import PASS_EVERY_SECONDS, LedgerPruner
 from app.usecases.orphans import Orphans
 from app.usecases.poll import CycleSummary, PollConfig, PollCycle
 from app.usecases.sessions_admin import AdminConfig, SessionsAdmin
@@ -82,6 +82,7 @@ class World:
     cluster: ClusterPort | None = None  # None: a single host, as the embedded default
     timing: LeaseTiming = field(default_factory=LeaseTiming)
     environ: dict[str, str] = field(default_factory=dict)  # the daemon's, read by `env` and `passEnv`
+    prune_every_seconds: float = PASS_EVERY_SECONDS  # how often a ledger pruning pass may begin
     ask_wait_seconds: float = 600.0  # issue 20: how long a request's hook waits for an answer from the item
 
     def __post_init__(self) -> None:
@@ -141,6 +142,7 @@ class World:
             clock=self.clock,
             config=self.close,
             workspaces=self.workspaces,
+            receipts=self.receipts,
         )
         self.worker = self._worker()
         self.poll = self._poll()
@@ -208,7 +210,9 @@ class World:
             cluster=self.cluster,
             leases=self.leases,
             orphans=self.orphans,
-            pruner=LedgerPruner(store=self.store, events=self.events),
+            pruner=LedgerPruner(
+                store=self.store, events=self.events, clock=self.clock, pass_every_seconds=self.prune_every_seconds
+            ),
             feedback=self.feedback,
         )
 

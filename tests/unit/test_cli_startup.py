@@ -22,6 +22,7 @@ _LEAN_ADAPTERS = {
     "adapters",
     "adapters.eventlog",
     "adapters.eventlog.reader",
+    "adapters.eventlog.rotation",  # rotated files are read too (issue 23)
     "adapters.lock",
     "adapters.support",
     "adapters.support.private",

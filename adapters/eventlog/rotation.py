@@ -1,0 +1,127 @@
+"""Size-based rotation of the event log, safe with several writing processes (the daemon, a CLI
+command, the watchdog): `events.jsonl` becomes `events.jsonl.1`, `.1` becomes `.2`, … up to `keep`.
+
+Every append holds a shared `flock` on `events.jsonl.lock` from its `open` to its `close`; a
+rotation holds it exclusively while it renames. So no line is ever written into a file being
+renamed or dropped, and each line is one `write()` into one file: a rotation never loses or splits a
+line. Writers open the log afresh for each line, so after a rotation every process writes to the new
+file (the inode the name points at now). Readers take the shared lock too, for a consistent set.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+from adapters.support.private import open_private
+
+DEFAULT_MAX_BYTES = 16 * 1024 * 1024
+DEFAULT_KEEP = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Rotation:
+    """`max_bytes`: the live file is rotated before a line would take it past this (0: never);
+    `keep`: rotated files kept (`.1` the newest), older ones deleted."""
+
+    max_bytes: int = DEFAULT_MAX_BYTES
+    keep: int = DEFAULT_KEEP
+
+
+def lock_path(path: Path) -> Path:
+    return path.with_name(path.name + ".lock")
+
+
+def generation(path: Path, number: int) -> Path:
+    return path.with_name(f"{path.name}.{number}") if number else path
+
+
+def files_oldest_first(path: Path) -> list[Path]:
+    """The rotated files that exist, oldest first, then the live file (whether it exists or not)."""
+    rotated: list[Path] = []
+    number = 1
+    while (older := generation(path, number)).exists():
+        rotated.append(older)
+        number += 1
+    return [*reversed(rotated), path]
+
+
+def append(path: Path, line: bytes, rotation: Rotation) -> None:
+    """`line` appended whole to the live file, rotating it first when it would grow past the limit."""
+    for _ in range(3):  # another process may fill the new file before this one writes: look again
+        with _locked(path, fcntl.LOCK_SH):
+            fd = open_private(path, os.O_WRONLY | os.O_APPEND)
+            try:
+                size = os.fstat(fd).st_size
+                if not _over(size, len(line), rotation):
+                    _write(fd, path, line)
+                    return
+            finally:
+                os.close(fd)
+        rotate(path, rotation, adding=len(line))
+    with _locked(path, fcntl.LOCK_SH):  # a line bigger than the limit still goes, alone in its file
+        fd = open_private(path, os.O_WRONLY | os.O_APPEND)
+        try:
+            _write(fd, path, line)
+        finally:
+            os.close(fd)
+
+
+def rotate(path: Path, rotation: Rotation, *, adding: int = 0) -> None:
+    """Shift the generations by one under the exclusive lock: nothing is appending meanwhile.
+    Done only if the live file is still over the limit (another process may have rotated it)."""
+    with _locked(path, fcntl.LOCK_EX):
+        try:
+            size = path.stat().st_size
+        except FileNotFoundError:
+            return
+        if not _over(size, max(adding, 1), rotation):
+            return
+        with suppress(FileNotFoundError):
+            generation(path, rotation.keep).unlink()
+        for number in range(rotation.keep - 1, -1, -1):
+            with suppress(FileNotFoundError):
+                os.rename(generation(path, number), generation(path, number + 1))
+        number = rotation.keep + 1  # left by an earlier, larger `keep`: dropped too
+        while generation(path, number).exists():
+            generation(path, number).unlink()
+            number += 1
+
+
+@contextmanager
+def reading(path: Path) -> Iterator[None]:
+    """The shared lock for a reader, when it can take it (a read-only state folder: without)."""
+    try:
+        fd = os.open(lock_path(path), os.O_RDONLY)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _over(size: int, adding: int, rotation: Rotation) -> bool:
+    return rotation.max_bytes > 0 and size > 0 and size + adding > rotation.max_bytes
+
+
+def _write(fd: int, path: Path, line: bytes) -> None:
+    written = os.write(fd, line)
+    if written != len(line):
+        raise OSError(f"event log {path}: short write ({written} of {len(line)} bytes)")
+
+
+@contextmanager
+def _locked(path: Path, how: int) -> Iterator[None]:
+    fd = open_private(lock_path(path), os.O_RDWR)
+    try:
+        fcntl.flock(fd, how)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
