@@ -69,6 +69,9 @@ class RepoReader:
             summary.add(sources_failed=1)
             self.events.emit(Event.POLL_SOURCE_FAILED, level=Level.ERROR, repo=str(watch.repo), cause=str(error))
             return False
+        finally:  # what the replies said of the budget, whatever they answered (no request of its own)
+            if (budget := tracker.budget(watch.repo)) is not None:
+                summary.budgets[watch.repo.host] = budget
         summary.min_interval_seconds = max(summary.min_interval_seconds, tracker.min_interval_seconds(watch.repo))
         if cursor is None:
             # the stream starts here: kept at once, or a first cycle cut short would start it anew later

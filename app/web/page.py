@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from html import escape
 from http import HTTPStatus
 from importlib.resources import files
@@ -19,6 +19,7 @@ from app.web.feed import Feed
 from app.web.http import Request, Response, Stream
 from app.web.journey import journeys
 from domain.errors import InvalidRef
+from domain.model import RateBudget
 from domain.refs import WorkItemRef
 
 _STATIC = {"page.js": "text/javascript; charset=utf-8", "page.css": "text/css; charset=utf-8"}
@@ -168,7 +169,7 @@ class FleetPage:
             "cycles seen": len(cycles),
             "webhook deliveries": sum(1 for r in records if r.get("event") == "webhook.received"),
             "errors": sum(1 for r in records if r.get("level") == "error"),
-            # the-loop keeps no count of GitHub's budget: what it says is a repository held back
+            "GitHub budget": _budget(beat.budgets) if beat else "not known yet",
             "GitHub backoff": next(
                 (f"{r.get('repo', '?')} until {r.get('until', '?')}" for r in reversed(records)
                  if r.get("event") == "poll.backoff"), "none",
@@ -176,3 +177,13 @@ class FleetPage:
         }  # fmt: skip
         facts |= {f"last cycle: {k}": v for k, v in last.items() if k not in {"ts", "event", "level", "source"}}
         return facts
+
+
+def _budget(budgets: Mapping[str, RateBudget]) -> str:
+    """What the cycle's last replies said of each host's budget: `4,873 of 5,000 left, resets 16:42 UTC`."""
+    said = [
+        f"{b.remaining:,} of {b.limit:,} left, resets {datetime.fromtimestamp(b.reset_epoch, UTC):%H:%M} UTC"
+        + ("" if len(budgets) == 1 else f" ({host})")
+        for host, b in sorted(budgets.items())
+    ]
+    return "; ".join(said) or "not known yet"

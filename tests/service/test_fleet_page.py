@@ -4,19 +4,21 @@ writes, the journey of a comment, one row per item, nothing raw from a pane."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import parse_qsl, quote
 
 import pytest
 
 from adapters.eventlog.reader import read_from
+from app.usecases.daemon import HEARTBEAT, Daemon
 from app.usecases.fleet import Fleet
 from app.web.auth import COOKIE, Guard
 from app.web.feed import Feed
 from app.web.http import Request, Response
 from app.web.page import FleetPage
 from domain.ledger import Ledger
-from domain.model import SessionStatus
+from domain.model import RateBudget, SessionStatus
 from domain.refs import WorkItemRef
 from tests.service.world import REPO, World
 
@@ -27,7 +29,7 @@ def _page(world: World, log: Path, token: str = TOKEN) -> FleetPage:
     assert world.cluster is not None
     fleet = Fleet(
         admin=world.admin(), store=world.store, cluster=world.cluster, tmux=world.tmux,
-        events=world.events, clock=world.clock,
+        events=world.events, clock=world.clock, heartbeat=lambda: world.store.meta().get(HEARTBEAT),
     )  # fmt: skip
     return FleetPage(fleet=fleet, feed=Feed(log, read_from), guard=Guard(token), now=world.clock.now, where="here")
 
@@ -44,6 +46,12 @@ def _post(page: FleetPage, form: dict[str, str], **headers: str) -> Response:
     answer = page(Request("POST", "/action", {}, headers, body))
     assert isinstance(answer, Response)
     return answer
+
+
+class _Lock:
+    def acquire(self, info: dict[str, object]) -> None: ...
+    def note(self, info: dict[str, object]) -> None: ...
+    def release(self) -> None: ...
 
 
 BEARER = {"authorization": f"Bearer {TOKEN}"}
@@ -200,3 +208,22 @@ def test_issue22_item2_an_item_without_a_session_still_has_its_page(tmp_path: Pa
 
     assert shown.status == 200 and 'data-state="none"' in shown.body.decode()
     assert unknown.status == 404
+
+
+def test_issue22_item2_the_daemon_panel_says_the_github_budget_left_and_its_reset(tmp_path: Path) -> None:
+    world = World()
+    world.item()
+    page = _page(world, tmp_path / "events.jsonl")
+    before = _get(page, "/", **BEARER).body.decode()
+    reset = datetime(2026, 12, 1, 16, 42, 30, tzinfo=UTC).timestamp()
+    world.tracker.budget_seen = RateBudget(remaining=4873, limit=5000, reset_epoch=reset)
+    daemon = Daemon(
+        cycle=world.poll, store=world.store, events=world.events, clock=world.clock, lock=_Lock(),
+        interval_seconds=60, version="t",
+    )  # fmt: skip
+    daemon.run(once=True)  # the cycle's heartbeat carries what the tracker's replies said
+
+    after = _get(page, "/", **BEARER).body.decode()
+
+    assert '<dt>GitHub budget</dt><dd data-fact="GitHub budget">not known yet</dd>' in before
+    assert '<dd data-fact="GitHub budget">4,873 of 5,000 left, resets 16:42 UTC</dd>' in after
