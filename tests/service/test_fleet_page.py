@@ -227,3 +227,43 @@ def test_issue22_item2_the_daemon_panel_says_the_github_budget_left_and_its_rese
 
     assert '<dt>GitHub budget</dt><dd data-fact="GitHub budget">not known yet</dd>' in before
     assert '<dd data-fact="GitHub budget">4,873 of 5,000 left, resets 16:42 UTC</dd>' in after
+
+
+def test_issue22_item7_a_cycles_tick_reads_the_hosts_and_the_daemon_once(tmp_path: Path) -> None:
+    world = World()
+    world.item()
+    page = _page(world, tmp_path / "events.jsonl")
+    asked: list[str] = []
+    hosts, heartbeat = page._fleet.hosts, page._fleet.heartbeat
+    page._fleet.hosts = lambda: asked.append("hosts") or hosts()  # type: ignore[method-assign]
+    page._fleet.heartbeat = lambda: asked.append("heartbeat") or heartbeat()  # type: ignore[method-assign]
+    recent = page._feed.recent
+    page._feed.recent = lambda **kw: asked.append("every record held") or recent(**kw)  # type: ignore[method-assign]
+
+    pulse = _get(page, "/", **BEARER, **{"x-fragment": "pulse"})
+
+    assert pulse.status == 200 and 'id="daemon"' in pulse.body.decode()
+    # not once for the fragment and once more for the page; the log's counts kept as it is read,
+    # not a pass over the thousands of records held
+    assert sorted(asked) == ["heartbeat", "hosts"]
+
+
+def test_issue22_item7_the_daemon_panel_counts_what_the_log_said_as_it_is_read_on(tmp_path: Path) -> None:
+    log = tmp_path / "events.jsonl"
+    world = World()
+    page = _page(world, log)
+    lines = [
+        {"event": "poll.cycle", "level": "info", "items": 3},
+        {"event": "webhook.received", "level": "info"},
+        {"event": "poll.source_failed", "level": "error"},
+        {"event": "poll.backoff", "level": "warning", "repo": "o/r", "until": 7},
+        {"event": "poll.cycle", "level": "info", "items": 4},
+    ]
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines[:3]))
+    first = _get(page, "/", **BEARER, **{"x-fragment": "pulse"}).body.decode()
+    with log.open("a") as more:
+        more.write("".join(json.dumps(line) + "\n" for line in lines[3:]))
+    then = _get(page, "/", **BEARER, **{"x-fragment": "pulse"}).body.decode()
+
+    assert '"cycles seen">1<' in first and '"errors">1<' in first and '"webhook deliveries">1<' in first
+    assert '"cycles seen">2<' in then and '"last cycle: items">4<' in then and '"GitHub backoff">o/r until 7<' in then
