@@ -168,3 +168,12 @@ def test_issue22_item2_the_budget_github_states_is_kept_from_each_reply_even_a_3
     gh.new_comments(repo, cursor)  # an idle cycle: only 304s, which cost nothing and still say it
     assert world.requests == world.not_modified > 0
     assert gh.budget(repo) == RateBudget(remaining=4873, limit=5000, reset_epoch=reset)
+
+
+def test_issue22_item2_a_rate_limited_reply_leaves_the_budget_at_none_left(standin: StandIn, world: World) -> None:
+    world.rate_remaining = 0
+    gh = GhTracker(host=standin.host, env=standin.gh_env(), timeout=20, clock=lambda: NOW)
+    repo = RepoRef.parse(REPO, host=standin.host)
+    with pytest.raises(RateLimited):
+        gh.work_items(repo, LABEL)
+    assert gh.budget(repo) == RateBudget(remaining=0, limit=5000, reset_epoch=NOW + 3600)
