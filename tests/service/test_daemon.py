@@ -262,3 +262,14 @@ def test_issue22_item2_the_heartbeat_carries_the_github_budget_the_tracker_last_
     beat = json.loads(world.store.meta()[HEARTBEAT])
     assert beat["budgets"] == {REPO.host: {"remaining": 4873, "limit": 5000, "reset": 1_800_000_000.0}}
     assert Heartbeat.parse(world.store.meta()[HEARTBEAT]).budgets == {REPO.host: world.tracker.budget_seen}  # type: ignore[union-attr]
+
+
+def test_issue22_item2_a_cycle_held_back_by_a_rate_limit_still_carries_the_budget_last_seen() -> None:
+    world = World()
+    world.item()
+    world.tracker.budget_seen = RateBudget(remaining=0, limit=5000, reset_epoch=1_800_000_000.0)
+    world.tracker.rate_limited_until[REPO] = 1_800_000_000.0  # the first cycle backs off, the next asks nothing
+    _daemon(world, FakeLock(), [], stop_after=2).run()
+    assert world.events.names().count("poll.backoff") == 1 and world.events.names().count("poll.cycle") == 2
+    beat = json.loads(world.store.meta()[HEARTBEAT])
+    assert beat["budgets"] == {REPO.host: {"remaining": 0, "limit": 5000, "reset": 1_800_000_000.0}}
