@@ -166,6 +166,16 @@ class CommentBatch:
 
 
 @dataclass(frozen=True, slots=True)
+class RateBudget:
+    """A tracker host's request budget as its last reply stated it (GitHub's `x-ratelimit-*`):
+    requests left of `limit`, and when the count starts again (epoch seconds, on our clock)."""
+
+    remaining: int
+    limit: int
+    reset_epoch: float
+
+
+@dataclass(frozen=True, slots=True)
 class Arming:
     """When an item was armed (its latest `labeled` event for the label, by the tracker's clock;
     its creation when there is none) and its comments created at or after then, oldest first."""

@@ -19,6 +19,7 @@ from domain.model import (
     ItemState,
     Probe,
     PullHead,
+    RateBudget,
     Reaction,
     ReceiptChannel,
     SessionRecord,
@@ -169,6 +170,10 @@ class TrackerPort(Protocol):
     def min_interval_seconds(self, repo: RepoRef) -> float:
         """The poll interval the tracker last asked for on `repo` (GitHub's
         `x-poll-interval`), or 0 when it asked for none. Never fails."""
+
+    def budget(self, repo: RepoRef) -> RateBudget | None:
+        """The request budget `repo`'s host stated in its last reply (a 304's included), or None
+        when no reply said one. Asks nothing; never fails."""
 
 
 class ClockPort(Protocol):

@@ -12,6 +12,7 @@ from adapters.github import payloads
 from adapters.github.gh import GhApi
 from adapters.github.reply import Reply, check, next_path, reset_at
 from domain.errors import RateLimited, TrackerError
+from domain.model import RateBudget
 from domain.refs import RepoRef
 
 PER_PAGE = 100
@@ -52,6 +53,7 @@ class GhClient:
         self._monotonic = monotonic or clock or SystemClock().monotonic
         self._poll_interval: dict[RepoRef, float] = {}
         self._blocked = 0.0  # on `monotonic`: until then, nothing is asked
+        self.budget: RateBudget | None = None  # what the last reply stating one said
 
     def min_interval_seconds(self, repo: RepoRef) -> float:
         return self._poll_interval.get(repo, 0.0)
@@ -129,6 +131,9 @@ class GhClient:
         if interval is not None:
             self._poll_interval[repo] = interval
         reset = reset_at(reply, now=self._clock())
+        remaining, limit = reply.number("x-ratelimit-remaining"), reply.number("x-ratelimit-limit")
+        if remaining is not None and limit is not None and reset is not None:
+            self.budget = RateBudget(remaining=int(remaining), limit=int(limit), reset_epoch=reset)
         if reply.headers.get("x-ratelimit-remaining") == "0" and reset is not None:
             # a success that spent the last request: the next one need not be asked to know
             self._hold(reset)

@@ -39,7 +39,17 @@ from adapters.github.listing import LabelledSet, Listing
 from adapters.github.listing_file import ListingFiles
 from adapters.github.streams import SETTLE, CommentCursor, Window
 from domain.errors import TrackerError
-from domain.model import Arming, Comment, CommentBatch, CommentKind, ItemState, PullHead, Reaction, WorkItem
+from domain.model import (
+    Arming,
+    Comment,
+    CommentBatch,
+    CommentKind,
+    ItemState,
+    PullHead,
+    RateBudget,
+    Reaction,
+    WorkItem,
+)
 from domain.ports import TrackerPort
 from domain.refs import RepoRef, WorkItemRef
 
@@ -83,6 +93,10 @@ class GhTracker(TrackerPort):
     def min_interval_seconds(self, repo: RepoRef) -> float:
         """The poll interval GitHub last asked for on this repository (`x-poll-interval`), or 0."""
         return self._client.min_interval_seconds(repo)
+
+    def budget(self, repo: RepoRef) -> RateBudget | None:
+        """GitHub's rate-limit budget for this host as its last reply said it; asks nothing."""
+        return self._client.budget if repo.host == self._client.host else None
 
     def work_items(self, repo: RepoRef, label: str) -> list[WorkItem]:
         listing = self._listing(repo) or self._listings.setdefault(repo, Listing())

@@ -27,6 +27,7 @@ from domain.model import (
     ItemKind,
     ItemState,
     PullHead,
+    RateBudget,
     Reaction,
     WorkItem,
 )
@@ -245,6 +246,9 @@ class SandboxTracker(TrackerPort):
 
     def min_interval_seconds(self, repo: RepoRef) -> float:
         return 0.0  # a local file asks for no particular pace
+
+    def budget(self, repo: RepoRef) -> RateBudget | None:
+        return None  # a local file counts no requests
 
 
 def _by_ref(entry: SandboxEntry) -> WorkItemRef:

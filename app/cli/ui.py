@@ -42,6 +42,9 @@ def page_served(context: CliContext, report: Callable[[str], None]) -> Iterator[
         raise PageNotServed(
             f"the fleet page cannot bind {ui.host}:{ui.port} (ui.host, ui.port): {error.strerror}"
         ) from None
+    # the log's history (up to the last 4 MB) is read now, before the first cycle: a browser opening
+    # the page later costs the cycles nothing but what is new
+    feed.catch_up()
     server.start()
     host, port = server.address
     report(

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from domain.model import RateBudget
+
 
 @dataclass
 class CycleSummary:
@@ -21,6 +23,7 @@ class CycleSummary:
     sources_failed: int = 0
     items_failed: int = 0
     min_interval_seconds: float = 0.0  # the longest pace a tracker asked for this cycle
+    budgets: dict[str, RateBudget] = field(default_factory=dict)  # per host: the last one stated
     finished_at: datetime | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 

@@ -225,6 +225,11 @@ class Daemon:
             "last_cycle_finished": (summary.finished_at or summary.started_at).isoformat(),
             "last_cycle_finished_monotonic": self.clock.monotonic(),
             "summary": summary.fields(),
+            # per tracker host, its request budget as the cycle's last reply said it (the page shows it)
+            "budgets": {
+                host: {"remaining": b.remaining, "limit": b.limit, "reset": b.reset_epoch}
+                for host, b in summary.budgets.items()
+            },
         }
         self.store.save_meta(self.heartbeat_key, json.dumps(beat))
 

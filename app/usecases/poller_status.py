@@ -5,9 +5,11 @@ from __future__ import annotations
 import enum
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
+
+from domain.model import RateBudget
 
 # A cycle may run long (first sight of many items, a slow tmux): overdue only well past the interval.
 OVERDUE_SLACK_SECONDS = 30.0
@@ -33,6 +35,7 @@ class Heartbeat:
     cycle_finished: datetime
     summary: Mapping[str, int]
     finished_monotonic: float | None = None  # the machine's CLOCK_MONOTONIC when it was written
+    budgets: Mapping[str, RateBudget] = field(default_factory=dict)  # per tracker host, as last stated
 
     @classmethod
     def parse(cls, text: str | None) -> Heartbeat | None:
@@ -49,6 +52,10 @@ class Heartbeat:
                 cycle_finished=datetime.fromisoformat(beat["last_cycle_finished"]),
                 summary={str(k): int(v) for k, v in dict(beat["summary"]).items()},
                 finished_monotonic=_number(beat.get("last_cycle_finished_monotonic")),
+                budgets={
+                    str(host): RateBudget(int(b["remaining"]), int(b["limit"]), float(b["reset"]))
+                    for host, b in dict(beat.get("budgets") or {}).items()
+                },
             )
         except (KeyError, TypeError, ValueError):
             return None

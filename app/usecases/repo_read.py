@@ -50,6 +50,7 @@ class RepoReader:
         """Read and share `watch`'s repository; False when it could not be read this cycle."""
         tracker = self.trackers[watch.provider]
         if self._backoff.get(watch.repo, 0.0) > self.clock.monotonic():
+            _note_budget(tracker, watch, summary)  # held back: what the last reply said still stands
             return False
         try:
             listed = self._listed(tracker, watch)
@@ -69,6 +70,8 @@ class RepoReader:
             summary.add(sources_failed=1)
             self.events.emit(Event.POLL_SOURCE_FAILED, level=Level.ERROR, repo=str(watch.repo), cause=str(error))
             return False
+        finally:  # what the replies said of the budget, whatever they answered
+            _note_budget(tracker, watch, summary)
         summary.min_interval_seconds = max(summary.min_interval_seconds, tracker.min_interval_seconds(watch.repo))
         if cursor is None:
             # the stream starts here: kept at once, or a first cycle cut short would start it anew later
@@ -160,3 +163,9 @@ class RepoReader:
             )  # fmt: skip
         if any(lease.host == self.leases.host for lease in placed):
             self.leases.renew()  # this host works what it was just given, in this cycle
+
+
+def _note_budget(tracker: TrackerPort, watch: Watch, summary: CycleSummary) -> None:
+    """The request budget the tracker's last reply stated, for the heartbeat (asks nothing)."""
+    if (budget := tracker.budget(watch.repo)) is not None:
+        summary.budgets[watch.repo.host] = budget

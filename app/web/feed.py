@@ -7,8 +7,9 @@ import asyncio
 import contextlib
 import json
 import threading
-from collections import deque
+from collections import Counter, deque
 from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ class Feed:
         self._seq = 0
         self._recent: deque[tuple[int, Record]] = deque(maxlen=keep)
         self._waiting: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
+        self._tally = Tally()
 
     def poke(self) -> None:
         """Something was appended (called from any thread): every open stream looks now."""
@@ -47,16 +49,28 @@ class Feed:
             for record in records:
                 self._seq += 1
                 self._recent.append((self._seq, record))
+                self._tally.add(record)
             return self._seq
+
+    def tally(self) -> Tally:
+        """What the log said of the daemon since the page started reading it, counted as it was
+        read: a tick's daemon panel costs what is new, not a pass over every record held."""
+        self.catch_up()
+        with self._lock:
+            return self._tally.copy()
 
     def recent(self, *, work_item: str | None = None, after: int = 0) -> list[tuple[int, Record]]:
         self.catch_up()
         with self._lock:
-            return [
-                (seq, record)
-                for seq, record in self._recent
-                if seq > after and (work_item is None or record.get("work_item") == work_item)
-            ]
+            # newest first, only as far back as `after`: a stream's next records cost what is new,
+            # not a pass over the thousands held
+            found = []
+            for seq, record in reversed(self._recent):
+                if seq <= after:
+                    break
+                if work_item is None or record.get("work_item") == work_item:
+                    found.append((seq, record))
+            return found[::-1]
 
     async def stream(self) -> AsyncIterator[bytes]:
         """`retry`, then one message per new record, a comment line now and then to keep it open."""
@@ -92,6 +106,21 @@ class Feed:
             elif quiet >= PING_SECONDS:
                 yield b": ping\n\n"
                 quiet = 0.0
+
+
+@dataclass
+class Tally:
+    counts: Counter[str] = field(default_factory=Counter)  # by event name, and "level:<level>"
+    last: dict[str, Record] = field(default_factory=dict)  # the newest record of each event name
+
+    def add(self, record: Record) -> None:
+        name = str(record.get("event"))
+        self.counts[name] += 1
+        self.counts[f"level:{record.get('level')}"] += 1
+        self.last[name] = record
+
+    def copy(self) -> Tally:
+        return Tally(Counter(self.counts), dict(self.last))
 
 
 def _figures(record: Record) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from html import escape
 from http import HTTPStatus
 from importlib.resources import files
@@ -19,6 +19,7 @@ from app.web.feed import Feed
 from app.web.http import Request, Response, Stream
 from app.web.journey import journeys
 from domain.errors import InvalidRef
+from domain.model import RateBudget
 from domain.refs import WorkItemRef
 
 _STATIC = {"page.js": "text/javascript; charset=utf-8", "page.css": "text/css; charset=utf-8"}
@@ -83,9 +84,9 @@ class FleetPage:
 
     def _home(self, request: Request) -> Response:
         state, sort = request.query.get("state", ""), request.query.get("sort", "item")
-        pulse = f'<section id="pulse">{self._pulse()}</section>'
         if request.headers.get("x-fragment") == "pulse":  # a cycle's tick: no tmux probe, one store read
             return Response(200, self._pulse().encode())
+        pulse = f'<section id="pulse">{self._pulse()}</section>'
         items = views.items_table(self._fleet.rows(), now=self._now(), state=state, sort=sort)
         return self._html(request, "fleet", f"{pulse}<section>{items}</section>", views.filter_form(state, sort))
 
@@ -157,22 +158,28 @@ class FleetPage:
 
     def _daemon(self, now: datetime) -> Mapping[str, Any]:
         beat = Heartbeat.parse(self._fleet.heartbeat())
-        records = [record for _, record in self._feed.recent()]
-        cycles = [r for r in records if r.get("event") == "poll.cycle"]
-        last = cycles[-1] if cycles else {}
+        tally = self._feed.tally()
+        last, backoff = tally.last.get("poll.cycle", {}), tally.last.get("poll.backoff")
         facts: dict[str, Any] = {
             "last cycle": f"{views.age(beat.cycle_finished, now)} ago" if beat else "none yet",
             "cycle took": f"{(beat.cycle_finished - beat.cycle_started).total_seconds():.2f}s" if beat else "–",
             "overdue": "yes" if beat and (now - beat.cycle_finished).total_seconds() > 2 * beat.interval_seconds + 30
             else "no",
-            "cycles seen": len(cycles),
-            "webhook deliveries": sum(1 for r in records if r.get("event") == "webhook.received"),
-            "errors": sum(1 for r in records if r.get("level") == "error"),
-            # the-loop keeps no count of GitHub's budget: what it says is a repository held back
-            "GitHub backoff": next(
-                (f"{r.get('repo', '?')} until {r.get('until', '?')}" for r in reversed(records)
-                 if r.get("event") == "poll.backoff"), "none",
-            ),
+            "cycles seen": tally.counts["poll.cycle"],
+            "webhook deliveries": tally.counts["webhook.received"],
+            "errors": tally.counts["level:error"],
+            "GitHub budget": _budget(beat.budgets) if beat else "not known yet",
+            "GitHub backoff": f"{backoff.get('repo', '?')} until {backoff.get('until', '?')}" if backoff else "none",
         }  # fmt: skip
         facts |= {f"last cycle: {k}": v for k, v in last.items() if k not in {"ts", "event", "level", "source"}}
         return facts
+
+
+def _budget(budgets: Mapping[str, RateBudget]) -> str:
+    """What the cycle's last replies said of each host's budget: `4,873 of 5,000 left, resets 16:42 UTC`."""
+    said = [
+        f"{b.remaining:,} of {b.limit:,} left, resets {datetime.fromtimestamp(b.reset_epoch, UTC):%H:%M} UTC"
+        + ("" if len(budgets) == 1 else f" ({host})")
+        for host, b in sorted(budgets.items())
+    ]
+    return "; ".join(said) or "not known yet"

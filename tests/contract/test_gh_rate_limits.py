@@ -9,7 +9,7 @@ import pytest
 
 from adapters.github import GhTracker
 from domain.errors import RateLimited
-from domain.model import Comment, Reaction
+from domain.model import Comment, RateBudget, Reaction
 from domain.refs import RepoRef, WorkItemRef
 from tests.github_standin import StandIn, World
 from tests.github_standin.rigs import LABEL, standin
@@ -148,3 +148,32 @@ def test_faults_a_limit_held_without_asking_ends_on_time_when_our_clock_is_set_b
     items = gh.work_items(RepoRef.parse("acme/other", host=standin.host), LABEL)
 
     assert [item.ref.number for item in items] == [1]
+
+
+def test_issue22_item2_the_budget_github_states_is_kept_from_each_reply_even_a_304(
+    standin: StandIn, world: World
+) -> None:
+    gh = GhTracker(host=standin.host, env=standin.gh_env(), timeout=20, clock=lambda: NOW)
+    repo = RepoRef.parse(REPO, host=standin.host)
+    assert gh.budget(repo) is None  # nothing asked yet: not known
+    cursor = None
+    for _ in range(3):  # the way the poll cycle reads: the listing, then the new comments
+        gh.work_items(repo, LABEL)
+        cursor = gh.new_comments(repo, cursor).cursor
+    reset = NOW + 3600  # GitHub's reset is an hour after its Date; on our clock, an hour after NOW
+    assert gh.budget(repo) == RateBudget(remaining=world.rate_remaining, limit=5000, reset_epoch=reset)
+    world.rate_remaining = 4873  # spent elsewhere with the same token
+    world.reset_counters()
+    gh.work_items(repo, LABEL)
+    gh.new_comments(repo, cursor)  # an idle cycle: only 304s, which cost nothing and still say it
+    assert world.requests == world.not_modified > 0
+    assert gh.budget(repo) == RateBudget(remaining=4873, limit=5000, reset_epoch=reset)
+
+
+def test_issue22_item2_a_rate_limited_reply_leaves_the_budget_at_none_left(standin: StandIn, world: World) -> None:
+    world.rate_remaining = 0
+    gh = GhTracker(host=standin.host, env=standin.gh_env(), timeout=20, clock=lambda: NOW)
+    repo = RepoRef.parse(REPO, host=standin.host)
+    with pytest.raises(RateLimited):
+        gh.work_items(repo, LABEL)
+    assert gh.budget(repo) == RateBudget(remaining=0, limit=5000, reset_epoch=NOW + 3600)

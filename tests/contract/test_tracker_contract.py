@@ -257,3 +257,11 @@ def test_a_rate_limited_repository_raises_rate_limited_with_the_time_to_wait_for
 def test_item_state_of_a_missing_item_is_a_tracker_error(rig: Rig) -> None:
     with pytest.raises(TrackerError, match=str(rig.repo)):
         rig.tracker.item_state(WorkItemRef(rig.repo, 99), LABEL)
+
+
+def test_issue22_item2_the_budget_is_not_known_before_any_reply_and_saying_it_asks_nothing(rig: Rig) -> None:
+    assert rig.tracker.budget(rig.repo) is None
+    rig.item(1)
+    rig.tracker.work_items(rig.repo, LABEL)
+    said = rig.tracker.budget(rig.repo)
+    assert said is None or 0 <= said.remaining <= said.limit  # a tracker that counts says a budget

@@ -58,9 +58,13 @@ def test_cli_start_prints_each_read_only_commands_ratio_against_a_bare_interpret
 
 def test_ui_bench_prints_the_items_view_size_and_the_idle_cycle_ratio() -> None:
     require_tmux()
-    out = _bench("-m", "bench.ui", "--items", "200", "--sessions", "20", "--idle-sessions", "2", "--window", "3")
+    out = _bench(
+        "-m", "bench.ui", "--items", "200", "--sessions", "20", "--idle-sessions", "2", "--window", "3",
+        "--rounds", "1", "--history", "100",
+    )  # fmt: skip
     assert re.search(r"^items view, 200 items and 20 sessions: [\d,]+ bytes", out, re.M), out
     assert re.search(r"^under 2 MB: yes$", out, re.M), out
+    assert re.search(r"^closed windows spread \(the noise\): \d+% of their mean$", out, re.M), out
     assert re.search(rf"^idle cycle cost ratio, page open / closed: {RATIO}$", out, re.M), out
 
 

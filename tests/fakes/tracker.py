@@ -15,6 +15,7 @@ from domain.model import (
     ItemKind,
     ItemState,
     PullHead,
+    RateBudget,
     Reaction,
     WorkItem,
 )
@@ -61,6 +62,7 @@ class FakeTracker(TrackerPort):
     rate_limited_until: dict[RepoRef, float] = field(default_factory=dict)
     requests: int = 0
     poll_interval: dict[RepoRef, float] = field(default_factory=dict)
+    budget_seen: RateBudget | None = None  # what the host's last reply would have said
     reactions: list[tuple[str, Reaction]] = field(default_factory=list)
     posted: list[tuple[WorkItemRef, str]] = field(default_factory=list)
     _items: dict[WorkItemRef, _Item] = field(default_factory=dict)
@@ -223,6 +225,9 @@ class FakeTracker(TrackerPort):
 
     def min_interval_seconds(self, repo: RepoRef) -> float:
         return self.poll_interval.get(repo, 0.0)
+
+    def budget(self, repo: RepoRef) -> RateBudget | None:
+        return self.budget_seen
 
     # --- helpers -------------------------------------------------------------------------
 

@@ -91,6 +91,8 @@ class _Handler(BaseHTTPRequestHandler):
             "X-RateLimit-Limit": str(world.rate_limit),
             "X-RateLimit-Remaining": str(max(world.rate_remaining, 0)),
             "X-RateLimit-Reset": str(reset),
+            "X-RateLimit-Used": str(world.rate_limit - max(world.rate_remaining, 0)),
+            "X-RateLimit-Resource": "core",
         }
         if world.poll_interval is not None:
             headers["X-Poll-Interval"] = str(world.poll_interval)

@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from app.usecases.daemon import HEARTBEAT, Blocked, Daemon
+from app.usecases.poller_status import Heartbeat
 from domain.errors import StateError
 from domain.ledger import DeliveryState, Resolution
-from domain.model import Comment
+from domain.model import Comment, RateBudget
 from domain.receipts import ReceiptKind
 from domain.webhook import Pushed
 from tests.fakes.receipts import FakeReceipts
@@ -251,3 +252,24 @@ def test_issue20_item1_a_request_made_between_cycles_is_posted_before_the_next_c
     runner.join(timeout=10)
 
     assert world.events.names().count("poll.cycle") == 2  # no cycle ran for it
+
+
+def test_issue22_item2_the_heartbeat_carries_the_github_budget_the_tracker_last_saw() -> None:
+    world = World()
+    world.item()
+    world.tracker.budget_seen = RateBudget(remaining=4873, limit=5000, reset_epoch=1_800_000_000.0)
+    _daemon(world, FakeLock(), [], stop_after=1).run(once=True)
+    beat = json.loads(world.store.meta()[HEARTBEAT])
+    assert beat["budgets"] == {REPO.host: {"remaining": 4873, "limit": 5000, "reset": 1_800_000_000.0}}
+    assert Heartbeat.parse(world.store.meta()[HEARTBEAT]).budgets == {REPO.host: world.tracker.budget_seen}  # type: ignore[union-attr]
+
+
+def test_issue22_item2_a_cycle_held_back_by_a_rate_limit_still_carries_the_budget_last_seen() -> None:
+    world = World()
+    world.item()
+    world.tracker.budget_seen = RateBudget(remaining=0, limit=5000, reset_epoch=1_800_000_000.0)
+    world.tracker.rate_limited_until[REPO] = 1_800_000_000.0  # the first cycle backs off, the next asks nothing
+    _daemon(world, FakeLock(), [], stop_after=2).run()
+    assert world.events.names().count("poll.backoff") == 1 and world.events.names().count("poll.cycle") == 2
+    beat = json.loads(world.store.meta()[HEARTBEAT])
+    assert beat["budgets"] == {REPO.host: {"remaining": 0, "limit": 5000, "reset": 1_800_000_000.0}}

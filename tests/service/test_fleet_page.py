@@ -4,19 +4,21 @@ writes, the journey of a comment, one row per item, nothing raw from a pane."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import parse_qsl, quote
 
 import pytest
 
 from adapters.eventlog.reader import read_from
+from app.usecases.daemon import HEARTBEAT, Daemon
 from app.usecases.fleet import Fleet
 from app.web.auth import COOKIE, Guard
 from app.web.feed import Feed
 from app.web.http import Request, Response
 from app.web.page import FleetPage
 from domain.ledger import Ledger
-from domain.model import SessionStatus
+from domain.model import RateBudget, SessionStatus
 from domain.refs import WorkItemRef
 from tests.service.world import REPO, World
 
@@ -27,7 +29,7 @@ def _page(world: World, log: Path, token: str = TOKEN) -> FleetPage:
     assert world.cluster is not None
     fleet = Fleet(
         admin=world.admin(), store=world.store, cluster=world.cluster, tmux=world.tmux,
-        events=world.events, clock=world.clock,
+        events=world.events, clock=world.clock, heartbeat=lambda: world.store.meta().get(HEARTBEAT),
     )  # fmt: skip
     return FleetPage(fleet=fleet, feed=Feed(log, read_from), guard=Guard(token), now=world.clock.now, where="here")
 
@@ -44,6 +46,12 @@ def _post(page: FleetPage, form: dict[str, str], **headers: str) -> Response:
     answer = page(Request("POST", "/action", {}, headers, body))
     assert isinstance(answer, Response)
     return answer
+
+
+class _Lock:
+    def acquire(self, info: dict[str, object]) -> None: ...
+    def note(self, info: dict[str, object]) -> None: ...
+    def release(self) -> None: ...
 
 
 BEARER = {"authorization": f"Bearer {TOKEN}"}
@@ -200,3 +208,62 @@ def test_issue22_item2_an_item_without_a_session_still_has_its_page(tmp_path: Pa
 
     assert shown.status == 200 and 'data-state="none"' in shown.body.decode()
     assert unknown.status == 404
+
+
+def test_issue22_item2_the_daemon_panel_says_the_github_budget_left_and_its_reset(tmp_path: Path) -> None:
+    world = World()
+    world.item()
+    page = _page(world, tmp_path / "events.jsonl")
+    before = _get(page, "/", **BEARER).body.decode()
+    reset = datetime(2026, 12, 1, 16, 42, 30, tzinfo=UTC).timestamp()
+    world.tracker.budget_seen = RateBudget(remaining=4873, limit=5000, reset_epoch=reset)
+    daemon = Daemon(
+        cycle=world.poll, store=world.store, events=world.events, clock=world.clock, lock=_Lock(),
+        interval_seconds=60, version="t",
+    )  # fmt: skip
+    daemon.run(once=True)  # the cycle's heartbeat carries what the tracker's replies said
+
+    after = _get(page, "/", **BEARER).body.decode()
+
+    assert '<dt>GitHub budget</dt><dd data-fact="GitHub budget">not known yet</dd>' in before
+    assert '<dd data-fact="GitHub budget">4,873 of 5,000 left, resets 16:42 UTC</dd>' in after
+
+
+def test_issue22_item7_a_cycles_tick_reads_the_hosts_and_the_daemon_once(tmp_path: Path) -> None:
+    world = World()
+    world.item()
+    page = _page(world, tmp_path / "events.jsonl")
+    asked: list[str] = []
+    hosts, heartbeat = page._fleet.hosts, page._fleet.heartbeat
+    page._fleet.hosts = lambda: asked.append("hosts") or hosts()  # type: ignore[method-assign]
+    page._fleet.heartbeat = lambda: asked.append("heartbeat") or heartbeat()  # type: ignore[method-assign]
+    recent = page._feed.recent
+    page._feed.recent = lambda **kw: asked.append("every record held") or recent(**kw)  # type: ignore[method-assign]
+
+    pulse = _get(page, "/", **BEARER, **{"x-fragment": "pulse"})
+
+    assert pulse.status == 200 and 'id="daemon"' in pulse.body.decode()
+    # not once for the fragment and once more for the page; the log's counts kept as it is read,
+    # not a pass over the thousands of records held
+    assert sorted(asked) == ["heartbeat", "hosts"]
+
+
+def test_issue22_item7_the_daemon_panel_counts_what_the_log_said_as_it_is_read_on(tmp_path: Path) -> None:
+    log = tmp_path / "events.jsonl"
+    world = World()
+    page = _page(world, log)
+    lines = [
+        {"event": "poll.cycle", "level": "info", "items": 3},
+        {"event": "webhook.received", "level": "info"},
+        {"event": "poll.source_failed", "level": "error"},
+        {"event": "poll.backoff", "level": "warning", "repo": "o/r", "until": 7},
+        {"event": "poll.cycle", "level": "info", "items": 4},
+    ]
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines[:3]))
+    first = _get(page, "/", **BEARER, **{"x-fragment": "pulse"}).body.decode()
+    with log.open("a") as more:
+        more.write("".join(json.dumps(line) + "\n" for line in lines[3:]))
+    then = _get(page, "/", **BEARER, **{"x-fragment": "pulse"}).body.decode()
+
+    assert '"cycles seen">1<' in first and '"errors">1<' in first and '"webhook deliveries">1<' in first
+    assert '"cycles seen">2<' in then and '"last cycle: items">4<' in then and '"GitHub backoff">o/r until 7<' in then
