@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from domain.budget import RateBudget as RateBudget  # re-exported: the ports and trackers name it here
 from domain.errors import MissingVariable
 from domain.markdown import prose_lines
 from domain.receipts import ReceiptMode
@@ -163,16 +164,6 @@ class CommentBatch:
     comments: tuple[Comment, ...]
     cursor: str | None
     started_at: datetime | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RateBudget:
-    """A tracker host's request budget as its last reply stated it (GitHub's `x-ratelimit-*`):
-    requests left of `limit`, and when the count starts again (epoch seconds, on our clock)."""
-
-    remaining: int
-    limit: int
-    reset_epoch: float
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from domain.model import RateBudget
+from domain.budget import RateBudget
 
 
 @dataclass

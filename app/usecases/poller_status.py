@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from domain.model import RateBudget
+from domain.budget import RateBudget
 
 # A cycle may run long (first sight of many items, a slow tmux): overdue only well past the interval.
 OVERDUE_SLACK_SECONDS = 30.0

@@ -9,7 +9,8 @@ import pytest
 
 from adapters.github import GhTracker
 from domain.errors import RateLimited
-from domain.model import Comment, RateBudget, Reaction
+from domain.budget import RateBudget
+from domain.model import Comment, Reaction
 from domain.refs import RepoRef, WorkItemRef
 from tests.github_standin import StandIn, World
 from tests.github_standin.rigs import LABEL, standin

@@ -13,7 +13,8 @@ from app.usecases.daemon import HEARTBEAT, Blocked, Daemon
 from app.usecases.poller_status import Heartbeat
 from domain.errors import StateError
 from domain.ledger import DeliveryState, Resolution
-from domain.model import Comment, RateBudget
+from domain.budget import RateBudget
+from domain.model import Comment
 from domain.receipts import ReceiptKind
 from domain.webhook import Pushed
 from tests.fakes.receipts import FakeReceipts

@@ -18,7 +18,8 @@ from app.web.feed import Feed
 from app.web.http import Request, Response
 from app.web.page import FleetPage
 from domain.ledger import Ledger
-from domain.model import RateBudget, SessionStatus
+from domain.budget import RateBudget
+from domain.model import SessionStatus
 from domain.refs import WorkItemRef
 from tests.service.world import REPO, World
 
