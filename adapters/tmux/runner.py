@@ -20,7 +20,6 @@ import math
 import os
 import select
 import subprocess
-import tempfile
 from collections.abc import Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Protocol
 
@@ -142,6 +141,8 @@ def _scratch() -> IO[bytes]:
     try:
         return os.fdopen(os.memfd_create("the-loop-tmux", os.MFD_CLOEXEC), "w+b")
     except (AttributeError, OSError):
+        import tempfile  # no memfd: rare, and a start does without the import
+
         return tempfile.TemporaryFile()
 
 
