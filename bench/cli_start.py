@@ -5,7 +5,10 @@ most 4x).
 Run: .venv/bin/python -m bench.cli_start [--rounds N]. Every round runs the bare start and each
 command once, in turn, as fresh processes in a folder holding a small configuration
 (`./.the-loop/cli-config.yaml`: one repository, a SQLite state with 200 events and no session), so a
-busy machine slows them alike. An unmeasured first run of each saves the settings snapshot the
+busy machine slows them alike; `sessions list` also runs in a second folder whose store records 5
+sessions, live in tmux on a private socket: its total includes asking tmux and the receipts about each
+(work, not start-up), and the line after it is its start-up share alone (the interpreter and every
+module that listing imports, nothing run). An unmeasured first run of each saves the settings snapshot the
 commands start from (app.config.snapshot, as on an operator's machine after any command); the last
 line is `status` where no snapshot can be saved: the full configuration load, for comparison.
 Prints the median wall time and the median CPU time (user + system, steadier than the wall clock on
@@ -51,6 +54,13 @@ COMMANDS = (
 )
 # the same command where no settings snapshot can be saved: the full configuration load each time
 FULL_LOAD = ("status, full load (no snapshot)", ("-m", "app", "status"))
+RECORDED = 5
+# in the folder of recorded sessions (the `sessions` folder): the listing, and its imports alone
+LISTED = ("sessions list, 5 sessions", ("-m", "app", "sessions", "list"))
+LISTED_IMPORTS = (
+    "  its start-up (imports)",
+    ("-c", "import runpy, app.cli.main, app.cli.fast_reads, app.cli.lean_listing, app.cli.read_views"),
+)
 
 
 def prepare(folder: Path) -> None:
@@ -67,12 +77,42 @@ def prepare(folder: Path) -> None:
         log.emit(Event.POLL_CYCLE, items=n % 7, work_item="github:acme/widgets#1")
 
 
+def prepare_sessions(folder: Path) -> str:
+    """A folder like `prepare`'s whose store records RECORDED sessions, each live in tmux on a private
+    socket (TMUX_TMPDIR in the folder): the tmux socket's name."""
+    from adapters.tmux.commands import MARK_OPTION
+    from domain.model import SessionRecord
+    from domain.refs import WorkItemRef
+
+    socket = f"bench-{os.getpid()}"
+    (folder / "tmux").mkdir(mode=0o700)
+    prepare(folder)
+    config = folder / ".the-loop" / "cli-config.yaml"
+    config.write_text(CONFIG + f"  tmux: {{socketName: {socket}}}\n", encoding="utf-8")
+    store = SqliteStateStore(folder / "state" / FILE_NAME)
+    for n in range(1, RECORDED + 1):
+        item = WorkItemRef.parse(f"github:acme/widgets#{n}")
+        name, mark = item.target.name, f"{n:08x}"
+        _tmux(folder, socket, "new-session", "-d", "-s", name, "sleep 600")
+        pane = _tmux(folder, socket, "list-panes", "-t", f"={name}:", "-F", "#{pane_id}").strip()
+        _tmux(folder, socket, "set-option", "-p", "-t", pane, MARK_OPTION, mark)
+        store.save_session(SessionRecord(item, "claude", f"conv-{n}", str(folder), pane_id=pane, spawn_id=mark))
+    store.close()
+    return socket
+
+
+def _tmux(folder: Path, socket: str, *args: str) -> str:
+    env = {**os.environ, "TMUX_TMPDIR": str(folder / "tmux")}
+    return subprocess.run(["tmux", "-L", socket, *args], env=env, capture_output=True, text=True, check=True).stdout
+
+
 def environment(folder: Path) -> dict[str, str]:
     """The project importable, no THE_LOOP_ variable, no user configuration: the folder's file is read."""
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith("THE_LOOP_")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
     env["XDG_CONFIG_HOME"] = str(folder / "no-user-config")
     env["XDG_CACHE_HOME"] = str(folder / "cache")  # the settings snapshot: the unmeasured first run saves it
+    env["TMUX_TMPDIR"] = str(folder / "tmux")  # the recorded sessions' private tmux server
     return env
 
 
@@ -94,15 +134,18 @@ def run_once(argv: tuple[str, ...], folder: Path, env: dict[str, str]) -> tuple[
     return wall * 1000, cpu * 1000
 
 
-def measure(rounds: int, folder: Path) -> dict[str, list[tuple[float, float]]]:
+def measure(rounds: int, folder: Path, sessions: Path) -> dict[str, list[tuple[float, float]]]:
     env = environment(folder)
     envs = {name: env for name, _ in (BARE, *COMMANDS)} | {FULL_LOAD[0]: no_snapshot(env)}
+    envs |= {LISTED[0]: environment(sessions), LISTED_IMPORTS[0]: environment(sessions)}
+    where = {name: folder for name in envs} | {LISTED[0]: sessions, LISTED_IMPORTS[0]: sessions}
     runs: dict[str, list[tuple[float, float]]] = {name: [] for name in envs}
-    for name, argv in (BARE, *COMMANDS, FULL_LOAD):  # warm the file cache, __pycache__ and snapshot, unmeasured
-        run_once(argv, folder, envs[name])
+    every = (BARE, *COMMANDS, LISTED, LISTED_IMPORTS, FULL_LOAD)
+    for name, argv in every:  # warm the file cache, __pycache__ and snapshot, unmeasured
+        run_once(argv, where[name], envs[name])
     for _ in range(rounds):
-        for name, argv in (BARE, *COMMANDS, FULL_LOAD):
-            runs[name].append(run_once(argv, folder, envs[name]))
+        for name, argv in every:
+            runs[name].append(run_once(argv, where[name], envs[name]))
     return runs
 
 
@@ -112,7 +155,7 @@ def report(runs: dict[str, list[tuple[float, float]]]) -> list[str]:
 
     bare_wall, bare_cpu = medians(BARE[0])
     lines = [f"{BARE[0]:<28} wall {bare_wall:7.1f} ms   cpu {bare_cpu:7.1f} ms"]
-    for name, _ in (*COMMANDS, FULL_LOAD):
+    for name, _ in (*COMMANDS, LISTED, LISTED_IMPORTS, FULL_LOAD):
         wall, cpu = medians(name)
         lines.append(
             f"{name:<28} wall {wall:7.1f} ms   cpu {cpu:7.1f} ms   "
@@ -128,10 +171,18 @@ def main() -> None:
     if rounds < 1:
         parser.error("--rounds must be at least 1")
     with tempfile.TemporaryDirectory(prefix="bench-cli-") as tmp:
-        folder = Path(tmp)
+        folder, sessions = Path(tmp) / "plain", Path(tmp) / "sessions"
+        folder.mkdir()
+        sessions.mkdir()
         prepare(folder)
-        print(f"{rounds} rounds, {sys.executable}; the issue's bound: each ratio at most 4x")
-        print("\n".join(report(measure(rounds, folder))))
+        socket = prepare_sessions(sessions)
+        try:
+            print(f"{rounds} rounds, {sys.executable}; the issue's bound: each ratio at most 4x")
+            print("\n".join(report(measure(rounds, folder, sessions))))
+        finally:
+            subprocess.run(
+                ["tmux", "-L", socket, "kill-server"], env=environment(sessions), capture_output=True, check=False
+            )
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from domain.budget import RateBudget as RateBudget  # re-exported: the ports and trackers name it here
+from domain.budget import RateBudget as RateBudget  # noqa: PLC0414 - re-exported: trackers name it here
 from domain.errors import MissingVariable
 from domain.markdown import prose_lines
 from domain.receipts import ReceiptMode

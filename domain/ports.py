@@ -5,32 +5,34 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from domain.asks import AnswerState
-from domain.cluster import Departed, Held, HostView, Lease, Listed, Shared
 from domain.events import Event, Level
-from domain.ledger import Ledger
-from domain.model import (
-    Arming,
-    Comment,
-    CommentBatch,
-    CommentKind,
-    ItemState,
-    Probe,
-    PullHead,
-    RateBudget,
-    Reaction,
-    ReceiptChannel,
-    SessionRecord,
-    SessionState,
-    SpawnRequest,
-    WorkItem,
-)
 from domain.receipts import Receipt, ReceiptMode
-from domain.refs import RepoRef, TmuxTarget, WorkItemRef
-from domain.webhook import InboxEntry
-from domain.workspace import Dirt, Found, Ignored, Occupants, SetupResult, WorkspaceSpec
+
+if TYPE_CHECKING:  # annotations only: importing the ports costs a command's start no more (issue 19 item 9)
+    from domain.asks import AnswerState
+    from domain.budget import RateBudget
+    from domain.cluster import Departed, Held, HostView, Lease, Listed, Shared
+    from domain.ledger import Ledger
+    from domain.model import (
+        Arming,
+        Comment,
+        CommentBatch,
+        CommentKind,
+        ItemState,
+        Probe,
+        PullHead,
+        Reaction,
+        ReceiptChannel,
+        SessionRecord,
+        SessionState,
+        SpawnRequest,
+        WorkItem,
+    )
+    from domain.refs import RepoRef, TmuxTarget, WorkItemRef
+    from domain.webhook import InboxEntry
+    from domain.workspace import Dirt, Found, Ignored, Occupants, SetupResult, WorkspaceSpec
 
 
 class TmuxPort(Protocol):

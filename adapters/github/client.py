@@ -11,8 +11,8 @@ from adapters.clock import SystemClock
 from adapters.github import payloads
 from adapters.github.gh import GhApi
 from adapters.github.reply import Reply, check, next_path, reset_at
-from domain.errors import RateLimited, TrackerError
 from domain.budget import RateBudget
+from domain.errors import RateLimited, TrackerError
 from domain.refs import RepoRef
 
 PER_PAGE = 100

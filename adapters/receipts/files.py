@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import threading
 from collections.abc import Collection
 from pathlib import Path
@@ -73,6 +72,8 @@ class FileReceipts(ReceiptPort):
             folders = [entry for entry in spawns.iterdir() if entry.is_dir() and entry.name not in keep]
         except OSError:
             return
+        import shutil  # only a forget removes: a listing starts without it
+
         for folder in folders:
             shutil.rmtree(folder, ignore_errors=True)
             with self._lock:

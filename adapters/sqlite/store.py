@@ -35,6 +35,15 @@ class SqliteStateStore(SqlStateStore):
         self._lock = threading.RLock()
         self._depth = 0
 
+    @classmethod
+    def reading(cls, db: sqlite3.Connection, path: Path) -> SqliteStateStore:
+        """A store over `db`, a connection its caller opened read-only and checked the schema version
+        of (the lean `sessions list`, issue 19 item 9): it only reads; a write fails as SQLite refuses it."""
+        store = cls.__new__(cls)
+        store.path, store.where, store._db = path, str(path), db
+        store._lock, store._depth = threading.RLock(), 0
+        return store
+
     def close(self) -> None:
         with self._lock:
             self._db.close()

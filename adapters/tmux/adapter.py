@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import signal
 import time
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 
 from adapters.tmux import commands as cmd
@@ -112,6 +111,8 @@ class ShTmux(TmuxPort):
         # both come from the registry or the probe: never into a tmux command unchecked
         if not cmd.is_pane_id(pane) or not cmd.is_mark(mark):
             raise SessionMissing(f"{target}: no proven harness pane to deliver into (pane {pane!r})")
+        import uuid  # only a paste needs it: a command that only looks starts without it
+
         token = uuid.uuid4().hex  # buffer names are ours alone, never derived from the event
         buffers = (f"the-loop-{token}-prompt", f"the-loop-{token}-submit")
         log.debug("delivering %s into %s %s", delivery_id, target, pane)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from contextlib import suppress
 from pathlib import Path
 
@@ -12,6 +11,8 @@ STALE_SECONDS = 3600.0  # no harness takes an hour to read its first prompt
 
 
 def write_prompt_file(data: bytes) -> Path:
+    import tempfile  # only a spawn writes one: a command that only looks starts without it
+
     fd, name = tempfile.mkstemp(prefix=PREFIX)  # 0600, a name no one else holds
     with os.fdopen(fd, "wb") as file:
         file.write(data)

@@ -9,7 +9,8 @@ Three temporary files on an ext4 /tmp cost another 2.2 ms under load, three memf
 The pidfd makes the deadline a `poll` timeout instead of a timer thread or `Popen.wait`'s sleep
 loop. bench/tmux_cost.py: probe + delivery 18-19 ms through `sh`, 6.5-8 ms now, against 16-25 ms
 for the original six bare execs (ratio 1.0-1.2 before, 0.32-0.39 now). `sh` keeps the foreground
-call (attach), whose cost does not matter.
+call (attach), whose cost does not matter; it is imported there only: its own import (asyncio,
+importlib.metadata, pty, its version lookup) costs a command's start more than all of this adapter.
 """
 
 from __future__ import annotations
@@ -19,13 +20,13 @@ import math
 import os
 import select
 import subprocess
-import tempfile
 from collections.abc import Mapping, Sequence
-from typing import IO, Protocol
-
-import sh
+from typing import IO, TYPE_CHECKING, Protocol
 
 from domain.errors import DuplicateSession, ServerLost, TmuxFailed, TmuxUnanswered
+
+if TYPE_CHECKING:
+    import sh
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +97,8 @@ class ShRunner(TmuxRunner):
             return out.read().decode("utf-8", "replace")
 
     def foreground(self, args: Sequence[str]) -> int:
+        import sh  # only attach runs tmux through `sh`: the others start without its import
+
         log.debug("tmux %s (foreground)", " ".join(redacted(args)))
         try:
             self._command()(*args, _fg=True, _env=self._env)
@@ -106,6 +109,8 @@ class ShRunner(TmuxRunner):
         return 0
 
     def _command(self) -> sh.Command:
+        import sh
+
         try:
             return sh.Command(self._binary)
         except sh.CommandNotFound as exc:
@@ -136,6 +141,8 @@ def _scratch() -> IO[bytes]:
     try:
         return os.fdopen(os.memfd_create("the-loop-tmux", os.MFD_CLOEXEC), "w+b")
     except (AttributeError, OSError):
+        import tempfile  # no memfd: rare, and a start does without the import
+
         return tempfile.TemporaryFile()
 
 

@@ -6,15 +6,17 @@ every command, pydantic, dependency-injector or the container.
 printing a byte, and `app.cli.main` runs the full path, which also refreshes the snapshot:
 - no snapshot for exactly this configuration, environment and code, or `state.backend: postgres`;
 - `--help`, an abbreviated, repeated or unknown option, `--config=` forms, any usage error;
-- `events --since/--work-item/--follow`, `sessions list --status`;
-- `sessions list` when the store holds any work item (a session, ledger or inbox entry: showing a
-  session asks tmux, and what the listing shows of an item is the full path's to say);
+- `events --since/--work-item/--follow`;
+- `sessions list` when any part of its listing fails (it asks tmux and the receipts of each recorded
+  session through `app.cli.lean_listing`: the same use case on the same adapters the container gives it);
 - a state store this version would migrate or refuse, or any SQLite error.
 What they print is made by the same functions as the full path's (`app.cli.read_views`,
-`app.cli.events_view`, `app.usecases.poller_status`), so the two cannot drift apart.
+`app.cli.events_view`, `app.usecases.poller_status`, `app.usecases.session_listing`), so the two
+cannot drift apart.
 
-This module alone besides `app.container` imports adapters (the event-log reader and the poller
-lock, both cheap): an exception the import-linter contract names (pyproject.toml).
+This module and `app.cli.lean_listing` alone besides `app.container` import adapters (here the
+event-log reader and the poller lock, both cheap): exceptions the import-linter contract names
+(pyproject.toml).
 """
 
 from __future__ import annotations
@@ -30,15 +32,11 @@ from app.cli.read_views import no_sessions_line, where_json, where_line
 from app.config import snapshot
 
 STATE_FILE = "state.sqlite3"  # adapters.sqlite.store.FILE_NAME (a test keeps them equal)
-# `sessions list` is answered here only from a store holding no work item at all: no session, ledger or
-# inbox entry (what the full listing may show of an item, today or later, is never guessed here)
-_ANY_WORK_ITEM = (
-    "SELECT (SELECT COUNT(*) FROM sessions) + (SELECT COUNT(*) FROM ledgers) + (SELECT COUNT(*) FROM inbox)"
-)
+_STATUSES = ("active", "paused", "closed", "stopped")  # `sessions list --status` (a test keeps them equal)
 HEARTBEAT = "heartbeat"  # app.usecases.daemon.heartbeat_key on one host (a test keeps them equal)
 _OPTIONS: dict[str, dict[str, bool]] = {  # option -> takes a value
     "status": {"--json": False},
-    "sessions list": {"--json": False},
+    "sessions list": {"--json": False, "--status": True},
     "events": {"--json": False, "--limit": True, "--level": True, "--type": True},
 }
 
@@ -148,20 +146,33 @@ def _status(found: snapshot.Snapshot, options: Mapping[str, object]) -> int:
 
 
 def _sessions_list(found: snapshot.Snapshot, options: Mapping[str, object]) -> int:
+    from app.cli.read_views import COLUMNS, session_json, session_row, table
+
+    status = options.get("--status")
+    if status is not None and status not in _STATUSES:
+        raise _Fallback  # the full parser says what is wrong
     state_root = found.state_root_path
     db = _store(state_root)
+    views = []
     if db is not None:
         try:
-            recorded = db.execute(_ANY_WORK_ITEM).fetchone()[0]
-        except sqlite3.Error:
+            if db.execute("SELECT EXISTS (SELECT 1 FROM sessions)").fetchone()[0]:  # else: none to look at
+                from app.cli.lean_listing import listing
+
+                views = listing(found, db, state_root / STATE_FILE, str(status) if status else None)
+        except Exception:
             raise _Fallback from None
         finally:
             db.close()
-        if recorded:
-            raise _Fallback  # a session's live state is asked of tmux; any other item: the full path shows it
     _where(found, options)
-    if not options.get("--json"):
-        print(no_sessions_line(None, state_root.absolute()), file=sys.stderr)
+    if options.get("--json"):
+        where = where_json(_config(found), state_root.absolute())
+        for view in views:
+            print(session_json(view, where))
+    elif not views:
+        print(no_sessions_line(str(status) if status else None, state_root.absolute()), file=sys.stderr)
+    else:
+        print("\n".join(table([COLUMNS, *(session_row(view) for view in views)])))
     return 0
 
 

@@ -3,7 +3,7 @@
 
 A change to the output of `status`, `sessions list` or `events` is made here (or in
 `app.cli.events_view`, `app.usecases.poller_status.describe`), never in one path alone. Imports the
-standard library and `app.usecases.poller_status` only: the lean path's start depends on it.
+standard library, `app.usecases.poller_status` and `domain.asks` (when used) only: the lean path's start depends on it.
 """
 
 from __future__ import annotations
@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from app.usecases.poller_status import PollerStatus
+    from app.usecases.sessions_admin import SessionView
+
+COLUMNS = ("WORK ITEM", "HARNESS", "CONVERSATION", "TARGET", "STATE", "AGENT", "LAST RECEIPT", "STATUS", "LAST EVENT")
 
 
 def where_line(config_path: Path | None, state_root: Path) -> str:
@@ -52,3 +55,51 @@ def no_sessions_line(status: str | None, state_root: Path) -> str:
     """What `sessions list` says (on stderr) when no session matches."""
     with_status = f" with status {status}" if status else ""
     return f"no sessions recorded{with_status} in {state_root}"
+
+
+def session_json(view: SessionView, where: Mapping[str, str | None], host: Mapping[str, object] | None = None) -> str:
+    """One `sessions list --json` line."""
+    return json.dumps(view.as_json() | dict(host or {}) | dict(where), ensure_ascii=True)
+
+
+def session_row(view: SessionView, *, shared: bool = False) -> tuple[str, ...]:
+    """One row of the `sessions list` table (`shared`: with the HOST column first)."""
+    record = view.record
+    cells = (
+        str(record.item),
+        record.harness,
+        record.harness_session_id,
+        record.target.name,
+        view.state.value if view.here else "",  # another host's tmux: not looked at from here
+        _agent(view) if view.here else "",
+        _receipt(view) if view.here else "",
+        view.status + (f", {view.parked}" if view.parked else ""),
+        record.last_event,
+    )
+    return tuple(cell or "-" for cell in ((view.host, *cells) if shared else cells))
+
+
+def _agent(view: SessionView) -> str:
+    """Its state; blocked, what on and for how long (issue 20 item 5): `blocked: permission Bash 2m05s`."""
+    from domain.asks import duration
+
+    waiting, now = view.waiting, view.now
+    if waiting is None:
+        return view.harness.value
+    seconds = waiting.seconds(now) if now else None
+    parts = [f"{view.harness.value}:", waiting.on, waiting.tool, duration(seconds) if seconds is not None else ""]
+    return " ".join(part for part in parts if part)
+
+
+def _receipt(view: SessionView) -> str:
+    receipt = view.last_receipt
+    if receipt is None:
+        return ""
+    return receipt.kind.value + (f" {receipt.at:%H:%M:%S}" if receipt.at else "")
+
+
+def table(rows: Sequence[tuple[str, ...]]) -> list[str]:
+    """Aligned columns; control characters shown as escapes, never sent to the terminal."""
+    shown = [tuple(cell.encode("unicode_escape").decode("ascii") for cell in row) for row in rows]
+    widths = [max(len(row[i]) for row in shown) for i in range(len(shown[0]))]
+    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in shown]

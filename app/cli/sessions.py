@@ -3,23 +3,20 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from app.cli.context import CliContext, Commands, UsageProblem, command, group, work_item
 from app.cli.prune import add_prune, add_vouch
-from app.cli.read_views import no_sessions_line
+from app.cli.read_views import COLUMNS, no_sessions_line, session_json, session_row, table
 from app.usecases.sessions_admin import STOPPED, UnknownWorkItem
-from domain.asks import duration
 from domain.model import SessionStatus
 
 if TYPE_CHECKING:
-    from app.usecases.sessions_admin import SessionsAdmin, SessionView
+    from app.usecases.sessions_admin import SessionsAdmin
     from domain.refs import WorkItemRef
 
-COLUMNS = ("WORK ITEM", "HARNESS", "CONVERSATION", "TARGET", "STATE", "AGENT", "LAST RECEIPT", "STATUS", "LAST EVENT")
 _REF_HELP = "github:owner/repo#N, owner/repo#N, #N (the one watched repository) or the item's URL"
 
 
@@ -134,13 +131,13 @@ def run_list(args: argparse.Namespace, context: CliContext) -> int:
     hosts = _hosts(context) if shared else {}
     if args.json:
         for view in views:
-            print(json.dumps(view.as_json() | hosts.get(view.host, {}) | context.where_json(), ensure_ascii=True))
+            print(session_json(view, context.where_json(), hosts.get(view.host)))
         return 0
     if not views:
         print(no_sessions_line(args.status, context.state_root), file=sys.stderr)
         return 0
     header = ("HOST", *COLUMNS) if shared else COLUMNS
-    for row in table([header, *(_row(view, shared=shared) for view in views)]):
+    for row in table([header, *(session_row(view, shared=shared) for view in views)]):
         print(row)
     if shared:  # several hosts: each one's heartbeat, sessions and free slots, as `status` shows them
         from app.usecases.cluster_view import cluster_view
@@ -166,46 +163,6 @@ def _hosts(context: CliContext) -> dict[str, dict[str, object]]:
         }
         for row in shown
     }
-
-
-def _row(view: SessionView, *, shared: bool = False) -> tuple[str, ...]:
-    record = view.record
-    cells = (
-        str(record.item),
-        record.harness,
-        record.harness_session_id,
-        record.target.name,
-        view.state.value if view.here else "",  # another host's tmux: not looked at from here
-        _agent(view) if view.here else "",
-        _receipt(view) if view.here else "",
-        view.status + (f", {view.parked}" if view.parked else ""),
-        record.last_event,
-    )
-    return tuple(cell or "-" for cell in ((view.host, *cells) if shared else cells))
-
-
-def _agent(view: SessionView) -> str:
-    """Its state; blocked, what on and for how long (issue 20 item 5): `blocked: permission Bash 2m05s`."""
-    waiting, now = view.waiting, view.now
-    if waiting is None:
-        return view.harness.value
-    seconds = waiting.seconds(now) if now else None
-    parts = [f"{view.harness.value}:", waiting.on, waiting.tool, duration(seconds) if seconds is not None else ""]
-    return " ".join(part for part in parts if part)
-
-
-def _receipt(view: SessionView) -> str:
-    receipt = view.last_receipt
-    if receipt is None:
-        return ""
-    return receipt.kind.value + (f" {receipt.at:%H:%M:%S}" if receipt.at else "")
-
-
-def table(rows: Sequence[tuple[str, ...]]) -> list[str]:
-    """Aligned columns; control characters shown as escapes, never sent to the terminal."""
-    shown = [tuple(cell.encode("unicode_escape").decode("ascii") for cell in row) for row in rows]
-    widths = [max(len(row[i]) for row in shown) for i in range(len(shown[0]))]
-    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in shown]
 
 
 def run_attach(args: argparse.Namespace, context: CliContext) -> int:

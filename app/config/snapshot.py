@@ -7,7 +7,7 @@ code (the version and the size and time of each module of `app/config` and `doma
 command loads the configuration in full, which refuses a bad one as always and writes a new snapshot.
 
 A configuration may hold secrets, so the snapshot keeps only the fields below (never a DSN, the
-webhook secret or a harness's environment) in `$XDG_CACHE_HOME/the-loop/` (default
+webhook secret, a harness's command or environment) in `$XDG_CACHE_HOME/the-loop/` (default
 `~/.cache/the-loop/`), the folder 0700 and the files 0600. Paths are kept as written (`~`, relative):
 they are expanded when used, as the full load's users do.
 """
@@ -29,7 +29,7 @@ from app.config.files import locate
 if TYPE_CHECKING:
     from app.config.loader import Loaded
 
-FORMAT = 1
+FORMAT = 2
 _CONFIG_CODE = Path(__file__).resolve().parent
 _DOMAIN_CODE = _CONFIG_CODE.parents[1] / "domain"  # the validators use the domain's refs and names
 
@@ -46,6 +46,11 @@ class Snapshot:
     github_host: str
     repos: tuple[str, ...]  # the watched repositories, for short work-item refs
     interval_seconds: float
+    # `sessions list` (issue 19 item 9): what SessionsAdmin.listing is built from
+    tmux_socket: str  # `routing.tmux.socketName`
+    tmux_timeout: float  # `routing.dispatchTimeoutSeconds`: each tmux call's deadline
+    ask_wait_seconds: float  # `routing.askWaitSeconds`: the receipts' reader
+    harnesses: dict[str, tuple[str, float]]  # each harness's name: its receipt mode, its ready seconds
 
     @property
     def state_root_path(self) -> Path:
@@ -106,7 +111,8 @@ def read(flag: str | None, environ: Mapping[str, str]) -> Snapshot | None:
         if saved.get("key") != wanted:
             return None
         fields = saved["settings"]
-        return Snapshot(**{**fields, "repos": tuple(fields["repos"])})
+        harnesses = {str(name): (str(mode), float(ready)) for name, (mode, ready) in fields["harnesses"].items()}
+        return Snapshot(**{**fields, "repos": tuple(fields["repos"]), "harnesses": harnesses})
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
 
@@ -127,6 +133,13 @@ def write(loaded: Loaded, environ: Mapping[str, str]) -> None:
         "github_host": settings.integrations.github.host,
         "repos": [str(source.repo) for source in settings.sources()],
         "interval_seconds": settings.polling.interval_seconds,
+        "tmux_socket": settings.routing.tmux.socket_name,
+        "tmux_timeout": settings.routing.dispatch_timeout_seconds,
+        "ask_wait_seconds": settings.routing.ask_wait_seconds,
+        "harnesses": {  # never a harness's binary, arguments or environment
+            name: [spec.receipts.value, spec.ready_seconds]
+            for name, spec in ((name, settings.harness_spec(name)) for name in settings.harness_names)
+        },
     }
     target = _file(loaded.path, environ)
     with contextlib.suppress(OSError, TypeError, ValueError):

@@ -2,25 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
-from typing import Any
+from datetime import timedelta
 
 from app.usecases.closing import Closer
 from app.usecases.meta import armed_floor_key
-from app.usecases.watch import HarnessWatch
-from domain.asks import Waiting, waiting_on
+from app.usecases.session_listing import STOPPED, SessionsListing, SessionView
 from domain.errors import LoopError
 from domain.events import Event
-from domain.model import ClosedBy, HarnessSpec, SessionRecord, SessionState, SessionStatus
-from domain.parking import park_line
-from domain.ports import ClockPort, ClusterPort, EventSink, StateStore, TmuxPort
-from domain.receipts import HarnessState, Receipt
+from domain.model import ClosedBy, SessionRecord, SessionState, SessionStatus
+from domain.ports import EventSink
+from domain.receipts import HarnessState
 from domain.refs import TmuxTarget, WorkItemRef
 
+__all__ = ["STOPPED", "AdminConfig", "Attachment", "ResetPlan", "SessionView", "SessionsAdmin", "UnknownWorkItem"]
+
 OPERATOR = "operator"  # the `source` of events the operator's commands write, and the close reason
-STOPPED = "stopped"  # `sessions list --status stopped`: an item `the-loop stop` holds
 RESET_MARGIN = timedelta(seconds=1)  # timestamps are whole seconds: the reset's own second is history
 
 
@@ -36,76 +34,6 @@ class UnknownWorkItem(LoopError):
 class AdminConfig:
     grace_seconds: float = 10.0  # SIGTERM, then SIGKILL, when a reset ends a harness
     keep_session_on_close: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class SessionView:
-    """A session record, what tmux says about its harness's pane right now, and what the harness
-    itself last said (its receipts)."""
-
-    record: SessionRecord
-    state: SessionState
-    harness: HarnessState
-    last_receipt: Receipt | None = None
-    host: str = ""  # several hosts: the one holding the item ("" none, or alone)
-    here: bool = True  # its session runs in this host's tmux (else nothing here was looked at)
-    paused: bool = False  # its ledger: `the-loop pause` holds its comments
-    stopped: bool = False  # its ledger: `the-loop stop` holds its comments
-
-    @property
-    def status(self) -> str:
-        """What holds the item, as the operator reads it: its ledger's pause or stop first."""
-        record = self.record
-        if self.stopped:
-            return "stopped (control)"
-        if self.paused:
-            return "paused (control)"
-        return record.status.value + (f" ({record.closed_by.value})" if record.closed_by else "")
-
-    def has_status(self, wanted: str) -> bool:
-        """`sessions list --status`: paused matches a paused record or item, stopped a stopped item."""
-        if wanted == STOPPED:
-            return self.stopped
-        return self.record.status.value == wanted or (wanted == SessionStatus.PAUSED.value and self.paused)
-
-    waiting: Waiting | None = None  # issue 20 item 5: what its blocked agent waits on, since when
-    now: datetime | None = None  # when it was looked at
-    parked: str = ""  # parked on an API failure: until when, and for how long already
-
-    def as_json(self) -> dict[str, Any]:
-        record, receipt = self.record, self.last_receipt
-        cluster = {"host": self.host or None, "here": self.here} if self.host or not self.here else {}
-        return {
-            **cluster,
-            "work_item": str(record.item),
-            "harness": record.harness,
-            "conversation_id": record.harness_session_id,
-            "target": record.target.name,
-            "pane": record.pane_id,
-            "state": self.state.value,
-            "harness_state": self.harness.value,
-            "last_receipt": None
-            if receipt is None
-            else {"kind": receipt.kind.value, "at": receipt.at.isoformat() if receipt.at else None},
-            "status": record.status.value,
-            "closed_by": record.closed_by.value if record.closed_by else None,
-            "paused": self.paused,
-            "stopped": self.stopped,
-            "parked": self.parked or None,
-            "last_event": record.last_event,
-            "updated_at": record.updated_at.isoformat() if record.updated_at else None,
-            "cwd": record.cwd,
-            "waiting": None if self.waiting is None else self._waiting(self.waiting),
-        }
-
-    def _waiting(self, waiting: Waiting) -> dict[str, Any]:
-        seconds = waiting.seconds(self.now) if self.now else None
-        return {
-            "on": waiting.on,
-            "tool": waiting.tool or None,
-            "since": waiting.since.isoformat() if waiting.since else None,
-            "seconds": round(seconds, 1) if seconds is not None else None,
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,44 +78,10 @@ class Attachment:
 
 
 @dataclass(kw_only=True, eq=False)
-class SessionsAdmin:
-    tmux: TmuxPort
-    store: StateStore
+class SessionsAdmin(SessionsListing):
     events: EventSink
     closer: Closer
-    watch: HarnessWatch
-    harnesses: Mapping[str, HarnessSpec]
-    clock: ClockPort
     config: AdminConfig
-    cluster: ClusterPort | None = None
-
-    @property
-    def shared(self) -> bool:
-        return self.cluster is not None and self.cluster.shared
-
-    def listing(self, status: SessionStatus | str | None = None) -> list[SessionView]:
-        """Every session (with `status`: those `SessionView.has_status` matches)."""
-        wanted = status.value if isinstance(status, SessionStatus) else status
-        views = [self._held(view) for view in self._views(self.store.sessions())]
-        return [view for view in views if wanted is None or view.has_status(wanted)]
-
-    def _views(self, records: list[SessionRecord]) -> list[SessionView]:
-        if not self.shared or self.cluster is None:
-            return [self._view(record) for record in records]
-        # several hosts: each session is looked at only by the host whose tmux runs it
-        holders = {lease.item: lease.host for lease in self.cluster.leases() if lease.live}
-        me = self.cluster.host
-        return [
-            replace(self._view(r), host=me) if holders.get(r.item) == me
-            else SessionView(r, SessionState.UNKNOWN, HarnessState.UNKNOWN, host=holders.get(r.item, ""), here=False)
-            for r in records
-        ]  # fmt: skip
-
-    def _held(self, view: SessionView) -> SessionView:
-        ledger = self.store.ledger(view.record.item)
-        if ledger is None or not (ledger.paused or ledger.stopped):
-            return view
-        return replace(view, paused=ledger.paused, stopped=ledger.stopped)
 
     def view(self, item: WorkItemRef) -> SessionView:
         """One item's session, looked at as `listing` looks at each (only its own tmux is asked)."""
@@ -198,23 +92,6 @@ class SessionsAdmin:
         if holder == self.cluster.host:
             return self._held(replace(self._view(record), host=holder))
         return self._held(SessionView(record, SessionState.UNKNOWN, HarnessState.UNKNOWN, host=holder, here=False))
-
-    def _view(self, record: SessionRecord) -> SessionView:
-        probe = self.tmux.probe(record.target, mark=record.spawn_id, pane=record.pane_id)
-        harness = self.harnesses.get(record.harness)
-        state = self.watch.state(record, harness, probe) if harness else HarnessState.UNKNOWN
-        receipts = self.watch.receipts(record)
-        last = receipts[-1] if receipts else None
-        now = self.clock.now()
-        return SessionView(
-            record,
-            probe.harness,
-            state,
-            last,
-            waiting=waiting_on(receipts),
-            now=now,
-            parked=park_line(record.park, now),
-        )
 
     def attachment(self, item: WorkItemRef, *, read_only: bool) -> Attachment:
         record = self._record(item)

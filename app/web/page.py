@@ -18,8 +18,8 @@ from app.web.auth import COOKIE, Caller, Guard
 from app.web.feed import Feed
 from app.web.http import Request, Response, Stream
 from app.web.journey import journeys
-from domain.errors import InvalidRef
 from domain.budget import RateBudget
+from domain.errors import InvalidRef
 from domain.refs import WorkItemRef
 
 _STATIC = {"page.js": "text/javascript; charset=utf-8", "page.css": "text/css; charset=utf-8"}

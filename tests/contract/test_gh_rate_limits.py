@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 import pytest
 
 from adapters.github import GhTracker
-from domain.errors import RateLimited
 from domain.budget import RateBudget
+from domain.errors import RateLimited
 from domain.model import Comment, Reaction
 from domain.refs import RepoRef, WorkItemRef
 from tests.github_standin import StandIn, World

@@ -52,7 +52,7 @@ def test_state_store_prints_postgresql_against_sqlite() -> None:
 def test_cli_start_prints_each_read_only_commands_ratio_against_a_bare_interpreter() -> None:
     out = _bench("-m", "bench.cli_start", "--rounds", "2")
     assert re.search(rf"^bare start \(python -c pass\)\s+wall\s+{RATIO} ms", out, re.M), out
-    for command in ("status", "sessions list", "events"):
+    for command in ("status", "sessions list", "events", "sessions list, 5 sessions", "  its start-up \\(imports\\)"):
         assert re.search(rf"^{command}\s+wall .* ratio {RATIO}x \(cpu {RATIO}x\)$", out, re.M), out
 
 

@@ -35,7 +35,12 @@ def project(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     repo, bin_dir = tmp_path / "repo", tmp_path / "bin"
     (repo / "scripts").mkdir(parents=True)
     bin_dir.mkdir()
-    for name in ("scripts/bootstrap.sh", "scripts/install_claude_code.py", "pyproject.toml"):
+    for name in (
+        "scripts/bootstrap.sh",
+        "scripts/install_claude_code.py",
+        "scripts/install_codex.py",
+        "pyproject.toml",
+    ):
         shutil.copy2(ROOT / name, repo / name)
     (bin_dir / "python").write_text(FAKE_PYTHON, encoding="utf-8")
     for tool in TOOLS:

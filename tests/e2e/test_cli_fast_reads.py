@@ -8,19 +8,28 @@ import json
 import re
 import sqlite3
 import subprocess
+import sys
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from adapters.eventlog.writer import JsonlEventLog
 from adapters.sqlite.store import FILE_NAME, SqliteStateStore
+from adapters.tmux.commands import MARK_OPTION
 from app.cli import fast_reads
 from app.config import snapshot
 from app.config.loader import load
 from app.usecases.daemon import heartbeat_key
 from domain.events import Event
-from tests.e2e.cli import run_cli
+from domain.ledger import Ledger
+from domain.model import ClosedBy, CommentKind, SessionRecord, SessionStatus
+from domain.parking import FailedTurn, Park, ParkCause
+from domain.refs import WorkItemRef
+from tests.e2e.cli import clean_env, run_cli
+from tests.tmux_support import RealTmux, require_tmux
 
 CONFIG = "state: {root: ./state}\npolling:\n  sources: [{provider: github, repos: [acme/widgets], label: loop}]\n"
 FORMS = [
@@ -92,7 +101,8 @@ def test_issue19_item9_the_lean_path_declines_what_it_does_not_answer() -> None:
         ["events", "--work-item", "#1"],
         ["events", "--limit", "x"],
         ["events", "--limit"],
-        ["sessions", "list", "--status", "active"],
+        ["sessions", "list", "--status"],
+        ["sessions", "list", "--status", "active", "--status", "closed"],
         ["sessions", "attach", "--work-item", "#1"],
         ["--config=c.yaml", "status"],
         ["poll", "--once"],
@@ -111,16 +121,133 @@ def test_issue19_item9_the_lean_path_knows_the_store_s_file_and_heartbeat_names(
     assert heartbeat_key("any-host", shared=False) == fast_reads.HEARTBEAT
 
 
-@pytest.mark.parametrize("table", ["sessions", "ledgers"])
-def test_issue19_item9_sessions_list_of_a_store_holding_any_work_item_takes_the_full_path(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], table: str
+@pytest.fixture
+def tmux_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealTmux]:
+    """A tmux server on a private socket (tests.tmux_support), the sessions' own."""
+    require_tmux()
+    server = RealTmux(tmp_path_factory.mktemp("tmux"))
+    try:
+        yield server
+    finally:
+        server.kill_server()
+
+
+def _record(store: SqliteStateStore, ref: str, harness: str, **fields: Any) -> WorkItemRef:
+    item = WorkItemRef.parse(ref)
+    at = datetime(2026, 1, 1, 12, 0, 5, tzinfo=UTC)
+    store.save_session(
+        SessionRecord(item, harness, f"conv-{item.number}", "/srv/w", updated_at=at, last_event="x", **fields)
+    )
+    return item
+
+
+def _recorded(folder: Path, tmux: RealTmux) -> None:
+    """Sessions of every kind the listing tells apart, in tmux on a private socket: a live harness
+    marked as the-loop marks it (its item paused), a dead pane found by its recorded id (parked), a
+    session tmux does not hold, an item `the-loop stop` holds, a harness the configuration lacks."""
+    store = SqliteStateStore(folder / "state" / FILE_NAME)
+    live = WorkItemRef.parse("github:acme/widgets#3")
+    tmux.plant(live.target.name)
+    pane = tmux.run("list-panes", "-t", f"={live.target.name}:", "-F", "#{pane_id}").strip()
+    tmux.run("set-option", "-p", "-t", pane, MARK_OPTION, "0123abcd")
+    _record(store, str(live), "claude", spawn_id="0123abcd", pane_id=pane)
+    dead = WorkItemRef.parse("github:acme/widgets#4")
+    tmux.plant(dead.target.name, dead=True)
+    dead_pane = tmux.run("list-panes", "-t", f"={dead.target.name}:", "-F", "#{pane_id}").strip()
+    since = datetime.now(UTC) - timedelta(hours=3)  # noqa: TID251 - parked three hours before the run
+    park = Park(ParkCause.RATE_LIMIT, since, None, (FailedTurn("c1", CommentKind.ISSUE_COMMENT),))
+    _record(store, str(dead), "cursor", pane_id=dead_pane, park=park)
+    _record(store, "github:acme/widgets#5", "claude", status=SessionStatus.CLOSED, closed_by=ClosedBy.OPERATOR)
+    stopped = _record(store, "github:acme/widgets#6", "no-such-harness", pane_id="%99")
+    plain = WorkItemRef.parse("github:acme/widgets#7")  # a harness without receipts, long since spawned
+    tmux.plant(plain.target.name)
+    plain_pane = tmux.run("list-panes", "-t", f"={plain.target.name}:", "-F", "#{pane_id}").strip()
+    _record(store, str(plain), "gemini", pane_id=plain_pane, spawned_at=datetime(2026, 1, 1, tzinfo=UTC))
+    baseline = datetime(2026, 1, 1, tzinfo=UTC)
+    store.save_ledger(Ledger(live, baseline_at=baseline, paused=True))
+    store.save_ledger(Ledger(stopped, baseline_at=baseline, stopped=True))
+    store.close()
+
+
+def _masked(run: tuple[int, str, str]) -> tuple[int, str, str]:
+    """How long the parked item has been parked is the time of the run: the one field masked."""
+    code, out, err = run
+    return code, re.sub(r"(parked \(rate_limit\) [^,]*), for [0-9hms]+", r"\1, for N", out), err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [("sessions", "list"), ("sessions", "list", "--json"), ("sessions", "list", "--status", "paused")],
+    ids=" ".join,
+)
+def test_issue19_item9_sessions_list_with_recorded_sessions_is_answered_lean_byte_for_byte(
+    tmp_path: Path, tmux_server: RealTmux, argv: tuple[str, ...]
+) -> None:
+    folder = _folder(tmp_path / "work", store=True)
+    config = CONFIG + f"routing:\n  tmux: {{socketName: {tmux_server.socket}}}\n"
+    (folder / ".the-loop" / "cli-config.yaml").write_text(config, encoding="utf-8")
+    _recorded(folder, tmux_server)
+    cache = tmp_path / "cache"
+    env = {"XDG_CACHE_HOME": str(cache), **tmux_server.env}
+    full = _masked(_run_env(folder, argv, env))  # no snapshot yet: the full load, which saves one
+    lean = _masked(_run_env(folder, argv, env))
+    assert lean == full
+    assert full[0] == 0 and "widgets#3" in full[1]
+    assert _lean_answers(folder, argv, env)
+
+
+def _run_env(folder: Path, argv: tuple[str, ...], env: dict[str, str]) -> tuple[int, str, str]:
+    done = run_cli(folder, *argv, env=env)
+    return done.returncode, done.stdout, done.stderr
+
+
+def _lean_answers(folder: Path, argv: tuple[str, ...], env: dict[str, str]) -> bool:
+    """Whether the lean path answered (it never imports the container)."""
+    code = (
+        f"import sys; from app.cli.main import main; main({list(argv)!r}); "
+        "print('container' if 'app.container' in sys.modules else 'lean', file=sys.stderr)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=folder,
+        env=clean_env(env),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    return done.stderr.strip().splitlines()[-1] == "lean"
+
+
+def test_issue19_item9_sessions_list_of_a_store_holding_only_ledgers_is_answered_lean(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(_folder(tmp_path / "work", store=True))
     env = {"HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache"), "XDG_CONFIG_HOME": str(tmp_path)}
     snapshot.write(load(None), env)
-    assert fast_reads.run_fast(["sessions", "list"], env) == 0  # no work item: answered here
+    assert fast_reads.run_fast(["sessions", "list"], env) == 0
     assert "no sessions recorded in" in capsys.readouterr().err
+    store = SqliteStateStore(Path("state") / FILE_NAME)
+    store.save_ledger(Ledger(WorkItemRef.parse("github:acme/widgets#1"), baseline_at=datetime(2026, 1, 1, tzinfo=UTC)))
+    store.close()
+    assert fast_reads.run_fast(["sessions", "list"], env) == 0  # a ledger is no session: nothing to list
+    assert "no sessions recorded in" in capsys.readouterr().err
+
+
+def test_issue19_item9_sessions_list_of_an_unreadable_record_takes_the_full_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(_folder(tmp_path / "work", store=True))
+    env = {"HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache"), "XDG_CONFIG_HOME": str(tmp_path)}
+    snapshot.write(load(None), env)
     with sqlite3.connect(Path("state") / FILE_NAME) as db:
-        db.execute(f"INSERT INTO {table} (item, data) VALUES ('github:acme/widgets#1', '{{}}')")
+        db.execute("INSERT INTO sessions (item, data) VALUES ('github:acme/widgets#1', '{}')")
     assert fast_reads.run_fast(["sessions", "list"], env) is None
     assert capsys.readouterr() == ("", "")  # declined before printing a byte
+
+
+def test_issue19_item9_the_lean_path_knows_the_listing_s_statuses() -> None:
+    from app.cli.sessions import add_sessions  # noqa: F401 - the parser's choices are made there
+    from app.usecases.sessions_admin import STOPPED
+
+    assert set(fast_reads._STATUSES) == {*(status.value for status in SessionStatus), STOPPED}

@@ -11,9 +11,9 @@ import pytest
 
 from app.usecases.daemon import HEARTBEAT, Blocked, Daemon
 from app.usecases.poller_status import Heartbeat
+from domain.budget import RateBudget
 from domain.errors import StateError
 from domain.ledger import DeliveryState, Resolution
-from domain.budget import RateBudget
 from domain.model import Comment
 from domain.receipts import ReceiptKind
 from domain.webhook import Pushed

@@ -17,8 +17,8 @@ from app.web.auth import COOKIE, Guard
 from app.web.feed import Feed
 from app.web.http import Request, Response
 from app.web.page import FleetPage
-from domain.ledger import Ledger
 from domain.budget import RateBudget
+from domain.ledger import Ledger
 from domain.model import SessionStatus
 from domain.refs import WorkItemRef
 from tests.service.world import REPO, World

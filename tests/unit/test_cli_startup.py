@@ -98,3 +98,35 @@ def test_issue19_item9_a_changed_configuration_is_loaded_in_full_never_answered_
     (tmp_path / "c.yaml").write_text("state:\n  root: ./other\n", encoding="utf-8")
     assert "app.container" in _modules_after(run, tmp_path)
     assert "app.container" not in _modules_after(run, tmp_path)  # the full load saved the new one
+
+
+# what the lean `sessions list` of recorded sessions adds: the adapters its listing looks with (app.cli.lean_listing)
+_LISTING_ADAPTERS = (
+    "adapters.clock",
+    "adapters.receipts",
+    "adapters.codex",
+    "adapters.sqlite",
+    "adapters.support",
+    "adapters.tmux",
+)
+
+
+def test_issue19_item9_sessions_list_of_recorded_sessions_starts_without_pydantic_or_the_container(
+    tmp_path: Path,
+) -> None:
+    from adapters.sqlite.store import FILE_NAME, SqliteStateStore
+    from domain.model import SessionRecord
+    from domain.refs import WorkItemRef
+
+    _configured(tmp_path)
+    (tmp_path / "state").mkdir(mode=0o700)
+    store = SqliteStateStore(tmp_path / "state" / FILE_NAME)
+    for n in range(1, 6):  # no tmux server answers for them here: each is asked, each is absent
+        store.save_session(SessionRecord(WorkItemRef.parse(f"github:acme/widgets#{n}"), "claude", f"c{n}", "/w"))
+    store.close()
+    run = "from app.cli.main import main; main(['--config', 'c.yaml', 'sessions', 'list'])"
+    assert "app.container" in _modules_after(run, tmp_path)  # no snapshot yet: the full load, which saves one
+    again = _modules_after(run, tmp_path)
+    lean = [m for m in _heavy(again) if m in _LEAN_ADAPTERS or m.startswith(_LISTING_ADAPTERS)]
+    assert _heavy(again) == lean
+    assert not {m for m in again if m.startswith(("app.config.settings", "app.config.loader", "app.usecases.closing"))}

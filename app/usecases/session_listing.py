@@ -1,0 +1,145 @@
+"""Looking at the sessions: each record with what tmux says of its harness's pane now and what the
+harness last said (its receipts). `SessionsAdmin` lists with it; so does the lean start of
+`sessions list` (`app.cli.lean_listing`, issue 19 item 9), which is why it imports no more than this.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from app.usecases.watch import HarnessWatch
+from domain.asks import Waiting, waiting_on
+from domain.model import HarnessSpec, SessionRecord, SessionState, SessionStatus
+from domain.parking import park_line
+from domain.ports import ClockPort, ClusterPort, StateStore, TmuxPort
+from domain.receipts import HarnessState, Receipt
+
+STOPPED = "stopped"  # `sessions list --status stopped`: an item `the-loop stop` holds
+
+
+@dataclass(frozen=True, slots=True)
+class SessionView:
+    """A session record, what tmux says about its harness's pane right now, and what the harness
+    itself last said (its receipts)."""
+
+    record: SessionRecord
+    state: SessionState
+    harness: HarnessState
+    last_receipt: Receipt | None = None
+    host: str = ""  # several hosts: the one holding the item ("" none, or alone)
+    here: bool = True  # its session runs in this host's tmux (else nothing here was looked at)
+    paused: bool = False  # its ledger: `the-loop pause` holds its comments
+    stopped: bool = False  # its ledger: `the-loop stop` holds its comments
+
+    @property
+    def status(self) -> str:
+        """What holds the item, as the operator reads it: its ledger's pause or stop first."""
+        record = self.record
+        if self.stopped:
+            return "stopped (control)"
+        if self.paused:
+            return "paused (control)"
+        return record.status.value + (f" ({record.closed_by.value})" if record.closed_by else "")
+
+    def has_status(self, wanted: str) -> bool:
+        """`sessions list --status`: paused matches a paused record or item, stopped a stopped item."""
+        if wanted == STOPPED:
+            return self.stopped
+        return self.record.status.value == wanted or (wanted == SessionStatus.PAUSED.value and self.paused)
+
+    waiting: Waiting | None = None  # issue 20 item 5: what its blocked agent waits on, since when
+    now: datetime | None = None  # when it was looked at
+    parked: str = ""  # parked on an API failure: until when, and for how long already
+
+    def as_json(self) -> dict[str, Any]:
+        record, receipt = self.record, self.last_receipt
+        cluster = {"host": self.host or None, "here": self.here} if self.host or not self.here else {}
+        return {
+            **cluster,
+            "work_item": str(record.item),
+            "harness": record.harness,
+            "conversation_id": record.harness_session_id,
+            "target": record.target.name,
+            "pane": record.pane_id,
+            "state": self.state.value,
+            "harness_state": self.harness.value,
+            "last_receipt": None
+            if receipt is None
+            else {"kind": receipt.kind.value, "at": receipt.at.isoformat() if receipt.at else None},
+            "status": record.status.value,
+            "closed_by": record.closed_by.value if record.closed_by else None,
+            "paused": self.paused,
+            "stopped": self.stopped,
+            "parked": self.parked or None,
+            "last_event": record.last_event,
+            "updated_at": record.updated_at.isoformat() if record.updated_at else None,
+            "cwd": record.cwd,
+            "waiting": None if self.waiting is None else self._waiting(self.waiting),
+        }
+
+    def _waiting(self, waiting: Waiting) -> dict[str, Any]:
+        seconds = waiting.seconds(self.now) if self.now else None
+        return {
+            "on": waiting.on,
+            "tool": waiting.tool or None,
+            "since": waiting.since.isoformat() if waiting.since else None,
+            "seconds": round(seconds, 1) if seconds is not None else None,
+        }
+
+
+@dataclass(kw_only=True, eq=False)
+class SessionsListing:
+    tmux: TmuxPort
+    store: StateStore
+    watch: HarnessWatch
+    harnesses: Mapping[str, HarnessSpec]
+    clock: ClockPort
+    cluster: ClusterPort | None = None
+
+    @property
+    def shared(self) -> bool:
+        return self.cluster is not None and self.cluster.shared
+
+    def listing(self, status: SessionStatus | str | None = None) -> list[SessionView]:
+        """Every session (with `status`: those `SessionView.has_status` matches)."""
+        wanted = status.value if isinstance(status, SessionStatus) else status
+        views = [self._held(view) for view in self._views(self.store.sessions())]
+        return [view for view in views if wanted is None or view.has_status(wanted)]
+
+    def _views(self, records: list[SessionRecord]) -> list[SessionView]:
+        if not self.shared or self.cluster is None:
+            return [self._view(record) for record in records]
+        # several hosts: each session is looked at only by the host whose tmux runs it
+        holders = {lease.item: lease.host for lease in self.cluster.leases() if lease.live}
+        me = self.cluster.host
+        return [
+            replace(self._view(r), host=me) if holders.get(r.item) == me
+            else SessionView(r, SessionState.UNKNOWN, HarnessState.UNKNOWN, host=holders.get(r.item, ""), here=False)
+            for r in records
+        ]  # fmt: skip
+
+    def _held(self, view: SessionView) -> SessionView:
+        ledger = self.store.ledger(view.record.item)
+        if ledger is None or not (ledger.paused or ledger.stopped):
+            return view
+        return replace(view, paused=ledger.paused, stopped=ledger.stopped)
+
+    def _view(self, record: SessionRecord) -> SessionView:
+        probe = self.tmux.probe(record.target, mark=record.spawn_id, pane=record.pane_id)
+        harness = self.harnesses.get(record.harness)
+        state = self.watch.state(record, harness, probe) if harness else HarnessState.UNKNOWN
+        receipts = self.watch.receipts(record)
+        last = receipts[-1] if receipts else None
+        now = self.clock.now()
+        return SessionView(
+            record,
+            probe.harness,
+            state,
+            last,
+            waiting=waiting_on(receipts),
+            now=now,
+            parked=park_line(record.park, now),
+        )
