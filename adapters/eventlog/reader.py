@@ -126,20 +126,45 @@ def _tail(
                 yield from (r for r in _parsed(lines) if wanted.matches(r))
             elif _moved_on(path, log):
                 # rotated: every write to the old file came before its rename, so what it holds now is
-                # all it will ever hold; what came since the last read is read once more, then the new file
+                # all it will ever hold; what came since the last read is read once more, then every
+                # file rotated after it (a follower slower than the rotations), then the new file
                 rest = log.read()
                 lines = (partial + rest).split(b"\n")[:-1]
                 yield from (r for r in _parsed(lines) if wanted.matches(r))
+                held = os.fstat(log.fileno()).st_ino
                 log.close()
-                log = None
-            elif log.tell() > _size(path):
-                log.seek(0)  # truncated in place
+                log, between = _after(path, held)
+                partial = b""
+                yield from (r for r in _parsed(between) if wanted.matches(r))
+            elif log.tell() > os.fstat(log.fileno()).st_size:
+                # truncated in place: the file held shrank (the name's size would be a rotation's
+                # new file, and starting over there would read the held one twice)
+                log.seek(0)
                 partial = b""
             else:
                 sleep(poll_seconds)
     finally:
         if log is not None:
             log.close()
+
+
+def _after(path: Path, held: int) -> tuple[BinaryIO | None, list[bytes]]:
+    """The live file and the lines of every rotated file newer than the one whose inode is
+    `held`: all opened under the readers' lock, so no rotation renames them while they are listed
+    and opened; read after, from the descriptors, whatever rotates meanwhile."""
+    with reading(path):
+        live = _open(path)
+        rotated = [f for f in (_open(p) for p in files_oldest_first(path)[:-1]) if f is not None]
+    live_inode = os.fstat(live.fileno()).st_ino if live is not None else None
+    try:
+        inodes = [os.fstat(f.fileno()).st_ino for f in rotated]
+        start = inodes.index(held) + 1 if held in inodes else 0  # not there: deleted, the oldest
+        end = inodes.index(live_inode) if live_inode in inodes else len(rotated)
+        lines = [line for f in rotated[start:end] for line in f.read().split(b"\n") if line]
+    finally:
+        for f in rotated:
+            f.close()
+    return live, lines
 
 
 def _open(path: Path) -> BinaryIO | None:
@@ -155,13 +180,6 @@ def _moved_on(path: Path, log: BinaryIO) -> bool:
         return path.stat().st_ino != os.fstat(log.fileno()).st_ino
     except FileNotFoundError:
         return True
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except FileNotFoundError:
-        return 0
 
 
 def _parsed(lines: Iterable[bytes]) -> Iterator[Record]:

@@ -91,3 +91,19 @@ def test_issue23_item3_writers_in_separate_processes_racing_rotations_lose_and_s
     assert sorted((r["writer"], r["n"]) for r in map(json.loads, raw)) == expected  # whole lines, each once
     assert sorted((r["writer"], r["n"]) for r in read_events(path)) == expected
     assert sorted(followed) == expected
+
+
+def test_issue23_item3_a_follower_slower_than_two_rotations_still_reads_the_file_between(tmp_path: Path) -> None:
+    # seen in a CI run under load: the follower woke after two rotations and skipped the middle file
+    log = log_at(tmp_path, Rotation(max_bytes=300, keep=50))
+    log.emit(Event.POLLER_STARTED)
+    wrote = iter(range(40))
+
+    def asleep(_: float) -> None:  # each time the follower waits, many lines (several rotations) go by
+        for _ in range(10):
+            log.emit(Event.POLL_CYCLE, n=next(wrote))
+
+    tail = follow_events(log.path, sleep=asleep)
+    seen = [next(tail)["n"] for _ in range(30)]
+
+    assert seen == list(range(30))
