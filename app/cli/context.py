@@ -46,8 +46,9 @@ class Parser(argparse.ArgumentParser):
 class CliContext:
     """The configuration, loaded once and only when a command runs; the container, built lazily."""
 
-    def __init__(self, *, config_flag: str | None) -> None:
+    def __init__(self, *, config_flag: str | None, users_config: bool = True) -> None:
         self._config_flag = config_flag
+        self._users_config = users_config  # False: the demo and the sandbox (`locate`)
 
     @cached_property
     def loaded(self) -> Loaded:
@@ -56,7 +57,7 @@ class CliContext:
         from app.config import snapshot
         from app.config.loader import load
 
-        loaded = load(self._config_flag)
+        loaded = load(self._config_flag, users=self._users_config)
         snapshot.write(loaded, os.environ)  # what `status`, `sessions list` and `events` start from next time
         return loaded
 

@@ -103,7 +103,7 @@ def _run(parser: Parser, argv: Sequence[str] | None) -> int:
     if args.command is None or not hasattr(args, "handler"):
         (parser if args.command is None else args.parser).print_help(sys.stderr)
         return 2
-    context = CliContext(config_flag=args.config)
+    context = CliContext(config_flag=args.config, users_config=getattr(args, "users_config", True))
     if getattr(args, "loads_config", True):  # `init` writes one: it reads none
         context.loaded  # noqa: B018 - a bad configuration stops here, before anything starts
         context.resolve_items(args)

@@ -28,11 +28,14 @@ def user_path(environ: Mapping[str, str]) -> Path:
     return home / ".config" / USER_PATH
 
 
-def locate(flag: str | None, environ: Mapping[str, str]) -> tuple[Path | None, bool]:
+def locate(flag: str | None, environ: Mapping[str, str], *, users: bool = True) -> tuple[Path | None, bool]:
     """The file to read (None: none, the built-in defaults) and whether it was asked for explicitly
-    (then it must exist): `--config`, `$THE_LOOP_CLI_CONFIG`, `./.the-loop/…`, then the user's."""
+    (then it must exist): `--config`, `$THE_LOOP_CLI_CONFIG`, `./.the-loop/…`, then the user's
+    (not with `users=False`: the demo and the sandbox run on the built-in demo configuration even
+    where `the-loop init` wrote the operator's real one)."""
     if flag:
         return Path(flag), True
     if environ.get(CONFIG_PATH_VARIABLE):
         return Path(environ[CONFIG_PATH_VARIABLE]), True
-    return next((path for path in (DEFAULT_PATH, user_path(environ)) if path.exists()), None), False
+    found = (DEFAULT_PATH, user_path(environ)) if users else (DEFAULT_PATH,)
+    return next((path for path in found if path.exists()), None), False

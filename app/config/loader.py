@@ -40,12 +40,12 @@ class Loaded:
         return str(self.path.absolute()) if self.path else BUILT_IN
 
 
-def load(flag: str | None = None) -> Loaded:
+def load(flag: str | None = None, *, users: bool = True) -> Loaded:
     """Settings from the file `locate` finds (or the built-in defaults), then the environment.
 
     Reads only: nothing is created, so a refused config leaves no trace on disk.
     """
-    found, _ = locate(flag, os.environ)
+    found, _ = locate(flag, os.environ, users=users)
     document = read_document(found) if found else EMBEDDED_DEFAULTS
     try:
         return Loaded(settings=Settings(**document), path=found)

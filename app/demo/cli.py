@@ -38,7 +38,7 @@ def add_demo(commands: Commands) -> None:
         "server), post a comment, run another cycle (it is delivered), then say how to watch.\n"
         "Each run opens a new item. Needs tmux; no GitHub account, no network.",
         handler=run_demo,
-    )
+    ).set_defaults(users_config=False)  # the built-in demo configuration, whatever `init` wrote
 
 
 def add_sandbox(commands: Commands) -> None:
@@ -60,6 +60,8 @@ def add_sandbox(commands: Commands) -> None:
         sandbox, "list", help_text="work items, their comments, reactions and the-loop's notices", handler=run_list
     )
     listing.add_argument("--json", action="store_true", help="one JSON object per work item, a line each")
+    for each in (new, comment, close, listing):
+        each.set_defaults(users_config=False)  # the demo's sandbox, as `demo` left it
 
 
 def run_demo(args: argparse.Namespace, context: CliContext) -> int:

@@ -188,3 +188,15 @@ def test_issue22_with_ui_enabled_the_demo_prints_the_pages_address(place: Place)
     lines = [line.strip() for line in result.stdout.splitlines()]
     assert "the fleet page, while `poll` runs: http://127.0.0.1:8799/" in lines
     assert not any("fleet page" in line for line in place.cli("demo").stdout.splitlines())  # off: not a word
+
+
+def test_issue19_item1_after_init_wrote_the_operators_github_file_the_demo_still_runs(place: Place) -> None:
+    # found walking the README: after `the-loop init`, `scripts/demo.sh` read the operator's GitHub
+    # file from ~/.config and refused ("no sandbox source"); the demo runs on the built-in one
+    xdg = place.work.parent / "xdg"
+    (xdg / "the-loop").mkdir(parents=True)
+    (xdg / "the-loop" / "cli-config.yaml").write_text(
+        "polling: {sources: [{provider: github, repos: [acme/widgets], label: agent}]}\n", encoding="utf-8"
+    )
+    result = run_cli(place.work, "demo", env={**place.env, "XDG_CONFIG_HOME": str(xdg), "PYTHONPATH": ""})
+    assert result.returncode == 0, result.stderr
