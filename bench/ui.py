@@ -167,10 +167,16 @@ def main() -> int:
         print(f"idle cycle, page {name}: {per_cycle * 1000:.1f} ms CPU a cycle over {cycles} cycles")
     closed = [per for name, per, _ in measured if name == "closed"]
     opened = [per for name, per, _ in measured if name == "open"]
-    mean = sum(closed) / len(closed)
-    spread = (max(closed) - min(closed)) / mean if mean else 0.0
+    # /proc counts CPU in clock ticks: a short window (the quick form) may read 0; one tick over the
+    # shortest window is the least it can tell apart from nothing
+    floor = 1 / os.sysconf("SC_CLK_TCK") / max(1, min(cycles for _, _, cycles in measured))
+    mean = max(sum(closed) / len(closed), floor)
+    open_mean = max(sum(opened) / len(opened), floor)
+    if floor in {mean, open_mean}:
+        print("a window read less than one clock tick: too short to measure, the ratio is only a bound")
+    spread = (max(closed) - min(closed)) / mean
     print(f"closed windows spread (the noise): {spread * 100:.0f}% of their mean")
-    print(f"idle cycle cost ratio, page open / closed: {sum(opened) / len(opened) / mean:.2f}")
+    print(f"idle cycle cost ratio, page open / closed: {open_mean / mean:.2f}")
     return 0 if size < LIMIT else 1
 
 
