@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the-loop needs on a fresh Debian-like machine, and with --tests what its tests need
-# too (the dev tools, PostgreSQL, Claude Code, Codex); cheap when done already.
+# too (the dev tools, PostgreSQL, Chromium, the real agents); cheap when done already.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tests=0
@@ -17,11 +17,14 @@ if [ "$tests" -eq 1 ]; then
   compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
   # the fault tests mount a small ext4 of their own at the state folder, fill it, make it immutable
   { command -v mkfs.ext4 && command -v chattr; } >/dev/null 2>&1 || missing+=(e2fsprogs)
-  # npm only fetches Claude Code's package for the tests (scripts/install_claude_code.py); Node never runs it
-  claude_version=$(sed -n 's/^VERSION = "\(.*\)"$/\1/p' scripts/install_claude_code.py)
-  codex_version=$(sed -n 's/^VERSION = "\(.*\)"$/\1/p' scripts/install_codex.py)
-  { [ -x ".tools/claude-code/$claude_version/claude" ] && [ -x ".tools/codex/$codex_version/codex" ]; } \
-    || command -v npm >/dev/null 2>&1 || missing+=(npm)
+  # npm fetches the real agents' pinned packages for the tests (scripts/install_*.py), unless all are
+  # installed; Node runs those that are bundles (Gemini CLI), the others are native binaries
+  for installer in scripts/install_*.py; do
+    command -v python3 >/dev/null 2>&1 && python3 "$installer" --check >/dev/null 2>&1 && continue
+    command -v npm >/dev/null 2>&1 || missing+=(npm)
+    break
+  done
+  command -v node >/dev/null 2>&1 || missing+=(nodejs)
   # the fleet page's browser tests drive Debian's Chromium with Playwright (never a downloaded browser)
   [ -x /usr/bin/chromium ] || missing+=(chromium)
 fi
@@ -63,19 +66,14 @@ fi
 
 [ "$tests" -eq 1 ] || exit 0
 
-# Claude Code at a pinned version, for the tests that run the real thing (tests/claude/)
+# the real agents at pinned versions, for the tests that run them (tests/claude/, tests/codex/, …);
+# each installer declares its pin over scripts/pinned_npm.py
 # (exit 3: no package for this machine; the tests that need it then say so)
-rc=0
-"$python" scripts/install_claude_code.py >/dev/null || rc=$?
-if [ "$rc" -ne 0 ] && [ "$rc" -ne 3 ]; then
-  echo "bootstrap: Claude Code could not be installed (see above)" >&2
-  exit 1
-fi
-
-# Codex at a pinned version, for the tests that run the real thing (tests/codex/)
-rc=0
-"$python" scripts/install_codex.py >/dev/null || rc=$?
-if [ "$rc" -ne 0 ] && [ "$rc" -ne 3 ]; then
-  echo "bootstrap: Codex could not be installed (see above)" >&2
-  exit 1
-fi
+for installer in scripts/install_*.py; do
+  rc=0
+  "$python" "$installer" >/dev/null || rc=$?
+  if [ "$rc" -ne 0 ] && [ "$rc" -ne 3 ]; then
+    echo "bootstrap: $installer could not install its tool (see above)" >&2
+    exit 1
+  fi
+done

@@ -1,136 +1,34 @@
-"""Installs Claude Code's native binary at a pinned version into .tools/, verified against a pinned sha512."""
+"""Installs Claude Code's native binary at a pinned version into .tools/claude-code/ (scripts/pinned_npm.py).
+
+The platform package carries one executable, `package/claude`: Node is not needed to run it.
+"""
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import json
-import os
-import platform
-import shutil
-import subprocess
 import sys
-import tarfile
-import tempfile
-from collections.abc import Callable
-from pathlib import Path
+
+from pinned_npm import Package, Pin, main
 
 VERSION = "2.1.328"
-# the registry's dist.integrity of each platform package at VERSION; a download must match it
-PACKAGES = {
-    "x86_64": (
-        "@anthropic-ai/claude-code-linux-x64",
-        "sha512-KuzL+dBHgDCFTHJxwW+xuBJdVKfBsesGx2BBcTOG9sYDGoAD7b1hUV8rsTS4xjoJsB2SmeGraGjBiFuhrYuC9w==",
-    ),
-    "aarch64": (
-        "@anthropic-ai/claude-code-linux-arm64",
-        "sha512-zeWsClzx/rli8q6RsngKisu5BnuZ41J7Htp0qgsdZomaJCINiksf+mewQ/gyaylKajBZCoE9Z8R+OkLMjIkJig==",
-    ),
-}
-PACKAGES["arm64"] = PACKAGES["aarch64"]
-MEMBER = "package/claude"  # the platform package's one executable: Node is not needed to run it
-STAMP = ".verified"
-
-
-class InstallError(Exception):
-    """The binary could not be installed; the message says why."""
-
-
-class Unsupported(InstallError):
-    """No pinned package for this machine."""
-
-
-def target(root: Path, version: str = VERSION) -> Path:
-    return root / ".tools" / "claude-code" / version / "claude"
-
-
-def platform_package(system: str, machine: str, *, musl: bool) -> tuple[str, str]:
-    """The npm package and its pinned integrity for this machine, or a clear refusal."""
-    if system != "Linux" or musl or machine not in PACKAGES:
-        libc = "musl" if musl else "glibc"
-        raise Unsupported(
-            f"Claude Code {VERSION} is installed here only on Linux (glibc) x86_64 or arm64; "
-            f"this machine is {system} {machine} ({libc}): unsupported"
-        )
-    return PACKAGES[machine]
-
-
-def integrity_of(path: Path) -> str:
-    digest = hashlib.sha512()
-    with path.open("rb") as stream:
-        while chunk := stream.read(1 << 20):
-            digest.update(chunk)
-    return "sha512-" + base64.b64encode(digest.digest()).decode()
-
-
-def verify(tarball: Path, expected: str) -> None:
-    actual = integrity_of(tarball)
-    if actual != expected:
-        raise InstallError(
-            f"REFUSED: {tarball.name} does not match the pinned integrity\n  expected {expected}\n  got      {actual}"
-        )
-
-
-def extract(tarball: Path, dest: Path) -> None:
-    """Writes only the binary, through a temporary name, so a failure leaves nothing half-written."""
-    part = dest.with_name(dest.name + ".part")
-    with tarfile.open(tarball, "r:gz") as archive:
-        member = archive.getmember(MEMBER)
-        source = archive.extractfile(member) if member.isfile() else None
-        if source is None:
-            raise InstallError(f"{tarball.name}: {MEMBER} is not a regular file")
-        with source, part.open("wb") as out:
-            shutil.copyfileobj(source, out, 1 << 20)
-    part.chmod(0o755)
-    part.replace(dest)
-
-
-def npm_pack(package: str, workdir: Path) -> Path:
-    """The package's tarball, fetched by npm from its configured registry; no install, no scripts,
-    and a private cache, so no global npm state is touched."""
-    npm = shutil.which("npm")
-    if npm is None:
-        raise InstallError("npm is needed to fetch Claude Code (bootstrap installs it from Debian's packages)")
-    argv = [npm, "pack", f"{package}@{VERSION}", "--json", "--ignore-scripts"]
-    argv += ["--pack-destination", str(workdir), "--cache", str(workdir / "npm-cache")]
-    done = subprocess.run(argv, capture_output=True, text=True, cwd=workdir, check=False)
-    if done.returncode != 0:
-        raise InstallError(f"npm pack {package}@{VERSION} failed:\n{done.stderr.strip()}")
-    return workdir / json.loads(done.stdout)[0]["filename"]
-
-
-def install(root: Path, fetch: Callable[[str, Path], Path] = npm_pack) -> Path:
-    dest = target(root)
-    package, expected = platform_package(platform.system(), platform.machine(), musl=_is_musl())
-    stamp = dest.with_name(STAMP)
-    if dest.is_file() and os.access(dest, os.X_OK) and stamp.is_file() and stamp.read_text().strip() == expected:
-        return dest
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=dest.parent) as work:
-        tarball = fetch(package, Path(work))
-        verify(tarball, expected)
-        extract(tarball, dest)
-    stamp.write_text(expected + "\n")
-    return dest
-
-
-def _is_musl() -> bool:
-    return platform.libc_ver()[0] != "glibc" and any(Path("/lib").glob("ld-musl-*"))
-
-
-def main() -> int:
-    root = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent
-    try:
-        path = install(root)
-    except Unsupported as error:
-        print(f"install_claude_code: {error}", file=sys.stderr)
-        return 3
-    except InstallError as error:
-        print(f"install_claude_code: {error}", file=sys.stderr)
-        return 1
-    print(path)
-    return 0
-
+PIN = Pin(
+    title="Claude Code",
+    folder="claude-code",
+    version=VERSION,
+    executable="claude",
+    packages={
+        "x86_64": Package(
+            f"@anthropic-ai/claude-code-linux-x64@{VERSION}",
+            "sha512-KuzL+dBHgDCFTHJxwW+xuBJdVKfBsesGx2BBcTOG9sYDGoAD7b1hUV8rsTS4xjoJsB2SmeGraGjBiFuhrYuC9w==",
+            "package/claude",
+        ),
+        "aarch64": Package(
+            f"@anthropic-ai/claude-code-linux-arm64@{VERSION}",
+            "sha512-zeWsClzx/rli8q6RsngKisu5BnuZ41J7Htp0qgsdZomaJCINiksf+mewQ/gyaylKajBZCoE9Z8R+OkLMjIkJig==",
+            "package/claude",
+        ),
+    },
+    glibc_only=True,
+)
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(PIN))

@@ -35,12 +35,8 @@ def project(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     repo, bin_dir = tmp_path / "repo", tmp_path / "bin"
     (repo / "scripts").mkdir(parents=True)
     bin_dir.mkdir()
-    for name in (
-        "scripts/bootstrap.sh",
-        "scripts/install_claude_code.py",
-        "scripts/install_codex.py",
-        "pyproject.toml",
-    ):
+    installers = [path.relative_to(ROOT) for path in (ROOT / "scripts").glob("install_*.py")]
+    for name in ("scripts/bootstrap.sh", "scripts/pinned_npm.py", "pyproject.toml", *installers):
         shutil.copy2(ROOT / name, repo / name)
     (bin_dir / "python").write_text(FAKE_PYTHON, encoding="utf-8")
     for tool in TOOLS:
