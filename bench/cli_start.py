@@ -6,11 +6,12 @@ Run: .venv/bin/python -m bench.cli_start [--rounds N]. Every round runs the bare
 command once, in turn, as fresh processes in a folder holding a small configuration
 (`./.the-loop/cli-config.yaml`: one repository, a SQLite state with 200 events and no session), so a
 busy machine slows them alike; `sessions list` also runs in a second folder whose store records 5
-sessions, live in tmux on a private socket: its total includes asking tmux and the receipts about each
-(work, not start-up), and the line after it is its start-up share alone (the interpreter and every
-module that listing imports, nothing run). An unmeasured first run of each saves the settings snapshot the
-commands start from (app.config.snapshot, as on an operator's machine after any command); the last
-line is `status` where no snapshot can be saved: the full configuration load, for comparison.
+sessions, live in tmux on a private socket: its total includes asking tmux (once, for every session)
+and reading each one's receipts (work, not start-up), and the line after it is its start-up share
+alone (the interpreter and every module that listing imports, nothing run). An unmeasured first run
+of each saves the settings snapshot the commands start from (app.config.snapshot, as on an
+operator's machine after any command); the last line is `status` where no snapshot can be saved:
+the full configuration load, for comparison.
 Prints the median wall time and the median CPU time (user + system, steadier than the wall clock on
 a shared machine) of each, and each command's ratios to the bare start.
 """
@@ -59,7 +60,11 @@ RECORDED = 5
 LISTED = ("sessions list, 5 sessions", ("-m", "app", "sessions", "list"))
 LISTED_IMPORTS = (
     "  its start-up (imports)",
-    ("-c", "import runpy, app.cli.main, app.cli.fast_reads, app.cli.lean_listing, app.cli.read_views"),
+    (
+        "-c",
+        "import runpy, app.cli.main, app.cli.fast_reads, app.cli.lean_listing, app.cli.read_views, "
+        "app.usecases.session_shown",
+    ),
 )
 
 
