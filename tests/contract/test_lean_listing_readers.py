@@ -7,12 +7,16 @@ from __future__ import annotations
 import inspect
 import json
 import stat
+import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from adapters.clock import SystemClock
+from adapters.receipts.files import FileReceipts
+from adapters.receipts.reading import read_folder, spawn_folder
 from adapters.support.session_rows import CLOSERS, STATUSES, ListedSession
 from adapters.support.state_codec import decode_session, encode_session
 from adapters.tmux.adapter import ShTmux
@@ -20,10 +24,13 @@ from adapters.tmux.commands import MARK_OPTION
 from adapters.tmux.listing import sessions_panes
 from app.cli import lean_listing
 from app.usecases import session_shown
+from app.usecases.watch import HarnessWatch
 from domain.errors import TmuxUnanswered
-from domain.model import ClosedBy, CommentKind, SessionRecord, SessionState, SessionStatus
+from domain.model import ClosedBy, CommentKind, HarnessSpec, Probe, SessionRecord, SessionState, SessionStatus
 from domain.parking import FailedTurn, Park, ParkCause
+from domain.receipts import ReceiptMode
 from domain.refs import Naming, TmuxTarget, WorkItemRef
+from tests.fakes.tmux import FakeTmux
 from tests.tmux_support import RealTmux, require_tmux
 
 AT = datetime(2026, 1, 1, 12, 0, 5, 123456, tzinfo=UTC)
@@ -196,3 +203,41 @@ def test_issue19_item9_a_tmux_that_fails_otherwise_is_unanswered(tmp_path: Path)
     failing.chmod(failing.stat().st_mode | stat.S_IXUSR)
     with pytest.raises(TmuxUnanswered, match="server exited unexpectedly"):
         sessions_panes(socket_name="x", timeout=5, binary=str(failing))
+
+
+_NOW = datetime.now(UTC)  # noqa: TID251 - records spawned relative to the run: far from any boundary
+_BOOT = time.clock_gettime(getattr(time, "CLOCK_BOOTTIME", time.CLOCK_MONOTONIC))
+_SPAWNS = {  # when the record says it was spawned, against a harness ready 30 s after its spawn
+    "at boot time, long ago": {"spawned_monotonic": _BOOT - 1000.0},
+    "at boot time, just now": {"spawned_monotonic": _BOOT - 1.0},
+    "at another boot": {"spawned_monotonic": _BOOT + 10**9, "spawned_at": _NOW - timedelta(hours=1)},
+    "on the wall clock, just now": {"spawned_at": _NOW},
+    "never said": {},
+}
+_RECEIPTS = {
+    "none": [],
+    "ready": [{"hook_event_name": "SessionStart"}],
+    "blocked": [{"hook_event_name": "SessionStart"}, {"hook_event_name": "PermissionRequest", "tool_name": "Bash"}],
+    "tool, long ago": [{"hook_event_name": "PreToolUse", "tool_name": "Bash"}],
+}
+
+
+@pytest.mark.parametrize("spawn", _SPAWNS, ids=str)
+@pytest.mark.parametrize("mode", list(ReceiptMode), ids=lambda mode: mode.value)
+@pytest.mark.parametrize("pane", list(SessionState), ids=lambda state: state.value)
+@pytest.mark.parametrize("receipts", _RECEIPTS, ids=str)
+def test_issue19_item9_the_lean_listing_judges_a_harness_as_harness_watch_does(
+    tmp_path: Path, spawn: str, mode: ReceiptMode, pane: SessionState, receipts: str
+) -> None:
+    record = SessionRecord(ITEM, "h", "c", "/w", spawn_id="0000abcd", **_SPAWNS[spawn])  # type: ignore[arg-type]
+    root = tmp_path / "receipts"
+    folder = root / ITEM.slug / "0000abcd"
+    folder.mkdir(parents=True)
+    for n, hook in enumerate(_RECEIPTS[receipts]):
+        (folder / f"{1767225600 + n}000000000-{n}.receipt").write_text(json.dumps(hook), encoding="utf-8")
+    spec = HarnessSpec(name="h", binary="", receipts=mode, ready_seconds=30.0)
+    watch = HarnessWatch(tmux=FakeTmux(), receipts=FileReceipts(root), clock=SystemClock())
+    full = watch.state(record, spec, Probe(pane, pane))
+    listed = ListedSession(encode_session(record), 1)
+    read = read_folder(spawn_folder(root, listed.item, listed.spawn_id))
+    assert lean_listing._harness(listed, pane.value, (mode.value, 30.0), read) is full
