@@ -6,11 +6,13 @@ Run: .venv/bin/python -m bench.cli_start [--rounds N]. Every round runs the bare
 command once, in turn, as fresh processes in a folder holding a small configuration
 (`./.the-loop/cli-config.yaml`: one repository, a SQLite state with 200 events and no session), so a
 busy machine slows them alike; `sessions list` also runs in a second folder whose store records 5
-sessions, live in tmux on a private socket: its total includes asking tmux and the receipts about each
-(work, not start-up), and the line after it is its start-up share alone (the interpreter and every
-module that listing imports, nothing run). An unmeasured first run of each saves the settings snapshot the
-commands start from (app.config.snapshot, as on an operator's machine after any command); the last
-line is `status` where no snapshot can be saved: the full configuration load, for comparison.
+sessions, live in tmux on a private socket, each with three receipts (started, prompted, its turn
+ended): its total includes asking tmux (once, for every session) and reading each one's receipts
+(work, not start-up), and the line after it is its start-up share
+alone (the interpreter and every module that listing imports, nothing run). An unmeasured first run
+of each saves the settings snapshot the commands start from (app.config.snapshot, as on an
+operator's machine after any command); the last line is `status` where no snapshot can be saved:
+the full configuration load, for comparison.
 Prints the median wall time and the median CPU time (user + system, steadier than the wall clock on
 a shared machine) of each, and each command's ratios to the bare start.
 """
@@ -18,6 +20,7 @@ a shared machine) of each, and each command's ratios to the bare start.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import statistics
@@ -55,11 +58,21 @@ COMMANDS = (
 # the same command where no settings snapshot can be saved: the full configuration load each time
 FULL_LOAD = ("status, full load (no snapshot)", ("-m", "app", "status"))
 RECORDED = 5
+# each recorded session's receipts: it started, got a prompt, ended its turn (the listing reads them all)
+RECEIPTS = (
+    {"hook_event_name": "SessionStart", "session_id": "s", "source": "startup"},
+    {"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": "Delivery: d1 (receipt 0123456789abcdef)"},
+    {"hook_event_name": "Stop", "session_id": "s"},
+)
 # in the folder of recorded sessions (the `sessions` folder): the listing, and its imports alone
 LISTED = ("sessions list, 5 sessions", ("-m", "app", "sessions", "list"))
 LISTED_IMPORTS = (
     "  its start-up (imports)",
-    ("-c", "import runpy, app.cli.main, app.cli.fast_reads, app.cli.lean_listing, app.cli.read_views"),
+    (
+        "-c",
+        "import runpy, app.cli.main, app.cli.fast_reads, app.cli.lean_listing, app.cli.read_views, "
+        "app.usecases.session_shown",
+    ),
 )
 
 
@@ -97,6 +110,10 @@ def prepare_sessions(folder: Path) -> str:
         pane = _tmux(folder, socket, "list-panes", "-t", f"={name}:", "-F", "#{pane_id}").strip()
         _tmux(folder, socket, "set-option", "-p", "-t", pane, MARK_OPTION, mark)
         store.save_session(SessionRecord(item, "claude", f"conv-{n}", str(folder), pane_id=pane, spawn_id=mark))
+        receipts = folder / "state" / "receipts" / item.slug / mark
+        receipts.mkdir(parents=True)
+        for k, hook in enumerate(RECEIPTS):  # what a Claude Code hook writes, one file each, named by its time
+            (receipts / f"{time.time_ns() + k}-{k}.receipt").write_text(json.dumps(hook), encoding="utf-8")
     store.close()
     return socket
 

@@ -9,7 +9,8 @@ from collections.abc import Collection
 from pathlib import Path
 
 from adapters.codex import hooks as codex_hooks
-from adapters.receipts.hooks import DECISION, EXPIRED, SUFFIX, TAKEN, receipt_of, settings
+from adapters.receipts.hooks import DECISION, EXPIRED, TAKEN, settings
+from adapters.receipts.reading import parse, receipt_names, spawn_folder
 from adapters.support.private import private_dir
 from domain.asks import AnswerState
 from domain.model import ReceiptChannel
@@ -47,12 +48,7 @@ class FileReceipts(ReceiptPort):
         return ReceiptChannel()
 
     def read(self, item: WorkItemRef, spawn: str) -> list[Receipt]:
-        folder = self.folder(item, spawn)
-        if not folder.is_dir():
-            # a spawn made before slugs were injective writes under the old slug; a spawn id is
-            # unique, so the folder of that id there is this spawn's
-            folder = self._root / item.slug_by(Naming.LEGACY) / spawn
-        return self._read(folder)
+        return self._read(spawn_folder(self._root, item, spawn))
 
     def find(self, item: WorkItemRef, line: str) -> bool:
         folders = []
@@ -104,37 +100,22 @@ class FileReceipts(ReceiptPort):
         """A file next to receipt `key`; `key` is a receipt file's own name, never a comment's text."""
         if "/" in key or key.startswith("."):
             raise ValueError(f"not a receipt key: {key!r}")
-        folder = self.folder(item, spawn)
-        if not folder.is_dir():
-            folder = self._root / item.slug_by(Naming.LEGACY) / spawn
-        return folder / f"{key}{suffix}"
+        return spawn_folder(self._root, item, spawn) / f"{key}{suffix}"
 
     def _read(self, folder: Path) -> list[Receipt]:
-        try:
-            names = sorted(entry.name for entry in os.scandir(folder) if entry.name.endswith(SUFFIX))
-        except OSError:
-            return []
         receipts = []
-        for name in names:
+        for name in receipt_names(folder):
             path = folder / name
             with self._lock:
                 known = path in self._parsed
                 receipt = self._parsed.get(path)
             if not known:
-                receipt = _parse(path, name)
+                receipt = parse(path, name)
                 with self._lock:
                     self._parsed[path] = receipt
             if receipt is not None:
                 receipts.append(receipt)
         return receipts
-
-
-def _parse(path: Path, name: str) -> Receipt | None:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    return receipt_of(name.removesuffix(SUFFIX), text)
 
 
 def _write_whole(path: Path, text: str) -> None:

@@ -8,10 +8,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 
 from adapters.tmux import commands as cmd
+from adapters.tmux.answers import names_missing_target, names_no_server
 from adapters.tmux.local import make_start_directory, signal_group
 from adapters.tmux.panes import PaneRow, harness_row, probe_of
 from adapters.tmux.prompt_file import write_prompt_file
-from adapters.tmux.runner import ShRunner, TmuxRunner, names_missing_target, names_no_server
+from adapters.tmux.runner import ShRunner, TmuxRunner
 from domain.errors import LoopError, ServerLost, SessionMissing, TmuxFailed, TmuxUnanswered
 from domain.model import Probe, SessionState, SpawnRequest
 from domain.ports import TmuxPort

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from adapters.tmux import commands as cmd
-from domain.model import Probe, SessionState
+
+if TYPE_CHECKING:
+    from domain.model import Probe
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +38,8 @@ def harness_row(rows: Sequence[PaneRow], *, mark: str, pane: str) -> PaneRow | N
 
 
 def probe_of(rows: Sequence[PaneRow], *, mark: str, pane: str) -> Probe:
+    from domain.model import Probe, SessionState  # the lean `sessions list` reads rows without the model
+
     if not rows:
         return Probe.unknown()  # tmux answered but listed nothing readable: never read as absent
     session = SessionState.DEAD if all(row.dead for row in rows) else SessionState.LIVE

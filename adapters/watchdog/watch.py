@@ -19,8 +19,9 @@ from pathlib import Path
 from adapters.clock import SystemClock
 from adapters.eventlog.writer import JsonlEventLog
 from adapters.tmux import commands as cmd
+from adapters.tmux.answers import names_no_server
 from adapters.tmux.local import signal_group
-from adapters.tmux.runner import ShRunner, names_no_server
+from adapters.tmux.runner import ShRunner
 from adapters.watchdog import deadline as files
 from adapters.watchdog.lock import locked
 from domain.cluster import agents_may_run

@@ -7,11 +7,12 @@ printing a byte, and `app.cli.main` runs the full path, which also refreshes the
 - no snapshot for exactly this configuration, environment and code, or `state.backend: postgres`;
 - `--help`, an abbreviated, repeated or unknown option, `--config=` forms, any usage error;
 - `events --since/--work-item/--follow`;
-- `sessions list` when any part of its listing fails (it asks tmux and the receipts of each recorded
-  session through `app.cli.lean_listing`: the same use case on the same adapters the container gives it);
+- `sessions list` when any part of its listing fails (it reads the recorded sessions, asks tmux once and
+  reads the receipts of each through `app.cli.lean_listing`, without the domain model): a row the
+  store would refuse, a tmux that does not answer cleanly;
 - a state store this version would migrate or refuse, or any SQLite error.
 What they print is made by the same functions as the full path's (`app.cli.read_views`,
-`app.cli.events_view`, `app.usecases.poller_status`, `app.usecases.session_listing`), so the two
+`app.cli.events_view`, `app.usecases.poller_status`, `app.usecases.session_shown`), so the two
 cannot drift apart.
 
 This module and `app.cli.lean_listing` alone besides `app.container` import adapters (here the
@@ -159,7 +160,7 @@ def _sessions_list(found: snapshot.Snapshot, options: Mapping[str, object]) -> i
             if db.execute("SELECT EXISTS (SELECT 1 FROM sessions)").fetchone()[0]:  # else: none to look at
                 from app.cli.lean_listing import listing
 
-                views = listing(found, db, state_root / STATE_FILE, str(status) if status else None)
+                views = listing(found, db, str(status) if status else None)
         except Exception:
             raise _Fallback from None
         finally:

@@ -1,44 +1,121 @@
-"""The lean wiring of `sessions list` (issue 19 item 9): the same use case as the full path
-(`SessionsListing.listing`) built from the settings snapshot with the real adapters the container
-would give it on SQLite (the tmux adapter on the configured socket, the file receipts, the store read
-through a read-only connection, the system clock), without pydantic, dependency-injector or the
-container. The only module of `app` besides `app.container` that imports these adapters (the
-import-linter contract names it and them).
+"""The lean `sessions list` of recorded sessions (issue 19 item 9): what the full path's
+`SessionsListing.listing` shows, read from the store's rows, one `list-panes -a` and the receipt
+folders, without the domain model, logging, subprocess, the ledger's codec or the container.
+
+Each part reads as the full path's does: the rows as `state_codec` decodes them
+(`adapters.support.session_rows`), each session's panes as `ShTmux.probe` reads them (the rows and
+the harness's pane of `adapters.tmux.panes`), its receipts through the folder reader `FileReceipts`
+uses (`adapters.receipts.reading`), the harness's state as `HarnessWatch.state` judges it (below,
+with the domain's `harness_state`), what it waits on with the domain's `waiting_on` and a park with
+`park_line` (both imported only for a session that is blocked or parked). What is shown of each is
+made by `app.usecases.session_shown`, as for the full path. Anything that fails raises: the caller
+takes the full path. The one module of `app` besides `app.container` and `app.cli.fast_reads` that
+imports these adapters (the import-linter contract names it and them).
 """
 
 from __future__ import annotations
 
 import sqlite3
-from pathlib import Path
+import time
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
-from adapters.clock import SystemClock
-from adapters.receipts.files import FileReceipts
-from adapters.sqlite.store import SqliteStateStore
-from adapters.tmux.adapter import ShTmux
+from adapters.receipts.reading import read_folder, spawn_folder
+from adapters.support.session_rows import ListedSession, Word, held, listed_sessions
+from adapters.tmux.listing import sessions_panes
+from adapters.tmux.panes import PaneRow, harness_row
 from app.config.snapshot import Snapshot
-from app.usecases.session_listing import SessionsListing, SessionView
-from app.usecases.watch import HarnessWatch
-from domain.model import HarnessSpec
-from domain.receipts import ReceiptMode
+from app.usecases.session_shown import has_status
+from domain.receipts import HarnessState, Receipt, ReceiptMode, harness_state
+
+if TYPE_CHECKING:
+    from domain.asks import Waiting
+
+PROBE_SECONDS = 10.0  # ShTmux's probe_timeout, as the container leaves it (a test keeps them equal)
+LIVE, DEAD, ABSENT, UNKNOWN = "live", "dead", "absent", "unknown"  # SessionState's values (a test keeps them)
+_BOOTTIME = getattr(time, "CLOCK_BOOTTIME", time.CLOCK_MONOTONIC)  # as adapters.clock.SystemClock reads it
 
 
-def listing(found: Snapshot, db: sqlite3.Connection, path: Path, status: str | None = None) -> list[SessionView]:
-    """Every session, looked at as the full path's `SessionsAdmin.listing` looks at it; `db` is the
-    store opened read-only; `status` as `--status`. Raises whatever a part raises: the caller takes
-    the full path then."""
-    tmux = ShTmux(socket_name=found.tmux_socket, command_timeout=found.tmux_timeout)
-    clock = SystemClock()
-    receipts = FileReceipts(found.state_root_path / "receipts", ask_wait_seconds=found.ask_wait_seconds)
-    harnesses = {
-        # what the listing reads of a harness: its receipt mode and ready seconds (never its command)
-        name: HarnessSpec(name=name, binary="", receipts=ReceiptMode(mode), ready_seconds=ready)
-        for name, (mode, ready) in found.harnesses.items()
-    }
-    sessions = SessionsListing(
-        tmux=tmux,
-        store=SqliteStateStore.reading(db, path),
-        watch=HarnessWatch(tmux=tmux, receipts=receipts, clock=clock),
-        harnesses=harnesses,
-        clock=clock,
-    )
-    return sessions.listing(status)
+class LeanView:
+    """One session as looked at (the `Shown` of app.usecases.session_shown)."""
+
+    __slots__ = ("harness", "last_receipt", "now", "parked", "paused", "record", "state", "stopped", "waiting")
+    host = ""  # one host: SQLite
+    here = True
+
+    def __init__(self, record: ListedSession, state: str, harness: HarnessState, receipts: list[Receipt]) -> None:
+        self.record, self.state, self.harness = record, Word(state), harness
+        self.last_receipt = receipts[-1] if receipts else None
+        self.waiting = _waiting(receipts)
+        self.now = datetime.now(UTC)  # noqa: TID251 - as adapters.clock.SystemClock reads it
+        self.parked = _parked(record, self.now)
+        self.paused = self.stopped = False
+
+
+def listing(found: Snapshot, db: sqlite3.Connection, status: str | None = None) -> list[LeanView]:
+    """Every session, looked at as the full path's listing looks at it; `db` is the store opened
+    read-only; `status` as `--status`. Raises whatever a part raises."""
+    panes = sessions_panes(socket_name=found.tmux_socket, timeout=PROBE_SECONDS)
+    root = found.state_root_path / "receipts"
+    views = []
+    for record in listed_sessions(db):
+        state = _probed(panes.get(record.target.name), mark=record.spawn_id, pane=record.pane_id)
+        receipts = read_folder(spawn_folder(root, record.item, record.spawn_id)) if record.spawn_id else []
+        spec = found.harnesses.get(record.harness)
+        view = LeanView(
+            record, state, _harness(record, state, spec, receipts) if spec else HarnessState.UNKNOWN, receipts
+        )
+        view.paused, view.stopped = held(db, record.item)
+        views.append(view)
+    return [view for view in views if status is None or has_status(view, status)]
+
+
+def _probed(rows: list[PaneRow] | None, *, mark: str, pane: str) -> str:
+    """What `probe_of` says of the harness's pane (`Probe.harness`); None: tmux holds no such session."""
+    if rows is None:
+        return ABSENT
+    if not rows:
+        return UNKNOWN  # tmux answered but listed nothing readable: never read as absent
+    found = harness_row(rows, mark=mark, pane=pane)
+    if found is None:
+        return ABSENT
+    return DEAD if found.dead else LIVE
+
+
+def _harness(record: ListedSession, state: str, spec: tuple[str, float], receipts: list[Receipt]) -> HarnessState:
+    """As `HarnessWatch.state` judges it from the probe, the harness's receipt mode and its receipts."""
+    if state == UNKNOWN:
+        return HarnessState.UNKNOWN
+    if state != LIVE:
+        return HarnessState.DEAD
+    mode, ready_seconds = spec
+    if ReceiptMode(mode) is ReceiptMode.NONE:
+        return HarnessState.STARTING if _elapsed(record) < ready_seconds else HarnessState.READY
+    return harness_state(receipts, now=datetime.now(UTC))  # noqa: TID251 - as SystemClock reads it
+
+
+def _elapsed(record: ListedSession) -> float:
+    """As `HarnessWatch._elapsed`: on the clock that never jumps when the record carries its reading
+    from this boot, else on the wall clock, never less than none."""
+    monotonic = time.clock_gettime(_BOOTTIME)
+    if record.spawned_monotonic is not None and record.spawned_monotonic <= monotonic:
+        return monotonic - record.spawned_monotonic
+    if record.spawned_at is None:
+        return 0.0
+    return max(0.0, (datetime.now(UTC) - record.spawned_at).total_seconds())  # noqa: TID251 - as SystemClock
+
+
+def _waiting(receipts: list[Receipt]) -> Waiting | None:
+    if not receipts or harness_state(receipts) is not HarnessState.BLOCKED:
+        return None  # what `waiting_on` says then, without importing it
+    from domain.asks import waiting_on
+
+    return waiting_on(receipts)
+
+
+def _parked(record: ListedSession, now: datetime) -> str:
+    if not record.parked:
+        return ""  # what `park_line` says of no park
+    from domain.parking import park_line
+
+    return park_line(record.full().park, now)

@@ -3,7 +3,8 @@
 
 A change to the output of `status`, `sessions list` or `events` is made here (or in
 `app.cli.events_view`, `app.usecases.poller_status.describe`), never in one path alone. Imports the
-standard library, `app.usecases.poller_status` and `domain.asks` (when used) only: the lean path's start depends on it.
+standard library, `app.usecases.poller_status`, `app.usecases.session_shown` and `domain.asks`
+(when used) only: the lean path's start depends on it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from app.usecases.poller_status import PollerStatus
-    from app.usecases.sessions_admin import SessionView
+    from app.usecases.session_shown import Shown
 
 COLUMNS = ("WORK ITEM", "HARNESS", "CONVERSATION", "TARGET", "STATE", "AGENT", "LAST RECEIPT", "STATUS", "LAST EVENT")
 
@@ -57,13 +58,17 @@ def no_sessions_line(status: str | None, state_root: Path) -> str:
     return f"no sessions recorded{with_status} in {state_root}"
 
 
-def session_json(view: SessionView, where: Mapping[str, str | None], host: Mapping[str, object] | None = None) -> str:
+def session_json(view: Shown, where: Mapping[str, str | None], host: Mapping[str, object] | None = None) -> str:
     """One `sessions list --json` line."""
-    return json.dumps(view.as_json() | dict(host or {}) | dict(where), ensure_ascii=True)
+    from app.usecases.session_shown import shown_json
+
+    return json.dumps(shown_json(view) | dict(host or {}) | dict(where), ensure_ascii=True)
 
 
-def session_row(view: SessionView, *, shared: bool = False) -> tuple[str, ...]:
+def session_row(view: Shown, *, shared: bool = False) -> tuple[str, ...]:
     """One row of the `sessions list` table (`shared`: with the HOST column first)."""
+    from app.usecases.session_shown import status_text
+
     record = view.record
     cells = (
         str(record.item),
@@ -73,25 +78,25 @@ def session_row(view: SessionView, *, shared: bool = False) -> tuple[str, ...]:
         view.state.value if view.here else "",  # another host's tmux: not looked at from here
         _agent(view) if view.here else "",
         _receipt(view) if view.here else "",
-        view.status + (f", {view.parked}" if view.parked else ""),
+        status_text(view) + (f", {view.parked}" if view.parked else ""),
         record.last_event,
     )
     return tuple(cell or "-" for cell in ((view.host, *cells) if shared else cells))
 
 
-def _agent(view: SessionView) -> str:
+def _agent(view: Shown) -> str:
     """Its state; blocked, what on and for how long (issue 20 item 5): `blocked: permission Bash 2m05s`."""
-    from domain.asks import duration
-
     waiting, now = view.waiting, view.now
     if waiting is None:
         return view.harness.value
+    from domain.asks import duration  # a blocked agent's only: the lean `sessions list` starts without it
+
     seconds = waiting.seconds(now) if now else None
     parts = [f"{view.harness.value}:", waiting.on, waiting.tool, duration(seconds) if seconds is not None else ""]
     return " ".join(part for part in parts if part)
 
 
-def _receipt(view: SessionView) -> str:
+def _receipt(view: Shown) -> str:
     receipt = view.last_receipt
     if receipt is None:
         return ""

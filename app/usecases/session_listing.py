@@ -1,6 +1,7 @@
 """Looking at the sessions: each record with what tmux says of its harness's pane now and what the
-harness last said (its receipts). `SessionsAdmin` lists with it; so does the lean start of
-`sessions list` (`app.cli.lean_listing`, issue 19 item 9), which is why it imports no more than this.
+harness last said (its receipts). `SessionsAdmin` lists with it. What a view shows is made in
+`app.usecases.session_shown`, which the lean start of `sessions list` (`app.cli.lean_listing`,
+issue 19 item 9) shows its own reading of the store's rows with.
 """
 
 from __future__ import annotations
@@ -10,14 +11,14 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from app.usecases.session_shown import STOPPED as STOPPED  # noqa: PLC0414 - re-exported: the admin names it here
+from app.usecases.session_shown import has_status, shown_json, status_text
 from app.usecases.watch import HarnessWatch
 from domain.asks import Waiting, waiting_on
 from domain.model import HarnessSpec, SessionRecord, SessionState, SessionStatus
 from domain.parking import park_line
 from domain.ports import ClockPort, ClusterPort, StateStore, TmuxPort
 from domain.receipts import HarnessState, Receipt
-
-STOPPED = "stopped"  # `sessions list --status stopped`: an item `the-loop stop` holds
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,61 +34,21 @@ class SessionView:
     here: bool = True  # its session runs in this host's tmux (else nothing here was looked at)
     paused: bool = False  # its ledger: `the-loop pause` holds its comments
     stopped: bool = False  # its ledger: `the-loop stop` holds its comments
-
-    @property
-    def status(self) -> str:
-        """What holds the item, as the operator reads it: its ledger's pause or stop first."""
-        record = self.record
-        if self.stopped:
-            return "stopped (control)"
-        if self.paused:
-            return "paused (control)"
-        return record.status.value + (f" ({record.closed_by.value})" if record.closed_by else "")
-
-    def has_status(self, wanted: str) -> bool:
-        """`sessions list --status`: paused matches a paused record or item, stopped a stopped item."""
-        if wanted == STOPPED:
-            return self.stopped
-        return self.record.status.value == wanted or (wanted == SessionStatus.PAUSED.value and self.paused)
-
     waiting: Waiting | None = None  # issue 20 item 5: what its blocked agent waits on, since when
     now: datetime | None = None  # when it was looked at
     parked: str = ""  # parked on an API failure: until when, and for how long already
 
-    def as_json(self) -> dict[str, Any]:
-        record, receipt = self.record, self.last_receipt
-        cluster = {"host": self.host or None, "here": self.here} if self.host or not self.here else {}
-        return {
-            **cluster,
-            "work_item": str(record.item),
-            "harness": record.harness,
-            "conversation_id": record.harness_session_id,
-            "target": record.target.name,
-            "pane": record.pane_id,
-            "state": self.state.value,
-            "harness_state": self.harness.value,
-            "last_receipt": None
-            if receipt is None
-            else {"kind": receipt.kind.value, "at": receipt.at.isoformat() if receipt.at else None},
-            "status": record.status.value,
-            "closed_by": record.closed_by.value if record.closed_by else None,
-            "paused": self.paused,
-            "stopped": self.stopped,
-            "parked": self.parked or None,
-            "last_event": record.last_event,
-            "updated_at": record.updated_at.isoformat() if record.updated_at else None,
-            "cwd": record.cwd,
-            "waiting": None if self.waiting is None else self._waiting(self.waiting),
-        }
+    @property
+    def status(self) -> str:
+        """What holds the item, as the operator reads it: its ledger's pause or stop first."""
+        return status_text(self)
 
-    def _waiting(self, waiting: Waiting) -> dict[str, Any]:
-        seconds = waiting.seconds(self.now) if self.now else None
-        return {
-            "on": waiting.on,
-            "tool": waiting.tool or None,
-            "since": waiting.since.isoformat() if waiting.since else None,
-            "seconds": round(seconds, 1) if seconds is not None else None,
-        }
+    def has_status(self, wanted: str) -> bool:
+        """`sessions list --status`: paused matches a paused record or item, stopped a stopped item."""
+        return has_status(self, wanted)
+
+    def as_json(self) -> dict[str, Any]:
+        return shown_json(self)
 
 
 @dataclass(kw_only=True, eq=False)

@@ -52,9 +52,11 @@ def test_the_real_tree_keeps_every_contract(tree: Path) -> None:
         # the lean read path's exception names three modules, not the adapters (issue 19 item 9)
         ("app/cli/fast_reads.py", "import adapters.tmux.adapter\n", "only app.container imports adapters BROKEN"),
         ("app/cli/fast_reads.py", "import adapters.sqlite.store\n", "only app.container imports adapters BROKEN"),
-        # the lean `sessions list` wiring's names the four adapters its listing looks with, no other
+        # the lean `sessions list`'s names the four light readers its listing looks with, no other
         ("app/cli/lean_listing.py", "import adapters.github.gh\n", "only app.container imports adapters BROKEN"),
         ("app/cli/lean_listing.py", "import adapters.postgres.store\n", "only app.container imports adapters BROKEN"),
+        ("app/cli/lean_listing.py", "import adapters.tmux.adapter\n", "only app.container imports adapters BROKEN"),
+        ("app/cli/lean_listing.py", "import adapters.sqlite.store\n", "only app.container imports adapters BROKEN"),
         ("adapters/planted.py", "import app.usecases.poll\n", "adapters do not import app BROKEN"),
         ("app/usecases/planted.py", "import app.cli.main\n", USECASES),
         ("app/usecases/planted.py", "import app.config.settings\n", USECASES),

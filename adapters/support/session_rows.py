@@ -1,0 +1,114 @@
+"""The sessions table read for a listing only (the lean `sessions list`, issue 19 item 9): of each
+record, the fields the listing shows and looks with, decoded as `state_codec.decode_session` decodes
+them (its defaults for older rows, its refusals), and of each ledger whether it is paused or stopped,
+without the domain model's dataclasses or the ledger's codec (the few the full decoding needs are
+imported only for a record that is parked, `ListedSession.full`).
+
+Imports the standard library and the domain's refs only. A row decode_session would refuse raises
+here too (ValueError, KeyError, TypeError): the listing's caller then takes the full path, which says so.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from domain.refs import Naming, TmuxTarget, WorkItemRef
+
+if TYPE_CHECKING:
+    from domain.model import SessionRecord
+
+STATUSES = ("active", "paused", "closed")  # SessionStatus's values (a test keeps them equal)
+CLOSERS = ("upstream", "operator", "control")  # ClosedBy's values (a test keeps them equal)
+
+
+class Word:
+    """One value of a domain enum as the row holds it: what is shown of it is its `value`."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+
+class ListedSession:
+    """One session record as a listing reads it (the `ShownRecord` of app.usecases.session_shown)."""
+
+    __slots__ = (
+        "_text",
+        "_version",
+        "closed_by",
+        "cwd",
+        "harness",
+        "harness_session_id",
+        "item",
+        "last_event",
+        "naming",
+        "pane_id",
+        "parked",
+        "spawn_id",
+        "spawned_at",
+        "spawned_monotonic",
+        "status",
+        "updated_at",
+    )
+
+    def __init__(self, text: str, version: int) -> None:
+        data: dict[str, Any] = json.loads(text)
+        self._text, self._version = text, version
+        self.item = WorkItemRef.parse(data["item"])
+        self.harness: str = data["harness"]
+        self.harness_session_id: str = data["harness_session_id"]
+        self.cwd: str = data["cwd"]
+        status = data["status"]
+        if status not in STATUSES:
+            raise ValueError(f"not a session status: {status!r}")
+        self.status = Word(status)
+        tuple(data["recent_delivery_ids"])
+        _when(data["created_at"])
+        self.updated_at = _when(data["updated_at"])
+        self.last_event: str = data["last_event"]
+        self.pane_id: str = data.get("pane_id", "")
+        self.spawn_id: str = data.get("spawn_id", "")
+        self.spawned_at = _when(data.get("spawned_at"))
+        self.spawned_monotonic: float | None = data.get("spawned_monotonic")
+        _when(data.get("asked_at"))
+        closed_by = data.get("closed_by")
+        if closed_by and closed_by not in CLOSERS:
+            raise ValueError(f"not a closer: {closed_by!r}")
+        if not closed_by and status == "closed" and "closed_by" not in data:
+            closed_by = "operator"  # closed before `closed_by` existed: the operator's close holds
+        self.closed_by = Word(closed_by) if closed_by else None
+        self.naming = Naming(data.get("naming", Naming.LEGACY.value))
+        self.parked = bool(data.get("park"))
+
+    @property
+    def target(self) -> TmuxTarget:
+        return TmuxTarget.for_slug(self.item.slug_by(self.naming))
+
+    def full(self) -> SessionRecord:
+        """The whole record, decoded as the store decodes it (for a parked record: its park)."""
+        from adapters.support.state_codec import decode_session
+
+        return decode_session(self._text, version=self._version)
+
+
+def _when(text: str | None) -> datetime | None:
+    return None if text is None else datetime.fromisoformat(text)
+
+
+def listed_sessions(db: sqlite3.Connection) -> list[ListedSession]:
+    """Every session record, in the order of their items (as `StateStore.sessions` gives them)."""
+    rows = db.execute("SELECT data, version FROM sessions").fetchall()
+    return sorted((ListedSession(str(text), int(version)) for text, version in rows), key=lambda row: row.item)
+
+
+def held(db: sqlite3.Connection, item: WorkItemRef) -> tuple[bool, bool]:
+    """Whether `the-loop pause` / `the-loop stop` holds the item's comments (its ledger; none: neither)."""
+    row = db.execute("SELECT data FROM ledgers WHERE item = ?", (str(item),)).fetchone()
+    if row is None:
+        return False, False
+    data = json.loads(row[0])
+    return bool(data.get("paused", False)), bool(data.get("stopped", False))

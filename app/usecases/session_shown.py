@@ -1,0 +1,136 @@
+"""What `sessions list` shows of one session, made once for both of its paths: the full one
+(`SessionView`, app.usecases.session_listing) and the lean one (app.cli.lean_listing, issue 19 item 9),
+which reads the store's rows without the domain model and so holds no `SessionRecord`.
+
+Both hand these functions an object of the `Shown` shape. Imports the standard library only (the
+lean start depends on it).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from domain.asks import Waiting
+    from domain.receipts import Receipt
+
+STOPPED = "stopped"  # `sessions list --status stopped`: an item `the-loop stop` holds
+PAUSED = "paused"  # SessionStatus.PAUSED's value (a test keeps them equal)
+
+
+class Valued(Protocol):
+    @property
+    def value(self) -> str: ...
+
+
+class Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+class ShownRecord(Protocol):
+    """What is shown of a session record (a `SessionRecord`, or the lean path's row)."""
+
+    @property
+    def item(self) -> object: ...
+    @property
+    def harness(self) -> str: ...
+    @property
+    def harness_session_id(self) -> str: ...
+    @property
+    def target(self) -> Named: ...
+    @property
+    def pane_id(self) -> str: ...
+    @property
+    def status(self) -> Valued: ...
+    @property
+    def closed_by(self) -> Valued | None: ...
+    @property
+    def last_event(self) -> str: ...
+    @property
+    def updated_at(self) -> datetime | None: ...
+    @property
+    def cwd(self) -> str: ...
+
+
+class Shown(Protocol):
+    """One session as looked at: its record, what tmux says of its harness's pane, what its receipts say."""
+
+    @property
+    def record(self) -> ShownRecord: ...
+    @property
+    def state(self) -> Valued: ...
+    @property
+    def harness(self) -> Valued: ...
+    @property
+    def last_receipt(self) -> Receipt | None: ...
+    @property
+    def host(self) -> str: ...
+    @property
+    def here(self) -> bool: ...
+    @property
+    def paused(self) -> bool: ...
+    @property
+    def stopped(self) -> bool: ...
+    @property
+    def waiting(self) -> Waiting | None: ...
+    @property
+    def now(self) -> datetime | None: ...
+    @property
+    def parked(self) -> str: ...
+
+
+def status_text(view: Shown) -> str:
+    """What holds the item, as the operator reads it: its ledger's pause or stop first."""
+    if view.stopped:
+        return "stopped (control)"
+    if view.paused:
+        return "paused (control)"
+    record = view.record
+    return record.status.value + (f" ({record.closed_by.value})" if record.closed_by else "")
+
+
+def has_status(view: Shown, wanted: str) -> bool:
+    """`sessions list --status`: paused matches a paused record or item, stopped a stopped item."""
+    if wanted == STOPPED:
+        return view.stopped
+    return view.record.status.value == wanted or (wanted == PAUSED and view.paused)
+
+
+def shown_json(view: Shown) -> dict[str, Any]:
+    """One session as a `sessions list --json` object (before the host's and the command's fields)."""
+    record, receipt = view.record, view.last_receipt
+    cluster = {"host": view.host or None, "here": view.here} if view.host or not view.here else {}
+    return {
+        **cluster,
+        "work_item": str(record.item),
+        "harness": record.harness,
+        "conversation_id": record.harness_session_id,
+        "target": record.target.name,
+        "pane": record.pane_id,
+        "state": view.state.value,
+        "harness_state": view.harness.value,
+        "last_receipt": None
+        if receipt is None
+        else {"kind": receipt.kind.value, "at": receipt.at.isoformat() if receipt.at else None},
+        "status": record.status.value,
+        "closed_by": record.closed_by.value if record.closed_by else None,
+        "paused": view.paused,
+        "stopped": view.stopped,
+        "parked": view.parked or None,
+        "last_event": record.last_event,
+        "updated_at": record.updated_at.isoformat() if record.updated_at else None,
+        "cwd": record.cwd,
+        "waiting": None if view.waiting is None else _waiting(view.waiting, view.now),
+    }
+
+
+def _waiting(waiting: Waiting, now: datetime | None) -> dict[str, Any]:
+    seconds = waiting.seconds(now) if now else None
+    return {
+        "on": waiting.on,
+        "tool": waiting.tool or None,
+        "since": waiting.since.isoformat() if waiting.since else None,
+        "seconds": round(seconds, 1) if seconds is not None else None,
+    }
