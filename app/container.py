@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from datetime import timedelta
 
 from dependency_injector import containers, providers
 
@@ -96,6 +97,10 @@ def _spawn_config(settings: Settings) -> SpawnConfig:
 
 def _workdir(settings: Settings) -> Callable[[WorkItem], str]:
     return lambda item: settings.spawn_workdir(item.ref)
+
+
+def _prune_margin(settings: Settings) -> timedelta:
+    return timedelta(seconds=settings.state.prune_margin_seconds)
 
 
 def _poll_config(settings: Settings) -> PollConfig:
@@ -419,7 +424,14 @@ class Container(containers.DeclarativeContainer):
         cluster=cluster,
         leases=leases,
         orphans=orphans,
-        pruner=providers.Singleton(LedgerPruner, store=store, events=events, clock=clock),
+        pruner=providers.Singleton(
+            LedgerPruner,
+            store=store,
+            events=events,
+            clock=clock,
+            pass_every_seconds=settings.provided.state.prune_pass_seconds,
+            margin=providers.Callable(_prune_margin, settings),
+        ),
         feedback=feedback,
     )
     # a Factory: `poll` passes its own `report` (the per-cycle line on stderr)

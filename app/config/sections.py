@@ -59,6 +59,20 @@ class StateSettings(Section):
         "Required when `backend` is `postgres`; errors name its host, port and database, never its password.",
     )
 
+    prune_margin_seconds: int = Field(
+        default=3600,
+        ge=60,
+        description="How far a ledger's pruning horizon trails the start of its repository's last read that moved "
+        "the cursor: the clock-skew allowance, and room for a tracker that lists a comment late. A comment written "
+        "before the horizon is history even if no read returned it; keep the hour unless a benchmark compresses time.",
+    )
+    prune_pass_seconds: int = Field(
+        default=600,
+        ge=1,
+        description="A pass of ledger pruning over every item begins at most this often (each cycle then looks at "
+        "20 ledgers of it).",
+    )
+
     @model_validator(mode="after")
     def _dsn_for_postgres(self) -> StateSettings:
         if self.backend == "postgres" and not self.dsn.get_secret_value().strip():

@@ -3,7 +3,7 @@ so a ledger holds what the last while resolved, not everything an item ever said
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from app.usecases.meta import read_through_key
 from domain.cluster import Held
@@ -22,7 +22,7 @@ PASS_EVERY_SECONDS = 600.0
 class LedgerPruner:
     """Each `run` looks at the next `batch` ledgers of a pass over every item (the list is read once
     a pass, so a cycle costs the same whatever the backlog), those this host holds, and prunes each
-    up to a horizon its repository's reads vouch for: `PRUNE_MARGIN` before the last read that moved
+    up to a horizon its repository's reads vouch for: `margin` (`PRUNE_MARGIN`) before the last read that moved
     the cursor began, and before every comment still in its inbox. A repository never read moves no
     horizon, so a comment written while reads failed is still new when it comes."""
 
@@ -34,12 +34,14 @@ class LedgerPruner:
         clock: ClockPort,
         batch: int = PRUNE_BATCH,
         pass_every_seconds: float = PASS_EVERY_SECONDS,
+        margin: timedelta = PRUNE_MARGIN,
     ) -> None:
         self._store = store
         self._events = events
         self._clock = clock
         self._batch = batch
         self._pass_every = pass_every_seconds
+        self._margin = margin
         self._queue: list[WorkItemRef] = []  # what is left of this pass
         self._next_pass: float | None = None  # on the monotonic clock; None: the first pass is due
 
@@ -62,7 +64,7 @@ class LedgerPruner:
         for item in turn:
             read = reads.get(read_through_key(item.repo))
             if read is not None:
-                before = datetime.fromisoformat(read) - PRUNE_MARGIN
+                before = datetime.fromisoformat(read) - self._margin
                 dropped += self._prune(item, min(before, waiting.get(item, before)))
         return dropped
 

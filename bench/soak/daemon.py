@@ -121,7 +121,9 @@ class SoakDaemon:
             "confirmSeconds": 30,
         }
         config = {
-            "state": {"root": str(self.state)},
+            # the month is compressed (a day in about a minute): the pruning horizon trails the reads by
+            # the least the setting takes, a minute, not an hour that would outlast the whole run
+            "state": {"root": str(self.state), "pruneMarginSeconds": 60, "prunePassSeconds": 10},
             "eventLog": {"maxBytes": log_max_bytes, "keep": log_keep},
             "polling": {"intervalSeconds": 1, "sources": [{"provider": "sandbox", "repos": [repo], "label": LABEL}]},
             "routing": {

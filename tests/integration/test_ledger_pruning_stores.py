@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from adapters.postgres.store import PostgresStateStore
 from adapters.sqlite.store import SqliteStateStore
+from app.config.settings import Settings
+from app.container import _prune_margin
 from app.usecases.ledger_pruning import PRUNE_BATCH
 from domain.ledger import PRUNE_MARGIN, Resolution
 from domain.webhook import Pushed
@@ -118,3 +122,22 @@ def test_issue23_item1_a_ledger_this_version_cannot_read_fails_only_its_own_prun
     (failed,) = [e for e in world.events.named("poll.item_failed") if "pruning" in e["cause"]]
     assert failed["work_item"] == str(broken)
     assert [e["work_item"] for e in world.events.named("poll.ledger_pruned")][-1:] == [str(fine)]
+
+
+def test_issue23_the_pruning_margin_is_a_setting_the_horizon_trails_the_read_by_it(tmp_path: Path) -> None:
+    world = World(store=FakeStateStore(), prune_every_seconds=0, prune_margin=timedelta(minutes=2))
+    ref = world.watched()
+    old = world.comment(ref, "an instruction, delivered once")
+    world.cycle()
+    world.comment(ref, "a later instruction")
+    for _ in range(4):  # four minutes of cycles: past a two-minute margin, well inside the default hour
+        world.cycle()
+    assert old.id not in world.ledger(ref).resolved
+
+
+def test_issue23_the_container_hands_the_pruner_the_configured_margin_and_pass_and_refuses_under_a_minute() -> None:
+    settings = Settings(state={"pruneMarginSeconds": 120, "prunePassSeconds": 30})  # type: ignore[arg-type]
+    assert _prune_margin(settings) == timedelta(minutes=2)
+    assert _prune_margin(Settings()) == PRUNE_MARGIN
+    with pytest.raises(ValidationError, match="pruneMarginSeconds"):
+        Settings(state={"pruneMarginSeconds": 59})  # type: ignore[arg-type]

@@ -6,6 +6,7 @@ import contextlib
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from adapters.sqlite.cluster import SingleHost
 from app.usecases.asks import AskConfig, Asks
@@ -25,7 +26,7 @@ from app.usecases.watch import HarnessWatch
 from app.usecases.webhook import WebhookIntake
 from app.usecases.workspaces import WorkspaceConfig, Workspaces
 from domain.cluster import LeaseTiming
-from domain.ledger import Authorized, Ledger
+from domain.ledger import PRUNE_MARGIN, Authorized, Ledger
 from domain.model import Comment, HarnessSpec, SessionRecord, Source, SpawnMode
 from domain.ports import ClusterPort, ReceiptPort, TmuxPort, TrustPort
 from domain.receipts import ReceiptMode
@@ -83,6 +84,7 @@ class World:
     timing: LeaseTiming = field(default_factory=LeaseTiming)
     environ: dict[str, str] = field(default_factory=dict)  # the daemon's, read by `env` and `passEnv`
     prune_every_seconds: float = PASS_EVERY_SECONDS  # how often a ledger pruning pass may begin
+    prune_margin: timedelta = PRUNE_MARGIN  # how far the horizon trails the last read
     ask_wait_seconds: float = 600.0  # issue 20: how long a request's hook waits for an answer from the item
 
     def __post_init__(self) -> None:
@@ -211,7 +213,11 @@ class World:
             leases=self.leases,
             orphans=self.orphans,
             pruner=LedgerPruner(
-                store=self.store, events=self.events, clock=self.clock, pass_every_seconds=self.prune_every_seconds
+                store=self.store,
+                events=self.events,
+                clock=self.clock,
+                pass_every_seconds=self.prune_every_seconds,
+                margin=self.prune_margin,
             ),
             feedback=self.feedback,
         )
