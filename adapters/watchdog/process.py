@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from adapters.eventlog.rotation import Rotation
 from adapters.watchdog import deadline as files
 from adapters.watchdog.lock import running
 from domain.cluster import LeaseTiming
@@ -20,11 +21,19 @@ log = logging.getLogger(__name__)
 
 class ProcessWatchdog(AgentWatchdogPort):
     def __init__(
-        self, *, state_root: Path, events: Path, socket_name: str, timing: LeaseTiming, grace_seconds: float
+        self,
+        *,
+        state_root: Path,
+        events: Path,
+        socket_name: str,
+        timing: LeaseTiming,
+        grace_seconds: float,
+        rotation: Rotation | None = None,
     ) -> None:
         self._root = state_root
         self._file = state_root / files.FILE_NAME
         self._events = events
+        self._rotation = rotation or Rotation()  # the event log's, as the daemon writes it
         self._socket = socket_name
         self._timing = timing
         self._grace = timing.kill_grace(grace_seconds)
@@ -53,6 +62,7 @@ class ProcessWatchdog(AgentWatchdogPort):
         argv = [sys.executable, "-m", "adapters.watchdog", "--state-root", str(self._root.absolute())]
         argv += ["--events", str(self._events.absolute()), "--socket", self._socket]
         argv += ["--grace", f"{self._grace:g}", "--every", f"{self._timing.watch_every_seconds:g}"]
+        argv += ["--log-max-bytes", str(self._rotation.max_bytes), "--log-keep", str(self._rotation.keep)]
         root = Path(__file__).resolve().parents[2]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
         with (self._root / "watchdog.err").open("ab") as stderr:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from adapters.clock import SystemClock
+from adapters.eventlog.rotation import DEFAULT_KEEP, DEFAULT_MAX_BYTES, Rotation
 from adapters.eventlog.writer import JsonlEventLog
 from adapters.tmux import commands as cmd
 from adapters.tmux.answers import names_no_server
@@ -41,10 +42,12 @@ class Agent:
 
 
 class Watchdog:
-    def __init__(self, *, state_root: Path, events: Path, socket: str, grace: float) -> None:
+    def __init__(
+        self, *, state_root: Path, events: Path, socket: str, grace: float, rotation: Rotation | None = None
+    ) -> None:
         self._file = state_root / files.FILE_NAME
         self._clock = SystemClock()
-        self._events = JsonlEventLog(events, clock=self._clock.now)
+        self._events = JsonlEventLog(events, clock=self._clock.now, rotation=rotation)
         self._prefix = ["-L", socket] if socket else []
         self._runner = ShRunner()
         self._grace = grace
@@ -123,13 +126,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--socket", default="")
     parser.add_argument("--grace", type=float, default=1.0)
     parser.add_argument("--every", type=float, default=1.0)
+    parser.add_argument("--log-max-bytes", type=int, default=DEFAULT_MAX_BYTES)  # eventLog.maxBytes
+    parser.add_argument("--log-keep", type=int, default=DEFAULT_KEEP)  # eventLog.keep
     args = parser.parse_args(argv)
     lock = locked(args.state_root)
     if lock is None:
         return 0
     with lock, contextlib.suppress(KeyboardInterrupt):
         (args.state_root / "watchdog.pid").write_text(f"{os.getpid()}\n", encoding="ascii")
-        watchdog = Watchdog(state_root=args.state_root, events=args.events, socket=args.socket, grace=args.grace)
+        rotation = Rotation(args.log_max_bytes, args.log_keep)
+        watchdog = Watchdog(
+            state_root=args.state_root, events=args.events, socket=args.socket, grace=args.grace, rotation=rotation
+        )
         while watchdog.tick():
             time.sleep(args.every)
     return 0

@@ -7,7 +7,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from contextlib import nullcontext
+from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
 from app.cli.context import CliContext, Commands, UsageProblem, command
@@ -58,7 +58,6 @@ def add_poll(commands: Commands) -> None:
 
 
 def run_poll(args: argparse.Namespace, context: CliContext) -> int:
-    from app.cli.ui import page_served
     from app.usecases.daemon import Blocked, install_signal_handlers  # the use cases load only when run
 
     missing = context.settings.missing_variables(os.environ)  # issue 19: before any spawn could meet it
@@ -70,15 +69,14 @@ def run_poll(args: argparse.Namespace, context: CliContext) -> int:
         print(f"{clock.now():%H:%M:%S} {line}", file=sys.stderr, flush=True)
 
     daemon: Daemon = context.container.daemon(report=report)
-    if context.settings.webhooks.gh_webhook.enabled and not args.once:
-        daemon.serve = lambda: serve_webhooks(context, daemon, report)
+    if not args.once:
+        daemon.serve = lambda: serve_beside(context, daemon, report)
     install_signal_handlers(daemon)
     sources = context.settings.sources()
     if not sources:
         report("no polling.sources configured: each cycle has nothing to read")
     try:
-        with page_served(context, report) if not args.once else nullcontext():
-            daemon.run(once=args.once)
+        daemon.run(once=args.once)
     except Blocked as blocked:
         raise PollerBlocked(f"poll: another poller is running: {blocked}") from None
     last = daemon.last
@@ -87,6 +85,23 @@ def run_poll(args: argparse.Namespace, context: CliContext) -> int:
     if not args.once:
         report("stopped")
     return 0
+
+
+def serve_beside(context: CliContext, daemon: Daemon, report: Callable[[str], None]) -> Callable[[], None]:
+    """What serves beside the cycles, when enabled: the fleet page and the webhook receiver. Started
+    once the poller lock is held, so a second poller is told it is blocked, never that a port is in
+    use. Returns how to stop them."""
+    from app.cli.ui import page_served
+
+    stack = ExitStack()
+    try:
+        stack.enter_context(page_served(context, report))
+        if context.settings.webhooks.gh_webhook.enabled:
+            stack.callback(serve_webhooks(context, daemon, report))
+    except BaseException:
+        stack.close()  # the page stops when the receiver cannot start
+        raise
+    return stack.close
 
 
 def serve_webhooks(context: CliContext, daemon: Daemon, report: Callable[[str], None]) -> Callable[[], None]:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from adapters.clock import SystemClock
+from adapters.eventlog.rotation import Rotation
 from adapters.watchdog.deadline import FILE_NAME
 from adapters.watchdog.process import ProcessWatchdog
 from domain.cluster import LeaseTiming
@@ -89,6 +90,28 @@ def test_issue18_item3_the_watchdog_ends_the_marked_agents_once_the_deadline_pas
     assert before == ["0"]  # not before its deadline
     assert dead(real_tmux, OPERATOR) == ["0"]
     assert '"killed": false' in log.read_text()  # it went on SIGTERM, within the grace
+
+
+def test_issue23_item3_the_watchdog_rotates_the_event_log_as_configured_not_by_the_defaults(
+    real_tmux: RealTmux, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TMUX_TMPDIR", real_tmux.env["TMUX_TMPDIR"])
+    real_tmux.adapter().spawn(
+        SpawnRequest(AGENT, ("sh", "-c", "sleep 600"), str(tmp_path), "", mark=uuid.uuid4().hex, remain_on_exit=True)
+    )
+    log = tmp_path / "events.jsonl"
+    log.write_text('{"event": "filler"}\n' * 100)  # 2 KB, past the configured 1 KB
+    watchdog = ProcessWatchdog(state_root=tmp_path, events=log, socket_name=real_tmux.socket, timing=TIMING,
+                               grace_seconds=5, rotation=Rotation(1024, 1))  # fmt: skip
+    watchdog.arm(SystemClock().monotonic() - 0.01)
+    watchdog.start()
+    try:
+        wait_for(lambda: log.exists() and "cluster.agent_ended" in log.read_text(), what="the ending logged")
+    finally:
+        (tmp_path / FILE_NAME).unlink(missing_ok=True)
+
+    assert "filler" not in log.read_text()
+    assert (tmp_path / "events.jsonl.1").read_text().count("filler") == 100
 
 
 def test_issue18_item3_a_spawn_refused_by_the_last_check_starts_nothing_and_leaves_no_prompt_file(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import sqlite3
 
 import pytest
@@ -26,6 +27,23 @@ def test_a_second_poller_is_refused_naming_the_holder(loop: Loop, second: tuple[
     assert f"another poller is running: {loop.state / 'poller.lock'} is held by pid {first.pid}" in result.stderr
     assert loop.event_names().count("poller.blocked") == 1
     assert first.process.poll() is None  # the first one carries on
+
+
+def test_a_second_poller_with_the_fleet_page_is_refused_as_blocked_not_for_the_port_the_first_serves_on(
+    loop: Loop,
+) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    loop.extra = {"ui": {"enabled": True, "port": port}}
+    first = loop.running_poll()
+    wait_for(lambda: f"the fleet page: http://127.0.0.1:{port}/" in first.stderr, what="the page served")
+
+    result = loop.cli("poll")
+
+    assert result.returncode == 1
+    assert "another poller is running" in result.stderr and "cannot bind" not in result.stderr
+    assert first.process.poll() is None
 
 
 def test_each_cycle_prints_one_summary_line_on_stderr(loop: Loop) -> None:
