@@ -285,6 +285,11 @@ class Spawner:
             # it took the prompt, then died: its conversation holds it and is resumed next time; a
             # fresh conversation would get the prompt a second time
             return self._spawned(record, job, resumed=True, first=False, ready=True)
+        if watched.verdict is Verdict.DEAD and self._config.remain_on_exit and self._vanished(record):
+            # issue 21 (bench.chaos --harness codex): its session went whole — its tmux server or
+            # session killed from outside. A harness refusing the resume leaves its dead pane: this
+            # says nothing of the conversation, which is resumed again next attempt, never replaced
+            return self._failed(record, job, "the resumed harness's session vanished before it said it was ready")
         if watched.screen:
             self._emit(
                 Event.SESSION_NOT_READY, record, level=Level.WARNING, reason=watched.reason, screen=watched.screen
@@ -293,6 +298,9 @@ class Spawner:
         fresh = self.fresh_conversation(record, f"resume {watched.verdict.value}: {watched.reason}")
         probe = self._tmux.probe(record.target, mark="")
         return self._spawn(fresh, job, probe, resume=False, first=False)
+
+    def _vanished(self, record: SessionRecord) -> bool:
+        return self._tmux.probe(record.target, mark=record.spawn_id, pane=record.pane_id).harness is SessionState.ABSENT
 
     def _spawned(
         self, record: SessionRecord, job: Dispatch, *, resumed: bool, first: bool, ready: bool = False
