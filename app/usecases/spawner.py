@@ -243,8 +243,10 @@ class Spawner:
         except (OSError, TrustError) as error:
             return self._failed(record, job, f"cannot prepare the harness: {error}")
         # recorded before tmux starts it: after a crash right after the spawn, the next comment
-        # finds the harness by its mark instead of meeting a live stranger
-        record = self._store.save_session(record)
+        # finds the harness by its mark instead of meeting a live stranger, and a retry of this
+        # one knows it rides on the argv (issue 21: its receipt may come seconds later)
+        recent = tuple(dict.fromkeys((*record.recent_delivery_ids, job.delivery_id)))[-RECENT_DELIVERIES:]
+        record = self._store.save_session(replace(record, recent_delivery_ids=recent))
         request = SpawnRequest(
             target=record.target,
             argv=harness.argv(record.harness_session_id, resume=resume, extra=(*safe, *channel.args)),
@@ -307,7 +309,9 @@ class Spawner:
     ) -> Result:
         record = replace(
             record,
-            recent_delivery_ids=(*record.recent_delivery_ids, job.delivery_id)[-RECENT_DELIVERIES:],
+            recent_delivery_ids=tuple(dict.fromkeys((*record.recent_delivery_ids, job.delivery_id)))[
+                -RECENT_DELIVERIES:
+            ],
             updated_at=self._clock.now(),
             last_event=(Event.SESSION_SPAWNED if first else Event.SESSION_RESPAWNED).value,
             previous_host="",  # it runs here now
