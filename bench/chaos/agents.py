@@ -208,7 +208,7 @@ class RealAgent:
                 model_only.append(token)
         return [
             f"{self.name}: {len(self.turns())} model requests; prompts its hook confirmed that never reached "
-            f"the model (it died first): {len(hook_only)} {' '.join(hook_only[:5])}".rstrip(),
+            f"the model (it died first): {len(hook_only)} {' '.join(hook_only)}".rstrip(),
             f"{self.name}: in a model request without a hook receipt: {len(model_only)} "
             f"{' '.join(model_only[:5])}".rstrip(),
         ]
