@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import socket
+import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -118,6 +119,18 @@ class ShDoctorProbe:
         if not isinstance(data, dict):
             raise LoopError(f"{path}: not a JSON object")
         return data
+
+    def toml_file(self, path: Path) -> Mapping[str, Any] | None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as error:
+            raise LoopError(f"{path}: cannot read: {error}") from None
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            raise LoopError(f"{path}: not TOML") from None
 
     def file_writable(self, path: Path) -> str:
         folder = path.resolve().parent  # a symlinked dotfile: its target's folder gets the new copy

@@ -10,7 +10,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
-from app.config.harnesses import PINNED_CLAUDE_CODE
+from app.config.harnesses import PINNED_CLAUDE_CODE, PINNED_CODEX
 from app.config.settings import Settings
 from domain.errors import LoopError, MissingVariable
 from domain.model import HarnessSpec, SessionRecord
@@ -52,6 +52,9 @@ class DoctorProbe(Protocol):
 
     def json_file(self, path: Path) -> Mapping[str, Any] | None:
         """The JSON object in `path`; None when there is no such file."""
+
+    def toml_file(self, path: Path) -> Mapping[str, Any] | None:
+        """The TOML table in `path`; None when there is no such file."""
 
     def file_writable(self, path: Path) -> str:
         """Whether the file `path` can be replaced (written beside and renamed), or created."""
@@ -156,6 +159,8 @@ def _harness(
     )
     version = _check(subject, partial(probe.harness_version, spec.binary, pane), fix)
     yield version
+    if version.mark is not Mark.FAILED and _is_codex(spec):
+        yield from _codex(spec, probe, pane, environ, version.detail)
     if version.mark is Mark.FAILED or not _is_claude(spec):
         return
     found = version.detail.split()[0] if version.detail.split() else ""
@@ -171,6 +176,96 @@ def _harness(
 
 def _is_claude(spec: HarnessSpec) -> bool:
     return spec.receipts is ReceiptMode.CLAUDE or Path(spec.binary).name == "claude"
+
+
+def _is_codex(spec: HarnessSpec) -> bool:
+    return spec.receipts is ReceiptMode.CODEX or Path(spec.binary).name == "codex"
+
+
+def _codex_home(env: Mapping[str, str]) -> Path:
+    """Codex's folder: `$CODEX_HOME`, else `~/.codex` (its config.toml, auth.json)."""
+    folder = env.get("CODEX_HOME")
+    return Path(folder) if folder else Path(env.get("HOME") or Path.home()) / ".codex"
+
+
+def _codex(
+    spec: HarnessSpec, probe: DoctorProbe, pane: Mapping[str, str], environ: Mapping[str, str], version: str
+) -> Iterator[Check]:
+    """Issue 21: the pinned version, signed in as far as its files say offline, and trust written
+    where the panes' Codex reads it; never a secret printed."""
+    subject, key = f"harness {spec.name}", f"routing.harnesses.{spec.name}"
+    words = version.split()
+    found = words[1] if len(words) > 1 and words[0] == "codex-cli" else ""
+    if found != PINNED_CODEX:
+        yield Check(
+            Mark.WARNING,
+            f"{subject} version",
+            f"{found or version}, not {PINNED_CODEX}, the version whose behaviour the tests pin",
+            f"install {PINNED_CODEX} (scripts/install_codex.py)",
+        )
+    home = _codex_home(pane)
+    try:
+        config = probe.toml_file(home / "config.toml") or {}
+        auth = probe.json_file(home / "auth.json")
+    except LoopError as error:
+        yield Check(Mark.FAILED, f"{subject} login", str(error), f"fix or remove it (in {home})")
+        return
+    yield _codex_login(subject, key=key, home=home, config=config, auth=auth, pane=pane, binary=spec.binary)
+    if spec.trust_workdir:
+        writer, reader = _codex_home(environ) / "config.toml", home / "config.toml"
+        if writer != reader:
+            yield Check(
+                Mark.FAILED,
+                f"{subject} trust",
+                f"the-loop records trusted folders in {writer} but the panes' Codex reads {reader}",
+                "give the daemon and the panes the same HOME and CODEX_HOME",
+            )
+        else:
+            fix = f"let the daemon's user write {reader} and its folder, or set {spec.name}'s trustWorkdir: false"
+            yield _check(f"{subject} trust", partial(probe.file_writable, reader), fix)
+
+
+def _codex_login(
+    subject: str,
+    *,
+    key: str,
+    home: Path,
+    config: Mapping[str, Any],
+    auth: Mapping[str, Any] | None,
+    pane: Mapping[str, str],
+    binary: str,
+) -> Check:
+    provider = str(config.get("model_provider") or "")
+    providers = config.get("model_providers")
+    entry = providers.get(provider) if isinstance(providers, dict) else None
+    variable = str(entry.get("env_key") or "") if isinstance(entry, dict) else ""
+    if variable:  # a provider of the user's own, keyed by a variable: no sign-in
+        if pane.get(variable):
+            return Check(Mark.OK, f"{subject} login", f"an API key ({variable}) for model provider {provider}")
+        return Check(
+            Mark.FAILED,
+            f"{subject} login",
+            f"model provider {provider} reads its key from {variable}, which is not in the panes' environment",
+            f"add {variable} to {key}.passEnv",
+        )
+    path = home / "auth.json"
+    if auth is not None and (auth.get("OPENAI_API_KEY") or auth.get("tokens")):
+        how = "an API key" if auth.get("OPENAI_API_KEY") else "signed in with ChatGPT"
+        return Check(Mark.OK, f"{subject} login", f"{how} ({path})")
+    if config.get("cli_auth_credentials_store") == "keyring":
+        return Check(
+            Mark.WARNING,
+            f"{subject} login",
+            f"kept in the system keyring (cli_auth_credentials_store in {home / 'config.toml'}), not readable here",
+            f"check `{binary} login status` as the daemon's user",
+        )
+    return Check(
+        Mark.FAILED,
+        f"{subject} login",
+        f"not signed in: no {path} and no model provider with an env_key in {home / 'config.toml'}",
+        f"run `{binary} login` (or `{binary} login --with-api-key`, the key on stdin) as the daemon's user "
+        f"(CODEX_HOME={home})",
+    )
 
 
 def _claude_file(env: Mapping[str, str]) -> Path:

@@ -13,6 +13,7 @@ from domain.receipts import ReceiptMode
 
 # the Claude Code version whose behaviour the tests pin (scripts/install_claude_code.py installs it)
 PINNED_CLAUDE_CODE = "2.1.328"
+PINNED_CODEX = "0.169.0"  # issue 21: the Codex version the tests pin (scripts/install_codex.py installs it)
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _DOLLAR_BRACE = re.compile(r"\$\{([^}]*)\}?")

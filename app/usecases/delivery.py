@@ -107,10 +107,11 @@ class Delivery:
         harness = self.dispatcher.harness(run.record.harness if run.record else self.default_harness)
         retry = run.subject.attempts(run.ledger) > 0
         # an earlier attempt may have landed (a crash, a late receipt)
-        if retry and harness.receipts is not ReceiptMode.NONE and self.receipts.find(run.item.ref, run.job.receipt):
+        landed = self._landed_before(run, harness) if retry else None
+        if landed is Verdict.YES:
             return self._confirmed(run, "receipt-on-retry")
-        went_in = self._went_in_before(run, harness)
-        if went_in is Verdict.STOPPING:
+        went_in = self._went_in_before(run, harness) if landed is None else None
+        if Verdict.STOPPING in {landed, went_in}:
             return run.ledger, run.record, False
         if went_in is Verdict.YES:
             return self._confirmed(run, "alive-on-retry")
@@ -135,6 +136,21 @@ class Delivery:
         self.events.emit(Event.DISPATCH_DROPPED, level=Level.WARNING, reason="comment-deleted", **run.fields())
         run.summary.add(skipped=1)
         return run.ledger, run.record, True
+
+    def _landed_before(self, run: _Run, harness: HarnessSpec) -> Verdict | None:
+        """A receipt of an earlier attempt names the prompt (YES). Issue 21 (bench.chaos --harness
+        claude): a crash cut the spawn that carries it on its command line while the harness started,
+        which says it took the prompt seconds later (Claude Code: 1–2 s after its start): that
+        receipt is waited for, as the spawn would have — pasting it now would give it twice. None:
+        no receipt, and no such harness runs."""
+        record = run.record
+        if harness.receipts is ReceiptMode.NONE:
+            return None
+        if self.receipts.find(run.item.ref, run.job.receipt):
+            return Verdict.YES
+        if record is None or run.job.delivery_id not in record.recent_delivery_ids or not self.watch.running(record):
+            return None
+        return self.watch.wait_confirmed(record, harness, run.job.receipt, spawned=True).verdict
 
     def _went_in_before(self, run: _Run, harness: HarnessSpec) -> Verdict | None:
         """Without receipts, the ledger's word that the prompt went in (a crash cut the wait for

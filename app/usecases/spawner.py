@@ -243,8 +243,10 @@ class Spawner:
         except (OSError, TrustError) as error:
             return self._failed(record, job, f"cannot prepare the harness: {error}")
         # recorded before tmux starts it: after a crash right after the spawn, the next comment
-        # finds the harness by its mark instead of meeting a live stranger
-        record = self._store.save_session(record)
+        # finds the harness by its mark instead of meeting a live stranger, and a retry of this
+        # one knows it rides on the argv (issue 21: its receipt may come seconds later)
+        recent = tuple(dict.fromkeys((*record.recent_delivery_ids, job.delivery_id)))[-RECENT_DELIVERIES:]
+        record = self._store.save_session(replace(record, recent_delivery_ids=recent))
         request = SpawnRequest(
             target=record.target,
             argv=harness.argv(record.harness_session_id, resume=resume, extra=(*safe, *channel.args)),
@@ -285,6 +287,11 @@ class Spawner:
             # it took the prompt, then died: its conversation holds it and is resumed next time; a
             # fresh conversation would get the prompt a second time
             return self._spawned(record, job, resumed=True, first=False, ready=True)
+        if watched.verdict is Verdict.DEAD and self._config.remain_on_exit and self._vanished(record):
+            # issue 21 (bench.chaos --harness codex): its session went whole — its tmux server or
+            # session killed from outside. A harness refusing the resume leaves its dead pane: this
+            # says nothing of the conversation, which is resumed again next attempt, never replaced
+            return self._failed(record, job, "the resumed harness's session vanished before it said it was ready")
         if watched.screen:
             self._emit(
                 Event.SESSION_NOT_READY, record, level=Level.WARNING, reason=watched.reason, screen=watched.screen
@@ -294,12 +301,17 @@ class Spawner:
         probe = self._tmux.probe(record.target, mark="")
         return self._spawn(fresh, job, probe, resume=False, first=False)
 
+    def _vanished(self, record: SessionRecord) -> bool:
+        return self._tmux.probe(record.target, mark=record.spawn_id, pane=record.pane_id).harness is SessionState.ABSENT
+
     def _spawned(
         self, record: SessionRecord, job: Dispatch, *, resumed: bool, first: bool, ready: bool = False
     ) -> Result:
         record = replace(
             record,
-            recent_delivery_ids=(*record.recent_delivery_ids, job.delivery_id)[-RECENT_DELIVERIES:],
+            recent_delivery_ids=tuple(dict.fromkeys((*record.recent_delivery_ids, job.delivery_id)))[
+                -RECENT_DELIVERIES:
+            ],
             updated_at=self._clock.now(),
             last_event=(Event.SESSION_SPAWNED if first else Event.SESSION_RESPAWNED).value,
             previous_host="",  # it runs here now

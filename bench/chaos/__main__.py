@@ -1,6 +1,8 @@
-"""`python -m bench.chaos --kills N [--seed S] [--receipts file|none]`: the kill campaign. Its last
-line reads `N kills: L lost, D duplicated, K live sessions killed`; exit 1 when L or K is not 0,
-or D is not 0 for a harness with receipts."""
+"""`python -m bench.chaos --kills N [--seed S] [--harness sim|codex|claude] [--receipts file|none]`:
+the kill campaign. Its last line reads `N kills: L lost, D duplicated, K live sessions killed`;
+exit 1 when L or K is not 0, or D is not 0 for a harness with receipts. `--harness sim` (the
+default) is tests/harness_sim.py, with `--receipts`; another name is that real agent, offline
+against its model API's stand-in, accounted from its own records (bench/chaos/agents.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import time
 from pathlib import Path
 
 from bench.chaos.account import Tally, count_comments, count_deaths, reaction_gaps
+from bench.chaos.agents import AGENTS, Agent, Simulator
 from bench.chaos.campaign import Campaign, wait
 from bench.chaos.records import running
 from bench.chaos.world import World
@@ -28,15 +31,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.chaos", description=__doc__)
     parser.add_argument("--kills", type=int, required=True, help="how many SIGKILLs (poller, tmux server, harness)")
     parser.add_argument("--seed", type=int, default=None, help="replay a campaign (default: a fresh one, printed)")
-    parser.add_argument("--receipts", choices=("file", "none"), default="file", help="how the harness confirms")
+    parser.add_argument("--harness", choices=sorted(AGENTS), default="sim", help="the agent the items get")
+    parser.add_argument("--receipts", choices=("file", "none"), default="file", help="how the simulator confirms")
     parser.add_argument("--items", type=int, default=4, help="work items the comments go to")
     parser.add_argument("--settle", type=float, default=180.0, help="seconds the last poller gets to resolve all")
     parser.add_argument("--keep", action="store_true", help="keep the campaign's folder (printed)")
     args = parser.parse_args(argv)
     seed = args.seed if args.seed is not None else random.SystemRandom().getrandbits(32)
-    print(f"seed {seed} (replay: python -m bench.chaos --kills {args.kills} --seed {seed} --receipts {args.receipts})")
+    agent: Agent = Simulator(args.receipts) if args.harness == "sim" else AGENTS[args.harness]()
+    how = f"--receipts {args.receipts}" if args.harness == "sim" else f"--harness {args.harness}"
+    print(f"seed {seed} (replay: python -m bench.chaos --kills {args.kills} --seed {seed} {how})")
     root = Path(tempfile.mkdtemp(prefix="the-loop-chaos-"))
-    world = World(root, args.receipts)
+    world = World(root, agent)
     started = time.monotonic()
     try:
         tally, kills = campaign(world, args, random.Random(seed))
@@ -48,30 +54,33 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(root, ignore_errors=True)
     print(f"took {time.monotonic() - started:.1f}s")
     print(tally.line(kills))
-    promise_kept = not tally.lost and not tally.killed and (args.receipts == "none" or not tally.duplicated)
+    promise_kept = not tally.lost and not tally.killed and (not agent.confirms or not tally.duplicated)
     return 0 if promise_kept else 1
 
 
 def campaign(world: World, args: argparse.Namespace, rng: random.Random) -> tuple[Tally, int]:
     refs = world.items(args.items)
     world.start_poller()
-    if not wait(lambda: len({run.cwd for run in world.runs() if run.ready}) >= len(refs), 60.0):
+    if not wait(lambda: len({run.cwd for run in world.runs() if run.ready}) >= len(refs), 180.0):
         raise SystemExit(f"the items' sessions never started; see {world.root} (--keep)")
     run = Campaign(world, refs, rng)
     run.run(args.kills)
     settled = run.settle(args.settle)
     runs = world.runs()
     tally = Tally()
-    count_comments(run.sent, runs, world.notices(), tally)
+    taken = world.agent.taken(runs)
+    count_comments(run.sent, runs, world.notices(), tally, taken)
     alive = lambda pid: running(pid, world.record)  # noqa: E731
     count_deaths(runs, alive=alive, killed_pids=world.killed_pids, killed_servers=world.killed_servers, tally=tally)
-    report(run, tally, settled=settled, harnesses=len(runs), receipts=args.receipts)
-    for gap, count in reaction_gaps(run.sent, runs, world.reactions()).items():
+    report(run, tally, settled=settled, harnesses=len(runs), confirms=world.agent.confirms)
+    for gap, count in reaction_gaps(run.sent, taken, world.reactions()).items():
         print(f"  {gap}: {count}")
+    for note in world.agent.notes(comment.token for comment in run.sent):
+        print(f"  {note}")
     return tally, run.total
 
 
-def report(run: Campaign, tally: Tally, *, settled: bool, harnesses: int, receipts: str) -> None:
+def report(run: Campaign, tally: Tally, *, settled: bool, harnesses: int, confirms: bool) -> None:
     world = run.world
     print("kills: " + ", ".join(f"{what} {count}" for what, count in sorted(run.kills.items())))
     for aim, count in sorted(run.aims.items()):
@@ -95,7 +104,7 @@ def report(run: Campaign, tally: Tally, *, settled: bool, harnesses: int, receip
         print(f"  reported abandoned, yet delivered: {entry}")
     for entry in tally.noticed_twice:
         print(f"  two notices: {entry}")
-    if tally.duplicated and receipts == "none":
+    if tally.duplicated and not confirms:
         print(f"  duplicates: {AT_LEAST_ONCE}")
 
 

@@ -42,16 +42,29 @@ def noticed(notices: Iterable[str]) -> Counter[str]:
     return Counter(found for body in notices for found in set(_NOTICE_NAMES.findall(body)))
 
 
-def count_comments(sent: Iterable[Sent], runs: Iterable[HarnessRun], notices: Iterable[str], tally: Tally) -> None:
+Taken = Callable[[str], Mapping[str, int]]  # a token -> how many times each harness (or conversation) took it
+
+
+def taken_by_runs(runs: Iterable[HarnessRun]) -> Taken:
+    """What the simulator's own lines say each harness process took."""
     runs = list(runs)
+    return lambda token: {str(r.pid): n for r in runs if (n := sum(p.count(token) for p in r.accepted))}
+
+
+def count_comments(
+    sent: Iterable[Sent], runs: Iterable[HarnessRun], notices: Iterable[str], tally: Tally, taken: Taken | None = None
+) -> None:
+    """`taken`: what the agent received, by its own records (bench/chaos/agents.py); the runs' lines by default."""
+    runs = list(runs)
+    taken = taken or taken_by_runs(runs)
     dropped = [paste for run in runs for paste in run.unsubmitted]
     named = noticed(notices)
     for comment in sent:
-        by = {run.pid: n for run in runs if (n := sum(p.count(comment.token) for p in run.accepted))}
+        by = taken(comment.token)
         times, what = sum(by.values()), f"{comment.token} (comment {comment.comment_id})"
         tally.unsubmitted += sum(paste.count(comment.token) for paste in dropped)
         if times >= 2:
-            where = "one harness" if len(by) == 1 else f"{len(by)} harnesses"
+            where = "one harness" if len(by) == 1 else f"{len(by)} harnesses"  # or conversations
             tally.duplicated.append(f"{what} taken {times} times, by {where}")
         if named[comment.comment_id] >= 2:
             tally.noticed_twice.append(what)
@@ -88,18 +101,13 @@ def count_deaths(
                 tally.killed.append(f"harness {run.pid} started while harness {peer} still ran in {run.cwd}")
 
 
-def reaction_gaps(
-    sent: Iterable[Sent], runs: Iterable[HarnessRun], reactions: Iterable[tuple[str, str]]
-) -> Mapping[str, int]:
+def reaction_gaps(sent: Iterable[Sent], taken: Taken, reactions: Iterable[tuple[str, str]]) -> Mapping[str, int]:
     """Best-effort feedback, for the record: delivered comments without 🎉 (a kill between the
     ledger's write and the reaction)."""
-    taken = [prompt for run in runs for prompt in run.accepted]
     got: dict[str, set[str]] = {}
     for comment_id, reaction in reactions:
         got.setdefault(comment_id, set()).add(reaction)
     missing = sum(
-        1
-        for comment in sent
-        if any(comment.token in p for p in taken) and "succeeded" not in got.get(comment.comment_id, set())
+        1 for comment in sent if taken(comment.token) and "succeeded" not in got.get(comment.comment_id, set())
     )
     return {"delivered without 🎉": missing}

@@ -111,7 +111,7 @@ class Campaign:
                 self.kills["harness"] += 1
             return
         if aim is Aim.TRANSACTION:
-            time.sleep(rng.uniform(0, 1.3 if world.receipts == "none" else 0.3))
+            time.sleep(rng.uniform(0, 0.3 if world.agent.confirms else 1.3))
         world.kill_poller()
         self.kills["poller"] += 1
         world.start_poller()

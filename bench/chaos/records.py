@@ -1,4 +1,5 @@
-"""What the recording harness wrote (tests/harness_sim.py), read back per harness process."""
+"""What the recording harness wrote (tests/harness_sim.py, or bench/chaos/wrapper.py and the hook tap
+for a real agent), read back per harness process."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from bench.chaos import wrapper
 
 
 class JsonlTail:
@@ -66,6 +69,8 @@ class HarnessRun:
                 self.accepted.append(self.argv_prompt)  # it reads its argument once listening
         elif kind == "paste":
             self._pasted.append(line["text"])
+        elif kind == "prompt":  # a whole prompt a real agent's hook confirmed (bench/chaos/agents.py)
+            self.accepted.append(line["text"])
         elif kind == "submit" and self._pasted:
             self.accepted.append("".join(self._pasted))
             self._pasted.clear()
@@ -92,13 +97,9 @@ def harness_runs(path: Path) -> list[HarnessRun]:
 
 
 def running(pid: int, record: Path) -> bool:
-    """`pid` is still a harness of this record file, and not a zombie."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8").rsplit(")", 1)[1].split()[0]
-        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except (OSError, IndexError):
-        return False
-    return state not in {"Z", "X"} and str(record).encode() in argv
+    """`pid` is still a harness of this record file (the simulator's argv, or a real agent's
+    environment under bench/chaos/wrapper.py names it), and not a zombie."""
+    return wrapper.running(pid, str(record))
 
 
 def resumed(lines: JsonlTail, *, ready: bool) -> Callable[[], int]:

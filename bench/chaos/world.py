@@ -1,5 +1,6 @@
-"""The campaign's world: a state root, a private tmux server, the sandbox tracker, the recording
-harness, and the real `poll` as a subprocess — each of them killable with SIGKILL."""
+"""The campaign's world: a state root, a private tmux server, the sandbox tracker, the agent (the
+recording simulator, or a real one under its plug), and the real `poll` as a subprocess — each of
+them killable with SIGKILL."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +20,7 @@ from typing import Any
 from adapters.clock import SystemClock
 from adapters.sandbox.tracker import SandboxTracker
 from adapters.sqlite.store import SqliteStateStore
+from bench.chaos.agents import TAP_SECONDS, Agent
 from bench.chaos.config import AUTHOR, REPO, write_config
 from bench.chaos.records import HarnessRun, JsonlTail, harness_runs, running
 from domain.ledger import Ledger
@@ -29,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @dataclass
 class World:
     root: Path
-    receipts: str  # "file": the harness confirms through receipts; "none": by staying alive
+    agent: Agent  # the harness the items get, and how to read what it received
     socket: str = field(default_factory=lambda: f"chaos-{uuid.uuid4().hex[:8]}")
     poller: subprocess.Popen[bytes] | None = None
     pollers_started: int = 0
@@ -40,9 +43,19 @@ class World:
     def __post_init__(self) -> None:
         for folder in ("tmux", "tmp", "work"):
             (self.root / folder).mkdir(parents=True, exist_ok=True)
-        self.config = write_config(self.root, receipts=self.receipts, socket=self.socket, record=self.record)
+        self.record.touch()
+        entry, self.agent_env = self.agent.setup(self.root, self.record)
+        self.config = write_config(self.root, name=self.agent.name, entry=entry, socket=self.socket)
         self.sandbox = SandboxTracker(self.state / "sandbox.sqlite3", clock=SystemClock().now)
         self.events = JsonlTail(self.state / "logs" / "events.jsonl")
+        self._tapping = threading.Event()
+        self._tap = threading.Thread(target=self._tap_loop, name="agent-tap", daemon=True)
+        self._tap.start()
+
+    def _tap_loop(self) -> None:
+        """The agent's own records into the campaign's record, as they come (bench/chaos/agents.py)."""
+        while not self._tapping.wait(TAP_SECONDS):
+            self.agent.tap()
 
     @property
     def state(self) -> Path:
@@ -57,7 +70,8 @@ class World:
         """This process's environment without THE_LOOP_ variables; tmux and temporary files private."""
         env = {k: v for k, v in os.environ.items() if not k.upper().startswith("THE_LOOP_") and k != "TMUX"}
         path = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
-        return {**env, "PYTHONPATH": path, "TMUX_TMPDIR": str(self.root / "tmux"), "TMPDIR": str(self.root / "tmp")}
+        private = {"TMUX_TMPDIR": str(self.root / "tmux"), "TMPDIR": str(self.root / "tmp")}
+        return {**env, **self.agent_env, "PYTHONPATH": path, **private}
 
     def note(self, what: str, pid: int) -> None:
         """The campaign's own kills, timed like the event log, for reading a run afterwards."""
@@ -116,6 +130,7 @@ class World:
         return True
 
     def runs(self) -> list[HarnessRun]:
+        self.agent.tap()
         return harness_runs(self.record)
 
     def running_harnesses(self) -> list[HarnessRun]:
@@ -166,6 +181,9 @@ class World:
         found = self.tmux("display-message", "-p", "#{pid}").stdout.strip()
         if found.isdigit():
             os.kill(int(found), signal.SIGKILL)
+        self._tapping.set()
+        self._tap.join(timeout=10)
+        self.agent.close()
 
 
 def events_named(events: list[dict[str, Any]], *names: str) -> list[dict[str, Any]]:

@@ -127,6 +127,18 @@ def test_issue19_item2_a_json_file_is_read_and_an_absent_one_is_none(tmp_path: P
         PROBE.json_file(tmp_path / "bad.json")
 
 
+def test_issue21_a_toml_file_is_read_and_an_absent_one_is_none(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text('model_provider = "corp"\n[projects."/w"]\ntrust_level = "trusted"\n')
+    assert PROBE.toml_file(tmp_path / "config.toml") == {
+        "model_provider": "corp",
+        "projects": {"/w": {"trust_level": "trusted"}},
+    }
+    assert PROBE.toml_file(tmp_path / "none.toml") is None
+    (tmp_path / "bad.toml").write_text("[projects", encoding="utf-8")
+    with pytest.raises(LoopError, match="not TOML"):
+        PROBE.toml_file(tmp_path / "bad.toml")
+
+
 def test_issue19_item2_a_file_in_a_read_only_folder_cannot_be_replaced() -> None:
     # root writes any folder: the probe then runs in a child turned `nobody`, in a folder nobody
     # may only read; the child says by its exit status what the probe answered

@@ -16,10 +16,11 @@ from tests.tmux_support import require_tmux
 LAST_LINE = re.compile(r"^(\d+) kills: (\d+) lost, (\d+) duplicated, (\d+) live sessions killed$")
 
 
-def campaign(kills: int, receipts: str) -> tuple[tuple[int, int, int, int], str]:
+def campaign(kills: int, *flags: str) -> tuple[tuple[int, int, int, int], str]:
+    """`flags`: `--receipts file|none` for the simulator, `--harness NAME` for a real agent."""
     require_tmux()
     seed = random.SystemRandom().getrandbits(32)
-    argv = [sys.executable, "-m", "bench.chaos", "--kills", str(kills), "--seed", str(seed), "--receipts", receipts]
+    argv = [sys.executable, "-m", "bench.chaos", "--kills", str(kills), "--seed", str(seed), *flags]
     done = subprocess.run(argv, cwd=ROOT, env=clean_env(), capture_output=True, text=True, timeout=600, check=False)
     output = done.stdout + done.stderr
     print(output)  # the figures, with -s or on a failure
@@ -31,12 +32,12 @@ def campaign(kills: int, receipts: str) -> tuple[tuple[int, int, int, int], str]
 
 
 def test_kill_campaign_with_receipts_loses_nothing_duplicates_nothing_and_kills_no_live_session() -> None:
-    (kills, lost, duplicated, killed), output = campaign(20, "file")
+    (kills, lost, duplicated, killed), output = campaign(20, "--receipts", "file")
     assert (kills, lost, duplicated, killed) == (20, 0, 0, 0), output
 
 
 def test_kill_campaign_without_receipts_loses_nothing_and_kills_no_live_session() -> None:
     """Without receipts a poller killed between a paste and the ledger's write pastes again on retry
     (at-least-once): the duplicates are counted and printed, not asserted."""
-    (kills, lost, _duplicated, killed), output = campaign(8, "none")
+    (kills, lost, _duplicated, killed), output = campaign(8, "--receipts", "none")
     assert (kills, lost, killed) == (8, 0, 0), output

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from app.cli.doctor import Check, Mark, diagnose
-from app.config.harnesses import PINNED_CLAUDE_CODE
+from app.config.harnesses import PINNED_CLAUDE_CODE, PINNED_CODEX
 from app.config.settings import Settings
 from domain.errors import LoopError
 from domain.refs import RepoRef
@@ -32,10 +32,11 @@ class FakeMachine:
         files: Mapping[Path, Mapping[str, Any]] | None = None,  # JSON files by path
         server_env: Mapping[str, str] | None = None,  # the running tmux server's; None: none runs
         claude_version: str = PINNED_CLAUDE_CODE,
+        codex_version: str = PINNED_CODEX,
     ) -> None:
         self.missing, self.logged_out, self.hidden = missing, logged_out, hidden
         self.harness_path, self.files, self.server_env = harness_path, dict(files or {}), server_env
-        self.claude_version = claude_version
+        self.claude_version, self.codex_version = claude_version, codex_version
         self.version_env: dict[str, Mapping[str, str]] = {}
 
     def version(self, binary: str) -> str:
@@ -73,9 +74,14 @@ class FakeMachine:
         self.version_env[binary] = env
         if binary in self.missing or self.harness_path not in env.get("PATH", "").split(":"):
             raise LoopError(f"{binary} not found on the panes' PATH ({env.get('PATH', '')})")
+        if Path(binary).name == "codex":
+            return f"codex-cli {self.codex_version} ({self.harness_path}/{binary})"
         return f"{self.claude_version} (Claude Code) ({self.harness_path}/{binary})"
 
     def json_file(self, path: Path) -> Mapping[str, Any] | None:
+        return self.files.get(path)
+
+    def toml_file(self, path: Path) -> Mapping[str, Any] | None:
         return self.files.get(path)
 
     def file_writable(self, path: Path) -> str:
@@ -334,3 +340,82 @@ def test_issue20_item4_doctor_says_which_item_waits_for_new_agent_credentials_an
         "API key or login (for Claude Code: ANTHROPIC_API_KEY, or `claude /login`), then write `the-loop resume` "
         "on github:acme/widgets#7"
     )
+
+
+CODEX = {**SANDBOX, "routing": {"defaultHarness": "codex"}}
+CODEX_AUTH, CODEX_CONFIG = Path("/home/loop/.codex/auth.json"), Path("/home/loop/.codex/config.toml")
+
+
+def codex_lines(found: list[Check]) -> list[str]:
+    return [c.line() for c in found if c.subject.startswith("harness codex")]
+
+
+def test_issue21_doctor_shows_a_ready_codex_its_pinned_version_its_sign_in_and_its_trust_writer() -> None:
+    signed_in = {"auth_mode": "apikey", "OPENAI_API_KEY": "sk-" + "s" * 40}
+    found = checks(CODEX, FakeMachine(files={CODEX_AUTH: signed_in}))
+    assert codex_lines(found) == [
+        f"✓ harness codex: codex-cli {PINNED_CODEX} (/usr/bin/codex)",
+        "✓ harness codex login: an API key (/home/loop/.codex/auth.json)",
+        "✓ harness codex trust: /home/loop/.codex/config.toml is writable",
+    ]
+    assert not any("sssss" in c.line() for c in found)
+
+
+def test_issue21_another_codex_version_is_a_warning_naming_the_pinned_one() -> None:
+    chatgpt = {"auth_mode": "chatgpt", "tokens": {"id_token": "x"}}
+    found = checks(CODEX, FakeMachine(files={CODEX_AUTH: chatgpt}, codex_version="0.170.1"))
+    assert failed_lines(found) == [
+        f"! harness codex version: 0.170.1, not {PINNED_CODEX}, the version whose behaviour the tests pin — "
+        f"fix: install {PINNED_CODEX} (scripts/install_codex.py)"
+    ]
+    assert "✓ harness codex login: signed in with ChatGPT (/home/loop/.codex/auth.json)" in codex_lines(found)
+
+
+def test_issue21_a_codex_never_signed_in_is_a_failure_with_the_fix() -> None:
+    (line,) = failed_lines(checks(CODEX, FakeMachine()))
+    assert line == (
+        "✗ harness codex login: not signed in: no /home/loop/.codex/auth.json and no model provider with an env_key "
+        "in /home/loop/.codex/config.toml — fix: run `codex login` (or `codex login --with-api-key`, the key on "
+        "stdin) as the daemon's user (CODEX_HOME=/home/loop/.codex)"
+    )
+
+
+def test_issue21_a_codex_model_provider_reading_its_key_from_the_environment_needs_that_variable_in_the_panes() -> None:
+    config = {"model_provider": "corp", "model_providers": {"corp": {"base_url": "http://x", "env_key": "CORP_KEY"}}}
+    document = {**SANDBOX, "routing": {"defaultHarness": "codex", "harnesses": {"codex": {"passEnv": ["CORP_KEY"]}}}}
+    lacking = checks(document, FakeMachine(files={CODEX_CONFIG: config}), {**DAEMON})
+    assert failed_lines(lacking)[0].startswith("✗ harness codex environment: passEnv CORP_KEY")
+    found = checks(document, FakeMachine(files={CODEX_CONFIG: config}), {**DAEMON, "CORP_KEY": "secret-corp"})
+    assert "✓ harness codex login: an API key (CORP_KEY) for model provider corp" in codex_lines(found)
+    alone = checks(CODEX, FakeMachine(files={CODEX_CONFIG: config}))
+    assert failed_lines(alone) == [
+        "✗ harness codex login: model provider corp reads its key from CORP_KEY, which is not in the panes' "
+        "environment — fix: add CORP_KEY to routing.harnesses.codex.passEnv"
+    ]
+    assert not any("secret-corp" in c.line() for c in found)
+
+
+def test_issue21_a_codex_login_kept_in_the_keyring_is_a_warning_it_cannot_be_read_offline() -> None:
+    found = checks(CODEX, FakeMachine(files={CODEX_CONFIG: {"cli_auth_credentials_store": "keyring"}}))
+    assert failed_lines(found) == [
+        "! harness codex login: kept in the system keyring (cli_auth_credentials_store in "
+        "/home/loop/.codex/config.toml), not readable here — fix: check `codex login status` as the daemon's user"
+    ]
+
+
+def test_issue21_a_codex_trust_writer_writing_where_the_panes_codex_does_not_read_is_a_failure() -> None:
+    document = {
+        **SANDBOX,
+        "routing": {"defaultHarness": "codex", "harnesses": {"codex": {"env": {"CODEX_HOME": "/srv/cx"}}}},
+    }
+    found = checks(document, FakeMachine(files={Path("/srv/cx/auth.json"): {"OPENAI_API_KEY": "sk-x"}}))
+    assert failed_lines(found) == [
+        "✗ harness codex trust: the-loop records trusted folders in /home/loop/.codex/config.toml but the panes' "
+        "Codex reads /srv/cx/config.toml — fix: give the daemon and the panes the same HOME and CODEX_HOME"
+    ]
+
+
+def test_issue21_doctors_pinned_codex_is_the_version_the_tests_install() -> None:
+    from tests.codex.rig import pinned_version
+
+    assert pinned_version() == PINNED_CODEX

@@ -1,0 +1,308 @@
+"""The agent a campaign drives, one plug each: its harness entry and environment (with its model
+API's stand-in, for a real agent), and what it received, read from its own records.
+
+A plug (`Agent`) gives the campaign:
+- `setup(root, record)`: start what the agent needs offline (its API stand-in, a home), and return
+  the `routing.harnesses` entry (named `name`) and the environment the poller — and so the tmux
+  server and every pane — runs with;
+- `tap()`: called every few tens of milliseconds and once at the end: turn the agent's own records
+  into the campaign's record lines (`ready`, `prompt`), which the aimed kills and the tally read;
+- `taken(token)`: how many times each conversation received a comment's token, and `notes()`.
+
+The simulator records itself. A real agent runs under `wrapper.py` (its process record) and is read
+twice: its hooks' `UserPromptSubmit` receipts (one per submitted prompt, copied before the-loop
+removes an old spawn's folder) and its API stand-in's log of model requests (each holds the whole
+conversation so far: a turn counts once per conversation, however many later requests repeat it).
+A conversation received a token as often as the larger of the two says; a prompt only the hook saw
+(the agent died before asking its model) is received, and said in the notes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from adapters.receipts.hooks import SUFFIX, receipt_of
+from bench.chaos.account import Taken, taken_by_runs
+from bench.chaos.records import HarnessRun, JsonlTail
+from domain.receipts import ReceiptKind
+
+ROOT = Path(__file__).resolve().parents[2]
+SIM = ROOT / "tests" / "harness_sim.py"
+WRAPPER = Path(__file__).resolve().with_name("wrapper.py")
+REMEMBER = ("--remember", "--peers")  # resumable conversations; a harness says what else ran at its start
+TAP_SECONDS = 0.05
+
+
+class Agent(Protocol):
+    @property
+    def name(self) -> str:
+        """Its routing.harnesses key: a built-in's name lays the entry over the built-in."""
+
+    @property
+    def confirms(self) -> bool:
+        """It gives receipts: a duplicate is a defect (without, at-least-once is the promise)."""
+
+    def setup(self, root: Path, record: Path) -> tuple[dict[str, Any], dict[str, str]]: ...
+
+    def tap(self) -> None: ...
+
+    def taken(self, runs: list[HarnessRun]) -> Taken: ...
+
+    def notes(self, tokens: Iterable[str]) -> list[str]: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class Simulator:
+    """tests/harness_sim.py: it records what reached its terminal itself."""
+
+    receipts: str = "file"
+    name: str = "sim"
+
+    @property
+    def confirms(self) -> bool:
+        return self.receipts != "none"
+
+    def setup(self, root: Path, record: Path) -> tuple[dict[str, Any], dict[str, str]]:
+        quick = self.receipts == "none"  # without receipts a confirmation is a wait: keep it short
+        entry = {
+            "binary": sys.executable,
+            "args": [str(SIM), "--record", str(record), "--known-ids", str(root / "known-ids"), *REMEMBER],
+            "sessionIdArgs": ["--session-id", "{session_id}"],
+            "resumeArgs": ["--resume", "{session_id}"],
+            "receipts": self.receipts,
+            "readySeconds": 1 if quick else 10,
+            "confirmSeconds": 1 if quick else 5,
+        }
+        return entry, {}
+
+    def tap(self) -> None:
+        pass
+
+    def taken(self, runs: list[HarnessRun]) -> Taken:
+        return taken_by_runs(runs)
+
+    def notes(self, tokens: Iterable[str]) -> list[str]:
+        return []
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass(frozen=True, slots=True)
+class ModelTurn:
+    """One model request of an agent's own loop: its conversation and the user texts it carried."""
+
+    conversation: str
+    texts: tuple[str, ...]
+
+
+@dataclass
+class HookTap:
+    """Reads the receipts the agent's hooks write into each spawn's folder (found in the agent's
+    argv) and appends `ready` and `prompt` lines to the record, each receipt once."""
+
+    record: Path
+    receipts_root: Path
+    prompts: list[tuple[str, str]] = field(default_factory=list)  # (conversation, text), one per submission
+    _starts: JsonlTail | None = None
+    _folders: dict[Path, int] = field(default_factory=dict)
+    _seen: set[Path] = field(default_factory=set)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __call__(self) -> None:
+        with self._lock:
+            if self._starts is None:
+                self._starts = JsonlTail(self.record)
+            shape = re.compile(re.escape(str(self.receipts_root)) + r"/([A-Za-z0-9._-]+)/([A-Za-z0-9._-]+)")
+            for line in self._starts.new():
+                if line.get("kind") == "start":
+                    found = shape.search(" ".join(line.get("argv", [])))
+                    if found:
+                        self._folders[self.receipts_root / found[1] / found[2]] = line["pid"]
+            lines = []
+            for folder, pid in self._folders.items():
+                try:
+                    names = sorted(e.name for e in os.scandir(folder) if e.name.endswith(SUFFIX))
+                except OSError:
+                    continue
+                for name in names:
+                    path = folder / name
+                    if path in self._seen:
+                        continue
+                    self._seen.add(path)
+                    try:
+                        receipt = receipt_of(name.removesuffix(SUFFIX), path.read_text(errors="replace"))
+                    except OSError:
+                        continue
+                    if receipt is None:
+                        continue
+                    if receipt.kind is ReceiptKind.READY:
+                        lines.append({"kind": "ready", "pid": pid, "conversation": receipt.conversation})
+                    elif receipt.kind is ReceiptKind.PROMPT:
+                        self.prompts.append((receipt.conversation, receipt.prompt))
+                        lines.append({"kind": "prompt", "pid": pid, "text": receipt.prompt})
+            if lines:
+                with self.record.open("a", encoding="utf-8") as file:
+                    file.write("".join(json.dumps(line) + "\n" for line in lines))
+
+
+@dataclass
+class RealAgent:
+    """A real agent CLI under the wrapper, its hooks tapped, its model API a stand-in: a subclass
+    starts the stand-in (`setup`) and reads its log (`turns`)."""
+
+    name: str = ""
+    binary: Path = Path()
+    hooks: HookTap | None = None
+    confirms: bool = True
+
+    def setup(self, root: Path, record: Path) -> tuple[dict[str, Any], dict[str, str]]:
+        raise NotImplementedError
+
+    def turns(self) -> list[ModelTurn]:
+        raise NotImplementedError
+
+    def wrapped(self, root: Path, record: Path) -> dict[str, Any]:
+        self.hooks = HookTap(record, root / "state" / "receipts")
+        return {"binary": sys.executable, "args": [str(WRAPPER), str(record), str(self.binary)]}
+
+    def tap(self) -> None:
+        if self.hooks is not None:
+            self.hooks()
+
+    def counts(self, token: str) -> tuple[Counter[str], Counter[str]]:
+        """Per conversation: prompts its hooks saw holding `token`; the most times one model request held it."""
+        hooks: Counter[str] = Counter()
+        for conversation, text in self.hooks.prompts if self.hooks else []:
+            hooks[conversation] += text.count(token)
+        model: Counter[str] = Counter()
+        for turn in self.turns():
+            model[turn.conversation] = max(model[turn.conversation], sum(t.count(token) for t in turn.texts))
+        return +hooks, +model
+
+    def taken(self, runs: list[HarnessRun]) -> Taken:
+        def by_conversation(token: str) -> Mapping[str, int]:
+            hooks, model = self.counts(token)
+            return {c: max(hooks[c], model[c]) for c in {*hooks, *model}}
+
+        return by_conversation
+
+    def notes(self, tokens: Iterable[str]) -> list[str]:
+        hook_only, model_only = [], []
+        for token in tokens:
+            hooks, model = self.counts(token)
+            if hooks and not model:
+                hook_only.append(token)
+            if model and not hooks:
+                model_only.append(token)
+        return [
+            f"{self.name}: {len(self.turns())} model requests; prompts its hook confirmed that never reached "
+            f"the model (it died first): {len(hook_only)} {' '.join(hook_only)}".rstrip(),
+            f"{self.name}: in a model request without a hook receipt: {len(model_only)} "
+            f"{' '.join(model_only[:5])}".rstrip(),
+        ]
+
+    def close(self) -> None:
+        pass
+
+
+def openai_turns(log: list[Any]) -> list[ModelTurn]:
+    """Codex's turns: Responses API requests of the conversation itself (a thread-title request
+    repeats the prompt under an id of its own: left out), by `prompt_cache_key`."""
+    turns = []
+    for request in list(log):
+        if not request.is_turn or not isinstance(request.body, dict):
+            continue
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        try:
+            meta = json.loads(headers.get("x-codex-turn-metadata", "{}"))
+        except ValueError:
+            meta = {}
+        if meta.get("thread_source") == "thread_title":
+            continue
+        conversation = str(request.body.get("prompt_cache_key") or headers.get("session-id", ""))
+        turns.append(ModelTurn(conversation, tuple(request.user_texts())))
+    return turns
+
+
+@dataclass
+class Codex(RealAgent):
+    """The pinned Codex against tests/openai_standin, as tests/codex/rig.py runs it."""
+
+    name: str = "codex"
+    standin: Any = None
+
+    def setup(self, root: Path, record: Path) -> tuple[dict[str, Any], dict[str, str]]:
+        from tests.codex.rig import codex_home, installed_binary
+        from tests.openai_standin.server import OpenAIStandIn
+
+        self.binary = self.binary if self.binary != Path() else installed_binary()
+        self.standin = OpenAIStandIn()
+        home = root / "home"
+        folder = codex_home(home / ".codex", self.standin.base_url)
+        env = {"HOME": str(home), "CODEX_HOME": str(folder), "OPENAI_API_KEY": "sk-standin", "LANG": "C.UTF-8"}
+        return self.wrapped(root, record), env
+
+    def turns(self) -> list[ModelTurn]:
+        return openai_turns(self.standin.log) if self.standin else []
+
+    def close(self) -> None:
+        if self.standin:
+            self.standin.close()
+
+
+def anthropic_turns(log: list[Any]) -> list[ModelTurn]:
+    """Claude Code's turns: Messages API requests of its own loop (they carry tools), by the
+    session id its headers or metadata name."""
+    turns = []
+    for request in list(log):
+        if request.kind.value != "turn" or not isinstance(request.body, dict):
+            continue
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        conversation = headers.get("x-claude-code-session-id", "")
+        if not conversation:
+            user = str((request.body.get("metadata") or {}).get("user_id", ""))
+            found = re.search(r"session_?\W*([0-9a-f-]{36})", user)
+            conversation = found[1] if found else user
+        turns.append(ModelTurn(conversation, tuple(request.user_texts())))
+    return turns
+
+
+@dataclass
+class Claude(RealAgent):
+    """The pinned Claude Code against tests/anthropic_standin, as tests/claude/ runs it."""
+
+    name: str = "claude"
+    standin: Any = None
+
+    def setup(self, root: Path, record: Path) -> tuple[dict[str, Any], dict[str, str]]:
+        from tests.anthropic_standin.server import AnthropicStandIn
+        from tests.claude.home import ClaudeHome, claude_env, installed_binary
+
+        self.binary = self.binary if self.binary != Path() else installed_binary()
+        self.standin = AnthropicStandIn()
+        env = claude_env(ClaudeHome(root / "home"), self.standin.base_url)
+        env.pop("PATH")  # the poller's own: it runs Python and tmux
+        return self.wrapped(root, record), env
+
+    def turns(self) -> list[ModelTurn]:
+        return anthropic_turns(self.standin.log) if self.standin else []
+
+    def close(self) -> None:
+        if self.standin:
+            self.standin.close()
+
+
+# `--harness NAME`: the Gemini and opencode plugs go here (docs/harnesses.md, "Adding a harness")
+AGENTS: dict[str, Callable[[], Agent]] = {"sim": Simulator, "codex": Codex, "claude": Claude}

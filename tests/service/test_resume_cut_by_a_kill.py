@@ -1,0 +1,64 @@
+"""Found by the kill campaign with the real Codex (`bench.chaos --harness codex`, seed 291093495):
+a resumed harness whose tmux session was killed from outside (its tmux server SIGKILLed) before it
+said it was ready was judged a failed resume, and the-loop started a fresh conversation — dropping
+the conversation that held every earlier comment, one of them confirmed to the agent (its
+`UserPromptSubmit` receipt) a moment before and never sent to the model. A resume that vanished
+with its session says nothing about the conversation: it is resumed again, never replaced."""
+
+from __future__ import annotations
+
+from domain.ledger import Resolution
+from domain.model import Probe
+from domain.refs import TmuxTarget
+from tests.fakes.receipts import FakeReceipts
+from tests.fakes.tmux import FakePane, FakeTmux
+from tests.service.world import World
+
+
+class ServerKilledDuringTheResume(FakeTmux):
+    """The first resumed harness's session is gone (its tmux server killed) at the first look after
+    its spawn, before it wrote any receipt; every prompt any harness took is kept."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.took: list[str] = []
+        self.pending: list[str] = []  # sessions to lose at the next probe
+        self.cut = 0
+        self.receipts: FakeReceipts | None = None  # its harness, gone, writes none
+        self.listeners.append(self._heard)
+
+    def _heard(self, what: str, pane: FakePane, text: str) -> None:
+        if what == "spawn" and "--resume" in pane.argv and not self.cut:
+            self.cut += 1  # gone before it read its argv
+            self.pending.extend(name for name, s in self.sessions.items() if pane in s.panes)
+        elif text:
+            self.took.append(text)
+
+    def probe(self, target: TmuxTarget, *, mark: str, pane: str = "") -> Probe:
+        for name in self.pending:
+            gone = self.sessions.pop(name)
+            if self.receipts is not None:
+                for spawned in gone.panes:
+                    self.receipts.spawns.pop(spawned.mark, None)
+        self.pending.clear()
+        return super().probe(target, mark=mark, pane=pane)
+
+
+def test_issue21_item6_a_resume_cut_short_by_a_killed_tmux_server_keeps_its_conversation() -> None:
+    tmux = ServerKilledDuringTheResume()
+    world = World(tmux=tmux)
+    assert isinstance(world.receipts, FakeReceipts)
+    tmux.receipts = world.receipts
+    ref = world.watched()
+    world.vanish(ref)  # its harness is gone: the next comment resumes its conversation
+    comment = world.comment(ref, "please look at TOKEN-1")
+
+    for _ in range(world.max_retries + 1):
+        world.cycle()
+
+    assert tmux.cut == 1
+    assert world.events.named("session.resume_failed") == []
+    assert world.record(ref).harness_session_id == "sid-1"  # the conversation that holds the earlier comments
+    assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
+    assert sum(prompt.count("TOKEN-1") for prompt in tmux.took) == 1
+    assert [e["resumed"] for e in world.events.named("session.respawned")] == [True]  # again, after the cut
