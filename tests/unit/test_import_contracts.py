@@ -55,6 +55,8 @@ def test_the_real_tree_keeps_every_contract(tree: Path) -> None:
         # the lean `sessions list` wiring's names the four adapters its listing looks with, no other
         ("app/cli/lean_listing.py", "import adapters.github.gh\n", "only app.container imports adapters BROKEN"),
         ("app/cli/lean_listing.py", "import adapters.postgres.store\n", "only app.container imports adapters BROKEN"),
+        # the fleet page shares the webhook receiver's server core, and no other adapter (issue 23 item 6)
+        ("app/web/http.py", "import adapters.github.webhook\n", "only app.container imports adapters BROKEN"),
         ("adapters/planted.py", "import app.usecases.poll\n", "adapters do not import app BROKEN"),
         ("app/usecases/planted.py", "import app.cli.main\n", USECASES),
         ("app/usecases/planted.py", "import app.config.settings\n", USECASES),
