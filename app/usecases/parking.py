@@ -9,11 +9,12 @@ from datetime import datetime
 
 from app.usecases.feedback import Feedback
 from app.usecases.spawner import Dispatch
+from app.usecases.subjects import StartSubject
 from domain.errors import StaleWrite, TrackerError
 from domain.events import Event, Level
-from domain.ledger import Authorized, DeliveryState, Ledger, Resolution, Screen, StartRequest, Turn, screen
+from domain.ledger import Authorized, Ledger, Screen, StartRequest, Turn, screen
 from domain.model import Comment, CommentKind, Reaction, SessionRecord, WorkItem
-from domain.notice import parked_notice, start_failed_notice
+from domain.notice import parked_notice
 from domain.parking import FailedTurn, Park, park, resume_prompt
 from domain.ports import ClockPort, EventSink, StateStore, TrackerPort
 from domain.prompts import spawn_prompt
@@ -28,15 +29,13 @@ def resume_turn(turn: Turn) -> bool:
     return turn.comment_id.startswith(f"{RESUME}-")
 
 
-@dataclass(frozen=True, slots=True)
-class ResumeSubject:
-    """The one prompt at a reset; its attempts ride on the ledger's start request (reason `resume`)."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResumeSubject(StartSubject):
+    """The one prompt at a reset: a start of its own, whose attempts ride on the ledger's start
+    request (reason `resume`) as a start's do; delivered, it opens a turn."""
 
-    item: WorkItem
-    request: StartRequest
     park: Park
     failed: tuple[Comment, ...]
-    comment: Comment | None = None
     key: str = RESUME
 
     @property
@@ -48,24 +47,8 @@ class ResumeSubject:
         prompt = resume_prompt(item.ref, self.park, self.failed, receipt=line)
         return Dispatch(item, prompt, spawn_prompt(item, receipt=line) + "\n" + prompt, self.delivery_id, line)
 
-    def attempts(self, ledger: Ledger) -> int:
-        return ledger.start.attempts if ledger.start else 0
-
-    def spend(self, ledger: Ledger) -> Ledger:
-        start = ledger.start or self.request
-        return replace(ledger, start=replace(start, attempts=start.attempts + 1))
-
-    def mark(self, ledger: Ledger, state: DeliveryState) -> Ledger:
-        return ledger
-
     def delivered(self, ledger: Ledger, *, at: datetime, reason: str, spawn: str) -> Ledger:
         return replace(ledger, start=None).turn_open(Turn(self.delivery_id, CommentKind.ISSUE_COMMENT, spawn))
-
-    def settled(self, ledger: Ledger, kind: Resolution, *, at: datetime, version: str, reason: str) -> Ledger:
-        return replace(ledger, start=None)
-
-    def notice(self, *, attempts: int, reason: str) -> str:
-        return start_failed_notice(self.item.ref, attempts=attempts, reason=reason)
 
 
 @dataclass(kw_only=True, eq=False)
@@ -137,7 +120,7 @@ class Parking:
         self.events.emit(
             Event.SESSION_UNPARKED, work_item=str(item.ref), by=by, comments=[f.comment_id for f in parked.comments]
         )
-        return ledger, ResumeSubject(item, request, parked, comments)
+        return ledger, ResumeSubject(item, request, park=parked, failed=comments)
 
     def resumed(self, record: SessionRecord) -> SessionRecord:
         parked = record.park
