@@ -105,13 +105,7 @@ class PollCycle:
             try:
                 self._poll(watch, sessions[watch.repo], summary)
             except Exception as error:  # one repository's fault never stops the others
-                summary.add(sources_failed=1)
-                self.events.emit(
-                    Event.POLL_SOURCE_FAILED,
-                    level=Level.ERROR,
-                    repo=str(watch.repo),
-                    cause=f"{type(error).__name__}: {error}",
-                )
+                self._fault(summary, error, Event.POLL_SOURCE_FAILED, count="sources_failed", repo=str(watch.repo))
         if self.pruner is not None and not self.stopping():
             self.pruner.run(self.leases.held())  # after the items' work: it never waits for this
         self._cycles += 1
@@ -197,13 +191,7 @@ class PollCycle:
             except LeaseLost as lost:
                 self._lease_lost(item.ref, lost)
             except Exception as error:  # one item's fault never stops the cycle
-                summary.add(items_failed=1)
-                self.events.emit(
-                    Event.POLL_ITEM_FAILED,
-                    level=Level.ERROR,
-                    work_item=str(item.ref),
-                    cause=f"{type(error).__name__}: {error}",
-                )
+                self._fault(summary, error, Event.POLL_ITEM_FAILED, count="items_failed", work_item=str(item.ref))
             else:
                 return _Quiet(entry, worked.record, since) if worked.settled else None
             return None
@@ -242,6 +230,11 @@ class PollCycle:
             record = records.get(item)
             if item.repo == repo and (record is None or record.status is SessionStatus.CLOSED):
                 self.cluster.release(item)
+
+    def _fault(self, summary: CycleSummary, error: Exception, event: Event, *, count: str, **where: str) -> None:
+        """A repository's or an item's unexpected fault: counted in the cycle's summary and said."""
+        summary.add(**{count: 1})
+        self.events.emit(event, level=Level.ERROR, cause=f"{type(error).__name__}: {error}", **where)
 
     def _conflict(self, item: WorkItemRef, conflict: StaleWrite) -> None:
         self.events.emit(Event.POLL_ITEM_CONFLICT, level=Level.WARNING, work_item=str(item), cause=str(conflict))
