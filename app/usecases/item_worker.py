@@ -3,28 +3,26 @@ order — each delivered only when its harness confirms it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import InitVar, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from app.usecases.asks import Asks
 from app.usecases.control import Controls
 from app.usecases.delivery import Delivery
 from app.usecases.feedback import Feedback
-from app.usecases.intake import Intake, IntakeConfig, Listing
+from app.usecases.intake import Intake, Listing
 from app.usecases.parking import RESUME, Parking, resume_turn
 from app.usecases.subjects import CommentSubject, StartSubject
 from app.usecases.watch import HarnessWatch
 from domain.control import Verb, control_of, triggered
 from domain.errors import StaleWrite
 from domain.events import Event, Level
-from domain.ledger import Authorized, DeliveryState, Ledger, Resolution, StartRequest
+from domain.ledger import DeliveryState, Ledger, Resolution, StartRequest
 from domain.model import ClosedBy, Comment, DeliveryId, Reaction, SessionRecord, SessionStatus, WorkItem
 from domain.notice import closed_notice
 from domain.parking import failed_turn
-from domain.ports import ClockPort, EventSink, StateStore, TrackerPort
+from domain.ports import ClockPort, EventSink, StateStore
 from domain.receipts import delivery_tag, receipt_line, turn_ended_after
-from domain.refs import WorkItemRef
 
 if TYPE_CHECKING:
     from app.usecases.cycle_summary import CycleSummary
@@ -55,8 +53,6 @@ class Worked:
 
 @dataclass(frozen=True, slots=True)
 class WorkerConfig:
-    authorized: Authorized
-    version: str
     secret: str
     trigger: str = ""  # routing.trigger: when set, only comments holding it are prompts
     host: str = ""  # cluster: this host's id ("": one host)
@@ -64,37 +60,20 @@ class WorkerConfig:
 
 @dataclass(kw_only=True, eq=False)
 class ItemWorker:
-    tracker_for: Callable[[WorkItemRef], TrackerPort]
     store: StateStore
     events: EventSink
     clock: ClockPort
+    intake: Intake
     delivery: Delivery
     controls: Controls
     watch: HarnessWatch
     feedback: Feedback
+    parking: Parking
     config: WorkerConfig
     asks: Asks | None = None
-    parking: InitVar[Parking | None] = None
-
-    def __post_init__(self, parking: Parking | None) -> None:
-        self._parking = parking or Parking(
-            store=self.store,
-            events=self.events,
-            clock=self.clock,
-            feedback=self.feedback,
-            tracker_for=self.tracker_for,
-            authorized=self.config.authorized,
-        )
-        self._intake = Intake(
-            tracker_for=self.tracker_for,
-            store=self.store,
-            events=self.events,
-            clock=self.clock,
-            config=IntakeConfig(authorized=self.config.authorized, version=self.config.version),
-        )
 
     def work(self, item: WorkItem, listing: Listing, *, summary: CycleSummary) -> Worked:
-        ledger = self._intake.ledger(item, listing)
+        ledger = self.intake.ledger(item, listing)
         record = self._reactivated(self.store.session(item.ref))
         ledger = self._taken_over(ledger, record)
         ledger, record = self._turns(ledger, record)
@@ -102,7 +81,7 @@ class ItemWorker:
             record = self.asks.look(record)  # issue 20: what the agent asks, on the item once
         walk = _Walk(item, listing, summary, ledger, record)
         self._unpark(walk, by="reset")
-        walk.go_on = walk.go_on and not self._parking.holds(walk.record)  # parked: comments wait, no attempt
+        walk.go_on = walk.go_on and not self.parking.holds(walk.record)  # parked: comments wait, no attempt
         self._advance(walk)
         for pending in walk.ledger.pending:
             self._one(walk, pending.comment)
@@ -118,9 +97,9 @@ class ItemWorker:
             walk.ledger, walk.record = self.controls.execute(walk.ledger, walk.record, comment, control)
             walk.ledger = self.store.save_ledger(walk.ledger)
             if control.verb is Verb.RESUME:
-                if self._parking.holds(walk.record):
+                if self.parking.holds(walk.record):
                     assert walk.record is not None
-                    walk.record = self._parking.release(walk.record)
+                    walk.record = self.parking.release(walk.record)
                     walk.go_on = True
                     self._unpark(walk, by="resume")
                 resumed, walk.waiting = walk.waiting, []
@@ -152,14 +131,14 @@ class ItemWorker:
     def _unpark(self, walk: _Walk, *, by: str) -> None:
         """A parked item's reset came: its agent gets the one resume prompt (its own delivery, with
         its own attempts), and the comments held meanwhile follow it."""
-        if walk.record is None or not self._parking.due(walk.record):
+        if walk.record is None or not self.parking.due(walk.record):
             return
-        walk.ledger, subject = self._parking.resume(walk.item, walk.ledger, walk.record, by=by)
+        walk.ledger, subject = self.parking.resume(walk.item, walk.ledger, walk.record, by=by)
         walk.ledger, walk.record, walk.go_on = self.delivery.attempt(
             walk.item, walk.ledger, walk.record, subject, armed=True, summary=walk.summary
         )
         if walk.record is not None and (walk.ledger.start is None or walk.ledger.start.reason != RESUME):
-            walk.record = self._parking.resumed(walk.record)
+            walk.record = self.parking.resumed(walk.record)
 
     def _advance(self, walk: _Walk) -> None:
         """The item's start, when one is wanted and its harness is not running already."""
@@ -268,10 +247,10 @@ class ItemWorker:
             failed = failed_turn(receipts, line)
             if failed is not None:
                 ended = ended.turn_closed(turn.comment_id)
-                record = self._parking.failed(record, turn, failed, ledger.item)
+                record = self.parking.failed(record, turn, failed, ledger.item)
             elif turn_ended_after(receipts, line) and resuming:
                 ended = ended.turn_closed(turn.comment_id)
-                record = self._parking.done(record)
+                record = self.parking.done(record)
             elif turn_ended_after(receipts, line):
                 ended = ended.turn_closed(turn.comment_id)
                 self.events.emit(
@@ -282,7 +261,7 @@ class ItemWorker:
                 )
                 stub = Comment(turn.comment_id, ledger.item, None, "", self.clock.now(), kind=turn.kind)
                 self.feedback.react(stub, Reaction.TURN_ENDED)
-        record = self._parking.tell(record)
+        record = self.parking.tell(record)
         return (ledger if ended == ledger else self.store.save_ledger(ended)), record
 
 
