@@ -86,7 +86,7 @@ class Intake:
         """A comment skipped as ours is never skipped silently (the marker is only a convention)."""
         for comment in comments:
             if comment.is_ours:
-                self._said(Event.POLL_COMMENT_OURS, comment, level=Level.DEBUG, rule="marker")
+                self._emit(Event.POLL_COMMENT_OURS, comment, level=Level.DEBUG, rule="marker")
 
     def _set_aside(self, ledger: Ledger, comments: list[Comment]) -> Ledger:
         """A comment that will never be a prompt is resolved, and said once: history, edited before
@@ -97,7 +97,7 @@ class Intake:
             if why == ASIDE_UNAUTHORIZED:
                 self._unauthorized(comment)
             elif why == ASIDE_EDITED:
-                self._said(Event.POLL_COMMENT_EDITED_BY_OTHER, comment, level=Level.WARNING, editor=comment.editor)
+                self._emit(Event.POLL_COMMENT_EDITED_BY_OTHER, comment, level=Level.WARNING, editor=comment.editor)
             else:
                 self.events.emit(
                     Event.POLL_COMMENT_HISTORY,
@@ -109,11 +109,11 @@ class Intake:
 
     def _unauthorized(self, comment: Comment) -> None:
         if control_of(comment.body) is not None:
-            self._said(Event.CONTROL_IGNORED, comment, level=Level.WARNING, rule=AUTHORIZED_RULE)
+            self._emit(Event.CONTROL_IGNORED, comment, level=Level.WARNING, rule=AUTHORIZED_RULE)
         else:
-            self._said(Event.POLL_COMMENT_UNAUTHORIZED, comment, rule=AUTHORIZED_RULE)
+            self._emit(Event.POLL_COMMENT_UNAUTHORIZED, comment, rule=AUTHORIZED_RULE)
 
-    def _said(self, event: Event, comment: Comment, *, level: Level = Level.INFO, **fields: Any) -> None:
+    def _emit(self, event: Event, comment: Comment, *, level: Level = Level.INFO, **fields: Any) -> None:
         """An event about one comment that is not a prompt: its item, its id and its author first."""
         self.events.emit(
             event, level=level, work_item=str(comment.item), comment_id=comment.id, author=comment.author, **fields

@@ -105,7 +105,8 @@ class PollCycle:
             try:
                 self._poll(watch, sessions[watch.repo], summary)
             except Exception as error:  # one repository's fault never stops the others
-                self._fault(summary, error, Event.POLL_SOURCE_FAILED, count="sources_failed", repo=str(watch.repo))
+                summary.add(sources_failed=1)
+                self._emit(Event.POLL_SOURCE_FAILED, error, repo=str(watch.repo))
         if self.pruner is not None and not self.stopping():
             self.pruner.run(self.leases.held())  # after the items' work: it never waits for this
         self._cycles += 1
@@ -191,7 +192,8 @@ class PollCycle:
             except LeaseLost as lost:
                 self._lease_lost(item.ref, lost)
             except Exception as error:  # one item's fault never stops the cycle
-                self._fault(summary, error, Event.POLL_ITEM_FAILED, count="items_failed", work_item=str(item.ref))
+                summary.add(items_failed=1)
+                self._emit(Event.POLL_ITEM_FAILED, error, work_item=str(item.ref))
             else:
                 return _Quiet(entry, worked.record, since) if worked.settled else None
             return None
@@ -231,9 +233,8 @@ class PollCycle:
             if item.repo == repo and (record is None or record.status is SessionStatus.CLOSED):
                 self.cluster.release(item)
 
-    def _fault(self, summary: CycleSummary, error: Exception, event: Event, *, count: str, **where: str) -> None:
-        """A repository's or an item's unexpected fault: counted in the cycle's summary and said."""
-        summary.add(**{count: 1})
+    def _emit(self, event: Event, error: Exception, **where: str) -> None:
+        """A repository's or an item's unexpected fault, said with its cause."""
         self.events.emit(event, level=Level.ERROR, cause=f"{type(error).__name__}: {error}", **where)
 
     def _conflict(self, item: WorkItemRef, conflict: StaleWrite) -> None:
