@@ -39,11 +39,13 @@ from app.usecases.dispatcher import DispatchConfig, Dispatcher
 from app.usecases.feedback import Feedback
 from app.usecases.fleet import Fleet
 from app.usecases.heartbeat import LeaseHeartbeat
+from app.usecases.intake import Intake, IntakeConfig
 from app.usecases.item_worker import ItemWorker, WorkerConfig
 from app.usecases.leases import LeasedTmux, Leases
 from app.usecases.ledger_pruning import LedgerPruner
 from app.usecases.moving import Mover
 from app.usecases.orphans import Orphans
+from app.usecases.parking import Parking
 from app.usecases.poll import PollConfig, PollCycle
 from app.usecases.secret import receipt_secret
 from app.usecases.sessions_admin import AdminConfig, SessionsAdmin
@@ -390,25 +392,37 @@ class Container(containers.DeclarativeContainer):
         ),
         asks=asks,
     )
-    worker = providers.Singleton(
-        ItemWorker,
+    intake = providers.Singleton(
+        Intake,
         tracker_for=tracker_for,
         store=store,
         events=events,
         clock=clock,
+        config=providers.Callable(lambda s: IntakeConfig(authorized=s.authorized, version=version()), settings),
+    )
+    parking = providers.Singleton(
+        Parking,
+        store=store,
+        events=events,
+        clock=clock,
+        feedback=feedback,
+        tracker_for=tracker_for,
+        authorized=settings.provided.authorized,
+    )
+    worker = providers.Singleton(
+        ItemWorker,
+        store=store,
+        events=events,
+        clock=clock,
+        intake=intake,
         delivery=delivery,
         controls=controls,
         watch=watch,
         feedback=feedback,
+        parking=parking,
         asks=asks,
         config=providers.Callable(
-            lambda s, secret: WorkerConfig(
-                authorized=s.authorized,
-                version=version(),
-                secret=secret,
-                trigger=s.routing.trigger,
-                host=_host(s),
-            ),
+            lambda s, secret: WorkerConfig(secret=secret, trigger=s.routing.trigger, host=_host(s)),
             settings,
             secret,
         ),

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Unpack
 
 from adapters.clock import SystemClock
 from adapters.github import payloads
-from adapters.github.gh import GhApi
+from adapters.github.gh import GhApi, GhOptions
 from adapters.github.reply import Reply, check, next_path, reset_at
 from domain.budget import RateBudget
 from domain.errors import RateLimited, TrackerError
@@ -39,15 +39,12 @@ class GhClient:
     def __init__(
         self,
         *,
-        binary: str,
-        host: str,
-        env: Mapping[str, str] | None,
-        timeout: float,
         clock: Callable[[], float] | None,
         monotonic: Callable[[], float] | None = None,
+        **gh: Unpack[GhOptions],
     ) -> None:
-        self.host = host
-        self._api = GhApi(binary=binary, host=host, env=env, timeout=timeout)
+        self._api = GhApi(**gh)
+        self.host = self._api.host
         # without clocks of its own, the system's; a clock given alone is one that never jumps
         self._clock = clock or SystemClock().epoch
         self._monotonic = monotonic or clock or SystemClock().monotonic

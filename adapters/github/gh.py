@@ -8,7 +8,7 @@ import os
 import threading
 from collections.abc import Mapping
 from contextlib import suppress
-from typing import Any
+from typing import Any, TypedDict
 
 import sh
 
@@ -20,6 +20,15 @@ log = logging.getLogger(__name__)
 GITHUB_COM = "github.com"
 _NOT_AUTHENTICATED = 4  # gh's exit status when it holds no token for the host
 _STDERR_MAX = 300
+
+
+class GhOptions(TypedDict, total=False):
+    """How `gh` is run, passed on as given to `GhApi`, which alone says what each one defaults to."""
+
+    binary: str
+    host: str
+    env: Mapping[str, str] | None
+    timeout: float
 
 
 class GhApi:

@@ -16,7 +16,8 @@ from typing import Any
 from adapters.github.listing import LabelledSet, Listing
 from adapters.github.payloads import format_time, parse_time
 from adapters.support.private import private_dir
-from domain.model import ItemKind, WorkItem
+from adapters.support.state_codec import item_fields, item_of
+from domain.model import WorkItem
 from domain.refs import RepoRef, WorkItemRef
 
 log = logging.getLogger(__name__)
@@ -143,26 +144,11 @@ def _encode_item(item: WorkItem) -> dict[str, Any]:
     created = item.created_at
     return {
         "number": item.ref.number,
-        "title": item.title,
-        "author": item.author,
-        "labels": sorted(item.labels),
-        "kind": item.kind.value,
-        "body": item.body,
-        "url": item.url,
+        **item_fields(item),
         "created_at": None if created is None else format_time(created),
     }
 
 
 def _decode_item(raw: dict[str, Any], repo: RepoRef) -> WorkItem:
     created = raw["created_at"]
-    author = raw["author"]
-    return WorkItem(
-        ref=WorkItemRef(repo, int(raw["number"])),
-        title=str(raw["title"]),
-        author=None if author is None else str(author),
-        labels=frozenset(str(label) for label in raw["labels"]),
-        kind=ItemKind(raw["kind"]),
-        body=str(raw["body"]),
-        url=str(raw["url"]),
-        created_at=None if created is None else parse_time(str(created)),
-    )
+    return item_of(raw, WorkItemRef(repo, int(raw["number"])), None if created is None else parse_time(str(created)))

@@ -30,11 +30,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
+from typing import Unpack
 from urllib.parse import quote
 
 from adapters.github import editors, item_reads, payloads
 from adapters.github.client import PAGE, GhClient
-from adapters.github.gh import GITHUB_COM
+from adapters.github.gh import GhOptions
 from adapters.github.listing import LabelledSet, Listing
 from adapters.github.listing_file import ListingFiles
 from adapters.github.streams import SETTLE, CommentCursor, Window
@@ -71,16 +72,13 @@ class GhTracker(TrackerPort):
     def __init__(
         self,
         *,
-        binary: str = "gh",
-        host: str = GITHUB_COM,
-        env: Mapping[str, str] | None = None,
-        timeout: float = 60.0,
         clock: Callable[[], float] | None = None,
         monotonic: Callable[[], float] | None = None,
         reactions: Mapping[Reaction, str] | None = None,
         state_dir: Path | None = None,
+        **gh: Unpack[GhOptions],  # how `gh` is run: its binary, host, environment and timeout
     ) -> None:
-        self._client = GhClient(binary=binary, host=host, env=env, timeout=timeout, clock=clock, monotonic=monotonic)
+        self._client = GhClient(clock=clock, monotonic=monotonic, **gh)
         # a reaction the configuration leaves out is not posted at all
         self._reactions = dict(DEFAULT_REACTIONS if reactions is None else reactions)
         self._files = ListingFiles(state_dir)

@@ -8,8 +8,6 @@ import hashlib
 import hmac
 import json
 import logging
-import socket
-import threading
 from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
@@ -17,6 +15,7 @@ from urllib.parse import urlsplit
 
 from adapters.github.payloads import comment as parse_comment
 from adapters.github.webhook_http import MAX_HEAD, Delivery, Refused, read_delivery, response
+from adapters.support.serving import LoopServer
 from domain.errors import InvalidRef, TrackerError
 from domain.model import CommentKind
 from domain.refs import RepoRef
@@ -71,7 +70,7 @@ def pushed_of(event: str, payload: dict[str, Any]) -> Pushed | None:
     return Pushed(found, labels)
 
 
-class GhWebhookServer:
+class GhWebhookServer(LoopServer):
     """`POST` deliveries signed with `X-Hub-Signature-256`, one per connection; `accept` gets each
     new comment (it decides what is kept). Anything unsigned or badly signed is refused with 401 before it is parsed.
 
@@ -94,32 +93,14 @@ class GhWebhookServer:
         max_connections: int = MAX_CONNECTIONS,
         refused: Callable[[str, int], None] = lambda reason, status: None,
     ) -> None:
+        super().__init__(host=host, port=port, max_connections=max_connections, max_head=MAX_HEAD, name="webhook")
         self._secret = secret.encode()
         self._accept = accept
         self._refused = refused  # told of each refused request: its reason and status
-        self._max_body, self._read_timeout, self._max_connections = max_body, read_timeout, max_connections
-        self._socket = socket.create_server((host, port))  # bound now: a port in use fails here
-        self._loop = asyncio.new_event_loop()
-        self._thread: threading.Thread | None = None
-        self.open_connections = 0  # changed only on the loop's thread
+        self._max_body, self._read_timeout = max_body, read_timeout
 
-    @property
-    def address(self) -> tuple[str, int]:
-        host, port = self._socket.getsockname()[:2]
-        return str(host), int(port)
-
-    def start(self) -> None:
-        ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, args=(ready,), name="webhook", daemon=True)
-        self._thread.start()
-        ready.wait()
-
-    def stop(self) -> None:
-        if self._thread is None:
-            self._socket.close()
-            return
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join()
+    def _busy(self) -> bytes:
+        return response(self._refuse(HTTPStatus.SERVICE_UNAVAILABLE))
 
     def handle(self, event: str, body: bytes, signature: str) -> int:
         """The HTTP status for one delivery."""
@@ -144,35 +125,6 @@ class GhWebhookServer:
         except Exception:  # saying it never changes the answer
             _log.exception("webhook: a refusal could not be said")
         return int(status)
-
-    def _serve(self, ready: threading.Event) -> None:
-        loop = self._loop
-        asyncio.set_event_loop(loop)
-        server = loop.run_until_complete(asyncio.start_server(self._connection, sock=self._socket, limit=MAX_HEAD))
-        ready.set()
-        try:
-            loop.run_forever()
-        finally:
-            server.close()
-            pending = asyncio.all_tasks(loop)
-            for task in pending:
-                task.cancel()
-            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-            loop.close()
-
-    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if self.open_connections >= self._max_connections:
-            writer.write(response(self._refuse(HTTPStatus.SERVICE_UNAVAILABLE)))
-            writer.close()
-            return
-        self.open_connections += 1
-        try:
-            await self._serve_one(reader, writer)
-        except (ConnectionError, OSError) as error:
-            _log.debug("webhook: connection dropped: %s", error)
-        finally:
-            self.open_connections -= 1
-            writer.close()
 
     async def _serve_one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:

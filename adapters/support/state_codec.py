@@ -248,34 +248,42 @@ def _legacy_closer(data: Json) -> ClosedBy | None:
     return ClosedBy.OPERATOR
 
 
+def item_fields(item: WorkItem) -> Json:
+    """What a work item is besides its ref and creation time: as the store keeps it, and as each
+    repository's kept GitHub listing does."""
+    return {
+        "title": item.title,
+        "author": item.author,
+        "labels": sorted(item.labels),
+        "kind": item.kind.value,
+        "body": item.body,
+        "url": item.url,
+    }
+
+
+def item_of(data: Json, ref: WorkItemRef, created_at: datetime | None) -> WorkItem:
+    """The work item `item_fields` wrote into `data`."""
+    author = data["author"]
+    return WorkItem(
+        ref=ref,
+        title=str(data["title"]),
+        author=None if author is None else str(author),
+        labels=frozenset(str(label) for label in data["labels"]),
+        kind=ItemKind(data["kind"]),
+        body=str(data["body"]),
+        url=str(data["url"]),
+        created_at=created_at,
+    )
+
+
 def encode_item(item: WorkItem) -> str:
     """A listed work item, with what a spawn on another host needs (title, body, author, labels, kind)."""
-    return _dump(
-        {
-            "ref": str(item.ref),
-            "title": item.title,
-            "author": item.author,
-            "labels": sorted(item.labels),
-            "kind": item.kind.value,
-            "body": item.body,
-            "url": item.url,
-            "created_at": _when(item.created_at),
-        }
-    )
+    return _dump({"ref": str(item.ref), **item_fields(item), "created_at": _when(item.created_at)})
 
 
 def decode_item(text: str) -> WorkItem:
     data = json.loads(text)
-    return WorkItem(
-        ref=WorkItemRef.parse(data["ref"]),
-        title=data["title"],
-        author=data["author"],
-        labels=frozenset(data["labels"]),
-        kind=ItemKind(data["kind"]),
-        body=data["body"],
-        url=data["url"],
-        created_at=_from_when(data["created_at"]),
-    )
+    return item_of(data, WorkItemRef.parse(data["ref"]), _from_when(data["created_at"]))
 
 
 def encode_comment(comment: Comment) -> str:

@@ -85,9 +85,8 @@ class ShTmux(TmuxPort):
             raise ValueError(f"spawn prompt is {len(data)} bytes; one argument holds at most {MAX_PROMPT_BYTES}")
         make_start_directory(request.cwd)
         prompt_file = write_prompt_file(data)
-        build = cmd.new_window if request.window else cmd.new_session
         try:
-            args = build(
+            args = cmd.spawn(
                 request.target,
                 cwd=request.cwd,
                 env=request.env,
@@ -95,6 +94,7 @@ class ShTmux(TmuxPort):
                 argv=request.argv,
                 remain_on_exit=request.remain_on_exit,
                 mark=request.mark,
+                window=request.window,
             )
             self._last_check("spawn", request.target)
             out = self._tmux(args)

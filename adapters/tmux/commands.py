@@ -75,7 +75,7 @@ def _env(env: Sequence[tuple[str, str]]) -> list[str]:
     return args
 
 
-def new_session(
+def spawn(
     target: TmuxTarget,
     *,
     cwd: str,
@@ -84,37 +84,24 @@ def new_session(
     argv: Sequence[str],
     remain_on_exit: bool,
     mark: str,
+    window: bool,
 ) -> list[str]:
-    # -P -F: tmux prints the harness's pane id, so deliveries never need the active pane; the mark
-    # is set in the same invocation, while the new pane is the session's only one
-    args = ["new-session", "-d", "-P", "-F", PANE_ID, "-s", target.name, "-c", literal(cwd), *_env(env)]
-    args += _wrapper(prompt_file, argv)
-    args += [SEP, "set-option", "-p", "-t", pane(target), MARK_OPTION, mark]
+    """The harness in a new session, or (`window`) in a new window of the existing one, where an
+    operator's window lives: -d keeps that window current, so the new one is addressed by its own
+    unique name. -P -F: tmux prints the harness's pane id, so deliveries never need the active
+    pane; the mark is set in the same invocation, while the new pane is the only one so named."""
+    start = ["-c", literal(cwd), *_env(env), *_wrapper(prompt_file, argv)]
+    if window:
+        where, scope = f"{pane(target)}={window_name(mark)}", ["-w"]
+        args = ["new-window", "-d", "-P", "-F", PANE_ID, "-n", window_name(mark), "-t", pane(target), *start]
+    else:
+        where, scope = pane(target), []
+        args = ["new-session", "-d", "-P", "-F", PANE_ID, "-s", target.name, *start]
+    args += [SEP, "set-option", "-p", "-t", where, MARK_OPTION, mark]
     if remain_on_exit:
         # same invocation: tmux handles the pane's exit only after this command list ran,
         # so even a harness that exits at once leaves a dead pane
-        args += [SEP, "set-option", "-t", pane(target), "remain-on-exit", "on"]
-    return args
-
-
-def new_window(
-    target: TmuxTarget,
-    *,
-    cwd: str,
-    env: Sequence[tuple[str, str]],
-    prompt_file: str,
-    argv: Sequence[str],
-    remain_on_exit: bool,
-    mark: str,
-) -> list[str]:
-    """The harness in a new window of an existing session (an operator's window lives there): -d
-    keeps the operator's window current, so the new one is addressed by its own unique name."""
-    window = f"{pane(target)}={window_name(mark)}"
-    args = ["new-window", "-d", "-P", "-F", PANE_ID, "-n", window_name(mark), "-t", pane(target)]
-    args += ["-c", literal(cwd), *_env(env), *_wrapper(prompt_file, argv)]
-    args += [SEP, "set-option", "-p", "-t", window, MARK_OPTION, mark]
-    if remain_on_exit:
-        args += [SEP, "set-option", "-w", "-t", window, "remain-on-exit", "on"]
+        args += [SEP, "set-option", *scope, "-t", where, "remain-on-exit", "on"]
     return args
 
 

@@ -7,6 +7,7 @@ adapters) are imported only once a command runs, so `--help` and the parser stay
 from __future__ import annotations
 
 import argparse
+import inspect
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
@@ -121,17 +122,20 @@ def work_item(text: str) -> ItemSpec:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-def command(commands: Commands, name: str, *, help_text: str, handler: Handler, description: str = "") -> Parser:
-    """Add one subcommand whose `handler(args, context)` returns the exit status."""
+def command(commands: Commands, name: str, handler: Handler, text: str) -> Parser:
+    """Add one subcommand whose `handler(args, context)` returns the exit status. `text` is its help:
+    the first line is what the list of commands says of it; after a blank line, its description
+    (`name --help`; the first line again when there is none). Indented as a docstring is."""
+    summary, _, description = inspect.cleandoc(text).partition("\n\n")
     parser = commands.add_parser(
-        name, help=help_text, description=description or help_text, formatter_class=argparse.RawDescriptionHelpFormatter
+        name, help=summary, description=description or summary, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.set_defaults(handler=handler, parser=parser)
     return parser
 
 
-def group(commands: Commands, name: str, *, help_text: str) -> Commands:
+def group(commands: Commands, name: str, text: str) -> Commands:
     """Add a command with subcommands of its own (`sessions list`, `sandbox new`, ...)."""
-    parser = commands.add_parser(name, help=help_text, description=help_text)
+    parser = commands.add_parser(name, help=text, description=text)
     parser.set_defaults(parser=parser)
     return parser.add_subparsers(dest=f"{name}_command", metavar="COMMAND", title="commands")

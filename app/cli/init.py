@@ -34,12 +34,15 @@ def add_init(commands: Commands) -> None:
     parser = command(
         commands,
         "init",
-        help_text="write a starter configuration file (never over an existing one)",
-        description="Write a commented starter configuration to --path (default: $XDG_CONFIG_HOME/the-loop/\n"
-        "cli-config.yaml, where every command finds it): the repositories to watch, the label that arms\n"
-        "a work item, whose comments become prompts, and the harness. With no flags on a terminal it asks;\n"
-        "with no terminal --repo and --user are needed. An existing file is never overwritten (exit 2).",
-        handler=run_init,
+        run_init,
+        """
+        write a starter configuration file (never over an existing one)
+
+        Write a commented starter configuration to --path (default: $XDG_CONFIG_HOME/the-loop/
+        cli-config.yaml, where every command finds it): the repositories to watch, the label that arms
+        a work item, whose comments become prompts, and the harness. With no flags on a terminal it asks;
+        with no terminal --repo and --user are needed. An existing file is never overwritten (exit 2).
+        """,
     )
     parser.set_defaults(loads_config=False)
     parser.add_argument("--repo", action="append", default=[], metavar="OWNER/REPO", help="watch it (repeatable)")

@@ -19,9 +19,12 @@ def add_events(commands: Commands) -> None:
     parser = command(
         commands,
         "events",
-        help_text="the event log as a table, JSON lines, or a live tail",
-        description="Show the event log (eventLog.path), oldest first. Every event is listed in docs/events.md.",
-        handler=run_events,
+        run_events,
+        """
+        the event log as a table, JSON lines, or a live tail
+
+        Show the event log (eventLog.path), oldest first. Every event is listed in docs/events.md.
+        """,
     )
     parser.add_argument("--type", metavar="GLOB", help="event names matching GLOB, e.g. 'session.*'")
     parser.add_argument("--work-item", type=work_item, metavar="REF", help="only events of this work item")
@@ -64,11 +67,13 @@ def add_doctor(commands: Commands) -> None:
     command(
         commands,
         "doctor",
-        help_text="check this machine: tmux, each harness as its panes start it, gh and its login, the state "
-        "root, each repository",
-        description="One line per check, ✓ or ✗ with the fix (– when the configuration does not need it).\n"
-        "Exit status 1 when any check fails.",
-        handler=run_doctor,
+        run_doctor,
+        """
+        check this machine: tmux, each harness as its panes start it, gh and its login, the state root, each repository
+
+        One line per check, ✓ or ✗ with the fix (– when the configuration does not need it).
+        Exit status 1 when any check fails.
+        """,
     )
 
 

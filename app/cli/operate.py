@@ -22,7 +22,12 @@ if TYPE_CHECKING:
 
 __all__ = ["add_poll", "add_sessions", "add_status"]
 
-_STATUS_EPILOG = f"""\
+_STATUS = f"""\
+is the poller running, and how did its last cycle go
+
+Whether a poller holds the state root (its pid and start), its last cycle and summary,
+how long ago, and whether that is overdue.
+
 exit status: {Exit.RUNNING.value} running and on time, {Exit.NOT_RUNNING.value} not running, \
 {Exit.OVERDUE.value} running but overdue
 (no cycle finished within twice the interval plus 30s), {Exit.FAILING.value} running but its cycles fail (the
@@ -43,16 +48,20 @@ def add_poll(commands: Commands) -> None:
     parser = command(
         commands,
         "poll",
-        help_text="run the poller in the foreground (one per state root)",
-        description="Poll the configured sources and deliver new authorized comments, cycle after cycle;\n"
-        "the interval counts from the end of each cycle. One line per cycle on stderr.\n"
-        "SIGTERM or SIGINT finishes the item in hand and stops cleanly (exit 0).\n"
-        "With webhooks.ghWebhook.enabled, it also serves GitHub's signed webhook deliveries on\n"
-        "webhooks.ghWebhook.host:port (not with --once): a comment pushed wakes it at once.\n\n"
-        "exit status: 0 stopped cleanly (--once: the cycle ran), 1 another poller holds the state root,\n"
-        "the state cannot be read, or (--once) no source could be read; 2 usage or configuration error\n"
-        "(webhooks.ghWebhook.port in use included).",
-        handler=run_poll,
+        run_poll,
+        """
+        run the poller in the foreground (one per state root)
+
+        Poll the configured sources and deliver new authorized comments, cycle after cycle;
+        the interval counts from the end of each cycle. One line per cycle on stderr.
+        SIGTERM or SIGINT finishes the item in hand and stops cleanly (exit 0).
+        With webhooks.ghWebhook.enabled, it also serves GitHub's signed webhook deliveries on
+        webhooks.ghWebhook.host:port (not with --once): a comment pushed wakes it at once.
+
+        exit status: 0 stopped cleanly (--once: the cycle ran), 1 another poller holds the state root,
+        the state cannot be read, or (--once) no source could be read; 2 usage or configuration error
+        (webhooks.ghWebhook.port in use included).
+        """,
     )
     parser.add_argument("--once", action="store_true", help="run one cycle and exit (for cron): 0 when it ran")
 
@@ -122,14 +131,7 @@ def serve_webhooks(context: CliContext, daemon: Daemon, report: Callable[[str], 
 
 
 def add_status(commands: Commands) -> None:
-    parser = command(
-        commands,
-        "status",
-        help_text="is the poller running, and how did its last cycle go",
-        description="Whether a poller holds the state root (its pid and start), its last cycle and summary,\n"
-        "how long ago, and whether that is overdue.\n\n" + _STATUS_EPILOG,
-        handler=run_status,
-    )
+    parser = command(commands, "status", run_status, _STATUS)
     parser.add_argument(
         "--json", action="store_true", help="one JSON object instead of text (with `config` and `state_root`)"
     )

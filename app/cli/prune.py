@@ -19,13 +19,16 @@ def add_prune(sessions: Commands) -> None:
     prune = command(
         sessions,
         "prune",
-        help_text="remove closed sessions' clean worktrees",
-        description="For every closed session whose folder is a the-loop worktree: remove the worktree and its\n"
-        "branch when nothing can be lost (no uncommitted change, no untracked file, no commit missing from\n"
-        "every remote branch, no change hidden from git status, no ignored file worth keeping, no live tmux\n"
-        "session or process inside); otherwise keep it and say why. Prints the space freed and the ignored\n"
-        "files that went with each worktree.",
-        handler=run_prune,
+        run_prune,
+        """
+        remove closed sessions' clean worktrees
+
+        For every closed session whose folder is a the-loop worktree: remove the worktree and its
+        branch when nothing can be lost (no uncommitted change, no untracked file, no commit missing from
+        every remote branch, no change hidden from git status, no ignored file worth keeping, no live tmux
+        session or process inside); otherwise keep it and say why. Prints the space freed and the ignored
+        files that went with each worktree.
+        """,
     )
     prune.add_argument("--dry-run", action="store_true", help="say what would be removed and kept; change nothing")
 
@@ -34,12 +37,15 @@ def add_vouch(sessions: Commands) -> None:
     vouch = command(
         sessions,
         "vouch",
-        help_text="let a fork's pull request's head run on this host",
-        description="A fork's pull request is read by its agent, never run: its worktree's setup is skipped and\n"
-        "its harness ignores the folder's own settings, hooks and MCP servers (docs/workspaces.md). Once you\n"
-        "have read its head, vouch for that commit: from its next worktree and spawn on, they run as for the\n"
-        "repository's own. A later push is not covered. Without --head, prints the head to review.",
-        handler=run_vouch,
+        run_vouch,
+        """
+        let a fork's pull request's head run on this host
+
+        A fork's pull request is read by its agent, never run: its worktree's setup is skipped and
+        its harness ignores the folder's own settings, hooks and MCP servers (docs/workspaces.md). Once you
+        have read its head, vouch for that commit: from its next worktree and spawn on, they run as for the
+        repository's own. A later push is not covered. Without --head, prints the head to review.
+        """,
     )
     vouch.add_argument("--work-item", type=work_item, required=True, metavar="REF", help="github:owner/repo#N")
     vouch.add_argument("--head", metavar="SHA", help="the head commit you reviewed (7 hex digits or more)")

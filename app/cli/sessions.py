@@ -21,17 +21,20 @@ _REF_HELP = "github:owner/repo#N, owner/repo#N, #N (the one watched repository) 
 
 
 def add_sessions(commands: Commands) -> None:
-    sessions = group(commands, "sessions", help_text="list, attach to, reset, close or prune work-item sessions")
+    sessions = group(commands, "sessions", "list, attach to, reset, close or prune work-item sessions")
     listing = command(
         sessions,
         "list",
-        help_text="every session with its live tmux state",
-        description="Every recorded session. STATE is what tmux says of the harness's own pane now: live, dead\n"
-        "(the harness exited), absent (no such pane) or unknown (tmux did not answer). AGENT is what the\n"
-        "harness says of itself (its receipts): starting, ready, busy, tool (about to run a tool, for 2 s:\n"
-        "it may ask first), idle, blocked (waiting on a dialog: on what — permission TOOL, question or\n"
-        "dialog — and for how long), ended or dead; LAST RECEIPT is the last thing it said, and when.",
-        handler=run_list,
+        run_list,
+        """
+        every session with its live tmux state
+
+        Every recorded session. STATE is what tmux says of the harness's own pane now: live, dead
+        (the harness exited), absent (no such pane) or unknown (tmux did not answer). AGENT is what the
+        harness says of itself (its receipts): starting, ready, busy, tool (about to run a tool, for 2 s:
+        it may ask first), idle, blocked (waiting on a dialog: on what — permission TOOL, question or
+        dialog — and for how long), ended or dead; LAST RECEIPT is the last thing it said, and when.
+        """,
     )
     listing.add_argument(
         "--status",
@@ -45,10 +48,13 @@ def add_sessions(commands: Commands) -> None:
     attach = command(
         sessions,
         "attach",
-        help_text="attach this terminal to a session",
-        description="Attach this terminal to the work item's tmux session (detach: Ctrl-b d).\n"
-        "A closed session is always attached read-only.",
-        handler=run_attach,
+        run_attach,
+        """
+        attach this terminal to a session
+
+        Attach this terminal to the work item's tmux session (detach: Ctrl-b d).
+        A closed session is always attached read-only.
+        """,
     )
     attach.add_argument("--work-item", type=work_item, required=True, metavar="REF", help=_REF_HELP)
     attach.add_argument("--read-only", action="store_true", help="watch without typing (always, for a closed item)")
@@ -56,11 +62,14 @@ def add_sessions(commands: Commands) -> None:
     close = command(
         sessions,
         "close",
-        help_text="close a session by hand",
-        description="Close the work item's session (reason: operator): the harness is ended\n"
-        "(routing.tmux.killHarnessOnClose) and no comment is delivered any more. The close holds until\n"
-        "`sessions reopen`, even while the item stays open and labelled upstream.",
-        handler=run_close,
+        run_close,
+        """
+        close a session by hand
+
+        Close the work item's session (reason: operator): the harness is ended
+        (routing.tmux.killHarnessOnClose) and no comment is delivered any more. The close holds until
+        `sessions reopen`, even while the item stays open and labelled upstream.
+        """,
     )
     close.add_argument("--work-item", type=work_item, required=True, metavar="REF", help=_REF_HELP)
     tmux = close.add_mutually_exclusive_group()
@@ -71,10 +80,13 @@ def add_sessions(commands: Commands) -> None:
     reopen = command(
         sessions,
         "reopen",
-        help_text="reopen a closed session",
-        description="Undo a close: comments to the item are delivered again; a harness that is gone is\n"
-        "respawned (resuming its conversation when the harness can) at the next comment.",
-        handler=run_reopen,
+        run_reopen,
+        """
+        reopen a closed session
+
+        Undo a close: comments to the item are delivered again; a harness that is gone is
+        respawned (resuming its conversation when the harness can) at the next comment.
+        """,
     )
     reopen.add_argument("--work-item", type=work_item, required=True, metavar="REF", help=_REF_HELP)
     add_prune(sessions)
@@ -86,11 +98,14 @@ def _add_move(sessions: Commands) -> None:
     move = command(
         sessions,
         "move",
-        help_text="hand a work item to another host (state.backend postgres)",
-        description="Run on the host holding the item: its lease goes to HOST (which starts it once this host\n"
-        "has stopped trusting it, within cluster.renewDeadlineSeconds), its session here is ended, and HOST\n"
-        "starts it: resuming the conversation when its harness can there, else fresh, told it moved.",
-        handler=run_move,
+        run_move,
+        """
+        hand a work item to another host (state.backend postgres)
+
+        Run on the host holding the item: its lease goes to HOST (which starts it once this host
+        has stopped trusting it, within cluster.renewDeadlineSeconds), its session here is ended, and HOST
+        starts it: resuming the conversation when its harness can there, else fresh, told it moved.
+        """,
     )
     move.add_argument("--work-item", type=work_item, required=True, metavar="REF", help=_REF_HELP)
     move.add_argument("--to", required=True, metavar="HOST", help="the cluster.hostId of a live host")
@@ -100,11 +115,14 @@ def _add_reset(sessions: Commands) -> None:
     reset = command(
         sessions,
         "reset",
-        help_text="end a harness and forget its session and ledger",
-        description="End the live harness, forget the session record and the item's ledger: its next\n"
-        "comments are treated as first sight. Also the remedy for a first spawn refused by a live\n"
-        "session holding the item's tmux name.",
-        handler=run_reset,
+        run_reset,
+        """
+        end a harness and forget its session and ledger
+
+        End the live harness, forget the session record and the item's ledger: its next
+        comments are treated as first sight. Also the remedy for a first spawn refused by a live
+        session holding the item's tmux name.
+        """,
     )
     which = reset.add_mutually_exclusive_group(required=True)
     which.add_argument("--work-item", type=work_item, action="append", metavar="REF", help="repeatable")

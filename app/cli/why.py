@@ -21,13 +21,17 @@ def add_why(commands: Commands) -> None:
     parser = command(
         commands,
         "why",
-        help_text="what became of one comment, and why (delivered, waiting, skipped, ...)",
-        description="The whole story of one comment, from its item's ledger and the event log: seen by poll\n"
-        "or webhook, queued, each attempt, pasted, confirmed, its reactions — or why it is not a prompt\n"
-        "(an author not in routing.authorizedUsers, history, the agent marker, held by `the-loop pause`\n"
-        "or `stop`, ...). The comment's text is never shown.\n\n"
-        "exit status: 0 told, 1 neither the ledger nor the event log knows the comment, 2 usage error.",
-        handler=run_why,
+        run_why,
+        """
+        what became of one comment, and why (delivered, waiting, skipped, ...)
+
+        The whole story of one comment, from its item's ledger and the event log: seen by poll
+        or webhook, queued, each attempt, pasted, confirmed, its reactions — or why it is not a prompt
+        (an author not in routing.authorizedUsers, history, the agent marker, held by `the-loop pause`
+        or `stop`, ...). The comment's text is never shown.
+
+        exit status: 0 told, 1 neither the ledger nor the event log knows the comment, 2 usage error.
+        """,
     )
     parser.add_argument(
         "comment", metavar="COMMENT", help="its id, or its URL (…/issues/N#issuecomment-ID, …/pull/N#discussion_rID)"

@@ -33,32 +33,33 @@ def add_demo(commands: Commands) -> None:
     command(
         commands,
         "demo",
-        help_text="try the-loop on this machine: a sandbox item, its session, one delivered comment",
-        description="Open a sandbox work item, run one poll cycle (its session spawns on a private tmux\n"
-        "server), post a comment, run another cycle (it is delivered), then say how to watch.\n"
-        "Each run opens a new item. Needs tmux; no GitHub account, no network.",
-        handler=run_demo,
+        run_demo,
+        """
+        try the-loop on this machine: a sandbox item, its session, one delivered comment
+
+        Open a sandbox work item, run one poll cycle (its session spawns on a private tmux
+        server), post a comment, run another cycle (it is delivered), then say how to watch.
+        Each run opens a new item. Needs tmux; no GitHub account, no network.
+        """,
     ).set_defaults(users_config=False)  # the built-in demo configuration, whatever `init` wrote
 
 
 def add_sandbox(commands: Commands) -> None:
-    sandbox = group(commands, "sandbox", help_text="the local sandbox tracker: work items and comments, no network")
-    new = command(sandbox, "new", help_text="open a work item; prints its ref", handler=run_new)
+    sandbox = group(commands, "sandbox", "the local sandbox tracker: work items and comments, no network")
+    new = command(sandbox, "new", run_new, "open a work item; prints its ref")
     new.add_argument("--repo", type=_repo, metavar="OWNER/REPO", help="default: the first sandbox source's")
     new.add_argument("--title", required=True)
     new.add_argument("--body", default="", help="the description ('-': read it from stdin)")
     new.add_argument("--label", action="append", default=[], metavar="LABEL", help="repeatable; default: the source's")
     new.add_argument("--author", default="demo")
-    comment = command(sandbox, "comment", help_text="comment on a work item", handler=run_comment)
+    comment = command(sandbox, "comment", run_comment, "comment on a work item")
     comment.add_argument("--work-item", type=work_item, required=True, metavar="REF")
     comment.add_argument("--body", required=True, help="the comment ('-': read it from stdin)")
     comment.add_argument("--author", default="demo")
-    close = command(sandbox, "close", help_text="close a work item", handler=run_close)
+    close = command(sandbox, "close", run_close, "close a work item")
     close.add_argument("--work-item", type=work_item, required=True, metavar="REF")
     close.add_argument("--merged", action="store_true", help="closed as a merged pull request")
-    listing = command(
-        sandbox, "list", help_text="work items, their comments, reactions and the-loop's notices", handler=run_list
-    )
+    listing = command(sandbox, "list", run_list, "work items, their comments, reactions and the-loop's notices")
     listing.add_argument("--json", action="store_true", help="one JSON object per work item, a line each")
     for each in (new, comment, close, listing):
         each.set_defaults(users_config=False)  # the demo's sandbox, as `demo` left it

@@ -43,36 +43,26 @@ class AskConfig:
     host: str = ""  # cluster: this host's id; only the sessions it runs are looked at ("": one host)
 
 
+@dataclass(kw_only=True, eq=False)
 class Asks:
-    def __init__(
-        self,
-        *,
-        store: StateStore,
-        events: EventSink,
-        clock: ClockPort,
-        watch: HarnessWatch,
-        receipts: ReceiptPort,
-        feedback: Feedback,
-        config: AskConfig,
-    ) -> None:
-        self._store = store
-        self._events = events
-        self._clock = clock
-        self._watch = watch
-        self._receipts = receipts
-        self._feedback = feedback
-        self._config = config
+    store: StateStore
+    events: EventSink
+    clock: ClockPort
+    watch: HarnessWatch
+    receipts: ReceiptPort
+    feedback: Feedback
+    config: AskConfig
 
     @property
     def enabled(self) -> bool:
-        return self._config.wait_seconds > 0
+        return self.config.wait_seconds > 0
 
     def look(self, record: SessionRecord | None) -> SessionRecord | None:
         """Post the request the agent waits on, once; tell the item once when a request posted was
         answered in the session instead. A save that lost to another writer leaves it to next time."""
         if not self.enabled or record is None or not record.spawn_id or record.status is not SessionStatus.ACTIVE:
             return record
-        receipts = self._watch.receipts(record)
+        receipts = self.watch.receipts(record)
         ask = open_ask(receipts)
         try:
             if record.asked and not record.asked_closed and (ask is None or ask.key != record.asked):
@@ -81,7 +71,7 @@ class Asks:
             if ask is not None and ask.key != record.asked:
                 record = self._post(record, ask, episode=blocked_episode(receipts))
         except StaleWrite:
-            return self._store.session(record.item)
+            return self.store.session(record.item)
         return record
 
     def sweep(self) -> None:
@@ -89,12 +79,12 @@ class Asks:
         request reaches the item within a second or so, not at the next cycle."""
         if not self.enabled:
             return
-        for record in self._store.sessions():
-            if record.status is SessionStatus.ACTIVE and record.spawn_id and record.host in {"", self._config.host}:
+        for record in self.store.sessions():
+            if record.status is SessionStatus.ACTIVE and record.spawn_id and record.host in {"", self.config.host}:
                 try:
                     self.look(record)
                 except Exception as error:  # one item's fault never stops the others; the cycle says it too
-                    self._events.emit(
+                    self.events.emit(
                         Event.POLL_ITEM_FAILED,
                         level=Level.ERROR,
                         work_item=str(record.item),
@@ -104,7 +94,7 @@ class Asks:
     def answer(self, record: SessionRecord | None, comment: Comment, control: Control) -> bool:
         """Execute one answer comment; True when the agent's hook took it."""
         answer = _answer_of(control)
-        ask = open_ask(self._watch.receipts(record)) if record is not None and record.spawn_id else None
+        ask = open_ask(self.watch.receipts(record)) if record is not None and record.spawn_id else None
         refused = self._refused(record, ask, answer)
         if refused is not None:
             return self._unused(comment, *refused)
@@ -112,11 +102,11 @@ class Asks:
         decision = decision_for(ask, answer, item=comment.item)
         if decision.choice is None:
             return self._unused(comment, "does-not-fit", decision.reason)
-        self._receipts.give(record.item, record.spawn_id, ask.key, decision.choice)
+        self.receipts.give(record.item, record.spawn_id, ask.key, decision.choice)
         if not self._taken(record, ask):
             return self._unused(comment, "too-late", _TOO_LATE)
-        waited = (self._clock.now() - ask.at).total_seconds() if ask.at else None
-        self._events.emit(
+        waited = (self.clock.now() - ask.at).total_seconds() if ask.at else None
+        self.events.emit(
             Event.SESSION_ANSWERED,
             work_item=str(comment.item),
             comment_id=comment.id,
@@ -144,10 +134,10 @@ class Asks:
     def _post(self, record: SessionRecord, ask: Ask, *, episode: str) -> SessionRecord:
         if self._state(record, ask.key) is AnswerState.EXPIRED:
             return record  # its hook waits no more: the dialog is the pane's, as the blocked notice says
-        body = ask_comment(record.item, ask, wait_seconds=self._config.wait_seconds)
-        if self._feedback.notify(record.item, body, notice="asked") is None:
+        body = ask_comment(record.item, ask, wait_seconds=self.config.wait_seconds)
+        if self.feedback.notify(record.item, body, notice="asked") is None:
             return record  # tried again next time
-        self._events.emit(
+        self.events.emit(
             Event.SESSION_ASKED,
             work_item=str(record.item),
             kind=ask.kind.value,
@@ -155,7 +145,7 @@ class Asks:
             asked_at=ask.at.isoformat() if ask.at else None,
         )
         # the request's comment stands for the episode's blocked notice: no second comment for it
-        return self._store.save_session(
+        return self.store.save_session(
             replace(record, asked=ask.key, asked_closed=False, asked_at=ask.at, blocked_notice=episode or ask.key)
         )
 
@@ -163,38 +153,38 @@ class Asks:
         """The request posted is no longer open: answered from here (nothing more to say), or in the
         session — said once; or its spawn is gone (`spoke` False: nothing to say)."""
         if spoke and self._state(record, record.asked) is not AnswerState.TAKEN:
-            self._receipts.withdraw(record.item, record.spawn_id, record.asked)
-            self._events.emit(Event.SESSION_ANSWERED_IN_PANE, work_item=str(record.item))
+            self.receipts.withdraw(record.item, record.spawn_id, record.asked)
+            self.events.emit(Event.SESSION_ANSWERED_IN_PANE, work_item=str(record.item))
             notice = pane_answered_notice(record.asked_at)
-            self._feedback.notify(record.item, notice, notice="answered-in-pane")
-        return self._store.save_session(replace(record, asked_closed=True))
+            self.feedback.notify(record.item, notice, notice="answered-in-pane")
+        return self.store.save_session(replace(record, asked_closed=True))
 
     def _taken(self, record: SessionRecord, ask: Ask) -> bool:
         """The hook takes a decision within a tick; one not taken in time is taken back."""
-        deadline = self._clock.monotonic() + TAKE_SECONDS
+        deadline = self.clock.monotonic() + TAKE_SECONDS
         while True:
             state = self._state(record, ask.key)
             if state is AnswerState.TAKEN:
                 return True
-            if state is AnswerState.EXPIRED or self._clock.monotonic() >= deadline:
-                return not self._receipts.withdraw(record.item, record.spawn_id, ask.key) and (
+            if state is AnswerState.EXPIRED or self.clock.monotonic() >= deadline:
+                return not self.receipts.withdraw(record.item, record.spawn_id, ask.key) and (
                     self._state(record, ask.key) is AnswerState.TAKEN
                 )
-            self._clock.sleep(TAKE_POLL)
+            self.clock.sleep(TAKE_POLL)
 
     def _state(self, record: SessionRecord, key: str) -> AnswerState:
-        return self._receipts.answer_state(record.item, record.spawn_id, key)
+        return self.receipts.answer_state(record.item, record.spawn_id, key)
 
     def _unused(self, comment: Comment, why: str, said: str) -> bool:
-        self._events.emit(
+        self.events.emit(
             Event.SESSION_ANSWER_UNUSED,
             level=Level.WARNING,
             work_item=str(comment.item),
             comment_id=comment.id,
             why=why,
         )
-        self._feedback.notify(comment.item, answered_reply(why=said), notice="answer-unused")
-        self._feedback.react(comment, Reaction.FAILED)
+        self.feedback.notify(comment.item, answered_reply(why=said), notice="answer-unused")
+        self.feedback.react(comment, Reaction.FAILED)
         return False
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import Any
 
 from app.usecases.meta import armed_floor
 from domain.control import control_of
@@ -85,14 +86,7 @@ class Intake:
         """A comment skipped as ours is never skipped silently (the marker is only a convention)."""
         for comment in comments:
             if comment.is_ours:
-                self.events.emit(
-                    Event.POLL_COMMENT_OURS,
-                    level=Level.DEBUG,
-                    work_item=str(comment.item),
-                    comment_id=comment.id,
-                    author=comment.author,
-                    rule="marker",
-                )
+                self._emit(Event.POLL_COMMENT_OURS, comment, level=Level.DEBUG, rule="marker")
 
     def _set_aside(self, ledger: Ledger, comments: list[Comment]) -> Ledger:
         """A comment that will never be a prompt is resolved, and said once: history, edited before
@@ -103,14 +97,7 @@ class Intake:
             if why == ASIDE_UNAUTHORIZED:
                 self._unauthorized(comment)
             elif why == ASIDE_EDITED:
-                self.events.emit(
-                    Event.POLL_COMMENT_EDITED_BY_OTHER,
-                    level=Level.WARNING,
-                    work_item=str(ledger.item),
-                    comment_id=comment.id,
-                    author=comment.author,
-                    editor=comment.editor,
-                )
+                self._emit(Event.POLL_COMMENT_EDITED_BY_OTHER, comment, level=Level.WARNING, editor=comment.editor)
             else:
                 self.events.emit(
                     Event.POLL_COMMENT_HISTORY,
@@ -121,24 +108,16 @@ class Intake:
         return ledger
 
     def _unauthorized(self, comment: Comment) -> None:
-        item, author = str(comment.item), comment.author
         if control_of(comment.body) is not None:
-            self.events.emit(
-                Event.CONTROL_IGNORED,
-                level=Level.WARNING,
-                work_item=item,
-                comment_id=comment.id,
-                author=author,
-                rule=AUTHORIZED_RULE,
-            )
+            self._emit(Event.CONTROL_IGNORED, comment, level=Level.WARNING, rule=AUTHORIZED_RULE)
         else:
-            self.events.emit(
-                Event.POLL_COMMENT_UNAUTHORIZED,
-                work_item=item,
-                comment_id=comment.id,
-                author=author,
-                rule=AUTHORIZED_RULE,
-            )
+            self._emit(Event.POLL_COMMENT_UNAUTHORIZED, comment, rule=AUTHORIZED_RULE)
+
+    def _emit(self, event: Event, comment: Comment, *, level: Level = Level.INFO, **fields: Any) -> None:
+        """An event about one comment that is not a prompt: its item, its id and its author first."""
+        self.events.emit(
+            event, level=level, work_item=str(comment.item), comment_id=comment.id, author=comment.author, **fields
+        )
 
     def _take(self, ledger: Ledger, kept: list[Comment]) -> Ledger:
         """The inbox's comments are in the ledger now: both in one transaction."""

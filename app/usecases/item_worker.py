@@ -3,7 +3,6 @@ order — each delivered only when its harness confirms it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -11,20 +10,19 @@ from app.usecases.asks import Asks
 from app.usecases.control import Controls
 from app.usecases.delivery import Delivery
 from app.usecases.feedback import Feedback
-from app.usecases.intake import Intake, IntakeConfig, Listing
+from app.usecases.intake import Intake, Listing
 from app.usecases.parking import RESUME, Parking, resume_turn
 from app.usecases.subjects import CommentSubject, StartSubject
 from app.usecases.watch import HarnessWatch
 from domain.control import Verb, control_of, triggered
 from domain.errors import StaleWrite
 from domain.events import Event, Level
-from domain.ledger import Authorized, DeliveryState, Ledger, Resolution, StartRequest
+from domain.ledger import DeliveryState, Ledger, Resolution, StartRequest
 from domain.model import ClosedBy, Comment, DeliveryId, Reaction, SessionRecord, SessionStatus, WorkItem
 from domain.notice import closed_notice
 from domain.parking import failed_turn
-from domain.ports import ClockPort, EventSink, StateStore, TrackerPort
+from domain.ports import ClockPort, EventSink, StateStore
 from domain.receipts import delivery_tag, receipt_line, turn_ended_after
-from domain.refs import WorkItemRef
 
 if TYPE_CHECKING:
     from app.usecases.cycle_summary import CycleSummary
@@ -55,64 +53,35 @@ class Worked:
 
 @dataclass(frozen=True, slots=True)
 class WorkerConfig:
-    authorized: Authorized
-    version: str
     secret: str
     trigger: str = ""  # routing.trigger: when set, only comments holding it are prompts
     host: str = ""  # cluster: this host's id ("": one host)
 
 
+@dataclass(kw_only=True, eq=False)
 class ItemWorker:
-    def __init__(
-        self,
-        *,
-        tracker_for: Callable[[WorkItemRef], TrackerPort],
-        store: StateStore,
-        events: EventSink,
-        clock: ClockPort,
-        delivery: Delivery,
-        controls: Controls,
-        watch: HarnessWatch,
-        feedback: Feedback,
-        config: WorkerConfig,
-        asks: Asks | None = None,
-        parking: Parking | None = None,
-    ) -> None:
-        self._asks = asks
-        self._store = store
-        self._events = events
-        self._clock = clock
-        self._delivery = delivery
-        self._controls = controls
-        self._watch = watch
-        self._feedback = feedback
-        self._config = config
-        self._parking = parking or Parking(
-            store=store,
-            events=events,
-            clock=clock,
-            feedback=feedback,
-            tracker_for=tracker_for,
-            authorized=config.authorized,
-        )
-        self._intake = Intake(
-            tracker_for=tracker_for,
-            store=store,
-            events=events,
-            clock=clock,
-            config=IntakeConfig(authorized=config.authorized, version=config.version),
-        )
+    store: StateStore
+    events: EventSink
+    clock: ClockPort
+    intake: Intake
+    delivery: Delivery
+    controls: Controls
+    watch: HarnessWatch
+    feedback: Feedback
+    parking: Parking
+    config: WorkerConfig
+    asks: Asks | None = None
 
     def work(self, item: WorkItem, listing: Listing, *, summary: CycleSummary) -> Worked:
-        ledger = self._intake.ledger(item, listing)
-        record = self._reactivated(self._store.session(item.ref))
+        ledger = self.intake.ledger(item, listing)
+        record = self._reactivated(self.store.session(item.ref))
         ledger = self._taken_over(ledger, record)
         ledger, record = self._turns(ledger, record)
-        if self._asks is not None:
-            record = self._asks.look(record)  # issue 20: what the agent asks, on the item once
+        if self.asks is not None:
+            record = self.asks.look(record)  # issue 20: what the agent asks, on the item once
         walk = _Walk(item, listing, summary, ledger, record)
         self._unpark(walk, by="reset")
-        walk.go_on = walk.go_on and not self._parking.holds(walk.record)  # parked: comments wait, no attempt
+        walk.go_on = walk.go_on and not self.parking.holds(walk.record)  # parked: comments wait, no attempt
         self._advance(walk)
         for pending in walk.ledger.pending:
             self._one(walk, pending.comment)
@@ -125,19 +94,19 @@ class ItemWorker:
         while stopped is resolved, not delivered."""
         control = control_of(comment.body)
         if control is not None:
-            walk.ledger, walk.record = self._controls.execute(walk.ledger, walk.record, comment, control)
-            walk.ledger = self._store.save_ledger(walk.ledger)
+            walk.ledger, walk.record = self.controls.execute(walk.ledger, walk.record, comment, control)
+            walk.ledger = self.store.save_ledger(walk.ledger)
             if control.verb is Verb.RESUME:
-                if self._parking.holds(walk.record):
+                if self.parking.holds(walk.record):
                     assert walk.record is not None
-                    walk.record = self._parking.release(walk.record)
+                    walk.record = self.parking.release(walk.record)
                     walk.go_on = True
                     self._unpark(walk, by="resume")
                 resumed, walk.waiting = walk.waiting, []
                 for waiting in resumed:
                     self._deliver(walk, waiting)
             self._advance(walk)
-        elif not triggered(comment.body, self._config.trigger):
+        elif not triggered(comment.body, self.config.trigger):
             walk.ledger = self._not_for_agent(walk.ledger, comment)
         elif walk.ledger.stopped or (walk.record is not None and walk.record.held):
             self._held(walk, comment)
@@ -150,7 +119,7 @@ class ItemWorker:
         if walk.ledger.paused or not walk.go_on:
             walk.waiting.append(comment)
             return
-        walk.ledger, walk.record, walk.go_on = self._delivery.attempt(
+        walk.ledger, walk.record, walk.go_on = self.delivery.attempt(
             walk.item,
             walk.ledger,
             walk.record,
@@ -162,44 +131,44 @@ class ItemWorker:
     def _unpark(self, walk: _Walk, *, by: str) -> None:
         """A parked item's reset came: its agent gets the one resume prompt (its own delivery, with
         its own attempts), and the comments held meanwhile follow it."""
-        if walk.record is None or not self._parking.due(walk.record):
+        if walk.record is None or not self.parking.due(walk.record):
             return
-        walk.ledger, subject = self._parking.resume(walk.item, walk.ledger, walk.record, by=by)
-        walk.ledger, walk.record, walk.go_on = self._delivery.attempt(
+        walk.ledger, subject = self.parking.resume(walk.item, walk.ledger, walk.record, by=by)
+        walk.ledger, walk.record, walk.go_on = self.delivery.attempt(
             walk.item, walk.ledger, walk.record, subject, armed=True, summary=walk.summary
         )
         if walk.record is not None and (walk.ledger.start is None or walk.ledger.start.reason != RESUME):
-            walk.record = self._parking.resumed(walk.record)
+            walk.record = self.parking.resumed(walk.record)
 
     def _advance(self, walk: _Walk) -> None:
         """The item's start, when one is wanted and its harness is not running already."""
         ledger, record = walk.ledger, walk.record
         if ledger.start is not None and ledger.start.reason == RESUME:
             return  # a resume prompt's attempts: parking's
-        if ledger.start is not None and record is not None and self._watch.running(record):
-            walk.ledger = self._store.save_ledger(replace(ledger, start=None))  # it runs already
+        if ledger.start is not None and record is not None and self.watch.running(record):
+            walk.ledger = self.store.save_ledger(replace(ledger, start=None))  # it runs already
         if walk.ledger.start is None or not walk.go_on:
             return
         start = StartSubject(walk.item, walk.ledger.start)
-        walk.ledger, walk.record, walk.go_on = self._delivery.attempt(
+        walk.ledger, walk.record, walk.go_on = self.delivery.attempt(
             walk.item, walk.ledger, walk.record, start, armed=True, summary=walk.summary
         )
 
     def _taken_over(self, ledger: Ledger, record: SessionRecord | None) -> Ledger:
         """Cluster: this host now holds an item whose session ran on another host (lost): it starts
         here, a fresh conversation, even before the next comment."""
-        if record is None or record.host in {"", self._config.host} or record.status is not SessionStatus.ACTIVE:
+        if record is None or record.host in {"", self.config.host} or record.status is not SessionStatus.ACTIVE:
             return ledger
         if ledger.start is not None or ledger.stopped:
             return ledger
-        return self._store.save_ledger(replace(ledger, start=StartRequest("taken-over", self._clock.now())))
+        return self.store.save_ledger(replace(ledger, start=StartRequest("taken-over", self.clock.now())))
 
     def _reactivated(self, stored: SessionRecord | None) -> SessionRecord | None:
         """A paused session, or one closed upstream, whose item is watched again is active again;
         one an operator or a control comment closed stays closed until they reopen it."""
         record = reactivate(stored)
         if record is not None and record != stored:
-            record = self._store.save_session(record)  # watched again: active again, so closing sees it
+            record = self.store.save_session(record)  # watched again: active again, so closing sees it
         return record
 
     def _hold(self, walk: _Walk, comment: Comment) -> None:
@@ -207,7 +176,7 @@ class ItemWorker:
         pending = walk.ledger.pending_entry(comment.id)
         if pending is None or pending.state is not DeliveryState.QUEUED:
             return
-        self._events.emit(
+        self.events.emit(
             Event.COMMENT_HELD,
             work_item=str(comment.item),
             comment_id=comment.id,
@@ -215,7 +184,7 @@ class ItemWorker:
             author=comment.author,
             rule="the-loop pause",
         )
-        walk.ledger = self._store.save_ledger(walk.ledger.mark(comment.id, DeliveryState.HELD))
+        walk.ledger = self.store.save_ledger(walk.ledger.mark(comment.id, DeliveryState.HELD))
 
     def _held(self, walk: _Walk, comment: Comment) -> None:
         """A comment to an item stopped by a control comment, or closed by an operator, is resolved,
@@ -226,8 +195,8 @@ class ItemWorker:
         reason = "session-closed" if by_operator else "session-stopped"
         if by_operator:
             self._tell_closed(walk, comment)
-        ledger = walk.ledger.resolve(comment.id, Resolution.SKIPPED, at=self._clock.now(), reason=reason)
-        self._events.emit(
+        ledger = walk.ledger.resolve(comment.id, Resolution.SKIPPED, at=self.clock.now(), reason=reason)
+        self.events.emit(
             Event.DISPATCH_DROPPED,
             level=Level.WARNING,
             reason=reason,
@@ -237,36 +206,36 @@ class ItemWorker:
             author=comment.author,
             rule="sessions close" if by_operator else "the-loop stop",
         )
-        walk.ledger = self._store.save_ledger(ledger)
+        walk.ledger = self.store.save_ledger(ledger)
 
     def _tell_closed(self, walk: _Walk, comment: Comment) -> None:
         """😕 on the comment; the first of the closing also gets the one notice (a failed post is
         tried again with the next comment)."""
-        self._feedback.react(comment, Reaction.FAILED)
+        self.feedback.react(comment, Reaction.FAILED)
         record = walk.record
         if record is None or record.closed_notice:
             return
-        if self._feedback.notify(comment.item, closed_notice(comment), notice="closed", comment_id=comment.id) is None:
+        if self.feedback.notify(comment.item, closed_notice(comment), notice="closed", comment_id=comment.id) is None:
             return
         try:
-            walk.record = self._store.save_session(replace(record, closed_notice=comment.id))
+            walk.record = self.store.save_session(replace(record, closed_notice=comment.id))
         except StaleWrite:  # reopened or reset meanwhile: what is stored now decides the next comment
-            walk.record = self._store.session(comment.item)
+            walk.record = self.store.session(comment.item)
 
     def _not_for_agent(self, ledger: Ledger, comment: Comment) -> Ledger:
         """With a trigger phrase set, a comment without it is not a prompt (no reaction)."""
-        ledger = ledger.resolve(comment.id, Resolution.SKIPPED, at=self._clock.now(), reason="not-for-the-agent")
-        self._events.emit(
-            Event.POLL_NOT_FOR_AGENT, work_item=str(comment.item), comment_id=comment.id, trigger=self._config.trigger
+        ledger = ledger.resolve(comment.id, Resolution.SKIPPED, at=self.clock.now(), reason="not-for-the-agent")
+        self.events.emit(
+            Event.POLL_NOT_FOR_AGENT, work_item=str(comment.item), comment_id=comment.id, trigger=self.config.trigger
         )
-        return self._store.save_ledger(ledger)
+        return self.store.save_ledger(ledger)
 
     def _turns(self, ledger: Ledger, record: SessionRecord | None) -> tuple[Ledger, SessionRecord | None]:
         """The agent's turn for a delivered comment ended: say so once (🚀 on the comment); a turn
         that failed on the API parks the item (😕 on the comment, one notice)."""
         if not ledger.turns or record is None:
             return ledger, record
-        receipts = self._watch.receipts(record)
+        receipts = self.watch.receipts(record)
         ended = ledger
         for turn in ledger.turns:
             if turn.spawn != record.spawn_id:
@@ -274,26 +243,26 @@ class ItemWorker:
                 continue
             resuming = resume_turn(turn)
             delivery = turn.comment_id if resuming else str(DeliveryId.for_comment(turn.comment_id))
-            line = receipt_line(delivery, delivery_tag(self._config.secret, delivery))
+            line = receipt_line(delivery, delivery_tag(self.config.secret, delivery))
             failed = failed_turn(receipts, line)
             if failed is not None:
                 ended = ended.turn_closed(turn.comment_id)
-                record = self._parking.failed(record, turn, failed, ledger.item)
+                record = self.parking.failed(record, turn, failed, ledger.item)
             elif turn_ended_after(receipts, line) and resuming:
                 ended = ended.turn_closed(turn.comment_id)
-                record = self._parking.done(record)
+                record = self.parking.done(record)
             elif turn_ended_after(receipts, line):
                 ended = ended.turn_closed(turn.comment_id)
-                self._events.emit(
+                self.events.emit(
                     Event.SESSION_TURN_FINISHED,
                     work_item=str(ledger.item),
                     comment_id=turn.comment_id,
                     delivery_id=delivery,
                 )
-                stub = Comment(turn.comment_id, ledger.item, None, "", self._clock.now(), kind=turn.kind)
-                self._feedback.react(stub, Reaction.TURN_ENDED)
-        record = self._parking.tell(record)
-        return (ledger if ended == ledger else self._store.save_ledger(ended)), record
+                stub = Comment(turn.comment_id, ledger.item, None, "", self.clock.now(), kind=turn.kind)
+                self.feedback.react(stub, Reaction.TURN_ENDED)
+        record = self.parking.tell(record)
+        return (ledger if ended == ledger else self.store.save_ledger(ended)), record
 
 
 def reactivate(record: SessionRecord | None) -> SessionRecord | None:

@@ -3,6 +3,7 @@ so a ledger holds what the last while resolved, not everything an item ever said
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from app.usecases.meta import read_through_key
@@ -19,52 +20,43 @@ PRUNE_BATCH = 20  # ledgers looked at per cycle: each in its own short transacti
 PASS_EVERY_SECONDS = 600.0
 
 
+@dataclass(kw_only=True, eq=False)
 class LedgerPruner:
     """Each `run` looks at the next `batch` ledgers of a pass over every item (the list is read once
     a pass, so a cycle costs the same whatever the backlog), those this host holds, and prunes each
-    up to a horizon its repository's reads vouch for: `margin` (`PRUNE_MARGIN`) before the last read that moved
+    up to a horizon its repository's reads vouch for: `margin` (an hour) before the last read that moved
     the cursor began, and before every comment still in its inbox. A repository never read moves no
     horizon, so a comment written while reads failed is still new when it comes."""
 
-    def __init__(
-        self,
-        *,
-        store: StateStore,
-        events: EventSink,
-        clock: ClockPort,
-        batch: int = PRUNE_BATCH,
-        pass_every_seconds: float = PASS_EVERY_SECONDS,
-        margin: timedelta = PRUNE_MARGIN,
-    ) -> None:
-        self._store = store
-        self._events = events
-        self._clock = clock
-        self._batch = batch
-        self._pass_every = pass_every_seconds
-        self._margin = margin
-        self._queue: list[WorkItemRef] = []  # what is left of this pass
-        self._next_pass: float | None = None  # on the monotonic clock; None: the first pass is due
+    store: StateStore
+    events: EventSink
+    clock: ClockPort
+    batch: int = PRUNE_BATCH
+    pass_every_seconds: float = PASS_EVERY_SECONDS
+    margin: timedelta = PRUNE_MARGIN  # how far the horizon trails the last read
+    _queue: list[WorkItemRef] = field(init=False, default_factory=list)  # what is left of this pass
+    _next_pass: float | None = field(init=False, default=None)  # on the monotonic clock; None: the first pass is due
 
     def run(self, held: Held) -> int:
         """Prune the next few ledgers; how many comment ids were dropped."""
         if not self._queue:
-            now = self._clock.monotonic()
+            now = self.clock.monotonic()
             if self._next_pass is not None and now < self._next_pass:
                 return 0
-            self._queue, self._next_pass = list(self._store.items()), now + self._pass_every
-        turn, self._queue = self._queue[: self._batch], self._queue[self._batch :]
+            self._queue, self._next_pass = list(self.store.items()), now + self.pass_every_seconds
+        turn, self._queue = self._queue[: self.batch], self._queue[self.batch :]
         turn = [item for item in turn if item in held]
         if not turn:
             return 0
-        reads = self._store.meta()
+        reads = self.store.meta()
         waiting: dict[WorkItemRef, datetime] = {}
-        for entry in self._store.inbox_index():
+        for entry in self.store.inbox_index():
             waiting[entry.item] = min(entry.created_at, waiting.get(entry.item, entry.created_at))
         dropped = 0
         for item in turn:
             read = reads.get(read_through_key(item.repo))
             if read is not None:
-                before = datetime.fromisoformat(read) - self._margin
+                before = datetime.fromisoformat(read) - self.margin
                 dropped += self._prune(item, min(before, waiting.get(item, before)))
         return dropped
 
@@ -74,21 +66,21 @@ class LedgerPruner:
         except StoreUnreachable:
             raise
         except StateError as error:  # one ledger this version cannot read stops only its own pruning
-            self._events.emit(
+            self.events.emit(
                 Event.POLL_ITEM_FAILED, level=Level.ERROR, work_item=str(item), cause=f"pruning its ledger: {error}"
             )
             return 0
 
     def _prune_one(self, item: WorkItemRef, before: datetime) -> int:
-        ledger = self._store.ledger(item)
+        ledger = self.store.ledger(item)
         pruned = ledger.prune(before=before) if ledger is not None else None
         if ledger is None or pruned is None or pruned is ledger:
             return 0
         try:
-            self._store.save_ledger(pruned)  # compare-and-set: a worker or an operator that wrote meanwhile wins
+            self.store.save_ledger(pruned)  # compare-and-set: a worker or an operator that wrote meanwhile wins
         except StaleWrite:
             return 0
         count = len(ledger.resolved) - len(pruned.resolved)
         horizon = pruned.horizon.isoformat() if pruned.horizon else ""
-        self._events.emit(Event.POLL_LEDGER_PRUNED, work_item=str(item), comments=count, horizon=horizon)
+        self.events.emit(Event.POLL_LEDGER_PRUNED, work_item=str(item), comments=count, horizon=horizon)
         return count

@@ -9,11 +9,12 @@ from datetime import datetime
 
 from app.usecases.feedback import Feedback
 from app.usecases.spawner import Dispatch
+from app.usecases.subjects import StartSubject
 from domain.errors import StaleWrite, TrackerError
 from domain.events import Event, Level
-from domain.ledger import Authorized, DeliveryState, Ledger, Resolution, Screen, StartRequest, Turn, screen
+from domain.ledger import Authorized, Ledger, Screen, StartRequest, Turn, screen
 from domain.model import Comment, CommentKind, Reaction, SessionRecord, WorkItem
-from domain.notice import parked_notice, start_failed_notice
+from domain.notice import parked_notice
 from domain.parking import FailedTurn, Park, park, resume_prompt
 from domain.ports import ClockPort, EventSink, StateStore, TrackerPort
 from domain.prompts import spawn_prompt
@@ -28,15 +29,13 @@ def resume_turn(turn: Turn) -> bool:
     return turn.comment_id.startswith(f"{RESUME}-")
 
 
-@dataclass(frozen=True, slots=True)
-class ResumeSubject:
-    """The one prompt at a reset; its attempts ride on the ledger's start request (reason `resume`)."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResumeSubject(StartSubject):
+    """The one prompt at a reset: a start of its own, whose attempts ride on the ledger's start
+    request (reason `resume`) as a start's do; delivered, it opens a turn."""
 
-    item: WorkItem
-    request: StartRequest
     park: Park
     failed: tuple[Comment, ...]
-    comment: Comment | None = None
     key: str = RESUME
 
     @property
@@ -48,55 +47,30 @@ class ResumeSubject:
         prompt = resume_prompt(item.ref, self.park, self.failed, receipt=line)
         return Dispatch(item, prompt, spawn_prompt(item, receipt=line) + "\n" + prompt, self.delivery_id, line)
 
-    def attempts(self, ledger: Ledger) -> int:
-        return ledger.start.attempts if ledger.start else 0
-
-    def spend(self, ledger: Ledger) -> Ledger:
-        start = ledger.start or self.request
-        return replace(ledger, start=replace(start, attempts=start.attempts + 1))
-
-    def mark(self, ledger: Ledger, state: DeliveryState) -> Ledger:
-        return ledger
-
     def delivered(self, ledger: Ledger, *, at: datetime, reason: str, spawn: str) -> Ledger:
         return replace(ledger, start=None).turn_open(Turn(self.delivery_id, CommentKind.ISSUE_COMMENT, spawn))
 
-    def settled(self, ledger: Ledger, kind: Resolution, *, at: datetime, version: str, reason: str) -> Ledger:
-        return replace(ledger, start=None)
 
-    def notice(self, *, attempts: int, reason: str) -> str:
-        return start_failed_notice(self.item.ref, attempts=attempts, reason=reason)
-
-
+@dataclass(kw_only=True, eq=False)
 class Parking:
-    def __init__(
-        self,
-        *,
-        store: StateStore,
-        events: EventSink,
-        clock: ClockPort,
-        feedback: Feedback,
-        tracker_for: Callable[[WorkItemRef], TrackerPort],
-        authorized: Authorized,
-    ) -> None:
-        self._authorized = authorized
-        self._store = store
-        self._events = events
-        self._clock = clock
-        self._feedback = feedback
-        self._tracker_for = tracker_for
+    store: StateStore
+    events: EventSink
+    clock: ClockPort
+    feedback: Feedback
+    tracker_for: Callable[[WorkItemRef], TrackerPort]
+    authorized: Authorized
 
     def failed(self, record: SessionRecord, turn: Turn, receipt: Receipt, item: WorkItemRef) -> SessionRecord:
         """A turn ended in an API failure: 😕 on its comment, the item parked (or the episode it is
         in grown), and the episode's one notice."""
-        now = self._clock.now()
+        now = self.clock.now()
         failed = None if resume_turn(turn) else FailedTurn(turn.comment_id, turn.kind)
         if failed is not None:
-            self._feedback.react(Comment(turn.comment_id, item, None, "", now, kind=turn.kind), Reaction.FAILED)
+            self.feedback.react(Comment(turn.comment_id, item, None, "", now, kind=turn.kind), Reaction.FAILED)
         decided = park(receipt.detail, receipt.message, comment=failed, now=now, previous=record.park)
         parked = decided.choice
         if record.park is None or record.park.resuming:
-            self._events.emit(
+            self.events.emit(
                 Event.SESSION_PARKED,
                 level=Level.WARNING,
                 work_item=str(item),
@@ -114,45 +88,45 @@ class Parking:
             return record
         until = f"{parked.until:%Y-%m-%d %H:%M:%S} UTC" if parked.until else None
         body = parked_notice(record.item, cause=parked.cause.value, until=until)
-        if self._feedback.notify(record.item, body, notice="parked", cause=parked.cause.value) is None:
+        if self.feedback.notify(record.item, body, notice="parked", cause=parked.cause.value) is None:
             return record
         return self._save(replace(record, park=replace(parked, noticed=True)))
 
     def holds(self, record: SessionRecord | None) -> bool:
         """Parked, and its reset has not come: nothing is pasted."""
         parked = record.park if record is not None else None
-        return parked is not None and not parked.resuming and not parked.due(self._clock.now())
+        return parked is not None and not parked.resuming and not parked.due(self.clock.now())
 
     def due(self, record: SessionRecord | None) -> bool:
         parked = record.park if record is not None else None
-        return parked is not None and parked.due(self._clock.now())
+        return parked is not None and parked.due(self.clock.now())
 
     def release(self, record: SessionRecord) -> SessionRecord:
         """`the-loop resume` on a parked item: its reset is now."""
         parked = record.park
         if parked is None or parked.resuming:
             return record
-        return self._save(replace(record, park=replace(parked, until=self._clock.now())))
+        return self._save(replace(record, park=replace(parked, until=self.clock.now())))
 
     def resume(self, item: WorkItem, ledger: Ledger, record: SessionRecord, *, by: str) -> tuple[Ledger, ResumeSubject]:
         """The reset came: the park is marked resumed (kept, so a failure right after doubles the
         wait) and the resume prompt's subject made, with the failed comments as they are now."""
         parked = record.park
         assert parked is not None
-        now = self._clock.now()
+        now = self.clock.now()
         comments = tuple(c for c in (self._fetch(item.ref, f, now) for f in parked.comments) if c is not None)
         request = ledger.start if ledger.start and ledger.start.reason == RESUME else StartRequest(RESUME, now)
-        ledger = self._store.save_ledger(replace(ledger, start=request))
-        self._events.emit(
+        ledger = self.store.save_ledger(replace(ledger, start=request))
+        self.events.emit(
             Event.SESSION_UNPARKED, work_item=str(item.ref), by=by, comments=[f.comment_id for f in parked.comments]
         )
-        return ledger, ResumeSubject(item, request, parked, comments)
+        return ledger, ResumeSubject(item, request, park=parked, failed=comments)
 
     def resumed(self, record: SessionRecord) -> SessionRecord:
         parked = record.park
         if parked is None or parked.resuming:
             return record
-        return self._save(replace(record, park=replace(parked, resumed_at=self._clock.now())))
+        return self._save(replace(record, park=replace(parked, resumed_at=self.clock.now())))
 
     def done(self, record: SessionRecord) -> SessionRecord:
         """The resume prompt's turn ended well: its comments were acted on (the park stays, resumed,
@@ -167,15 +141,15 @@ class Parking:
         not authorized, it is named by its delivery id alone (never lost, never a stranger's text)."""
         stub = Comment(failed.comment_id, item, None, "", now, kind=failed.kind)
         try:
-            found = self._tracker_for(item).comment(item, failed.comment_id, failed.kind)
+            found = self.tracker_for(item).comment(item, failed.comment_id, failed.kind)
         except TrackerError:
             return stub
-        if found is not None and screen(found, authorized=self._authorized) is not Screen.CANDIDATE:
+        if found is not None and screen(found, authorized=self.authorized) is not Screen.CANDIDATE:
             return stub
         return found
 
     def _save(self, record: SessionRecord) -> SessionRecord:
         try:
-            return self._store.save_session(record)
+            return self.store.save_session(record)
         except StaleWrite:  # changed meanwhile (closed, reset): what is stored decides
-            return self._store.session(record.item) or record
+            return self.store.session(record.item) or record

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass
 from datetime import datetime
 
 from app.usecases.closing import Closer
@@ -57,41 +57,32 @@ class _Quiet:
     since: datetime | None
 
 
+@dataclass(kw_only=True, eq=False)
 class PollCycle:
     """One pass over every watched repository; `run()` is what `poll` repeats and `--once` runs once."""
 
-    def __init__(
-        self,
-        *,
-        trackers: Mapping[str, TrackerPort],
-        store: StateStore,
-        events: EventSink,
-        clock: ClockPort,
-        worker: ItemWorker,
-        closer: Closer,
-        config: PollConfig,
-        cluster: ClusterPort,
-        leases: Leases,
-        orphans: Orphans,
-        pruner: LedgerPruner | None = None,
-        feedback: Feedback | None = None,  # to tell an item that waits for a free slot
-    ) -> None:
-        self._store = store
-        self._events = events
-        self._clock = clock
-        self._worker = worker
-        self._closer = closer
-        self._config = config
-        self._cluster = cluster
-        self._leases = leases
-        self._orphans = orphans
-        self._pruner = pruner
+    trackers: InitVar[Mapping[str, TrackerPort]]
+    store: StateStore
+    events: EventSink
+    clock: ClockPort
+    worker: ItemWorker
+    closer: Closer
+    config: PollConfig
+    cluster: ClusterPort
+    leases: Leases
+    orphans: Orphans
+    pruner: LedgerPruner | None = None
+    feedback: InitVar[Feedback | None] = None  # to tell an item that waits for a free slot
+
+    def __post_init__(self, trackers: Mapping[str, TrackerPort], feedback: Feedback | None) -> None:
         self._reader = RepoReader(
-            trackers=trackers, store=store, events=events, clock=clock, cluster=cluster, leases=leases,
-            unlisted_keep_seconds=config.unlisted_keep_seconds,
-            slot_waits=SlotWaits(store=store, events=events, clock=clock, cluster=cluster, feedback=feedback),
+            trackers=trackers, store=self.store, events=self.events, clock=self.clock, cluster=self.cluster,
+            leases=self.leases, unlisted_keep_seconds=self.config.unlisted_keep_seconds,
+            slot_waits=SlotWaits(
+                store=self.store, events=self.events, clock=self.clock, cluster=self.cluster, feedback=feedback
+            ),
         )  # fmt: skip
-        self._watches = watches(config.sources)
+        self._watches = watches(self.config.sources)
         self._reading: frozenset[RepoRef] = frozenset()
         # items left with nothing to do, by repository, with what they were worked from: an idle
         # cycle works none of them again until their listing, record or repository start changes,
@@ -101,11 +92,11 @@ class PollCycle:
         self.stopping: Callable[[], bool] = lambda: False
 
     def run(self) -> CycleSummary:
-        summary = CycleSummary(started_at=self._clock.now())
-        self._orphans.end(self._leases.take_lost())
+        summary = CycleSummary(started_at=self.clock.now())
+        self.orphans.end(self.leases.take_lost())
         # the registry is read once a cycle: a repository's records change only while it is worked
         sessions: dict[RepoRef, list[SessionRecord]] = defaultdict(list)
-        for record in self._store.sessions():
+        for record in self.store.sessions():
             sessions[record.item.repo].append(record)
         self._kept_first(summary)
         for watch in self._watches:
@@ -115,45 +106,40 @@ class PollCycle:
                 self._poll(watch, sessions[watch.repo], summary)
             except Exception as error:  # one repository's fault never stops the others
                 summary.add(sources_failed=1)
-                self._events.emit(
-                    Event.POLL_SOURCE_FAILED,
-                    level=Level.ERROR,
-                    repo=str(watch.repo),
-                    cause=f"{type(error).__name__}: {error}",
-                )
-        if self._pruner is not None and not self.stopping():
-            self._pruner.run(self._leases.held())  # after the items' work: it never waits for this
+                self._emit(Event.POLL_SOURCE_FAILED, error, repo=str(watch.repo))
+        if self.pruner is not None and not self.stopping():
+            self.pruner.run(self.leases.held())  # after the items' work: it never waits for this
         self._cycles += 1
-        summary.finished_at = self._clock.now()
-        self._events.emit(Event.POLL_CYCLE, **summary.fields())
+        summary.finished_at = self.clock.now()
+        self.events.emit(Event.POLL_CYCLE, **summary.fields())
         return summary
 
     def run_kept(self) -> CycleSummary:
         """Only the comments already kept (a webhook's), their items worked from the last listing:
         no GitHub read. Between cycles, when a webhook wakes the daemon."""
-        summary = CycleSummary(started_at=self._clock.now())
+        summary = CycleSummary(started_at=self.clock.now())
         self._kept_first(summary)
-        summary.finished_at = self._clock.now()
+        summary.finished_at = self.clock.now()
         return summary
 
     def kept_unlisted(self) -> bool:
         """Whether a kept comment's item is in no listing yet: only a read of its repository lists it."""
-        kept = self._store.inbox_items()
-        listed = {ref for repo in {ref.repo for ref in kept} for ref in self._cluster.shared_listing(repo).refs}
+        kept = self.store.inbox_items()
+        listed = {ref for repo in {ref.repo for ref in kept} for ref in self.cluster.shared_listing(repo).refs}
         return any(ref not in listed for ref in kept)
 
     def _poll(self, watch: Watch, sessions: list[SessionRecord], summary: CycleSummary) -> None:
         if self._reads(watch.repo) and not self._reader.read(watch, sessions, summary, cycle=self._cycles):
             return  # this host reads it, and could not this cycle: it waits for the next
-        shared = self._cluster.shared_listing(watch.repo)
-        held = self._leases.held()
+        shared = self.cluster.shared_listing(watch.repo)
+        held = self.leases.held()
         records = {record.item: record for record in sessions}
         self._depart([d for d in shared.departed if d.item in held], records, summary)
         self._release_idle(watch.repo, held, shared.refs, records)
-        since = watch_start(self._store, watch.repo)
+        since = watch_start(self.store, watch.repo)
         listed = [entry for entry in shared.listed if entry.item.ref in held]
         summary.add(items=len(listed))
-        kept = set(self._store.inbox_items())
+        kept = set(self.store.inbox_items())
         was = self._quiet.get(watch.repo, {})
         quiet = {e.item.ref: was[e.item.ref] for e in listed if e.item.ref in was and e.item.ref not in kept}
         todo = [e for e in listed if quiet.get(e.item.ref) != _Quiet(e, records.get(e.item.ref), since)]
@@ -166,22 +152,22 @@ class PollCycle:
         """Comments already kept — a webhook's, pushed since the last cycle — go before this cycle's
         GitHub reads: their items were listed last cycle, so nothing waits for the reads of every
         repository before its own, or for a read that fails."""
-        kept = set(self._store.inbox_items())
+        kept = set(self.store.inbox_items())
         if not kept:
             return
-        held = self._leases.held()
+        held = self.leases.held()
         for watch in [w for w in self._watches if any(ref.repo == w.repo for ref in kept)]:
-            listed = self._cluster.shared_listing(watch.repo).listed
+            listed = self.cluster.shared_listing(watch.repo).listed
             waiting = [entry for entry in listed if entry.item.ref in kept and entry.item.ref in held]
             if waiting and not self.stopping():
-                settled = self._work(waiting, watch_start(self._store, watch.repo), summary)
+                settled = self._work(waiting, watch_start(self.store, watch.repo), summary)
                 self._quiet[watch.repo] = self._quiet.get(watch.repo, {}) | settled
 
     def _reads(self, repo: RepoRef) -> bool:
         """Whether this host reads `repo` (holds its lock); said once each time it starts to."""
-        reads = self._cluster.poll_lock(repo)
-        if reads and repo not in self._reading and self._cluster.shared:
-            self._events.emit(Event.CLUSTER_READING, repo=str(repo), host=self._cluster.host)
+        reads = self.cluster.poll_lock(repo)
+        if reads and repo not in self._reading and self.cluster.shared:
+            self.events.emit(Event.CLUSTER_READING, repo=str(repo), host=self.cluster.host)
         self._reading = self._reading | {repo} if reads else self._reading - {repo}
         return reads
 
@@ -195,9 +181,9 @@ class PollCycle:
             if self.stopping():
                 return None
             item = entry.item
-            armed = spawn_armed(item, mode=self._config.spawn_mode, label=entry.label).choice
+            armed = spawn_armed(item, mode=self.config.spawn_mode, label=entry.label).choice
             try:
-                worked = self._worker.work(
+                worked = self.worker.work(
                     item, Listing(entry.label, armed, since, history=entry.history), summary=summary
                 )
             except StaleWrite as conflict:
@@ -207,19 +193,14 @@ class PollCycle:
                 self._lease_lost(item.ref, lost)
             except Exception as error:  # one item's fault never stops the cycle
                 summary.add(items_failed=1)
-                self._events.emit(
-                    Event.POLL_ITEM_FAILED,
-                    level=Level.ERROR,
-                    work_item=str(item.ref),
-                    cause=f"{type(error).__name__}: {error}",
-                )
+                self._emit(Event.POLL_ITEM_FAILED, error, work_item=str(item.ref))
             else:
                 return _Quiet(entry, worked.record, since) if worked.settled else None
             return None
 
         if not listed:
             return {}
-        with ThreadPoolExecutor(max_workers=max(1, self._config.max_concurrent)) as pool:
+        with ThreadPoolExecutor(max_workers=max(1, self.config.max_concurrent)) as pool:
             settled = [future.result() for future in [pool.submit(one, entry) for entry in listed]]
         return {quiet.entry.item.ref: quiet for quiet in settled if quiet is not None}
 
@@ -232,9 +213,9 @@ class PollCycle:
             if record is None:
                 continue
             try:
-                if self._closer.departed(record, gone.state):
+                if self.closer.departed(record, gone.state):
                     summary.add(closed=1)
-                    self._cluster.release(gone.item)
+                    self.cluster.release(gone.item)
             except StaleWrite as conflict:  # the record read at the cycle's start moved on
                 self._conflict(record.item, conflict)
             except LeaseLost as lost:
@@ -250,10 +231,14 @@ class PollCycle:
         for item in held.items - set(listed):
             record = records.get(item)
             if item.repo == repo and (record is None or record.status is SessionStatus.CLOSED):
-                self._cluster.release(item)
+                self.cluster.release(item)
+
+    def _emit(self, event: Event, error: Exception, **where: str) -> None:
+        """A repository's or an item's unexpected fault, said with its cause."""
+        self.events.emit(event, level=Level.ERROR, cause=f"{type(error).__name__}: {error}", **where)
 
     def _conflict(self, item: WorkItemRef, conflict: StaleWrite) -> None:
-        self._events.emit(Event.POLL_ITEM_CONFLICT, level=Level.WARNING, work_item=str(item), cause=str(conflict))
+        self.events.emit(Event.POLL_ITEM_CONFLICT, level=Level.WARNING, work_item=str(item), cause=str(conflict))
 
     def _lease_lost(self, item: WorkItemRef, lost: LeaseLost) -> None:
-        self._events.emit(Event.CLUSTER_LEASE_LOST, level=Level.WARNING, work_item=str(item), cause=str(lost))
+        self.events.emit(Event.CLUSTER_LEASE_LOST, level=Level.WARNING, work_item=str(item), cause=str(lost))

@@ -48,27 +48,25 @@ def _wait(item: str, value: str) -> Wait | None:
         return None
 
 
+@dataclass(kw_only=True, eq=False)
 class SlotWaits:
-    def __init__(
-        self, *, store: StateStore, events: EventSink, clock: ClockPort, cluster: ClusterPort, feedback: Feedback | None
-    ) -> None:
-        self._store = store
-        self._events = events
-        self._clock = clock
-        self._cluster = cluster
-        self._feedback = feedback
+    store: StateStore
+    events: EventSink
+    clock: ClockPort
+    cluster: ClusterPort
+    feedback: Feedback | None
 
     def seen(self, repo: RepoRef, listed: Iterable[WorkItemRef]) -> None:
         """After placing `repo`'s listed items: those no host holds wait; those that wait no more
         (placed, or no longer listed) are forgotten."""
-        held = {lease.item for lease in self._cluster.leases() if lease.live}
+        held = {lease.item for lease in self.cluster.leases() if lease.live}
         items = list(listed)
-        meta = self._store.meta()
+        meta = self.store.meta()
         for item in items:
             old = _wait(str(item), meta.get(KEY + str(item), ""))
             if item in held:
                 if old is not None:
-                    self._store.save_meta(KEY + str(item), "")
+                    self.store.save_meta(KEY + str(item), "")
             elif old is None:
                 self._started(item)
             elif not old.noticed:
@@ -76,21 +74,21 @@ class SlotWaits:
         gone = {w.item for w in waits(meta)} - {str(i) for i in items}
         for name in gone:
             if WorkItemRef.parse(name).repo == repo:
-                self._store.save_meta(KEY + name, "")
+                self.store.save_meta(KEY + name, "")
 
     def _started(self, item: WorkItemRef) -> None:
-        now = self._clock.now()
+        now = self.clock.now()
         self._save(Wait(str(item), now))
-        hosts = [f"{h.host} {h.leases}/{h.max_sessions}" for h in self._cluster.hosts()]
-        self._events.emit(Event.CLUSTER_SLOT_WAITING, work_item=str(item), since=now.isoformat(), hosts=hosts)
+        hosts = [f"{h.host} {h.leases}/{h.max_sessions}" for h in self.cluster.hosts()]
+        self.events.emit(Event.CLUSTER_SLOT_WAITING, work_item=str(item), since=now.isoformat(), hosts=hosts)
 
     def _tell(self, item: WorkItemRef, wait: Wait) -> None:
         """The wait outlasted a cycle: one notice on the item (tried again next cycle if it failed)."""
-        if self._feedback is None:
+        if self.feedback is None:
             return
-        if self._feedback.notify(item, slot_wait_notice(item, since=wait.since), notice="slot-wait") is not None:
+        if self.feedback.notify(item, slot_wait_notice(item, since=wait.since), notice="slot-wait") is not None:
             self._save(Wait(wait.item, wait.since, noticed=True))
 
     def _save(self, wait: Wait) -> None:
         value = {"since": wait.since.isoformat(), "noticed": wait.noticed}
-        self._store.save_meta(KEY + wait.item, json.dumps(value))
+        self.store.save_meta(KEY + wait.item, json.dumps(value))

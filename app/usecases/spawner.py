@@ -60,36 +60,22 @@ class SpawnConfig:
     environ: Mapping[str, str] = field(default_factory=dict)  # the daemon's: `env` and `passEnv` read it
 
 
+@dataclass(kw_only=True, eq=False)
 class Spawner:
-    def __init__(
-        self,
-        *,
-        tmux: TmuxPort,
-        store: StateStore,
-        events: EventSink,
-        clock: ClockPort,
-        watch: HarnessWatch,
-        receipts: ReceiptPort,
-        trust: TrustPort,
-        workdir: Callable[[WorkItem], str],
-        config: SpawnConfig,
-        new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
-        workspaces: Workspaces | None = None,
-    ) -> None:
-        self._workspaces = workspaces
-        self._tmux = tmux
-        self._store = store
-        self._events = events
-        self._clock = clock
-        self._watch = watch
-        self._receipts = receipts
-        self._trust = trust
-        self._workdir = workdir
-        self._config = config
-        self._new_id = new_id
+    tmux: TmuxPort
+    store: StateStore
+    events: EventSink
+    clock: ClockPort
+    watch: HarnessWatch
+    receipts: ReceiptPort
+    trust: TrustPort
+    workdir: Callable[[WorkItem], str]
+    config: SpawnConfig
+    new_id: Callable[[], str] = lambda: str(uuid.uuid4())
+    workspaces: Workspaces | None = None
 
     def harness(self, name: str) -> HarnessSpec:
-        harness = self._config.harnesses.get(name) or self._config.harnesses.get(self._config.default_harness)
+        harness = self.config.harnesses.get(name) or self.config.harnesses.get(self.config.default_harness)
         if harness is None:
             raise KeyError(f"no harness named {name!r} and no default harness")
         return harness
@@ -98,13 +84,13 @@ class Spawner:
         """A work item with no session record gets one; a live occupant is never touched, and a
         refused or failed first spawn leaves no record behind."""
         target = job.item.ref.target
-        holder = next((r.item for r in self._store.sessions() if r.target == target and r.item != job.item.ref), None)
+        holder = next((r.item for r in self.store.sessions() if r.target == target and r.item != job.item.ref), None)
         record = SessionRecord(
             item=job.item.ref,
-            harness=self.harness(self._config.default_harness).name,
-            harness_session_id=self._new_id(),
+            harness=self.harness(self.config.default_harness).name,
+            harness_session_id=self.new_id(),
             cwd="",
-            created_at=self._clock.now(),
+            created_at=self.clock.now(),
         )
         if holder is not None:
             # two refs can sanitise to one name; the other item's session is never ours to take
@@ -117,18 +103,18 @@ class Spawner:
                 remedy=remedy(str(target), str(holder)),
             )
             return Result(Outcome.SPAWN_REFUSED, reason)
-        probe = self._tmux.probe(target, mark="")
+        probe = self.tmux.probe(target, mark="")
         spend()
         result = self._spawn(record, job, probe, resume=False, first=True)
         if result.record is not None and not result.outcome.went_in:
-            self._store.drop_session(result.record)
+            self.store.drop_session(result.record)
         return result if result.outcome.went_in else replace(result, record=None)
 
     def respawn(self, record: SessionRecord, job: Dispatch, probe: Probe, *, resume: bool) -> Result:
         return self._spawn(record, job, probe, resume=resume, first=False)
 
     def fresh_conversation(self, record: SessionRecord, reason: str) -> SessionRecord:
-        fresh = replace(record, harness_session_id=self._new_id())
+        fresh = replace(record, harness_session_id=self.new_id())
         self._emit(
             Event.SESSION_RESUME_FAILED,
             record,
@@ -143,9 +129,9 @@ class Spawner:
         """Ready the folder, clear the name, spawn; after `duplicate session` re-decide once from a
         fresh probe. With worktrees, the repository's lock is held from the prepare to the spawn
         (issue 18: a prune never removes the worktree in between); not while a resume is judged."""
-        record = replace(record, cwd=record.cwd or self._workdir(job.item))
+        record = replace(record, cwd=record.cwd or self.workdir(job.item))
         try:
-            with self._workspaces.holding(job.item) if self._workspaces is not None else nullcontext():
+            with self.workspaces.holding(job.item) if self.workspaces is not None else nullcontext():
                 started = self._prepare_and_start(record, job, probe, resume=resume, first=first)
         except WorkspaceError as error:  # the lock not got in time
             return self._failed(record, job, f"workspace failed: {error}")
@@ -188,7 +174,7 @@ class Spawner:
                 return self._start(record, job, resume=resume, window=probe.others_live, vouched=vouched)
             except _Duplicate as duplicate:
                 record = duplicate.record  # as saved before the refused spawn
-                probe = self._tmux.probe(record.target, mark="")
+                probe = self.tmux.probe(record.target, mark="")
         return self._failed(record, job, "duplicate session again after one re-decision")
 
     def _ready(self, record: SessionRecord, job: Dispatch, *, first: bool) -> Decision[bool] | Result:
@@ -196,8 +182,8 @@ class Spawner:
         when it cannot be made, or the harness cannot be started safely in it."""
         vouched = EMPTY
         try:  # issue 10: a ready worktree is reused untouched; a failure is git's (or the setup's) message
-            if self._workspaces is not None:
-                vouched = self._workspaces.prepare(job.item, record.cwd, first=first, naming=record.naming).vouched
+            if self.workspaces is not None:
+                vouched = self.workspaces.prepare(job.item, record.cwd, first=first, naming=record.naming).vouched
         except WorkspaceError as error:
             return self._failed(record, job, f"workspace failed: {error}")
         if not vouched.choice and self.harness(record.harness).unvouched_args is None:
@@ -220,25 +206,25 @@ class Spawner:
         if resume and harness.names_its_conversations and previous:
             # issue 21: Codex names its conversation; its last spawn's ready receipt said which.
             # None said: the recorded id is resumed, the harness refuses it, and a fresh one starts
-            learned = conversation_of(self._receipts.read(record.item, previous))
+            learned = conversation_of(self.receipts.read(record.item, previous))
             record = replace(record, harness_session_id=learned or record.harness_session_id)
         record = replace(
             record,
             cwd=cwd,
             spawn_id=spawn_id,
             pane_id="",
-            spawned_at=self._clock.now(),
-            spawned_monotonic=self._clock.monotonic(),
+            spawned_at=self.clock.now(),
+            spawned_monotonic=self.clock.monotonic(),
             status=SessionStatus.ACTIVE,
             closed_by=None,
         )
         try:  # issue 19: the reason names the variables, never a value
-            env = harness.environment(self._config.environ)
+            env = harness.environment(self.config.environ)
         except MissingVariable as error:
             return self._failed(record, job, f"cannot start the harness: {error}")
         try:
-            channel = self._receipts.prepare(record.item, spawn_id, mode=harness.receipts)
-            if harness.trust_workdir and self._trust.trust(cwd, kind=harness.receipts):
+            channel = self.receipts.prepare(record.item, spawn_id, mode=harness.receipts)
+            if harness.trust_workdir and self.trust.trust(cwd, kind=harness.receipts):
                 self._emit(Event.SESSION_TRUSTED, record, directory=cwd)
         except (OSError, TrustError) as error:
             return self._failed(record, job, f"cannot prepare the harness: {error}")
@@ -246,33 +232,33 @@ class Spawner:
         # finds the harness by its mark instead of meeting a live stranger, and a retry of this
         # one knows it rides on the argv (issue 21: its receipt may come seconds later)
         recent = tuple(dict.fromkeys((*record.recent_delivery_ids, job.delivery_id)))[-RECENT_DELIVERIES:]
-        record = self._store.save_session(replace(record, recent_delivery_ids=recent))
+        record = self.store.save_session(replace(record, recent_delivery_ids=recent))
         request = SpawnRequest(
             target=record.target,
             argv=harness.argv(record.harness_session_id, resume=resume, extra=(*safe, *channel.args)),
             cwd=cwd,
             prompt=job.prompt if resume else self._handover(record) + job.spawn_prompt,
             mark=spawn_id,
-            remain_on_exit=self._config.remain_on_exit,
+            remain_on_exit=self.config.remain_on_exit,
             env=(*env, *channel.env),  # the receipt channel's own variables last: they win
             window=window,
         )
         try:
             # the host is recorded once its tmux runs the harness: until then a retry still knows
             # the conversation before it ran elsewhere
-            record = replace(record, pane_id=self._tmux.spawn(request), host=self._config.host or record.host)
+            record = replace(record, pane_id=self.tmux.spawn(request), host=self.config.host or record.host)
         except DuplicateSession as error:
             raise _Duplicate(record) from error
         except (TmuxFailed, TmuxUnanswered, ValueError) as error:
             return self._failed(record, job, f"spawn failed: {error}")
         # the spawn before keeps its receipts: a comment pasted there and not yet recorded (a crash)
         # is still found confirmed before anything pastes it again
-        self._receipts.forget(record.item, keep=(spawn_id, previous))
+        self.receipts.forget(record.item, keep=(spawn_id, previous))
         return record
 
     def _handover(self, record: SessionRecord) -> str:
         """Cluster: a fresh conversation after one that ran on another host is told so."""
-        if record.host not in {"", self._config.host}:
+        if record.host not in {"", self.config.host}:
             return handover_note(record.host, lost=True)
         return handover_note(record.previous_host, lost=False) if record.previous_host else ""
 
@@ -280,14 +266,14 @@ class Spawner:
         """A resume counts once the harness says it is ready, or took the prompt (it may die right
         after); else a fresh conversation, within the same attempt (the resumed pane, if it still
         runs, is ended first: it is ours)."""
-        watched = self._watch.wait_ready(record, harness)
+        watched = self.watch.wait_ready(record, harness)
         if watched.verdict in {Verdict.YES, Verdict.BLOCKED}:  # running: a dialog is not a failed resume
             return self._spawned(record, job, resumed=True, first=False, ready=watched.verdict is Verdict.YES)
-        if confirms(self._watch.receipts(record), job.receipt):
+        if confirms(self.watch.receipts(record), job.receipt):
             # it took the prompt, then died: its conversation holds it and is resumed next time; a
             # fresh conversation would get the prompt a second time
             return self._spawned(record, job, resumed=True, first=False, ready=True)
-        if watched.verdict is Verdict.DEAD and self._config.remain_on_exit and self._vanished(record):
+        if watched.verdict is Verdict.DEAD and self.config.remain_on_exit and self._vanished(record):
             # issue 21 (bench.chaos --harness codex): its session went whole — its tmux server or
             # session killed from outside. A harness refusing the resume leaves its dead pane: this
             # says nothing of the conversation, which is resumed again next attempt, never replaced
@@ -296,13 +282,13 @@ class Spawner:
             self._emit(
                 Event.SESSION_NOT_READY, record, level=Level.WARNING, reason=watched.reason, screen=watched.screen
             )
-        self._tmux.terminate_harness(record.target, grace_seconds=0, pane=record.pane_id, mark=record.spawn_id)
+        self.tmux.terminate_harness(record.target, grace_seconds=0, pane=record.pane_id, mark=record.spawn_id)
         fresh = self.fresh_conversation(record, f"resume {watched.verdict.value}: {watched.reason}")
-        probe = self._tmux.probe(record.target, mark="")
+        probe = self.tmux.probe(record.target, mark="")
         return self._spawn(fresh, job, probe, resume=False, first=False)
 
     def _vanished(self, record: SessionRecord) -> bool:
-        return self._tmux.probe(record.target, mark=record.spawn_id, pane=record.pane_id).harness is SessionState.ABSENT
+        return self.tmux.probe(record.target, mark=record.spawn_id, pane=record.pane_id).harness is SessionState.ABSENT
 
     def _spawned(
         self, record: SessionRecord, job: Dispatch, *, resumed: bool, first: bool, ready: bool = False
@@ -312,7 +298,7 @@ class Spawner:
             recent_delivery_ids=tuple(dict.fromkeys((*record.recent_delivery_ids, job.delivery_id)))[
                 -RECENT_DELIVERIES:
             ],
-            updated_at=self._clock.now(),
+            updated_at=self.clock.now(),
             last_event=(Event.SESSION_SPAWNED if first else Event.SESSION_RESPAWNED).value,
             previous_host="",  # it runs here now
         )
@@ -330,12 +316,12 @@ class Spawner:
 
     def _clear(self, record: SessionRecord) -> Probe:
         with suppress(TmuxFailed, TmuxUnanswered):  # what is left is what the probe says
-            self._tmux.clear_dead(record.target)
-        return self._tmux.probe(record.target, mark="")
+            self.tmux.clear_dead(record.target)
+        return self.tmux.probe(record.target, mark="")
 
     def _failed(self, record: SessionRecord, job: Dispatch, reason: str) -> Result:
         self._emit(Event.SESSION_SPAWN_FAILED, record, level=Level.ERROR, reason=reason, delivery_id=job.delivery_id)
         return Result(Outcome.RETRY, reason, record)
 
     def _emit(self, event: Event, record: SessionRecord, *, level: Level = Level.INFO, **fields: Any) -> None:
-        self._events.emit(event, level=level, work_item=str(record.item), target=str(record.target), **fields)
+        self.events.emit(event, level=level, work_item=str(record.item), target=str(record.target), **fields)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import socket
-import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from urllib.parse import parse_qsl, urlsplit
+
+from adapters.support.serving import LoopServer
 
 MAX_HEAD = 16 * 1024
 MAX_BODY = 64 * 1024  # a form of a few fields
@@ -80,7 +80,7 @@ def head(response: Response | int, *, stream: bool = False) -> bytes:
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
-class PageServer:
+class PageServer(LoopServer):
     """Serves `handler` on host:port from an event loop of its own, on a thread; `handler` runs off
     the loop (it may read the store and ask tmux), a stream's chunks on it."""
 
@@ -94,59 +94,12 @@ class PageServer:
         max_connections: int = MAX_CONNECTIONS,
         max_body: int = MAX_BODY,
     ) -> None:
+        super().__init__(host=host, port=port, max_connections=max_connections, max_head=MAX_HEAD, name="ui")
         self._handler = handler
-        self._read_timeout, self._max_connections, self._max_body = read_timeout, max_connections, max_body
-        self._socket = socket.create_server((host, port))  # bound now: a port in use fails here
-        self._loop = asyncio.new_event_loop()
-        self._thread: threading.Thread | None = None
-        self.open_connections = 0
+        self._read_timeout, self._max_body = read_timeout, max_body
 
-    @property
-    def address(self) -> tuple[str, int]:
-        host, port = self._socket.getsockname()[:2]
-        return str(host), int(port)
-
-    def start(self) -> None:
-        ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, args=(ready,), name="ui", daemon=True)
-        self._thread.start()
-        ready.wait()
-
-    def stop(self) -> None:
-        if self._thread is None:
-            self._socket.close()
-            return
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join()
-
-    def _serve(self, ready: threading.Event) -> None:
-        loop = self._loop
-        asyncio.set_event_loop(loop)
-        server = loop.run_until_complete(asyncio.start_server(self._connection, sock=self._socket, limit=MAX_HEAD))
-        ready.set()
-        try:
-            loop.run_forever()
-        finally:
-            server.close()
-            pending = asyncio.all_tasks(loop)
-            for task in pending:
-                task.cancel()
-            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-            loop.close()
-
-    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if self.open_connections >= self._max_connections:
-            writer.write(head(HTTPStatus.SERVICE_UNAVAILABLE))
-            writer.close()
-            return
-        self.open_connections += 1
-        try:
-            await self._serve_one(reader, writer)
-        except (ConnectionError, OSError) as error:
-            _log.debug("ui: connection dropped: %s", error)
-        finally:
-            self.open_connections -= 1
-            writer.close()
+    def _busy(self) -> bytes:
+        return head(HTTPStatus.SERVICE_UNAVAILABLE)
 
     async def _serve_one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:

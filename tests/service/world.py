@@ -15,10 +15,12 @@ from app.usecases.control import ControlConfig, Controls
 from app.usecases.delivery import Delivery, DeliveryConfig
 from app.usecases.dispatcher import DispatchConfig, Dispatcher
 from app.usecases.feedback import Feedback
+from app.usecases.intake import Intake, IntakeConfig
 from app.usecases.item_worker import ItemWorker, WorkerConfig
 from app.usecases.leases import LeasedTmux, Leases
 from app.usecases.ledger_pruning import PASS_EVERY_SECONDS, LedgerPruner
 from app.usecases.orphans import Orphans
+from app.usecases.parking import Parking
 from app.usecases.poll import CycleSummary, PollConfig, PollCycle
 from app.usecases.sessions_admin import AdminConfig, SessionsAdmin
 from app.usecases.spawner import SpawnConfig, Spawner
@@ -176,23 +178,29 @@ class World:
             config=DeliveryConfig(max_retries=self.max_retries, version=self.version, secret=self.secret),
             default_harness=self.harness,
         )
-        return ItemWorker(
+        intake = Intake(
             tracker_for=lambda _ref: self.tracker,
             store=self.store,
             events=self.events,
             clock=self.clock,
+            config=IntakeConfig(authorized=self.authorized_logins, version=self.version),
+        )
+        parking = Parking(
+            store=self.store, events=self.events, clock=self.clock, feedback=self.feedback,
+            tracker_for=lambda _ref: self.tracker, authorized=self.authorized_logins,
+        )  # fmt: skip
+        return ItemWorker(
+            store=self.store,
+            events=self.events,
+            clock=self.clock,
+            intake=intake,
             delivery=delivery,
             controls=self._controls(),
             watch=self.watch,
             feedback=self.feedback,
+            parking=parking,
             asks=self.asks,
-            config=WorkerConfig(
-                authorized=self.authorized_logins,
-                version=self.version,
-                secret=self.secret,
-                trigger=self.trigger,
-                host=self.host,
-            ),
+            config=WorkerConfig(secret=self.secret, trigger=self.trigger, host=self.host),
         )
 
     def _poll(self) -> PollCycle:

@@ -57,6 +57,8 @@ def test_the_real_tree_keeps_every_contract(tree: Path) -> None:
         ("app/cli/lean_listing.py", "import adapters.postgres.store\n", "only app.container imports adapters BROKEN"),
         ("app/cli/lean_listing.py", "import adapters.tmux.adapter\n", "only app.container imports adapters BROKEN"),
         ("app/cli/lean_listing.py", "import adapters.sqlite.store\n", "only app.container imports adapters BROKEN"),
+        # the fleet page shares the webhook receiver's server core, and no other adapter (issue 23 item 6)
+        ("app/web/http.py", "import adapters.github.webhook\n", "only app.container imports adapters BROKEN"),
         ("adapters/planted.py", "import app.usecases.poll\n", "adapters do not import app BROKEN"),
         ("app/usecases/planted.py", "import app.cli.main\n", USECASES),
         ("app/usecases/planted.py", "import app.config.settings\n", USECASES),
@@ -66,6 +68,9 @@ def test_the_real_tree_keeps_every_contract(tree: Path) -> None:
         ("app/web/planted.py", "import sqlite3\n", "the fleet page calls use cases and views"),
         ("adapters/tmux/planted.py", "import adapters.sqlite.store\n", "adapters are independent"),
         ("adapters/github/planted.py", "import adapters.tmux.commands\n", "adapters are independent"),
+        # Codex's trust writes through adapters.support, never through Claude Code's adapter (issue 23 item 6)
+        ("adapters/codex/planted.py", "import adapters.claude.trust\n", "adapters are independent"),
+        ("adapters/codex/planted.py", "import adapters.receipts.files\n", "adapters are independent"),
     ],
 )
 def test_each_contract_fails_on_a_planted_violation(tree: Path, module: str, line: str, contract: str) -> None:
