@@ -48,7 +48,8 @@ class HarnessSettings(BaseModel):
     receipts: ReceiptMode = Field(
         default=ReceiptMode.NONE,
         description="How the harness confirms what it got: `claude` (the-loop passes Claude Code its hooks with "
-        "`--settings`), `codex` (the-loop passes Codex its hooks, trusted, with `-c`), `file` (the harness writes "
+        "`--settings`), `codex` (the-loop passes Codex its hooks, trusted, with `-c`), `gemini` (the-loop's extension "
+        "in Gemini CLI's folder runs its hooks in the-loop's spawns), `file` (the harness writes "
         "receipt files into `$THE_LOOP_RECEIPTS` itself), `none` (a "
         "delivery counts once the harness is still alive `confirmSeconds` later).",
     )
@@ -162,7 +163,10 @@ BUILTIN_HARNESSES: Mapping[str, HarnessSettings] = {
             "sessionIdArgs": ["--session-id", "{session_id}", "--prompt-interactive"],
             "resumeArgs": ["--resume", "{session_id}", "--prompt-interactive"],
             "submitDelayMs": 3000,
-            "readySeconds": 15,
+            # issue 21: hooks as receipts from an extension of the-loop's own (adapters/gemini/hooks.py)
+            "receipts": "gemini",
+            "readySeconds": 30,
+            "confirmSeconds": 30,
         },
         "opencode": {"binary": "opencode", "sessionIdArgs": ["--prompt"], "readySeconds": 30},
     }.items()
