@@ -266,6 +266,7 @@ class SessionRecord:
     previous_host: str = ""  # an operator moved the item here from this host; cleared once it runs here
     naming: Naming = Naming.INJECTIVE  # LEGACY: written before slugs were injective; keeps its names
     park: Park | None = None  # its agent's turn failed on the API: nothing is pasted until the reset
+    harness_group: str = ""  # issue 21: the process group the latest spawn's harness leads (TmuxPort.harness_group)
 
     @property
     def slug(self) -> str:

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 
 from adapters.tmux import commands as cmd
-from adapters.tmux.local import make_start_directory, signal_group
+from adapters.tmux.local import end_group, group_of, make_start_directory, signal_group
 from adapters.tmux.panes import PaneRow, harness_row, probe_of
 from adapters.tmux.prompt_file import write_prompt_file
 from adapters.tmux.runner import ShRunner, TmuxRunner, names_missing_target, names_no_server
@@ -152,6 +152,16 @@ class ShTmux(TmuxPort):
             if now is None or now.dead or now.pid != row.pid:
                 return
         signal_group(row.pid, signal.SIGKILL)
+
+    def harness_group(self, target: TmuxTarget, *, pane: str, mark: str) -> str:
+        try:
+            row = self._harness_row(target, pane=pane, mark=mark)
+        except LoopError:
+            return ""
+        return group_of(row.pid) if row is not None and not row.dead else ""
+
+    def end_group(self, group: str, *, grace_seconds: float) -> bool:
+        return end_group(group, grace_seconds=grace_seconds)
 
     def screen(self, target: TmuxTarget, pane: str, *, lines: int = 20) -> str:
         if not cmd.is_pane_id(pane):

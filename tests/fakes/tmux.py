@@ -120,6 +120,7 @@ class FakeTmux(TmuxPort):
         self.unresponsive = False  # tmux answers nothing at all
         self.unresponsive_targets: set[str] = set()  # only calls naming these hang
         self.kill_fails: set[str] = set()  # kill-session and kill-pane fail in these sessions
+        self.outliving: set[str] = set()  # groups of killed sessions that left a process (--outlive)
         self.exit_on_spawn: ExitRule | None = None
         self.race_on_spawn: dict[str, bool] = {}  # name -> the occupant is dead
         self.calls: list[tuple[str, str]] = []
@@ -259,6 +260,7 @@ class FakeTmux(TmuxPort):
             raise TmuxFailed("kill-session", 1, f"can't find session: {name}\n")
         if name in self.kill_fails:
             raise TmuxFailed("kill-session", 1, f"kill-session failed: {name}\n")
+        self.outliving |= {f"group-{p.id}" for p in self.sessions[name].panes if not p.dead and "--outlive" in p.argv}
         del self.sessions[name]
 
     def terminate_harness(self, target: TmuxTarget, *, grace_seconds: float, pane: str, mark: str) -> None:
@@ -270,6 +272,20 @@ class FakeTmux(TmuxPort):
         if found is not None and not found.dead:
             found.signals += 1
             self._pane_exited(session, found)
+
+    def harness_group(self, target: TmuxTarget, *, pane: str, mark: str) -> str:
+        session = self.sessions.get(target.name)
+        found = self._harness(session, mark=mark, pane=pane) if session is not None else None
+        return f"group-{found.id}" if found is not None and not found.dead else ""
+
+    def end_group(self, group: str, *, grace_seconds: float) -> bool:
+        """What outlives a pane: the group of a harness started with `--outlive` (the simulator's
+        child ignoring SIGHUP), once its session was killed."""
+        self._call("end_group", group)
+        if group not in self.outliving:
+            return False
+        self.outliving.discard(group)
+        return True
 
     def screen(self, target: TmuxTarget, pane: str, *, lines: int = 20) -> str:
         session = self.sessions.get(target.name)
