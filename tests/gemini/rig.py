@@ -19,10 +19,10 @@ from adapters.gemini import hooks
 from adapters.receipts.files import ENV_VARIABLE
 from domain.model import SpawnRequest
 from domain.refs import TmuxTarget
-from tests.claude.rig import ClaudeTmux, _gone
+from tests.claude.rig import _gone
 from tests.codex.rig import CodexRig, CodexSession
 from tests.gemini_standin.server import GeminiStandIn
-from tests.tmux_support import require_tmux
+from tests.real_agents import binary_fixture, for_one_test, private_tmux, rig_base, running, standin_fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 INSTALLER = ROOT / "scripts" / "install_gemini.py"
@@ -137,50 +137,19 @@ def group_members(group: int) -> list[int]:
     return members
 
 
-@pytest.fixture(scope="session")
-def gemini_binary() -> Path:
-    path = installed_binary()
-    if not os.access(path, os.X_OK):
-        reason = f"Gemini CLI {pinned_version()} is not installed at {path}: scripts/bootstrap.sh --tests installs it"
-        if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(f"SKIPPED LOUDLY: {reason}")
-    return path
-
-
-@pytest.fixture(scope="module")
-def gemini_api() -> Iterator[GeminiStandIn]:
-    standin = GeminiStandIn()
-    try:
-        yield standin
-    finally:
-        standin.close()
+gemini_binary = binary_fixture("gemini_binary", installed_binary, f"Gemini CLI {pinned_version()}")
+gemini_api = standin_fixture("gemini_api", GeminiStandIn)
 
 
 @pytest.fixture(scope="module")
 def gemini_rig(
     gemini_binary: Path, gemini_api: GeminiStandIn, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[GeminiRig]:
-    require_tmux()
-    base = tmp_path_factory.mktemp("gemini")
-    folder = gemini_home(base / "home")
-    tmux = ClaudeTmux(base / "tmux")
-    tmux.tmpdir.mkdir()
-    tmux.start(gemini_env(base / "home", gemini_api.base_url))
-    rig = GeminiRig(gemini_binary, folder, tmux, root=base / "folders")
-    try:
-        yield rig
-    finally:
-        rig.close()
-        tmux.kill_server()
+    base = rig_base(tmp_path_factory, "gemini")
+    tmux = private_tmux(base / "tmux", gemini_env(base / "home", gemini_api.base_url))
+    yield from running(GeminiRig(gemini_binary, gemini_home(base / "home"), tmux, root=base / "folders"), tmux)
 
 
 @pytest.fixture
 def gemini(gemini_rig: GeminiRig, gemini_api: GeminiStandIn) -> Iterator[GeminiRig]:
-    gemini_api.reset()
-    before = len(gemini_rig.spawned)
-    try:
-        yield gemini_rig
-    finally:
-        gemini_api.release()
-        gemini_rig.close(since=before)
+    yield from for_one_test(gemini_rig, gemini_api)

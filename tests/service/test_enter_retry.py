@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from app.config.settings import Settings
-from domain.ledger import Resolution
 from domain.receipts import still_typed
 from tests.fakes.receipts import FakeReceipts
+from tests.fakes.tmux import FakePane
 from tests.service.world import World
 
 RULE = "─" * 40
@@ -24,34 +24,30 @@ def _succeeded(world: World, comment_id: str) -> list[dict[str, Any]]:
     return [e for e in world.events.named("dispatch.succeeded") if e.get("comment_id") == comment_id]
 
 
-def test_issue21_item4_a_paste_whose_enter_became_a_newline_gets_one_more_carriage_return_and_is_confirmed() -> None:
+def _swallowing(enters: int, text: str) -> tuple[World, str, FakePane]:
+    """A comment pasted into the gemini profile's harness that takes its next `enters` Enters for
+    newlines, one cycle on: the world, the comment's id, the harness's pane."""
     world = _gemini()
     ref = world.watched()
-    world.tmux.swallowed_enters = 1
-    comment = world.comment(ref, "please add a test")
-
+    world.tmux.swallowed_enters = enters
+    comment = world.comment(ref, text)
     world.cycle()
-
-    assert _succeeded(world, comment.id)[0]["confirmed_by"] == "receipt"
     pane = world.session(ref).harness
-    assert pane is not None and (len(pane.received), pane.submits) == (1, 2)
-    assert "please add a test" in pane.received[0]
+    assert pane is not None
+    return world, comment.id, pane
+
+
+def test_issue21_item4_a_paste_whose_enter_became_a_newline_gets_one_more_carriage_return_and_is_confirmed() -> None:
+    world, comment, pane = _swallowing(1, "please add a test")
+    assert _succeeded(world, comment)[0]["confirmed_by"] == "receipt"
+    assert (len(pane.received), pane.submits) == (1, 2) and "please add a test" in pane.received[0]
 
 
 def test_issue21_item4_at_most_two_more_carriage_returns_and_never_a_second_paste() -> None:
-    world = _gemini()
-    ref = world.watched()
-    world.tmux.swallowed_enters = 100
-    comment = world.comment(ref, "stays in the box")
-
-    world.cycle()
-
-    pane = world.session(ref).harness
-    assert pane is not None and (len(pane.received), pane.submits) == (1, 3)
-    assert _succeeded(world, comment.id) == []
-    assert comment.id not in world.ledger(ref).resolved or (
-        world.ledger(ref).resolved[comment.id].kind is not Resolution.DELIVERED
-    )
+    world, comment, pane = _swallowing(100, "stays in the box")
+    assert (len(pane.received), pane.submits) == (1, 3)
+    assert _succeeded(world, comment) == []
+    assert world.events.named("dispatch.unconfirmed")[0]["comment_id"] == comment
 
 
 def test_issue21_item4_no_carriage_return_once_the_box_no_longer_holds_the_text() -> None:
