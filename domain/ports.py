@@ -79,6 +79,10 @@ class TmuxPort(Protocol):
         """SIGTERM the harness pane's process group, SIGKILL after the grace period; the session and
         every other pane stay."""
 
+    def submit(self, target: TmuxTarget, *, pane: str, mark: str) -> None:
+        """One carriage return into the harness pane (no text), guarded as a delivery is; raises
+        `SessionMissing` when the pane is dead, gone or not the harness's."""
+
     def harness_group(self, target: TmuxTarget, *, pane: str, mark: str) -> str:
         """The process group the live harness pane's process leads, as `end_group` takes it ("":
         none, or tmux did not answer). Never raises."""

@@ -124,6 +124,23 @@ class ShTmux(TmuxPort):
                 raise SessionMissing(f"{target} is absent") from exc
             raise
 
+    def submit(self, target: TmuxTarget, *, pane: str, mark: str) -> None:
+        if not cmd.is_pane_id(pane) or not cmd.is_mark(mark):
+            raise SessionMissing(f"{target}: no proven harness pane to submit in (pane {pane!r})")
+        import uuid
+
+        buffer = f"the-loop-{uuid.uuid4().hex}-submit"
+        load = ["set-buffer", "-b", buffer, "\r", cmd.SEP]
+        try:
+            self._guarded(
+                target, load, [buffer], [cmd.paste(buffer, bracketed=False, pane_id=pane)], None, pane=pane, mark=mark
+            )
+        except (TmuxFailed, TmuxUnanswered) as exc:
+            self._discard([buffer])
+            if isinstance(exc, TmuxFailed) and _absent(exc):
+                raise SessionMissing(f"{target} is absent") from exc
+            raise
+
     def clear_dead(self, target: TmuxTarget) -> None:
         try:
             rows = self._panes(target)

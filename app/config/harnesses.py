@@ -45,6 +45,14 @@ class HarnessSettings(BaseModel):
     submit_delay_ms: int = Field(
         default=0, ge=0, description="Pause between pasting a prompt and submitting it (0: one tmux call for both)."
     )
+    enter_retries: int = Field(
+        default=0,
+        ge=0,
+        le=2,
+        description="With receipts: a paste whose prompt receipt has not come 2 s after its Enter, and whose "
+        "text the input box still shows (read from the screen), gets one more carriage return, up to this many "
+        "times (at most 2); never a second paste.",
+    )
     receipts: ReceiptMode = Field(
         default=ReceiptMode.NONE,
         description="How the harness confirms what it got: `claude` (the-loop passes Claude Code its hooks with "
@@ -163,6 +171,8 @@ BUILTIN_HARNESSES: Mapping[str, HarnessSettings] = {
             "sessionIdArgs": ["--session-id", "{session_id}", "--prompt-interactive"],
             "resumeArgs": ["--resume", "{session_id}", "--prompt-interactive"],
             "submitDelayMs": 3000,
+            # issue 21: an Enter it took for a newline is sent again while the text is in its box
+            "enterRetries": 2,
             # issue 21: hooks as receipts from an extension of the-loop's own (adapters/gemini/hooks.py)
             "receipts": "gemini",
             "readySeconds": 30,

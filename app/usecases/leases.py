@@ -148,6 +148,10 @@ class LeasedTmux(TmuxPort):
         self._check(target)
         self._inner.terminate_harness(target, grace_seconds=grace_seconds, pane=pane, mark=mark)
 
+    def submit(self, target: TmuxTarget, *, pane: str, mark: str) -> None:
+        self._check(target)
+        self._inner.submit(target, pane=pane, mark=mark)
+
     def harness_group(self, target: TmuxTarget, *, pane: str, mark: str) -> str:
         return self._inner.harness_group(target, pane=pane, mark=mark)
 

@@ -344,6 +344,16 @@ def test_issue21_item3_no_group_is_named_for_a_pane_that_is_not_the_harness_and_
     assert rig.port.end_group("1:1", grace_seconds=0.1) is False
 
 
+def test_issue21_item4_a_carriage_return_goes_into_the_harness_pane_only(rig: FakeRig) -> None:
+    pane = rig.spawn_sim(A)
+    rig.listening(A)
+    rig.port.submit(A, pane=pane, mark=rig.harness[A.name][1])  # an Enter alone, into the harness
+    operator = rig.open_window(A)
+    with pytest.raises(SessionMissing):
+        rig.port.submit(A, pane=operator, mark=rig.harness[A.name][1])
+    assert rig.operator_received(A) == []
+
+
 def test_spawn_returns_the_harness_pane_id_that_list_panes_shows_for_the_session(rig: FakeRig) -> None:
     pane = rig.spawn_sim(A)
     assert (re.fullmatch(r"%[0-9]+", pane) is not None, list(rig.panes(A))) == (True, [pane])
