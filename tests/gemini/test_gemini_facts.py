@@ -11,7 +11,7 @@ import pytest
 
 from domain.receipts import ReceiptKind
 from tests.gemini.rig import GeminiRig, gemini, gemini_api, gemini_binary, gemini_rig
-from tests.gemini_standin.server import GeminiStandIn, Say
+from tests.gemini_standin.server import Call, GeminiStandIn, Say
 from tests.tmux_support import wait_for
 
 __all__ = ["gemini", "gemini_api", "gemini_binary", "gemini_rig"]
@@ -108,3 +108,14 @@ def test_issue21_item2_resume_of_an_unknown_id_exits(gemini: GeminiRig) -> None:
         what="Gemini exited",
     )
     assert not [r for r in gemini.receipts(session) if r.kind is ReceiptKind.PROMPT]
+
+
+def test_issue21_item1_a_tool_that_asks_first_says_tool_then_blocked_on_its_dialog(
+    gemini: GeminiRig, gemini_api: GeminiStandIn
+) -> None:
+    gemini_api.script(Call("run_shell_command", {"command": "rm -f nothing.txt", "description": "remove"}), Say("done"))
+    session, _ = gemini.fresh(gemini.git_folder(), "run a command")
+    blocked = gemini.wait(session, ReceiptKind.BLOCKED)[0]
+    kinds = [r.kind for r in gemini.receipts(session)]
+    assert kinds.index(ReceiptKind.TOOL) < kinds.index(ReceiptKind.BLOCKED) and blocked.detail
+    assert ReceiptKind.TURN_ENDED not in kinds  # it waits on the dialog

@@ -17,9 +17,17 @@ from urllib.parse import urlsplit
 
 from tests.openai_standin.server import Busy, Fail, OpenAIStandIn, Request, Say
 
-__all__ = ["Busy", "Fail", "GeminiRequest", "GeminiStandIn", "Say"]
+__all__ = ["Busy", "Call", "Fail", "GeminiRequest", "GeminiStandIn", "Say"]
 
 _SIDE_ANSWER = {"next_speaker": "user", "reasoning": "stand-in"}
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """Reply with a call of the tool `name` (the CLI runs it, asking first when its policy says so)."""
+
+    name: str
+    args: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +56,12 @@ class GeminiStandIn(OpenAIStandIn):
         """What `GOOGLE_GEMINI_BASE_URL` takes (Gemini CLI adds `/v1beta/models/…`)."""
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
+    def reply(self, number: int, behaviour: Any) -> bytes:
+        if isinstance(behaviour, Call):
+            part = {"functionCall": {"name": behaviour.name, "args": behaviour.args}}
+            return b"data: " + json.dumps(_response(part=part)).encode() + b"\r\n\r\n"
+        return super().reply(number, behaviour)
+
     def answer(self, number: int, text: str) -> bytes:
         return b"data: " + json.dumps(_response(text)).encode() + b"\r\n\r\n"
 
@@ -63,9 +77,10 @@ class GeminiStandIn(OpenAIStandIn):
         return 404, {"Content-Type": "application/json"}, b'{"error": {"code": 404, "message": "not in the stand-in"}}'
 
 
-def _response(text: str) -> dict[str, Any]:
+def _response(text: str = "", *, part: dict[str, Any] | None = None) -> dict[str, Any]:
+    content = {"role": "model", "parts": [part or {"text": text}]}
     return {
-        "candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP", "index": 0}],
+        "candidates": [{"content": content, "finishReason": "STOP", "index": 0}],
         "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2},
         "modelVersion": "gemini-standin",
     }

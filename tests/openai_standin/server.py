@@ -130,8 +130,12 @@ class OpenAIStandIn:
         return (
             200,
             {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"},
-            self.answer(number, behaviour.text),
+            self.reply(number, behaviour),
         )
+
+    def reply(self, number: int, behaviour: Any) -> bytes:
+        """The body answering a turn scripted `behaviour` (a `Say`; a subclass may know more)."""
+        return self.answer(number, behaviour.text)
 
     def answer(self, number: int, text: str) -> bytes:
         return sse(number, text)
