@@ -105,6 +105,7 @@ _LISTING_ADAPTERS = (
     "adapters.clock",
     "adapters.receipts",
     "adapters.codex",
+    "adapters.gemini",
     "adapters.sqlite",
     "adapters.support",
     "adapters.tmux",
