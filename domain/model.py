@@ -187,6 +187,7 @@ class HarnessSpec:
     submit_delay_ms: int = 0
     # issue 21: carriage returns sent again while a paste without its receipt still sits in the input box
     enter_retries: int = 0
+    blocked_screens: tuple[str, ...] = ()  # issue 21: on its screen, a dialog its hooks do not report
     receipts: ReceiptMode = ReceiptMode.NONE
     ready_seconds: float = 3.0  # until it must say it is ready (without receipts: stay alive)
     confirm_seconds: float = 3.0  # after a paste, until it must confirm (without receipts: stay alive)

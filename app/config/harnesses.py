@@ -53,6 +53,11 @@ class HarnessSettings(BaseModel):
         "text the input box still shows (read from the screen), gets one more carriage return, up to this many "
         "times (at most 2); never a second paste.",
     )
+    blocked_screens: tuple[str, ...] = Field(
+        default=(),
+        description="With receipts: text whose presence on the harness's screen means it waits on a dialog "
+        "its hooks do not report; while one shows, the harness counts as blocked and nothing is pasted.",
+    )
     receipts: ReceiptMode = Field(
         default=ReceiptMode.NONE,
         description="How the harness confirms what it got: `claude` (the-loop passes Claude Code its hooks with "
@@ -173,6 +178,8 @@ BUILTIN_HARNESSES: Mapping[str, HarnessSettings] = {
             "submitDelayMs": 3000,
             # issue 21: an Enter it took for a newline is sent again while the text is in its box
             "enterRetries": 2,
+            # its SessionStart hook fires while this dialog waits (tests/gemini/test_gemini_facts.py)
+            "blockedScreens": ["How would you like to authenticate"],
             # issue 21: hooks as receipts from an extension of the-loop's own (adapters/gemini/hooks.py)
             "receipts": "gemini",
             "readySeconds": 30,

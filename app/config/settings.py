@@ -137,6 +137,7 @@ class Settings(BaseSettings):
             resume_args=harness.resume_args if self.routing.tmux.resume_on_respawn else (),
             submit_delay_ms=harness.submit_delay_ms,
             enter_retries=harness.enter_retries,
+            blocked_screens=harness.blocked_screens,
             receipts=harness.receipts,
             ready_seconds=ready,
             confirm_seconds=harness.confirm_seconds,

@@ -70,7 +70,16 @@ class HarnessWatch:
         if harness.receipts is ReceiptMode.NONE:
             young = self._elapsed(record) < harness.ready_seconds
             return HarnessState.STARTING if young else HarnessState.READY
-        return harness_state(self.receipts(record), now=self._clock.now())
+        state = harness_state(self.receipts(record), now=self._clock.now())
+        if state.accepts_prompts and harness.blocked_screens and self._shows_dialog(record, probe, harness):
+            return HarnessState.BLOCKED
+        return state
+
+    def _shows_dialog(self, record: SessionRecord, probe: Probe, harness: HarnessSpec) -> bool:
+        """Issue 21: a dialog the hooks do not report (Gemini CLI's sign-in) shows on the screen."""
+        pane = probe.pane or record.pane_id
+        screen = self._tmux.screen(record.target, pane, lines=SCREEN_LINES) if pane else ""
+        return any(text in screen for text in harness.blocked_screens)
 
     def running(self, record: SessionRecord) -> bool:
         """Its harness pane runs (or tmux did not answer: never read as gone)."""

@@ -9,6 +9,7 @@ import uuid
 
 import pytest
 
+from app.config.settings import Settings
 from domain.receipts import ReceiptKind
 from tests.gemini.rig import GeminiRig, gemini, gemini_api, gemini_binary, gemini_rig
 from tests.gemini_standin.server import Call, GeminiStandIn, Say
@@ -78,6 +79,9 @@ def test_issue21_item3_with_no_sign_in_chosen_gemini_says_ready_while_its_authen
         gemini.wait(session, ReceiptKind.READY)
         wait_for(lambda: AUTH_DIALOG in gemini.screen(session), timeout=30, what="the authentication dialog")
         assert not gemini_api.turns()
+        # what the built-in profile looks for on the screen, to count it blocked
+        profile = Settings.model_validate({}).harness_spec("gemini")
+        assert any(text in gemini.screen(session) for text in profile.blocked_screens)
     finally:
         settings.write_text(kept, encoding="utf-8")
 
