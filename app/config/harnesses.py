@@ -55,8 +55,10 @@ class HarnessSettings(BaseModel):
     )
     blocked_screens: tuple[str, ...] = Field(
         default=(),
-        description="With receipts: text whose presence on the harness's screen means it waits on a dialog "
-        "its hooks do not report; while one shows, the harness counts as blocked and nothing is pasted.",
+        description=(
+            "With receipts: text whose presence on the harness's screen means it waits on a dialog its hooks "
+            "do not report; while one shows, the harness counts as blocked and nothing is pasted."
+        ),
     )
     receipts: ReceiptMode = Field(
         default=ReceiptMode.NONE,
