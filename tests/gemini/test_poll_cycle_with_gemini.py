@@ -5,6 +5,7 @@ conversation (`--resume ID`); a Gemini that exits at once."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,8 +35,11 @@ def world_for(rig: GeminiRig, base: Path, spec: HarnessSpec | None = None) -> Wo
 @pytest.fixture(scope="module")
 def agent(
     gemini_rig: GeminiRig, gemini_api: GeminiStandIn, tmp_path_factory: pytest.TempPathFactory
-) -> tuple[World, WorkItemRef, Path]:
-    return first_spawn(lambda base: world_for(gemini_rig, base), tmp_path_factory, gemini_api)
+) -> Iterator[tuple[World, WorkItemRef, Path]]:
+    world, ref, folder = first_spawn(lambda base: world_for(gemini_rig, base), tmp_path_factory, gemini_api)
+    yield world, ref, folder
+    # Gemini may outlive its tmux server: its group, as the-loop recorded it, is ended while the pane runs
+    world.tmux.end_group(world.record(ref).harness_group, grace_seconds=5)
 
 
 def test_issue21_a_spawn_in_a_never_seen_git_worktree_is_ready_and_its_prompt_confirmed_by_receipt(
