@@ -94,6 +94,7 @@ def _spawn_config(settings: Settings) -> SpawnConfig:
         remain_on_exit=settings.routing.tmux.remain_on_exit,
         host=_host(settings),
         environ=dict(os.environ),
+        grace_seconds=settings.routing.tmux.harness_kill_grace_seconds,
     )
 
 

@@ -120,6 +120,11 @@ class Event(enum.Enum):
         "session.turn_finished",
         "The agent's turn for a delivered comment ended (`failed` when it ended in an error).",
     )
+    SESSION_LEFTOVER_ENDED = (
+        "session.leftover_ended",
+        "Before a respawn, processes its harness's last spawn left running after its pane had gone (a harness "
+        "that outlives `tmux kill-session`) were ended: SIGTERM, then SIGKILL (`spawn_id`: that spawn).",
+    )
     SESSION_TRUSTED = (
         "session.trusted",
         "The spawn folder was recorded as trusted in Claude Code's user configuration (`directory`).",

@@ -185,6 +185,9 @@ class HarnessSpec:
     session_id_args: tuple[str, ...] = ()
     resume_args: tuple[str, ...] = ()
     submit_delay_ms: int = 0
+    # issue 21: carriage returns sent again while a paste without its receipt still sits in the input box
+    enter_retries: int = 0
+    blocked_screens: tuple[str, ...] = ()  # issue 21: on its screen, a dialog its hooks do not report
     receipts: ReceiptMode = ReceiptMode.NONE
     ready_seconds: float = 3.0  # until it must say it is ready (without receipts: stay alive)
     confirm_seconds: float = 3.0  # after a paste, until it must confirm (without receipts: stay alive)
@@ -266,6 +269,7 @@ class SessionRecord:
     previous_host: str = ""  # an operator moved the item here from this host; cleared once it runs here
     naming: Naming = Naming.INJECTIVE  # LEGACY: written before slugs were injective; keeps its names
     park: Park | None = None  # its agent's turn failed on the API: nothing is pasted until the reset
+    harness_group: str = ""  # issue 21: the process group the latest spawn's harness leads (TmuxPort.harness_group)
 
     @property
     def slug(self) -> str:

@@ -79,6 +79,19 @@ class TmuxPort(Protocol):
         """SIGTERM the harness pane's process group, SIGKILL after the grace period; the session and
         every other pane stay."""
 
+    def submit(self, target: TmuxTarget, *, pane: str, mark: str) -> None:
+        """One carriage return into the harness pane (no text), guarded as a delivery is; raises
+        `SessionMissing` when the pane is dead, gone or not the harness's."""
+
+    def harness_group(self, target: TmuxTarget, *, pane: str, mark: str) -> str:
+        """The process group the live harness pane's process leads, as `end_group` takes it ("":
+        none, or tmux did not answer). Never raises."""
+
+    def end_group(self, group: str, *, grace_seconds: float) -> bool:
+        """SIGTERM, then SIGKILL after the grace period, whatever is left of a group
+        `harness_group` named (a harness that outlived its pane, as Gemini CLI can); whether anything
+        was left. A group whose number another process holds now is never signalled. Never raises."""
+
     def screen(self, target: TmuxTarget, pane: str, *, lines: int = 20) -> str:
         """The last `lines` of what `pane` shows (for an event when a harness never got ready)."""
 

@@ -21,6 +21,7 @@ TAG_LENGTH = 16  # hex digits of the HMAC: 64 bits, unguessable for a comment au
 # written a receipt (seen 1 in 3 under load), but only after its PreToolUse hook has: a paste waits
 # this long after PreToolUse, when any dialog has said so (measured 0.1-0.6 s after it).
 TOOL_GRACE_SECONDS = 2.0
+PASTED_PLACEHOLDER = "[Pasted Text: "  # Gemini CLI's input box shows a long paste so
 
 
 class ReceiptMode(enum.Enum):
@@ -28,6 +29,7 @@ class ReceiptMode(enum.Enum):
 
     CLAUDE = "claude"  # the-loop passes its hooks on Claude Code's command line (--settings)
     CODEX = "codex"  # the-loop passes its hooks, already trusted, on Codex's command line (-c)
+    GEMINI = "gemini"  # the-loop's extension's hooks write receipts into $THE_LOOP_RECEIPTS (Gemini CLI)
     FILE = "file"  # the harness writes receipt files itself into $THE_LOOP_RECEIPTS
     NONE = "none"  # no receipts: confirmation is the pane still alive after confirmSeconds
 
@@ -141,6 +143,16 @@ def delivery_tag(secret: str, delivery_id: str) -> str:
 def receipt_line(delivery_id: str, tag: str) -> str:
     """The header line a prompt carries and a receipt must contain to confirm the delivery."""
     return f"Delivery: {delivery_id} (receipt {tag})"
+
+
+def still_typed(screen: str, line: str) -> bool:
+    """The prompt carrying `line` still sits in the harness's input box: its line, or the
+    placeholder Gemini CLI shows for a paste of more than 5 lines or 500 characters
+    (`[Pasted Text: 12 lines]`), shows below the screen's last horizontal rule (the box's top
+    edge; what was submitted scrolls above it)."""
+    rows = screen.splitlines()
+    rule = max((i for i, row in enumerate(rows) if row.strip().startswith("─" * 8)), default=-1)
+    return rule >= 0 and any(line in row or PASTED_PLACEHOLDER in row for row in rows[rule + 1 :])
 
 
 def confirms(receipts: Iterable[Receipt], line: str) -> bool:

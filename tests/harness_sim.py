@@ -210,6 +210,18 @@ def on_signal(record: Recorder) -> None:
         signal.signal(signum, ended)
 
 
+def outliving_child() -> int:
+    """A child in the harness's process group that a closed terminal does not end (Gemini CLI's
+    relaunched process outlived `tmux kill-session`: issue 21); SIGTERM ends it."""
+    pid = os.fork()
+    if pid == 0:
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        while True:
+            time.sleep(3600)
+    return pid
+
+
 def known_ids(path: str | None) -> set[str]:
     ids = set(os.environ.get("HARNESS_SIM_KNOWN_IDS", "").split())
     if path and os.path.exists(path):
@@ -229,6 +241,7 @@ def main() -> int:
     parser.add_argument("--exit-after", type=int, default=0, help="exit after N submits")
     parser.add_argument("--hang-after", type=int, default=0, help="stop reading after N submits")
     parser.add_argument("--no-receipts-after", type=int, default=0, help="write no prompt receipt after N")
+    parser.add_argument("--outlive", action="store_true", help="leave a child ignoring SIGHUP, as Gemini CLI does")
     parser.add_argument("--echo", action="store_true", help="show the prompt and each paste on the terminal")
     parser.add_argument("prompt", nargs="?", default=None)
     args = parser.parse_args()
@@ -236,6 +249,8 @@ def main() -> int:
     on_signal(record)
     where = {"server": tmux_server(), "cwd": os.getcwd()}
     record("start", prompt=args.prompt, session_id=args.session_id, resume=args.resume, **where)
+    if args.outlive:
+        record("child", child=outliving_child())
     if args.peers:  # after its own start line: of two harnesses starting at once, the later sees the other
         record("peers", pids=peers(args.record))
     if args.remember and args.known_ids and args.session_id:

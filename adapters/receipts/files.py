@@ -9,6 +9,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from adapters.codex import hooks as codex_hooks
+from adapters.gemini import hooks as gemini_hooks
 from adapters.receipts.hooks import DECISION, EXPIRED, TAKEN, settings
 from adapters.receipts.reading import parse, receipt_names, spawn_folder
 from adapters.support.private import private_dir
@@ -25,8 +26,9 @@ SETTINGS_FILE = "hooks.settings.json"
 class FileReceipts(ReceiptPort):
     """Each file is parsed once per process; a folder is listed on every read (a few entries)."""
 
-    def __init__(self, root: Path, *, ask_wait_seconds: float = 0.0) -> None:
+    def __init__(self, root: Path, *, ask_wait_seconds: float = 0.0, gemini_home: Path | None = None) -> None:
         self._root = root
+        self._gemini_home = gemini_home  # issue 21: where Gemini CLI finds its extensions (None: its default)
         self._ask_wait_seconds = ask_wait_seconds  # issue 20: how long a PermissionRequest hook waits
         self._lock = threading.Lock()
         self._parsed: dict[Path, Receipt | None] = {}
@@ -43,7 +45,9 @@ class FileReceipts(ReceiptPort):
             return ReceiptChannel(args=("--settings", str(path)))
         if mode is ReceiptMode.CODEX:
             return ReceiptChannel(args=codex_hooks.arguments(folder))
-        if mode is ReceiptMode.FILE:
+        if mode is ReceiptMode.GEMINI:
+            gemini_hooks.install(self._gemini_home or gemini_hooks.default_home())
+        if mode in {ReceiptMode.FILE, ReceiptMode.GEMINI}:
             return ReceiptChannel(env=((ENV_VARIABLE, str(folder)),))
         return ReceiptChannel()
 

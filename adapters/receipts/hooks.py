@@ -13,6 +13,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from adapters.gemini.events import BLOCKING as GEMINI_BLOCKING
+from adapters.gemini.events import KINDS as GEMINI_KINDS
 from domain.receipts import Receipt, ReceiptKind
 
 SUFFIX = ".receipt"
@@ -33,7 +35,7 @@ EVENTS = (
     "SessionEnd",
 )
 _TOOL_EVENTS = {"PreToolUse", "PermissionRequest", "PostToolUse"}  # matched per tool: "*" is every tool
-_BLOCKING = {"permission_prompt", "elicitation_dialog"}
+_BLOCKING = {"permission_prompt", "elicitation_dialog", *GEMINI_BLOCKING}
 _KINDS = {
     "SessionStart": ReceiptKind.READY,
     "UserPromptSubmit": ReceiptKind.PROMPT,
@@ -46,6 +48,7 @@ _KINDS = {
     "Stop": ReceiptKind.TURN_ENDED,
     "StopFailure": ReceiptKind.TURN_FAILED,
     "SessionEnd": ReceiptKind.ENDED,
+    **GEMINI_KINDS,  # its own names for the same moments (SessionStart, SessionEnd, Notification: the same)
 }
 
 
@@ -56,8 +59,17 @@ def hook_command(folder: Path) -> str:
     return f"{_record(folder)}; exit 0"
 
 
+def env_hook_command(variable: str) -> str:
+    """The same line writing into the folder `$variable` names, and doing nothing where it is unset
+    (a hook installed once for every run of a harness, the-loop's spawns among them)."""
+    return f'd="${variable}"; [ -n "$d" ] || exit 0; {_record_into(chr(34) + "$d" + chr(34))}; exit 0'
+
+
 def _record(folder: Path) -> str:
-    where = shlex.quote(str(folder))
+    return _record_into(shlex.quote(str(folder)))
+
+
+def _record_into(where: str) -> str:
     return f'umask 077; f={where}/"$(date +%s%N)-$$"; cat > "$f.part" && mv -f "$f.part" "$f{SUFFIX}"'
 
 

@@ -173,6 +173,7 @@ def encode_session(record: SessionRecord) -> str:
             "previous_host": record.previous_host,
             "naming": record.naming.value,
             "park": _park_to_json(record.park),
+            "harness_group": record.harness_group,
         }
     )
 
@@ -233,6 +234,7 @@ def decode_session(text: str, *, version: int) -> SessionRecord:
         asked_closed=data.get("asked_closed", False),
         asked_at=_from_when(data.get("asked_at")),
         closed_notice=data.get("closed_notice", ""),
+        harness_group=data.get("harness_group", ""),  # records from before issue 21 have none
         host=data.get("host", ""),  # records from before clusters ran on the one host there was
         previous_host=data.get("previous_host", ""),
         # a record from before names were injective keeps the names its session, receipts and

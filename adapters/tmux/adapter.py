@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from adapters.tmux import commands as cmd
 from adapters.tmux.answers import names_missing_target, names_no_server
-from adapters.tmux.local import make_start_directory, signal_group
+from adapters.tmux.local import end_group, group_of, make_start_directory, signal_group
 from adapters.tmux.panes import PaneRow, harness_row, probe_of
 from adapters.tmux.prompt_file import write_prompt_file
 from adapters.tmux.runner import ShRunner, TmuxRunner
@@ -125,6 +125,23 @@ class ShTmux(TmuxPort):
                 raise SessionMissing(f"{target} is absent") from exc
             raise
 
+    def submit(self, target: TmuxTarget, *, pane: str, mark: str) -> None:
+        if not cmd.is_pane_id(pane) or not cmd.is_mark(mark):
+            raise SessionMissing(f"{target}: no proven harness pane to submit in (pane {pane!r})")
+        import uuid
+
+        buffer = f"the-loop-{uuid.uuid4().hex}-submit"
+        load = ["set-buffer", "-b", buffer, "\r", cmd.SEP]
+        try:
+            self._guarded(
+                target, load, [buffer], [cmd.paste(buffer, bracketed=False, pane_id=pane)], None, pane=pane, mark=mark
+            )
+        except (TmuxFailed, TmuxUnanswered) as exc:
+            self._discard([buffer])
+            if isinstance(exc, TmuxFailed) and _absent(exc):
+                raise SessionMissing(f"{target} is absent") from exc
+            raise
+
     def clear_dead(self, target: TmuxTarget) -> None:
         try:
             rows = self._panes(target)
@@ -153,6 +170,16 @@ class ShTmux(TmuxPort):
             if now is None or now.dead or now.pid != row.pid:
                 return
         signal_group(row.pid, signal.SIGKILL)
+
+    def harness_group(self, target: TmuxTarget, *, pane: str, mark: str) -> str:
+        try:
+            row = self._harness_row(target, pane=pane, mark=mark)
+        except LoopError:
+            return ""
+        return group_of(row.pid) if row is not None and not row.dead else ""
+
+    def end_group(self, group: str, *, grace_seconds: float) -> bool:
+        return end_group(group, grace_seconds=grace_seconds)
 
     def screen(self, target: TmuxTarget, pane: str, *, lines: int = 20) -> str:
         if not cmd.is_pane_id(pane):

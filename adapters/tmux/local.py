@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import time
 from pathlib import Path
 
 from domain.errors import TmuxFailed
@@ -40,3 +41,64 @@ def signal_group(pid: int, signum: signal.Signals) -> None:
         pass
     except PermissionError as exc:
         log.warning("may not signal process group %d: %s", group, exc)
+
+
+def group_of(pid: int) -> str:
+    """`<pgid>:<start>` of the process group `pid` leads (tmux starts each pane's process as the
+    leader of its own), its leader's start time in clock ticks telling it from a later process
+    given the same number; "" when it cannot be read."""
+    start = _start_of(pid)
+    return f"{pid}:{start}" if start is not None and _stat(pid)[2] == str(pid) else ""
+
+
+def end_group(group: str, *, grace_seconds: float, poll_seconds: float = 0.05) -> bool:
+    """SIGTERM what is left of a group `group_of` named, SIGKILL what is still there after
+    `grace_seconds`; whether anything was left. A leader alive with another start time is another
+    process now: nothing is signalled (a group's number is not given out while any member lives)."""
+    pid, _, start = group.partition(":")
+    if not pid.isdigit() or not start.isdigit() or int(pid) <= 1 or int(pid) == os.getpgrp():
+        return False
+    leader = _start_of(int(pid))
+    if leader is not None and leader != int(start):
+        return False
+    if not members_of(int(pid)):
+        return False
+    for signum, wait in ((signal.SIGTERM, grace_seconds), (signal.SIGKILL, grace_seconds)):
+        try:
+            os.killpg(int(pid), signum)
+        except ProcessLookupError:
+            return True
+        except PermissionError as exc:
+            log.warning("may not signal process group %s: %s", pid, exc)
+            return True
+        deadline = time.monotonic() + wait
+        while members_of(int(pid)) and time.monotonic() < deadline:
+            time.sleep(poll_seconds)
+        if not members_of(int(pid)):
+            break
+    return True
+
+
+def members_of(group: int) -> list[int]:
+    """The live processes of process group `group` (a zombie is not one)."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            fields = _stat(int(entry.name))
+            if len(fields) > 2 and fields[2] == str(group) and fields[0] not in {"Z", "X"}:
+                found.append(int(entry.name))
+    return found
+
+
+def _start_of(pid: int) -> int | None:
+    fields = _stat(pid)
+    return int(fields[19]) if len(fields) > 19 and fields[0] not in {"Z", "X"} else None
+
+
+def _stat(pid: int) -> list[str]:
+    """/proc/<pid>/stat after the command's name: state, ppid, pgrp, … ([] when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as file:
+            return file.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return []

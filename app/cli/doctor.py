@@ -161,6 +161,8 @@ def _harness(
     yield version
     if version.mark is not Mark.FAILED and _is_codex(spec):
         yield from _codex(spec, probe, pane, environ, version.detail)
+    if version.mark is not Mark.FAILED and spec.receipts is ReceiptMode.GEMINI:
+        yield _gemini_sign_in(spec, probe, pane)
     if version.mark is Mark.FAILED or not _is_claude(spec):
         return
     found = version.detail.split()[0] if version.detail.split() else ""
@@ -172,6 +174,30 @@ def _harness(
             f"install {PINNED_CLAUDE_CODE} (scripts/install_claude_code.py) and set DISABLE_AUTOUPDATER=1 in {key}.env",
         )
     yield from _claude_login(spec, probe, pane, environ)
+
+
+def _gemini_sign_in(spec: HarnessSpec, probe: DoctorProbe, pane: Mapping[str, str]) -> Check:
+    """Issue 21: Gemini CLI with no sign-in chosen opens a dialog at each start, and its SessionStart
+    hook still fires (pinned in tests/gemini/test_gemini_facts.py): only its settings can tell."""
+    path = Path(pane.get("GEMINI_CLI_HOME") or pane.get("HOME") or Path.home()) / ".gemini" / "settings.json"
+    subject = f"harness {spec.name} sign-in"
+    try:
+        settings = probe.json_file(path) or {}
+    except LoopError as error:  # Gemini reads comments in it too; a JSON reader may not
+        return Check(Mark.WARNING, subject, str(error), f"check security.auth.selectedType in {path}")
+    security = settings.get("security")
+    auth = security.get("auth") if isinstance(security, dict) else None
+    chosen = auth.get("selectedType") if isinstance(auth, dict) else None
+    if isinstance(chosen, str) and chosen:
+        return Check(Mark.OK, subject, f"{chosen} ({path})")
+    return Check(
+        Mark.FAILED,
+        subject,
+        f"none chosen in {path}: Gemini opens its authentication dialog at each start, and says it is ready "
+        "while the dialog waits",
+        f"run `{spec.binary}` once as the daemon's user (HOME={pane.get('HOME', '~')}) and choose one, or set "
+        "security.auth.selectedType (e.g. gemini-api-key) there",
+    )
 
 
 def _is_claude(spec: HarnessSpec) -> bool:

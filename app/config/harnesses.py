@@ -46,10 +46,26 @@ class HarnessSettings(BaseModel):
     submit_delay_ms: int = Field(
         default=0, ge=0, description="Pause between pasting a prompt and submitting it (0: one tmux call for both)."
     )
+    enter_retries: int = Field(
+        default=0,
+        ge=0,
+        le=2,
+        description="With receipts: a paste whose prompt receipt has not come 2 s after its Enter, and whose "
+        "text the input box still shows (read from the screen), gets one more carriage return, up to this many "
+        "times (at most 2); never a second paste.",
+    )
+    blocked_screens: tuple[str, ...] = Field(
+        default=(),
+        description=(
+            "With receipts: text whose presence on the harness's screen means it waits on a dialog its hooks "
+            "do not report; while one shows, the harness counts as blocked and nothing is pasted."
+        ),
+    )
     receipts: ReceiptMode = Field(
         default=ReceiptMode.NONE,
         description="How the harness confirms what it got: `claude` (the-loop passes Claude Code its hooks with "
-        "`--settings`), `codex` (the-loop passes Codex its hooks, trusted, with `-c`), `file` (the harness writes "
+        "`--settings`), `codex` (the-loop passes Codex its hooks, trusted, with `-c`), `gemini` (the-loop's extension "
+        "in Gemini CLI's folder runs its hooks in the-loop's spawns), `file` (the harness writes "
         "receipt files into `$THE_LOOP_RECEIPTS` itself), `none` (a "
         "delivery counts once the harness is still alive `confirmSeconds` later).",
     )
@@ -163,7 +179,14 @@ BUILTIN_HARNESSES: Mapping[str, HarnessSettings] = {
             "sessionIdArgs": ["--session-id", "{session_id}", "--prompt-interactive"],
             "resumeArgs": ["--resume", "{session_id}", "--prompt-interactive"],
             "submitDelayMs": 3000,
-            "readySeconds": 15,
+            # issue 21: an Enter it took for a newline is sent again while the text is in its box
+            "enterRetries": 2,
+            # its SessionStart hook fires while this dialog waits (tests/gemini/test_gemini_facts.py)
+            "blockedScreens": ["How would you like to authenticate"],
+            # issue 21: hooks as receipts from an extension of the-loop's own (adapters/gemini/hooks.py)
+            "receipts": "gemini",
+            "readySeconds": 30,
+            "confirmSeconds": 30,
         },
         "opencode": {"binary": "opencode", "sessionIdArgs": ["--prompt"], "readySeconds": 30},
     }.items()

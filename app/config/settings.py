@@ -136,6 +136,8 @@ class Settings(BaseSettings):
             session_id_args=harness.session_id_args,
             resume_args=harness.resume_args if self.routing.tmux.resume_on_respawn else (),
             submit_delay_ms=harness.submit_delay_ms,
+            enter_retries=harness.enter_retries,
+            blocked_screens=harness.blocked_screens,
             receipts=harness.receipts,
             ready_seconds=ready,
             confirm_seconds=harness.confirm_seconds,

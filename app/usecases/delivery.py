@@ -245,6 +245,8 @@ class Delivery:
         # issue 20 item 5: once per episode (one turn's dialogs), not once per dialog
         receipts = self.watch.receipts(run.record)
         dialog = blocked_episode(receipts)
+        if not dialog and self.dispatcher.harness(run.record.harness).blocked_screens:
+            dialog = f"screen:{run.record.spawn_id}"  # issue 21: seen on its screen only, one episode a spawn
         if dialog and run.record.blocked_notice != dialog:
             waiting = waiting_on(receipts)  # issue 20 item 5: what on, since when
             self.events.emit(

@@ -148,6 +148,16 @@ class LeasedTmux(TmuxPort):
         self._check(target)
         self._inner.terminate_harness(target, grace_seconds=grace_seconds, pane=pane, mark=mark)
 
+    def submit(self, target: TmuxTarget, *, pane: str, mark: str) -> None:
+        self._check(target)
+        self._inner.submit(target, pane=pane, mark=mark)
+
+    def harness_group(self, target: TmuxTarget, *, pane: str, mark: str) -> str:
+        return self._inner.harness_group(target, pane=pane, mark=mark)
+
+    def end_group(self, group: str, *, grace_seconds: float) -> bool:
+        return self._inner.end_group(group, grace_seconds=grace_seconds)
+
     def screen(self, target: TmuxTarget, pane: str, *, lines: int = 20) -> str:
         return self._inner.screen(target, pane, lines=lines)
 

@@ -58,6 +58,7 @@ class SpawnConfig:
     remain_on_exit: bool = True
     host: str = ""  # cluster: this host's id, recorded on each spawn ("": one host, nothing recorded)
     environ: Mapping[str, str] = field(default_factory=dict)  # the daemon's: `env` and `passEnv` read it
+    grace_seconds: float = 5.0  # issue 21: what a harness left of its process group has to end on SIGTERM
 
 
 @dataclass(kw_only=True, eq=False)
@@ -170,12 +171,20 @@ class Spawner:
                         "a dead session holds the name and could not be cleared",
                         None if first else record,
                     )
+            if not first and record.harness_group:
+                self._end_leftovers(record)
             try:
                 return self._start(record, job, resume=resume, window=probe.others_live, vouched=vouched)
             except _Duplicate as duplicate:
                 record = duplicate.record  # as saved before the refused spawn
                 probe = self.tmux.probe(record.target, mark="")
         return self._failed(record, job, "duplicate session again after one re-decision")
+
+    def _end_leftovers(self, record: SessionRecord) -> None:
+        """Issue 21: a harness may outlive its pane (Gemini CLI outlived `tmux kill-session`); what
+        is left of the group its last spawn started is ended, so a conversation never has two agents."""
+        if self.tmux.end_group(record.harness_group, grace_seconds=self.config.grace_seconds):
+            self._emit(Event.SESSION_LEFTOVER_ENDED, record, level=Level.WARNING, spawn_id=record.spawn_id)
 
     def _ready(self, record: SessionRecord, job: Dispatch, *, first: bool) -> Decision[bool] | Result:
         """The folder made ready, and whether its head is vouched for; a failed attempt's `Result`
@@ -246,7 +255,9 @@ class Spawner:
         try:
             # the host is recorded once its tmux runs the harness: until then a retry still knows
             # the conversation before it ran elsewhere
-            record = replace(record, pane_id=self.tmux.spawn(request), host=self.config.host or record.host)
+            pane = self.tmux.spawn(request)
+            group = self.tmux.harness_group(record.target, pane=pane, mark=spawn_id)
+            record = replace(record, pane_id=pane, harness_group=group, host=self.config.host or record.host)
         except DuplicateSession as error:
             raise _Duplicate(record) from error
         except (TmuxFailed, TmuxUnanswered, ValueError) as error:

@@ -7,6 +7,7 @@ import enum
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from domain.errors import SessionMissing, TmuxFailed, TmuxUnanswered
 from domain.model import HarnessSpec, Probe, SessionRecord, SessionState
 from domain.ports import ClockPort, ReceiptPort, TmuxPort
 from domain.receipts import (
@@ -17,10 +18,15 @@ from domain.receipts import (
     ReceiptMode,
     confirms,
     harness_state,
+    still_typed,
 )
 from domain.refs import WorkItemRef
 
 POLL_SECONDS = 0.2
+# issue 21: a paste without its prompt receipt this long after its Enter (or the last one sent
+# again) is looked for in the input box; Gemini CLI's receipt comes within ~0.1 s of a submission
+ENTER_RETRY_SECONDS = 2.0
+SCREEN_LINES = 60  # the input box sits at the bottom: a pane's height is enough
 
 
 class Verdict(enum.Enum):
@@ -64,7 +70,16 @@ class HarnessWatch:
         if harness.receipts is ReceiptMode.NONE:
             young = self._elapsed(record) < harness.ready_seconds
             return HarnessState.STARTING if young else HarnessState.READY
-        return harness_state(self.receipts(record), now=self._clock.now())
+        state = harness_state(self.receipts(record), now=self._clock.now())
+        if state.accepts_prompts and harness.blocked_screens and self._shows_dialog(record, probe, harness):
+            return HarnessState.BLOCKED
+        return state
+
+    def _shows_dialog(self, record: SessionRecord, probe: Probe, harness: HarnessSpec) -> bool:
+        """Issue 21: a dialog the hooks do not report (Gemini CLI's sign-in) shows on the screen."""
+        pane = probe.pane or record.pane_id
+        screen = self._tmux.screen(record.target, pane, lines=SCREEN_LINES) if pane else ""
+        return any(text in screen for text in harness.blocked_screens)
 
     def running(self, record: SessionRecord) -> bool:
         """Its harness pane runs (or tmux did not answer: never read as gone)."""
@@ -98,6 +113,7 @@ class HarnessWatch:
         if harness.receipts is ReceiptMode.NONE:
             return self._alive_after(record, budget)
         deadline = self._clock.monotonic() + budget
+        enters, next_enter = (0 if spawned else harness.enter_retries), self._clock.monotonic() + ENTER_RETRY_SECONDS
         while True:
             if confirms(self.receipts(record), line):
                 return Watched(Verdict.YES, "the harness's receipt names the delivery")
@@ -110,7 +126,22 @@ class HarnessWatch:
                 return self._timed_out(record, probe, f"no receipt within {budget:g}s")
             if self.stopping():
                 return Watched(Verdict.STOPPING, "the daemon is stopping")
+            if enters and self._clock.monotonic() >= next_enter:
+                next_enter = self._clock.monotonic() + ENTER_RETRY_SECONDS
+                enters -= self._enter_again(record, probe, line)
             self._clock.sleep(POLL_SECONDS)
+
+    def _enter_again(self, record: SessionRecord, probe: Probe, line: str) -> int:
+        """Issue 21 item 4: one more carriage return while the input box still shows the paste
+        (its Enter became a newline); never the text again. How many were sent (0 or 1)."""
+        pane = probe.pane or record.pane_id
+        if not pane or not still_typed(self._tmux.screen(record.target, pane, lines=SCREEN_LINES), line):
+            return 0
+        try:
+            self._tmux.submit(record.target, pane=pane, mark=record.spawn_id)
+        except (SessionMissing, TmuxFailed, TmuxUnanswered):
+            return 0
+        return 1
 
     def _alive_after(self, record: SessionRecord, budget: float) -> Watched:
         """A harness without receipts confirms by its pane still running `budget` seconds on."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,29 +11,20 @@ import pytest
 from tests.anthropic_standin.server import AnthropicStandIn
 from tests.claude.home import ClaudeHome, claude_env, installed_binary, pinned_version
 from tests.claude.hooks import HookLog
-from tests.claude.rig import ClaudeRig, ClaudeTmux
+from tests.claude.rig import ClaudeRig
+from tests.real_agents import for_one_test, private_tmux, required, running, serving
 from tests.tmux_support import require_tmux
 
 
 @pytest.fixture(scope="session")
 def claude_binary() -> Path:
     """The pinned Claude Code; in CI its absence fails the run, elsewhere it skips loudly."""
-    path = installed_binary()
-    if not os.access(path, os.X_OK):
-        reason = f"Claude Code {pinned_version()} is not installed at {path}: scripts/bootstrap.sh --tests installs it"
-        if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(f"SKIPPED LOUDLY: {reason}")
-    return path
+    return required(installed_binary(), f"Claude Code {pinned_version()}")
 
 
 @pytest.fixture(scope="module")
 def anthropic() -> Iterator[AnthropicStandIn]:
-    standin = AnthropicStandIn()
-    try:
-        yield standin
-    finally:
-        standin.close()
+    yield from serving(AnthropicStandIn())
 
 
 @pytest.fixture(scope="module")
@@ -58,24 +48,11 @@ def claude_rig(
     base = tmp_path_factory.mktemp("claude")
     (base / "folders" / "trusted").mkdir(parents=True)
     home = ClaudeHome(base / "home", trusted=(base / "folders" / "trusted",), extra=claude_config)
-    tmux = ClaudeTmux(base / "tmux")
-    tmux.tmpdir.mkdir()
-    tmux.start(claude_env(home, anthropic.base_url) | extra_env)
-    rig = ClaudeRig(claude_binary, home, tmux, HookLog(base / "hooks"), root=base / "folders")
-    try:
-        yield rig
-    finally:
-        rig.close()
-        tmux.kill_server()
+    tmux = private_tmux(base / "tmux", claude_env(home, anthropic.base_url) | extra_env)
+    yield from running(ClaudeRig(claude_binary, home, tmux, HookLog(base / "hooks"), root=base / "folders"), tmux)
 
 
 @pytest.fixture
 def claude(claude_rig: ClaudeRig, anthropic: AnthropicStandIn) -> Iterator[ClaudeRig]:
     """The module's rig with a fresh stand-in script; the Claude sessions a test spawned end with it."""
-    anthropic.reset()
-    before = len(claude_rig.spawned)
-    try:
-        yield claude_rig
-    finally:
-        anthropic.release()
-        claude_rig.close(since=before)
+    yield from for_one_test(claude_rig, anthropic)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -21,7 +22,8 @@ from adapters.receipts.hooks import SUFFIX
 from adapters.tmux.adapter import ShTmux
 from app.config.settings import Settings
 from domain.events import Event, Level
-from domain.model import HarnessSpec
+from domain.ledger import Resolution
+from domain.model import HarnessSpec, Reaction
 from domain.refs import WorkItemRef
 from tests.claude.rig import ClaudeRig
 from tests.fakes.clock import FakeClock
@@ -60,10 +62,99 @@ class TimedEvents(RecordingEvents):
         super().emit(event, level=level, source=source, at_ns=time.time_ns(), **fields)
 
 
-def claude_spec(binary: Path | str, **keys: Any) -> HarnessSpec:
-    """The built-in `claude` harness as the-loop's settings make it, `binary` (and `keys`) laid over it."""
+def builtin_spec(name: str, binary: Path | str, **keys: Any) -> HarnessSpec:
+    """The built-in harness `name` as the-loop's settings make it, `binary` (and `keys`) laid over it."""
     entry = {"binary": str(binary), **keys}
-    return Settings.model_validate({"routing": {"harnesses": {"claude": entry}}}).harness_spec("claude")
+    return Settings.model_validate({"routing": {"harnesses": {name: entry}}}).harness_spec(name)
+
+
+def claude_spec(binary: Path | str, **keys: Any) -> HarnessSpec:
+    return builtin_spec("claude", binary, **keys)
+
+
+def real_world(tmux: Any, spec: HarnessSpec, base: Path, **options: Any) -> World:
+    """World over a real tmux, on the machine's clock, spawning `spec` in folders under `base/work`."""
+    return World(
+        tmux=tmux,
+        harness=spec.name,
+        harnesses={spec.name: spec},
+        clock=WallClock(),
+        events=TimedEvents(),
+        workdir=str(base / "work" / "{slug}"),
+        session_ids=lambda: str(uuid.uuid4()),
+        **options,
+    )
+
+
+def resumed_after_a_kill(world: World, ref: WorkItemRef, conversation: str, standin: Any, earlier: str) -> None:
+    """The comment after the item's session was killed resumes `conversation`, is confirmed by
+    receipt, and the model gets the conversation so far (`earlier` among it). `standin`: the model
+    API's stand-in, reset since the kill."""
+    comment = world.comment(ref, "carry on after the kill")
+    world.cycle()
+    confirmed = [e for e in world.events.named("dispatch.succeeded") if e.get("comment_id") == comment.id]
+    assert confirmed[0]["confirmed_by"] == "receipt"
+    assert world.events.named("session.respawned")[0]["resumed"] is True
+    assert world.record(ref).harness_session_id == conversation
+    ready = [r for r in world.receipts.read(ref, world.record(ref).spawn_id) if r.source == "resume"]
+    assert [r.conversation for r in ready] == [conversation]
+    wait_for(standin.turns, what="the resumed turn")
+    assert earlier in " ".join(standin.turns()[0].user_texts())
+
+
+def said(standin: Any, text: str) -> bool:
+    """Some model request to `standin` carried `text` from the user."""
+    return any(text in " ".join(t.user_texts()) for t in standin.turns())
+
+
+def a_comment_confirmed(world: World, ref: WorkItemRef, standin: Any, text: str) -> None:
+    """A comment to a ready agent is confirmed by its receipt and reaches the model."""
+    comment = world.comment(ref, text)
+    world.cycle()
+    confirmed = [e for e in world.events.named("dispatch.succeeded") if e.get("comment_id") == comment.id]
+    assert confirmed[0]["confirmed_by"] == "receipt"
+    wait_for(lambda: said(standin, text), what="the turn")
+
+
+def a_comment_while_busy(world: World, ref: WorkItemRef, standin: Any, *, release_after: float = 0.0) -> None:
+    """A comment pasted while the agent's turn is held by `standin` is confirmed by receipt, as the
+    one before is, and reaches the model. `release_after`: the held turn ends that many seconds
+    after the second paste begins (for an agent that takes a queued message only after its turn);
+    0: once both are confirmed."""
+    from tests.openai_standin.server import Busy, Say  # the stand-ins share their script
+
+    standin.reset()
+    standin.script(Busy(60, then=Say("first done")))
+    first = world.comment(ref, "keep the model busy")
+    world.cycle()
+    wait_for(lambda: said(standin, "keep the model busy"), timeout=30, what="the model request held")
+    second = world.comment(ref, "arrives while busy")
+    if release_after:
+        threading.Timer(release_after, standin.release).start()
+    world.cycle()
+    for comment in (first, second):
+        confirmed = [e for e in world.events.named("dispatch.succeeded") if e.get("comment_id") == comment.id]
+        assert confirmed[0]["confirmed_by"] == "receipt"
+    standin.release()
+    wait_for(lambda: said(standin, "arrives while busy"), timeout=30, what="the comment sent while busy")
+
+
+def exits_at_once(world: World, number: int) -> str:
+    """A comment on item `number`, whose harness exits at once, through every attempt: each fails,
+    one notice is posted, never 🎉. The comment's id."""
+    ref = world.item(number, author="bob")  # not authorized: only the comment spawns
+    world.cycle()
+    comment = world.comment(ref, "never reaches an agent")
+    for _ in range(world.max_retries + 1):  # the last cycle finds nothing left to try
+        world.cycle()
+    failed = [e for e in world.events.named("dispatch.failed") if e.get("comment_id") == comment.id]
+    assert [e["will_retry"] for e in failed] == [True, True, False]
+    assert world.ledger(ref).resolved[comment.id].kind is Resolution.ABANDONED
+    assert len(world.tracker.posted) == 1 and "was **not delivered**" in world.tracker.posted[0][1]
+    reactions = [r for c, r in world.tracker.reactions if c == comment.id]
+    assert Reaction.FAILED in reactions and Reaction.SUCCEEDED not in reactions
+    assert world.events.named("dispatch.succeeded") == []
+    return comment.id
 
 
 @dataclass

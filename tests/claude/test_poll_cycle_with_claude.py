@@ -14,7 +14,7 @@ from domain.refs import WorkItemRef
 from tests.anthropic_standin.script import Busy, Say, UseTool
 from tests.anthropic_standin.server import AnthropicStandIn, Kind
 from tests.claude.fixtures import anthropic, claude_binary, claude_config, claude_rig
-from tests.claude.loop import ClaudeLoop, claude_spec
+from tests.claude.loop import ClaudeLoop, claude_spec, exits_at_once
 from tests.claude.rig import ClaudeRig
 from tests.service.world import World
 from tests.tmux_support import wait_for
@@ -148,21 +148,8 @@ def test_a_harness_that_exits_at_once_fails_every_attempt_posts_one_notice_and_n
     loop: ClaudeLoop, fresh: AnthropicStandIn, binary: str, args: list[str], number: int
 ) -> None:
     world = loop.world(claude_spec(binary or loop.rig.binary, args=args))
-    ref = world.item(number, author="bob")  # not authorized: only the comment spawns
-    world.cycle()
-    comment = world.comment(ref, "never reaches an agent")
-
-    for _ in range(world.max_retries + 1):  # the last cycle finds nothing left to try
-        world.cycle()
-
-    failed = comment_events(world, "dispatch.failed", comment.id)
-    assert [e["will_retry"] for e in failed] == [True, True, False]
-    assert len(comment_events(world, "dispatch.unconfirmed", comment.id)) == 3
-    assert world.ledger(ref).resolved[comment.id].kind is Resolution.ABANDONED
-    assert len(world.tracker.posted) == 1 and "was **not delivered**" in world.tracker.posted[0][1]
-    reactions = [r for c, r in world.tracker.reactions if c == comment.id]
-    assert Reaction.FAILED in reactions and Reaction.SUCCEEDED not in reactions
-    assert world.events.named("dispatch.succeeded") == []
+    comment = exits_at_once(world, number)
+    assert len(comment_events(world, "dispatch.unconfirmed", comment)) == 3
 
 
 def test_claude_waiting_on_a_permission_dialog_gets_no_paste_and_one_notice_then_the_comment_after_the_answer(

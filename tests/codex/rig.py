@@ -22,6 +22,7 @@ from domain.receipts import Receipt, ReceiptKind
 from domain.refs import TmuxTarget
 from tests.claude.rig import ClaudeTmux, _gone
 from tests.openai_standin.server import OpenAIStandIn
+from tests.real_agents import for_one_test, private_tmux, required, running, serving
 from tests.tmux_support import require_tmux, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -144,22 +145,12 @@ class CodexRig:
 
 @pytest.fixture(scope="session")
 def codex_binary() -> Path:
-    path = installed_binary()
-    if not os.access(path, os.X_OK):
-        reason = f"Codex {pinned_version()} is not installed at {path}: scripts/bootstrap.sh --tests installs it"
-        if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(f"SKIPPED LOUDLY: {reason}")
-    return path
+    return required(installed_binary(), f"Codex {pinned_version()}")
 
 
 @pytest.fixture(scope="module")
 def openai() -> Iterator[OpenAIStandIn]:
-    standin = OpenAIStandIn()
-    try:
-        yield standin
-    finally:
-        standin.close()
+    yield from serving(OpenAIStandIn())
 
 
 @pytest.fixture(scope="module")
@@ -169,23 +160,10 @@ def codex_rig(
     require_tmux()
     base = tmp_path_factory.mktemp("codex")
     codex_dir = codex_home(base / "home" / ".codex", openai.base_url)
-    tmux = ClaudeTmux(base / "tmux")
-    tmux.tmpdir.mkdir()
-    tmux.start(codex_env(base / "home", codex_dir))
-    rig = CodexRig(codex_binary, codex_dir, tmux, root=base / "folders")
-    try:
-        yield rig
-    finally:
-        rig.close()
-        tmux.kill_server()
+    tmux = private_tmux(base / "tmux", codex_env(base / "home", codex_dir))
+    yield from running(CodexRig(codex_binary, codex_dir, tmux, root=base / "folders"), tmux)
 
 
 @pytest.fixture
 def codex(codex_rig: CodexRig, openai: OpenAIStandIn) -> Iterator[CodexRig]:
-    openai.reset()
-    before = len(codex_rig.spawned)
-    try:
-        yield codex_rig
-    finally:
-        openai.release()
-        codex_rig.close(since=before)
+    yield from for_one_test(codex_rig, openai)

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import tomllib
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +14,19 @@ import pytest
 
 from adapters.codex.trust import CodexTrust
 from adapters.receipts.files import FileReceipts
-from app.config.settings import Settings
-from domain.ledger import Resolution
-from domain.model import HarnessSpec, Reaction
+from domain.model import HarnessSpec
 from domain.refs import WorkItemRef
-from tests.claude.loop import TimedEvents, WallClock
+from tests.claude.loop import (
+    a_comment_confirmed,
+    a_comment_while_busy,
+    builtin_spec,
+    exits_at_once,
+    real_world,
+    resumed_after_a_kill,
+)
 from tests.codex.rig import CodexRig, codex_binary, codex_rig, openai
-from tests.openai_standin.server import Busy, OpenAIStandIn, Say
+from tests.openai_standin.server import OpenAIStandIn
+from tests.real_agents import first_spawn
 from tests.service.world import World
 from tests.tmux_support import wait_for
 
@@ -33,46 +37,10 @@ pytestmark = pytest.mark.codex
 TRUST_QUESTION = "Trust this folder?"
 
 
-def codex_spec(binary: Path, **keys: Any) -> HarnessSpec:
-    """The built-in `codex` harness as the-loop's settings make it, the pinned binary (and `keys`) laid over it."""
-    entry = {"binary": str(binary), **keys}
-    return Settings.model_validate({"routing": {"harnesses": {"codex": entry}}}).harness_spec("codex")
-
-
 def world_for(rig: CodexRig, base: Path, spec: HarnessSpec | None = None) -> World:
-    spec = spec or codex_spec(rig.binary)
-    return World(
-        tmux=rig.tmux.adapter(),  # type: ignore[arg-type]
-        harness=spec.name,
-        harnesses={spec.name: spec},
-        clock=WallClock(),
-        events=TimedEvents(),
-        workdir=str(base / "work" / "{slug}"),
-        receipts=FileReceipts(base / "receipts"),
-        trust_port=CodexTrust(rig.config),
-        session_ids=lambda: str(uuid.uuid4()),
-    )
-
-
-def worktree(base: Path, slug: str) -> Path:
-    """A git worktree of a new repository, as the-loop's workspaces are: Codex has seen neither."""
-    main = base / "repos" / slug
-    subprocess.run(["git", "init", "-q", str(main)], check=True, timeout=30)
-    subprocess.run(
-        ["git", "-C", str(main), "commit", "-q", "--allow-empty", "-m", "init"],
-        check=True,
-        timeout=30,
-        env={
-            "GIT_AUTHOR_NAME": "t",
-            "GIT_AUTHOR_EMAIL": "t@t",
-            "GIT_COMMITTER_NAME": "t",
-            "GIT_COMMITTER_EMAIL": "t@t",
-            "PATH": "/usr/bin:/bin",
-        },
-    )
-    folder = base / "work" / slug
-    subprocess.run(["git", "-C", str(main), "worktree", "add", "-q", str(folder)], check=True, timeout=30)
-    return folder
+    spec = spec or builtin_spec("codex", rig.binary)
+    receipts = FileReceipts(base / "receipts")
+    return real_world(rig.tmux.adapter(), spec, base, receipts=receipts, trust_port=CodexTrust(rig.config))
 
 
 def events_of(world: World, name: str, comment_id: str) -> list[dict[str, Any]]:
@@ -83,14 +51,11 @@ def events_of(world: World, name: str, comment_id: str) -> list[dict[str, Any]]:
 def agent(
     codex_rig: CodexRig, openai: OpenAIStandIn, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[World, WorkItemRef, Path]:
-    openai.reset()
-    base = tmp_path_factory.mktemp("loop")
-    world = world_for(codex_rig, base)
-    ref = world.item(1)
-    folder = worktree(base, ref.slug)
-    assert str(folder) not in tomllib.loads(codex_rig.config.read_text()).get("projects", {})
-    world.cycle()
-    return world, ref, folder
+
+    def never_trusted(folder: Path) -> None:
+        assert str(folder) not in tomllib.loads(codex_rig.config.read_text()).get("projects", {})
+
+    return first_spawn(lambda base: world_for(codex_rig, base), tmp_path_factory, openai, before=never_trusted)
 
 
 def test_issue21_a_spawn_in_a_never_seen_git_worktree_is_trusted_ready_and_its_prompt_confirmed_by_receipt(
@@ -114,10 +79,7 @@ def test_issue21_a_comment_to_a_ready_codex_is_confirmed_by_its_receipt(
     agent: tuple[World, WorkItemRef, Path], openai: OpenAIStandIn
 ) -> None:
     world, ref, _ = agent
-    comment = world.comment(ref, "please add a test")
-    world.cycle()
-    assert events_of(world, "dispatch.succeeded", comment.id)[0]["confirmed_by"] == "receipt"
-    wait_for(lambda: any("please add a test" in " ".join(t.user_texts()) for t in openai.turns()), what="the turn")
+    a_comment_confirmed(world, ref, openai, "please add a test")
 
 
 def test_issue21_a_killed_codex_is_resumed_by_the_next_comment_in_the_same_conversation(
@@ -134,17 +96,7 @@ def test_issue21_a_killed_codex_is_resumed_by_the_next_comment_in_the_same_conve
         what="Codex gone",
     )
     openai.reset()
-    comment = world.comment(ref, "carry on after the kill")
-
-    world.cycle()
-
-    assert events_of(world, "dispatch.succeeded", comment.id)[0]["confirmed_by"] == "receipt"
-    assert world.events.named("session.respawned")[0]["resumed"] is True
-    assert world.record(ref).harness_session_id == conversation
-    ready = [r for r in world.receipts.read(ref, world.record(ref).spawn_id) if r.source == "resume"]
-    assert [r.conversation for r in ready] == [conversation]
-    wait_for(openai.turns, what="the resumed turn")
-    assert "please add a test" in " ".join(openai.turns()[0].user_texts())  # the conversation so far came along
+    resumed_after_a_kill(world, ref, conversation, openai, earlier="please add a test")
 
 
 def test_issue21_a_sigkilled_resumed_codex_is_resumed_again_in_the_same_conversation(
@@ -172,44 +124,10 @@ def test_issue21_a_comment_while_codex_is_busy_is_confirmed_and_reaches_the_mode
     agent: tuple[World, WorkItemRef, Path], openai: OpenAIStandIn
 ) -> None:
     world, ref, _ = agent
-    openai.reset()
-    openai.script(Busy(60, then=Say("first done")))
-    first = world.comment(ref, "keep the model busy")
-    world.cycle()
-    wait_for(
-        lambda: any("keep the model busy" in " ".join(t.user_texts()) for t in openai.turns()),
-        timeout=30,
-        what=f"the model request held; {len(openai.turns())} turns",
-    )
-    second = world.comment(ref, "arrives while busy")
-
-    world.cycle()
-
-    assert events_of(world, "dispatch.succeeded", first.id)[0]["confirmed_by"] == "receipt"
-    assert events_of(world, "dispatch.succeeded", second.id)[0]["confirmed_by"] == "receipt"
-    openai.release()
-    wait_for(
-        lambda: any("arrives while busy" in " ".join(t.user_texts()) for t in openai.turns()),
-        timeout=30,
-        what="the comment sent while busy reaching the model",
-    )
+    a_comment_while_busy(world, ref, openai)
 
 
 def test_issue21_a_codex_that_exits_at_once_fails_every_attempt_posts_one_notice_and_never_celebrates(
     codex_rig: CodexRig, openai: OpenAIStandIn, tmp_path: Path
 ) -> None:
-    world = world_for(codex_rig, tmp_path, codex_spec(codex_rig.binary, args=["--no-such-flag"]))
-    ref = world.item(30, author="bob")  # not authorized: only the comment spawns
-    world.cycle()
-    comment = world.comment(ref, "never reaches an agent")
-
-    for _ in range(world.max_retries + 1):  # the last cycle finds nothing left to try
-        world.cycle()
-
-    failed = events_of(world, "dispatch.failed", comment.id)
-    assert [e["will_retry"] for e in failed] == [True, True, False]
-    assert world.ledger(ref).resolved[comment.id].kind is Resolution.ABANDONED
-    assert len(world.tracker.posted) == 1 and "was **not delivered**" in world.tracker.posted[0][1]
-    reactions = [r for c, r in world.tracker.reactions if c == comment.id]
-    assert Reaction.FAILED in reactions and Reaction.SUCCEEDED not in reactions
-    assert world.events.named("dispatch.succeeded") == []
+    exits_at_once(world_for(codex_rig, tmp_path, builtin_spec("codex", codex_rig.binary, args=["--no-such-flag"])), 30)

@@ -327,6 +327,33 @@ def test_terminate_harness_ends_its_pane_and_keeps_the_session(rig: FakeRig) -> 
     assert wait_for(lambda: rig.port.session_state(A) is SessionState.DEAD, what="dead")
 
 
+def test_issue21_item3_what_outlives_a_killed_session_is_ended_once_by_its_recorded_group(rig: FakeRig) -> None:
+    pane = rig.spawn_sim(A, "--outlive")
+    rig.listening(A)
+    group = rig.port.harness_group(A, pane=pane, mark=rig.harness[A.name][1])
+    rig.port.kill(A)
+    assert (group != "", rig.port.end_group(group, grace_seconds=2.0)) == (True, True)
+    assert rig.port.end_group(group, grace_seconds=2.0) is False
+
+
+def test_issue21_item3_no_group_is_named_for_a_pane_that_is_not_the_harness_and_none_is_ended(rig: FakeRig) -> None:
+    pane = rig.spawn_sim(A)
+    rig.listening(A)
+    assert rig.port.harness_group(A, pane=pane, mark=uuid.uuid4().hex) == ""
+    assert rig.port.end_group("", grace_seconds=0.1) is False
+    assert rig.port.end_group("1:1", grace_seconds=0.1) is False
+
+
+def test_issue21_item4_a_carriage_return_goes_into_the_harness_pane_only(rig: FakeRig) -> None:
+    pane = rig.spawn_sim(A)
+    rig.listening(A)
+    rig.port.submit(A, pane=pane, mark=rig.harness[A.name][1])  # an Enter alone, into the harness
+    operator = rig.open_window(A)
+    with pytest.raises(SessionMissing):
+        rig.port.submit(A, pane=operator, mark=rig.harness[A.name][1])
+    assert rig.operator_received(A) == []
+
+
 def test_spawn_returns_the_harness_pane_id_that_list_panes_shows_for_the_session(rig: FakeRig) -> None:
     pane = rig.spawn_sim(A)
     assert (re.fullmatch(r"%[0-9]+", pane) is not None, list(rig.panes(A))) == (True, [pane])

@@ -34,6 +34,7 @@ class FakePane:
     submits: int = 0
     screen: str = ""
     signals: int = 0  # times its process group was signalled
+    typed: str = ""  # a paste whose Enter became a newline, still in the input box (issue 21)
 
 
 @dataclass
@@ -120,6 +121,8 @@ class FakeTmux(TmuxPort):
         self.unresponsive = False  # tmux answers nothing at all
         self.unresponsive_targets: set[str] = set()  # only calls naming these hang
         self.kill_fails: set[str] = set()  # kill-session and kill-pane fail in these sessions
+        self.swallowed_enters = 0  # the next Enters become newlines: the paste stays in the box (issue 21)
+        self.outliving: set[str] = set()  # groups of killed sessions that left a process (--outlive)
         self.exit_on_spawn: ExitRule | None = None
         self.race_on_spawn: dict[str, bool] = {}  # name -> the occupant is dead
         self.calls: list[tuple[str, str]] = []
@@ -236,6 +239,11 @@ class FakeTmux(TmuxPort):
                 raise SessionMissing(f"{target.name}: pane {pane} is dead, gone or not the harness's")
             into.received.append(prompt)
             into.submits += 1
+            if self.swallowed_enters > 0:  # its Enter became a newline: the text waits in the box
+                self.swallowed_enters -= 1
+                into.typed = prompt
+                into.screen = f"{into.screen}\n{'─' * 40}\n > {prompt}\n"
+                return
             self._tell("paste", into, prompt)
             if self.on_deliver is not None:
                 self.on_deliver(prompt)
@@ -259,6 +267,7 @@ class FakeTmux(TmuxPort):
             raise TmuxFailed("kill-session", 1, f"can't find session: {name}\n")
         if name in self.kill_fails:
             raise TmuxFailed("kill-session", 1, f"kill-session failed: {name}\n")
+        self.outliving |= {f"group-{p.id}" for p in self.sessions[name].panes if not p.dead and "--outlive" in p.argv}
         del self.sessions[name]
 
     def terminate_harness(self, target: TmuxTarget, *, grace_seconds: float, pane: str, mark: str) -> None:
@@ -270,6 +279,34 @@ class FakeTmux(TmuxPort):
         if found is not None and not found.dead:
             found.signals += 1
             self._pane_exited(session, found)
+
+    def submit(self, target: TmuxTarget, *, pane: str, mark: str) -> None:
+        self._call("submit", target.name)
+        session = self.sessions.get(target.name)
+        into = next((p for p in session.panes if p.id == pane), None) if session else None
+        if into is None or into.dead or into.mark != mark:
+            raise SessionMissing(f"{target.name}: pane {pane} is dead, gone or not the harness's")
+        into.submits += 1
+        if not into.typed or self.swallowed_enters > 0:
+            self.swallowed_enters -= 1 if into.typed else 0
+            return
+        typed, into.typed = into.typed, ""
+        into.screen = into.screen.rsplit(f"\n{'─' * 40}\n", 1)[0] + f"\n > {typed}\n{'─' * 40}\n > \n"
+        self._tell("paste", into, typed)
+
+    def harness_group(self, target: TmuxTarget, *, pane: str, mark: str) -> str:
+        session = self.sessions.get(target.name)
+        found = self._harness(session, mark=mark, pane=pane) if session is not None else None
+        return f"group-{found.id}" if found is not None and not found.dead else ""
+
+    def end_group(self, group: str, *, grace_seconds: float) -> bool:
+        """What outlives a pane: the group of a harness started with `--outlive` (the simulator's
+        child ignoring SIGHUP), once its session was killed."""
+        self._call("end_group", group)
+        if group not in self.outliving:
+            return False
+        self.outliving.discard(group)
+        return True
 
     def screen(self, target: TmuxTarget, pane: str, *, lines: int = 20) -> str:
         session = self.sessions.get(target.name)

@@ -31,12 +31,14 @@ class SleepingClock(FakeClock):
         super().sleep(seconds)
 
 
-def _world(real_tmux: RealTmux, tmp_path: Path, *, known: tuple[str, ...] = ("sid-1",), **tmux_options: Any) -> World:
+def _world(
+    real_tmux: RealTmux, tmp_path: Path, *sim_args: str, known: tuple[str, ...] = ("sid-1",), **tmux_options: Any
+) -> World:
     (tmp_path / "known").write_text("\n".join(known))
     sim = HarnessSpec(
         "sim",
         sys.executable,
-        (str(SIM), "--record", str(tmp_path / "record.jsonl"), "--known-ids", str(tmp_path / "known")),
+        (str(SIM), "--record", str(tmp_path / "record.jsonl"), "--known-ids", str(tmp_path / "known"), *sim_args),
         ("--session-id", "{session_id}"),
         ("--resume", "{session_id}"),
         receipts=ReceiptMode.FILE,
@@ -189,6 +191,39 @@ def test_a_harness_killed_by_sigkill_is_respawned_resuming_its_conversation_with
     assert (second["resume"], str(second["prompt"]).count("wake up")) == ("sid-1", 1)
     assert world.tmux.session_state(ref.target) is SessionState.LIVE
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
+
+
+def test_issue21_item3_what_a_harness_left_of_its_process_group_is_ended_before_its_respawn(
+    real_tmux: RealTmux, tmp_path: Path
+) -> None:
+    world = _world(real_tmux, tmp_path, "--outlive")
+    ref = world.watched()
+    _ready(tmp_path, 1)
+    (child,) = [r["child"] for r in records(tmp_path / "record.jsonl") if r["kind"] == "child"]
+    real_tmux.run("kill-session", "-t", f"={ref.target}")
+    time.sleep(0.5)
+    assert _alive(child)  # it outlives its session, as Gemini CLI did
+    world.comment(ref, "carry on")
+
+    try:
+        world.cycle()
+
+        _ready(tmp_path, 2)
+        assert not _alive(child)  # one agent per conversation
+        assert world.events.named("session.respawned")[0]["resumed"] is True
+        assert [e["spawn_id"] for e in world.events.named("session.leftover_ended")] != []
+    finally:  # the respawned harness leaves one too, once the test's tmux server is gone
+        for entry in records(tmp_path / "record.jsonl"):
+            if entry["kind"] == "child" and _alive(entry["child"]):
+                os.kill(entry["child"], signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8").rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in {"Z", "X"}
 
 
 def test_issue18_item9_a_dotted_and_an_underscored_repository_each_get_their_own_real_session(

@@ -69,6 +69,11 @@ class Request:
 
 
 class OpenAIStandIn:
+    """Subclassed for another API (tests/gemini_standin/): its `request_type`, `base_url`, `answer`,
+    `failure` and `minimal`."""
+
+    request_type: type[Request] = Request
+
     def __init__(self, fallback: Behaviour | None = None) -> None:
         self.fallback: Behaviour = fallback or Say("OK")
         self.log: list[Request] = []
@@ -113,7 +118,7 @@ class OpenAIStandIn:
         with self._lock:
             self.log.append(request)
             if not request.is_turn:
-                return _minimal(request)
+                return self.minimal(request)
             self._turns += 1
             behaviour = self._queue.popleft() if self._queue else self.fallback
             number, release = self._turns, self._release
@@ -121,9 +126,25 @@ class OpenAIStandIn:
             release.wait(behaviour.seconds)
             behaviour = behaviour.then
         if isinstance(behaviour, Fail):
-            body = {"error": {"type": "invalid_request_error", "code": None, "message": behaviour.message}}
-            return behaviour.status, {"Content-Type": "application/json"}, json.dumps(body).encode()
-        return 200, {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}, sse(number, behaviour.text)
+            return behaviour.status, {"Content-Type": "application/json"}, json.dumps(self.failure(behaviour)).encode()
+        return (
+            200,
+            {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"},
+            self.reply(number, behaviour),
+        )
+
+    def reply(self, number: int, behaviour: Any) -> bytes:
+        """The body answering a turn scripted `behaviour` (a `Say`; a subclass may know more)."""
+        return self.answer(number, behaviour.text)
+
+    def answer(self, number: int, text: str) -> bytes:
+        return sse(number, text)
+
+    def failure(self, behaviour: Fail) -> dict[str, Any]:
+        return {"error": {"type": "invalid_request_error", "code": None, "message": behaviour.message}}
+
+    def minimal(self, request: Request) -> tuple[int, dict[str, str], bytes]:
+        return _minimal(request)
 
 
 def sse(number: int, text: str) -> bytes:
@@ -200,7 +221,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = raw.decode(errors="replace")
         status, headers, payload = self.server.standin.handle(
-            Request(self.command, self.path, dict(self.headers), body)
+            self.server.standin.request_type(self.command, self.path, dict(self.headers), body)
         )
         self.send_response(status)
         for name, value in (headers | {"Content-Length": str(len(payload))}).items():

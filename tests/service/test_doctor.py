@@ -419,3 +419,22 @@ def test_issue21_doctors_pinned_codex_is_the_version_the_tests_install() -> None
     from tests.codex.rig import pinned_version
 
     assert pinned_version() == PINNED_CODEX
+
+
+GEMINI = {**SANDBOX, "routing": {"defaultHarness": "gemini"}}
+GEMINI_SETTINGS = Path("/home/loop/.gemini/settings.json")
+
+
+def test_issue21_a_gemini_with_no_sign_in_chosen_fails_naming_the_setting() -> None:
+    assert failed_lines(checks(GEMINI, FakeMachine())) == [
+        "✗ harness gemini sign-in: none chosen in /home/loop/.gemini/settings.json: Gemini opens its authentication "
+        "dialog at each start, and says it is ready while the dialog waits — fix: run `gemini` once as the daemon's "
+        "user (HOME=/home/loop) and choose one, or set security.auth.selectedType (e.g. gemini-api-key) there"
+    ]
+
+
+def test_issue21_a_gemini_with_its_sign_in_chosen_passes() -> None:
+    chosen = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
+    found = checks(GEMINI, FakeMachine(files={GEMINI_SETTINGS: chosen}))
+    assert "✓ harness gemini sign-in: gemini-api-key (/home/loop/.gemini/settings.json)" in [c.line() for c in found]
+    assert failed_lines(found) == []

@@ -74,10 +74,15 @@ def test_aider_is_not_built_in_since_its_positional_arguments_are_files_to_edit(
     assert "aider" not in BUILTIN_HARNESSES
 
 
-@pytest.mark.parametrize("name", ["cursor", "gemini", "opencode"])
+@pytest.mark.parametrize("name", ["cursor", "opencode"])
 def test_a_cli_the_loop_reads_no_receipt_from_confirms_by_staying_alive(name: str) -> None:
     harness = spec(name)
     assert (harness.receipts, harness.trust_workdir) == (ReceiptMode.NONE, False)
+
+
+def test_issue21_item1_gemini_confirms_by_the_receipts_of_the_loops_extension_and_needs_no_trust_record() -> None:
+    # --skip-trust trusts the folder for its run: nothing of the user's is written for it
+    assert (spec("gemini").receipts, spec("gemini").trust_workdir) == (ReceiptMode.GEMINI, False)
 
 
 def test_gemini_waits_longer_than_its_failed_resume_takes_to_exit() -> None:

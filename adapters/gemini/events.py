@@ -1,0 +1,20 @@
+"""Gemini CLI's hook events, read as receipts (`adapters.receipts.hooks.receipt_of` reads them).
+
+Gemini CLI 0.61 gives each hook JSON with `hook_event_name`, `session_id`, and per event `source`
+(SessionStart: startup, resume, clear), `prompt` (BeforeAgent: the submitted text), and
+`notification_type` (Notification: `ToolPermission`, a tool confirmation dialog is open). Its
+SessionStart, SessionEnd and Notification bear Claude Code's names; these are its own.
+No event says a model request failed: a failed turn gives no receipt.
+"""
+
+from __future__ import annotations
+
+from domain.receipts import ReceiptKind
+
+KINDS = {
+    "BeforeAgent": ReceiptKind.PROMPT,  # fires once a prompt is submitted, before the agent plans
+    "BeforeTool": ReceiptKind.TOOL,
+    "AfterTool": ReceiptKind.WORKING,
+    "AfterAgent": ReceiptKind.TURN_ENDED,  # once per turn, after the final response
+}
+BLOCKING = frozenset({"ToolPermission"})  # Notification types meaning a dialog waits for a person
