@@ -447,6 +447,7 @@ class Container(containers.DeclarativeContainer):
             clock=clock,
             pass_every_seconds=settings.provided.state.prune_pass_seconds,
             margin=providers.Callable(_prune_margin, settings),
+            host=settings.provided.host_id,
         ),
         feedback=feedback,
     )

@@ -18,6 +18,7 @@ PRUNE_BATCH = 20  # ledgers looked at per cycle: each in its own short transacti
 # a pass over every item begins at most this often: a horizon moves with the reads, an hour behind
 # them, so a pass a cycle would only re-read quiet ledgers (issue 23: an idle cycle touches none)
 PASS_EVERY_SECONDS = 600.0
+POSITION_KEY = "ledger-pruning-after"  # meta: the last item a pass looked at, so a restart resumes it
 
 
 @dataclass(kw_only=True, eq=False)
@@ -26,7 +27,11 @@ class LedgerPruner:
     a pass, so a cycle costs the same whatever the backlog), those this host holds, and prunes each
     up to a horizon its repository's reads vouch for: `margin` (an hour) before the last read that moved
     the cursor began, and before every comment still in its inbox. A repository never read moves no
-    horizon, so a comment written while reads failed is still new when it comes."""
+    horizon, so a comment written while reads failed is still new when it comes.
+
+    Where a pass stands is kept in the store (`POSITION_KEY` and the host): a daemon restarted more
+    often than a pass takes — its cycles long while they deliver — resumes the pass there instead
+    of beginning again at the first item and never reaching the last ones."""
 
     store: StateStore
     events: EventSink
@@ -34,6 +39,7 @@ class LedgerPruner:
     batch: int = PRUNE_BATCH
     pass_every_seconds: float = PASS_EVERY_SECONDS
     margin: timedelta = PRUNE_MARGIN  # how far the horizon trails the last read
+    host: str = ""  # where this host's pass stands is its own: hosts hold different items
     _queue: list[WorkItemRef] = field(init=False, default_factory=list)  # what is left of this pass
     _next_pass: float | None = field(init=False, default=None)  # on the monotonic clock; None: the first pass is due
 
@@ -43,8 +49,10 @@ class LedgerPruner:
             now = self.clock.monotonic()
             if self._next_pass is not None and now < self._next_pass:
                 return 0
-            self._queue, self._next_pass = list(self.store.items()), now + self.pass_every_seconds
+            self._queue, self._next_pass = self._pass(), now + self.pass_every_seconds
         turn, self._queue = self._queue[: self.batch], self._queue[self.batch :]
+        if turn:
+            self.store.save_meta(self._position_key, str(turn[-1]) if self._queue else "")
         turn = [item for item in turn if item in held]
         if not turn:
             return 0
@@ -59,6 +67,22 @@ class LedgerPruner:
                 before = datetime.fromisoformat(read) - self.margin
                 dropped += self._prune(item, min(before, waiting.get(item, before)))
         return dropped
+
+    @property
+    def _position_key(self) -> str:
+        return f"{POSITION_KEY}:{self.host}"
+
+    def _pass(self) -> list[WorkItemRef]:
+        """Every item, from after where the last pass stopped when one was cut short."""
+        items = list(self.store.items())
+        after = self.store.meta().get(self._position_key, "")
+        if not after:
+            return items
+        try:
+            stopped = WorkItemRef.parse(after)
+        except ValueError:  # written by another version: begin again
+            return items
+        return [item for item in items if item > stopped] or items
 
     def _prune(self, item: WorkItemRef, before: datetime) -> int:
         try:

@@ -7,9 +7,15 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from adapters.support.state_codec import decode_ledger, encode_ledger
+from app.usecases.ledger_pruning import LedgerPruner
+from app.usecases.meta import read_through_key
+from domain.cluster import Held
 from domain.ledger import LEGACY_SKEW, Authorized, Ledger, Resolution, Resolved
 from domain.model import Comment
 from domain.refs import WorkItemRef
+from tests.fakes.clock import FakeClock
+from tests.fakes.events import RecordingEvents
+from tests.fakes.store import FakeStateStore
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 ITEM = WorkItemRef.parse("github:acme/widgets#7")
@@ -98,3 +104,38 @@ def test_issue23_item1_a_ledger_stored_before_pruning_reads_with_no_horizon_and_
     # resolved at 9:10:05 (our clock): written by 9:20:05 at the latest, so not yet before a 9:15 horizon
     assert "1" in read.prune(before=T0 + timedelta(minutes=15)).resolved
     assert "1" not in stored.prune(before=T0 + timedelta(minutes=15)).resolved
+
+
+class _Looked(FakeStateStore):
+    """A store that says which ledgers were looked at."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.looked: list[int] = []
+
+    def ledger(self, item: WorkItemRef) -> Ledger | None:
+        self.looked.append(item.number)
+        return super().ledger(item)
+
+
+def test_issue23_item1_a_restarted_daemon_resumes_the_pass_where_it_stood_and_reaches_the_last_items() -> None:
+    store = _Looked()
+    for number in range(1, 7):
+        item = WorkItemRef.parse(f"github:acme/widgets#{number}")
+        store.save_ledger(replace(armed(), item=item))
+    store.save_meta(read_through_key(ITEM.repo), T0.isoformat())
+
+    clock = FakeClock()
+
+    def pruner() -> LedgerPruner:
+        return LedgerPruner(store=store, events=RecordingEvents(), clock=clock, batch=2, host="h1")
+
+    first = pruner()
+    first.run(Held(everything=True))
+    first.run(Held(everything=True))
+    again = pruner()  # a restart, its cycles long: before it the pass had looked at four
+    again.run(Held(everything=True))  # the pass ended with it
+    clock.ticks += 600
+    again.run(Held(everything=True))  # the next begins at the first item
+
+    assert store.looked == [1, 2, 3, 4, 5, 6, 1, 2]
