@@ -173,6 +173,7 @@ class Daemon:
 
     def _loop(self, *, once: bool, started: str, trouble: Trouble) -> None:
         self.events.emit(Event.POLLER_STARTED, pid=os.getpid(), once=once, version=self.version)
+        self.cycle.beside = not once  # issue 21 item 5: no item's wait holds the cycle
         if not once:
             self.report(
                 f"started as pid {os.getpid()}, a cycle every {self.interval_seconds:g}s; "
@@ -184,6 +185,7 @@ class Daemon:
                 break
             # the interval is counted after each cycle, so a slow cycle never overlaps the next
             self._wait(pause)
+        self.cycle.drain()  # the items' work in hand (a wait cut short by the stop) ends under the lock
         self.events.emit(Event.POLLER_STOPPED, pid=os.getpid(), once=once)
 
     def _cycle(self, started: str, trouble: Trouble, *, once: bool) -> float:

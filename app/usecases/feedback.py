@@ -3,6 +3,9 @@ failure to post is an event, never a change to the ledger."""
 
 from __future__ import annotations
 
+import contextlib
+import queue
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -20,10 +23,46 @@ class Feedback:
         self._tracker_for = tracker_for
         self._events = events
         self._reactions = reactions
+        self._posting: queue.Queue[tuple[Comment, Reaction]] | None = None
+
+    @property
+    def deferred(self) -> bool:
+        """Whether reactions are posted by a thread of their own, in order, off the delivery's path
+        (issue 21 item 5: a GitHub round trip per reaction held the next comment's paste)."""
+        return self._posting is not None
+
+    @deferred.setter
+    def deferred(self, value: bool) -> None:
+        if value and self._posting is None:
+            self._posting = queue.Queue()
+            threading.Thread(target=self._post_each, args=(self._posting,), name="reactions", daemon=True).start()
+        elif not value and self._posting is not None:
+            self.flush()
+            self._posting = None  # its thread waits on a queue nobody fills
+
+    def flush(self) -> None:
+        """Until every reaction asked for so far is posted (or said failed)."""
+        if self._posting is not None:
+            self._posting.join()
 
     def react(self, comment: Comment, reaction: Reaction) -> None:
         if not self._reactions:
             return
+        if self._posting is not None:
+            self._posting.put((comment, reaction))
+            return
+        self._post(comment, reaction)
+
+    def _post_each(self, posting: queue.Queue[tuple[Comment, Reaction]]) -> None:
+        while True:
+            comment, reaction = posting.get()
+            try:
+                with contextlib.suppress(Exception):  # best-effort: one reaction's fault never stops the others
+                    self._post(comment, reaction)
+            finally:
+                posting.task_done()
+
+    def _post(self, comment: Comment, reaction: Reaction) -> None:
         try:
             self._tracker_for(comment.item).react(comment, reaction)
         except TrackerError as error:

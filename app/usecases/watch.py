@@ -119,6 +119,10 @@ class HarnessWatch:
             if self.stopping():
                 return Watched(Verdict.STOPPING, "the daemon is stopping")
             self._clock.sleep(min(POLL_SECONDS, left))
+        return self.alive(record, budget)
+
+    def alive(self, record: SessionRecord, budget: float) -> Watched:
+        """Whether the harness pane of `record`'s spawn still runs, `budget` seconds after a paste."""
         probe = self._probe(record)
         if probe.harness in {SessionState.LIVE, SessionState.UNKNOWN}:
             return Watched(Verdict.YES, f"harness pane still {probe.harness.value} after {budget:g}s")
