@@ -21,6 +21,10 @@ from domain.receipts import (
 from domain.refs import WorkItemRef
 
 POLL_SECONDS = 0.2
+# issue 21 item 5: a receipt is looked for this often while a confirmation is awaited. A look is one
+# scandir of the spawn's folder, each file parsed once (FileReceipts caches them): cheap enough to
+# poll, where inotify would need ctypes and a fallback for the filesystems it does not cover
+RECEIPT_POLL_SECONDS = 0.005
 
 
 class Verdict(enum.Enum):
@@ -98,19 +102,23 @@ class HarnessWatch:
         if harness.receipts is ReceiptMode.NONE:
             return self._alive_after(record, budget)
         deadline = self._clock.monotonic() + budget
+        probe_at = self._clock.monotonic() + POLL_SECONDS  # a probe is a tmux call: every POLL_SECONDS
         while True:
             if confirms(self.receipts(record), line):
                 return Watched(Verdict.YES, "the harness's receipt names the delivery")
-            probe = self._probe(record)
-            if probe.harness in {SessionState.DEAD, SessionState.ABSENT}:
-                if confirms(self.receipts(record), line):  # it may have confirmed, then exited
-                    return Watched(Verdict.YES, "the harness's receipt names the delivery")
-                return self._timed_out(record, probe, "harness pane died before it confirmed", Verdict.DEAD)
-            if self._clock.monotonic() >= deadline:
-                return self._timed_out(record, probe, f"no receipt within {budget:g}s")
+            now = self._clock.monotonic()
+            if now >= probe_at or now >= deadline:
+                probe_at = now + POLL_SECONDS
+                probe = self._probe(record)
+                if probe.harness in {SessionState.DEAD, SessionState.ABSENT}:
+                    if confirms(self.receipts(record), line):  # it may have confirmed, then exited
+                        return Watched(Verdict.YES, "the harness's receipt names the delivery")
+                    return self._timed_out(record, probe, "harness pane died before it confirmed", Verdict.DEAD)
+                if now >= deadline:
+                    return self._timed_out(record, probe, f"no receipt within {budget:g}s")
             if self.stopping():
                 return Watched(Verdict.STOPPING, "the daemon is stopping")
-            self._clock.sleep(POLL_SECONDS)
+            self._clock.sleep(RECEIPT_POLL_SECONDS)
 
     def _alive_after(self, record: SessionRecord, budget: float) -> Watched:
         """A harness without receipts confirms by its pane still running `budget` seconds on."""
