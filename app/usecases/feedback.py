@@ -15,6 +15,8 @@ from domain.model import Comment, Reaction, carries_marker
 from domain.ports import EventSink, TrackerPort
 from domain.refs import WorkItemRef
 
+FLUSH_SECONDS = 20.0  # a stop waits at most this long for the reactions still to post
+
 
 class Feedback:
     def __init__(
@@ -37,13 +39,16 @@ class Feedback:
             self._posting = queue.Queue()
             threading.Thread(target=self._post_each, args=(self._posting,), name="reactions", daemon=True).start()
         elif not value and self._posting is not None:
-            self.flush()
+            self.flush(None)
             self._posting = None  # its thread waits on a queue nobody fills
 
-    def flush(self) -> None:
-        """Until every reaction asked for so far is posted (or said failed)."""
-        if self._posting is not None:
-            self._posting.join()
+    def flush(self, timeout: float | None = FLUSH_SECONDS) -> None:
+        """Until every reaction asked for so far is posted (or said failed), or `timeout` passes:
+        a GitHub that does not answer never holds a stop long (what is left is not posted)."""
+        posting = self._posting
+        if posting is not None:
+            with posting.all_tasks_done:
+                posting.all_tasks_done.wait_for(lambda: not posting.unfinished_tasks, timeout)
 
     def react(self, comment: Comment, reaction: Reaction) -> None:
         if not self._reactions:

@@ -33,6 +33,9 @@ from domain.refs import RepoRef, WorkItemRef
 __all__ = ["PAUSED_CHECK_EVERY", "CycleSummary", "PollConfig", "PollCycle", "Watch", "watches"]
 
 
+CONFLICT_RETRY_SECONDS = 0.2
+
+
 @dataclass(frozen=True, slots=True)
 class PollConfig:
     sources: tuple[Source, ...]
@@ -106,6 +109,7 @@ class PollCycle:
         self._lanes = Lanes(clock=clock, limit=config.max_concurrent, stopping=lambda: self.stopping())  # noqa: PLW0108
         self._quiet_lock = threading.Lock()
         self._beside = False
+        self._tally = CycleSummary(started_at=clock.now())
 
     @property
     def beside(self) -> bool:
@@ -126,6 +130,7 @@ class PollCycle:
 
     def run(self) -> CycleSummary:
         summary = CycleSummary(started_at=self._clock.now())
+        self._tally = summary  # beside the cycle, what the items' lanes do counts in the cycle under way
         self._orphans.end(self._leases.take_lost())
         # the registry is read once a cycle: a repository's records change only while it is worked
         sessions: dict[RepoRef, list[SessionRecord]] = defaultdict(list)
@@ -230,11 +235,15 @@ class PollCycle:
             armed = spawn_armed(item, mode=self._config.spawn_mode, label=entry.label).choice
             try:
                 worked = self._worker.work(
-                    item, Listing(entry.label, armed, since, history=entry.history), summary=summary
+                    item,
+                    Listing(entry.label, armed, since, history=entry.history),
+                    summary=self._tally if self._beside else summary,
                 )
             except StaleWrite as conflict:
-                # an operator's command (or another host) won: stop here, re-read and re-decide next cycle
+                # an operator's command (or another host, or the daemon's look for what agents ask) won:
+                # stop here, re-read and re-decide — beside the cycle in a moment, else next cycle
                 self._conflict(item.ref, conflict)
+                return None, (self._clock.monotonic() + CONFLICT_RETRY_SECONDS) if self._beside else None
             except LeaseLost as lost:
                 self._lease_lost(item.ref, lost)
             except Exception as error:  # one item's fault never stops the cycle

@@ -10,7 +10,7 @@ from typing import Any
 
 from domain.events import Event
 from domain.ledger import Resolution
-from domain.model import Comment
+from domain.model import Comment, Reaction
 from domain.webhook import Pushed
 from tests.fakes.clock import FakeClock
 from tests.service.world import CURSOR, World
@@ -142,3 +142,41 @@ def test_issue21_item5_the_cycle_goes_on_delivering_to_item_b_while_item_a_waits
     assert not a_confirmed, "item A's start was confirmed without its wait"
     assert world.store.ledger(a) is not None and world.ledger(a).start is None  # after the wait: started
     assert world.events.named("session.spawned")[-1]["work_item"] == str(a)
+
+
+def test_issue21_item5_beside_the_cycle_reactions_are_posted_off_the_delivery_path_in_order_by_the_drain() -> None:
+    world = World(harness="cursor")
+    ref = world.watched()
+    first, second = world.comment(ref, "first"), world.comment(ref, "second")
+    world.poll.beside = True  # as the daemon runs it
+    held = threading.Event()
+    react = world.tracker.react
+
+    def slow_github(comment: Comment, reaction: Reaction) -> None:
+        held.wait(timeout=10)  # GitHub takes its time
+        react(comment, reaction)
+
+    world.tracker.react = slow_github  # type: ignore[method-assign]
+
+    def pasted() -> list[str]:
+        return [e["comment_id"] for e in world.events.named("dispatch.pasted") if "comment_id" in e]
+
+    cycle = threading.Thread(target=world.poll.run, daemon=True)
+    cycle.start()
+    for _ in range(2000):
+        if len(pasted()) == 2:
+            break
+        held.wait(0.01)
+    answered_before_both_were_pasted = list(world.tracker.reactions)
+    held.set()
+    cycle.join()
+    getattr(world.poll, "drain", lambda: None)()  # the daemon's stop: every reaction posted
+
+    assert pasted() == [first.id, second.id]
+    assert answered_before_both_were_pasted == [], "a paste waited for GitHub's answer to a reaction"
+    assert world.tracker.reactions == [
+        (first.id, Reaction.STARTED),
+        (second.id, Reaction.STARTED),
+        (first.id, Reaction.SUCCEEDED),
+        (second.id, Reaction.SUCCEEDED),
+    ]
