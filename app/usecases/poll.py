@@ -129,8 +129,9 @@ class PollCycle:
             self._feedback.flush()
 
     def run(self) -> CycleSummary:
-        summary = CycleSummary(started_at=self._clock.now())
-        self._tally = summary  # beside the cycle, what the items' lanes do counts in the cycle under way
+        # beside the cycle, what the items' lanes did since the last cycle was said counts in this one
+        summary = self._tally if self._beside else CycleSummary(started_at=self._clock.now())
+        summary.started_at = self._clock.now()
         self._orphans.end(self._leases.take_lost())
         # the registry is read once a cycle: a repository's records change only while it is worked
         sessions: dict[RepoRef, list[SessionRecord]] = defaultdict(list)
@@ -155,11 +156,18 @@ class PollCycle:
         self._cycles += 1
         summary.finished_at = self._clock.now()
         self._events.emit(Event.POLL_CYCLE, **summary.fields())
+        if self._beside:
+            with summary.lock:
+                summary.then = self._tally = CycleSummary(started_at=self._clock.now())
         return summary
 
     def run_kept(self) -> CycleSummary:
         """Only the comments already kept (a webhook's), their items worked from the last listing:
-        no GitHub read. Between cycles, when a webhook wakes the daemon."""
+        no GitHub read. Between cycles, when a webhook wakes the daemon (beside the cycle, counted
+        in the cycle's summary)."""
+        if self._beside:
+            self._kept_first(self._tally)
+            return self._tally
         summary = CycleSummary(started_at=self._clock.now())
         self._kept_first(summary)
         summary.finished_at = self._clock.now()
@@ -237,7 +245,7 @@ class PollCycle:
                 worked = self._worker.work(
                     item,
                     Listing(entry.label, armed, since, history=entry.history),
-                    summary=self._tally if self._beside else summary,
+                    summary=summary,
                 )
             except StaleWrite as conflict:
                 # an operator's command (or another host, or the daemon's look for what agents ask) won:

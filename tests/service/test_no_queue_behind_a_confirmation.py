@@ -180,3 +180,19 @@ def test_issue21_item5_beside_the_cycle_reactions_are_posted_off_the_delivery_pa
         (first.id, Reaction.SUCCEEDED),
         (second.id, Reaction.SUCCEEDED),
     ]
+
+
+def test_issue21_item5_what_a_lane_finishes_after_its_cycle_was_said_counts_in_the_next_cycle() -> None:
+    clock = _GatedClock()
+    world = World(clock=clock)
+    world.item(1)
+    world.poll.beside = True
+    clock.gate.clear()  # the spawn's wait for the harness to get ready holds
+
+    world.poll.run()
+    clock.gate.set()
+    world.poll.drain()
+    world.poll.run()
+
+    spawned = [cycle["spawned"] for cycle in world.events.named("poll.cycle")]
+    assert spawned == [0, 1]
