@@ -87,8 +87,11 @@ class Delivery:
     def due(self, ledger: Ledger) -> float | None:
         """When the first of the item's pasted comments awaiting their confirmation falls due."""
         pasted = {p.comment.id for p in ledger.pending if p.state is DeliveryState.PASTED}
-        dues = [a.due for (item, key), a in list(self._awaited.items()) if item == ledger.item and key in pasted]
-        return min(dues, default=None)
+        mine = [(key, a) for (item, key), a in list(self._awaited.items()) if item == ledger.item]
+        for key, _ in mine:
+            if key not in pasted:  # resolved meanwhile (an operator's reset): nothing to await
+                self._awaited.pop((ledger.item, key), None)
+        return min((a.due for key, a in mine if key in pasted), default=None)
 
     def awaits(self, comment: Comment) -> bool:
         """Whether this run pasted `comment` and awaits its confirmation."""
