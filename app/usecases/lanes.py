@@ -45,10 +45,6 @@ class Lanes:
             lane = self._lanes[key] = _Lane(run)
         threading.Thread(target=self._go, args=(key, lane), name=f"lane {key}", daemon=True).start()
 
-    def busy(self, key: Hashable) -> bool:
-        with self._lock:
-            return key in self._lanes
-
     def drain(self) -> None:
         """Until every lane is done (never from a lane: it would wait for itself); what ended a
         lane abruptly (an interrupt) is raised here, as the cycle's own."""
