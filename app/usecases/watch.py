@@ -4,6 +4,7 @@ or, for a harness without receipts, from its pane staying alive."""
 from __future__ import annotations
 
 import enum
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -25,6 +26,7 @@ POLL_SECONDS = 0.2
 # scandir of the spawn's folder, each file parsed once (FileReceipts caches them): cheap enough to
 # poll, where inotify would need ctypes and a fallback for the filesystems it does not cover
 RECEIPT_POLL_SECONDS = 0.005
+PROBE_EVERY = round(POLL_SECONDS / RECEIPT_POLL_SECONDS)  # looks between two probes of the pane
 
 
 class Verdict(enum.Enum):
@@ -102,23 +104,22 @@ class HarnessWatch:
         if harness.receipts is ReceiptMode.NONE:
             return self._alive_after(record, budget)
         deadline = self._clock.monotonic() + budget
-        probe_at = self._clock.monotonic() + POLL_SECONDS  # a probe is a tmux call: every POLL_SECONDS
-        while True:
+        for look in itertools.count(1):
             if confirms(self.receipts(record), line):
                 return Watched(Verdict.YES, "the harness's receipt names the delivery")
-            now = self._clock.monotonic()
-            if now >= probe_at or now >= deadline:
-                probe_at = now + POLL_SECONDS
+            timed_out = self._clock.monotonic() >= deadline
+            if look % PROBE_EVERY == 0 or timed_out:  # a probe is a tmux call: about every POLL_SECONDS
                 probe = self._probe(record)
                 if probe.harness in {SessionState.DEAD, SessionState.ABSENT}:
                     if confirms(self.receipts(record), line):  # it may have confirmed, then exited
                         return Watched(Verdict.YES, "the harness's receipt names the delivery")
                     return self._timed_out(record, probe, "harness pane died before it confirmed", Verdict.DEAD)
-                if now >= deadline:
+                if timed_out:
                     return self._timed_out(record, probe, f"no receipt within {budget:g}s")
             if self.stopping():
                 return Watched(Verdict.STOPPING, "the daemon is stopping")
             self._clock.sleep(RECEIPT_POLL_SECONDS)
+        raise AssertionError("unreachable")
 
     def _alive_after(self, record: SessionRecord, budget: float) -> Watched:
         """A harness without receipts confirms by its pane still running `budget` seconds on."""
