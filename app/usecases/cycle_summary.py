@@ -26,11 +26,17 @@ class CycleSummary:
     budgets: dict[str, RateBudget] = field(default_factory=dict)  # per host: the last one stated
     finished_at: datetime | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    # issue 21 item 5: once said, what an item's lane still does counts in the next cycle's summary
+    then: CycleSummary | None = field(default=None, repr=False, compare=False)
 
     def add(self, **counts: int) -> None:
         with self.lock:
-            for key, value in counts.items():
-                setattr(self, key, getattr(self, key) + value)
+            later = self.then
+            if later is None:
+                for key, value in counts.items():
+                    setattr(self, key, getattr(self, key) + value)
+        if later is not None:
+            later.add(**counts)
 
     def fields(self) -> dict[str, Any]:
         names = (

@@ -4,6 +4,7 @@ retries with a backoff (its sessions keep running)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -89,7 +90,15 @@ class Daemon:
         self._wake.set()
 
     def wake(self) -> None:
-        """Something (a webhook's comment, kept in the inbox) waits to be worked."""
+        """Something (a webhook's comment, kept in the inbox) waits to be worked. While the items
+        are worked beside the cycle, its item's lane takes it up at once, from the caller's thread
+        (issue 21 item 5: not after a cycle's GitHub reads); only a comment whose item no listing
+        has yet ends the pause for a full cycle."""
+        if self.cycle.beside and not self._stop.is_set():
+            with contextlib.suppress(Exception):  # a fault here: the pause's own wake meets it, or the cycle
+                if not self.cycle.kept_unlisted():
+                    self.cycle.run_kept()
+                    return
         self._wake.set()
 
     def _pause(self, seconds: float) -> None:
@@ -173,6 +182,7 @@ class Daemon:
 
     def _loop(self, *, once: bool, started: str, trouble: Trouble) -> None:
         self.events.emit(Event.POLLER_STARTED, pid=os.getpid(), once=once, version=self.version)
+        self.cycle.beside = not once  # issue 21 item 5: no item's wait holds the cycle
         if not once:
             self.report(
                 f"started as pid {os.getpid()}, a cycle every {self.interval_seconds:g}s; "
@@ -184,6 +194,7 @@ class Daemon:
                 break
             # the interval is counted after each cycle, so a slow cycle never overlaps the next
             self._wait(pause)
+        self.cycle.drain()  # the items' work in hand (a wait cut short by the stop) ends under the lock
         self.events.emit(Event.POLLER_STOPPED, pid=os.getpid(), once=once)
 
     def _cycle(self, started: str, trouble: Trouble, *, once: bool) -> float:

@@ -4,19 +4,19 @@ in, wait for the harness to confirm it, and record the truth — delivered only 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from app.usecases.dispatcher import Dispatcher
 from app.usecases.feedback import Feedback
 from app.usecases.spawner import Dispatch, Result
 from app.usecases.subjects import Subject
-from app.usecases.watch import HarnessWatch, Verdict
+from app.usecases.watch import HarnessWatch, Verdict, Watched
 from domain.asks import blocked_episode, waiting_on
 from domain.errors import TrackerError
 from domain.events import Event, Level
 from domain.ledger import DeliveryState, Ledger, Resolution
-from domain.model import HarnessSpec, Reaction, SessionRecord, SessionStatus, WorkItem
+from domain.model import Comment, HarnessSpec, Reaction, SessionRecord, SessionStatus, WorkItem
 from domain.notice import blocked_notice
 from domain.policy import Outcome
 from domain.ports import ClockPort, EventSink, ReceiptPort, StateStore, TrackerPort
@@ -57,6 +57,18 @@ class _Run:
         return {**found, "attempt": self.attempt or self.subject.attempts(self.ledger)}
 
 
+@dataclass(frozen=True, slots=True)
+class _Awaited:
+    """A prompt pasted into a harness without receipts: confirmed if the pane it went into (its
+    spawn's) still runs when `due` comes (monotonic); `after_crash` when no paste of this run
+    started the wait (the ledger said pasted)."""
+
+    spawn_id: str
+    pane_id: str
+    due: float
+    after_crash: bool = False
+
+
 @dataclass(kw_only=True, eq=False)
 class Delivery:
     store: StateStore
@@ -69,6 +81,21 @@ class Delivery:
     tracker_for: Callable[[WorkItemRef], TrackerPort]
     config: DeliveryConfig
     default_harness: str
+    # issue 21 item 5: receipt-less pastes whose "still alive" wait runs, by item and comment id
+    _awaited: dict[tuple[WorkItemRef, str], _Awaited] = field(init=False, default_factory=dict)
+
+    def due(self, ledger: Ledger) -> float | None:
+        """When the first of the item's pasted comments awaiting their confirmation falls due."""
+        pasted = {p.comment.id for p in ledger.pending if p.state is DeliveryState.PASTED}
+        mine = [(key, a) for (item, key), a in list(self._awaited.items()) if item == ledger.item]
+        for key, _ in mine:
+            if key not in pasted:  # resolved meanwhile (an operator's reset): nothing to await
+                self._awaited.pop((ledger.item, key), None)
+        return min((a.due for key, a in mine if key in pasted), default=None)
+
+    def awaits(self, comment: Comment) -> bool:
+        """Whether this run pasted `comment` and awaits its confirmation."""
+        return (comment.item, comment.id) in self._awaited
 
     def attempt(
         self,
@@ -110,11 +137,11 @@ class Delivery:
         landed = self._landed_before(run, harness) if retry else None
         if landed is Verdict.YES:
             return self._confirmed(run, "receipt-on-retry")
-        went_in = self._went_in_before(run, harness) if landed is None else None
-        if Verdict.STOPPING in {landed, went_in}:
+        if landed is Verdict.STOPPING:
             return run.ledger, run.record, False
-        if went_in is Verdict.YES:
-            return self._confirmed(run, "alive-on-retry")
+        went_in = self._went_in_before(run, harness)
+        if went_in is not None:
+            return went_in
         if retry and self._deleted(run.subject):
             return self._gone(run)
         return None
@@ -152,16 +179,31 @@ class Delivery:
             return None
         return self.watch.wait_confirmed(record, harness, run.job.receipt, spawned=True).verdict
 
-    def _went_in_before(self, run: _Run, harness: HarnessSpec) -> Verdict | None:
-        """Without receipts, the ledger's word that the prompt went in (a crash cut the wait for
-        its confirmation) is confirmed as any paste is, by the harness still running: pasting it
-        again would give it twice. A harness gone since gets it again (None: nothing went in)."""
+    def _went_in_before(self, run: _Run, harness: HarnessSpec) -> Step | None:
+        """Without receipts, a prompt the ledger says went in is confirmed as any paste is, by its
+        harness still running `confirmSeconds` after it — until then it is left pasted and later
+        comments go (issue 21 item 5). After a crash cut that wait, the wait starts again (pasting
+        it again would give it twice), and a harness gone since gets it again (None: nothing went in)."""
         pending = run.ledger.pending_entry(run.subject.key)
         if harness.receipts is not ReceiptMode.NONE or run.record is None or pending is None:
             return None
         if pending.state is not DeliveryState.PASTED:
             return None
-        return self.watch.wait_confirmed(run.record, harness, run.job.receipt, spawned=False).verdict
+        key = (run.item.ref, run.subject.key)
+        awaited = self._awaited.get(key)
+        if awaited is None:
+            due = self.clock.monotonic() + harness.confirm_seconds
+            awaited = self._awaited[key] = _Awaited(run.record.spawn_id, run.record.pane_id, due, after_crash=True)
+        if self.clock.monotonic() < awaited.due:
+            return run.ledger, run.record, True
+        del self._awaited[key]
+        into = replace(run.record, spawn_id=awaited.spawn_id, pane_id=awaited.pane_id)
+        watched = self.watch.alive(into, harness.confirm_seconds)
+        if watched.verdict is Verdict.YES:
+            return self._confirmed(run, "alive-on-retry" if awaited.after_crash else "alive")
+        if awaited.after_crash:
+            return None
+        return self._unconfirmed(run, watched)
 
     def _spend(self, run: _Run) -> None:
         """The attempt is spent, and saved, before it is made: a crash mid-delivery still counts."""
@@ -179,6 +221,12 @@ class Delivery:
         self.events.emit(Event.DISPATCH_PASTED, outcome=result.outcome.value, reason=result.reason, **run.fields())
         self._react(run, Reaction.STARTED)
         harness = self.dispatcher.harness(run.record.harness)
+        if harness.receipts is ReceiptMode.NONE and result.outcome is Outcome.PASTED and run.subject.comment:
+            # issue 21 item 5: its "still alive" wait runs while later comments go; the item is
+            # worked again when it falls due (`due`), and the ledger's PASTED settles it then
+            due = self.clock.monotonic() + harness.confirm_seconds
+            self._awaited[(run.item.ref, run.subject.key)] = _Awaited(run.record.spawn_id, run.record.pane_id, due)
+            return run.ledger, run.record, True
         spawned = result.outcome is Outcome.SPAWNED and not result.ready
         watched = self.watch.wait_confirmed(run.record, harness, run.job.receipt, spawned=spawned)
         if watched.verdict is Verdict.YES:
@@ -186,6 +234,9 @@ class Delivery:
             return self._confirmed(run, "alive" if harness.receipts is ReceiptMode.NONE else "receipt")
         if watched.verdict is Verdict.STOPPING:  # left pasted: the next run settles it, as after a crash
             return run.ledger, run.record, False
+        return self._unconfirmed(run, watched)
+
+    def _unconfirmed(self, run: _Run, watched: Watched) -> Step:
         self.events.emit(
             Event.DISPATCH_UNCONFIRMED,
             level=Level.WARNING,

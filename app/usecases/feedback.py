@@ -3,6 +3,9 @@ failure to post is an event, never a change to the ledger."""
 
 from __future__ import annotations
 
+import contextlib
+import queue
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -12,6 +15,8 @@ from domain.model import Comment, Reaction, carries_marker
 from domain.ports import EventSink, TrackerPort
 from domain.refs import WorkItemRef
 
+FLUSH_SECONDS = 20.0  # a stop waits at most this long for the reactions still to post
+
 
 class Feedback:
     def __init__(
@@ -20,10 +25,49 @@ class Feedback:
         self._tracker_for = tracker_for
         self._events = events
         self._reactions = reactions
+        self._posting: queue.Queue[tuple[Comment, Reaction]] | None = None
+
+    @property
+    def deferred(self) -> bool:
+        """Whether reactions are posted by a thread of their own, in order, off the delivery's path
+        (issue 21 item 5: a GitHub round trip per reaction held the next comment's paste)."""
+        return self._posting is not None
+
+    @deferred.setter
+    def deferred(self, value: bool) -> None:
+        if value and self._posting is None:
+            self._posting = queue.Queue()
+            threading.Thread(target=self._post_each, args=(self._posting,), name="reactions", daemon=True).start()
+        elif not value and self._posting is not None:
+            self.flush(None)
+            self._posting = None  # its thread waits on a queue nobody fills
+
+    def flush(self, timeout: float | None = FLUSH_SECONDS) -> None:
+        """Until every reaction asked for so far is posted (or said failed), or `timeout` passes:
+        a GitHub that does not answer never holds a stop long (what is left is not posted)."""
+        posting = self._posting
+        if posting is not None:
+            with posting.all_tasks_done:
+                posting.all_tasks_done.wait_for(lambda: not posting.unfinished_tasks, timeout)
 
     def react(self, comment: Comment, reaction: Reaction) -> None:
         if not self._reactions:
             return
+        if self._posting is not None:
+            self._posting.put((comment, reaction))
+            return
+        self._post(comment, reaction)
+
+    def _post_each(self, posting: queue.Queue[tuple[Comment, Reaction]]) -> None:
+        while True:
+            comment, reaction = posting.get()
+            try:
+                with contextlib.suppress(Exception):  # best-effort: one reaction's fault never stops the others
+                    self._post(comment, reaction)
+            finally:
+                posting.task_done()
+
+    def _post(self, comment: Comment, reaction: Reaction) -> None:
         try:
             self._tracker_for(comment.item).react(comment, reaction)
         except TrackerError as error:

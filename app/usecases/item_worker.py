@@ -49,6 +49,7 @@ class Worked:
 
     settled: bool
     record: SessionRecord | None
+    due: float | None = None  # when (monotonic) a pasted comment's confirmation falls due: work it again then
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,14 +87,18 @@ class ItemWorker:
         for pending in walk.ledger.pending:
             self._one(walk, pending.comment)
         left = walk.ledger
-        return Worked(not (left.pending or left.start or left.turns or walk.waiting), walk.record)
+        settled = not (left.pending or left.start or left.turns or walk.waiting)
+        return Worked(settled, walk.record, self.delivery.due(left))
 
     def _one(self, walk: _Walk, comment: Comment) -> None:
         """In order: a control comment is executed when its turn comes, even behind a comment that
         waits or failed; a comment made while paused waits (and goes right after a resume), one made
         while stopped is resolved, not delivered."""
         control = control_of(comment.body)
-        if control is not None:
+        pending = walk.ledger.pending_entry(comment.id)
+        if control is None and self.delivery.awaits(comment) and pending and pending.state is DeliveryState.PASTED:
+            self._settle(walk, comment)  # it went in already: neither a pause nor a stop unsays it
+        elif control is not None:
             walk.ledger, walk.record = self.controls.execute(walk.ledger, walk.record, comment, control)
             walk.ledger = self.store.save_ledger(walk.ledger)
             if control.verb is Verb.RESUME:
@@ -127,6 +132,15 @@ class ItemWorker:
             armed=walk.listing.armed,
             summary=walk.summary,
         )
+
+    def _settle(self, walk: _Walk, comment: Comment) -> None:
+        """A comment pasted before, whose confirmation is awaited (issue 21 item 5): confirmed or
+        failed once it falls due, left as it is before; later comments go only as they would."""
+        go_on = walk.go_on
+        walk.ledger, walk.record, settled = self.delivery.attempt(
+            walk.item, walk.ledger, walk.record, CommentSubject(comment), armed=walk.listing.armed, summary=walk.summary
+        )
+        walk.go_on = go_on and settled
 
     def _unpark(self, walk: _Walk, *, by: str) -> None:
         """A parked item's reset came: its agent gets the one resume prompt (its own delivery, with

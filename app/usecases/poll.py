@@ -4,9 +4,9 @@ from what the inbox holds for it, and closes the sessions it holds whose item de
 
 from __future__ import annotations
 
+import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import InitVar, dataclass
 from datetime import datetime
 
@@ -15,6 +15,7 @@ from app.usecases.cycle_summary import CycleSummary
 from app.usecases.feedback import Feedback
 from app.usecases.intake import Listing
 from app.usecases.item_worker import ItemWorker
+from app.usecases.lanes import Lanes
 from app.usecases.leases import Leases
 from app.usecases.ledger_pruning import LedgerPruner
 from app.usecases.meta import watch_start
@@ -30,6 +31,9 @@ from domain.ports import ClockPort, ClusterPort, EventSink, StateStore, TrackerP
 from domain.refs import RepoRef, WorkItemRef
 
 __all__ = ["PAUSED_CHECK_EVERY", "CycleSummary", "PollConfig", "PollCycle", "Watch", "watches"]
+
+
+CONFLICT_RETRY_SECONDS = 0.2
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,14 +76,14 @@ class PollCycle:
     leases: Leases
     orphans: Orphans
     pruner: LedgerPruner | None = None
-    feedback: InitVar[Feedback | None] = None  # to tell an item that waits for a free slot
+    feedback: Feedback | None = None  # to tell an item that waits for a free slot
 
-    def __post_init__(self, trackers: Mapping[str, TrackerPort], feedback: Feedback | None) -> None:
+    def __post_init__(self, trackers: Mapping[str, TrackerPort]) -> None:
         self._reader = RepoReader(
             trackers=trackers, store=self.store, events=self.events, clock=self.clock, cluster=self.cluster,
             leases=self.leases, unlisted_keep_seconds=self.config.unlisted_keep_seconds,
             slot_waits=SlotWaits(
-                store=self.store, events=self.events, clock=self.clock, cluster=self.cluster, feedback=feedback
+                store=self.store, events=self.events, clock=self.clock, cluster=self.cluster, feedback=self.feedback
             ),
         )  # fmt: skip
         self._watches = watches(self.config.sources)
@@ -90,9 +94,34 @@ class PollCycle:
         self._quiet: dict[RepoRef, dict[WorkItemRef, _Quiet]] = {}
         self._cycles = 0
         self.stopping: Callable[[], bool] = lambda: False
+        # issue 21 item 5: each item is worked on a lane of its own; the daemon's cycle does not wait
+        # for them (`beside`), `poll --once` and the tests' cycles do; `stopping` is set after this
+        self._lanes = Lanes(clock=self.clock, limit=self.config.max_concurrent, stopping=lambda: self.stopping())  # noqa: PLW0108
+        self._quiet_lock = threading.Lock()
+        self._beside = False
+        self._tally = CycleSummary(started_at=self.clock.now())
+
+    @property
+    def beside(self) -> bool:
+        """Whether items are worked beside the cycle (the daemon), or each cycle waits for them."""
+        return self._beside
+
+    @beside.setter
+    def beside(self, value: bool) -> None:
+        self._beside = value
+        if self.feedback is not None:
+            self.feedback.deferred = value  # reactions posted beside the deliveries, in order
+
+    def drain(self) -> None:
+        """Until every item's work in hand is done, and its reactions posted (a stop, `--once`)."""
+        self._lanes.drain()
+        if self.feedback is not None:
+            self.feedback.flush()
 
     def run(self) -> CycleSummary:
-        summary = CycleSummary(started_at=self.clock.now())
+        # beside the cycle, what the items' lanes did since the last cycle was said counts in this one
+        summary = self._tally if self._beside else CycleSummary(started_at=self.clock.now())
+        summary.started_at = self.clock.now()
         self.orphans.end(self.leases.take_lost())
         # the registry is read once a cycle: a repository's records change only while it is worked
         sessions: dict[RepoRef, list[SessionRecord]] = defaultdict(list)
@@ -112,11 +141,18 @@ class PollCycle:
         self._cycles += 1
         summary.finished_at = self.clock.now()
         self.events.emit(Event.POLL_CYCLE, **summary.fields())
+        if self._beside:
+            with summary.lock:
+                summary.then = self._tally = CycleSummary(started_at=self.clock.now())
         return summary
 
     def run_kept(self) -> CycleSummary:
         """Only the comments already kept (a webhook's), their items worked from the last listing:
-        no GitHub read. Between cycles, when a webhook wakes the daemon."""
+        no GitHub read. Between cycles, when a webhook wakes the daemon (beside the cycle, counted
+        in the cycle's summary)."""
+        if self._beside:
+            self._kept_first(self._tally)
+            return self._tally
         summary = CycleSummary(started_at=self.clock.now())
         self._kept_first(summary)
         summary.finished_at = self.clock.now()
@@ -140,13 +176,14 @@ class PollCycle:
         listed = [entry for entry in shared.listed if entry.item.ref in held]
         summary.add(items=len(listed))
         kept = set(self.store.inbox_items())
-        was = self._quiet.get(watch.repo, {})
-        quiet = {e.item.ref: was[e.item.ref] for e in listed if e.item.ref in was and e.item.ref not in kept}
-        todo = [e for e in listed if quiet.get(e.item.ref) != _Quiet(e, records.get(e.item.ref), since)]
-        for entry in todo:
-            quiet.pop(entry.item.ref, None)
-        quiet |= self._work(todo, since, summary)
-        self._quiet[watch.repo] = quiet
+        with self._quiet_lock:
+            was = self._quiet.get(watch.repo, {})
+            quiet = {e.item.ref: was[e.item.ref] for e in listed if e.item.ref in was and e.item.ref not in kept}
+            todo = [e for e in listed if quiet.get(e.item.ref) != _Quiet(e, records.get(e.item.ref), since)]
+            for entry in todo:
+                quiet.pop(entry.item.ref, None)
+            self._quiet[watch.repo] = quiet
+        self._work(watch.repo, todo, since, summary)
 
     def _kept_first(self, summary: CycleSummary) -> None:
         """Comments already kept — a webhook's, pushed since the last cycle — go before this cycle's
@@ -160,8 +197,7 @@ class PollCycle:
             listed = self.cluster.shared_listing(watch.repo).listed
             waiting = [entry for entry in listed if entry.item.ref in kept and entry.item.ref in held]
             if waiting and not self.stopping():
-                settled = self._work(waiting, watch_start(self.store, watch.repo), summary)
-                self._quiet[watch.repo] = self._quiet.get(watch.repo, {}) | settled
+                self._work(watch.repo, waiting, watch_start(self.store, watch.repo), summary)
 
     def _reads(self, repo: RepoRef) -> bool:
         """Whether this host reads `repo` (holds its lock); said once each time it starts to."""
@@ -171,38 +207,49 @@ class PollCycle:
         self._reading = self._reading | {repo} if reads else self._reading - {repo}
         return reads
 
-    def _work(
-        self, listed: Sequence[Listed], since: datetime | None, summary: CycleSummary
-    ) -> dict[WorkItemRef, _Quiet]:
-        """Work the given listed items, each from what the inbox holds for it; those left with
-        nothing to do, with what they were worked from."""
+    def _work(self, repo: RepoRef, listed: Sequence[Listed], since: datetime | None, summary: CycleSummary) -> None:
+        """Work the given listed items, each on its lane, from what the inbox holds for it; those
+        left with nothing to do are noted quiet, with what they were worked from."""
 
-        def one(entry: Listed) -> _Quiet | None:
+        def run(entry: Listed) -> float | None:
+            quiet, due = one(entry)
+            with self._quiet_lock:
+                noted = self._quiet.setdefault(repo, {})
+                if quiet is None:
+                    noted.pop(entry.item.ref, None)
+                else:
+                    noted[entry.item.ref] = quiet
+            return due
+
+        def one(entry: Listed) -> tuple[_Quiet | None, float | None]:
             if self.stopping():
-                return None
+                return None, None
             item = entry.item
             armed = spawn_armed(item, mode=self.config.spawn_mode, label=entry.label).choice
             try:
                 worked = self.worker.work(
-                    item, Listing(entry.label, armed, since, history=entry.history), summary=summary
+                    item,
+                    Listing(entry.label, armed, since, history=entry.history),
+                    summary=summary,
                 )
             except StaleWrite as conflict:
-                # an operator's command (or another host) won: stop here, re-read and re-decide next cycle
+                # an operator's command (or another host, or the daemon's look for what agents ask) won:
+                # stop here, re-read and re-decide — beside the cycle in a moment, else next cycle
                 self._conflict(item.ref, conflict)
+                return None, (self.clock.monotonic() + CONFLICT_RETRY_SECONDS) if self._beside else None
             except LeaseLost as lost:
                 self._lease_lost(item.ref, lost)
             except Exception as error:  # one item's fault never stops the cycle
                 summary.add(items_failed=1)
                 self._emit(Event.POLL_ITEM_FAILED, error, work_item=str(item.ref))
             else:
-                return _Quiet(entry, worked.record, since) if worked.settled else None
-            return None
+                return (_Quiet(entry, worked.record, since) if worked.settled else None), worked.due
+            return None, None
 
-        if not listed:
-            return {}
-        with ThreadPoolExecutor(max_workers=max(1, self.config.max_concurrent)) as pool:
-            settled = [future.result() for future in [pool.submit(one, entry) for entry in listed]]
-        return {quiet.entry.item.ref: quiet for quiet in settled if quiet is not None}
+        for entry in listed:
+            self._lanes.submit(entry.item.ref, lambda entry=entry: run(entry))  # type: ignore[misc]
+        if not self._beside:
+            self._lanes.drain()
 
     def _depart(
         self, departed: Sequence[Departed], records: Mapping[WorkItemRef, SessionRecord], summary: CycleSummary

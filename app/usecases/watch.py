@@ -4,6 +4,7 @@ or, for a harness without receipts, from its pane staying alive."""
 from __future__ import annotations
 
 import enum
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -27,6 +28,11 @@ POLL_SECONDS = 0.2
 # again) is looked for in the input box; Gemini CLI's receipt comes within ~0.1 s of a submission
 ENTER_RETRY_SECONDS = 2.0
 SCREEN_LINES = 60  # the input box sits at the bottom: a pane's height is enough
+# issue 21 item 5: a receipt is looked for this often while a confirmation is awaited. A look is one
+# scandir of the spawn's folder, each file parsed once (FileReceipts caches them): cheap enough to
+# poll, where inotify would need ctypes and a fallback for the filesystems it does not cover
+RECEIPT_POLL_SECONDS = 0.005
+PROBE_EVERY = round(POLL_SECONDS / RECEIPT_POLL_SECONDS)  # looks between two probes of the pane
 
 
 class Verdict(enum.Enum):
@@ -114,27 +120,30 @@ class HarnessWatch:
             return self._alive_after(record, budget)
         deadline = self._clock.monotonic() + budget
         enters, next_enter = (0 if spawned else harness.enter_retries), self._clock.monotonic() + ENTER_RETRY_SECONDS
-        while True:
+        for look in itertools.count(1):
             if confirms(self.receipts(record), line):
                 return Watched(Verdict.YES, "the harness's receipt names the delivery")
-            probe = self._probe(record)
-            if probe.harness in {SessionState.DEAD, SessionState.ABSENT}:
-                if confirms(self.receipts(record), line):  # it may have confirmed, then exited
-                    return Watched(Verdict.YES, "the harness's receipt names the delivery")
-                return self._timed_out(record, probe, "harness pane died before it confirmed", Verdict.DEAD)
-            if self._clock.monotonic() >= deadline:
-                return self._timed_out(record, probe, f"no receipt within {budget:g}s")
+            timed_out = self._clock.monotonic() >= deadline
+            if look % PROBE_EVERY == 0 or timed_out:  # a probe is a tmux call: about every POLL_SECONDS
+                probe = self._probe(record)
+                if probe.harness in {SessionState.DEAD, SessionState.ABSENT}:
+                    if confirms(self.receipts(record), line):  # it may have confirmed, then exited
+                        return Watched(Verdict.YES, "the harness's receipt names the delivery")
+                    return self._timed_out(record, probe, "harness pane died before it confirmed", Verdict.DEAD)
+                if timed_out:
+                    return self._timed_out(record, probe, f"no receipt within {budget:g}s")
             if self.stopping():
                 return Watched(Verdict.STOPPING, "the daemon is stopping")
             if enters and self._clock.monotonic() >= next_enter:
                 next_enter = self._clock.monotonic() + ENTER_RETRY_SECONDS
-                enters -= self._enter_again(record, probe, line)
-            self._clock.sleep(POLL_SECONDS)
+                enters -= self._enter_again(record, line)
+            self._clock.sleep(RECEIPT_POLL_SECONDS)
+        raise AssertionError("unreachable")
 
-    def _enter_again(self, record: SessionRecord, probe: Probe, line: str) -> int:
+    def _enter_again(self, record: SessionRecord, line: str) -> int:
         """Issue 21 item 4: one more carriage return while the input box still shows the paste
         (its Enter became a newline); never the text again. How many were sent (0 or 1)."""
-        pane = probe.pane or record.pane_id
+        pane = record.pane_id or self._probe(record).pane
         if not pane or not still_typed(self._tmux.screen(record.target, pane, lines=SCREEN_LINES), line):
             return 0
         try:
@@ -150,6 +159,10 @@ class HarnessWatch:
             if self.stopping():
                 return Watched(Verdict.STOPPING, "the daemon is stopping")
             self._clock.sleep(min(POLL_SECONDS, left))
+        return self.alive(record, budget)
+
+    def alive(self, record: SessionRecord, budget: float) -> Watched:
+        """Whether the harness pane of `record`'s spawn still runs, `budget` seconds after a paste."""
         probe = self._probe(record)
         if probe.harness in {SessionState.LIVE, SessionState.UNKNOWN}:
             return Watched(Verdict.YES, f"harness pane still {probe.harness.value} after {budget:g}s")
