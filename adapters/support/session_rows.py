@@ -112,3 +112,16 @@ def held(db: sqlite3.Connection, item: WorkItemRef) -> tuple[bool, bool]:
         return False, False
     data = json.loads(row[0])
     return bool(data.get("paused", False)), bool(data.get("stopped", False))
+
+
+def held_items(db: sqlite3.Connection) -> list[tuple[WorkItemRef, bool, bool]]:
+    """Every item `the-loop pause` / `the-loop stop` holds that has no session record (issue 19 item 4):
+    (the item, paused, stopped), read from its ledger as `held` reads one."""
+    rows = db.execute("SELECT item, data FROM ledgers WHERE item NOT IN (SELECT item FROM sessions)").fetchall()
+    found = []
+    for item, text in rows:
+        data = json.loads(text)
+        paused, stopped = bool(data.get("paused", False)), bool(data.get("stopped", False))
+        if paused or stopped:
+            found.append((WorkItemRef.parse(str(item)), paused, stopped))
+    return found

@@ -157,7 +157,7 @@ def _sessions_list(found: snapshot.Snapshot, options: Mapping[str, object]) -> i
     views = []
     if db is not None:
         try:
-            if db.execute("SELECT EXISTS (SELECT 1 FROM sessions)").fetchone()[0]:  # else: none to look at
+            if db.execute("SELECT EXISTS (SELECT 1 FROM sessions) OR EXISTS (SELECT 1 FROM ledgers)").fetchone()[0]:
                 from app.cli.lean_listing import listing
 
                 views = listing(found, db, str(status) if status else None)

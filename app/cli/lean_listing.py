@@ -1,6 +1,7 @@
 """The lean `sessions list` of recorded sessions (issue 19 item 9): what the full path's
-`SessionsListing.listing` shows, read from the store's rows, one `list-panes -a` and the receipt
-folders, without the domain model, logging, subprocess, the ledger's codec or the container.
+`SessionsListing.listed` shows, read from the store's rows, one `list-panes -a` and the receipt
+folders, without the domain model, logging, subprocess, the ledger's codec or the container; and
+the items a pause or stop holds that have no session (issue 19 item 4), from their ledgers' rows.
 
 Each part reads as the full path's does: the rows as `state_codec` decodes them
 (`adapters.support.session_rows`), each session's panes as `ShTmux.probe` reads them (the rows and
@@ -21,11 +22,11 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from adapters.receipts.reading import read_folder, spawn_folder
-from adapters.support.session_rows import ListedSession, Word, held, listed_sessions
+from adapters.support.session_rows import ListedSession, Word, held, held_items, listed_sessions
 from adapters.tmux.listing import sessions_panes
 from adapters.tmux.panes import PaneRow, harness_row
 from app.config.snapshot import Snapshot
-from app.usecases.session_shown import has_status
+from app.usecases.session_shown import HeldItem, has_status
 from domain.receipts import HarnessState, Receipt, ReceiptMode, harness_state
 
 if TYPE_CHECKING:
@@ -52,13 +53,15 @@ class LeanView:
         self.paused = self.stopped = False
 
 
-def listing(found: Snapshot, db: sqlite3.Connection, status: str | None = None) -> list[LeanView]:
-    """Every session, looked at as the full path's listing looks at it; `db` is the store opened
-    read-only; `status` as `--status`. Raises whatever a part raises."""
-    panes = sessions_panes(socket_name=found.tmux_socket, timeout=PROBE_SECONDS)
+def listing(found: Snapshot, db: sqlite3.Connection, status: str | None = None) -> list[LeanView | HeldItem]:
+    """Every session, looked at as the full path's listing looks at it, and every item a pause or stop
+    holds without one (issue 19 item 4); `db` is the store opened read-only; `status` as `--status`.
+    Raises whatever a part raises."""
+    records = listed_sessions(db)
+    panes = sessions_panes(socket_name=found.tmux_socket, timeout=PROBE_SECONDS) if records else {}
     root = found.state_root_path / "receipts"
-    views = []
-    for record in listed_sessions(db):
+    views: list[LeanView | HeldItem] = []
+    for record in records:
         state = _probed(panes.get(record.target.name), mark=record.spawn_id, pane=record.pane_id)
         receipts = read_folder(spawn_folder(root, record.item, record.spawn_id)) if record.spawn_id else []
         spec = found.harnesses.get(record.harness)
@@ -67,6 +70,8 @@ def listing(found: Snapshot, db: sqlite3.Connection, status: str | None = None) 
         )
         view.paused, view.stopped = held(db, record.item)
         views.append(view)
+    views += [HeldItem(item, paused=paused, stopped=stopped) for item, paused, stopped in held_items(db)]
+    views.sort(key=lambda view: view.record.item)  # in the order of their items, as the full path's
     return [view for view in views if status is None or has_status(view, status)]
 
 

@@ -67,9 +67,12 @@ def session_json(view: Shown, where: Mapping[str, str | None], host: Mapping[str
 
 def session_row(view: Shown, *, shared: bool = False) -> tuple[str, ...]:
     """One row of the `sessions list` table (`shared`: with the HOST column first)."""
-    from app.usecases.session_shown import status_text
+    from app.usecases.session_shown import has_session, status_text
 
     record = view.record
+    if not has_session(view):  # an item `pause` / `stop` holds, never spawned (issue 19 item 4)
+        held = (str(record.item), "", "", "", "no session", "", "", status_text(view), "")
+        return tuple(cell or "-" for cell in ((view.host, *held) if shared else held))
     cells = (
         str(record.item),
         record.harness,

@@ -29,8 +29,9 @@ def add_sessions(commands: Commands) -> None:
         """
         every session with its live tmux state
 
-        Every recorded session. STATE is what tmux says of the harness's own pane now: live, dead
-        (the harness exited), absent (no such pane) or unknown (tmux did not answer). AGENT is what the
+        Every recorded session, and every item `the-loop pause` / `stop` holds that has none (STATE
+        "no session"). STATE is what tmux says of the harness's own pane now: live, dead (the harness
+        exited), absent (no such pane) or unknown (tmux did not answer). AGENT is what the
         harness says of itself (its receipts): starting, ready, busy, tool (about to run a tool, for 2 s:
         it may ask first), idle, blocked (waiting on a dialog: on what — permission TOOL, question or
         dialog — and for how long), ended or dead; LAST RECEIPT is the last thing it said, and when.
@@ -144,7 +145,7 @@ def _admin(context: CliContext, items: Sequence[WorkItemRef] = ()) -> SessionsAd
 
 
 def run_list(args: argparse.Namespace, context: CliContext) -> int:
-    views = _admin(context).listing(args.status) if _has_state(context) else []
+    views = _admin(context).listed(args.status) if _has_state(context) else []
     shared = bool(views) and _admin(context).shared
     hosts = _hosts(context) if shared else {}
     if args.json:

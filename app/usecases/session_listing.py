@@ -12,13 +12,14 @@ from datetime import datetime
 from typing import Any
 
 from app.usecases.session_shown import STOPPED as STOPPED  # noqa: PLC0414 - re-exported: the admin names it here
-from app.usecases.session_shown import has_status, shown_json, status_text
+from app.usecases.session_shown import HeldItem, has_status, shown_json, status_text
 from app.usecases.watch import HarnessWatch
 from domain.asks import Waiting, waiting_on
 from domain.model import HarnessSpec, SessionRecord, SessionState, SessionStatus
 from domain.parking import park_line
 from domain.ports import ClockPort, ClusterPort, StateStore, TmuxPort
 from domain.receipts import HarnessState, Receipt
+from domain.refs import WorkItemRef
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,9 +67,29 @@ class SessionsListing:
 
     def listing(self, status: SessionStatus | str | None = None) -> list[SessionView]:
         """Every session (with `status`: those `SessionView.has_status` matches)."""
+        return self._listing(self.store.sessions(), status)
+
+    def _listing(self, records: list[SessionRecord], status: SessionStatus | str | None) -> list[SessionView]:
         wanted = status.value if isinstance(status, SessionStatus) else status
-        views = [self._held(view) for view in self._views(self.store.sessions())]
+        views = [self._held(view) for view in self._views(records)]
         return [view for view in views if wanted is None or view.has_status(wanted)]
+
+    def listed(self, status: SessionStatus | str | None = None) -> list[SessionView | HeldItem]:
+        """What `sessions list` shows: every session, and every item `the-loop pause` / `stop` holds
+        that has none (issue 19 item 4), in the order of their items (with `status`: those it matches)."""
+        wanted = status.value if isinstance(status, SessionStatus) else status
+        records = self.store.sessions()
+        sessions = self._listing(records, status)
+        with_session = {record.item for record in records}
+        held = [self._held_item(item) for item in self.store.items() if item not in with_session]
+        shown = [view for view in held if view is not None and (wanted is None or has_status(view, wanted))]
+        return sorted([*sessions, *shown], key=lambda view: view.record.item)
+
+    def _held_item(self, item: WorkItemRef) -> HeldItem | None:
+        ledger = self.store.ledger(item)
+        if ledger is None or not (ledger.paused or ledger.stopped):
+            return None
+        return HeldItem(item, paused=ledger.paused, stopped=ledger.stopped, here=not self.shared)
 
     def _views(self, records: list[SessionRecord]) -> list[SessionView]:
         if not self.shared or self.cluster is None:

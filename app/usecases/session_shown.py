@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from domain.asks import Waiting
     from domain.receipts import Receipt
+    from domain.refs import WorkItemRef
 
 STOPPED = "stopped"  # `sessions list --status stopped`: an item `the-loop stop` holds
 PAUSED = "paused"  # SessionStatus.PAUSED's value (a test keeps them equal)
@@ -81,6 +82,48 @@ class Shown(Protocol):
     def parked(self) -> str: ...
 
 
+class _Blank:
+    """No value: what a held item without a session has for each of a session's (shown as "-", or null)."""
+
+    __slots__ = ()
+    value = ""
+    name = ""
+
+
+class NoSession:
+    """The record of an item `the-loop pause` / `the-loop stop` holds that has no session (never spawned,
+    or its record dropped): only its work item is known (issue 19 item 4). A `ShownRecord`."""
+
+    __slots__ = ("item",)
+    harness = harness_session_id = pane_id = last_event = cwd = ""
+    target = status = _Blank()
+    closed_by = None
+    updated_at = None
+
+    def __init__(self, item: WorkItemRef) -> None:
+        self.item = item
+
+
+class HeldItem:
+    """A held item without a session as `sessions list` shows it: one row, "no session", its hold (a `Shown`)."""
+
+    __slots__ = ("here", "paused", "record", "stopped")
+    state = harness = _Blank()
+    last_receipt = None
+    waiting = None
+    now = None
+    parked = ""
+    host = ""
+
+    def __init__(self, item: WorkItemRef, *, paused: bool, stopped: bool, here: bool = True) -> None:
+        self.record, self.paused, self.stopped, self.here = NoSession(item), paused, stopped, here
+
+
+def has_session(view: Shown) -> bool:
+    """Whether the view is of a session (not of a held item without one)."""
+    return not isinstance(view.record, NoSession)
+
+
 def status_text(view: Shown) -> str:
     """What holds the item, as the operator reads it: its ledger's pause or stop first."""
     if view.stopped:
@@ -102,6 +145,11 @@ def shown_json(view: Shown) -> dict[str, Any]:
     """One session as a `sessions list --json` object (before the host's and the command's fields)."""
     record, receipt = view.record, view.last_receipt
     cluster = {"host": view.host or None, "here": view.here} if view.host or not view.here else {}
+    if not has_session(view):
+        return {**cluster, **dict.fromkeys(_KEYS), "work_item": str(record.item)} | {
+            "paused": view.paused,
+            "stopped": view.stopped,
+        }
     return {
         **cluster,
         "work_item": str(record.item),
@@ -124,6 +172,27 @@ def shown_json(view: Shown) -> dict[str, Any]:
         "cwd": record.cwd,
         "waiting": None if view.waiting is None else _waiting(view.waiting, view.now),
     }
+
+
+_KEYS = (  # shown_json's keys after the host's, in its order
+    "work_item",
+    "harness",
+    "conversation_id",
+    "target",
+    "pane",
+    "state",
+    "harness_state",
+    "last_receipt",
+    "status",
+    "closed_by",
+    "paused",
+    "stopped",
+    "parked",
+    "last_event",
+    "updated_at",
+    "cwd",
+    "waiting",
+)
 
 
 def _waiting(waiting: Waiting, now: datetime | None) -> dict[str, Any]:

@@ -167,10 +167,19 @@ def _recorded(folder: Path, tmux: RealTmux) -> None:
     baseline = datetime(2026, 1, 1, tzinfo=UTC)
     store.save_ledger(Ledger(live, baseline_at=baseline, paused=True))
     store.save_ledger(Ledger(stopped, baseline_at=baseline, stopped=True))
+    _held_without_a_session(store)
     _with_receipts(folder, store, tmux)
     store.close()
     with sqlite3.connect(folder / "state" / FILE_NAME) as db:  # closed before `closed_by` was kept
         db.execute("UPDATE sessions SET data = json_remove(data, '$.closed_by') WHERE item LIKE '%#5'")
+
+
+def _held_without_a_session(store: SqliteStateStore) -> None:
+    """Items seen and never spawned (issue 19 item 4): one paused, one stopped, one nothing holds."""
+    baseline = datetime(2026, 1, 1, tzinfo=UTC)
+    store.save_ledger(Ledger(WorkItemRef.parse("github:acme/widgets#12"), baseline_at=baseline, paused=True))
+    store.save_ledger(Ledger(WorkItemRef.parse("github:acme/widgets#13"), baseline_at=baseline, stopped=True))
+    store.save_ledger(Ledger(WorkItemRef.parse("github:acme/widgets#14"), baseline_at=baseline))
 
 
 def _receipt(folder: Path, item: WorkItemRef, spawn: str, at: int, hook: dict[str, str]) -> None:
@@ -271,8 +280,51 @@ def test_issue19_item9_the_listing_compared_shows_every_kind_of_session(tmp_path
         "loop-github-acme-co-widgets_js-11",
         "dead",
         "absent",
+        "no session",
     ):
         assert shown in out, shown
+
+
+_HELD = {"github:acme/widgets#12": "paused (control)", "github:acme/widgets#13": "stopped (control)"}
+
+
+@pytest.mark.parametrize(
+    ("argv", "listed"),
+    [
+        (("sessions", "list"), ["github:acme/widgets#12", "github:acme/widgets#13"]),
+        (("sessions", "list", "--status", "paused"), ["github:acme/widgets#12"]),
+        (("sessions", "list", "--status", "stopped"), ["github:acme/widgets#13"]),
+        (("sessions", "list", "--status", "active"), []),
+        (("sessions", "list", "--json"), ["github:acme/widgets#12", "github:acme/widgets#13"]),
+    ],
+    ids=lambda value: " ".join(value) if isinstance(value, tuple) else None,
+)
+def test_issue19_item4_items_paused_or_stopped_before_any_spawn_are_listed_by_both_paths(
+    tmp_path: Path, argv: tuple[str, ...], listed: list[str]
+) -> None:
+    folder = _folder(tmp_path / "work", store=True)
+    store = SqliteStateStore(folder / "state" / FILE_NAME)
+    _held_without_a_session(store)  # ledgers only: `the-loop pause` / `stop` before any spawn
+    store.close()
+    cache = tmp_path / "cache"
+    full = _run(folder, argv, cache)  # no snapshot yet: the full load, which saves one
+    lean = _run(folder, argv, cache)
+    assert lean == full
+    assert _lean_answers(folder, argv, {"XDG_CACHE_HOME": str(cache)})
+    code, out, err = full
+    if "--json" in argv:
+        rows = [json.loads(line) for line in out.splitlines()]
+        assert [row["work_item"] for row in rows] == listed
+        assert [(row["paused"], row["stopped"], row["harness"], row["state"], row["status"]) for row in rows] == [
+            (True, False, None, None, None),
+            (False, True, None, None, None),
+        ]
+        return
+    lines = [line for line in out.splitlines() if "widgets#" in line]
+    assert [line.split()[0] for line in lines] == listed
+    for line in lines:
+        assert "no session" in line and _HELD[line.split()[0]] in line
+    assert code == 0 and (lines or "no sessions recorded with status active" in err)
 
 
 def test_issue19_item9_sessions_list_on_postgresql_takes_the_full_path(

@@ -282,3 +282,38 @@ def test_issue22_one_items_view_asks_tmux_about_that_item_alone() -> None:
     assert {name for _, name in _fake(world).calls[asked_before:]} == {wanted.target.name}
     with pytest.raises(UnknownWorkItem):
         _admin(world).view(WorkItemRef(REPO, 9))
+
+
+def test_issue19_item4_an_item_paused_or_stopped_before_any_spawn_is_listed_with_no_session() -> None:
+    from app.cli.read_views import session_row
+    from app.usecases.session_shown import shown_json, status_text
+    from domain.model import SessionRecord, SpawnMode
+
+    world = World(spawn_mode=SpawnMode.NEVER)  # items seen, no session spawned for any
+    paused, stopped, plain = world.watched(2), world.watched(3), world.watched(4)
+    world.comment(paused, "the-loop pause")
+    world.comment(stopped, "the-loop stop")
+    world.cycle()
+    spawned = WorkItemRef(REPO, 1)
+    world.store.save_session(SessionRecord(spawned, "claude", "c1", "/w"))
+    assert world.store.session(paused) is None and world.store.session(stopped) is None
+    admin = _admin(world)
+
+    views = admin.listed()
+
+    assert [(v.record.item, status_text(v)) for v in views] == [
+        (spawned, "active"),
+        (paused, "paused (control)"),
+        (stopped, "stopped (control)"),
+    ]  # in the order of their items, as sessions are; an item nothing holds and no session has is not listed
+    assert plain not in [v.record.item for v in views]
+    assert [v.record.item for v in admin.listed(SessionStatus.PAUSED)] == [paused]
+    assert [v.record.item for v in admin.listed("stopped")] == [stopped]
+    assert [v.record.item for v in admin.listed(SessionStatus.ACTIVE)] == [spawned]
+    session, held = shown_json(views[0]), shown_json(views[1])
+    assert list(held) == list(session)  # the same keys as a session's
+    assert held["work_item"] == str(paused) and held["paused"] is True and held["stopped"] is False
+    nulls = ("harness", "conversation_id", "target", "pane", "state", "harness_state", "status", "last_event")
+    assert all(held[key] is None for key in nulls)
+    row = session_row(views[2])
+    assert row[0] == str(stopped) and "no session" in row and "stopped (control)" in row
