@@ -1,9 +1,11 @@
-"""The stand-in's HTTP server on 127.0.0.1: `POST /v1/responses` answered from a script over SSE,
-everything else minimally, every request logged.
+"""The stand-in's HTTP server on 127.0.0.1: `POST /v1/responses` and `POST /v1/chat/completions`
+answered from a script over SSE, everything else minimally, every request logged.
 
 Codex (a custom `model_providers` entry with `wire_api = "responses"`) streams each turn: the
 stand-in answers `response.created`, the assistant message as `response.output_item.done`, then
-`response.completed`, which ends the turn.
+`response.completed`, which ends the turn. opencode's OpenAI-compatible provider
+(`@ai-sdk/openai-compatible`) streams Chat Completions: chunks with the text as a `delta`, one with
+`finish_reason: stop` and the usage, then `data: [DONE]`.
 """
 
 from __future__ import annotations
@@ -52,12 +54,17 @@ class Request:
 
     @property
     def is_turn(self) -> bool:
-        return self.method == "POST" and urlsplit(self.path).path.endswith("/responses")
+        return self.method == "POST" and urlsplit(self.path).path.endswith(("/responses", "/chat/completions"))
+
+    @property
+    def is_chat(self) -> bool:
+        return urlsplit(self.path).path.endswith("/chat/completions")
 
     def user_texts(self) -> list[str]:
-        """The text of the user messages in `input`, in order."""
+        """The text of the user messages in `input` (Responses) or `messages` (Chat Completions), in order."""
         texts: list[str] = []
-        for item in (self.body or {}).get("input", []) if isinstance(self.body, dict) else []:
+        body: dict[str, Any] = self.body if isinstance(self.body, dict) else {}
+        for item in body.get("input", body.get("messages")) or []:
             if item.get("type", "message") != "message" or item.get("role") != "user":
                 continue
             content = item.get("content")
@@ -123,7 +130,20 @@ class OpenAIStandIn:
         if isinstance(behaviour, Fail):
             body = {"error": {"type": "invalid_request_error", "code": None, "message": behaviour.message}}
             return behaviour.status, {"Content-Type": "application/json"}, json.dumps(body).encode()
-        return 200, {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}, sse(number, behaviour.text)
+        stream = chat_sse(number, behaviour.text) if request.is_chat else sse(number, behaviour.text)
+        return 200, {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}, stream
+
+
+def chat_sse(number: int, text: str) -> bytes:
+    """One streamed Chat Completions turn: the role, the text, the stop with its usage, [DONE]."""
+    head = {"id": f"chatcmpl-standin-{number:04d}", "object": "chat.completion.chunk", "created": 0, "model": "m"}
+    usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+    chunks = [
+        head | {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]},
+        head | {"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]},
+        head | {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": usage},
+    ]
+    return b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks) + b"data: [DONE]\n\n"
 
 
 def sse(number: int, text: str) -> bytes:
@@ -143,7 +163,7 @@ def sse(number: int, text: str) -> bytes:
         "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": 2,
     }
-    events = [
+    events: list[dict[str, Any]] = [
         {"type": "response.created", "response": {"id": response_id}},
         {
             "type": "response.output_item.added",
