@@ -9,6 +9,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from adapters.codex import hooks as codex_hooks
+from adapters.opencode import plugin as opencode_plugin
 from adapters.receipts.hooks import DECISION, EXPIRED, SUFFIX, TAKEN, receipt_of, settings
 from adapters.support.private import private_dir
 from domain.asks import AnswerState
@@ -42,6 +43,10 @@ class FileReceipts(ReceiptPort):
             return ReceiptChannel(args=("--settings", str(path)))
         if mode is ReceiptMode.CODEX:
             return ReceiptChannel(args=codex_hooks.arguments(folder))
+        if mode is ReceiptMode.OPENCODE:
+            path = folder / opencode_plugin.PLUGIN_FILE
+            _write_whole(path, opencode_plugin.source(folder))
+            return ReceiptChannel(env=((opencode_plugin.CONFIG_VARIABLE, opencode_plugin.config(path)),))
         if mode is ReceiptMode.FILE:
             return ReceiptChannel(env=((ENV_VARIABLE, str(folder)),))
         return ReceiptChannel()

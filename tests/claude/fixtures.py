@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,22 +9,17 @@ from typing import Any
 import pytest
 
 from tests.anthropic_standin.server import AnthropicStandIn
-from tests.claude.home import ClaudeHome, claude_env, installed_binary, pinned_version
+from tests.claude.home import ClaudeHome, claude_env
 from tests.claude.hooks import HookLog
 from tests.claude.rig import ClaudeRig, ClaudeTmux
+from tests.pinned_tools import required
 from tests.tmux_support import require_tmux
 
 
 @pytest.fixture(scope="session")
 def claude_binary() -> Path:
     """The pinned Claude Code; in CI its absence fails the run, elsewhere it skips loudly."""
-    path = installed_binary()
-    if not os.access(path, os.X_OK):
-        reason = f"Claude Code {pinned_version()} is not installed at {path}: scripts/bootstrap.sh --tests installs it"
-        if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(f"SKIPPED LOUDLY: {reason}")
-    return path
+    return required("claude_code")
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,10 @@ import signal
 import subprocess
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -22,9 +24,11 @@ from domain.receipts import Receipt, ReceiptKind
 from domain.refs import TmuxTarget
 from tests.claude.rig import ClaudeTmux, _gone
 from tests.openai_standin.server import OpenAIStandIn
+from tests.pinned_tools import required
 from tests.tmux_support import require_tmux, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
+R = TypeVar("R", bound="CodexRig")
 INSTALLER = ROOT / "scripts" / "install_codex.py"
 PROVIDER = "standin"
 
@@ -144,13 +148,7 @@ class CodexRig:
 
 @pytest.fixture(scope="session")
 def codex_binary() -> Path:
-    path = installed_binary()
-    if not os.access(path, os.X_OK):
-        reason = f"Codex {pinned_version()} is not installed at {path}: scripts/bootstrap.sh --tests installs it"
-        if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(f"SKIPPED LOUDLY: {reason}")
-    return path
+    return required("codex")
 
 
 @pytest.fixture(scope="module")
@@ -162,17 +160,14 @@ def openai() -> Iterator[OpenAIStandIn]:
         standin.close()
 
 
-@pytest.fixture(scope="module")
-def codex_rig(
-    codex_binary: Path, openai: OpenAIStandIn, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[CodexRig]:
+@contextmanager
+def served(kind: type[R], binary: Path, config_dir: Path, env: dict[str, str], base: Path) -> Iterator[R]:
+    """A rig of `kind` on a private tmux server started with `env`; everything it spawned ended after."""
     require_tmux()
-    base = tmp_path_factory.mktemp("codex")
-    codex_dir = codex_home(base / "home" / ".codex", openai.base_url)
     tmux = ClaudeTmux(base / "tmux")
     tmux.tmpdir.mkdir()
-    tmux.start(codex_env(base / "home", codex_dir))
-    rig = CodexRig(codex_binary, codex_dir, tmux, root=base / "folders")
+    tmux.start(env)
+    rig = kind(binary, config_dir, tmux, root=base / "folders")
     try:
         yield rig
     finally:
@@ -180,12 +175,29 @@ def codex_rig(
         tmux.kill_server()
 
 
+@contextmanager
+def one_test(rig: R, standin: OpenAIStandIn) -> Iterator[R]:
+    """The rig for one test: a fresh stand-in script, and what the test spawned ended after it."""
+    standin.reset()
+    before = len(rig.spawned)
+    try:
+        yield rig
+    finally:
+        standin.release()
+        rig.close(since=before)
+
+
+@pytest.fixture(scope="module")
+def codex_rig(
+    codex_binary: Path, openai: OpenAIStandIn, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[CodexRig]:
+    base = tmp_path_factory.mktemp("codex")
+    codex_dir = codex_home(base / "home" / ".codex", openai.base_url)
+    with served(CodexRig, codex_binary, codex_dir, codex_env(base / "home", codex_dir), base) as rig:
+        yield rig
+
+
 @pytest.fixture
 def codex(codex_rig: CodexRig, openai: OpenAIStandIn) -> Iterator[CodexRig]:
-    openai.reset()
-    before = len(codex_rig.spawned)
-    try:
-        yield codex_rig
-    finally:
-        openai.release()
-        codex_rig.close(since=before)
+    with one_test(codex_rig, openai) as rig:
+        yield rig
