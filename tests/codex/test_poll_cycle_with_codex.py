@@ -19,6 +19,7 @@ from adapters.receipts.files import FileReceipts
 from app.config.settings import Settings
 from domain.ledger import Resolution
 from domain.model import HarnessSpec, Reaction
+from domain.receipts import ReceiptKind
 from domain.refs import WorkItemRef
 from tests.claude.loop import TimedEvents, WallClock
 from tests.codex.rig import CodexRig, codex_binary, codex_rig, openai
@@ -133,6 +134,13 @@ def test_issue21_a_killed_codex_is_resumed_by_the_next_comment_in_the_same_conve
         timeout=20,
         what="Codex gone",
     )
+    next_comment_resumes(world, ref, openai, conversation)
+    wait_for(openai.turns, what="the resumed turn")
+    assert "please add a test" in " ".join(openai.turns()[0].user_texts())  # the conversation so far came along
+
+
+def next_comment_resumes(world: World, ref: WorkItemRef, openai: OpenAIStandIn, conversation: str) -> None:
+    """After its session was killed, the next comment resumes `conversation`, confirmed by receipt."""
     openai.reset()
     comment = world.comment(ref, "carry on after the kill")
 
@@ -141,10 +149,8 @@ def test_issue21_a_killed_codex_is_resumed_by_the_next_comment_in_the_same_conve
     assert events_of(world, "dispatch.succeeded", comment.id)[0]["confirmed_by"] == "receipt"
     assert world.events.named("session.respawned")[0]["resumed"] is True
     assert world.record(ref).harness_session_id == conversation
-    ready = [r for r in world.receipts.read(ref, world.record(ref).spawn_id) if r.source == "resume"]
-    assert [r.conversation for r in ready] == [conversation]
-    wait_for(openai.turns, what="the resumed turn")
-    assert "please add a test" in " ".join(openai.turns()[0].user_texts())  # the conversation so far came along
+    ready = [r for r in world.receipts.read(ref, world.record(ref).spawn_id) if r.kind is ReceiptKind.READY]
+    assert [(r.source, r.conversation) for r in ready] == [("resume", conversation)]
 
 
 def test_issue21_a_sigkilled_resumed_codex_is_resumed_again_in_the_same_conversation(
@@ -172,13 +178,20 @@ def test_issue21_a_comment_while_codex_is_busy_is_confirmed_and_reaches_the_mode
     agent: tuple[World, WorkItemRef, Path], openai: OpenAIStandIn
 ) -> None:
     world, ref, _ = agent
+    comment_while_busy_is_confirmed_and_reaches_the_model(world, ref, openai)
+
+
+def comment_while_busy_is_confirmed_and_reaches_the_model(
+    world: World, ref: WorkItemRef, openai: OpenAIStandIn
+) -> None:
+    """A comment while the model holds the turn: both comments confirmed by receipt, the second answered after."""
     openai.reset()
     openai.script(Busy(60, then=Say("first done")))
     first = world.comment(ref, "keep the model busy")
     world.cycle()
     wait_for(
         lambda: any("keep the model busy" in " ".join(t.user_texts()) for t in openai.turns()),
-        timeout=30,
+        timeout=60,
         what=f"the model request held; {len(openai.turns())} turns",
     )
     second = world.comment(ref, "arrives while busy")
@@ -190,7 +203,7 @@ def test_issue21_a_comment_while_codex_is_busy_is_confirmed_and_reaches_the_mode
     openai.release()
     wait_for(
         lambda: any("arrives while busy" in " ".join(t.user_texts()) for t in openai.turns()),
-        timeout=30,
+        timeout=60,
         what="the comment sent while busy reaching the model",
     )
 
@@ -198,7 +211,13 @@ def test_issue21_a_comment_while_codex_is_busy_is_confirmed_and_reaches_the_mode
 def test_issue21_a_codex_that_exits_at_once_fails_every_attempt_posts_one_notice_and_never_celebrates(
     codex_rig: CodexRig, openai: OpenAIStandIn, tmp_path: Path
 ) -> None:
-    world = world_for(codex_rig, tmp_path, codex_spec(codex_rig.binary, args=["--no-such-flag"]))
+    fails_every_attempt_once_noticed(
+        world_for(codex_rig, tmp_path, codex_spec(codex_rig.binary, args=["--no-such-flag"]))
+    )
+
+
+def fails_every_attempt_once_noticed(world: World) -> None:
+    """A comment to a harness that exits at once: every attempt fails, one notice, never 🎉."""
     ref = world.item(30, author="bob")  # not authorized: only the comment spawns
     world.cycle()
     comment = world.comment(ref, "never reaches an agent")
