@@ -12,18 +12,17 @@ import sys
 from pinned_npm import Package, Pin, main
 
 VERSION = "1.18.33"
+X86_64 = Package(
+    f"opencode-linux-x64@{VERSION}",
+    "sha512-q/t/3p2CTxOT9y2kvjesb/LZab2+1eqlhhWA02Be6mjTtmYtNBcBsrI5yDo4Fw7ZSPBW2oyMIGMNRqiKQjiAWw==",
+    "package/bin/opencode",
+)
 PIN = Pin(
     title="opencode",
     folder="opencode",
     version=VERSION,
     executable="opencode",
-    packages={
-        "x86_64": Package(
-            f"opencode-linux-x64@{VERSION}",
-            "sha512-q/t/3p2CTxOT9y2kvjesb/LZab2+1eqlhhWA02Be6mjTtmYtNBcBsrI5yDo4Fw7ZSPBW2oyMIGMNRqiKQjiAWw==",
-            "package/bin/opencode",
-        ),
-    },
+    packages={"x86_64": X86_64},
     glibc_only=True,
 )
 

@@ -48,10 +48,8 @@ def agent(
     opencode_rig: OpencodeRig, openai: OpenAIStandIn, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[World, WorkItemRef, Path]:
     openai.reset()
-    base = tmp_path_factory.mktemp("loop")
-    world = world_for(opencode_rig, base, opencode_spec(opencode_rig.binary))
-    ref = world.item(1)
-    folder = worktree(base, ref.slug)
+    world = world_for(opencode_rig, base := tmp_path_factory.mktemp("loop"), opencode_spec(opencode_rig.binary))
+    folder = worktree(base, (ref := world.item(1)).slug)
     world.cycle()
     # a paste between the start's receipts and the TUI showing the session can be lost (docs/harnesses.md):
     # the comments below come once the first turn is over, as an item's comments mostly do
@@ -81,9 +79,9 @@ def test_issue21_a_comment_to_a_ready_opencode_is_confirmed_by_its_receipt(
     agent: tuple[World, WorkItemRef, Path], openai: OpenAIStandIn
 ) -> None:
     world, ref, _ = agent
-    comment = world.comment(ref, "please add a test")
+    comment_id = world.comment(ref, "please add a test").id
     world.cycle()
-    (succeeded,) = events_of(world, "dispatch.succeeded", comment.id)
+    (succeeded,) = events_of(world, "dispatch.succeeded", comment_id)
     prompts = [r for r in world.receipts.read(ref, world.record(ref).spawn_id) if r.kind is ReceiptKind.PROMPT]
     assert succeeded["confirmed_by"] == "receipt" and "please add a test" in prompts[-1].prompt
     assert prompts[-1].conversation == world.record(ref).harness_session_id  # the recorded conversation
