@@ -42,7 +42,15 @@ class Fail:
     message: str = "scripted failure"
 
 
-Behaviour = Say | Busy | Fail
+@dataclass(frozen=True, slots=True)
+class Call:
+    """Ask for one tool call (Chat Completions only): `name` with `arguments`, then end the turn for it."""
+
+    name: str
+    arguments: str = "{}"  # JSON text, as the API carries it
+
+
+Behaviour = Say | Busy | Fail | Call
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,18 +138,35 @@ class OpenAIStandIn:
         if isinstance(behaviour, Fail):
             body = {"error": {"type": "invalid_request_error", "code": None, "message": behaviour.message}}
             return behaviour.status, {"Content-Type": "application/json"}, json.dumps(body).encode()
+        if isinstance(behaviour, Call):
+            return 200, {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}, call_sse(number, behaviour)
         stream = chat_sse(number, behaviour.text) if request.is_chat else sse(number, behaviour.text)
         return 200, {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}, stream
+
+
+_CHAT_USAGE = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
 
 
 def chat_sse(number: int, text: str) -> bytes:
     """One streamed Chat Completions turn: the role, the text, the stop with its usage, [DONE]."""
     head = {"id": f"chatcmpl-standin-{number:04d}", "object": "chat.completion.chunk", "created": 0, "model": "m"}
-    usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+    usage = _CHAT_USAGE
     chunks = [
         head | {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]},
         head | {"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]},
         head | {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": usage},
+    ]
+    return b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks) + b"data: [DONE]\n\n"
+
+
+def call_sse(number: int, call: Call) -> bytes:
+    """One streamed Chat Completions turn asking for a tool call."""
+    head = {"id": f"chatcmpl-standin-{number:04d}", "object": "chat.completion.chunk", "created": 0, "model": "m"}
+    function = {"name": call.name, "arguments": call.arguments}
+    tool = {"index": 0, "id": f"call_standin_{number:04d}", "type": "function", "function": function}
+    chunks = [
+        head | {"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [tool]}, "finish_reason": None}]},
+        head | {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}], "usage": _CHAT_USAGE},
     ]
     return b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks) + b"data: [DONE]\n\n"
 

@@ -41,7 +41,8 @@ def opencode_home(home: Path, base_url: str) -> Path:
         "options": {"baseURL": base_url, "apiKey": "sk-standin"},
         "models": {"standin-model": {"name": "standin-model"}},
     }
-    settings = {"model": f"{PROVIDER}/standin-model", "provider": {PROVIDER: provider}}
+    # the user's own rule: a shell command is asked about (the dialog the plugin reports as blocked)
+    settings = {"model": f"{PROVIDER}/standin-model", "provider": {PROVIDER: provider}, "permission": {"bash": "ask"}}
     (folder / "opencode.json").write_text(json.dumps(settings), encoding="utf-8")
     dependency = {"@opencode-ai/plugin": pinned_version()}
     (folder / "package.json").write_text(json.dumps({"dependencies": dependency}), encoding="utf-8")

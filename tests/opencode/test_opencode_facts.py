@@ -7,9 +7,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from domain.receipts import ReceiptKind
+from domain.receipts import HarnessState, ReceiptKind, harness_state
 from tests.codex.rig import CodexSession
-from tests.openai_standin.server import Busy, Fail, OpenAIStandIn, Say
+from tests.openai_standin.server import Busy, Call, Fail, OpenAIStandIn, Say
 from tests.opencode.rig import (
     OpencodeRig,
     openai,
@@ -143,3 +143,19 @@ def test_issue21_item1_a_failed_model_request_is_a_turn_failed_receipt(
     opencode.paste(session, "this one fails")
     (failed,) = opencode.wait(session, ReceiptKind.TURN_FAILED, timeout=60)
     assert failed.detail == "unknown" and "scripted failure" in failed.message
+
+
+def test_issue21_item1_a_permission_dialog_is_a_blocked_receipt_and_its_answer_ends_the_block(
+    opencode: OpencodeRig, openai: OpenAIStandIn
+) -> None:
+    session, _ = started(opencode)
+    openai.script(Call("bash", '{"command": "echo hi", "description": "Says hi"}'))
+    opencode.paste(session, "run a command")
+    (blocked,) = opencode.wait(session, ReceiptKind.BLOCKED, timeout=60)
+    assert blocked.detail == "bash" and blocked.tool == ""  # not asked on the item: answered in the pane
+    assert harness_state(opencode.receipts(session)) is HarnessState.BLOCKED
+    wait_for(lambda: "echo hi" in opencode.screen(session), timeout=30, what="the permission dialog")
+    opencode.tmux.run("send-keys", "-t", session.pane, "Enter")  # its first choice: allow once
+    opencode.wait(session, ReceiptKind.WORKING, timeout=60)
+    opencode.wait(session, ReceiptKind.TURN_ENDED, count=2, timeout=60)
+    assert harness_state(opencode.receipts(session)) is HarnessState.IDLE
