@@ -44,9 +44,7 @@ class FileReceipts(ReceiptPort):
         if mode is ReceiptMode.CODEX:
             return ReceiptChannel(args=codex_hooks.arguments(folder))
         if mode is ReceiptMode.OPENCODE:
-            path = folder / opencode_plugin.PLUGIN_FILE
-            _write_whole(path, opencode_plugin.source(folder))
-            return ReceiptChannel(env=((opencode_plugin.CONFIG_VARIABLE, opencode_plugin.config(path)),))
+            return ReceiptChannel(env=opencode_plugin.channel(folder))
         if mode is ReceiptMode.FILE:
             return ReceiptChannel(env=((ENV_VARIABLE, str(folder)),))
         return ReceiptChannel()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.opencode.plugin import CONFIG_VARIABLE, PLUGIN_FILE, config, source
+from adapters.opencode.plugin import channel
 from domain.model import SpawnRequest
 from domain.refs import TmuxTarget
 from tests.codex.rig import CodexRig, CodexSession, one_test, openai, served
@@ -77,11 +77,7 @@ class OpencodeRig(CodexRig):
         """`opencode ARGS PROMPT` in a new tmux session, with the-loop's plugin (`hooks`), as the spawn does it."""
         receipts = self.root / "receipts" / uuid.uuid4().hex[:8]
         receipts.mkdir(parents=True)
-        env: tuple[tuple[str, str], ...] = ()
-        if hooks:
-            plugin = receipts / PLUGIN_FILE
-            plugin.write_text(source(receipts), encoding="utf-8")
-            env = ((CONFIG_VARIABLE, config(plugin)),)
+        env = channel(receipts) if hooks else ()
         target = TmuxTarget(f"loop-oc-{uuid.uuid4().hex[:8]}")
         mark = uuid.uuid4().hex
         request = SpawnRequest(

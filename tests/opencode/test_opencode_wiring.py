@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.opencode.plugin import CONFIG_VARIABLE, PLUGIN_FILE, source
+from adapters.opencode.plugin import CONFIG_VARIABLE, PLUGIN_FILE, TUI_CONFIG_VARIABLE, TUI_PLUGIN_FILE, source
 from adapters.receipts.files import FileReceipts
 from app.config.harnesses import BUILTIN_HARNESSES
 from app.config.settings import Settings
@@ -38,18 +38,22 @@ def test_issue21_item1_an_opencode_spawn_gets_its_plugin_in_its_config_content_w
     receipts = FileReceipts(tmp_path)
     channel = receipts.prepare(ITEM, "s1", mode=ReceiptMode.OPENCODE)
     folder = receipts.folder(ITEM, "s1")
-    ((name, value),) = channel.env
-    assert (name, channel.args) == (CONFIG_VARIABLE, ())
-    assert json.loads(value) == {"plugin": [(folder / PLUGIN_FILE).as_uri()]}
+    env = dict(channel.env)
+    assert (sorted(env), channel.args) == (sorted([CONFIG_VARIABLE, TUI_CONFIG_VARIABLE]), ())
+    assert json.loads(env[CONFIG_VARIABLE]) == {"plugin": [(folder / PLUGIN_FILE).as_uri()]}
     assert (folder / PLUGIN_FILE).read_text(encoding="utf-8") == source(folder)
+    tui = json.loads(Path(env[TUI_CONFIG_VARIABLE]).read_text(encoding="utf-8"))
+    assert tui == {"plugin": [(folder / TUI_PLUGIN_FILE).as_uri()]} and (folder / TUI_PLUGIN_FILE).is_file()
 
 
 DRIVER = """
+import { writeFileSync } from "node:fs"
 const { TheLoopReceipts } = await import(process.argv[2])
 const hooks = await TheLoopReceipts({ client: {} })
 const steps = JSON.parse(process.argv[3])
 for (const [kind, a, b] of steps) {
   if (kind === "chat") await hooks["chat.message"]({ sessionID: a }, { parts: [{ type: "text", text: b }] })
+  else if (kind === "shown") writeFileSync(`${process.argv[4]}/shown-${a}`, "")  // what the TUI plugin leaves
   else await hooks.event({ event: { type: kind, properties: a } })
 }
 """
@@ -67,7 +71,8 @@ def run_plugin(tmp_path: Path, steps: list[list[object]]) -> list[Receipt]:
     driver = tmp_path / "driver.mjs"
     driver.write_text(DRIVER, encoding="utf-8")
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    subprocess.run([node, str(driver), plugin.as_uri(), json.dumps(steps)], check=True, timeout=60, env=env)
+    folder = str(receipts.folder(ITEM, "s1"))
+    subprocess.run([node, str(driver), plugin.as_uri(), json.dumps(steps), folder], check=True, timeout=60, env=env)
     return list(receipts.read(ITEM, "s1"))
 
 
@@ -78,6 +83,7 @@ def test_issue21_item1_the_plugin_maps_opencodes_events_to_the_receipts_of_claud
         [
             ["session.created", {"sessionID": "ses_main", "info": main}],
             ["chat", "ses_main", "first\nDelivery: d1 (receipt t1)"],
+            ["shown", "ses_main"],
             ["session.created", {"sessionID": "ses_child", "info": child}],
             ["chat", "ses_child", "a subagent's prompt"],
             ["session.idle", {"sessionID": "ses_child"}],
