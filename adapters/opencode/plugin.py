@@ -174,6 +174,7 @@ _TUI_SOURCE = r"""// the-loop's TUI side for one opencode spawn (written by the-
 import { writeFileSync } from "node:fs"
 
 const FOLDER = __FOLDER__
+const SETTLE_MS = 100
 
 export default {
   id: "the-loop-receipts",
@@ -184,9 +185,12 @@ export default {
       const session = route?.name === "session" ? route.params?.sessionID : ""
       if (!session || said.has(session)) return
       said.add(session)
-      try {
-        writeFileSync(`${FOLDER}/shown-${session}`, "", { mode: 0o600 })
-      } catch {}
+      // the route changes as the session view starts to mount: its input takes keys a frame later
+      setTimeout(() => {
+        try {
+          writeFileSync(`${FOLDER}/shown-${session}`, "", { mode: 0o600 })
+        } catch {}
+      }, SETTLE_MS)
     }, 25)
     api.lifecycle?.onDispose?.(() => clearInterval(timer))
   },
