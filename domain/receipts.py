@@ -30,6 +30,7 @@ class ReceiptMode(enum.Enum):
     CLAUDE = "claude"  # the-loop passes its hooks on Claude Code's command line (--settings)
     CODEX = "codex"  # the-loop passes its hooks, already trusted, on Codex's command line (-c)
     GEMINI = "gemini"  # the-loop's extension's hooks write receipts into $THE_LOOP_RECEIPTS (Gemini CLI)
+    OPENCODE = "opencode"  # the-loop hands opencode its plugin in $OPENCODE_CONFIG_CONTENT
     FILE = "file"  # the harness writes receipt files itself into $THE_LOOP_RECEIPTS
     NONE = "none"  # no receipts: confirmation is the pane still alive after confirmSeconds
 

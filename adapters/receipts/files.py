@@ -10,6 +10,7 @@ from pathlib import Path
 
 from adapters.codex import hooks as codex_hooks
 from adapters.gemini import hooks as gemini_hooks
+from adapters.opencode import plugin as opencode_plugin
 from adapters.receipts.hooks import DECISION, EXPIRED, TAKEN, settings
 from adapters.receipts.reading import parse, receipt_names, spawn_folder
 from adapters.support.private import private_dir
@@ -45,6 +46,8 @@ class FileReceipts(ReceiptPort):
             return ReceiptChannel(args=("--settings", str(path)))
         if mode is ReceiptMode.CODEX:
             return ReceiptChannel(args=codex_hooks.arguments(folder))
+        if mode is ReceiptMode.OPENCODE:
+            return ReceiptChannel(env=opencode_plugin.channel(folder))
         if mode is ReceiptMode.GEMINI:
             gemini_hooks.install(self._gemini_home or gemini_hooks.default_home())
         if mode in {ReceiptMode.FILE, ReceiptMode.GEMINI}:

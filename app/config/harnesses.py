@@ -65,7 +65,8 @@ class HarnessSettings(BaseModel):
         default=ReceiptMode.NONE,
         description="How the harness confirms what it got: `claude` (the-loop passes Claude Code its hooks with "
         "`--settings`), `codex` (the-loop passes Codex its hooks, trusted, with `-c`), `gemini` (the-loop's extension "
-        "in Gemini CLI's folder runs its hooks in the-loop's spawns), `file` (the harness writes "
+        "in Gemini CLI's folder runs its hooks in the-loop's spawns), `opencode` (the-loop passes opencode its plugin "
+        "in `$OPENCODE_CONFIG_CONTENT`), `file` (the harness writes "
         "receipt files into `$THE_LOOP_RECEIPTS` itself), `none` (a "
         "delivery counts once the harness is still alive `confirmSeconds` later).",
     )
@@ -188,7 +189,16 @@ BUILTIN_HARNESSES: Mapping[str, HarnessSettings] = {
             "readySeconds": 30,
             "confirmSeconds": 30,
         },
-        "opencode": {"binary": "opencode", "sessionIdArgs": ["--prompt"], "readySeconds": 30},
+        # issue 21: receipts from a plugin, resume by the id its ready receipt gave (the plugin
+        # submits the prompt the TUI drops on a resume; tests/opencode/test_opencode_facts.py)
+        "opencode": {
+            "binary": "opencode",
+            "sessionIdArgs": ["--prompt"],
+            "resumeArgs": ["--session", "{session_id}", "--prompt"],
+            "receipts": "opencode",
+            "readySeconds": 30,
+            "confirmSeconds": 30,
+        },
     }.items()
 }
 

@@ -9,8 +9,10 @@ import signal
 import subprocess
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -22,10 +24,11 @@ from domain.receipts import Receipt, ReceiptKind
 from domain.refs import TmuxTarget
 from tests.claude.rig import ClaudeTmux, _gone
 from tests.openai_standin.server import OpenAIStandIn
-from tests.real_agents import for_one_test, private_tmux, required, running, serving
+from tests.real_agents import for_one_test, required, serving
 from tests.tmux_support import require_tmux, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
+R = TypeVar("R", bound="CodexRig")
 INSTALLER = ROOT / "scripts" / "install_codex.py"
 PROVIDER = "standin"
 
@@ -153,15 +156,41 @@ def openai() -> Iterator[OpenAIStandIn]:
     yield from serving(OpenAIStandIn())
 
 
+@contextmanager
+def served(kind: type[R], binary: Path, config_dir: Path, env: dict[str, str], base: Path) -> Iterator[R]:
+    """A rig of `kind` on a private tmux server started with `env`; everything it spawned ended after."""
+    require_tmux()
+    tmux = ClaudeTmux(base / "tmux")
+    tmux.tmpdir.mkdir()
+    tmux.start(env)
+    rig = kind(binary, config_dir, tmux, root=base / "folders")
+    try:
+        yield rig
+    finally:
+        rig.close()
+        tmux.kill_server()
+
+
+@contextmanager
+def one_test(rig: R, standin: OpenAIStandIn) -> Iterator[R]:
+    """The rig for one test: a fresh stand-in script, and what the test spawned ended after it."""
+    standin.reset()
+    before = len(rig.spawned)
+    try:
+        yield rig
+    finally:
+        standin.release()
+        rig.close(since=before)
+
+
 @pytest.fixture(scope="module")
 def codex_rig(
     codex_binary: Path, openai: OpenAIStandIn, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[CodexRig]:
-    require_tmux()
     base = tmp_path_factory.mktemp("codex")
     codex_dir = codex_home(base / "home" / ".codex", openai.base_url)
-    tmux = private_tmux(base / "tmux", codex_env(base / "home", codex_dir))
-    yield from running(CodexRig(codex_binary, codex_dir, tmux, root=base / "folders"), tmux)
+    with served(CodexRig, codex_binary, codex_dir, codex_env(base / "home", codex_dir), base) as rig:
+        yield rig
 
 
 @pytest.fixture

@@ -1,9 +1,11 @@
-"""The stand-in's HTTP server on 127.0.0.1: `POST /v1/responses` answered from a script over SSE,
-everything else minimally, every request logged.
+"""The stand-in's HTTP server on 127.0.0.1: `POST /v1/responses` and `POST /v1/chat/completions`
+answered from a script over SSE, everything else minimally, every request logged.
 
 Codex (a custom `model_providers` entry with `wire_api = "responses"`) streams each turn: the
 stand-in answers `response.created`, the assistant message as `response.output_item.done`, then
-`response.completed`, which ends the turn.
+`response.completed`, which ends the turn. opencode's OpenAI-compatible provider
+(`@ai-sdk/openai-compatible`) streams Chat Completions: chunks with the text as a `delta`, one with
+`finish_reason: stop` and the usage, then `data: [DONE]`.
 """
 
 from __future__ import annotations
@@ -40,7 +42,15 @@ class Fail:
     message: str = "scripted failure"
 
 
-Behaviour = Say | Busy | Fail
+@dataclass(frozen=True, slots=True)
+class Call:
+    """Ask for one tool call (Chat Completions only): `name` with `arguments`, then end the turn for it."""
+
+    name: str
+    arguments: str = "{}"  # JSON text, as the API carries it
+
+
+Behaviour = Say | Busy | Fail | Call
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,12 +62,17 @@ class Request:
 
     @property
     def is_turn(self) -> bool:
-        return self.method == "POST" and urlsplit(self.path).path.endswith("/responses")
+        return self.method == "POST" and urlsplit(self.path).path.endswith(("/responses", "/chat/completions"))
+
+    @property
+    def is_chat(self) -> bool:
+        return urlsplit(self.path).path.endswith("/chat/completions")
 
     def user_texts(self) -> list[str]:
-        """The text of the user messages in `input`, in order."""
+        """The text of the user messages in `input` (Responses) or `messages` (Chat Completions), in order."""
         texts: list[str] = []
-        for item in (self.body or {}).get("input", []) if isinstance(self.body, dict) else []:
+        body: dict[str, Any] = self.body if isinstance(self.body, dict) else {}
+        for item in body.get("input", body.get("messages")) or []:
             if item.get("type", "message") != "message" or item.get("role") != "user":
                 continue
             content = item.get("content")
@@ -127,11 +142,10 @@ class OpenAIStandIn:
             behaviour = behaviour.then
         if isinstance(behaviour, Fail):
             return behaviour.status, {"Content-Type": "application/json"}, json.dumps(self.failure(behaviour)).encode()
-        return (
-            200,
-            {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"},
-            self.reply(number, behaviour),
-        )
+        stream = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        if isinstance(behaviour, Call):  # a tool call asked for over Chat Completions (opencode)
+            return 200, stream, call_sse(number, behaviour)
+        return 200, stream, chat_sse(number, behaviour.text) if request.is_chat else self.reply(number, behaviour)
 
     def reply(self, number: int, behaviour: Any) -> bytes:
         """The body answering a turn scripted `behaviour` (a `Say`; a subclass may know more)."""
@@ -145,6 +159,33 @@ class OpenAIStandIn:
 
     def minimal(self, request: Request) -> tuple[int, dict[str, str], bytes]:
         return _minimal(request)
+
+
+_CHAT_USAGE = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+
+
+def chat_sse(number: int, text: str) -> bytes:
+    """One streamed Chat Completions turn: the role, the text, the stop with its usage, [DONE]."""
+    head = {"id": f"chatcmpl-standin-{number:04d}", "object": "chat.completion.chunk", "created": 0, "model": "m"}
+    usage = _CHAT_USAGE
+    chunks = [
+        head | {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]},
+        head | {"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]},
+        head | {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": usage},
+    ]
+    return b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks) + b"data: [DONE]\n\n"
+
+
+def call_sse(number: int, call: Call) -> bytes:
+    """One streamed Chat Completions turn asking for a tool call."""
+    head = {"id": f"chatcmpl-standin-{number:04d}", "object": "chat.completion.chunk", "created": 0, "model": "m"}
+    function = {"name": call.name, "arguments": call.arguments}
+    tool = {"index": 0, "id": f"call_standin_{number:04d}", "type": "function", "function": function}
+    chunks = [
+        head | {"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [tool]}, "finish_reason": None}]},
+        head | {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}], "usage": _CHAT_USAGE},
+    ]
+    return b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks) + b"data: [DONE]\n\n"
 
 
 def sse(number: int, text: str) -> bytes:
@@ -164,7 +205,7 @@ def sse(number: int, text: str) -> bytes:
         "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": 2,
     }
-    events = [
+    events: list[dict[str, Any]] = [
         {"type": "response.created", "response": {"id": response_id}},
         {
             "type": "response.output_item.added",

@@ -61,8 +61,9 @@ def test_opencode_starts_fresh_with_the_prompt_given_to_its_prompt_flag() -> Non
     assert command_line(spec("opencode"), resume=False) == ("opencode", "--prompt", PROMPT)
 
 
-def test_opencode_is_not_resumed_since_it_names_its_sessions_itself() -> None:
-    assert not spec("opencode").can_resume
+def test_issue21_item2_opencode_resumes_by_the_id_its_ready_receipt_named() -> None:
+    assert spec("opencode").names_its_conversations
+    assert command_line(spec("opencode"), resume=True) == ("opencode", "--session", SESSION, "--prompt", PROMPT)
 
 
 def test_cursor_agent_stays_as_it_was_a_positional_prompt_and_no_resume() -> None:
@@ -74,7 +75,7 @@ def test_aider_is_not_built_in_since_its_positional_arguments_are_files_to_edit(
     assert "aider" not in BUILTIN_HARNESSES
 
 
-@pytest.mark.parametrize("name", ["cursor", "opencode"])
+@pytest.mark.parametrize("name", ["cursor"])
 def test_a_cli_the_loop_reads_no_receipt_from_confirms_by_staying_alive(name: str) -> None:
     harness = spec(name)
     assert (harness.receipts, harness.trust_workdir) == (ReceiptMode.NONE, False)
