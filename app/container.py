@@ -448,6 +448,7 @@ class Container(containers.DeclarativeContainer):
             pass_every_seconds=settings.provided.state.prune_pass_seconds,
             margin=providers.Callable(_prune_margin, settings),
             host=settings.provided.host_id,
+            interval_seconds=settings.provided.polling.interval_seconds,
         ),
         feedback=feedback,
     )

@@ -83,12 +83,17 @@ def _verify(db: sqlite3.Connection, name: str, known: int) -> None:
         raise StateError(f"{name}: database is corrupt: {'; '.join(problems[:3])}")
 
 
+WAL_KEEP_BYTES = 4 * 1024 * 1024
+
+
 def _prepare(db: sqlite3.Connection, schema: Schema) -> None:
     db.execute("PRAGMA journal_mode = WAL")
     # FULL, not NORMAL: a committed ledger entry records a paste that already happened; under
     # NORMAL a power cut may roll that commit back and the comment would be delivered twice.
     # The price is one fsync per transaction: a handful per poll cycle.
     db.execute("PRAGMA synchronous = FULL")
+    # issue 23: the WAL is cut back to this after each checkpoint, not left at its largest since the start
+    db.execute(f"PRAGMA journal_size_limit = {WAL_KEEP_BYTES}")
     if db.execute("PRAGMA user_version").fetchone()[0] == schema.version:
         return  # current: nothing to create or migrate, so no write lock to wait for (`status` while one is held)
     db.execute("BEGIN IMMEDIATE")

@@ -14,7 +14,10 @@ from domain.ledger import PRUNE_MARGIN
 from domain.ports import ClockPort, EventSink, StateStore
 from domain.refs import WorkItemRef
 
-PRUNE_BATCH = 20  # ledgers looked at per cycle: each in its own short transaction, the cycle never waits long
+PRUNE_BATCH = 20  # ledgers looked at per poll interval: each in its own short transaction, the cycle never waits long
+# a cycle that took longer than the interval (a burst delivered) looks at more, at most this many
+# intervals' worth: the pass keeps its pace in time, however long the cycles run
+MAX_CATCH_UP = 10
 # a pass over every item begins at most this often: a horizon moves with the reads, an hour behind
 # them, so a pass a cycle would only re-read quiet ledgers (issue 23: an idle cycle touches none)
 PASS_EVERY_SECONDS = 600.0
@@ -40,17 +43,20 @@ class LedgerPruner:
     pass_every_seconds: float = PASS_EVERY_SECONDS
     margin: timedelta = PRUNE_MARGIN  # how far the horizon trails the last read
     host: str = ""  # where this host's pass stands is its own: hosts hold different items
+    interval_seconds: float = 0.0  # the poll interval, which `batch` is per (0: per cycle, whatever it took)
     _queue: list[WorkItemRef] = field(init=False, default_factory=list)  # what is left of this pass
     _next_pass: float | None = field(init=False, default=None)  # on the monotonic clock; None: the first pass is due
+    _last_run: float | None = field(init=False, default=None)  # on the monotonic clock
 
     def run(self, held: Held) -> int:
         """Prune the next few ledgers; how many comment ids were dropped."""
+        size = self._turn_size()  # how long the cycle since the last one took, whether a pass runs or not
         if not self._queue:
             now = self.clock.monotonic()
             if self._next_pass is not None and now < self._next_pass:
                 return 0
             self._queue, self._next_pass = self._pass(), now + self.pass_every_seconds
-        turn, self._queue = self._queue[: self.batch], self._queue[self.batch :]
+        turn, self._queue = self._queue[:size], self._queue[size:]
         if turn:
             self.store.save_meta(self._position_key, str(turn[-1]) if self._queue else "")
         turn = [item for item in turn if item in held]
@@ -67,6 +73,15 @@ class LedgerPruner:
                 before = datetime.fromisoformat(read) - self.margin
                 dropped += self._prune(item, min(before, waiting.get(item, before)))
         return dropped
+
+    def _turn_size(self) -> int:
+        """`batch` per poll interval since the last run, at least `batch`, at most `MAX_CATCH_UP` times it."""
+        now = self.clock.monotonic()
+        elapsed, self._last_run = (now - self._last_run if self._last_run is not None else 0.0), now
+        if self.interval_seconds <= 0:
+            return self.batch
+        intervals = min(max(1.0, elapsed / self.interval_seconds), MAX_CATCH_UP)
+        return int(self.batch * intervals)
 
     @property
     def _position_key(self) -> str:

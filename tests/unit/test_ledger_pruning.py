@@ -139,3 +139,20 @@ def test_issue23_item1_a_restarted_daemon_resumes_the_pass_where_it_stood_and_re
     again.run(Held(everything=True))  # the next begins at the first item
 
     assert store.looked == [1, 2, 3, 4, 5, 6, 1, 2]
+
+
+def test_issue23_item1_a_cycle_longer_than_the_interval_looks_at_that_many_intervals_worth_at_most_ten() -> None:
+    store = _Looked()
+    for number in range(1, 61):
+        store.save_ledger(replace(armed(), item=WorkItemRef.parse(f"github:acme/widgets#{number}")))
+    store.save_meta(read_through_key(ITEM.repo), T0.isoformat())
+    clock = FakeClock()
+    pruner = LedgerPruner(store=store, events=RecordingEvents(), clock=clock, batch=2, interval_seconds=1.0)
+
+    pruner.run(Held(everything=True))  # an idle cycle: one interval's worth
+    clock.ticks += 3  # a cycle that delivered a burst took three intervals
+    pruner.run(Held(everything=True))
+    clock.ticks += 60  # one that took sixty
+    pruner.run(Held(everything=True))
+
+    assert len(store.looked) == 2 + 6 + 20
