@@ -195,6 +195,7 @@ class Daemon:
             # the interval is counted after each cycle, so a slow cycle never overlaps the next
             self._wait(pause)
         self.cycle.drain()  # the items' work in hand (a wait cut short by the stop) ends under the lock
+        self.cycle.beside = False  # a cycle run after this daemon's (a test's, `--once`) waits for its items
         self.events.emit(Event.POLLER_STOPPED, pid=os.getpid(), once=once)
 
     def _cycle(self, started: str, trouble: Trouble, *, once: bool) -> float:
