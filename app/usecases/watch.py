@@ -105,7 +105,10 @@ class HarnessWatch:
                 return Watched(Verdict.YES, f"harness {state.value}", source=self._ready_source(record))
             if state is HarnessState.BLOCKED:
                 return Watched(Verdict.BLOCKED, "harness waits for an answer in its session")
-            if state in {HarnessState.DEAD, HarnessState.ENDED}:
+            # an `ended` receipt while its pane still runs is not its death: a Claude Code resuming a
+            # conversation whose process was killed says the old session ended, then starts (the
+            # kill campaign); a harness that really ended exits, and its pane says so
+            if state is HarnessState.DEAD:
                 return Watched(Verdict.DEAD, f"harness {state.value} before it said it was ready")
             if self._clock.monotonic() >= deadline:
                 return self._timed_out(record, probe, f"harness not ready {harness.ready_seconds:g}s after its spawn")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from domain.ledger import Resolution
 from domain.model import Probe
+from domain.receipts import ReceiptKind
 from domain.refs import TmuxTarget
 from tests.fakes.receipts import FakeReceipts
 from tests.fakes.tmux import FakePane, FakeTmux
@@ -62,3 +63,34 @@ def test_issue21_item6_a_resume_cut_short_by_a_killed_tmux_server_keeps_its_conv
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
     assert sum(prompt.count("TOKEN-1") for prompt in tmux.took) == 1
     assert [e["resumed"] for e in world.events.named("session.respawned")] == [True]  # again, after the cut
+
+
+class EndsTheOldSessionFirst(FakeTmux):
+    """Seen with the real Claude Code in the kill campaign (`--harness claude`, seed 2462575143): a
+    harness resuming a conversation whose last process was SIGKILLed wrote a `SessionEnd` receipt at
+    its start, and its `SessionStart` a moment later — alive all along."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.receipts: FakeReceipts | None = None
+        self.listeners.append(self._heard)
+
+    def _heard(self, what: str, pane: FakePane, text: str) -> None:
+        if what == "spawn" and "--resume" in pane.argv and self.receipts is not None:
+            self.receipts.plant(pane.mark, ReceiptKind.ENDED)  # at once: before its ready receipt
+
+
+def test_issue21_item6_an_ended_receipt_from_a_resume_whose_pane_still_runs_is_not_its_death() -> None:
+    tmux = EndsTheOldSessionFirst()
+    world = World(tmux=tmux)
+    assert isinstance(world.receipts, FakeReceipts)
+    tmux.receipts = world.receipts
+    ref = world.watched()
+    world.vanish(ref)
+    comment = world.comment(ref, "please look at TOKEN-2")
+
+    world.cycle()
+
+    assert world.events.named("session.resume_failed") == []
+    assert [e["resumed"] for e in world.events.named("session.respawned")] == [True]
+    assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
