@@ -106,12 +106,9 @@ class ShDoctorProbe:
         return f"{lines[0] if lines else 'no version printed'} ({found})"
 
     def json_file(self, path: Path) -> Mapping[str, Any] | None:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+        text = _text_of(path)
+        if text is None:
             return None
-        except (OSError, UnicodeDecodeError) as error:
-            raise LoopError(f"{path}: cannot read: {error}") from None
         try:
             data = json.loads(text)
         except ValueError:
@@ -121,12 +118,9 @@ class ShDoctorProbe:
         return data
 
     def toml_file(self, path: Path) -> Mapping[str, Any] | None:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+        text = _text_of(path)
+        if text is None:
             return None
-        except (OSError, UnicodeDecodeError) as error:
-            raise LoopError(f"{path}: cannot read: {error}") from None
         try:
             return tomllib.loads(text)
         except tomllib.TOMLDecodeError:
@@ -178,3 +172,13 @@ class _Failed(LoopError):
 
 def _text(data: bytes | str) -> str:
     return data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+
+
+def _text_of(path: Path) -> str | None:
+    """The file's text; None when there is none; a clear error when it cannot be read."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as error:
+        raise LoopError(f"{path}: cannot read: {error}") from None
