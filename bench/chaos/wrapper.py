@@ -70,6 +70,8 @@ def main() -> int:
     signal.pthread_sigmask(signal.SIG_BLOCK, ending)  # none lost between the fork and the handlers
     child = os.fork()
     if child == 0:
+        for signum in ending:  # the agent as a pane starts it, whatever the campaign inherited (nohup)
+            signal.signal(signum, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, ending)
         try:
             os.execv(binary, [binary, *args])
