@@ -1,4 +1,4 @@
-"""`python -m bench.chaos --kills N [--seed S] [--harness sim|codex|claude] [--receipts file|none]`:
+"""`python -m bench.chaos --kills N [--seed S] [--harness sim|codex|claude|gemini|opencode] [--receipts file|none]`:
 the kill campaign. Its last line reads `N kills: L lost, D duplicated, K live sessions killed`;
 exit 1 when L or K is not 0, or D is not 0 for a harness with receipts. `--harness sim` (the
 default) is tests/harness_sim.py, with `--receipts`; another name is that real agent, offline

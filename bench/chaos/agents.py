@@ -40,6 +40,7 @@ SIM = ROOT / "tests" / "harness_sim.py"
 WRAPPER = Path(__file__).resolve().with_name("wrapper.py")
 REMEMBER = ("--remember", "--peers")  # resumable conversations; a harness says what else ran at its start
 TAP_SECONDS = 0.05
+UNNAMED = ""  # the conversation of a model request that does not say which it is (Gemini's)
 
 
 class Agent(Protocol):
@@ -110,7 +111,7 @@ class ModelTurn:
 @dataclass
 class HookTap:
     """Reads the receipts the agent's hooks write into each spawn's folder (found in the agent's
-    argv) and appends `ready` and `prompt` lines to the record, each receipt once."""
+    argv, or the environment its hooks read) and appends `ready` and `prompt` lines to the record, each receipt once."""
 
     record: Path
     receipts_root: Path
@@ -127,7 +128,7 @@ class HookTap:
             shape = re.compile(re.escape(str(self.receipts_root)) + r"/([A-Za-z0-9._-]+)/([A-Za-z0-9._-]+)")
             for line in self._starts.new():
                 if line.get("kind") == "start":
-                    found = shape.search(" ".join(line.get("argv", [])))
+                    found = shape.search(" ".join([*line.get("argv", []), *line.get("env", [])]))
                     if found:
                         self._folders[self.receipts_root / found[1] / found[2]] = line["pid"]
             lines = []
@@ -173,9 +174,10 @@ class RealAgent:
     def turns(self) -> list[ModelTurn]:
         raise NotImplementedError
 
-    def wrapped(self, root: Path, record: Path) -> dict[str, Any]:
+    def wrapped(self, root: Path, record: Path, *args: str) -> dict[str, Any]:
+        """The entry running the agent under the wrapper: `args`, the built-in's own (the entry's replace them)."""
         self.hooks = HookTap(record, root / "state" / "receipts")
-        return {"binary": sys.executable, "args": [str(WRAPPER), str(record), str(self.binary)]}
+        return {"binary": sys.executable, "args": [str(WRAPPER), str(record), str(self.binary), *args]}
 
     def tap(self) -> None:
         if self.hooks is not None:
@@ -194,7 +196,12 @@ class RealAgent:
     def taken(self, runs: list[HarnessRun]) -> Taken:
         def by_conversation(token: str) -> Mapping[str, int]:
             hooks, model = self.counts(token)
-            return {c: max(hooks[c], model[c]) for c in {*hooks, *model}}
+            named = {c: max(hooks[c], model[c]) for c in {*hooks, *model} if c != UNNAMED}
+            most = model[UNNAMED]  # requests that name no conversation: the most one request held
+            if most > max(named.values(), default=0):
+                # some conversation held it `most` times: the one the hooks name, when there is one
+                named[next(iter(named)) if len(named) == 1 else UNNAMED] = most
+            return named
 
         return by_conversation
 
@@ -304,5 +311,81 @@ class Claude(RealAgent):
             self.standin.close()
 
 
-# `--harness NAME`: the Gemini and opencode plugs go here (docs/harnesses.md, "Adding a harness")
-AGENTS: dict[str, Callable[[], Agent]] = {"sim": Simulator, "codex": Codex, "claude": Claude}
+def gemini_turns(log: list[Any]) -> list[ModelTurn]:
+    """Gemini CLI's turns: `streamGenerateContent` requests. The Gemini API is told no session, so
+    a turn's conversation is unnamed: the hooks' receipts name it (`RealAgent.taken`)."""
+    return [ModelTurn(UNNAMED, tuple(request.user_texts())) for request in list(log) if request.is_turn]
+
+
+@dataclass
+class Gemini(RealAgent):
+    """The pinned Gemini CLI against tests/gemini_standin, as tests/gemini/ runs it."""
+
+    name: str = "gemini"
+    standin: Any = None
+
+    def setup(self, root: Path, record: Path) -> tuple[dict[str, Any], dict[str, str]]:
+        from tests.gemini.rig import gemini_env, gemini_home, installed_binary
+        from tests.gemini_standin.server import GeminiStandIn
+
+        self.binary = self.binary if self.binary != Path() else installed_binary()
+        self.standin = GeminiStandIn()
+        gemini_home(root / "home")  # its sign-in chosen, as a user does once
+        env = gemini_env(root / "home", self.standin.base_url)
+        env.pop("PATH")  # the poller's own: it runs Python, tmux and node
+        return self.wrapped(root, record, "--skip-trust"), env
+
+    def turns(self) -> list[ModelTurn]:
+        return gemini_turns(self.standin.log) if self.standin else []
+
+    def close(self) -> None:
+        if self.standin:
+            self.standin.close()
+
+
+def chat_turns(log: list[Any]) -> list[ModelTurn]:
+    """opencode's turns: Chat Completions requests, by the session their `x-session-id` names."""
+    turns = []
+    for request in list(log):
+        if not request.is_turn:
+            continue
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        conversation = headers.get("x-session-id") or UNNAMED
+        turns.append(ModelTurn(conversation, tuple(request.user_texts())))
+    return turns
+
+
+@dataclass
+class Opencode(RealAgent):
+    """The pinned opencode against tests/openai_standin (Chat Completions), as tests/opencode/ runs it."""
+
+    name: str = "opencode"
+    standin: Any = None
+
+    def setup(self, root: Path, record: Path) -> tuple[dict[str, Any], dict[str, str]]:
+        from tests.openai_standin.server import OpenAIStandIn
+        from tests.opencode.rig import opencode_env, opencode_home
+        from tests.pinned_tools import pin
+
+        self.binary = self.binary if self.binary != Path() else pin("opencode").target(ROOT)
+        self.standin = OpenAIStandIn()
+        opencode_home(root / "home", self.standin.base_url)
+        env = opencode_env(root / "home")
+        env.pop("PATH")
+        return self.wrapped(root, record), env
+
+    def turns(self) -> list[ModelTurn]:
+        return chat_turns(self.standin.log) if self.standin else []
+
+    def close(self) -> None:
+        if self.standin:
+            self.standin.close()
+
+
+AGENTS: dict[str, Callable[[], Agent]] = {
+    "sim": Simulator,
+    "codex": Codex,
+    "claude": Claude,
+    "gemini": Gemini,
+    "opencode": Opencode,
+}

@@ -3,7 +3,8 @@
 It runs `BINARY ARGS...` as its child, in the pane's foreground process group (so the agent's
 terminal is the pane's, as without it), and records, one JSON object per line, as
 tests/harness_sim.py does for the simulator — each line with the agent's `pid`:
-  {"kind": "start", "cwd": ..., "server": ..., "resume": ..., "argv": [...], "wrapper": ...}
+  {"kind": "start", "cwd": ..., "server": ..., "resume": ..., "argv": [...], "env": [...], "wrapper": ...}
+                                     ("env": the values of the variables that hand an agent its hooks)
   {"kind": "peers", "pids": [...]}   the agents of this record and folder still running at its start
   {"kind": "signal", "signum": ...}  SIGHUP or SIGTERM reached the pane (tmux or the-loop ended it),
                                      or a signal ended the agent itself
@@ -24,7 +25,8 @@ import sys
 from typing import Any
 
 MARK = "CHAOS_RECORD"
-RESUME_FLAGS = ("resume", "--resume")  # `codex resume ID`, `claude --resume ID`
+HOOK_VARIABLES = ("THE_LOOP_RECEIPTS", "OPENCODE_CONFIG_CONTENT", "OPENCODE_TUI_CONFIG")  # Gemini's, opencode's
+RESUME_FLAGS = ("resume", "--resume", "--session")  # `codex resume ID`, `claude|gemini --resume ID`, opencode's
 
 
 def running(pid: int, record: str) -> bool:
@@ -92,9 +94,10 @@ def main() -> int:
         with contextlib.suppress(ProcessLookupError):
             os.kill(child, signum)
 
+    hints = [os.environ[name] for name in HOOK_VARIABLES if name in os.environ]
     parts = os.environ.get("TMUX", "").split(",")
     server = int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
-    line("start", cwd=os.getcwd(), server=server, resume=resume_of(args), argv=args, wrapper=os.getpid())
+    line("start", cwd=os.getcwd(), server=server, resume=resume_of(args), argv=args, env=hints, wrapper=os.getpid())
     line("peers", pids=peers(record, child))
     for signum in ending:
         signal.signal(signum, ended)
