@@ -175,9 +175,17 @@ class Delivery:
             return None
         if self.receipts.find(run.item.ref, run.job.receipt):
             return Verdict.YES
-        if record is None or run.job.delivery_id not in record.recent_delivery_ids or not self.watch.running(record):
+        spawned = record is not None and run.job.delivery_id in record.recent_delivery_ids
+        if record is None or not (spawned or self._cut_short(run)) or not self.watch.running(record):
             return None
-        return self.watch.wait_confirmed(record, harness, run.job.receipt, spawned=True).verdict
+        return self.watch.wait_confirmed(record, harness, run.job.receipt, spawned=spawned).verdict
+
+    def _cut_short(self, run: _Run) -> bool:
+        """A crash cut the attempt after its paste may have gone in (the ledger says pasted, or the
+        attempt was under way): its receipt may yet come (opencode's comes after its TUI handed the
+        prompt on, `bench.chaos --harness opencode`), so the wait it was cut from is made again."""
+        pending = run.ledger.pending_entry(run.subject.key)
+        return pending is not None and pending.state in {DeliveryState.PASTED, DeliveryState.ATTEMPTING}
 
     def _went_in_before(self, run: _Run, harness: HarnessSpec) -> Step | None:
         """Without receipts, a prompt the ledger says went in is confirmed as any paste is, by its

@@ -31,6 +31,7 @@ class FakeReceipts(ReceiptPort):
         self.ready_after = ready_after
         self.never_ready = False  # a trust dialog: no hook ever fires
         self.ignore_pastes = False  # pastes never reach the agent (no receipt)
+        self.prompt_after = 0.0  # seconds a paste's prompt receipt takes (opencode's: its TUI hands it on)
         self.spawns: dict[str, _Spawn] = {}
         self.modes: dict[str, ReceiptMode] = {}
         self._due: dict[str, float] = {}  # receipt key -> when it shows, on the clock that never jumps
@@ -105,7 +106,8 @@ class FakeReceipts(ReceiptPort):
             if text:
                 spawn.receipts.append(self._receipt(ReceiptKind.PROMPT, ready, prompt=text))
         elif not self.ignore_pastes:
-            spawn.receipts.append(self._receipt(ReceiptKind.PROMPT, self._ready_in(spawn), prompt=text))
+            after = max(self._ready_in(spawn), self.prompt_after)
+            spawn.receipts.append(self._receipt(ReceiptKind.PROMPT, after, prompt=text))
 
     def _receipt(self, kind: ReceiptKind, after: float, **fields: str) -> Receipt:
         """Written `after` seconds from now: named by the wall clock then, as the real hook's `date`
