@@ -94,6 +94,9 @@ _AFTER: dict[ReceiptKind, HarnessState] = {
     ReceiptKind.ENDED: HarnessState.ENDED,
 }
 
+# until its ready receipt a harness is starting, whatever it said first; a dialog or an end is one
+_LEAVE_STARTING = frozenset({ReceiptKind.READY, ReceiptKind.BLOCKED, ReceiptKind.ENDED})
+
 
 def harness_state(receipts: Iterable[Receipt], *, now: datetime | None = None) -> HarnessState:
     """The state the receipts of one spawn leave the harness in (its pane is judged elsewhere).
@@ -133,6 +136,8 @@ def _within_grace(receipt: Receipt | None, now: datetime | None) -> bool:
 def _after(state: HarnessState, receipt: Receipt) -> HarnessState:
     if receipt.kind in {ReceiptKind.IDLE, ReceiptKind.BLOCKED} and state is HarnessState.BLOCKED:
         return state  # Claude Code also says "idle", or asks again, while its dialog waits
+    if state is HarnessState.STARTING and receipt.kind not in _LEAVE_STARTING:
+        return state  # opencode takes its first prompt before its TUI shows the session: not ready yet
     return _AFTER[receipt.kind]
 
 
@@ -177,8 +182,11 @@ def turn_ended_after(receipts: Sequence[Receipt], line: str) -> bool:
 
 
 def conversation_of(receipts: Iterable[Receipt]) -> str:
-    """The conversation the harness last said it was ready in ('' when it never said): how
-    the-loop learns the id of a harness that names its conversations itself (Codex)."""
-    return next(
-        (r.conversation for r in reversed(list(receipts)) if r.kind is ReceiptKind.READY and r.conversation), ""
-    )
+    """The conversation the harness last said it was ready in, else the one its first prompt
+    receipt names ('' when neither said): how the-loop learns the id of a harness that names its
+    conversations itself (Codex, opencode — whose ready receipt waits for its TUI, and a kill may
+    come first, after the prompt was taken)."""
+    receipts = list(receipts)
+    ready = (r.conversation for r in reversed(receipts) if r.kind is ReceiptKind.READY and r.conversation)
+    prompted = (r.conversation for r in receipts if r.kind is ReceiptKind.PROMPT and r.conversation)
+    return next(ready, "") or next(prompted, "")

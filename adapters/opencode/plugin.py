@@ -6,9 +6,12 @@ its `plugin` list is added to theirs. So the-loop writes this plugin into the sp
 and names it there: the user's configuration is never written, and their own plugins still load.
 
 A second plugin, for the TUI (named in `OPENCODE_TUI_CONFIG`, a `tui.json` in the same folder),
-marks each session the TUI shows; the first plugin holds a new or resumed session's receipts until
-then: the TUI submits its first prompt from its home screen, and a paste that arrives before it shows
-the session lands there and starts a second session (tests/opencode/test_opencode_facts.py).
+marks each session the TUI shows; the first plugin holds a new or resumed session's *ready* receipt
+until then: the TUI submits its first prompt from its home screen, and a paste that arrives before it
+shows the session lands there and starts a second session (tests/opencode/test_opencode_facts.py).
+Every other receipt is written at once: a prompt the session took is said however soon opencode is
+killed after (bench.chaos --harness opencode: held with the ready receipt, such a prompt was given
+again by the retry), and until its ready receipt the-loop counts the harness as starting.
 
 The plugin writes receipts as Claude Code's hooks do (one JSON file each, renamed into place, named
 by the time it was written) with the same fields, so `receipt_of` reads them unchanged:
@@ -41,25 +44,16 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 const FOLDER = __FOLDER__
 const HOLD_MS = 30000
 let sequence = 0
-const gates = new Set()
-const held = []
 
-// a session's receipts wait until the TUI shows it (its TUI plugin leaves `shown-<id>`): a paste
-// before that lands on the home screen, which starts another session with it
-function hold(session) {
-  gates.add(session)
+// a session is ready once the TUI shows it (its TUI plugin leaves `shown-<id>`): a paste before that
+// lands on the home screen, which starts another session with it. Only this receipt waits.
+function readyWhenShown(receipt) {
   const since = Date.now()
   const timer = setInterval(() => {
-    if (!existsSync(`${FOLDER}/shown-${session}`) && Date.now() - since < HOLD_MS) return
+    if (!existsSync(`${FOLDER}/shown-${receipt.session_id}`) && Date.now() - since < HOLD_MS) return
     clearInterval(timer)
-    gates.delete(session)
-    if (gates.size === 0) for (const receipt of held.splice(0)) write(receipt)
+    write(receipt)
   }, 25)
-}
-
-function say(receipt) {
-  if (gates.size > 0) held.push(receipt)
-  else write(receipt)
 }
 
 function write(receipt) {
@@ -108,8 +102,7 @@ export const TheLoopReceipts = async ({ client }) => {
       try {
         const found = await client.session.get({ path: { id: resumed } })
         if (!found?.data?.id) return
-        hold(resumed)
-        say({ hook_event_name: "SessionStart", source: "resume", session_id: resumed })
+        readyWhenShown({ hook_event_name: "SessionStart", source: "resume", session_id: resumed })
         const parts = [{ type: "text", text: prompt }]
         if (prompt) client.session.prompt({ path: { id: resumed }, body: { parts } }).catch(() => {})
       } catch {}
@@ -120,20 +113,17 @@ export const TheLoopReceipts = async ({ client }) => {
       if (children.has(input.sessionID)) return
       open += 1
       const text = (output?.parts ?? []).filter((p) => p.type === "text").map((p) => p.text).join("\n")
-      say({ hook_event_name: "UserPromptSubmit", session_id: input.sessionID, prompt: text })
+      write({ hook_event_name: "UserPromptSubmit", session_id: input.sessionID, prompt: text })
     },
     event: async ({ event }) => {
       const p = event.properties ?? {}
       switch (event.type) {
         case "session.created":
           if (p.info?.parentID) children.add(p.info.id)
-          else {
-            hold(p.info?.id ?? "")
-            say({ hook_event_name: "SessionStart", source: "startup", session_id: p.info?.id ?? "" })
-          }
+          else readyWhenShown({ hook_event_name: "SessionStart", source: "startup", session_id: p.info?.id ?? "" })
           break
         case "permission.asked":
-          say({
+          write({
             hook_event_name: "Notification",
             notification_type: "permission_prompt",
             session_id: p.sessionID,
@@ -141,18 +131,18 @@ export const TheLoopReceipts = async ({ client }) => {
           })
           break
         case "question.asked":
-          say({ hook_event_name: "Notification", notification_type: "elicitation_dialog", session_id: p.sessionID })
+          write({ hook_event_name: "Notification", notification_type: "elicitation_dialog", session_id: p.sessionID })
           break
         case "permission.replied":
         case "question.replied":
         case "question.rejected":
-          say({ hook_event_name: "PostToolUse", session_id: p.sessionID })
+          write({ hook_event_name: "PostToolUse", session_id: p.sessionID })
           break
         case "session.error":
           if (p.sessionID && children.has(p.sessionID)) break
           if (p.error?.name === "MessageAbortedError") break
           open = Math.max(0, open - 1)
-          say({
+          write({
             hook_event_name: "StopFailure",
             session_id: p.sessionID ?? "",
             error: kind(p.error),
@@ -161,7 +151,7 @@ export const TheLoopReceipts = async ({ client }) => {
           break
         case "session.idle":
           if (children.has(p.sessionID)) break
-          for (; open > 0; open--) say({ hook_event_name: "Stop", session_id: p.sessionID })
+          for (; open > 0; open--) write({ hook_event_name: "Stop", session_id: p.sessionID })
           break
       }
     },

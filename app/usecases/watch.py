@@ -117,14 +117,16 @@ class HarnessWatch:
     def wait_confirmed(self, record: SessionRecord, harness: HarnessSpec, line: str, *, spawned: bool) -> Watched:
         """Until a receipt holds `line` (without receipts: the pane is still alive
         `confirmSeconds` later), the harness dies, time is up, or the daemon stops. A prompt on a
-        spawn's argv also waits for the harness to start: `readySeconds` more."""
+        spawn's argv also waits for the harness to start: `readySeconds` more, and its ready receipt
+        too (opencode says it took that prompt before its TUI shows the session, and is ready then)."""
         budget = harness.confirm_seconds + (harness.ready_seconds if spawned else 0.0)
         if harness.receipts is ReceiptMode.NONE:
             return self._alive_after(record, budget)
         deadline = self._clock.monotonic() + budget
         enters, next_enter = (0 if spawned else harness.enter_retries), self._clock.monotonic() + ENTER_RETRY_SECONDS
         for look in itertools.count(1):
-            if confirms(self.receipts(record), line):
+            said = self.receipts(record)
+            if confirms(said, line) and (not spawned or any(r.kind is ReceiptKind.READY for r in said)):
                 return Watched(Verdict.YES, "the harness's receipt names the delivery")
             timed_out = self._clock.monotonic() >= deadline
             if look % PROBE_EVERY == 0 or timed_out:  # a probe is a tmux call: about every POLL_SECONDS

@@ -161,13 +161,15 @@ def test_issue21_item1_a_permission_dialog_is_a_blocked_receipt_and_its_answer_e
     assert harness_state(opencode.receipts(session)) is HarnessState.IDLE
 
 
-def test_issue21_item1_a_paste_at_once_on_the_starts_receipts_reaches_the_started_session(
+def test_issue21_item1_a_paste_at_once_on_the_ready_receipt_reaches_the_started_session(
     opencode: OpencodeRig, openai: OpenAIStandIn
 ) -> None:
     # the TUI submits --prompt from its home screen: a paste there before it shows the session
-    # starts a second session; the plugin holds the receipts until the TUI plugin says it shows it
+    # starts a second session; the plugin holds the ready receipt until the TUI plugin says it
+    # shows it (the prompt's receipt comes at once: until ready, the-loop counts it as starting)
     session = opencode.spawn(opencode.git_folder(), "--prompt", prompt=ARGV_PROMPT)
-    (first,) = opencode.wait(session, ReceiptKind.PROMPT, timeout=START_SECONDS)
+    opencode.wait(session, ReceiptKind.READY, timeout=START_SECONDS)
+    (first,) = opencode.wait(session, ReceiptKind.PROMPT)
     opencode.paste(session, "pasted at once")
     prompts = opencode.wait(session, ReceiptKind.PROMPT, count=2)
     assert prompts[1].prompt == "pasted at once" and prompts[1].conversation == first.conversation

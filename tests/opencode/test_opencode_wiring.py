@@ -15,7 +15,15 @@ from adapters.opencode.plugin import CONFIG_VARIABLE, PLUGIN_FILE, TUI_CONFIG_VA
 from adapters.receipts.files import FileReceipts
 from app.config.harnesses import BUILTIN_HARNESSES
 from app.config.settings import Settings
-from domain.receipts import HarnessState, Receipt, ReceiptKind, ReceiptMode, harness_state, turn_ended_after
+from domain.receipts import (
+    HarnessState,
+    Receipt,
+    ReceiptKind,
+    ReceiptMode,
+    conversation_of,
+    harness_state,
+    turn_ended_after,
+)
 from domain.refs import RepoRef, WorkItemRef
 
 ITEM = WorkItemRef(RepoRef.parse("acme/widgets"), 7)
@@ -54,6 +62,8 @@ const steps = JSON.parse(process.argv[3])
 for (const [kind, a, b] of steps) {
   if (kind === "chat") await hooks["chat.message"]({ sessionID: a }, { parts: [{ type: "text", text: b }] })
   else if (kind === "shown") writeFileSync(`${process.argv[4]}/shown-${a}`, "")  // what the TUI plugin leaves
+  else if (kind === "killed") process.exit(0)
+  else if (kind === "wait") await new Promise((done) => setTimeout(done, a))  // the plugin looks every 25 ms
   else await hooks.event({ event: { type: kind, properties: a } })
 }
 """
@@ -84,6 +94,7 @@ def test_issue21_item1_the_plugin_maps_opencodes_events_to_the_receipts_of_claud
             ["session.created", {"sessionID": "ses_main", "info": main}],
             ["chat", "ses_main", "first\nDelivery: d1 (receipt t1)"],
             ["shown", "ses_main"],
+            ["wait", 200],
             ["session.created", {"sessionID": "ses_child", "info": child}],
             ["chat", "ses_child", "a subagent's prompt"],
             ["session.idle", {"sessionID": "ses_child"}],
@@ -104,8 +115,8 @@ def test_issue21_item1_the_plugin_maps_opencodes_events_to_the_receipts_of_claud
     )
     kinds = [r.kind for r in read]
     assert kinds == [
+        ReceiptKind.PROMPT,  # at once: the ready receipt waits for the TUI to show the session
         ReceiptKind.READY,
-        ReceiptKind.PROMPT,
         ReceiptKind.PROMPT,
         ReceiptKind.BLOCKED,
         ReceiptKind.WORKING,
@@ -114,10 +125,30 @@ def test_issue21_item1_the_plugin_maps_opencodes_events_to_the_receipts_of_claud
         ReceiptKind.PROMPT,
         ReceiptKind.TURN_FAILED,
     ]
-    assert read[0].conversation == "ses_main" and read[0].source == "startup"
+    assert read[1].conversation == "ses_main" and read[1].source == "startup"
     failed = read[-1]
     assert (failed.detail, failed.message) == ("rate_limit", "slow down")
     # the subagent's prompt is not the-loop's; the queued one's turn ended with the idle
     assert turn_ended_after(read, "queued while busy")
     assert harness_state(read[:4]) is HarnessState.BLOCKED
     assert harness_state(read) is HarnessState.IDLE
+
+
+def test_issue21_item6_a_prompt_taken_before_the_tui_shows_the_session_is_said_at_once_and_the_harness_is_starting(
+    tmp_path: Path,
+) -> None:
+    """bench.chaos --harness opencode: killed while its ready receipt waited for the TUI, opencode
+    had taken the prompt, and the retry gave it again (7 of 833 comments). The prompt's receipt is
+    not held; the ready receipt is, so nothing is pasted before the TUI shows the session."""
+    main = {"id": "ses_main"}
+    read = run_plugin(
+        tmp_path,
+        [
+            ["session.created", {"sessionID": "ses_main", "info": main}],
+            ["chat", "ses_main", "first\nDelivery: d1 (receipt t1)"],
+            ["killed"],  # before the TUI showed the session
+        ],
+    )
+    assert [r.kind for r in read] == [ReceiptKind.PROMPT]
+    assert harness_state(read) is HarnessState.STARTING
+    assert conversation_of(read) == "ses_main"  # a resume continues the conversation that took it

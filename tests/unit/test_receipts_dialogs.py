@@ -85,3 +85,21 @@ def test_claude_codes_pre_tool_use_hook_is_a_tool_receipt_and_the_loop_subscribe
     receipt = receipt_of("1796100000000000000-1", '{"hook_event_name": "PreToolUse", "tool_name": "Bash"}')
     assert receipt is not None and receipt.kind is ReceiptKind.TOOL
     assert "PreToolUse" in settings(Path("/state/receipts/x/1"))["hooks"]
+
+
+@pytest.mark.parametrize(
+    ("kinds", "state"),
+    [
+        ((K.PROMPT,), HarnessState.STARTING),  # opencode took its first prompt; its TUI shows it later
+        ((K.PROMPT, K.WORKING, K.TURN_ENDED), HarnessState.STARTING),
+        ((K.PROMPT, K.READY), HarnessState.READY),
+        ((K.PROMPT, K.TURN_ENDED, K.READY, K.PROMPT), HarnessState.BUSY),
+        ((K.PROMPT, K.BLOCKED), HarnessState.BLOCKED),  # a dialog is one, ready or not
+        ((K.ENDED,), HarnessState.ENDED),
+    ],
+    ids=["prompt", "a-whole-turn", "then-ready", "ready-then-prompt", "dialog", "ended"],
+)
+def test_issue21_until_its_ready_receipt_a_harness_is_starting_whatever_it_said_first(
+    kinds: tuple[ReceiptKind, ...], state: HarnessState
+) -> None:
+    assert harness_state(receipts(*kinds)) is state
