@@ -181,9 +181,17 @@ class World:
         found = self.tmux("display-message", "-p", "#{pid}").stdout.strip()
         if found.isdigit():
             os.kill(int(found), signal.SIGKILL)
+        self.end_leftovers()
         self._tapping.set()
         self._tap.join(timeout=10)
         self.agent.close()
+
+    def end_leftovers(self) -> None:
+        """An agent that outlives its tmux server (Gemini CLI does) is ended with the campaign."""
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit() and running(int(entry.name), self.record):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(entry.name), signal.SIGKILL)
 
 
 def events_named(events: list[dict[str, Any]], *names: str) -> list[dict[str, Any]]:

@@ -16,8 +16,10 @@ from typing import Any
 from adapters.codex.hooks import arguments
 from adapters.receipts.hooks import hook_command
 from bench.chaos.account import Sent, Tally, count_comments, count_deaths
-from bench.chaos.agents import WRAPPER, HookTap, ModelTurn, RealAgent, openai_turns
+from adapters.opencode.plugin import channel
+from bench.chaos.agents import UNNAMED, WRAPPER, HookTap, ModelTurn, RealAgent, chat_turns, gemini_turns, openai_turns
 from bench.chaos.records import HarnessRun, harness_runs, running
+from tests.gemini_standin.server import GeminiRequest
 from tests.openai_standin.server import Request
 
 A, B = Sent("11", "CHAOS00000x"), Sent("12", "CHAOS00001x")
@@ -73,6 +75,29 @@ def test_issue21_item6_two_hook_prompts_holding_a_comment_are_a_duplicate_even_i
     assert [entry.split()[0] for entry in tally(agent).duplicated] == [A.token]
 
 
+def test_issue21_item6_turns_that_name_no_conversation_count_for_the_one_the_hooks_name() -> None:
+    # Gemini's model requests say no conversation: its hooks' receipts do
+    once = Scripted([ModelTurn(UNNAMED, (A.token,)), ModelTurn(UNNAMED, (A.token, B.token))], prompts=[("c1", A.token)])
+    found = tally(once)
+    assert (found.delivered, found.duplicated, found.lost) == (2, [], [])  # B: in a request, its hook cut short
+    twice = Scripted([ModelTurn(UNNAMED, (A.token, A.token))], prompts=[("c1", A.token)])
+    (entry,) = tally(twice).duplicated
+    assert entry.startswith(A.token) and entry.endswith("taken 2 times, by one harness")
+    unseen = Scripted([ModelTurn(UNNAMED, (A.token, A.token))])
+    assert len(tally(unseen).duplicated) == 1  # no hook named it: still twice in one conversation
+
+
+def test_issue21_item6_gemini_turns_are_its_stream_requests_and_opencode_turns_are_keyed_by_their_session() -> None:
+    contents = {"contents": [{"role": "user", "parts": [{"text": A.token}]}]}
+    stream = GeminiRequest("POST", "/v1beta/models/m:streamGenerateContent?alt=sse", {}, contents)
+    side = GeminiRequest("POST", "/v1beta/models/m:generateContent", {}, contents)  # "who speaks next?"
+    assert gemini_turns([stream, side]) == [ModelTurn(UNNAMED, (A.token,))]
+    chat = {"messages": [{"role": "user", "content": A.token}]}
+    named = Request("POST", "/v1/chat/completions", {"X-Session-Id": "ses_1"}, chat)
+    title = Request("POST", "/v1/chat/completions", {}, chat)  # a title request names no session
+    assert chat_turns([named, title]) == [ModelTurn("ses_1", (A.token,)), ModelTurn(UNNAMED, (A.token,))]
+
+
 def request(body: dict[str, Any], source: str) -> Request:
     headers = {"x-codex-turn-metadata": json.dumps({"thread_source": source})}
     return Request("POST", "/v1/responses", headers, body)
@@ -108,8 +133,31 @@ def test_issue21_item6_the_hook_tap_turns_each_receipt_into_one_line_of_the_agen
     assert tap.prompts == [("c1", f"see {A.token}")]
 
 
-def wrapped(record: Path, *argv: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, str(WRAPPER), str(record), *argv], start_new_session=True)
+def test_issue21_item6_the_hook_tap_finds_a_folder_the_agents_environment_names(tmp_path: Path) -> None:
+    root, record = tmp_path / "state" / "receipts", tmp_path / "harness.jsonl"
+    folder = root / "github-sandbox-chaos-1" / "spawn-1"
+    folder.mkdir(parents=True)
+    hints = [value for _, value in channel(folder)]  # opencode's: its plugin in OPENCODE_CONFIG_CONTENT
+    start = {"kind": "start", "pid": 42, "cwd": "/w/1", "argv": ["--prompt", "hello"], "env": hints}
+    record.write_text(json.dumps(start) + "\n", encoding="utf-8")
+    tap = HookTap(record, root)
+    receipt(folder, {"hook_event_name": "SessionStart", "session_id": "ses_1", "source": "startup"})
+    tap()
+    (run,) = harness_runs(record)
+    assert (run.pid, run.ready) == (42, True)
+
+
+def wrapped(record: Path, *argv: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    argv = (sys.executable, str(WRAPPER), str(record), *argv)
+    return subprocess.Popen(argv, start_new_session=True, env={**os.environ, **(env or {})})
+
+
+def test_issue21_item6_the_wrapper_records_the_variables_that_hand_the_agent_its_hooks(tmp_path: Path) -> None:
+    record = tmp_path / "harness.jsonl"
+    env = {"THE_LOOP_RECEIPTS": "/r/item/spawn", "OPENCODE_TUI_CONFIG": "/r/item/spawn/tui.json", "OTHER": "x"}
+    assert wrapped(record, "/bin/sh", "-c", "exit 0", env=env).wait(timeout=30) == 0
+    (start,) = lines(record, "start")
+    assert start["env"] == ["/r/item/spawn", "/r/item/spawn/tui.json"]
 
 
 def lines(record: Path, kind: str) -> list[dict[str, Any]]:
