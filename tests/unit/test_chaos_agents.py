@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from adapters.codex.hooks import arguments
+from adapters.opencode.plugin import channel
 from adapters.receipts.hooks import hook_command
 from bench.chaos.account import Sent, Tally, count_comments, count_deaths
-from adapters.opencode.plugin import channel
 from bench.chaos.agents import UNNAMED, WRAPPER, HookTap, ModelTurn, RealAgent, chat_turns, gemini_turns, openai_turns
 from bench.chaos.records import HarnessRun, harness_runs, running
 from tests.gemini_standin.server import GeminiRequest
