@@ -55,6 +55,10 @@ class Dispatcher:
     ) -> Result:
         """Paste only into a harness that said it is ready, never into one blocked on a dialog."""
         record = replace(record, pane_id=probe.pane or record.pane_id)
+        if probe.pane and not record.harness_group:
+            # found by its mark after a crash cut its spawn's record: its group, so it ends with its session
+            group = self.tmux.harness_group(record.target, pane=probe.pane, mark=record.spawn_id)
+            record = replace(record, harness_group=group)
         harness = self.harness(record.harness)
         ready = readiness(self.watch.state(record, harness, probe))
         if ready.choice is Ready.WAIT:

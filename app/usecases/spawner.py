@@ -222,6 +222,7 @@ class Spawner:
             cwd=cwd,
             spawn_id=spawn_id,
             pane_id="",
+            harness_group="",  # the last spawn's was ended before this one (`_end_leftovers`)
             spawned_at=self.clock.now(),
             spawned_monotonic=self.clock.monotonic(),
             status=SessionStatus.ACTIVE,
@@ -258,6 +259,9 @@ class Spawner:
             pane = self.tmux.spawn(request)
             group = self.tmux.harness_group(record.target, pane=pane, mark=spawn_id)
             record = replace(record, pane_id=pane, harness_group=group, host=self.config.host or record.host)
+            # saved at once: a crash while its resume is judged (seconds) still leaves a successor
+            # what to end (bench.chaos --harness opencode: one lived on after SIGHUP and took a comment)
+            record = self.store.save_session(record)
         except DuplicateSession as error:
             raise _Duplicate(record) from error
         except (TmuxFailed, TmuxUnanswered, ValueError) as error:
