@@ -1,7 +1,11 @@
 """Issue 11, kill campaign, short form: `python -m bench.chaos --kills 20` — the poller, the tmux
 server and harnesses SIGKILLed at random and aimed instants while comments stream in — ends with no
 comment lost, none twice (a harness with receipts) and no live session killed. A fresh seed each
-run; a failure prints it and the command that replays it."""
+run; a failure prints it and the command that replays it.
+
+Issue 21 item 6: the same with each real agent (`--harness NAME`), offline against its model API's
+stand-in, every comment counted from the agent's own records (its prompt receipts and the model
+requests it made)."""
 
 from __future__ import annotations
 
@@ -10,8 +14,16 @@ import re
 import subprocess
 import sys
 
+import pytest
+
+from tests.claude.fixtures import claude_binary
+from tests.codex.rig import codex_binary
 from tests.e2e.cli import ROOT, clean_env
+from tests.gemini.rig import gemini_binary
+from tests.opencode.rig import opencode_binary
 from tests.tmux_support import require_tmux
+
+__all__ = ["claude_binary", "codex_binary", "gemini_binary", "opencode_binary"]
 
 LAST_LINE = re.compile(r"^(\d+) kills: (\d+) lost, (\d+) duplicated, (\d+) live sessions killed$")
 
@@ -29,6 +41,24 @@ def campaign(kills: int, *flags: str) -> tuple[tuple[int, int, int, int], str]:
     assert found, f"no last line; output:\n{output}"
     counts = (int(found[1]), int(found[2]), int(found[3]), int(found[4]))
     return counts, output
+
+
+@pytest.mark.parametrize(
+    ("name", "kills", "items"),
+    [
+        pytest.param("claude", 8, 3, marks=pytest.mark.claude),
+        pytest.param("codex", 8, 3, marks=pytest.mark.codex),
+        pytest.param("gemini", 6, 2, marks=pytest.mark.gemini),
+        pytest.param("opencode", 6, 2, marks=pytest.mark.tmux),
+    ],
+)
+def test_issue21_item6_the_kill_campaign_with_each_real_agent_loses_nothing_duplicates_nothing_kills_no_live_session(
+    name: str, kills: int, items: int, request: pytest.FixtureRequest
+) -> None:
+    request.getfixturevalue(f"{name}_binary")  # installed, or skipped loudly (failed in CI)
+    (done, lost, duplicated, killed), output = campaign(kills, "--harness", name, "--items", str(items))
+    assert (done, lost, duplicated, killed) == (kills, 0, 0, 0), output
+    assert f"{name}: " in output and " 0 model requests" not in output, output  # the agent itself took them
 
 
 def test_kill_campaign_with_receipts_loses_nothing_duplicates_nothing_and_kills_no_live_session() -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-
 from domain.ledger import Resolution
 from domain.model import AGENT_MARKER, SpawnMode
 from domain.refs import RepoRef
@@ -202,18 +200,10 @@ def test_a_crash_after_the_attempt_was_counted_still_spends_that_attempt() -> No
     world = World(max_retries=2)
     ref = world.watched()
     comment = world.comment(ref)
-    original_deliver = world.tmux.deliver
 
-    def crash(*args, **kwargs):  # type: ignore[no-untyped-def]
-        raise KeyboardInterrupt
-
-    world.tmux.deliver = crash  # type: ignore[method-assign]
-    with contextlib.suppress(KeyboardInterrupt):
-        world.cycle()
-    world.tmux.deliver = original_deliver  # type: ignore[method-assign]
+    world.crash_in(world.tmux, "deliver")
 
     assert world.ledger(ref).attempts(comment.id) == 1
-    world.restart(version=world.version)
     world.cycle()
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
 

@@ -7,7 +7,6 @@ even that is learnt when the-loop next finds it."""
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import replace
 
 from domain.refs import WorkItemRef
@@ -25,16 +24,7 @@ def resumed_then_crashed(world: World) -> WorkItemRef:
     ref = world.watched()
     world.tmux.kill(ref.target)
     world.comment(ref, "carry on")
-    judge = world.watch.wait_ready
-
-    def killed(*args, **kwargs):  # type: ignore[no-untyped-def]
-        raise KeyboardInterrupt
-
-    world.watch.wait_ready = killed  # type: ignore[method-assign]
-    with contextlib.suppress(KeyboardInterrupt):
-        world.cycle()
-    world.watch.wait_ready = judge  # type: ignore[method-assign]
-    world.restart(version=world.version)
+    world.crash_in(world.watch, "wait_ready")
     return ref
 
 

@@ -301,6 +301,20 @@ class World:
         self.events.emit = original  # type: ignore[method-assign]
         self.restart(version=self.version)
 
+    def crash_in(self, owner: object, method: str) -> None:
+        """A cycle whose daemon dies (a SIGKILL) when it calls `owner.method`; the next run starts
+        on the same state."""
+        original = getattr(owner, method)
+
+        def crash(*args, **kwargs):  # type: ignore[no-untyped-def]
+            raise KeyboardInterrupt
+
+        setattr(owner, method, crash)
+        with contextlib.suppress(KeyboardInterrupt):
+            self.cycle()
+        setattr(owner, method, original)
+        self.restart(version=self.version)
+
     # --- reading ------------------------------------------------------------------------
 
     def record(self, ref: WorkItemRef) -> SessionRecord:
