@@ -34,7 +34,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--harness", choices=sorted(AGENTS), default="sim", help="the agent the items get")
     parser.add_argument("--receipts", choices=("file", "none"), default="file", help="how the simulator confirms")
     parser.add_argument("--items", type=int, default=4, help="work items the comments go to")
-    parser.add_argument("--settle", type=float, default=180.0, help="seconds the last poller gets to resolve all")
+    parser.add_argument(
+        "--settle", type=float, default=None, help="seconds the last poller gets to resolve all (default: the agent's)"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the campaign's folder (printed)")
     args = parser.parse_args(argv)
     seed = args.seed if args.seed is not None else random.SystemRandom().getrandbits(32)
@@ -65,7 +67,7 @@ def campaign(world: World, args: argparse.Namespace, rng: random.Random) -> tupl
         raise SystemExit(f"the items' sessions never started; see {world.root} (--keep)")
     run = Campaign(world, refs, rng)
     run.run(args.kills)
-    settled = run.settle(args.settle)
+    settled = run.settle(args.settle if args.settle is not None else world.agent.settle_seconds)
     runs = world.runs()
     tally = Tally()
     taken = world.agent.taken(runs)

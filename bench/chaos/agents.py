@@ -52,6 +52,10 @@ class Agent(Protocol):
     def confirms(self) -> bool:
         """It gives receipts: a duplicate is a defect (without, at-least-once is the promise)."""
 
+    @property
+    def settle_seconds(self) -> float:
+        """How long the last poller gets to resolve every comment the campaign posted."""
+
     def setup(self, root: Path, record: Path) -> tuple[dict[str, Any], dict[str, str]]: ...
 
     def tap(self) -> None: ...
@@ -69,6 +73,7 @@ class Simulator:
 
     receipts: str = "file"
     name: str = "sim"
+    settle_seconds: float = 180.0
 
     @property
     def confirms(self) -> bool:
@@ -167,6 +172,7 @@ class RealAgent:
     binary: Path = Path()
     hooks: HookTap | None = None
     confirms: bool = True
+    settle_seconds: float = 180.0
 
     def setup(self, root: Path, record: Path) -> tuple[dict[str, Any], dict[str, str]]:
         raise NotImplementedError
@@ -323,6 +329,9 @@ class Gemini(RealAgent):
 
     name: str = "gemini"
     standin: Any = None
+    # each paste waits `submitDelayMs` (3 s) for its Enter: the campaign's burst outlasts 180 s
+    # (seed 2654666123: 100 of 424 comments still being delivered when it ended)
+    settle_seconds: float = 900.0
 
     def setup(self, root: Path, record: Path) -> tuple[dict[str, Any], dict[str, str]]:
         from tests.gemini.rig import gemini_env, gemini_home, installed_binary
