@@ -173,12 +173,18 @@ class RealAgent:
     hooks: HookTap | None = None
     confirms: bool = True
     settle_seconds: float = 180.0
+    standin: Any = None  # its model API's stand-in, started by `setup`
 
     def setup(self, root: Path, record: Path) -> tuple[dict[str, Any], dict[str, str]]:
         raise NotImplementedError
 
-    def turns(self) -> list[ModelTurn]:
+    @staticmethod
+    def turns_in(log: list[Any]) -> list[ModelTurn]:
+        """The turns of the agent's own loop among the requests its stand-in logged."""
         raise NotImplementedError
+
+    def turns(self) -> list[ModelTurn]:
+        return self.turns_in(list(self.standin.log)) if self.standin else []
 
     def wrapped(self, root: Path, record: Path, *args: str) -> dict[str, Any]:
         """The entry running the agent under the wrapper: `args`, the built-in's own (the entry's replace them)."""
@@ -227,7 +233,8 @@ class RealAgent:
         ]
 
     def close(self) -> None:
-        pass
+        if self.standin:
+            self.standin.close()
 
 
 def openai_turns(log: list[Any]) -> list[ModelTurn]:
@@ -254,7 +261,7 @@ class Codex(RealAgent):
     """The pinned Codex against tests/openai_standin, as tests/codex/rig.py runs it."""
 
     name: str = "codex"
-    standin: Any = None
+    turns_in = staticmethod(openai_turns)
 
     def setup(self, root: Path, record: Path) -> tuple[dict[str, Any], dict[str, str]]:
         from tests.codex.rig import codex_home, installed_binary
@@ -266,13 +273,6 @@ class Codex(RealAgent):
         folder = codex_home(home / ".codex", self.standin.base_url)
         env = {"HOME": str(home), "CODEX_HOME": str(folder), "OPENAI_API_KEY": "sk-standin", "LANG": "C.UTF-8"}
         return self.wrapped(root, record), env
-
-    def turns(self) -> list[ModelTurn]:
-        return openai_turns(self.standin.log) if self.standin else []
-
-    def close(self) -> None:
-        if self.standin:
-            self.standin.close()
 
 
 def anthropic_turns(log: list[Any]) -> list[ModelTurn]:
@@ -297,7 +297,7 @@ class Claude(RealAgent):
     """The pinned Claude Code against tests/anthropic_standin, as tests/claude/ runs it."""
 
     name: str = "claude"
-    standin: Any = None
+    turns_in = staticmethod(anthropic_turns)
 
     def setup(self, root: Path, record: Path) -> tuple[dict[str, Any], dict[str, str]]:
         from tests.anthropic_standin.server import AnthropicStandIn
@@ -308,13 +308,6 @@ class Claude(RealAgent):
         env = claude_env(ClaudeHome(root / "home"), self.standin.base_url)
         env.pop("PATH")  # the poller's own: it runs Python and tmux
         return self.wrapped(root, record), env
-
-    def turns(self) -> list[ModelTurn]:
-        return anthropic_turns(self.standin.log) if self.standin else []
-
-    def close(self) -> None:
-        if self.standin:
-            self.standin.close()
 
 
 def gemini_turns(log: list[Any]) -> list[ModelTurn]:
@@ -328,7 +321,7 @@ class Gemini(RealAgent):
     """The pinned Gemini CLI against tests/gemini_standin, as tests/gemini/ runs it."""
 
     name: str = "gemini"
-    standin: Any = None
+    turns_in = staticmethod(gemini_turns)
     # each paste waits `submitDelayMs` (3 s) for its Enter: the campaign's burst outlasts 180 s
     # (seed 2654666123: 100 of 424 comments still being delivered when it ended)
     settle_seconds: float = 900.0
@@ -343,13 +336,6 @@ class Gemini(RealAgent):
         env = gemini_env(root / "home", self.standin.base_url)
         env.pop("PATH")  # the poller's own: it runs Python, tmux and node
         return self.wrapped(root, record, "--skip-trust"), env
-
-    def turns(self) -> list[ModelTurn]:
-        return gemini_turns(self.standin.log) if self.standin else []
-
-    def close(self) -> None:
-        if self.standin:
-            self.standin.close()
 
 
 def chat_turns(log: list[Any]) -> list[ModelTurn]:
@@ -369,7 +355,7 @@ class Opencode(RealAgent):
     """The pinned opencode against tests/openai_standin (Chat Completions), as tests/opencode/ runs it."""
 
     name: str = "opencode"
-    standin: Any = None
+    turns_in = staticmethod(chat_turns)
 
     def setup(self, root: Path, record: Path) -> tuple[dict[str, Any], dict[str, str]]:
         from tests.openai_standin.server import OpenAIStandIn
@@ -382,13 +368,6 @@ class Opencode(RealAgent):
         env = opencode_env(root / "home")
         env.pop("PATH")
         return self.wrapped(root, record), env
-
-    def turns(self) -> list[ModelTurn]:
-        return chat_turns(self.standin.log) if self.standin else []
-
-    def close(self) -> None:
-        if self.standin:
-            self.standin.close()
 
 
 AGENTS: dict[str, Callable[[], Agent]] = {
