@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
-# Sets up what is missing, then runs the gates and the whole test suite.
+# Sets up what is missing, then runs the gates and the whole test suite, printing its 25 slowest tests.
+#   scripts/test.sh [PYTEST ARGS...]   everything, as CI runs it
+#   scripts/test.sh --quick [ARGS...]  a developer's loop: the domain, service and contract tests only,
+#                                      side by side (pytest-xdist); no gates, no real agents
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh --tests
+if [ "${1:-}" = "--quick" ]; then
+  shift
+  # most of these tests wait on tmux, gh or PostgreSQL rather than compute: more workers than cores
+  exec .venv/bin/pytest -n 4 tests/unit tests/service tests/contract "$@"
+fi
 echo "== mypy --strict" && .venv/bin/mypy
 echo "== ruff" && .venv/bin/ruff check . && .venv/bin/ruff format --check .
 echo "== import-linter" && .venv/bin/lint-imports
-echo "== pytest" && .venv/bin/pytest "$@"
+echo "== pytest" && .venv/bin/pytest --durations=25 "$@"
