@@ -5,7 +5,7 @@ Claude Code (a bundled `proper-lockfile`) makes the directory `<file>.lock` besi
 name (not its symlink target) before it reads and rewrites the file, and removes it after; a
 directory whose mtime is more than 10 s old is stale and is removed by whoever finds it. A live
 holder refreshes the mtime every 5 s; this lock is held for milliseconds and does not. A Claude that
-finds the lock held retries (from 200 ms) and, past about 1.5 s at start-up or 10 s later on,
+finds the lock held retries (from 200 ms) and, past about 1.5 s at start-up or 10-20 s later on,
 writes without it: so it must never be held long. Pinned in `tests/claude/test_claude_config_lock_facts.py`.
 """
 
