@@ -1,10 +1,11 @@
 """`ClaudeTrust`: record a folder as trusted in Claude Code's user configuration, and nothing else.
 
 Claude Code reads `projects.<absolute dir>.hasTrustDialogAccepted` from `~/.claude.json`
-(`$CLAUDE_CONFIG_DIR/.claude.json` when that is set). The file is the user's: it is re-read under a
-lock right before the change, every other key is kept as it was, and it is replaced whole
-(a temp file in the same folder, fsync, rename) so no reader ever sees half of it
-(`adapters.support.folder_trust`). A file that is not a JSON object is refused, never rewritten.
+(`$CLAUDE_CONFIG_DIR/.claude.json` when that is set). The file is the user's: it is re-read under
+Claude Code's own lock (`adapters.claude.config_lock`) right before the change, every other key is
+kept as it was, and it is replaced whole (a temp file in the same folder, fsync, rename) so no
+reader ever sees half of it (`adapters.support.folder_trust`). A file that is not a JSON object is
+refused, never rewritten.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+from adapters.claude.config_lock import claude_config_lock
 from adapters.support.folder_trust import ATTEMPTS, ROUNDS, FolderTrust
 from domain.errors import TrustError
 
@@ -31,16 +34,20 @@ def default_path(env: Mapping[str, str] | None = None) -> Path:
 
 
 class ClaudeTrust(FolderTrust):
-    """A running Claude Code writes the copy of the file it holds, refreshed by a watcher: a change
-    made just before such a write is lost (seen for a trust written as another Claude started, 3 of
-    10 within 0.5 s of its start). So a new record is read back `settle_seconds` later and written
-    again when it is gone, a few times at most."""
+    """A running Claude Code rewrites the file under its lock, re-reading it there: taking the same
+    lock keeps every change of both. On its way out, and when it found the lock held too long, it
+    writes without the lock, from a copy it may have read before our change (seen for a trust
+    written as another Claude started, 3 of 10 within 0.5 s of its start). So a new record is read
+    back `settle_seconds` later and written again when it is gone, a few times at most."""
 
     settle = SETTLE_SECONDS
     overwriter = "a running Claude Code"
 
     def _default_path(self) -> Path:
         return default_path()
+
+    def _locked(self, path: Path) -> AbstractContextManager[None]:
+        return claude_config_lock(self._path, sleep=self._sleep)  # beside the name Claude uses
 
     def _changed(self, path: Path, content: bytes | None, directory: str) -> str | None:
         config = _parsed(path, content)

@@ -1,12 +1,12 @@
 """A folder recorded as trusted in a harness's own user configuration file, which is the user's and
 which other writers change too (the running harness, another the-loop process).
 
-The file is re-read under our own lock beside it right before each change, every byte the change
-does not need is kept, and it is replaced whole (a temp file in the same folder, fsync, then an
-atomic exchange) only if it is still as read. A running harness writes over the file from the copy
-it holds, without our lock: so a new record is read back `settle` seconds later and written again
-when it is gone, a few times at most. What the file holds and how a record is added is each
-harness's own (`FolderTrust._changed`).
+The file is re-read under a lock right before each change (the harness's own where it has one,
+else ours beside the file), every byte the change does not need is kept, and it is replaced whole
+(a temp file in the same folder, fsync, then an atomic exchange) only if it is still as read. A
+running harness may write over the file from the copy it holds without the lock: so a new record is
+read back `settle` seconds later and written again when it is gone, a few times at most. What the
+file holds and how a record is added is each harness's own (`FolderTrust._changed`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import os
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -51,6 +51,11 @@ class FolderTrust(TrustPort):
     def _default_path(self) -> Path:
         raise NotImplementedError
 
+    def _locked(self, path: Path) -> AbstractContextManager[None]:
+        """The lock every change of the file (at `path`, resolved) is made under: our own beside it
+        by default; a harness that locks its file itself has it taken its way."""
+        return _own_lock(path)
+
     def _changed(self, path: Path, content: bytes | None, directory: str) -> str | None:
         """The file's new text with the record added to `content` (None: the file is absent); None
         when the record is there already. `TrustError` for a file it must not touch."""
@@ -74,7 +79,7 @@ class FolderTrust(TrustPort):
     def _record(self, directory: str) -> bool:
         """Write the record unless it is there; whether it was written."""
         path = self._path.resolve()  # a symlinked dotfile stays a symlink: its target is replaced
-        with _locked(path):
+        with self._locked(path):
             for attempt in range(ATTEMPTS):
                 seen = _Seen.of(path)
                 changed = self._changed(path, seen.content, directory)
@@ -133,7 +138,7 @@ def _identity_of(path: Path) -> tuple[int, int, int, int] | None:
 
 
 @contextmanager
-def _locked(path: Path) -> Iterator[None]:
+def _own_lock(path: Path) -> Iterator[None]:
     """Our own lock beside the file: two the-loop processes never interleave their changes."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -70,4 +70,4 @@ def test_a_missing_file_is_created_private_with_the_record(tmp_path: Path) -> No
 
     assert trusted(path)
     assert path.stat().st_mode & 0o777 == 0o600
-    assert sorted(p.name for p in path.parent.iterdir()) == [".claude.json", ".claude.json.the-loop.lock"]  # no temp
+    assert [p.name for p in path.parent.iterdir()] == [".claude.json"]  # no temp, no lock left
