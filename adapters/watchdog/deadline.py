@@ -61,10 +61,15 @@ def write(path: Path, armed: Armed) -> None:
     record: dict[str, Any] = {"deadline": armed.deadline, "pid": armed.pid, "boot": armed.boot}
     if armed.guards is not None:
         record["guards"] = asdict(armed.guards)
+    replace(path, json.dumps(record).encode())
+
+
+def replace(path: Path, data: bytes) -> None:
+    """Writes `path` whole: a reader sees the old content or the new, never half (`OSError`)."""
     temporary = path.with_name(f".{path.name}.{os.getpid()}")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        os.write(fd, json.dumps(record).encode())
+        os.write(fd, data)
         os.fsync(fd)
     finally:
         os.close(fd)

@@ -1,6 +1,7 @@
 """`ProcessWatchdog`: the daemon's side of the agent watchdog — record the deadline, start the
 watchdog process outside the daemon's session and process group (a SIGSTOP or SIGTERM of the
-daemon's group does not reach it), and start it again whenever none of this daemon's generation runs."""
+daemon's group does not reach it), and start it again whenever none of this daemon's generation runs;
+and, while none can be, the daemon's own hand on its agents (`end_now`: the watchdog's ending, run here)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,10 @@ from adapters.eventlog.rotation import Rotation
 from adapters.watchdog import deadline as files
 from adapters.watchdog.deadline import Guards
 from adapters.watchdog.lock import MODULE, serving
+from adapters.watchdog.watch import Watchdog
 from domain.cluster import LeaseTiming
+from domain.errors import WatchdogUnarmed
+from domain.policy import Decision
 from domain.ports import AgentWatchdogPort
 
 log = logging.getLogger(__name__)
@@ -42,19 +46,27 @@ class ProcessWatchdog(AgentWatchdogPort):
         )  # fmt: skip
         self._deadline: float | None = None
         self._process: subprocess.Popen[bytes] | None = None
+        self._own: Watchdog | None = None  # the daemon's own hand, while no watchdog process guards
 
     def arm(self, deadline: float) -> None:
         armed = files.Armed(deadline, os.getpid(), files.boot_id(), self._guards)
         try:
             files.write(self._file, armed)
-        except OSError as error:  # the earlier deadline stays: the agents end sooner, never later
-            log.warning("could not record the agents' deadline in %s: %s", self._file, error)
-            return
+        except OSError as error:  # the earlier deadline stays: the watchdog ends the agents sooner, never later
+            raise WatchdogUnarmed(f"the agents' deadline could not be recorded in {self._file}: {error}") from error
         self._deadline = deadline
         if self._process is not None and not self._starting() and not serving(self._root, self._guards.argv()):
             # killed, left while this daemon was away, or one of an earlier daemon's generation
             log.warning("no agent watchdog of this daemon's generation keeps %s: starting one", self._root)
-            self.start()
+            try:
+                self.start()
+            except (OSError, subprocess.SubprocessError) as error:
+                raise WatchdogUnarmed(f"the agent watchdog could not be started again: {error}") from error
+
+    def end_now(self, *, reason: str) -> int:
+        if self._own is None:  # one for the daemon's life: a tmux that does not answer is said once per spell
+            self._own = Watchdog(self._guards, source="daemon")
+        return self._own.end_now(Decision(False, reason), late=0.0)
 
     def deadline(self) -> float | None:
         return self._deadline

@@ -176,7 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     look = Look.WATCH
     with contextlib.suppress(KeyboardInterrupt):
         with lock:
-            (root / PID_NAME).write_text(f"{os.getpid()}\n", encoding="ascii")
+            files.replace(root / PID_NAME, f"{os.getpid()}\n".encode())  # read by the next one and `holder`
             while (look := watchdog.tick()) is Look.WATCH:
                 time.sleep(guards.every)
         if look is Look.SUPERSEDED:  # the lock let go first: the new generation's watchdog starts meanwhile
