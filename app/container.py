@@ -166,6 +166,7 @@ def _watchdog(settings: Settings) -> ProcessWatchdog:
         socket_name=settings.routing.tmux.socket_name,
         timing=settings.lease_timing,
         grace_seconds=settings.routing.tmux.harness_kill_grace_seconds,
+        version=version(),  # an upgraded daemon's watchdog replaces the one of the earlier code
         rotation=Rotation(settings.event_log.max_bytes, settings.event_log.keep),
     )
 

@@ -52,6 +52,11 @@ class LeaseTiming:
         margin, so it is gone before its lease can pass."""
         return max(0.0, min(configured, self.margin_seconds / 2))
 
+    def arm_retry_seconds(self, tries: int) -> float:
+        """How long the heartbeat waits, after its `tries`-th failed arm of the watchdog in a row,
+        before trying again: doubling from a tenth of a second, never longer than between renewals."""
+        return min(self.renew_every_seconds, 0.1 * 2.0 ** max(0, tries - 1))
+
     @property
     def watch_every_seconds(self) -> float:
         """How often the host's watchdog looks at the deadline: a small part of the margin."""

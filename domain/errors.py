@@ -90,6 +90,11 @@ class StoreUnreachable(StateError):
     nothing was read or written. Unlike a corrupt or foreign store, it may come back."""
 
 
+class WatchdogUnarmed(LoopError):
+    """The host's agent watchdog does not guard the deadline it was given: the deadline could not be
+    recorded, or no watchdog runs and none could be started."""
+
+
 class LeaseLost(LoopError):
     """This host does not hold the work item's lease right now (never did, lost it, or cannot
     renew it in time): no tmux action was taken on its session."""

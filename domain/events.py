@@ -332,7 +332,21 @@ class Event(enum.Enum):
         "cluster.agent_ended",
         "This host's watchdog ended an agent (`target`, `pane`; `killed`: it outlived SIGTERM's grace): the "
         "deadline its last lease renewal set passed `late_seconds` ago unrenewed (the daemon down, paused or "
-        "cut off), and its lease may soon pass to another host. `ended` false: tmux did not answer (`cause`).",
+        "cut off), and its lease may soon pass to another host; or a watchdog replaced by one of a daemon "
+        "watching another tmux server ended its own server's agents. `source` daemon: the daemon ended it "
+        "itself, no watchdog guarding it (`reason`). `ended` false: tmux did not answer (`cause`).",
+    )
+    CLUSTER_WATCHDOG_UNARMED = (
+        "cluster.watchdog_unarmed",
+        "This host's agent watchdog does not guard its agents' deadline (`cause`: the deadline could not be "
+        "recorded, or the watchdog is gone and could not be started again). Until an arm succeeds — tried "
+        "again after a wait doubling up to the renewal interval — this host acts on none of its items and "
+        "ends its agents itself. Logged once per spell.",
+    )
+    CLUSTER_WATCHDOG_ARMED = (
+        "cluster.watchdog_armed",
+        "This host's agent watchdog guards its agents' deadline again after `unarmed_seconds` (`tries` "
+        "failed arms); the host acts on its items again.",
     )
     CLUSTER_RENEW_FAILED = (
         "cluster.renew_failed",

@@ -332,9 +332,12 @@ class AgentWatchdogPort(Protocol):
     the host's monotonic clock, it ends every agent the daemon started on this host's tmux server,
     and keeps ending any that appears, until a later deadline is given.
 
-    Failure modes: `arm` never fails — a deadline it cannot record leaves the earlier one, which ends
-    the agents sooner (the safe side); `deadline()` then still says the earlier one. `start` raises
-    `OSError` when the watchdog cannot be started; starting it while one runs is harmless.
+    Failure modes: `arm` raises `WatchdogUnarmed` when the watchdog does not guard the new deadline:
+    it could not be recorded (the earlier one stays, and `deadline()` still says it), or no watchdog
+    runs and none could be started (EMFILE, ENOMEM …) — the daemon is then the agents' only guard.
+    `start` raises `OSError` when the watchdog cannot be started; starting it while one runs is
+    harmless. `end_now` never fails: a tmux that does not answer is logged (`cluster.agent_ended`,
+    `ended` false) and counts no agent.
     """
 
     def arm(self, deadline: float) -> None: ...
@@ -343,6 +346,10 @@ class AgentWatchdogPort(Protocol):
         """The deadline last recorded; None before the first."""
 
     def start(self) -> None: ...
+
+    def end_now(self, *, reason: str) -> int:
+        """Ends every agent the daemon started on this host's tmux server at once, from the calling
+        process — what the daemon does itself while no watchdog guards them; how many it found."""
 
 
 class ClusterPort(Protocol):

@@ -1,15 +1,45 @@
 """The deadline file the daemon writes at each renewal and the watchdog reads: one JSON object,
-replaced atomically (a reader sees the old deadline or the new one, never half of either)."""
+replaced atomically (a reader sees the old deadline or the new one, never half of either). It names
+what it guards — the state root, the tmux server, the code's version and the watchdog's settings —
+so a watchdog left by an earlier daemon of another generation knows it is no longer the one asked for."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 FILE_NAME = "agents-deadline.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Guards:
+    """One generation of the watchdog: what it watches and how. Its command line says exactly this,
+    so the watchdog's own argv and the deadline file can be compared."""
+
+    state_root: str
+    events: str
+    socket: str  # the tmux server: `-L` name (empty: the default one) ...
+    tmux_tmpdir: str  # ... under this TMUX_TMPDIR (empty: tmux's default)
+    version: str  # the daemon's code: an upgrade brings a watchdog of the new code
+    grace: float
+    every: float
+    log_max_bytes: int
+    log_keep: int
+
+    def argv(self) -> list[str]:
+        """`python -m adapters.watchdog`'s arguments (`str` of a float reads back as the same float)."""
+        return [
+            "--state-root", self.state_root, "--events", self.events, "--socket", self.socket,
+            "--tmux-tmpdir", self.tmux_tmpdir, "--code-version", self.version, "--grace", str(self.grace),
+            "--every", str(self.every), "--log-max-bytes", str(self.log_max_bytes), "--log-keep", str(self.log_keep),
+        ]  # fmt: skip
+
+    def same_server(self, other: Guards) -> bool:
+        return (self.socket, self.tmux_tmpdir) == (other.socket, other.tmux_tmpdir)
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,6 +47,7 @@ class Armed:
     deadline: float  # the host's boot-time clock (CLOCK_BOOTTIME): every process of the machine reads the same
     pid: int  # the daemon that set it
     boot: str  # the machine's boot id: a deadline from before a reboot means nothing
+    guards: Guards | None = None  # None: written by a daemon that did not say (an older one)
 
 
 def boot_id() -> str:
@@ -27,7 +58,14 @@ def boot_id() -> str:
 
 def write(path: Path, armed: Armed) -> None:
     """`OSError` when it cannot be written (the old deadline, if any, stays)."""
-    data = json.dumps({"deadline": armed.deadline, "pid": armed.pid, "boot": armed.boot}).encode()
+    record: dict[str, Any] = {"deadline": armed.deadline, "pid": armed.pid, "boot": armed.boot}
+    if armed.guards is not None:
+        record["guards"] = asdict(armed.guards)
+    replace(path, json.dumps(record).encode())
+
+
+def replace(path: Path, data: bytes) -> None:
+    """Writes `path` whole: a reader sees the old content or the new, never half (`OSError`)."""
     temporary = path.with_name(f".{path.name}.{os.getpid()}")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
@@ -42,6 +80,7 @@ def read(path: Path) -> Armed | None:
     """None when there is no readable deadline."""
     try:
         raw = json.loads(path.read_bytes())
-        return Armed(float(raw["deadline"]), int(raw["pid"]), str(raw["boot"]))
-    except (OSError, ValueError, KeyError, TypeError):
+        guards = Guards(**raw["guards"]) if isinstance(raw.get("guards"), dict) else None
+        return Armed(float(raw["deadline"]), int(raw["pid"]), str(raw["boot"]), guards)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None

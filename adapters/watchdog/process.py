@@ -1,6 +1,7 @@
 """`ProcessWatchdog`: the daemon's side of the agent watchdog — record the deadline, start the
 watchdog process outside the daemon's session and process group (a SIGSTOP or SIGTERM of the
-daemon's group does not reach it)."""
+daemon's group does not reach it), and start it again whenever none of this daemon's generation runs;
+and, while none can be, the daemon's own hand on its agents (`end_now`: the watchdog's ending, run here)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,12 @@ from pathlib import Path
 
 from adapters.eventlog.rotation import Rotation
 from adapters.watchdog import deadline as files
-from adapters.watchdog.lock import running
+from adapters.watchdog.deadline import Guards
+from adapters.watchdog.lock import MODULE, serving
+from adapters.watchdog.watch import Watchdog
 from domain.cluster import LeaseTiming
+from domain.errors import WatchdogUnarmed
+from domain.policy import Decision
 from domain.ports import AgentWatchdogPort
 
 log = logging.getLogger(__name__)
@@ -28,41 +33,51 @@ class ProcessWatchdog(AgentWatchdogPort):
         socket_name: str,
         timing: LeaseTiming,
         grace_seconds: float,
+        version: str,
         rotation: Rotation | None = None,
     ) -> None:
         self._root = state_root
         self._file = state_root / files.FILE_NAME
-        self._events = events
-        self._rotation = rotation or Rotation()  # the event log's, as the daemon writes it
-        self._socket = socket_name
-        self._timing = timing
-        self._grace = timing.kill_grace(grace_seconds)
+        rotation = rotation or Rotation()  # the event log's, as the daemon writes it
+        self._guards = Guards(
+            state_root=str(state_root.absolute()), events=str(events.absolute()), socket=socket_name,
+            tmux_tmpdir=os.environ.get("TMUX_TMPDIR", ""), version=version, grace=timing.kill_grace(grace_seconds),
+            every=timing.watch_every_seconds, log_max_bytes=rotation.max_bytes, log_keep=rotation.keep,
+        )  # fmt: skip
         self._deadline: float | None = None
         self._process: subprocess.Popen[bytes] | None = None
+        self._own: Watchdog | None = None  # the daemon's own hand, while no watchdog process guards
 
     def arm(self, deadline: float) -> None:
+        armed = files.Armed(deadline, os.getpid(), files.boot_id(), self._guards)
         try:
-            files.write(self._file, files.Armed(deadline, os.getpid(), files.boot_id()))
-        except OSError as error:  # the earlier deadline stays: the agents end sooner, never later
-            log.warning("could not record the agents' deadline in %s: %s", self._file, error)
-            return
+            files.write(self._file, armed)
+        except OSError as error:  # the earlier deadline stays: the watchdog ends the agents sooner, never later
+            raise WatchdogUnarmed(f"the agents' deadline could not be recorded in {self._file}: {error}") from error
         self._deadline = deadline
-        if self._gone() and not running(self._root):  # killed, or it left while this daemon was away
-            log.warning("the agent watchdog of %s is not running: starting it again", self._root)
-            self.start()
+        if self._process is not None and not self._starting() and not serving(self._root, self._guards.argv()):
+            # killed, left while this daemon was away, or one of an earlier daemon's generation
+            log.warning("no agent watchdog of this daemon's generation keeps %s: starting one", self._root)
+            try:
+                self.start()
+            except (OSError, subprocess.SubprocessError) as error:
+                raise WatchdogUnarmed(f"the agent watchdog could not be started again: {error}") from error
+
+    def end_now(self, *, reason: str) -> int:
+        if self._own is None:  # one for the daemon's life: a tmux that does not answer is said once per spell
+            self._own = Watchdog(self._guards, source="daemon")
+        return self._own.end_now(Decision(False, reason), late=0.0)
 
     def deadline(self) -> float | None:
         return self._deadline
 
-    def _gone(self) -> bool:
-        """The watchdog this daemon started has exited (it may have found another running)."""
-        return self._process is not None and self._process.poll() is not None
+    def _starting(self) -> bool:
+        """The watchdog this daemon started last still runs: it keeps the lock, or is about to (`start`
+        comes after the first renewal's arm: it starts the first)."""
+        return self._process is not None and self._process.poll() is None
 
     def start(self) -> None:
-        argv = [sys.executable, "-m", "adapters.watchdog", "--state-root", str(self._root.absolute())]
-        argv += ["--events", str(self._events.absolute()), "--socket", self._socket]
-        argv += ["--grace", f"{self._grace:g}", "--every", f"{self._timing.watch_every_seconds:g}"]
-        argv += ["--log-max-bytes", str(self._rotation.max_bytes), "--log-keep", str(self._rotation.keep)]
+        argv = [sys.executable, "-m", MODULE, *self._guards.argv()]
         root = Path(__file__).resolve().parents[2]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
         with (self._root / "watchdog.err").open("ab") as stderr:

@@ -3,12 +3,18 @@ Every few tenths of a second it reads the deadline the daemon's last renewal rec
 that has passed (the daemon is down, paused or cut off from the database) it ends every agent the
 daemon started on this host's tmux server — SIGTERM to the harness pane's process group, SIGKILL
 after the grace — and keeps ending any that appears, until a renewal sets a later deadline. It leaves
-once the daemon is gone, the deadline has passed and no agent runs. One per state root (a lock)."""
+once the daemon is gone, the deadline has passed and no agent runs. One per state root (a lock).
+
+A deadline recorded for another generation (another tmux server, settings or code version) means a
+new daemon replaced the one it served: it lets go of the lock for the new generation's watchdog and
+leaves — ending first the agents of its own server when the new daemon watches another one (no daemon
+renews them any more: their items are the new daemon's, which starts its own)."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import enum
 import os
 import signal
 import time
@@ -24,7 +30,8 @@ from adapters.tmux.answers import names_no_server
 from adapters.tmux.local import signal_group
 from adapters.tmux.runner import ShRunner
 from adapters.watchdog import deadline as files
-from adapters.watchdog.lock import locked
+from adapters.watchdog.deadline import Guards
+from adapters.watchdog.lock import PID_NAME, locked
 from domain.cluster import agents_may_run
 from domain.errors import TmuxFailed, TmuxUnanswered
 from domain.events import Event, Level
@@ -41,32 +48,57 @@ class Agent:
     pid: int
 
 
+class Look(enum.Enum):
+    WATCH = "watch"  # look again
+    LEAVE = "leave"  # nothing left to watch
+    SUPERSEDED = "superseded"  # the deadline is another generation's: its own watchdog takes over
+
+
 class Watchdog:
-    def __init__(
-        self, *, state_root: Path, events: Path, socket: str, grace: float, rotation: Rotation | None = None
-    ) -> None:
-        self._file = state_root / files.FILE_NAME
+    def __init__(self, guards: Guards, *, source: str = "watchdog") -> None:
+        self.guards = guards
+        self._file = Path(guards.state_root) / files.FILE_NAME
         self._clock = SystemClock()
-        self._events = JsonlEventLog(events, clock=self._clock.now, rotation=rotation)
-        self._prefix = ["-L", socket] if socket else []
-        self._runner = ShRunner()
-        self._grace = grace
+        rotation = Rotation(guards.log_max_bytes, guards.log_keep)
+        self._events = JsonlEventLog(Path(guards.events), clock=self._clock.now, rotation=rotation)
+        self._source = source
+        self._prefix = ["-L", guards.socket] if guards.socket else []
+        self._runner = ShRunner(env={"TMUX_TMPDIR": guards.tmux_tmpdir} if guards.tmux_tmpdir else None)
         self._boot = files.boot_id()
         self._unanswered_said = False
 
-    def tick(self) -> bool:
-        """One look; False once there is nothing left to watch."""
+    def tick(self) -> Look:
+        """One look."""
         armed = files.read(self._file)
         if armed is None:
-            return False  # nothing recorded (or removed): no daemon asks for a watch
+            return Look.LEAVE  # nothing recorded (or removed): no daemon asks for a watch
+        if armed.guards != self.guards:
+            return Look.SUPERSEDED
         deadline = armed.deadline if armed.boot == self._boot else None  # a deadline of another boot means nothing
         may = agents_may_run(deadline=deadline, now=self._clock.monotonic())
         if may.choice:
-            return True
+            return Look.WATCH
         running = self._agents()
         if running:
             self._end(running, may, late=self._clock.monotonic() - (deadline or 0.0))
-        return _alive(armed.pid) or bool(running)
+        return Look.WATCH if _alive(armed.pid) or running else Look.LEAVE
+
+    def superseded(self) -> None:
+        """Ends this server's agents when the deadline now recorded is for another server's."""
+        armed = files.read(self._file)
+        if armed is None or armed.guards is None or armed.guards.same_server(self.guards):
+            return  # the same server (or unknown): its agents are the new daemon's
+        running = self._agents()
+        if running:
+            why = Decision(False, "a daemon watching another tmux server replaced the one that started them")
+            self._end(running, why, late=0.0)
+
+    def end_now(self, why: Decision[bool], *, late: float) -> int:
+        """Ends every agent on this server now; how many there were."""
+        running = self._agents()
+        if running:
+            self._end(running, why, late=late)
+        return len(running)
 
     def _agents(self) -> list[Agent]:
         """Live panes the daemon marked as its harnesses', on this host's server."""
@@ -87,14 +119,14 @@ class Watchdog:
     def _unanswered(self, error: Exception) -> list[Agent]:
         if not self._unanswered_said:  # once per spell: it asks again at every look
             self._unanswered_said = True
-            self._events.emit(Event.CLUSTER_AGENT_ENDED, level=Level.ERROR, source="watchdog", ended=False,
+            self._events.emit(Event.CLUSTER_AGENT_ENDED, level=Level.ERROR, source=self._source, ended=False,
                               cause=f"tmux did not list the panes: {error}")  # fmt: skip
         return []
 
     def _end(self, agents: Sequence[Agent], why: Decision[bool], *, late: float) -> None:
         for agent in agents:
             signal_group(agent.pid, signal.SIGTERM)
-        until = time.monotonic() + self._grace
+        until = time.monotonic() + self.guards.grace
         left = list(agents)
         while left and time.monotonic() < until:
             time.sleep(_POLL)
@@ -104,7 +136,7 @@ class Watchdog:
             signal_group(agent.pid, signal.SIGKILL)
         for agent in agents:
             self._events.emit(
-                Event.CLUSTER_AGENT_ENDED, level=Level.WARNING, source="watchdog", target=agent.session,
+                Event.CLUSTER_AGENT_ENDED, level=Level.WARNING, source=self._source, target=agent.session,
                 pane=agent.pane, ended=True, killed=agent in left, late_seconds=round(late, 3), reason=why.reason,
             )  # fmt: skip
 
@@ -121,23 +153,32 @@ def _alive(pid: int) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m adapters.watchdog")
-    parser.add_argument("--state-root", required=True, type=Path)
-    parser.add_argument("--events", required=True, type=Path)
+    parser.add_argument("--state-root", required=True)
+    parser.add_argument("--events", required=True)
     parser.add_argument("--socket", default="")
+    parser.add_argument("--tmux-tmpdir", default="")
+    parser.add_argument("--code-version", default="")
     parser.add_argument("--grace", type=float, default=1.0)
     parser.add_argument("--every", type=float, default=1.0)
     parser.add_argument("--log-max-bytes", type=int, default=DEFAULT_MAX_BYTES)  # eventLog.maxBytes
     parser.add_argument("--log-keep", type=int, default=DEFAULT_KEEP)  # eventLog.keep
     args = parser.parse_args(argv)
-    lock = locked(args.state_root)
+    guards = Guards(
+        state_root=args.state_root, events=args.events, socket=args.socket, tmux_tmpdir=args.tmux_tmpdir,
+        version=args.code_version, grace=args.grace, every=args.every, log_max_bytes=args.log_max_bytes,
+        log_keep=args.log_keep,
+    )  # fmt: skip
+    root = Path(args.state_root)
+    lock = locked(root, guards.argv())
     if lock is None:
         return 0
-    with lock, contextlib.suppress(KeyboardInterrupt):
-        (args.state_root / "watchdog.pid").write_text(f"{os.getpid()}\n", encoding="ascii")
-        rotation = Rotation(args.log_max_bytes, args.log_keep)
-        watchdog = Watchdog(
-            state_root=args.state_root, events=args.events, socket=args.socket, grace=args.grace, rotation=rotation
-        )
-        while watchdog.tick():
-            time.sleep(args.every)
+    watchdog = Watchdog(guards)
+    look = Look.WATCH
+    with contextlib.suppress(KeyboardInterrupt):
+        with lock:
+            files.replace(root / PID_NAME, f"{os.getpid()}\n".encode())  # read by the next one and `holder`
+            while (look := watchdog.tick()) is Look.WATCH:
+                time.sleep(guards.every)
+        if look is Look.SUPERSEDED:  # the lock let go first: the new generation's watchdog starts meanwhile
+            watchdog.superseded()
     return 0

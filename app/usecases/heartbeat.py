@@ -1,8 +1,10 @@
 """The host's heartbeat: its leases renewed on a thread of their own, every third of the renew
-deadline — a cycle may take minutes (a spawn waits for its harness), a lease lasts seconds."""
+deadline — a cycle may take minutes (a spawn waits for its harness), a lease lasts seconds. Nothing
+ends that thread: a failed renewal or a failed arm of the watchdog is said, and tried again."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -11,6 +13,17 @@ from app.usecases.leases import Leases
 from domain.errors import StateError
 from domain.events import Event, Level
 from domain.ports import AgentWatchdogPort, ClusterPort, EventSink
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(kw_only=True)
+class Unarmed:
+    """A spell without a watchdog guarding the agents' deadline."""
+
+    since: float
+    tries: int = 0
+    retry_at: float = 0.0
 
 
 @dataclass(kw_only=True, eq=False)
@@ -23,6 +36,8 @@ class LeaseHeartbeat:
     _stop: threading.Event = field(init=False, default_factory=threading.Event)
     _thread: threading.Thread | None = field(init=False, default=None)
     _failing_since: float | None = field(init=False, default=None)
+    _renew_at: float = field(init=False, default=0.0)
+    _unarmed: Unarmed | None = field(init=False, default=None)
 
     @property
     def failing_for(self) -> float | None:
@@ -39,6 +54,7 @@ class LeaseHeartbeat:
             return
         self.cluster.join(pid=pid, version=version)
         self.leases.renew()  # records the agents' deadline before the watchdog reads it
+        self._renew_at = self.monotonic() + self.leases.timing.renew_every_seconds
         if self.watchdog is not None:
             self.watchdog.start()
         timing = self.leases.timing
@@ -47,6 +63,7 @@ class LeaseHeartbeat:
             renew_deadline_seconds=timing.renew_deadline_seconds,
             renew_every_seconds=round(timing.renew_every_seconds, 3),
         )  # fmt: skip
+        self._guard()
         self._thread = threading.Thread(target=self._run, name="lease-heartbeat", daemon=True)
         self._thread.start()
 
@@ -63,10 +80,29 @@ class LeaseHeartbeat:
             pass  # its heartbeat simply stops: the leases run out as for a lost host
 
     def _run(self) -> None:
-        while not self._stop.wait(self.leases.timing.renew_every_seconds):
-            self.beat()
+        while not self._stop.wait(self._pause()):
+            try:
+                self.beat()
+            except Exception:  # whatever one beat met, the next comes: a heartbeat that ends is a lost host
+                log.exception("a lease heartbeat failed; the next one comes as planned")
+
+    def _pause(self) -> float:
+        due = self._renew_at if self._unarmed is None else min(self._renew_at, self._unarmed.retry_at)
+        return max(0.0, due - self.monotonic())
 
     def beat(self) -> None:
+        """A renewal when one is due, else another try at arming the watchdog while it is not armed."""
+        now = self.monotonic()
+        if now >= self._renew_at:
+            self._renew_at = now + self.leases.timing.renew_every_seconds
+            self._renew()
+        elif self._unarmed is not None and now >= self._unarmed.retry_at:
+            self.leases.rearm()
+        else:
+            return
+        self._guard()
+
+    def _renew(self) -> None:
         """One renewal; a failure is logged once per outage, and the recovery once, with what other
         hosts took meanwhile (its sessions here are ended by the next cycle)."""
         try:
@@ -82,3 +118,24 @@ class LeaseHeartbeat:
             self.events.emit(
                 Event.CLUSTER_RENEWED, failed_for_seconds=round(failed_for or 0.0, 3), lost=sorted(map(str, lost))
             )
+
+    def _guard(self) -> None:
+        """While no watchdog guards the agents' deadline this host acts on none of its items (see
+        `Leases`) and ends its agents itself at each try — any left, or started meanwhile — so none
+        outlives its lease even if the daemon dies next; said once when the spell starts and ends."""
+        cause, now = self.leases.unarmed, self.monotonic()
+        spell = self._unarmed
+        if cause is None:
+            if spell is not None:
+                self._unarmed = None
+                self.events.emit(
+                    Event.CLUSTER_WATCHDOG_ARMED, unarmed_seconds=round(now - spell.since, 3), tries=spell.tries
+                )
+            return
+        if spell is None:
+            spell = self._unarmed = Unarmed(since=now)
+            self.events.emit(Event.CLUSTER_WATCHDOG_UNARMED, level=Level.ERROR, cause=cause)
+        spell.tries += 1
+        spell.retry_at = now + self.leases.timing.arm_retry_seconds(spell.tries)
+        if self.watchdog is not None:
+            self.watchdog.end_now(reason=f"no watchdog guards this host's agents: {cause}")

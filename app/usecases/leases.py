@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from domain.cluster import Held, LeaseTiming, trusted
-from domain.errors import LeaseLost
+from domain.errors import LeaseLost, WatchdogUnarmed
 from domain.model import Probe, SessionState, SpawnRequest
 from domain.policy import Decision
 from domain.ports import AgentWatchdogPort, ClusterPort, TmuxPort
@@ -23,7 +23,8 @@ class Leases:
     lease only with more than the margin (expiry minus deadline) left. A single host holds all.
 
     Each successful renewal also gives the host's watchdog its agents' new deadline: an agent never
-    outlives its host's lease, whatever becomes of the daemon."""
+    outlives its host's lease, whatever becomes of the daemon. While the watchdog does not guard
+    that deadline (`unarmed`), nothing of this host is trusted: no agent is unguarded and at work."""
 
     cluster: ClusterPort
     timing: LeaseTiming
@@ -31,6 +32,7 @@ class Leases:
     watchdog: AgentWatchdogPort | None = None
     _renewed_at: float | None = field(init=False, default=None)
     _lost: set[WorkItemRef] = field(init=False, default_factory=set)
+    _unarmed: str | None = field(init=False, default=None)
     _lock: threading.Lock = field(init=False, default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
@@ -53,9 +55,28 @@ class Leases:
             lost = frozenset(self._held.items - held.items)
             self._held, self._renewed_at = held, sent
             self._lost |= lost
-        if self.watchdog is not None and self.shared:
-            self.watchdog.arm(self.timing.agents_deadline(sent=sent))
+        self.rearm()
         return lost
+
+    def rearm(self) -> str | None:
+        """Gives the watchdog the last renewal's deadline again; why it does not guard it (None: it does)."""
+        if self.watchdog is None or not self.shared or self._renewed_at is None:
+            return None
+        try:
+            self.watchdog.arm(self.timing.agents_deadline(sent=self._renewed_at))
+        except WatchdogUnarmed as error:
+            unarmed: str | None = str(error)
+        else:
+            unarmed = None
+        with self._lock:
+            self._unarmed = unarmed
+        return unarmed
+
+    @property
+    def unarmed(self) -> str | None:
+        """Why the watchdog does not guard the agents' deadline; None while it does."""
+        with self._lock:
+            return self._unarmed
 
     def held(self) -> Held:
         """What this host may work now: nothing once its last renewal is past the deadline."""
@@ -90,6 +111,8 @@ class Leases:
             raise LeaseLost(str(target), reason=decision.reason)
 
     def _trust(self) -> Decision[bool]:
+        if self._unarmed is not None:
+            return Decision(False, f"its agents' watchdog is not armed: {self._unarmed}")
         return trusted(renewed_at=self._renewed_at, now=self.monotonic(), timing=self.timing)
 
     def _ask(self, target: TmuxTarget) -> Decision[bool]:

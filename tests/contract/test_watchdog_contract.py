@@ -8,6 +8,8 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -40,7 +42,7 @@ def port(request: pytest.FixtureRequest, tmp_path: Path) -> AgentWatchdogPort:
     if request.param == "fake":
         return FakeWatchdog(FakeTmux(), FakeClock())
     return ProcessWatchdog(state_root=tmp_path, events=tmp_path / "events.jsonl", socket_name="x", timing=TIMING,
-                           grace_seconds=5)  # fmt: skip
+                           grace_seconds=5, version="1")  # fmt: skip
 
 
 def test_issue18_item3_a_watchdog_keeps_the_deadline_it_was_last_given(port: AgentWatchdogPort) -> None:
@@ -62,7 +64,7 @@ def watched(real_tmux: RealTmux, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     )
     real_tmux.plant(OPERATOR)
     watchdog = ProcessWatchdog(state_root=tmp_path, events=tmp_path / "events.jsonl", socket_name=real_tmux.socket,
-                               timing=TIMING, grace_seconds=5)  # fmt: skip
+                               timing=TIMING, grace_seconds=5, version="1")  # fmt: skip
     watchdog.arm(SystemClock().monotonic() + 60)
     watchdog.start()
     wait_for((tmp_path / "watchdog.pid").exists, what="the watchdog running")
@@ -102,7 +104,7 @@ def test_issue23_item3_the_watchdog_rotates_the_event_log_as_configured_not_by_t
     log = tmp_path / "events.jsonl"
     log.write_text('{"event": "filler"}\n' * 100)  # 2 KB, past the configured 1 KB
     watchdog = ProcessWatchdog(state_root=tmp_path, events=log, socket_name=real_tmux.socket, timing=TIMING,
-                               grace_seconds=5, rotation=Rotation(1024, 1))  # fmt: skip
+                               grace_seconds=5, version="1", rotation=Rotation(1024, 1))  # fmt: skip
     watchdog.arm(SystemClock().monotonic() - 0.01)
     watchdog.start()
     try:
@@ -170,3 +172,95 @@ def test_issue18_item3_a_paste_refused_by_the_last_check_loads_no_buffer_and_typ
         real_tmux.adapter(last_check=refuse).deliver(AGENT, "a prompt", delivery_id="d1", pane=pane, mark=mark)
 
     assert checked == ["paste"] and real_tmux.buffers() == []
+
+
+def holder(state_root: Path) -> int:
+    """The pid of the watchdog keeping the state root's lock, as it recorded it."""
+    return int((state_root / "watchdog.pid").read_text())
+
+
+def test_a_restart_with_another_tmux_socket_replaces_the_watchdog_and_the_new_servers_agent_ends_at_its_deadline(
+    real_tmux: RealTmux, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TMUX_TMPDIR", real_tmux.env["TMUX_TMPDIR"])
+    before, after = real_tmux, RealTmux(real_tmux.tmpdir)  # the earlier daemon's server, and the new one's
+    try:
+        for server in (before, after):
+            server.adapter().spawn(SpawnRequest(AGENT, ("sh", "-c", "sleep 600"), str(tmp_path), "",
+                                                mark=uuid.uuid4().hex, remain_on_exit=True))  # fmt: skip
+        earlier = ProcessWatchdog(state_root=tmp_path, events=tmp_path / "events.jsonl", socket_name=before.socket,
+                                  timing=TIMING, grace_seconds=5, version="1")  # fmt: skip
+        earlier.arm(SystemClock().monotonic() + 60)
+        earlier.start()
+        wait_for((tmp_path / "watchdog.pid").exists, what="the earlier daemon's watchdog running")
+        first = holder(tmp_path)
+
+        restarted = ProcessWatchdog(state_root=tmp_path, events=tmp_path / "events.jsonl", socket_name=after.socket,
+                                    timing=TIMING, grace_seconds=5, version="1")  # fmt: skip
+        restarted.arm(SystemClock().monotonic() + 60)  # the heartbeat's first renewal, then the watchdog's start
+        restarted.start()
+        restarted.arm(SystemClock().monotonic() - 0.01)  # no renewal since
+
+        wait_for(lambda: dead(after, AGENT.name) == ["1"], what="the new server's agent ended at its deadline")
+        wait_for(lambda: dead(before, AGENT.name) == ["1"], what="the earlier server's agent ended: nothing renews it")
+        assert holder(tmp_path) != first and not alive(first)
+    finally:
+        (tmp_path / FILE_NAME).unlink(missing_ok=True)
+        after.kill_server()
+
+
+def test_a_restart_with_another_code_version_replaces_the_watchdog_and_leaves_the_agents_of_the_same_server(
+    watched: ProcessWatchdog, real_tmux: RealTmux, tmp_path: Path
+) -> None:
+    first = holder(tmp_path)
+    upgraded = ProcessWatchdog(state_root=tmp_path, events=tmp_path / "events.jsonl", socket_name=real_tmux.socket,
+                               timing=TIMING, grace_seconds=5, version="2")  # fmt: skip
+    upgraded.arm(SystemClock().monotonic() + 60)
+    upgraded.start()
+
+    wait_for(lambda: not alive(first), what="the earlier version's watchdog gone")
+    wait_for(lambda: version_of(holder(tmp_path)) == "2", what="a watchdog of the new version keeping the lock")
+    assert dead(real_tmux, AGENT.name) == ["0"]  # the same server: its agents are the new daemon's
+    upgraded.arm(SystemClock().monotonic() - 0.01)
+    wait_for(lambda: dead(real_tmux, AGENT.name) == ["1"], what="the agent ended by the new version's watchdog")
+
+
+def version_of(pid: int) -> str:
+    """The code version a running watchdog was started for ("" when that process has gone)."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    except FileNotFoundError:
+        return ""
+    return argv[argv.index("--code-version") + 1] if "--code-version" in argv else ""
+
+
+# a watchdog of an older code: it keeps the lock and never reads what the deadline file guards
+_OLDER_WATCHDOG = """
+import fcntl, os, sys, time
+lock = open(os.path.join(sys.argv[3], "watchdog.lock"), "ab")
+fcntl.flock(lock, fcntl.LOCK_EX)
+open(os.path.join(sys.argv[3], "watchdog.pid"), "w").write(f"{os.getpid()}\\n")
+time.sleep(600)
+"""
+
+
+def test_a_watchdog_of_an_older_code_that_does_not_step_aside_is_made_to_leave(
+    real_tmux: RealTmux, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TMUX_TMPDIR", real_tmux.env["TMUX_TMPDIR"])
+    older = subprocess.Popen(
+        [sys.executable, "-c", _OLDER_WATCHDOG, "adapters.watchdog", "--state-root", str(tmp_path)]
+    )
+    try:
+        wait_for(lambda: (tmp_path / "watchdog.pid").exists() and holder(tmp_path) == older.pid, what="the older one")
+        upgraded = ProcessWatchdog(state_root=tmp_path, events=tmp_path / "events.jsonl", socket_name=real_tmux.socket,
+                                   timing=TIMING, grace_seconds=5, version="2")  # fmt: skip
+        upgraded.arm(SystemClock().monotonic() + 60)
+        upgraded.start()
+
+        wait_for(lambda: version_of(holder(tmp_path)) == "2", what="a watchdog of the new version keeping the lock")
+        assert older.wait(timeout=10) == -signal.SIGTERM
+    finally:
+        older.kill()
+        older.wait()
+        (tmp_path / FILE_NAME).unlink(missing_ok=True)
