@@ -5,6 +5,7 @@ and, while none can be, the daemon's own hand on its agents (`end_now`: the watc
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import subprocess
@@ -24,6 +25,15 @@ from domain.ports import AgentWatchdogPort
 log = logging.getLogger(__name__)
 
 
+def code_digest(folder: Path = Path(__file__).parent) -> str:
+    """A short digest of the watchdog's own source: a checkout changed under the same package version
+    (an upgrade from git) is still another generation, whose watchdog replaces the running one."""
+    digest = hashlib.sha256()
+    for source in sorted(folder.glob("*.py")):
+        digest.update(source.name.encode() + b"\0" + source.read_bytes())
+    return digest.hexdigest()[:12]
+
+
 class ProcessWatchdog(AgentWatchdogPort):
     def __init__(
         self,
@@ -39,6 +49,7 @@ class ProcessWatchdog(AgentWatchdogPort):
         self._root = state_root
         self._file = state_root / files.FILE_NAME
         rotation = rotation or Rotation()  # the event log's, as the daemon writes it
+        version = f"{version}+{code_digest()}"
         self._guards = Guards(
             state_root=str(state_root.absolute()), events=str(events.absolute()), socket=socket_name,
             tmux_tmpdir=os.environ.get("TMUX_TMPDIR", ""), version=version, grace=timing.kill_grace(grace_seconds),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,7 +21,7 @@ import pytest
 from adapters.clock import SystemClock
 from adapters.eventlog.rotation import Rotation
 from adapters.watchdog.deadline import FILE_NAME
-from adapters.watchdog.process import ProcessWatchdog
+from adapters.watchdog.process import ProcessWatchdog, code_digest
 from domain.cluster import LeaseTiming
 from domain.errors import LeaseLost
 from domain.model import SpawnRequest
@@ -219,7 +220,10 @@ def test_a_restart_with_another_code_version_replaces_the_watchdog_and_leaves_th
     upgraded.start()
 
     wait_for(lambda: not alive(first), what="the earlier version's watchdog gone")
-    wait_for(lambda: version_of(holder(tmp_path)) == "2", what="a watchdog of the new version keeping the lock")
+    wait_for(
+        lambda: version_of(holder(tmp_path)) == f"2+{code_digest()}",
+        what="a watchdog of the new version keeping the lock",
+    )
     assert dead(real_tmux, AGENT.name) == ["0"]  # the same server: its agents are the new daemon's
     upgraded.arm(SystemClock().monotonic() - 0.01)
     wait_for(lambda: dead(real_tmux, AGENT.name) == ["1"], what="the agent ended by the new version's watchdog")
@@ -258,9 +262,22 @@ def test_a_watchdog_of_an_older_code_that_does_not_step_aside_is_made_to_leave(
         upgraded.arm(SystemClock().monotonic() + 60)
         upgraded.start()
 
-        wait_for(lambda: version_of(holder(tmp_path)) == "2", what="a watchdog of the new version keeping the lock")
+        wait_for(
+            lambda: version_of(holder(tmp_path)) == f"2+{code_digest()}",
+            what="a watchdog of the new version keeping the lock",
+        )
         assert older.wait(timeout=10) == -signal.SIGTERM
     finally:
         older.kill()
         older.wait()
         (tmp_path / FILE_NAME).unlink(missing_ok=True)
+
+
+def test_a_changed_watchdog_source_under_the_same_version_is_another_generation(tmp_path: Path) -> None:
+    source = Path(code_digest.__code__.co_filename).parent
+    copy = tmp_path / "watchdog"
+    shutil.copytree(source, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    before = code_digest(copy)
+    (copy / "watch.py").write_text((copy / "watch.py").read_text() + "\n# upgraded\n")
+
+    assert before == code_digest(source) and code_digest(copy) != before
