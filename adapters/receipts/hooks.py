@@ -39,7 +39,9 @@ EVENTS = (
 _TOOL_EVENTS = {"PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure"}
 # a request names its tool; so does a tool's run, which answers the request for it (`open_requests`)
 _NAMES_TOOL = {"PermissionRequest", "PostToolUse", "PostToolUseFailure"}
-_BLOCKING = {"permission_prompt", "elicitation_dialog", *GEMINI_BLOCKING}
+# agent_needs_input: Claude Code's own dialogs that wait for a choice (its auto mode's "can't check
+# actions" among them: tests/claude/test_claude_permission_facts.py)
+_BLOCKING = {"permission_prompt", "elicitation_dialog", "agent_needs_input", *GEMINI_BLOCKING}
 _KINDS = {
     "SessionStart": ReceiptKind.READY,
     "UserPromptSubmit": ReceiptKind.PROMPT,
