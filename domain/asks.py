@@ -7,6 +7,10 @@ for every tool that asks, AskUserQuestion included, and takes a decision as its 
 question) or deny with a message the model reads. The tool and its input are the agent's text:
 shown only fenced and sanitized, and the answer is built by the-loop from a number or an option's
 own label — never from the comment's text, but for a deny's reason, which goes to the agent only.
+
+Each request is numbered on its item and an answer binds to the request its author saw (`bind`):
+the one its number names, or, without a number, the only one open — posted, either way, before the
+answer was written. One message may ask for several tools at once, each its own request.
 """
 
 from __future__ import annotations
@@ -14,15 +18,24 @@ from __future__ import annotations
 import enum
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from domain.model import AGENT_MARKER
+from domain.control import Control, Verb
+from domain.model import AGENT_MARKER, PostedRequest
 from domain.policy import Decision
 from domain.prompts import cap, sanitize, untrusted_block
-from domain.receipts import HarnessState, Receipt, ReceiptKind, harness_state, open_dialog
+from domain.receipts import (
+    EPISODE_ENDS,
+    HarnessState,
+    Receipt,
+    ReceiptKind,
+    harness_state,
+    open_dialog,
+    open_requests,
+)
 from domain.refs import WorkItemRef
 
 QUESTION_TOOL = "AskUserQuestion"
@@ -76,32 +89,35 @@ class Ask:
         return tuple(found)
 
 
-def open_ask(receipts: Iterable[Receipt]) -> Ask | None:
-    """The request the harness waits on now, when a hook asked (PermissionRequest); None when it
-    waits on nothing, or on a dialog no hook can answer."""
-    opened = open_dialog(receipts)
-    if opened is None or not opened.tool:
-        return None
+def ask_of(receipt: Receipt) -> Ask:
+    """The request a PermissionRequest receipt makes."""
     try:
-        tool_input = json.loads(opened.tool_input or "{}")
+        tool_input = json.loads(receipt.tool_input or "{}")
     except ValueError:
         tool_input = {}
-    return Ask(opened.key, opened.tool, tool_input if isinstance(tool_input, dict) else {}, opened.at)
+    return Ask(receipt.key, receipt.tool, tool_input if isinstance(tool_input, dict) else {}, receipt.at)
 
 
-_EPISODE_ENDS = {ReceiptKind.READY, ReceiptKind.PROMPT, ReceiptKind.TURN_ENDED, ReceiptKind.TURN_FAILED}
+def open_asks(receipts: Iterable[Receipt], *, taken: Collection[str] = ()) -> list[Ask]:
+    """Every request the harness may still wait on, oldest first (`open_requests`)."""
+    return [ask_of(receipt) for receipt in open_requests(receipts, taken=taken)]
+
+
+def open_ask(receipts: Iterable[Receipt], *, taken: Collection[str] = ()) -> Ask | None:
+    """The oldest request the harness may still wait on; None when it waits on none a hook asked."""
+    return next(iter(open_asks(receipts, taken=taken)), None)
 
 
 def blocked_episode(receipts: Iterable[Receipt]) -> str:
-    """Issue 20 item 5: the key of the first dialog of the stretch the harness is blocked in now —
-    one turn's dialogs, however many (a tool allowed, then the next one asking), are one episode;
-    the episode ends with the turn, a new prompt, or a restart. "" when not blocked."""
+    """The key of the first dialog of the stretch the harness is blocked in now — one turn's
+    dialogs, however many (a tool allowed, then the next one asking), are one episode; the episode
+    ends with the turn, a new prompt, or a restart. "" when not blocked."""
     receipts = list(receipts)
     if harness_state(receipts) is not HarnessState.BLOCKED:
         return ""
     first = ""
     for receipt in receipts:
-        if receipt.kind in _EPISODE_ENDS:
+        if receipt.kind in EPISODE_ENDS:
             first = ""
         elif receipt.kind is ReceiptKind.BLOCKED and not first:
             first = receipt.key
@@ -123,17 +139,19 @@ class Waiting:
         seconds = self.seconds(now)
         took = f" for {duration(seconds)}" if seconds is not None else ""
         if self.on == AskKind.PERMISSION.value:
-            return f"blocked on permission to use `{self.tool}`{took} (answer on the item: `the-loop allow` / `deny`)"
+            how = "`the-loop allow <request>` / `deny <request>`"
+            return f"blocked on permission to use `{self.tool}`{took} (answer on the item: {how})"
         if self.on == AskKind.QUESTION.value:
-            return f"waiting for an answer to its question{took} (answer on the item: `the-loop answer <number>`)"
+            how = "`the-loop answer <request> <option>`"
+            return f"waiting for an answer to its question{took} (answer on the item: {how})"
         return f"blocked on a dialog in its session{took} (answerable only there)"
 
 
-def waiting_on(receipts: Iterable[Receipt]) -> Waiting | None:
+def waiting_on(receipts: Iterable[Receipt], *, taken: Collection[str] = ()) -> Waiting | None:
     receipts = list(receipts)
-    if harness_state(receipts) is not HarnessState.BLOCKED:
+    if harness_state(receipts, taken=taken) is not HarnessState.BLOCKED:
         return None
-    ask = open_ask(receipts)
+    ask = open_ask(receipts, taken=taken)
     if ask is not None:
         return Waiting(ask.kind.value, tool_name(ask) if ask.kind is AskKind.PERMISSION else "", ask.at)
     opened = open_dialog(receipts)
@@ -158,10 +176,104 @@ class AnswerVerb(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """What an authorized comment answered; `text` (a deny's reason, an answer's choice) is theirs."""
+    """What an authorized comment answered; `text` (a deny's reason, an answer's choice) is theirs;
+    `number` the request it names (None: the one open, posted before it was written)."""
 
     verb: AnswerVerb
     text: str = ""
+    number: int | None = None
+
+
+_NUMBER = re.compile(r"[1-9][0-9]{0,8}")
+
+
+def answer_of(control: Control) -> Answer | None:
+    """The answer a control comment gives, or None when its words fit none. The request's number,
+    when given, comes right after the verb (`allow 3`, `deny 3 <reason>`, `answer 3 <option>`);
+    `allow always 3` and `allow 3 always` are both read. An answer with more than one word after
+    the verb and a number first names its request by it: `answer 3 2` is option 2 of request 3."""
+    if control.verb is Verb.ALLOW:
+        return _allowed(control.text.split())
+    if control.verb not in {Verb.DENY, Verb.ANSWER}:
+        return None
+    verb = AnswerVerb.DENY if control.verb is Verb.DENY else AnswerVerb.ANSWER
+    words = control.text.split()
+    # a deny's reason may be one word; an answer's option is: `answer 2` is option 2, no number
+    if words and _NUMBER.fullmatch(words[0]) and (verb is AnswerVerb.DENY or len(words) > 1):
+        return Answer(verb, control.text.strip()[len(words[0]) :].strip(), int(words[0]))
+    return Answer(verb, control.text)
+
+
+def _allowed(words: list[str]) -> Answer | None:
+    """`allow`, `allow N`, `allow always`, `allow always N`, `allow N always`; anything else None."""
+    numbers = [int(w) for w in words if _NUMBER.fullmatch(w)]
+    rest = [w.casefold() for w in words if not _NUMBER.fullmatch(w)]
+    if len(numbers) > 1 or rest not in ([], ["always"]):
+        return None
+    return Answer(AnswerVerb.ALLOW_ALWAYS if rest else AnswerVerb.ALLOW, number=numbers[0] if numbers else None)
+
+
+@dataclass(frozen=True, slots=True)
+class OpenRequest:
+    """A request the harness may still wait on, and its number on the item (None: not posted yet)."""
+
+    ask: Ask
+    number: int | None = None
+    posted_at: datetime | None = None
+
+    def named(self) -> str:
+        what = f"permission to use `{tool_name(self.ask)}`" if self.ask.kind is AskKind.PERMISSION else "a question"
+        return f"request {self.number} ({what})" if self.number is not None else f"one not posted yet ({what})"
+
+
+class Unbound(enum.Enum):
+    """Why an answer binds to no request (the event's word); nothing is answered then."""
+
+    NO_REQUEST = "no-request"
+    ALREADY_ANSWERED = "already-answered"
+    NO_SUCH_REQUEST = "no-such-request"
+    SEVERAL_OPEN = "several-open"
+    WRITTEN_BEFORE = "written-before"
+    TOO_LATE = "too-late"
+    DOES_NOT_FIT = "does-not-fit"
+
+
+UNBOUND_SAID = {
+    Unbound.NO_REQUEST: "the agent waits on no request now (it was answered in its session, or it went on)",
+    Unbound.ALREADY_ANSWERED: "that request was already answered",
+    Unbound.NO_SUCH_REQUEST: "its number names no request open now",
+    Unbound.SEVERAL_OPEN: "more than one request is open: name the one you answer by its number",
+    Unbound.WRITTEN_BEFORE: "it was written before that request was posted, so it answers another one",
+    Unbound.TOO_LATE: "the agent stopped waiting for an answer here; only its session can answer now",
+    Unbound.DOES_NOT_FIT: "its words fit no answer: `the-loop allow [always] <request>`, "
+    "`the-loop deny <request> [reason]` or `the-loop answer <request> <option>`",
+}
+
+
+def bind(
+    answer: Answer, opened: Sequence[OpenRequest], posted: Iterable[PostedRequest], *, written_at: datetime
+) -> OpenRequest | Unbound:
+    """The request an answer written at `written_at` answers: the one its number names, or, with no
+    number, the only one open; either way one posted before the answer was written — its author saw
+    it. Anything else answers nothing."""
+    found = _named(answer, opened, list(posted), written_at=written_at)
+    if isinstance(found, OpenRequest) and (found.posted_at is None or written_at < found.posted_at):
+        return Unbound.WRITTEN_BEFORE
+    return found
+
+
+def _named(
+    answer: Answer, opened: Sequence[OpenRequest], posted: list[PostedRequest], *, written_at: datetime
+) -> OpenRequest | Unbound:
+    seen = [p for p in posted if p.posted_at <= written_at]  # requests its author could have read
+    if answer.number is not None:
+        found = next((o for o in opened if o.number == answer.number), None)
+        if found is not None:
+            return found
+        return Unbound.ALREADY_ANSWERED if any(p.number == answer.number for p in seen) else Unbound.NO_SUCH_REQUEST
+    if not opened:
+        return Unbound.ALREADY_ANSWERED if seen else Unbound.NO_REQUEST
+    return opened[0] if len(opened) == 1 else Unbound.SEVERAL_OPEN
 
 
 def decision_for(ask: Ask, answer: Answer, *, item: WorkItemRef) -> Decision[str | None]:
@@ -176,18 +288,18 @@ def decision_for(ask: Ask, answer: Answer, *, item: WorkItemRef) -> Decision[str
         return Decision(_output({"behavior": "allow", "updatedPermissions": [rule]}), "allowed for the session")
     if answer.verb is AnswerVerb.DENY:
         return Decision(_output({"behavior": "deny", "message": _denied(answer, item)}), "denied")
-    return Decision(None, "this request is a permission: answer it with `the-loop allow` or `the-loop deny`")
+    return Decision(None, "that request is a permission: answer it with `the-loop allow` or `the-loop deny`")
 
 
 def _question_decision(ask: Ask, answer: Answer, *, item: WorkItemRef) -> Decision[str | None]:
     if answer.verb is AnswerVerb.DENY:
         return Decision(_output({"behavior": "deny", "message": _denied(answer, item)}), "declined")
     if answer.verb is not AnswerVerb.ANSWER:
-        return Decision(None, "this request is a question: answer it with `the-loop answer <number>`")
+        return Decision(None, "that request is a question: answer it with `the-loop answer <request> <option>`")
     questions = ask.questions()
     choices = _choices(questions, answer.text)
     if choices is None:
-        return Decision(None, "the answer names no option: `the-loop answer <number>`, one number per question")
+        return Decision(None, "the answer names no option: `the-loop answer <request> <option>`, one per question")
     answers = {q.text: label for q, label in zip(questions, choices, strict=True)}
     return Decision(_output({"behavior": "allow", "updatedInput": {**ask.tool_input, "answers": answers}}), "answered")
 
@@ -226,29 +338,36 @@ def tool_name(ask: Ask) -> str:
 _HEADER = f"{AGENT_MARKER}\n> 🤖 **the-loop** (the agent of this item waits for an answer)\n\n"
 
 
-def ask_comment(item: WorkItemRef, ask: Ask, *, wait_seconds: float) -> str:
-    """The one comment a request gets: what the agent asks, fenced, and how to answer it."""
+def ask_comment(item: WorkItemRef, ask: Ask, *, number: int, wait_seconds: float) -> str:
+    """The one comment a request gets: its number, what the agent asks, fenced, and how to answer it."""
     minutes = f"{wait_seconds / 60:g} minutes" if wait_seconds >= 60 else f"{wait_seconds:g} seconds"
     after = (
         f"\n\nThe agent waits for an answer here up to {minutes}; after that only someone attached to its "
         f"session can answer (`the-loop sessions attach --work-item {item}`). New comments are held, not lost, "
         "until it goes on."
     )
+    bare = (
+        f"\n\nWithout the number (`the-loop allow`) an answer counts only while request {number} is the only "
+        "one open, and only when written after this comment."
+    )
     if ask.kind is AskKind.QUESTION:
-        return f"{_HEADER}The agent **asks a question**:\n\n{_questions(ask)}{after}\n"
+        return (
+            f"{_HEADER}**Request {number}**: the agent **asks a question**:\n\n{_questions(ask, number)}{bare}{after}\n"
+        )
     shown = untrusted_block(json.dumps(ask.tool_input, indent=2, ensure_ascii=False), "json", limit=INPUT_LIMIT)
     return (
-        f"{_HEADER}The agent asks **permission to use `{tool_name(ask)}`** with this input (the agent's "
-        f"text, shown as it is):\n\n{shown}\n\n"
+        f"{_HEADER}**Request {number}**: the agent asks **permission to use `{tool_name(ask)}`** with this "
+        f"input (the agent's text, shown as it is):\n\n{shown}\n\n"
         "To answer, an authorized person comments, alone on the first line:\n"
-        "- `the-loop allow` — run it this once\n"
-        f"- `the-loop allow always` — run it, and every later `{tool_name(ask)}` of this session without asking\n"
-        "- `the-loop deny [reason]` — do not run it; the agent is told the reason and goes on"
-        f"{after}\n"
+        f"- `the-loop allow {number}` — run it this once\n"
+        f"- `the-loop allow always {number}` — run it, and every later `{tool_name(ask)}` of this session "
+        "without asking\n"
+        f"- `the-loop deny {number} [reason]` — do not run it; the agent is told the reason and goes on"
+        f"{bare}{after}\n"
     )
 
 
-def _questions(ask: Ask) -> str:
+def _questions(ask: Ask, request: int) -> str:
     parts = []
     for number, question in enumerate(ask.questions(), start=1):
         options = "\n".join(f"{n}. {option}" for n, option in enumerate(question.options, start=1))
@@ -256,26 +375,28 @@ def _questions(ask: Ask) -> str:
         parts.append(f"Question {number}:\n\n{untrusted_block(text, 'text', limit=INPUT_LIMIT)}")
     several = len(parts) > 1
     how = (
-        "`the-loop answer <number> <number> …` (one number per question, in order)"
+        f"`the-loop answer {request} <number> <number> …` (one option's number per question, in order)"
         if several
-        else "`the-loop answer <number>` (or `the-loop answer <the option's text>`)"
+        else f"`the-loop answer {request} <number>` (or `the-loop answer {request} <the option's text>`)"
     )
     return (
         "\n\n".join(parts) + f"\n\nTo answer, an authorized person comments, alone on the first line: {how}; "
-        "`the-loop deny [reason]` declines to answer."
+        f"`the-loop deny {request} [reason]` declines to answer."
     )
 
 
-def answered_reply(*, why: str) -> str:
-    """To an answer that came too late or second: the-loop's own words only."""
-    return f"{_HEADER}That answer was **not used**: {why}.\n"
+def answered_reply(*, why: str, opened: Sequence[OpenRequest] = ()) -> str:
+    """To an answer not used: why, and the requests open now — the-loop's own words and values only,
+    never the answer's text."""
+    listed = ", ".join(request.named() for request in opened)
+    now = f"Open now: {listed}; answer one by its number." if listed else "No request of the agent is open now."
+    return f"{_HEADER}That answer was **not used**: {why}. Nothing was approved.\n\n{now}\n"
 
 
-def pane_answered_notice(asked_at: datetime | None) -> str:
-    """The request posted last was answered in the session; named by its time, the-loop's own value."""
-    when = f" (asked at {asked_at:%H:%M:%S} UTC)" if asked_at else ""
+def pane_answered_notice(number: int) -> str:
+    """A request posted here was answered in the session; named by its number, the-loop's own value."""
     return (
-        f"{_HEADER}The agent's request{when} was **answered in its session** (by someone attached to it, "
+        f"{_HEADER}The agent's request {number} was **answered in its session** (by someone attached to it, "
         "or there after the wait here ended); an answer here is no longer needed.\n"
     )
 

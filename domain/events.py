@@ -87,23 +87,27 @@ class Event(enum.Enum):
     )
     SESSION_ASKED = (
         "session.asked",
-        "Issue 20: the agent asks for a permission (`tool`) or asks a question (`kind`), and its hook waits for an "
-        "answer from the item: one comment posted with the request, fenced, and how to answer it.",
+        "The agent asks for a permission (`tool`) or asks a question (`kind`), and its hook waits for an answer "
+        "from the item: one comment posted with the request's number on the item (`request`), the request "
+        "fenced, and how to answer it. Each request open is posted, several at once when one message asks for "
+        "several tools.",
     )
     SESSION_ANSWERED = (
         "session.answered",
-        "An authorized `the-loop allow`/`deny`/`answer` comment answered the agent's request (`answer`); its hook "
-        "took the decision (`comment_id`, `waited_seconds` since the request).",
+        "An authorized `the-loop allow`/`deny`/`answer` comment answered the agent's request number `request` "
+        "(`answer`); its hook took the decision (`comment_id`, `waited_seconds` since the request).",
     )
     SESSION_ANSWER_UNUSED = (
         "session.answer_unused",
-        "An answer comment was not used (`why`: too-late, already-answered, no-request, does-not-fit); the reply "
-        "says why in the-loop's own words.",
+        "An answer comment answered nothing (`why`: no-such-request — its number names no open request; "
+        "several-open — no number while more than one is open; written-before — written before the request was "
+        "posted; already-answered; too-late; no-request; does-not-fit); the reply says why in the-loop's own "
+        "words and names the requests open.",
     )
     SESSION_ANSWERED_IN_PANE = (
         "session.answered_in_pane",
-        "A request posted on the item was answered in the agent's session (someone attached) or its hook's wait "
-        "ended; the item is told once.",
+        "A request posted on the item (`request`) was answered in the agent's session (someone attached) or its "
+        "hook's wait ended; the item is told once.",
     )
     SESSION_PARKED = (
         "session.parked",

@@ -242,6 +242,16 @@ class ClosedBy(enum.Enum):
 
 
 @dataclass(frozen=True, slots=True)
+class PostedRequest:
+    """A request of the agent posted on its item for an answer (domain/asks.py)."""
+
+    key: str  # its receipt's key: its hook's decision file is named by it
+    number: int  # "Request N" on the item: an answer names it
+    posted_at: datetime  # when its comment was posted (the-loop's clock): an answer written before saw another
+    closed: bool = False  # answered (here or in the session), or its spawn is gone
+
+
+@dataclass(frozen=True, slots=True)
 class SessionRecord:
     """The registry entry of a work item."""
 
@@ -261,9 +271,8 @@ class SessionRecord:
     spawned_monotonic: float | None = None  # ClockPort.monotonic() at the spawn: its age survives a clock jump
     closed_by: ClosedBy | None = None
     blocked_notice: str = ""  # the episode (or dialog) whose "waiting for an answer" notice was posted
-    asked: str = ""  # issue 20: the receipt key of the last request posted on the item for an answer
-    asked_closed: bool = False  # …and it is closed: answered, or said to have been answered in the pane
-    asked_at: datetime | None = None  # when that request was made (its receipt's time)
+    requests: tuple[PostedRequest, ...] = ()  # the agent's requests posted on the item: the open, the last closed
+    requests_made: int = 0  # the number the item's last request got: the next gets the next (never reused)
     closed_notice: str = ""  # the comment whose "closed by the operator" notice was posted in this closing
     host: str = ""  # the host whose tmux ran the latest spawn ("": one host, or before clusters)
     previous_host: str = ""  # an operator moved the item here from this host; cleared once it runs here

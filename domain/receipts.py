@@ -12,7 +12,8 @@ from __future__ import annotations
 import enum
 import hashlib
 import hmac
-from collections.abc import Iterable, Sequence
+import json
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -58,7 +59,7 @@ class Receipt:
     source: str = ""  # READY: startup, resume, …
     prompt: str = ""  # PROMPT: the text as the agent got it
     detail: str = ""  # TURN_FAILED: the error; BLOCKED, IDLE: the notification
-    tool: str = ""  # BLOCKED by a permission request: the tool it asks for (issue 20)
+    tool: str = ""  # BLOCKED by a permission request: the tool it asks for; WORKING: the tool that ran
     tool_input: str = ""  # …and its input, as JSON text: the agent's, never trusted
     message: str = ""  # TURN_FAILED: the error's text as the harness showed it (a reset time, maybe)
 
@@ -98,19 +99,67 @@ _AFTER: dict[ReceiptKind, HarnessState] = {
 _LEAVE_STARTING = frozenset({ReceiptKind.READY, ReceiptKind.BLOCKED, ReceiptKind.ENDED})
 
 
-def harness_state(receipts: Iterable[Receipt], *, now: datetime | None = None) -> HarnessState:
+def harness_state(
+    receipts: Iterable[Receipt], *, now: datetime | None = None, taken: Collection[str] = ()
+) -> HarnessState:
     """The state the receipts of one spawn leave the harness in (its pane is judged elsewhere).
     A dialog is left by the next receipt that is not about waiting: a tool ran (it was allowed),
     a prompt came (someone typed into the session), the turn ended, or the harness restarted. A
     dialog declined in Claude Code writes no receipt at all: it stays blocked until the next one.
-    A tool about to run is TOOL until `TOOL_GRACE_SECONDS` after it, as of `now`; then (or with
-    no `now`) BUSY."""
+    While a permission request is still open (`open_requests`; `taken`: the keys of requests whose
+    hook took a decision) the harness is blocked whatever came since: another tool of the same
+    message ran, its dialog is still on screen. A tool about to run is TOOL until
+    `TOOL_GRACE_SECONDS` after it, as of `now`; then (or with no `now`) BUSY."""
+    receipts = list(receipts)
     state, last = HarnessState.STARTING, None
     for receipt in receipts:
         state, last = _after(state, receipt), receipt
+    if state in _STILL_ASKING and open_requests(receipts, taken=taken):
+        return HarnessState.BLOCKED
     if state is HarnessState.TOOL and not _within_grace(last, now):
         return HarnessState.BUSY
     return state
+
+
+# a request stands through these; a new prompt, a turn's end, a restart or an exit ends them all
+_STILL_ASKING = frozenset({HarnessState.TOOL, HarnessState.BUSY, HarnessState.IDLE})
+EPISODE_ENDS = frozenset(
+    {ReceiptKind.READY, ReceiptKind.PROMPT, ReceiptKind.TURN_ENDED, ReceiptKind.TURN_FAILED, ReceiptKind.ENDED}
+)
+
+
+def open_requests(receipts: Iterable[Receipt], *, taken: Collection[str] = ()) -> list[Receipt]:
+    """The permission requests the harness may still wait on, oldest first: each a hook asked (a
+    BLOCKED receipt naming a tool) since the turn began, whose hook took no decision (its key not
+    in `taken`) and whose tool has not run since. Claude Code asks for every tool of one message at
+    once (two PermissionRequest hooks ~3 ms apart) and runs each tool as soon as its own request is
+    allowed, while the next dialog still waits (tests/claude/test_claude_permission_facts.py)."""
+    found: list[Receipt] = []
+    for receipt in receipts:
+        if receipt.kind in EPISODE_ENDS:
+            found = []
+        elif receipt.kind is ReceiptKind.BLOCKED and receipt.tool:
+            found.append(receipt)
+        elif receipt.kind is ReceiptKind.WORKING and (ran := _request_run(found, receipt)) is not None:
+            found.remove(ran)
+    return [receipt for receipt in found if receipt.key not in taken]
+
+
+def _request_run(requests: list[Receipt], ran: Receipt) -> Receipt | None:
+    """The request a tool's run answers: the oldest for the same tool with the same input, else the
+    oldest for the same tool (an answer may change the input); a run naming no tool (a harness that
+    does not say), the oldest. A tool that asked nothing answers none."""
+    if not ran.tool:
+        return requests[0] if requests else None
+    same = [r for r in requests if r.tool == ran.tool]
+    return next((r for r in same if _parsed(r.tool_input) == _parsed(ran.tool_input)), same[0] if same else None)
+
+
+def _parsed(text: str) -> object:
+    try:
+        return json.loads(text or "{}")
+    except ValueError:
+        return text
 
 
 def open_dialog(receipts: Iterable[Receipt]) -> Receipt | None:

@@ -29,13 +29,19 @@ EVENTS = (
     "PreToolUse",
     "PermissionRequest",
     "PostToolUse",
+    "PostToolUseFailure",
     "Stop",
     "StopFailure",
     "Notification",
     "SessionEnd",
 )
-_TOOL_EVENTS = {"PreToolUse", "PermissionRequest", "PostToolUse"}  # matched per tool: "*" is every tool
-_BLOCKING = {"permission_prompt", "elicitation_dialog", *GEMINI_BLOCKING}
+# matched per tool: "*" is every tool
+_TOOL_EVENTS = {"PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure"}
+# a request names its tool; so does a tool's run, which answers the request for it (`open_requests`)
+_NAMES_TOOL = {"PermissionRequest", "PostToolUse", "PostToolUseFailure"}
+# agent_needs_input: Claude Code's own dialogs that wait for a choice (its auto mode's "can't check
+# actions" among them: tests/claude/test_claude_permission_facts.py)
+_BLOCKING = {"permission_prompt", "elicitation_dialog", "agent_needs_input", *GEMINI_BLOCKING}
 _KINDS = {
     "SessionStart": ReceiptKind.READY,
     "UserPromptSubmit": ReceiptKind.PROMPT,
@@ -45,6 +51,7 @@ _KINDS = {
     # the dialog is open as this fires; the permission_prompt notification says so ~6 s later
     "PermissionRequest": ReceiptKind.BLOCKED,
     "PostToolUse": ReceiptKind.WORKING,
+    "PostToolUseFailure": ReceiptKind.WORKING,  # it ran and failed: the turn goes on
     "Stop": ReceiptKind.TURN_ENDED,
     "StopFailure": ReceiptKind.TURN_FAILED,
     "SessionEnd": ReceiptKind.ENDED,
@@ -122,8 +129,8 @@ def receipt_of(key: str, text: str) -> Receipt | None:
         source=_text(data, "source"),
         prompt=_text(data, "prompt"),
         detail=_text(data, "error") or _text(data, "message"),
-        tool=_text(data, "tool_name") if event == "PermissionRequest" else "",
-        tool_input=_json(data.get("tool_input")) if event == "PermissionRequest" else "",
+        tool=_text(data, "tool_name") if event in _NAMES_TOOL else "",
+        tool_input=_json(data.get("tool_input")) if event in _NAMES_TOOL else "",
         message=_text(data, "last_assistant_message") if kind is ReceiptKind.TURN_FAILED else "",
     )
 

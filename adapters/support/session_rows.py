@@ -74,7 +74,9 @@ class ListedSession:
         self.spawn_id: str = data.get("spawn_id", "")
         self.spawned_at = _when(data.get("spawned_at"))
         self.spawned_monotonic: float | None = data.get("spawned_monotonic")
-        _when(data.get("asked_at"))
+        for request in data.get("requests", ()):  # as the codec decodes them: a bad one fails the row
+            _when(request["posted_at"])
+            int(request["number"])
         closed_by = data.get("closed_by")
         if closed_by and closed_by not in CLOSERS:
             raise ValueError(f"not a closer: {closed_by!r}")

@@ -10,7 +10,16 @@ from typing import Any
 
 from domain.errors import StateError
 from domain.ledger import DeliveryState, Ledger, Pending, Resolution, Resolved, StartRequest, Turn
-from domain.model import ClosedBy, Comment, CommentKind, ItemKind, SessionRecord, SessionStatus, WorkItem
+from domain.model import (
+    ClosedBy,
+    Comment,
+    CommentKind,
+    ItemKind,
+    PostedRequest,
+    SessionRecord,
+    SessionStatus,
+    WorkItem,
+)
 from domain.parking import FailedTurn, Park, ParkCause
 from domain.refs import Naming, WorkItemRef
 
@@ -165,9 +174,11 @@ def encode_session(record: SessionRecord) -> str:
             "spawned_monotonic": record.spawned_monotonic,
             "closed_by": record.closed_by.value if record.closed_by else None,
             "blocked_notice": record.blocked_notice,
-            "asked": record.asked,
-            "asked_closed": record.asked_closed,
-            "asked_at": _when(record.asked_at),
+            "requests": [
+                {"key": r.key, "number": r.number, "posted_at": _when(r.posted_at), "closed": r.closed}
+                for r in record.requests
+            ],
+            "requests_made": record.requests_made,
             "closed_notice": record.closed_notice,
             "host": record.host,
             "previous_host": record.previous_host,
@@ -230,9 +241,13 @@ def decode_session(text: str, *, version: int) -> SessionRecord:
         # operator's close must hold, so an unknown closer counts as the operator
         closed_by=ClosedBy(closed_by) if closed_by else _legacy_closer(data),
         blocked_notice=data.get("blocked_notice", ""),
-        asked=data.get("asked", ""),  # records from before issue 20 posted no request
-        asked_closed=data.get("asked_closed", False),
-        asked_at=_from_when(data.get("asked_at")),
+        # a record from before requests were numbered names its last one (`asked`) unnumbered: an
+        # open one is posted again with its number, and answers written before that are refused
+        requests=tuple(
+            PostedRequest(r["key"], int(r["number"]), _required_when(r["posted_at"]), bool(r["closed"]))
+            for r in data.get("requests", ())
+        ),
+        requests_made=int(data.get("requests_made", 0)),
         closed_notice=data.get("closed_notice", ""),
         harness_group=data.get("harness_group", ""),  # records from before issue 21 have none
         host=data.get("host", ""),  # records from before clusters ran on the one host there was

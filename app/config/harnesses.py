@@ -137,6 +137,7 @@ def _check_variable(name: str) -> None:
 
 
 # written as the YAML would be: these keys are what `routing.harnesses.<name>` merges over
+AUTO_MODE_CHECK_DIALOG = "Auto mode's safety check runs on the server"
 BUILTIN_HARNESSES: Mapping[str, HarnessSettings] = {
     name: HarnessSettings.model_validate(entry)
     for name, entry in {
@@ -152,6 +153,9 @@ BUILTIN_HARNESSES: Mapping[str, HarnessSettings] = {
             "permissionMode": "auto",
             # pinned in tests/claude/test_claude_unvouched_facts.py
             "unvouchedArgs": ["--setting-sources", "user", "--strict-mcp-config"],
+            # auto mode's dialog when its safety check cannot reach its service: Enter chooses
+            # "stay in auto mode" (its text pinned in tests/claude/test_claude_permission_facts.py)
+            "blockedScreens": [AUTO_MODE_CHECK_DIALOG],
         },
         # what each entry does and leaves out, with the sources read: docs/harnesses.md
         # issue 21: hooks as receipts, trusted folders, resume by the id its ready receipt gave

@@ -1,46 +1,58 @@
 """Issue 20: what the agent asks goes to its work item, and an authorized answer comes back.
 
 The harness's PermissionRequest hook writes its request as a receipt and waits beside it for a
-decision file (adapters/receipts). `look` posts the request once, as one comment; an answer comment
-(`the-loop allow` / `allow always` / `deny [reason]` / `answer N`), executed once through the
-ledger like every control comment, hands the hook the decision the-loop builds for it. The first
-answer the hook takes wins; a later one is told it came too late or second.
+decision file (adapters/receipts). `look` posts every request open, each once, as one comment with
+its number; an answer comment (`the-loop allow N` / `allow always N` / `deny N [reason]` /
+`answer N <option>`, or without the number for the only one open), executed once through the
+ledger like every control comment, hands the hook of the request it binds to the decision the-loop
+builds for it. The first answer the hook takes wins; any other is told why, with the requests open.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from app.usecases.feedback import Feedback
 from app.usecases.watch import HarnessWatch
 from domain.asks import (
-    Answer,
+    UNBOUND_SAID,
     AnswerState,
-    AnswerVerb,
     Ask,
+    OpenRequest,
+    Unbound,
+    answer_of,
     answered_reply,
     ask_comment,
+    bind,
     blocked_episode,
     decision_for,
-    open_ask,
+    open_asks,
     pane_answered_notice,
 )
-from domain.control import Control, Verb
+from domain.control import Control
 from domain.errors import StaleWrite
 from domain.events import Event, Level
-from domain.model import Comment, Reaction, SessionRecord, SessionStatus
+from domain.model import Comment, PostedRequest, Reaction, SessionRecord, SessionStatus
 from domain.ports import ClockPort, EventSink, ReceiptPort, StateStore
+from domain.receipts import Receipt
 
 TAKE_SECONDS = 3.0  # the hook looks for its answer every 0.2 s: taken well within this, or never
 TAKE_POLL = 0.05
-_ANSWERED = "the request was already answered from here"
-_TOO_LATE = "the agent stopped waiting for an answer here; only its session can answer now"
+KEEP_CLOSED = 10  # closed requests kept on the record: a late answer naming one is told it was answered
+# a request's comment that failed to post is tried again after 1 s, then 2, 4 … up to this
+RETRY_MAX_SECONDS = 300.0
 
 
 @dataclass(frozen=True, slots=True)
 class AskConfig:
     wait_seconds: float = 0.0  # how long a request's hook waits for an answer (0: requests are not posted)
     host: str = ""  # cluster: this host's id; only the sessions it runs are looked at ("": one host)
+
+
+@dataclass(frozen=True, slots=True)
+class _Retry:
+    at: float  # on the clock that never jumps: not tried again before
+    wait: float  # seconds waited before this try: the next waits twice as long
 
 
 @dataclass(kw_only=True, eq=False)
@@ -52,24 +64,27 @@ class Asks:
     receipts: ReceiptPort
     feedback: Feedback
     config: AskConfig
+    # requests whose comment failed to post, by receipt key: when each is tried again
+    _retries: dict[str, _Retry] = field(init=False, default_factory=dict)
 
     @property
     def enabled(self) -> bool:
         return self.config.wait_seconds > 0
 
     def look(self, record: SessionRecord | None) -> SessionRecord | None:
-        """Post the request the agent waits on, once; tell the item once when a request posted was
-        answered in the session instead. A save that lost to another writer leaves it to next time."""
+        """Post every request the agent waits on, each once with its number; tell the item once
+        when a request posted was answered in the session instead. A save that lost to another
+        writer leaves it to next time."""
         if not self.enabled or record is None or not record.spawn_id or record.status is not SessionStatus.ACTIVE:
             return record
         receipts = self.watch.receipts(record)
-        ask = open_ask(receipts)
+        asks = open_asks(receipts, taken=self.watch.taken(record, receipts))
         try:
-            if record.asked and not record.asked_closed and (ask is None or ask.key != record.asked):
-                # a request of an earlier spawn (a respawn since) was answered by nobody
-                record = self._closed(record, spoke=any(r.key == record.asked for r in receipts))
-            if ask is not None and ask.key != record.asked:
-                record = self._post(record, ask, episode=blocked_episode(receipts))
+            record = self._close(record, receipts, {ask.key for ask in asks})
+            posted = {request.key for request in record.requests}
+            for ask in asks:
+                if ask.key not in posted:
+                    record = self._post(record, ask, episode=blocked_episode(receipts))
         except StaleWrite:
             return self.store.session(record.item)
         return record
@@ -92,72 +107,97 @@ class Asks:
                     )
 
     def answer(self, record: SessionRecord | None, comment: Comment, control: Control) -> bool:
-        """Execute one answer comment; True when the agent's hook took it."""
-        answer = _answer_of(control)
-        ask = open_ask(self.watch.receipts(record)) if record is not None and record.spawn_id else None
-        refused = self._refused(record, ask, answer)
-        if refused is not None:
-            return self._unused(comment, *refused)
-        assert record is not None and ask is not None and answer is not None
+        """Execute one answer comment; True when the hook of the request it binds to took it."""
+        answer = answer_of(control)
+        opened = self._opened(record)
+        if record is None or answer is None:
+            return self._unused(comment, Unbound.DOES_NOT_FIT, opened)
+        bound = bind(answer, opened, record.requests, written_at=comment.created_at)
+        if isinstance(bound, Unbound):
+            return self._unused(comment, bound, opened)
+        ask = bound.ask
+        state = self._state(record, ask.key)
+        if state is not AnswerState.NONE:
+            why = Unbound.TOO_LATE if state is AnswerState.EXPIRED else Unbound.ALREADY_ANSWERED
+            return self._unused(comment, why, opened)
         decision = decision_for(ask, answer, item=comment.item)
         if decision.choice is None:
-            return self._unused(comment, "does-not-fit", decision.reason)
+            return self._unused(comment, Unbound.DOES_NOT_FIT, opened, said=decision.reason)
         self.receipts.give(record.item, record.spawn_id, ask.key, decision.choice)
         if not self._taken(record, ask):
-            return self._unused(comment, "too-late", _TOO_LATE)
+            return self._unused(comment, Unbound.TOO_LATE, opened)
         waited = (self.clock.now() - ask.at).total_seconds() if ask.at else None
         self.events.emit(
             Event.SESSION_ANSWERED,
             work_item=str(comment.item),
             comment_id=comment.id,
+            request=bound.number,
             answer=answer.verb.value,
             reason=decision.reason,
             waited_seconds=round(waited, 3) if waited is not None else None,
         )
         return True  # the control's own reaction acknowledges it
 
-    def _refused(self, record: SessionRecord | None, ask: Ask | None, answer: Answer | None) -> tuple[str, str] | None:
-        """Why an answer is not used (the event's word, the reply's words), or None."""
-        if record is None or answer is None:
-            return "does-not-fit", "that command takes `always` or nothing after `allow`"
-        if ask is None:
-            if record.asked and self._state(record, record.asked) is AnswerState.TAKEN:
-                return "already-answered", _ANSWERED
-            return "no-request", "the agent waits on no request now (it was answered in its session, or it went on)"
-        state = self._state(record, ask.key)
-        if state in {AnswerState.GIVEN, AnswerState.TAKEN}:
-            return "already-answered", _ANSWERED
-        if state is AnswerState.EXPIRED:
-            return "too-late", _TOO_LATE
-        return None
+    def _opened(self, record: SessionRecord | None) -> list[OpenRequest]:
+        """The requests the harness may still wait on, with their numbers on the item."""
+        if record is None or not record.spawn_id:
+            return []
+        receipts = self.watch.receipts(record)
+        posted = {request.key: request for request in record.requests}
+        opened = []
+        for ask in open_asks(receipts, taken=self.watch.taken(record, receipts)):
+            request = posted.get(ask.key)
+            opened.append(OpenRequest(ask, request.number, request.posted_at) if request else OpenRequest(ask))
+        return opened
 
     def _post(self, record: SessionRecord, ask: Ask, *, episode: str) -> SessionRecord:
-        if self._state(record, ask.key) is AnswerState.EXPIRED:
+        if self._state(record, ask.key) is not AnswerState.NONE:
             return record  # its hook waits no more: the dialog is the pane's, as the blocked notice says
-        body = ask_comment(record.item, ask, wait_seconds=self.config.wait_seconds)
-        if self.feedback.notify(record.item, body, notice="asked") is None:
-            return record  # tried again next time
+        retry = self._retries.get(ask.key)
+        if retry is not None and self.clock.monotonic() < retry.at:
+            return record
+        number = record.requests_made + 1
+        body = ask_comment(record.item, ask, number=number, wait_seconds=self.config.wait_seconds)
+        if self.feedback.notify(record.item, body, notice="asked", request=number) is None:
+            wait = min(RETRY_MAX_SECONDS, retry.wait * 2) if retry else 1.0
+            self._retries[ask.key] = _Retry(self.clock.monotonic() + wait, wait)
+            return record
+        self._retries.pop(ask.key, None)
         self.events.emit(
             Event.SESSION_ASKED,
             work_item=str(record.item),
+            request=number,
             kind=ask.kind.value,
             tool=ask.tool if ask.tool.isidentifier() else "",
             asked_at=ask.at.isoformat() if ask.at else None,
         )
+        posted = PostedRequest(ask.key, number, self.clock.now())
         # the request's comment stands for the episode's blocked notice: no second comment for it
         return self.store.save_session(
-            replace(record, asked=ask.key, asked_closed=False, asked_at=ask.at, blocked_notice=episode or ask.key)
+            replace(
+                record,
+                requests=_kept((*record.requests, posted)),
+                requests_made=number,
+                blocked_notice=episode or ask.key,
+            )
         )
 
-    def _closed(self, record: SessionRecord, *, spoke: bool) -> SessionRecord:
-        """The request posted is no longer open: answered from here (nothing more to say), or in the
-        session — said once; or its spawn is gone (`spoke` False: nothing to say)."""
-        if spoke and self._state(record, record.asked) is not AnswerState.TAKEN:
-            self.receipts.withdraw(record.item, record.spawn_id, record.asked)
-            self.events.emit(Event.SESSION_ANSWERED_IN_PANE, work_item=str(record.item))
-            notice = pane_answered_notice(record.asked_at)
-            self.feedback.notify(record.item, notice, notice="answered-in-pane")
-        return self.store.save_session(replace(record, asked_closed=True))
+    def _close(self, record: SessionRecord, receipts: list[Receipt], still: set[str]) -> SessionRecord:
+        """The requests posted that are no longer open: answered from here (nothing more to say),
+        or in the session — said once each; or their spawn is gone (nothing to say)."""
+        spoke = {receipt.key for receipt in receipts}
+        closing = [r for r in record.requests if not r.closed and r.key not in still]
+        if not closing:
+            return record
+        for request in closing:
+            if request.key in spoke and self._state(record, request.key) is not AnswerState.TAKEN:
+                self.receipts.withdraw(record.item, record.spawn_id, request.key)
+                self.events.emit(Event.SESSION_ANSWERED_IN_PANE, work_item=str(record.item), request=request.number)
+                notice = pane_answered_notice(request.number)
+                self.feedback.notify(record.item, notice, notice="answered-in-pane")
+        keys = {request.key for request in closing}
+        requests = tuple(replace(r, closed=True) if r.key in keys else r for r in record.requests)
+        return self.store.save_session(replace(record, requests=_kept(requests)))
 
     def _taken(self, record: SessionRecord, ask: Ask) -> bool:
         """The hook takes a decision within a tick; one not taken in time is taken back."""
@@ -175,24 +215,21 @@ class Asks:
     def _state(self, record: SessionRecord, key: str) -> AnswerState:
         return self.receipts.answer_state(record.item, record.spawn_id, key)
 
-    def _unused(self, comment: Comment, why: str, said: str) -> bool:
+    def _unused(self, comment: Comment, why: Unbound, opened: list[OpenRequest], *, said: str = "") -> bool:
         self.events.emit(
             Event.SESSION_ANSWER_UNUSED,
             level=Level.WARNING,
             work_item=str(comment.item),
             comment_id=comment.id,
-            why=why,
+            why=why.value,
         )
-        self.feedback.notify(comment.item, answered_reply(why=said), notice="answer-unused")
+        reply = answered_reply(why=said or UNBOUND_SAID[why], opened=opened)
+        self.feedback.notify(comment.item, reply, notice="answer-unused")
         self.feedback.react(comment, Reaction.FAILED)
         return False
 
 
-def _answer_of(control: Control) -> Answer | None:
-    if control.verb is Verb.ALLOW:
-        if control.text.casefold() == "always":
-            return Answer(AnswerVerb.ALLOW_ALWAYS)
-        return None if control.text else Answer(AnswerVerb.ALLOW)
-    if control.verb is Verb.DENY:
-        return Answer(AnswerVerb.DENY, control.text)
-    return Answer(AnswerVerb.ANSWER, control.text)
+def _kept(requests: tuple[PostedRequest, ...]) -> tuple[PostedRequest, ...]:
+    """Every open request, and the last closed ones."""
+    closed = [r for r in requests if r.closed][-KEEP_CLOSED:]
+    return tuple(r for r in requests if not r.closed or r in closed)

@@ -121,7 +121,7 @@ class Controls:
         state = self.watch.state(record, self.harness(record.harness))
         receipts = self.watch.receipts(record)
         last = f"; last said: {receipts[-1].kind.value} at {when(receipts[-1].at)}" if receipts else ""
-        waiting = waiting_on(receipts)  # issue 20 item 5: what it waits on, and how long
+        waiting = waiting_on(receipts, taken=self.watch.taken(record, receipts))  # what it waits on, how long
         now = self.clock.now()
         said = [waiting.describe(now) if waiting else "", park_line(record.park, now)]
         return f"{state.value}{last}" + "".join(f"; {part}" for part in said if part)

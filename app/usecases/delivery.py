@@ -307,7 +307,7 @@ class Delivery:
         if not dialog and self.dispatcher.harness(run.record.harness).blocked_screens:
             dialog = f"screen:{run.record.spawn_id}"  # issue 21: seen on its screen only, one episode a spawn
         if dialog and run.record.blocked_notice != dialog:
-            waiting = waiting_on(receipts)  # issue 20 item 5: what on, since when
+            waiting = waiting_on(receipts, taken=self.watch.taken(run.record, receipts))  # what on, since when
             self.events.emit(
                 Event.SESSION_BLOCKED,
                 level=Level.WARNING,

@@ -121,7 +121,7 @@ class SessionsListing:
             probe.harness,
             state,
             last,
-            waiting=waiting_on(receipts),
+            waiting=waiting_on(receipts, taken=self.watch.taken(record, receipts)),
             now=now,
             parked=park_line(record.park, now),
         )

@@ -8,6 +8,7 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from domain.asks import AnswerState
 from domain.errors import SessionMissing, TmuxFailed, TmuxUnanswered
 from domain.model import HarnessSpec, Probe, SessionRecord, SessionState
 from domain.ports import ClockPort, ReceiptPort, TmuxPort
@@ -19,6 +20,7 @@ from domain.receipts import (
     ReceiptMode,
     confirms,
     harness_state,
+    open_requests,
     still_typed,
 )
 from domain.refs import WorkItemRef
@@ -63,6 +65,15 @@ class HarnessWatch:
     def receipts(self, record: SessionRecord) -> list[Receipt]:
         return self._receipts.read(record.item, record.spawn_id) if record.spawn_id else []
 
+    def taken(self, record: SessionRecord, receipts: list[Receipt]) -> frozenset[str]:
+        """The keys of the open requests whose hook took a decision from the item (a denied tool
+        never runs: only its hook says it was answered)."""
+        return frozenset(
+            receipt.key
+            for receipt in open_requests(receipts)
+            if self._receipts.answer_state(record.item, record.spawn_id, receipt.key) is AnswerState.TAKEN
+        )
+
     def forget(self, item: WorkItemRef) -> None:
         """Every receipt folder of `item`: for when nothing can look them up again (issue 23)."""
         self._receipts.forget(item)
@@ -76,7 +87,8 @@ class HarnessWatch:
         if harness.receipts is ReceiptMode.NONE:
             young = self._elapsed(record) < harness.ready_seconds
             return HarnessState.STARTING if young else HarnessState.READY
-        state = harness_state(self.receipts(record), now=self._clock.now())
+        receipts = self.receipts(record)
+        state = harness_state(receipts, now=self._clock.now(), taken=self.taken(record, receipts))
         if state.accepts_prompts and harness.blocked_screens and self._shows_dialog(record, probe, harness):
             return HarnessState.BLOCKED
         return state

@@ -41,6 +41,19 @@ class UseTool:
 
 
 @dataclass(frozen=True, slots=True)
+class UseTools:
+    """Ask to run several tools in one message, in order."""
+
+    tools: tuple[UseTool, ...]
+
+    def blocks(self, number: int) -> tuple[list[dict[str, Any]], str]:
+        return [
+            stream.tool_use_block(f"toolu_standin_{number:04d}_{n}", tool.name, tool.input)
+            for n, tool in enumerate(self.tools)
+        ], "tool_use"
+
+
+@dataclass(frozen=True, slots=True)
 class Fail:
     """Answer an API error. `retry=False` sends `x-should-retry: false`, which Claude's API
     client obeys, so the turn fails at once instead of after its retries."""
@@ -57,10 +70,10 @@ class Busy:
     """Hold the request `seconds` (or until the stand-in is released), then answer `then`."""
 
     seconds: float
-    then: Say | UseTool | Fail = field(default_factory=Say)
+    then: Say | UseTool | UseTools | Fail = field(default_factory=Say)
 
 
-Behaviour = Say | UseTool | Fail | Busy
+Behaviour = Say | UseTool | UseTools | Fail | Busy
 
 
 def answer(behaviour: Behaviour, *, number: int, streamed: bool, release: threading.Event) -> Answer:

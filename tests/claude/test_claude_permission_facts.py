@@ -3,13 +3,15 @@ modes, pinned against the real binary in real tmux, offline."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.anthropic_standin.script import Say, UseTool
+from app.config.harnesses import AUTO_MODE_CHECK_DIALOG
+from tests.anthropic_standin.script import Say, UseTool, UseTools
 from tests.anthropic_standin.server import AnthropicStandIn, Kind
 from tests.claude.fixtures import anthropic, claude, claude_binary, claude_config, claude_rig
 from tests.claude.home import ClaudeHome, claude_env
@@ -178,3 +180,61 @@ def test_issue20_item3_ask_user_question_asks_the_hook_in_auto_mode_too(
     claude.hooks.wait("Stop", session.session_id)
     (result,) = tool_results(anthropic)
     assert "Red" in result_text(result)
+
+
+TOUCH_X = UseTool(input={"command": "touch x", "description": "Create file x"})
+TOUCH_Y = UseTool(input={"command": "touch y", "description": "Create file y"})
+# reads outside the working folder ask; reads run side by side, so both ask at once
+READ_HOSTS = UseTool(name="Read", input={"file_path": "/etc/hosts"})
+READ_PASSWD = UseTool(name="Read", input={"file_path": "/etc/passwd"})
+
+
+def test_one_message_with_two_reads_asks_for_both_at_once_before_either_is_answered(
+    claude: ClaudeRig, anthropic: AnthropicStandIn
+) -> None:
+    anthropic.script(UseTools((READ_HOSTS, READ_PASSWD)), Say("both read"))
+    session = claude.spawn(claude.folder(), "--permission-mode", "default", prompt="read both")
+
+    claude.hooks.wait("PermissionRequest", session.session_id, where=lambda h: h["tool_input"] == READ_PASSWD.input)
+
+    asked = claude.hooks.of("PermissionRequest", session.session_id)
+    assert sorted(h["tool_input"]["file_path"] for h in asked) == ["/etc/hosts", "/etc/passwd"]
+    assert claude.hooks.of("PostToolUse", session.session_id) == []  # neither was answered, neither ran
+
+
+def test_two_commands_of_one_message_ask_one_after_the_other(claude: ClaudeRig, anthropic: AnthropicStandIn) -> None:
+    folder = claude.folder()
+    anthropic.script(UseTools((TOUCH_X, TOUCH_Y)), Say("both done"))
+    session = claude.spawn(folder, "--permission-mode", "default", prompt="make x and y")
+    claude.hooks.wait("Notification", session.session_id)  # the first dialog has waited a while
+
+    asked = claude.hooks.of("PermissionRequest", session.session_id)
+
+    assert [h["tool_input"] for h in asked] == [TOUCH_X.input]
+
+
+def test_each_tools_run_names_the_tool_and_input_its_permission_request_named(
+    claude: ClaudeRig, anthropic: AnthropicStandIn
+) -> None:
+    folder = claude.folder()
+    claude.hooks.reply("PermissionRequest", allow())
+    anthropic.script(UseTools((TOUCH_X, TOUCH_Y)), Say("both done"))
+    session = claude.spawn(folder, "--permission-mode", "default", prompt="make x and y")
+
+    claude.hooks.wait("Stop", session.session_id)
+
+    asked = {json.dumps(h["tool_input"]) for h in claude.hooks.of("PermissionRequest", session.session_id)}
+    ran = claude.hooks.of("PostToolUse", session.session_id)
+    assert {json.dumps(h["tool_input"]) for h in ran} == asked
+    assert [h["tool_name"] for h in ran] == ["Bash", "Bash"]
+
+
+def test_auto_modes_dialog_when_its_check_cannot_run_says_so_and_notifies_agent_needs_input(
+    claude_binary: Path,
+) -> None:
+    bundle = claude_binary.read_bytes()
+    # the dialog's own paragraph: the screen the-loop reads as a dialog (app/config/harnesses.py)
+    assert AUTO_MODE_CHECK_DIALOG.encode() in bundle
+    notified = b'Auto mode can\'t check actions in this session and needs your choice",type:"agent_needs_input"'
+    assert notified in bundle
+    assert b'hook_event_name:"Notification",message:y,title:k,notification_type:R' in bundle

@@ -13,12 +13,12 @@ import pytest
 
 from adapters.receipts.files import FileReceipts
 from app.usecases.daemon import Daemon
-from domain.asks import AnswerState, open_ask
+from domain.asks import AnswerState, open_ask, open_asks
 from domain.model import Reaction
 from domain.receipts import ReceiptKind
 from domain.refs import WorkItemRef
 from domain.webhook import Pushed
-from tests.anthropic_standin.script import Say, UseTool
+from tests.anthropic_standin.script import Say, UseTool, UseTools
 from tests.anthropic_standin.server import AnthropicStandIn, Kind
 from tests.claude.fixtures import anthropic, claude, claude_binary, claude_config, claude_rig
 from tests.claude.loop import ClaudeLoop, claude_spec
@@ -44,6 +44,7 @@ ASK = {
         }
     ]
 }
+PASSWD = {"file_path": "/etc/passwd"}
 ALLOW = json.dumps({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}})
 
 
@@ -244,4 +245,38 @@ def test_issue20_item1_an_allow_pushed_by_a_webhook_runs_the_tool_and_the_commen
     assert (answer.id, Reaction.CONTROL) in world.tracker.reactions
     assert (work.id, Reaction.TURN_ENDED) in world.tracker.reactions
     assert len([b for _, b in world.tracker.posted if "permission to use `Bash`" in b]) == 1
+    loop.end(world, ref)
+
+
+def test_two_requests_of_one_message_are_both_posted_and_the_next_comment_waits_until_both_are_answered(
+    loop: ClaudeLoop, fresh: AnthropicStandIn
+) -> None:
+    reads = UseTools((UseTool(name="Read", input={"file_path": "/etc/hosts"}), UseTool(name="Read", input=PASSWD)))
+    fresh.script(Say("ready"), reads, Say("both read"), Say("hello back"))
+    world = loop.world(claude_spec(loop.rig.binary, permissionMode="default"), ask_wait_seconds=120)
+    ref = world.item(75)
+    world.cycle()
+    loop.wait_hook(world, ref, "Stop")
+    world.comment(ref, "read both files")
+    world.cycle()
+    wait_for(lambda: len(open_asks(world.watch.receipts(world.record(ref)))) == 2, timeout=60, what="both requests")
+    world.cycle()
+    posted = [body for _, body in world.tracker.posted if "permission to use `Read`" in body]
+    assert ["Request 1" in posted[0], "Request 2" in posted[1]] == [True, True]
+    world.comment(ref, "the-loop allow 1")
+    world.cycle()
+    loop.wait_hook(world, ref, "PostToolUse")  # the first read ran; the second dialog waits
+    held = world.comment(ref, "now say hello")
+
+    world.cycle()
+
+    assert not any("now say hello" in h.get("prompt", "") for h in loop.hooks(world, ref))
+    assert world.ledger(ref).pending_entry(held.id) is not None
+    world.comment(ref, "the-loop allow 2")
+    world.cycle()
+    loop.wait_hook(world, ref, "Stop", where=lambda h: h.get("last_assistant_message") == "both read")
+    world.cycle()
+    loop.wait_hook(world, ref, "UserPromptSubmit", where=lambda h: "now say hello" in h.get("prompt", ""))
+    assert world.ledger(ref).pending_entry(held.id) is None
+    assert len(world.events.named("session.answered")) == 2
     loop.end(world, ref)

@@ -26,7 +26,16 @@ from app.cli import lean_listing
 from app.usecases import session_shown
 from app.usecases.watch import HarnessWatch
 from domain.errors import TmuxUnanswered
-from domain.model import ClosedBy, CommentKind, HarnessSpec, Probe, SessionRecord, SessionState, SessionStatus
+from domain.model import (
+    ClosedBy,
+    CommentKind,
+    HarnessSpec,
+    PostedRequest,
+    Probe,
+    SessionRecord,
+    SessionState,
+    SessionStatus,
+)
 from domain.parking import FailedTurn, Park, ParkCause
 from domain.receipts import ReceiptMode
 from domain.refs import Naming, TmuxTarget, WorkItemRef
@@ -64,6 +73,8 @@ RECORDS = [
         spawned_monotonic=12.5,
         naming=Naming.LEGACY,
         park=Park(ParkCause.RATE_LIMIT, AT, None, (FailedTurn("c", CommentKind.ISSUE_COMMENT),)),
+        requests=(PostedRequest("0001-2", 3, AT, closed=True), PostedRequest("0002-3", 4, AT)),
+        requests_made=4,
     ),
     SessionRecord(ITEM, "gemini", "", "/w", status=SessionStatus.PAUSED, spawn_id="ab"),
 ]
@@ -77,7 +88,7 @@ def test_issue19_item9_a_session_row_reads_as_the_store_decodes_it(record: Sessi
 
 def test_issue19_item9_an_older_row_reads_with_the_store_s_defaults() -> None:
     data = json.loads(encode_session(SessionRecord(ITEM, "claude", "c1", "/w", status=SessionStatus.CLOSED)))
-    for key in ("closed_by", "pane_id", "spawn_id", "spawned_at", "spawned_monotonic", "naming", "park", "asked_at"):
+    for key in ("closed_by", "pane_id", "spawn_id", "spawned_at", "spawned_monotonic", "naming", "park", "requests"):
         del data[key]  # a closed record from before each of these was kept
     text = json.dumps(data)
     listed, decoded = ListedSession(text, 1), decode_session(text, version=1)
@@ -94,6 +105,7 @@ def test_issue19_item9_an_older_row_reads_with_the_store_s_defaults() -> None:
         {"created_at": "yesterday"},
         {"item": "acme/widgets#1"},
         {"recent_delivery_ids": 3},
+        {"requests": [{"key": "k", "number": 1, "posted_at": "yesterday", "closed": False}]},
     ],
 )
 def test_issue19_item9_a_session_row_the_store_refuses_is_refused_by_the_listing_too(change: dict[str, object]) -> None:
@@ -241,3 +253,11 @@ def test_issue19_item9_the_lean_listing_judges_a_harness_as_harness_watch_does(
     listed = ListedSession(encode_session(record), 1)
     read = read_folder(spawn_folder(root, listed.item, listed.spawn_id))
     assert lean_listing._harness(listed, pane.value, (mode.value, 30.0), read) is full
+
+
+def test_the_requests_posted_and_their_count_survive_the_stores_codec() -> None:
+    record = RECORDS[1]
+
+    decoded = decode_session(encode_session(record), version=1)
+
+    assert decoded.requests == record.requests and decoded.requests_made == 4

@@ -63,7 +63,7 @@ def test_issue20_item1_a_permission_request_is_posted_once_with_the_tool_and_its
     assert "````json\n" in body  # a fence longer than the input's own backticks
     assert "the-loop allow" in body and "the-loop deny" in body
     assert len(world.events.named("session.asked")) == 1
-    assert world.record(ref).asked
+    assert [r.number for r in world.record(ref).requests] == [1]
 
 
 def test_issue20_item1_an_authorized_allow_hands_the_hook_allow_once_and_is_acknowledged() -> None:

@@ -1,0 +1,133 @@
+"""The pure part of binding an answer to a request: the request's number read from the comment,
+the requests still open from the receipts, and which one (if any) an answer answers."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+from domain.asks import Answer, AnswerVerb, Ask, OpenRequest, Unbound, answer_of, answered_reply, bind
+from domain.control import control_of
+from domain.model import PostedRequest
+from domain.receipts import HarnessState, Receipt, ReceiptKind, harness_state, open_requests
+
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+LIST = json.dumps({"command": "ls -la"})
+READ = json.dumps({"file_path": "/etc/hosts"})
+
+
+def _answer(body: str) -> Answer | None:
+    control = control_of(body)
+    assert control is not None
+    return answer_of(control)
+
+
+def _receipt(n: int, kind: ReceiptKind, tool: str = "", tool_input: str = "") -> Receipt:
+    return Receipt(kind, f"{n:04d}", at=T0 + timedelta(milliseconds=n), tool=tool, tool_input=tool_input)
+
+
+def _open(number: int | None, posted: int | None, tool: str = "Bash") -> OpenRequest:
+    at = T0 + timedelta(seconds=posted) if posted is not None else None
+    return OpenRequest(Ask(f"k{number}", tool, {}), number, at)
+
+
+def test_a_requests_number_comes_right_after_the_verb() -> None:
+    assert _answer("the-loop allow 3") == Answer(AnswerVerb.ALLOW, number=3)
+    assert _answer("the-loop allow always 3") == Answer(AnswerVerb.ALLOW_ALWAYS, number=3)
+    assert _answer("the-loop allow 3 always") == Answer(AnswerVerb.ALLOW_ALWAYS, number=3)
+    assert _answer("the-loop allow") == Answer(AnswerVerb.ALLOW)
+    assert _answer("the-loop deny 3 not on main\nuse a branch") == Answer(
+        AnswerVerb.DENY, "not on main\nuse a branch", 3
+    )
+    assert _answer("the-loop deny not now") == Answer(AnswerVerb.DENY, "not now")
+    assert _answer("the-loop answer 3 2") == Answer(AnswerVerb.ANSWER, "2", 3)
+    assert _answer("the-loop answer 3 Blue") == Answer(AnswerVerb.ANSWER, "Blue", 3)
+    assert _answer("the-loop answer 2") == Answer(AnswerVerb.ANSWER, "2")  # one word: the option
+
+
+def test_allow_with_other_words_is_no_answer() -> None:
+    assert _answer("the-loop allow everything") is None
+    assert _answer("the-loop allow 3 4") is None
+    assert _answer("the-loop allow always always") is None
+    assert _answer("the-loop allow 0") is None
+
+
+def test_a_number_binds_to_that_open_request_when_written_after_it_was_posted() -> None:
+    opened = [_open(1, 0), _open(2, 5)]
+
+    assert bind(Answer(AnswerVerb.ALLOW, number=2), opened, (), written_at=T0 + timedelta(seconds=9)) == opened[1]
+    assert (
+        bind(Answer(AnswerVerb.ALLOW, number=2), opened, (), written_at=T0 + timedelta(seconds=4))
+        is Unbound.WRITTEN_BEFORE
+    )
+    assert (
+        bind(Answer(AnswerVerb.ALLOW, number=7), opened, (), written_at=T0 + timedelta(seconds=9))
+        is Unbound.NO_SUCH_REQUEST
+    )
+
+
+def test_a_bare_answer_binds_only_to_the_one_open_request_posted_before_it() -> None:
+    later = T0 + timedelta(seconds=9)
+    bare = Answer(AnswerVerb.ALLOW)
+
+    assert bind(bare, [_open(1, 0)], (), written_at=later) == _open(1, 0)
+    assert bind(bare, [_open(1, 0), _open(2, 5)], (), written_at=later) is Unbound.SEVERAL_OPEN
+    assert bind(bare, [_open(1, 0), _open(None, None)], (), written_at=later) is Unbound.SEVERAL_OPEN
+    assert bind(bare, [_open(2, 10)], (), written_at=later) is Unbound.WRITTEN_BEFORE
+    assert bind(bare, [_open(None, None)], (), written_at=later) is Unbound.WRITTEN_BEFORE
+
+
+def test_an_answer_with_nothing_open_is_told_whether_it_came_after_a_request() -> None:
+    answered = (PostedRequest("k1", 1, T0, closed=True),)
+    later = T0 + timedelta(seconds=9)
+
+    assert bind(Answer(AnswerVerb.ALLOW), [], answered, written_at=later) is Unbound.ALREADY_ANSWERED
+    assert bind(Answer(AnswerVerb.ALLOW, number=1), [], answered, written_at=later) is Unbound.ALREADY_ANSWERED
+    assert bind(Answer(AnswerVerb.ALLOW), [], (), written_at=later) is Unbound.NO_REQUEST
+
+
+def test_the_reply_names_the_open_requests_by_number_and_tool() -> None:
+    reply = answered_reply(why="more than one is open", opened=[_open(1, 0), _open(2, 5, tool="Read")])
+
+    assert "request 1 (permission to use `Bash`), request 2 (permission to use `Read`)" in reply
+    assert "Nothing was approved" in reply
+
+
+def test_two_requests_of_one_message_are_both_open_until_each_tool_runs() -> None:
+    asked = [
+        _receipt(1, ReceiptKind.PROMPT),
+        _receipt(2, ReceiptKind.TOOL),
+        _receipt(3, ReceiptKind.TOOL),
+        _receipt(4, ReceiptKind.BLOCKED, "Bash", LIST),
+        _receipt(5, ReceiptKind.BLOCKED, "Read", READ),
+    ]
+    first_ran = [*asked, _receipt(6, ReceiptKind.WORKING, "Bash", LIST)]
+    both_ran = [*first_ran, _receipt(7, ReceiptKind.WORKING, "Read", READ)]
+
+    assert [r.key for r in open_requests(asked)] == ["0004", "0005"]
+    assert [r.key for r in open_requests(first_ran)] == ["0005"]
+    assert harness_state(first_ran) is HarnessState.BLOCKED
+    assert open_requests(both_ran) == [] and harness_state(both_ran) is HarnessState.BUSY
+
+
+def test_a_request_whose_hook_took_a_denial_is_not_open_though_its_tool_never_runs() -> None:
+    receipts = [
+        _receipt(1, ReceiptKind.PROMPT),
+        _receipt(4, ReceiptKind.BLOCKED, "Bash", LIST),
+        _receipt(5, ReceiptKind.BLOCKED, "Read", READ),
+        _receipt(6, ReceiptKind.WORKING, "Read", READ),
+    ]
+
+    assert harness_state(receipts) is HarnessState.BLOCKED
+    assert harness_state(receipts, taken={"0004"}) is HarnessState.BUSY
+
+
+def test_a_tool_that_asked_nothing_answers_no_request_and_a_turns_end_closes_them_all() -> None:
+    receipts = [
+        _receipt(1, ReceiptKind.PROMPT),
+        _receipt(4, ReceiptKind.BLOCKED, "Bash", LIST),
+        _receipt(5, ReceiptKind.WORKING, "Glob", json.dumps({"pattern": "*"})),
+    ]
+
+    assert [r.key for r in open_requests(receipts)] == ["0004"]
+    assert open_requests([*receipts, _receipt(6, ReceiptKind.TURN_ENDED)]) == []
