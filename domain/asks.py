@@ -20,7 +20,7 @@ import json
 import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from domain.control import Control, Verb
@@ -250,6 +250,12 @@ UNBOUND_SAID = {
 }
 
 
+# `posted_at` is the-loop's clock when the request's comment was posted, `written_at` GitHub's for the
+# answer: an answer must come this long after the post, so a host clock behind GitHub's by up to this
+# much never lets an answer written before the request count for it (a person needs longer to read it)
+CLOCK_MARGIN = timedelta(seconds=2)
+
+
 def bind(
     answer: Answer, opened: Sequence[OpenRequest], posted: Iterable[PostedRequest], *, written_at: datetime
 ) -> OpenRequest | Unbound:
@@ -257,7 +263,7 @@ def bind(
     number, the only one open; either way one posted before the answer was written — its author saw
     it. Anything else answers nothing."""
     found = _named(answer, opened, list(posted), written_at=written_at)
-    if isinstance(found, OpenRequest) and (found.posted_at is None or written_at < found.posted_at):
+    if isinstance(found, OpenRequest) and (found.posted_at is None or written_at < found.posted_at + CLOCK_MARGIN):
         return Unbound.WRITTEN_BEFORE
     return found
 

@@ -131,3 +131,12 @@ def test_a_tool_that_asked_nothing_answers_no_request_and_a_turns_end_closes_the
 
     assert [r.key for r in open_requests(receipts)] == ["0004"]
     assert open_requests([*receipts, _receipt(6, ReceiptKind.TURN_ENDED)]) == []
+
+
+def test_an_answer_written_a_second_after_the_post_counts_as_written_before_it_a_host_clock_may_lag() -> None:
+    posted = _open(1, 0)
+    a_second_after = T0 + timedelta(seconds=1)
+
+    assert bind(Answer(AnswerVerb.ALLOW), [posted], (), written_at=a_second_after) is Unbound.WRITTEN_BEFORE
+    assert bind(Answer(AnswerVerb.ALLOW, number=1), [posted], (), written_at=a_second_after) is Unbound.WRITTEN_BEFORE
+    assert bind(Answer(AnswerVerb.ALLOW), [posted], (), written_at=T0 + timedelta(seconds=3)) == posted
