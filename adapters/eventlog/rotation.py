@@ -1,7 +1,7 @@
 """Size-based rotation of the event log, safe with several writing processes (the daemon, a CLI
 command, the watchdog): `events.jsonl` becomes `events.jsonl.1`, `.1` becomes `.2`, … up to `keep`.
 
-Every append holds a shared `flock` on `events.jsonl.lock` from its `open` to its `close`; a
+Every append holds a shared `flock` on `events.jsonl.lock` from its `open` to its `write`; a
 rotation holds it exclusively while it renames. So no line is ever written into a file being
 renamed or dropped, and each line is one `write()` into one file: a rotation never loses or splits a
 line. Writers open the log afresh for each line, so after a rotation every process writes to the new
@@ -51,24 +51,50 @@ def files_oldest_first(path: Path) -> list[Path]:
 
 
 def append(path: Path, line: bytes, rotation: Rotation) -> None:
-    """`line` appended whole to the live file, rotating it first when it would grow past the limit."""
-    for _ in range(3):  # another process may fill the new file before this one writes: look again
-        with _locked(path, fcntl.LOCK_SH):
-            fd = open_private(path, os.O_WRONLY | os.O_APPEND)
-            try:
-                size = os.fstat(fd).st_size
-                if not _over(size, len(line), rotation):
-                    _write(fd, path, line)
-                    return
-            finally:
-                os.close(fd)
-        rotate(path, rotation, adding=len(line))
-    with _locked(path, fcntl.LOCK_SH):  # a line bigger than the limit still goes, alone in its file
-        fd = open_private(path, os.O_WRONLY | os.O_APPEND)
+    """`line` appended whole to the live file, rotating it first when it would grow past the limit.
+    A write cut short (a full disk, the file size limit) is taken back before the `OSError`: a line
+    is whole or not there."""
+    for attempt in range(4):
+        # another process may fill the new file before this one writes: look again; the last time,
+        # a line bigger than the limit still goes, alone in its file
+        fd, written, sent = _try_append(path, line, rotation, force=attempt == 3)
         try:
-            _write(fd, path, line)
+            if written is not None and written < len(sent):
+                _take_back(path, fd, written)
+                raise OSError(f"event log {path}: short write ({written} of {len(sent)} bytes), taken back")
         finally:
             os.close(fd)
+        if written is not None:
+            return
+        rotate(path, rotation, adding=len(line))
+
+
+def _try_append(path: Path, line: bytes, rotation: Rotation, *, force: bool) -> tuple[int, int | None, bytes]:
+    """Under the shared lock: the live file's descriptor (the caller closes it), the bytes written
+    (None: none, the line would take the file past the limit) and the bytes sent."""
+    with _locked(path, fcntl.LOCK_SH):
+        fd = open_private(path, os.O_RDWR | os.O_APPEND)
+        try:
+            size = os.fstat(fd).st_size
+            if not force and _over(size, len(line), rotation):
+                return fd, None, line
+            # a line cut by a crash mid-write stays a broken line of its own, never the start of this one
+            sent = line if size == 0 or os.pread(fd, 1, size - 1) == b"\n" else b"\n" + line
+            return fd, os.write(fd, sent), sent
+        except BaseException:
+            os.close(fd)
+            raise
+
+
+def _take_back(path: Path, fd: int, written: int) -> None:
+    """The `written` bytes just appended through `fd` taken out of its file, with whatever other
+    processes appended after them kept; under the exclusive lock, so nothing is appended meanwhile.
+    Through the descriptor: a rotation since has renamed the file, not changed it."""
+    with _locked(path, fcntl.LOCK_EX):
+        end = os.lseek(fd, 0, os.SEEK_CUR)  # an append leaves the offset just after its bytes
+        after = os.pread(fd, os.fstat(fd).st_size - end, end)
+        os.ftruncate(fd, end - written)
+        os.write(fd, after)  # O_APPEND: at the new end, where the cut bytes began
 
 
 def rotate(path: Path, rotation: Rotation, *, adding: int = 0) -> None:
@@ -109,12 +135,6 @@ def reading(path: Path) -> Iterator[None]:
 
 def _over(size: int, adding: int, rotation: Rotation) -> bool:
     return rotation.max_bytes > 0 and size > 0 and size + adding > rotation.max_bytes
-
-
-def _write(fd: int, path: Path, line: bytes) -> None:
-    written = os.write(fd, line)
-    if written != len(line):
-        raise OSError(f"event log {path}: short write ({written} of {len(line)} bytes)")
 
 
 @contextmanager

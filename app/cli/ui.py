@@ -24,10 +24,10 @@ def page_served(context: CliContext, report: Callable[[str], None]) -> Iterator[
     if not ui.enabled:
         yield None
         return
-    from app.container import read_from  # the reader lives with the adapters
+    from app.container import Tail  # the reader lives with the adapters
 
     container = context.container
-    feed = Feed(context.settings.event_log_path, read_from)
+    feed = Feed(context.settings.event_log_path, Tail)
     container.events().written = feed.poke  # the daemon's events reach the page at once
     page = FleetPage(
         fleet=container.fleet(),
