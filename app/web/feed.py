@@ -8,7 +8,7 @@ import contextlib
 import json
 import threading
 from collections import Counter, deque
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -90,7 +90,7 @@ class Feed:
                     found.append((seq, record))
             return found[::-1]
 
-    async def stream(self) -> AsyncIterator[bytes]:
+    async def stream(self) -> AsyncGenerator[bytes, None]:
         """`retry`, then one message per new record, a comment line now and then to keep it open."""
         yield b"retry: 1000\n\n"
         seen = self.catch_up()

@@ -8,10 +8,12 @@ at most `max_connections` open at once (one more: 503, closed without a read), a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from http import HTTPStatus
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from adapters.support.serving import LoopServer
@@ -54,7 +56,7 @@ class Response:
 class Stream:
     """A server-sent event stream: each chunk is written as it comes, until the client leaves."""
 
-    chunks: Callable[[], AsyncIterator[bytes]]
+    chunks: Callable[[], AsyncGenerator[bytes, None]]  # closed when the client leaves
 
 
 Handler = Callable[[Request], Response | Stream]
@@ -124,11 +126,7 @@ class PageServer(LoopServer):
             return
         writer.write(head(Response(HTTPStatus.OK), stream=True))
         await writer.drain()
-        async for chunk in answer.chunks():
-            if reader.at_eof():
-                return
-            writer.write(chunk)
-            await writer.drain()
+        await _until_either(_send(answer, writer), _closed(reader))
 
     async def _read(self, reader: asyncio.StreamReader) -> Request | int | None:
         try:
@@ -147,6 +145,33 @@ class PageServer(LoopServer):
             return None
         url = urlsplit(target)
         return Request(method, url.path, dict(parse_qsl(url.query)), headers, body)
+
+
+async def _send(stream: Stream, writer: asyncio.StreamWriter) -> None:
+    async with contextlib.aclosing(stream.chunks()) as chunks:
+        async for chunk in chunks:
+            writer.write(chunk)
+            await writer.drain()
+
+
+async def _closed(reader: asyncio.StreamReader) -> None:
+    """Returns when the client closes its side: a quiet stream writes nothing that would fail, and
+    must not hold its connection slot until its next message."""
+    while await reader.read(1024):
+        pass  # one request per connection: anything sent after it is not read as one
+
+
+async def _until_either(*jobs: Coroutine[Any, Any, None]) -> None:
+    """Runs the jobs until one of them ends (its exception raised), the others cancelled."""
+    tasks = [asyncio.ensure_future(job) for job in jobs]
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    for task in done:
+        task.result()
 
 
 def _parse_head(raw: bytes, *, max_body: int) -> tuple[str, str, dict[str, str], int] | int:
