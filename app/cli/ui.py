@@ -37,7 +37,7 @@ def page_served(context: CliContext, report: Callable[[str], None]) -> Iterator[
         where=f"host {context.settings.host_id}",
     )
     try:
-        server = PageServer(host=ui.host, port=ui.port, handler=page)
+        server = PageServer(host=ui.host, port=ui.port, handler=page, allowed_hosts=ui.allowed_hosts)
     except OSError as error:
         raise PageNotServed(
             f"the fleet page cannot bind {ui.host}:{ui.port} (ui.host, ui.port): {error.strerror}"
