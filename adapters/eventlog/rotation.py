@@ -10,6 +10,7 @@ file (the inode the name points at now). Readers take the shared lock too, for a
 
 from __future__ import annotations
 
+import enum
 import fcntl
 import os
 from collections.abc import Iterator
@@ -50,51 +51,81 @@ def files_oldest_first(path: Path) -> list[Path]:
     return [*reversed(rotated), path]
 
 
+class _NotWritten(enum.Enum):
+    FULL = "the line would take the file past the limit"
+    AFTER_CUT = "the file does not end with a newline"
+
+
 def append(path: Path, line: bytes, rotation: Rotation) -> None:
     """`line` appended whole to the live file, rotating it first when it would grow past the limit.
-    A write cut short (a full disk, the file size limit) is taken back before the `OSError`: a line
-    is whole or not there."""
-    for attempt in range(4):
-        # another process may fill the new file before this one writes: look again; the last time,
-        # a line bigger than the limit still goes, alone in its file
-        fd, written, sent = _try_append(path, line, rotation, force=attempt == 3)
+    A write cut short (a full disk, the file size limit) is taken back before the `OSError`, and a
+    line a crash cut is ended before this one: a line is whole or not there."""
+    rotations, cut_ended = 0, False
+    while True:
+        # another process may fill the new file before this one writes: look again; the fourth
+        # time, a line bigger than the limit still goes, alone in its file
+        fd, written = _try_append(path, line, rotation, force=rotations == 3, check_end=not cut_ended)
         try:
-            if written is not None and written < len(sent):
+            if isinstance(written, int) and written < len(line):
                 _take_back(path, fd, written)
-                raise OSError(f"event log {path}: short write ({written} of {len(sent)} bytes), taken back")
+                raise OSError(f"event log {path}: short write ({written} of {len(line)} bytes), taken back")
         finally:
             os.close(fd)
-        if written is not None:
+        if written is _NotWritten.FULL:
+            rotate(path, rotation, adding=len(line))
+            rotations += 1
+        elif written is _NotWritten.AFTER_CUT:
+            _end_cut_line(path)
+            cut_ended = True
+        else:
             return
-        rotate(path, rotation, adding=len(line))
 
 
-def _try_append(path: Path, line: bytes, rotation: Rotation, *, force: bool) -> tuple[int, int | None, bytes]:
-    """Under the shared lock: the live file's descriptor (the caller closes it), the bytes written
-    (None: none, the line would take the file past the limit) and the bytes sent."""
+def _try_append(
+    path: Path, line: bytes, rotation: Rotation, *, force: bool, check_end: bool
+) -> tuple[int, int | _NotWritten]:
+    """Under the shared lock: the live file's descriptor (the caller closes it) and the bytes of
+    `line` written, or why none were."""
     with _locked(path, fcntl.LOCK_SH):
         fd = open_private(path, os.O_RDWR | os.O_APPEND)
         try:
             size = os.fstat(fd).st_size
             if not force and _over(size, len(line), rotation):
-                return fd, None, line
-            # a line cut by a crash mid-write stays a broken line of its own, never the start of this one
-            sent = line if size == 0 or os.pread(fd, 1, size - 1) == b"\n" else b"\n" + line
-            return fd, os.write(fd, sent), sent
+                return fd, _NotWritten.FULL
+            # another writer's line may be half copied in now: only the exclusive lock can tell a cut
+            if check_end and size and os.pread(fd, 1, size - 1) != b"\n":
+                return fd, _NotWritten.AFTER_CUT
+            return fd, os.write(fd, line)
         except BaseException:
             os.close(fd)
             raise
 
 
+def _end_cut_line(path: Path) -> None:
+    """Under the exclusive lock, no write is half done: a last line without its newline was cut (a
+    crash mid-write) and is ended here, a broken line of its own, never the start of the next one."""
+    with _locked(path, fcntl.LOCK_EX):
+        fd = open_private(path, os.O_RDWR | os.O_APPEND)
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                os.write(fd, b"\n")
+        finally:
+            os.close(fd)
+
+
 def _take_back(path: Path, fd: int, written: int) -> None:
-    """The `written` bytes just appended through `fd` taken out of its file, with whatever other
-    processes appended after them kept; under the exclusive lock, so nothing is appended meanwhile.
-    Through the descriptor: a rotation since has renamed the file, not changed it."""
+    """The `written` bytes just appended through `fd` made no line: cut off when they are the file's
+    last, else (another process appended after them) overwritten in place as a blank line — never a
+    move of its lines, which a full disk could stop halfway. Under the exclusive lock, so nothing is
+    appended meanwhile; through the descriptor, as a rotation since has renamed the file."""
     with _locked(path, fcntl.LOCK_EX):
         end = os.lseek(fd, 0, os.SEEK_CUR)  # an append leaves the offset just after its bytes
-        after = os.pread(fd, os.fstat(fd).st_size - end, end)
-        os.ftruncate(fd, end - written)
-        os.write(fd, after)  # O_APPEND: at the new end, where the cut bytes began
+        if os.fstat(fd).st_size == end:
+            os.ftruncate(fd, end - written)
+            return
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_APPEND)  # else pwrite appends
+        os.pwrite(fd, b" " * (written - 1) + b"\n", end - written)
 
 
 def rotate(path: Path, rotation: Rotation, *, adding: int = 0) -> None:

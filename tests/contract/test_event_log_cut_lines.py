@@ -5,6 +5,7 @@ and count it. On real files; the size limit is set in a child process."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -66,3 +67,22 @@ def test_a_broken_line_between_whole_ones_is_skipped_and_counted(tmp_path: Path)
 
     assert [r["event"] for r in read_events(path, skipped=skipped)] == ["a", "c", "d"]
     assert skipped.lines == 2  # a cut line and a line that is no record; not the empty one, nor one still written
+
+
+def test_cut_bytes_another_process_appended_after_are_blanked_in_place_and_its_line_kept(tmp_path: Path) -> None:
+    from adapters.eventlog.rotation import _take_back
+
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(b'{"event": "a"}\n')
+    fd = os.open(path, os.O_RDWR | os.O_APPEND)
+    try:
+        os.write(fd, b'{"event": "cu')  # what a write cut short leaves
+        with path.open("ab") as other:  # another process's line, started on a new line of its own
+            other.write(b'\n{"event": "b"}\n')
+        _take_back(path, fd, len(b'{"event": "cu'))
+    finally:
+        os.close(fd)
+    skipped = Skipped()
+
+    assert [r["event"] for r in read_events(path, skipped=skipped)] == ["a", "b"]
+    assert (skipped.lines, path.read_bytes()) == (0, b'{"event": "a"}\n' + b" " * 12 + b'\n\n{"event": "b"}\n')
