@@ -12,7 +12,7 @@ from adapters.claude.trust import ClaudeTrust
 from adapters.clock import SystemClock
 from adapters.codex.trust import CodexTrust
 from adapters.doctor_probe import ShDoctorProbe
-from adapters.eventlog.reader import EventFilter, follow_events, read_events, read_from
+from adapters.eventlog.reader import EventFilter, Skipped, Tail, follow_events, read_events
 from adapters.eventlog.rotation import Rotation
 from adapters.eventlog.writer import JsonlEventLog
 from adapters.git.adapter import GitWorkspaces
@@ -59,7 +59,7 @@ from domain.receipts import ReceiptMode
 from domain.refs import TmuxTarget, WorkItemRef
 from domain.webhook import InboxLimits
 
-__all__ = ["Container", "EventFilter", "LockHeld", "follow_events", "read_events", "read_from"]
+__all__ = ["Container", "EventFilter", "LockHeld", "Skipped", "Tail", "follow_events", "read_events"]
 
 
 class HarnessTrust(TrustPort):

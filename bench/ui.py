@@ -27,7 +27,7 @@ import threading
 import time
 from pathlib import Path
 
-from adapters.eventlog.reader import read_from
+from adapters.eventlog.reader import Tail
 from adapters.sqlite.cluster import SingleHost
 from app.usecases.fleet import Fleet
 from app.web.auth import Guard
@@ -55,7 +55,7 @@ def items_view_bytes(items: int, sessions: int, log: Path) -> tuple[int, float]:
         admin=world.admin(), store=world.store, cluster=world.cluster, tmux=world.tmux,
         events=world.events, clock=world.clock,
     )  # fmt: skip
-    page = FleetPage(fleet=fleet, feed=Feed(log, read_from), guard=Guard(""), now=world.clock.now, where="bench")
+    page = FleetPage(fleet=fleet, feed=Feed(log, Tail), guard=Guard(""), now=world.clock.now, where="bench")
     start = time.perf_counter()
     answer = page(Request("GET", "/", {}, {}))
     took = time.perf_counter() - start

@@ -1,4 +1,5 @@
-"""Reading the event log back: filters for `events`, and a tail that follows new lines."""
+"""Reading the event log back: filters for `events`, and the tail that `events --follow` and the
+page's feed read new lines through."""
 
 from __future__ import annotations
 
@@ -44,6 +45,14 @@ class EventFilter:
         return at is not None and at >= _aware(self.since)
 
 
+@dataclass(slots=True)
+class Skipped:
+    """Lines a reader skipped as no record: a write cut short by a crash leaves one (an empty line
+    and a last line still being written are not counted)."""
+
+    lines: int = 0
+
+
 def read_events(
     path: Path,
     *,
@@ -52,17 +61,20 @@ def read_events(
     work_item: WorkItemRef | None = None,
     level: Level | None = None,
     limit: int | None = None,
+    skipped: Skipped | None = None,
 ) -> list[Record]:
     """The matching records of the log and its rotated files, oldest first; with `limit`, only the
-    newest `limit` of them."""
+    newest `limit` of them. Each broken line is skipped, and counted in `skipped`."""
     wanted = EventFilter(since=since, types=types, work_item=work_item, level=level)
+    skipped = skipped if skipped is not None else Skipped()
     found: list[Record] = []
     with reading(path):  # no rotation while the files are read: each line is read once
         for part in files_oldest_first(path):
             try:
                 with part.open("rb") as log:
-                    # a crash mid-append can leave one cut last line: it does not parse and is skipped
-                    found.extend(r for r in _parsed(log) if wanted.matches(r))
+                    # the live file's last line may still be written; a rotated file's is never finished
+                    lines = (line for line in log if line.endswith(b"\n") or part != path)
+                    found.extend(r for r in _parsed(lines, skipped) if wanted.matches(r))
             except FileNotFoundError:
                 continue
     if limit is None:
@@ -70,27 +82,69 @@ def read_events(
     return found[-limit:] if limit > 0 else []
 
 
-def read_from(path: Path, offset: int, *, most: int = 4 * 1024 * 1024) -> tuple[list[Record], int]:
-    """The whole records appended at or after byte `offset`, and the offset to read from next; at
-    most the last `most` bytes (a first read of a long log starts near its end). A log truncated
-    or replaced starts over; a line still being written waits for its newline."""
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        return [], 0
-    if size < offset:
-        offset = 0
-    if size == offset:
-        return [], offset
-    start = max(offset, size - most)
-    with path.open("rb") as log:
-        log.seek(start)
-        chunk = log.read(size - start)
-    if start > offset and b"\n" in chunk:
-        chunk = chunk[chunk.index(b"\n") + 1 :]  # a cut first line
-        start = size - len(chunk)
-    whole = chunk[: chunk.rfind(b"\n") + 1]
-    return list(_parsed(whole.split(b"\n"))), start + len(whole)
+class Tail:
+    """The records appended to the log, read on from where the last read ended: what the page's
+    feed and `events --follow` both read through.
+
+    It starts at the live file's end, or `history` bytes before it (whole lines only). A line
+    still being written waits for its newline. Across a rotation, the rest of the file that was
+    renamed is read first, then every file rotated after it (a reader slower than the rotations),
+    then the new one from its start; a log truncated in place starts over."""
+
+    def __init__(self, path: Path, history: int = 0, *, wanted: EventFilter = EventFilter()) -> None:
+        self.path, self._wanted = path, wanted
+        self.skipped = Skipped()
+        self._partial = b""
+        self._cut = False  # the first line read is the end of a line begun before `history`
+        self._log = _open(path)
+        if self._log is not None:
+            start = max(0, os.fstat(self._log.fileno()).st_size - history)
+            self._log.seek(max(0, start - 1))
+            self._cut = start > 0  # the byte before `start` is read too: a newline there cuts nothing
+
+    def read(self) -> list[Record]:
+        """The whole records appended since the last read, oldest first; never waits."""
+        found: list[Record] = []
+        while True:
+            if self._log is None:
+                self._log, self._partial = _open(self.path), b""
+                if self._log is None:
+                    return found
+            if chunk := self._log.read():
+                *lines, self._partial = (self._partial + chunk).split(b"\n")
+                if self._cut and lines:
+                    lines, self._cut = lines[1:], False
+                return found + self._matching(lines)
+            if _moved_on(self.path, self._log):
+                found += self._next_file()
+            elif self._log.tell() > os.fstat(self._log.fileno()).st_size:
+                # truncated in place: the file held shrank (the name's size would be a rotation's
+                # new file, and starting over there would read the held one twice)
+                self._log.seek(0)
+                self._partial, self._cut = b"", False
+            else:
+                return found
+
+    def close(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def _next_file(self) -> list[Record]:
+        """Rotated: every write to the held file came before its rename, so what it holds now is
+        all it will ever hold (a cut last line stays cut); then the files rotated after it."""
+        assert self._log is not None
+        lines = (self._partial + self._log.read()).split(b"\n")
+        if self._cut:
+            lines = lines[1:]
+        held = os.fstat(self._log.fileno()).st_ino
+        self._log.close()
+        self._log, between = _after(self.path, held)
+        self._partial, self._cut = b"", False
+        return self._matching([*lines, *between])
+
+    def _matching(self, lines: Iterable[bytes]) -> list[Record]:
+        return [r for r in _parsed(lines, self.skipped) if self._wanted.matches(r)]
 
 
 def follow_events(
@@ -100,52 +154,19 @@ def follow_events(
     poll_seconds: float = 0.25,
     sleep: Callable[[float], None] = time.sleep,
 ) -> Iterator[Record]:
-    """Records appended after this call, as they arrive; never ends. A line still being
-    written is held back until its newline. Across a rotation, the rest of the file that was
-    renamed is read first, then the new one from its start; a log truncated in place starts over."""
-    log = _open(path)
-    if log is not None:
-        log.seek(0, os.SEEK_END)
-    return _tail(path, log, wanted, poll_seconds, sleep)
+    """Records appended after this call, as they arrive (`Tail`); never ends."""
+    return _followed(Tail(path, wanted=wanted), poll_seconds, sleep)  # at the end now, not at the first `next`
 
 
-def _tail(
-    path: Path, log: BinaryIO | None, wanted: EventFilter, poll_seconds: float, sleep: Callable[[float], None]
-) -> Iterator[Record]:
-    partial = b""
+def _followed(tail: Tail, poll_seconds: float, sleep: Callable[[float], None]) -> Iterator[Record]:
     try:
         while True:
-            if log is None:
-                log, partial = _open(path), b""
-                if log is None:
-                    sleep(poll_seconds)
-                    continue
-            chunk = log.read()
-            if chunk:
-                *lines, partial = (partial + chunk).split(b"\n")
-                yield from (r for r in _parsed(lines) if wanted.matches(r))
-            elif _moved_on(path, log):
-                # rotated: every write to the old file came before its rename, so what it holds now is
-                # all it will ever hold; what came since the last read is read once more, then every
-                # file rotated after it (a follower slower than the rotations), then the new file
-                rest = log.read()
-                lines = (partial + rest).split(b"\n")[:-1]
-                yield from (r for r in _parsed(lines) if wanted.matches(r))
-                held = os.fstat(log.fileno()).st_ino
-                log.close()
-                log, between = _after(path, held)
-                partial = b""
-                yield from (r for r in _parsed(between) if wanted.matches(r))
-            elif log.tell() > os.fstat(log.fileno()).st_size:
-                # truncated in place: the file held shrank (the name's size would be a rotation's
-                # new file, and starting over there would read the held one twice)
-                log.seek(0)
-                partial = b""
+            if found := tail.read():
+                yield from found
             else:
                 sleep(poll_seconds)
     finally:
-        if log is not None:
-            log.close()
+        tail.close()
 
 
 def _after(path: Path, held: int) -> tuple[BinaryIO | None, list[bytes]]:
@@ -160,7 +181,7 @@ def _after(path: Path, held: int) -> tuple[BinaryIO | None, list[bytes]]:
         inodes = [os.fstat(f.fileno()).st_ino for f in rotated]
         start = inodes.index(held) + 1 if held in inodes else 0  # not there: deleted, the oldest
         end = inodes.index(live_inode) if live_inode in inodes else len(rotated)
-        lines = [line for f in rotated[start:end] for line in f.read().split(b"\n") if line]
+        lines = [line for f in rotated[start:end] for line in f.read().split(b"\n")]
     finally:
         for f in rotated:
             f.close()
@@ -182,14 +203,16 @@ def _moved_on(path: Path, log: BinaryIO) -> bool:
         return True
 
 
-def _parsed(lines: Iterable[bytes]) -> Iterator[Record]:
+def _parsed(lines: Iterable[bytes], skipped: Skipped) -> Iterator[Record]:
     for line in lines:
         try:
             record = json.loads(line)
         except ValueError:
-            continue
+            record = None
         if isinstance(record, dict):
             yield record
+        elif line.strip():
+            skipped.lines += 1
 
 
 def _at(record: Record) -> datetime | None:

@@ -33,8 +33,11 @@ def parse_since(text: str, *, now: datetime) -> datetime:
     return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
-def show_events(shown: Sequence[Record], tail: Iterator[Record], *, path: Path, json_lines: bool, follow: bool) -> int:
-    """What `events` prints once read: the one place its output is made (`app.cli.fast_reads` too)."""
+def show_events(
+    shown: Sequence[Record], tail: Iterator[Record], *, path: Path, json_lines: bool, follow: bool, skipped: int = 0
+) -> int:
+    """What `events` prints once read: the one place its output is made (`app.cli.fast_reads` too).
+    `skipped`: the broken lines the read passed over, said on stderr."""
     show = as_json if json_lines else (lambda record: line(as_row(record)))
     if not json_lines and (shown or follow):
         print(line(COLUMNS))
@@ -42,6 +45,8 @@ def show_events(shown: Sequence[Record], tail: Iterator[Record], *, path: Path, 
         print(show(old))
     if not shown and not follow:
         print(f"no matching events in {path}", file=sys.stderr)
+    if skipped:
+        print(f"{skipped} broken line(s) in {path} skipped (a write cut short by a crash)", file=sys.stderr)
     try:
         for new in _unseen(tail, shown):
             print(show(new), flush=True)

@@ -178,7 +178,7 @@ def _sessions_list(found: snapshot.Snapshot, options: Mapping[str, object]) -> i
 
 
 def _events(found: snapshot.Snapshot, options: Mapping[str, object]) -> int:
-    from adapters.eventlog.reader import read_events
+    from adapters.eventlog.reader import Skipped, read_events
     from app.cli.events_view import show_events
     from domain.events import Level
 
@@ -188,6 +188,7 @@ def _events(found: snapshot.Snapshot, options: Mapping[str, object]) -> int:
     path = found.event_log_path
     limit = int(str(options.get("--limit", "50")))
     types = options.get("--type")
+    skipped = Skipped()
     shown = read_events(
         path,
         since=None,
@@ -195,9 +196,11 @@ def _events(found: snapshot.Snapshot, options: Mapping[str, object]) -> int:
         work_item=None,
         level=Level(level) if level else None,
         limit=limit or None,
+        skipped=skipped,
     )
     _where(found, options)
-    return show_events(shown, iter(()), path=path, json_lines=bool(options.get("--json")), follow=False)
+    json_lines = bool(options.get("--json"))
+    return show_events(shown, iter(()), path=path, json_lines=json_lines, follow=False, skipped=skipped.lines)
 
 
 _COMMANDS = {"status": _status, "sessions list": _sessions_list, "events": _events}

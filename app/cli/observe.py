@@ -38,7 +38,7 @@ def add_events(commands: Commands) -> None:
 
 def run_events(args: argparse.Namespace, context: CliContext) -> int:
     # the reader lives with the adapters; app.container re-exports it for the CLI
-    from app.container import EventFilter, follow_events, read_events
+    from app.container import EventFilter, Skipped, follow_events, read_events
 
     path = context.settings.event_log_path
     clock: ClockPort = context.provided("clock")
@@ -53,8 +53,9 @@ def run_events(args: argparse.Namespace, context: CliContext) -> int:
         "level": args.level and Level(args.level),
     }
     tail = follow_events(path, EventFilter(**wanted)) if args.follow else iter(())  # starts at today's end
-    shown = read_events(path, **wanted, limit=args.limit or None)
-    return show_events(shown, tail, path=path, json_lines=args.json, follow=args.follow)
+    skipped = Skipped()
+    shown = read_events(path, **wanted, limit=args.limit or None, skipped=skipped)
+    return show_events(shown, tail, path=path, json_lines=args.json, follow=args.follow, skipped=skipped.lines)
 
 
 def _count(text: str) -> int:

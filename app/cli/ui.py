@@ -24,10 +24,10 @@ def page_served(context: CliContext, report: Callable[[str], None]) -> Iterator[
     if not ui.enabled:
         yield None
         return
-    from app.container import read_from  # the reader lives with the adapters
+    from app.container import Tail  # the reader lives with the adapters
 
     container = context.container
-    feed = Feed(context.settings.event_log_path, read_from)
+    feed = Feed(context.settings.event_log_path, Tail)
     container.events().written = feed.poke  # the daemon's events reach the page at once
     page = FleetPage(
         fleet=container.fleet(),
@@ -37,7 +37,7 @@ def page_served(context: CliContext, report: Callable[[str], None]) -> Iterator[
         where=f"host {context.settings.host_id}",
     )
     try:
-        server = PageServer(host=ui.host, port=ui.port, handler=page)
+        server = PageServer(host=ui.host, port=ui.port, handler=page, allowed_hosts=ui.allowed_hosts)
     except OSError as error:
         raise PageNotServed(
             f"the fleet page cannot bind {ui.host}:{ui.port} (ui.host, ui.port): {error.strerror}"

@@ -371,6 +371,14 @@ class WebhookSettings(Section):
 
 
 _LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+_HOST_NAME = re.compile(r"(?:[a-z0-9.-]+|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?")
+
+
+def _host_name(text: str) -> str:
+    name = text.strip().lower()
+    if not _HOST_NAME.fullmatch(name):
+        raise ValueError(f"must be a host name or address, with a port or not, as in a URL (got {text!r})")
+    return name
 
 
 class UiSettings(Section):
@@ -385,6 +393,14 @@ class UiSettings(Section):
         default=SecretStr(""),
         description="When set, every request needs it (`Authorization: Bearer`, or the login form's cookie), and"
         " the page's actions (pause, resume, close, reopen, reset) are offered; empty: the page only shows.",
+    )
+
+    allowed_hosts: tuple[Annotated[str, AfterValidator(_host_name)], ...] = Field(
+        default=(),
+        description="Names the page is also reached by (a `Host` it answers), besides its own address, `localhost`,"
+        " `127.0.0.1` and `[::1]` with its port: `fleet.example.org` (with the page's port, or none: a proxy in"
+        " front) or `fleet.example.org:8443` (that port only). Any other name is answered 421, token or not:"
+        " another site can point a name of its own at this machine (DNS rebinding).",
     )
 
     @model_validator(mode="after")

@@ -8,13 +8,12 @@ import contextlib
 import json
 import threading
 from collections import Counter, deque
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 Record = Mapping[str, Any]
-ReadFrom = Callable[[Path, int], tuple[list[dict[str, Any]], int]]
 KEEP = 20_000  # records held for the views: a day of a busy fleet's events
 # an event this process writes is pushed at once (`poke`); another process's (a CLI command) is
 # found by looking at the log's end (one stat) this often
@@ -23,13 +22,28 @@ PING_SECONDS = 15.0
 _SHOWN_FIELDS = ("event", "work_item", "comment_id", "ts", "level")
 # events that change no item: the page refreshes only its hosts and daemon (no tmux probe) on them
 TICKS = frozenset({"poll.cycle", "poll.backoff", "poll.source_failed"})
+HISTORY = 4 * 1024 * 1024  # the end of the live file read first: a long log costs what it holds lately
+
+
+class Counted(Protocol):
+    @property
+    def lines(self) -> int: ...
+
+
+class LogTail(Protocol):
+    """The event log's reader (`events --follow` reads through the same): each `read` the whole
+    records appended since the last, across rotations; `skipped.lines` the broken lines passed."""
+
+    @property
+    def skipped(self) -> Counted: ...
+
+    def read(self) -> list[dict[str, Any]]: ...
 
 
 class Feed:
-    def __init__(self, path: Path, read_from: ReadFrom, *, keep: int = KEEP) -> None:
-        self._path, self._read_from = path, read_from
+    def __init__(self, path: Path, tail: Callable[[Path, int], LogTail], *, keep: int = KEEP) -> None:
+        self._tail = tail(path, HISTORY)
         self._lock = threading.Lock()
-        self._offset = 0
         self._seq = 0
         self._recent: deque[tuple[int, Record]] = deque(maxlen=keep)
         self._waiting: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
@@ -45,8 +59,7 @@ class Feed:
     def catch_up(self) -> int:
         """Read what was appended; the sequence number of the newest record held."""
         with self._lock:
-            records, self._offset = self._read_from(self._path, self._offset)
-            for record in records:
+            for record in self._tail.read():
                 self._seq += 1
                 self._recent.append((self._seq, record))
                 self._tally.add(record)
@@ -58,6 +71,11 @@ class Feed:
         self.catch_up()
         with self._lock:
             return self._tally.copy()
+
+    def skipped_lines(self) -> int:
+        """Lines of the log read so far that were no record (a write cut short by a crash)."""
+        with self._lock:
+            return self._tail.skipped.lines
 
     def recent(self, *, work_item: str | None = None, after: int = 0) -> list[tuple[int, Record]]:
         self.catch_up()
@@ -72,7 +90,7 @@ class Feed:
                     found.append((seq, record))
             return found[::-1]
 
-    async def stream(self) -> AsyncIterator[bytes]:
+    async def stream(self) -> AsyncGenerator[bytes, None]:
         """`retry`, then one message per new record, a comment line now and then to keep it open."""
         yield b"retry: 1000\n\n"
         seen = self.catch_up()

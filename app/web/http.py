@@ -1,20 +1,24 @@
 """Just enough HTTP/1.1 for the fleet page, on the standard library's asyncio: one request per
 connection, a small form body at most, and one long answer kind — a server-sent event stream.
 
-The same limits as the webhook receiver: `read_timeout` seconds to send the request (then 408),
+Only the names of `app.web.hosts` are answered (another `Host`: 421, none or two: 400). The same
+limits as the webhook receiver: `read_timeout` seconds to send the request (then 408),
 at most `max_connections` open at once (one more: 503, closed without a read), a head over 16 KiB
 (431), a body over `max_body` (413)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field
 from http import HTTPStatus
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from adapters.support.serving import LoopServer
+from app.web.hosts import answered_hosts, refusal
 
 MAX_HEAD = 16 * 1024
 MAX_BODY = 64 * 1024  # a form of a few fields
@@ -54,7 +58,7 @@ class Response:
 class Stream:
     """A server-sent event stream: each chunk is written as it comes, until the client leaves."""
 
-    chunks: Callable[[], AsyncIterator[bytes]]
+    chunks: Callable[[], AsyncGenerator[bytes, None]]  # closed when the client leaves
 
 
 Handler = Callable[[Request], Response | Stream]
@@ -90,12 +94,14 @@ class PageServer(LoopServer):
         host: str,
         port: int,
         handler: Handler,
+        allowed_hosts: Iterable[str] = (),
         read_timeout: float = READ_TIMEOUT,
         max_connections: int = MAX_CONNECTIONS,
         max_body: int = MAX_BODY,
     ) -> None:
         super().__init__(host=host, port=port, max_connections=max_connections, max_head=MAX_HEAD, name="ui")
         self._handler = handler
+        self._hosts = answered_hosts(self.address, allowed_hosts)  # the port bound, also when 0 was asked
         self._read_timeout, self._max_body = read_timeout, max_body
 
     def _busy(self) -> bytes:
@@ -110,7 +116,7 @@ class PageServer(LoopServer):
         if request is None:
             return
         if isinstance(request, int):
-            writer.write(head(request))
+            writer.write(_refused(request))
             await writer.drain()
             return
         try:
@@ -124,11 +130,7 @@ class PageServer(LoopServer):
             return
         writer.write(head(Response(HTTPStatus.OK), stream=True))
         await writer.drain()
-        async for chunk in answer.chunks():
-            if reader.at_eof():
-                return
-            writer.write(chunk)
-            await writer.drain()
+        await _until_either(_send(answer, writer), _closed(reader))
 
     async def _read(self, reader: asyncio.StreamReader) -> Request | int | None:
         try:
@@ -141,12 +143,49 @@ class PageServer(LoopServer):
         if isinstance(parsed, int):
             return parsed
         method, target, headers, length = parsed
+        if (refused := refusal(headers.get("host"), self._hosts)) is not None:
+            return refused
         try:
             body = await reader.readexactly(length)
         except asyncio.IncompleteReadError:
             return None
         url = urlsplit(target)
         return Request(method, url.path, dict(parse_qsl(url.query)), headers, body)
+
+
+def _refused(status: int) -> bytes:
+    if status != HTTPStatus.MISDIRECTED_REQUEST:
+        return head(status)
+    said = b"this page answers only its own address, localhost and the names of ui.allowedHosts"
+    response = Response(status, said, "text/plain; charset=utf-8")
+    return head(response) + response.body
+
+
+async def _send(stream: Stream, writer: asyncio.StreamWriter) -> None:
+    async with contextlib.aclosing(stream.chunks()) as chunks:
+        async for chunk in chunks:
+            writer.write(chunk)
+            await writer.drain()
+
+
+async def _closed(reader: asyncio.StreamReader) -> None:
+    """Returns when the client closes its side: a quiet stream writes nothing that would fail, and
+    must not hold its connection slot until its next message."""
+    while await reader.read(1024):
+        pass  # one request per connection: anything sent after it is not read as one
+
+
+async def _until_either(*jobs: Coroutine[Any, Any, None]) -> None:
+    """Runs the jobs until one of them ends (its exception raised), the others cancelled."""
+    tasks = [asyncio.ensure_future(job) for job in jobs]
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    for task in done:
+        task.result()
 
 
 def _parse_head(raw: bytes, *, max_body: int) -> tuple[str, str, dict[str, str], int] | int:
@@ -161,8 +200,8 @@ def _parse_head(raw: bytes, *, max_body: int) -> tuple[str, str, dict[str, str],
     for line in lines[1:]:
         name, colon, value = line.partition(":")
         key = name.lower()
-        # a folded line, a header without a name, or a second Content-Length is a smuggling attempt
-        if not colon or not key or key != key.strip() or (key in headers and key == "content-length"):
+        # a folded line, a header without a name, or a second Content-Length or Host is a smuggling attempt
+        if not colon or not key or key != key.strip() or (key in headers and key in {"content-length", "host"}):
             return HTTPStatus.BAD_REQUEST
         headers[key] = value.strip()
     length = _length(headers, max_body=max_body)

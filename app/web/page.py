@@ -171,6 +171,8 @@ class FleetPage:
             "GitHub budget": _budget(beat.budgets) if beat else "not known yet",
             "GitHub backoff": f"{backoff.get('repo', '?')} until {backoff.get('until', '?')}" if backoff else "none",
         }  # fmt: skip
+        if skipped := self._feed.skipped_lines():
+            facts["broken log lines skipped"] = skipped
         facts |= {f"last cycle: {k}": v for k, v in last.items() if k not in {"ts", "event", "level", "source"}}
         return facts
 

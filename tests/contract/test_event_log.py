@@ -169,6 +169,14 @@ def test_following_yields_only_events_written_after_it_started(tmp_path: Path) -
     assert [next(tail)["event"], next(tail)["event"]] == ["poll.cycle", "poller.stopped"]
 
 
+def test_following_starts_at_the_end_the_log_had_when_it_was_called_not_at_the_first_read(tmp_path: Path) -> None:
+    log, _ = event_log(tmp_path)
+    log.emit(Event.POLLER_STARTED)
+    tail = follow_events(log.path, sleep=lambda _: None)
+    log.emit(Event.POLL_CYCLE)  # `events --follow` prints the history meanwhile
+    assert next(tail)["event"] == "poll.cycle"
+
+
 def test_following_holds_a_half_written_line_until_its_newline(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
     path.write_bytes(b"")
@@ -192,20 +200,22 @@ def test_an_unwritable_log_never_raises_into_the_daemon(tmp_path: Path, caplog: 
     assert "poll.cycle" in caplog.text and "not written" in caplog.text
 
 
-def test_issue22_read_from_gives_the_whole_lines_after_an_offset_and_where_to_read_next(tmp_path: Path) -> None:
-    from adapters.eventlog.reader import read_from
+def test_a_tail_with_history_reads_the_whole_lines_of_the_logs_end_then_what_is_appended(tmp_path: Path) -> None:
+    from adapters.eventlog.reader import Tail
 
     log, _ = event_log(tmp_path)
-    log.emit(Event.POLL_CYCLE, items=1)
-    first, offset = read_from(log.path, 0)
-    log.emit(Event.POLL_CYCLE, items=2)
+    for items in range(3):
+        log.emit(Event.POLL_CYCLE, items=items)
+    tail = Tail(log.path, history=len(log.path.read_bytes().splitlines()[-1]) + 10)  # 10 bytes into a line
+    first = tail.read()
+    log.emit(Event.POLL_CYCLE, items=3)
     with log.path.open("ab") as file:
         file.write(b'{"event": "cut')  # a line still being written waits for its newline
-    second, after = read_from(log.path, offset)
+    second = tail.read()
 
-    assert [r["items"] for r in first] == [1] and [r["items"] for r in second] == [2]
-    assert after == log.path.stat().st_size - len(b'{"event": "cut')
-    assert read_from(tmp_path / "none.jsonl", 0) == ([], 0)
+    assert [r["items"] for r in first] == [2] and [r["items"] for r in second] == [3]
+    assert tail.skipped.lines == 0  # the cut first line is not broken, only started before the history
+    assert Tail(tmp_path / "none.jsonl", history=100).read() == []
 
 
 def test_issue22_each_line_written_cues_a_follower_in_the_same_process(tmp_path: Path) -> None:

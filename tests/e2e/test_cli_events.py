@@ -97,3 +97,14 @@ def test_follow_shows_an_event_written_after_it_started(tmp_path: Path) -> None:
     finally:
         follower.terminate()
         follower.wait(timeout=30)
+
+
+def test_a_broken_line_is_skipped_and_said_on_stderr(tmp_path: Path) -> None:
+    log = logged(tmp_path)
+    whole = log.read_text(encoding="utf-8").splitlines(keepends=True)
+    log.write_text(whole[0] + '{"ts": "2026-11-30T09:00:00.5", "event": "poll.cy\n' + "".join(whole[1:]))
+
+    for args in [(), ("--work-item", "github:o/r#2")]:  # the quick read and the full command
+        result = run_cli(tmp_path, "events", "--json", *args)
+        assert result.returncode == 0 and len(result.stdout.splitlines()) == (4 if not args else 2)
+        assert "1 broken line(s) in" in result.stderr and "events.jsonl skipped" in result.stderr

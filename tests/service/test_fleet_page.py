@@ -10,7 +10,7 @@ from urllib.parse import parse_qsl, quote
 
 import pytest
 
-from adapters.eventlog.reader import read_from
+from adapters.eventlog.reader import Tail
 from app.usecases.daemon import HEARTBEAT, Daemon
 from app.usecases.fleet import Fleet
 from app.web.auth import COOKIE, Guard
@@ -32,7 +32,7 @@ def _page(world: World, log: Path, token: str = TOKEN) -> FleetPage:
         admin=world.admin(), store=world.store, cluster=world.cluster, tmux=world.tmux,
         events=world.events, clock=world.clock, heartbeat=lambda: world.store.meta().get(HEARTBEAT),
     )  # fmt: skip
-    return FleetPage(fleet=fleet, feed=Feed(log, read_from), guard=Guard(token), now=world.clock.now, where="here")
+    return FleetPage(fleet=fleet, feed=Feed(log, Tail), guard=Guard(token), now=world.clock.now, where="here")
 
 
 def _get(page: FleetPage, path: str, **headers: str) -> Response:

@@ -32,3 +32,14 @@ def test_issue22_item1_the_page_is_off_by_default_on_loopback() -> None:
     Path("c.yaml").write_text("{}\n")
     ui = load("c.yaml").settings.ui
     assert (ui.enabled, ui.host, ui.token.get_secret_value()) == (False, "127.0.0.1", "")
+
+
+def test_allowed_hosts_are_read_in_lower_case_and_a_url_or_a_path_is_refused_naming_the_key() -> None:
+    from app.config.loader import load
+
+    Path("c.yaml").write_text("ui: {allowedHosts: [Fleet.Example.org, 'fleet.example.org:8443', '[::1]:80']}\n")
+    assert load("c.yaml").settings.ui.allowed_hosts == ("fleet.example.org", "fleet.example.org:8443", "[::1]:80")
+    assert refusal("ui: {allowedHosts: ['http://fleet.example.org/']}") == (
+        "c.yaml: ui.allowedHosts[0]: must be a host name or address, with a port or not, as in a URL"
+        " (got 'http://fleet.example.org/')"
+    )
