@@ -172,6 +172,12 @@ def removal_decision(
         return Decision(False, "its tmux session is live")
     if session is SessionState.UNKNOWN:
         return Decision(False, "tmux did not answer: its session may be live")
+    return discard_decision(dirt, occupants)
+
+
+def discard_decision(dirt: frozenset[Dirt], occupants: Occupants) -> Decision[bool]:
+    """Whether a worktree can go without losing anything: no process works in it, and it holds
+    nothing that is not on a remote too (ignored build output aside)."""
     used = _in_use(occupants)
     if used is not None:
         return used
