@@ -23,6 +23,7 @@ from domain.model import AGENT_MARKER
 from domain.policy import Decision
 from domain.prompts import cap, sanitize, untrusted_block
 from domain.receipts import HarnessState, Receipt, ReceiptKind, harness_state, open_dialog
+from domain.redaction import published_input, redact
 from domain.refs import WorkItemRef
 
 QUESTION_TOOL = "AskUserQuestion"
@@ -236,7 +237,7 @@ def ask_comment(item: WorkItemRef, ask: Ask, *, wait_seconds: float) -> str:
     )
     if ask.kind is AskKind.QUESTION:
         return f"{_HEADER}The agent **asks a question**:\n\n{_questions(ask)}{after}\n"
-    shown = untrusted_block(json.dumps(ask.tool_input, indent=2, ensure_ascii=False), "json", limit=INPUT_LIMIT)
+    shown = published_input(ask.tool_input, limit=INPUT_LIMIT)
     return (
         f"{_HEADER}The agent asks **permission to use `{tool_name(ask)}`** with this input (the agent's "
         f"text, shown as it is):\n\n{shown}\n\n"
@@ -252,7 +253,7 @@ def _questions(ask: Ask) -> str:
     parts = []
     for number, question in enumerate(ask.questions(), start=1):
         options = "\n".join(f"{n}. {option}" for n, option in enumerate(question.options, start=1))
-        text = f"{question.text}\n\n{options}"
+        text = redact(f"{question.text}\n\n{options}")
         parts.append(f"Question {number}:\n\n{untrusted_block(text, 'text', limit=INPUT_LIMIT)}")
     several = len(parts) > 1
     how = (
