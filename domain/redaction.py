@@ -31,11 +31,14 @@ _PRIVATE_KEY = re.compile(r"(-----BEGIN [A-Z ]*PRIVATE KEY-----).*?(?:-----END [
 _AUTHORIZATION = re.compile(
     r"(?i)(\b(?:proxy-)?authorization[ \t]*:[ \t]*)(?:(?:bearer|basic|token|digest|bot|negotiate)[ \t]+)?[^\s\"'\\,;]+"
 )
-_URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@'\"]+:)[^/\s@'\"]+(@)", re.I)
+_URL_PASSWORD = re.compile(r"((?<![a-z0-9+.-])[a-z][a-z0-9+.-]*://[^/\s:@'\"]+:)[^/\s@'\"]+(@)", re.I)
 _USER_OPTION = re.compile(r"((?:^|\s)(?:-u|--user)[ =]?['\"]?[^\s:'\"]+:)[^\s'\"]+")
-# NAME=value, NAME: value, "name": "value", --name=value: the name's last word says it is a secret
+# NAME=value, NAME: value, "name": "value", --name=value: the name's last word says it is a secret.
+# A name starts only where a run of name characters starts: else a long run is tried from each of
+# its characters, each try backtracking over the rest (quadratic)
 _NAMED = re.compile(
-    r"(?P<name>[A-Za-z][A-Za-z0-9_.-]*)(?P<sep>[\"']?[ \t]*(?<![=!<>])[=:](?![=:])[ \t]*)"
+    r"(?<![A-Za-z0-9_.-])(?P<lead>-{0,2})(?P<name>[A-Za-z][A-Za-z0-9_.-]*)"
+    r"(?P<sep>[\"']?[ \t]*(?<![=!<>])[=:](?![=:])[ \t]*)"
     r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'&;,|)}\]]+)"
 )
 _SECRET_WORDS = frozenset(
@@ -71,7 +74,7 @@ def _named(match: re.Match[str]) -> str:
     if follows in {"(", "["} or "[" in value or "(" in value or _reference(value, match.group("sep")):
         return match.group()  # code reading it from elsewhere: `key = os.environ['KEY']`, `process.env.KEY`
     quote = value[0] if value[0] in "\"'" and len(value) > 1 else ""
-    return f"{match.group('name')}{match.group('sep')}{quote}{REDACTED}{quote}"
+    return f"{match.group('lead')}{match.group('name')}{match.group('sep')}{quote}{REDACTED}{quote}"
 
 
 def _reference(value: str, sep: str) -> bool:
@@ -113,30 +116,32 @@ def redact_env(text: str) -> str:
 def published_input(tool_input: Mapping[str, Any], *, limit: int) -> str:
     """The fenced block a request's comment shows of a tool's input: every string redacted, and a
     file's text (a `Write`'s content, an `Edit`'s sides) as its size and a short excerpt."""
-    shown = _published(dict(tool_input), env=False)
+    # a string is cut before it is redacted, past where the block's own cap cuts it anyway
+    shown = _published(dict(tool_input), env=False, longest=2 * limit)
     return untrusted_block(json.dumps(shown, indent=2, ensure_ascii=False), "json", limit=limit)
 
 
-def _published(value: Any, *, env: bool, key: str = "") -> Any:
+def _published(value: Any, *, env: bool, longest: int, key: str = "") -> Any:
     if isinstance(value, Mapping):
         path = next((value[k] for k in PATH_KEYS if isinstance(value.get(k), str)), "")
         env = env or bool(_ENV_FILE.search(path))
-        return {redact(str(k)): _published(v, env=env, key=str(k)) for k, v in value.items()}
+        return {redact(str(k)[:longest]): _published(v, env=env, longest=longest, key=str(k)) for k, v in value.items()}
     if isinstance(value, list):
-        return [_published(v, env=env, key=key) for v in value]
+        return [_published(v, env=env, longest=longest, key=key) for v in value]
     if not isinstance(value, str):
         return value
     if key in CONTENT_KEYS:
         return excerpt(value, env=env)
     if secret_name(key) and value:
         return REDACTED
-    return redact(value)
+    return redact(value[:longest])
 
 
 def excerpt(text: str, *, env: bool = False) -> dict[str, Any]:
     """A file's text as published: its size, and its first lines redacted and cut short."""
     lines = text.splitlines()
-    head = "\n".join(lines[: EXCERPT_LINES * 4])  # enough to redact a secret spanning a few lines
+    # enough to redact a secret spanning a few lines, or reaching past where a line is cut
+    head = "\n".join(line[: EXCERPT_LINE_CHARS * 8] for line in lines[: EXCERPT_LINES * 4])
     shown = (redact_env(head) if env else redact(head)).splitlines()[:EXCERPT_LINES]
     cut = [line if len(line) <= EXCERPT_LINE_CHARS else line[:EXCERPT_LINE_CHARS] + "…" for line in shown]
     return {"bytes": len(text.encode("utf-8", "surrogatepass")), "lines": len(lines), "first_lines": cut}
