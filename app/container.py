@@ -84,6 +84,7 @@ def _workspace_config(settings: Settings) -> WorkspaceConfig:
         setup=workspace.setup,
         remove_on_close=workspace.remove_on_close,
         trust_forks=workspace.trust_forks,
+        host=_host(settings),
     )
 
 

@@ -36,6 +36,7 @@ from domain.receipts import (
     open_dialog,
     open_requests,
 )
+from domain.redaction import published_input, redact
 from domain.refs import WorkItemRef
 
 QUESTION_TOOL = "AskUserQuestion"
@@ -360,10 +361,11 @@ def ask_comment(item: WorkItemRef, ask: Ask, *, number: int, wait_seconds: float
         return (
             f"{_HEADER}**Request {number}**: the agent **asks a question**:\n\n{_questions(ask, number)}{bare}{after}\n"
         )
-    shown = untrusted_block(json.dumps(ask.tool_input, indent=2, ensure_ascii=False), "json", limit=INPUT_LIMIT)
+    shown = published_input(ask.tool_input, limit=INPUT_LIMIT)
     return (
         f"{_HEADER}**Request {number}**: the agent asks **permission to use `{tool_name(ask)}`** with this "
-        f"input (the agent's text, shown as it is):\n\n{shown}\n\n"
+        f"input (the agent's text; secrets are redacted and a file's text is shortened: the whole input is "
+        f"read on the host):\n\n{shown}\n\n"
         "To answer, an authorized person comments, alone on the first line:\n"
         f"- `the-loop allow {number}` — run it this once\n"
         f"- `the-loop allow always {number}` — run it, and every later `{tool_name(ask)}` of this session "
@@ -377,7 +379,7 @@ def _questions(ask: Ask, request: int) -> str:
     parts = []
     for number, question in enumerate(ask.questions(), start=1):
         options = "\n".join(f"{n}. {option}" for n, option in enumerate(question.options, start=1))
-        text = f"{question.text}\n\n{options}"
+        text = redact(f"{question.text}\n\n{options}")
         parts.append(f"Question {number}:\n\n{untrusted_block(text, 'text', limit=INPUT_LIMIT)}")
     several = len(parts) > 1
     how = (

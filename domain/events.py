@@ -286,6 +286,18 @@ class Event(enum.Enum):
         "An operator vouched for a pull request's head (`sessions vouch`): `head` of `head_repo` may run on the "
         "host (setup, the harness's folder settings); a later push is not covered.",
     )
+    WORKSPACE_REMADE = (
+        "workspace.remade",
+        "A fork's worktree was made again from the head the operator vouched for before its harness started "
+        "with its folder's settings: it held an earlier head or files no vouch covers, and nothing in it would "
+        "be lost (`reason`; docs/workspaces.md).",
+    )
+    WORKSPACE_UNVOUCHED = (
+        "workspace.unvouched",
+        "A fork's harness starts without its folder's settings though the operator vouched for the head: its "
+        "worktree holds an earlier head or files no vouch covers, and making it again would lose work (`reason`, "
+        "naming what is in the way; docs/workspaces.md).",
+    )
     WORKSPACE_FAILED = (
         "workspace.failed",
         "A worktree could not be made or removed (`cause`: git's own message, or the setup's); nothing "

@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # annotations only: importing the ports costs a command's sta
         WorkItem,
     )
     from domain.refs import RepoRef, TmuxTarget, WorkItemRef
+    from domain.vouching import Checkout
     from domain.webhook import InboxEntry
     from domain.workspace import Dirt, Found, Ignored, Occupants, SetupResult, WorkspaceSpec
 
@@ -281,8 +282,8 @@ class WorkspacePort(Protocol):
     — clone or fetch refused (authentication, missing repository or pull request), disk full, the
     branch name taken, git missing or not answering within its timeout. `create` that fails leaves
     no worktree, no administrative entry and no branch it made; nothing is ever ready before
-    `mark_ready`, and `found` reads only that mark as ready. `found`, `size`, `ignored` and
-    `occupants` never raise.
+    `mark_ready`, and `found` reads only that mark as ready. `found`, `checkout`, `size`,
+    `ignored` and `occupants` never raise.
     """
 
     def lock(self, repo: RepoRef) -> AbstractContextManager[None]:
@@ -304,7 +305,13 @@ class WorkspacePort(Protocol):
     def mark_ready(self, spec: WorkspaceSpec) -> None: ...
 
     def discard(self, spec: WorkspaceSpec) -> None:
-        """Remove the worktree and its branch whatever they hold: only for one no harness ran in."""
+        """Remove the worktree and its branch whatever they hold: only for one no harness ran in,
+        or one `discard_decision` found nothing in to lose."""
+
+    def checkout(self, spec: WorkspaceSpec) -> Checkout:
+        """The worktree's HEAD and whether it holds nothing else: no change, no untracked or
+        ignored file, no edit `git status` hides. Never raises: what git cannot tell is an empty
+        head, holding more."""
 
     def inspect(self, spec: WorkspaceSpec) -> frozenset[Dirt]:
         """Why the worktree is not clean; empty when it is. Sees what `git status` hides too: an

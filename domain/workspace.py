@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from domain.model import ItemKind, PullHead, SessionRecord, SessionState, SessionStatus, WorkItem
 from domain.policy import Decision
 from domain.prompts import cap, sanitize
+from domain.redaction import redact
 from domain.refs import Naming, RepoRef, WorkItemRef
 
 BRANCH_PREFIX = "the-loop/"
@@ -17,13 +18,6 @@ DEFAULT_KEEP_IGNORED = (".env", ".env.*")  # ignored files an agent writes by ha
 SETUP_TAIL_BYTES = 2_000  # of the setup's output kept in the event log: its end says why it failed
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 _KNOWN = {"{host}", "{owner}", "{repo}"}
-REDACTED = "[redacted]"
-# credentials a setup command may print (GitHub's token prefixes, API keys, an HTTP header): the
-# event log is the operator's, but it is read, copied and pasted into issues
-_SECRETS = (
-    re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|sk-[A-Za-z0-9_-]{20,})"),
-    re.compile(r"(?im)(?<=\bauthorization:)[ \t]*\S.*$"),
-)
 
 
 class WorkspaceMode(enum.Enum):
@@ -172,6 +166,12 @@ def removal_decision(
         return Decision(False, "its tmux session is live")
     if session is SessionState.UNKNOWN:
         return Decision(False, "tmux did not answer: its session may be live")
+    return discard_decision(dirt, occupants)
+
+
+def discard_decision(dirt: frozenset[Dirt], occupants: Occupants) -> Decision[bool]:
+    """Whether a worktree can go without losing anything: no process works in it, and it holds
+    nothing that is not on a remote too (ignored build output aside)."""
     used = _in_use(occupants)
     if used is not None:
         return used
@@ -223,19 +223,14 @@ class SetupResult:
 
 
 def output_tail(text: str, *, limit: int = SETUP_TAIL_BYTES) -> str:
-    """The last `limit` bytes of a command's output, control characters made visible and
-    token-shaped strings (and `Authorization:` headers) replaced by `[redacted]`."""
+    """The last `limit` bytes of a command's output, control characters made visible and secrets
+    replaced by `[redacted]`: the event log is the operator's, but it is read, copied and pasted
+    into issues."""
     data = redact(sanitize(text)).encode("utf-8")
     if len(data) <= limit:
         return data.decode("utf-8")
     kept = data[-limit:].decode("utf-8", "ignore")
     return f"[… {len(data) - limit} earlier bytes not shown …]\n{cap(kept, limit)}"
-
-
-def redact(text: str) -> str:
-    """`text` with every token-shaped string and `Authorization:` value as `[redacted]`."""
-    text = _SECRETS[0].sub(REDACTED, text)
-    return _SECRETS[1].sub(" " + REDACTED, text)
 
 
 @dataclass(frozen=True, slots=True)

@@ -77,10 +77,26 @@ class Origins:
         pushed = bool(git("branch", "--list", branch, cwd=work))  # then this is a later push to it
         git("checkout", "--quiet", *([branch] if pushed else ["-b", branch]), cwd=work)
         for name, text in (files or {f"pr{number}.txt": "proposed\n"}).items():
+            (work / name).parent.mkdir(parents=True, exist_ok=True)
             (work / name).write_text(text, encoding="utf-8")
         git("add", "--all", cwd=work)
         git("commit", "--quiet", "--allow-empty", "-m", f"pull request {number}", cwd=work)
         git("push", "--quiet", str(self.bare(repo)), f"HEAD:refs/pull/{number}/head", cwd=work)
+        head = git("rev-parse", "HEAD", cwd=work)
+        git("checkout", "--quiet", "main", cwd=work)
+        return head
+
+    def force_push_pull(self, repo: RepoRef, number: int, *, files: dict[str, str]) -> str:
+        """`refs/pull/<number>/head` force-pushed to a new commit on `main` adding only `files`
+        (name: text): what the head held before is gone from it; its id."""
+        work = self.root / "work" / repo.owner / repo.name
+        git("checkout", "--quiet", "--detach", "main", cwd=work)
+        for name, text in files.items():
+            (work / name).parent.mkdir(parents=True, exist_ok=True)
+            (work / name).write_text(text, encoding="utf-8")
+        git("add", "--all", cwd=work)
+        git("commit", "--quiet", "-m", f"pull request {number}, force-pushed", cwd=work)
+        git("push", "--quiet", "--force", str(self.bare(repo)), f"HEAD:refs/pull/{number}/head", cwd=work)
         head = git("rev-parse", "HEAD", cwd=work)
         git("checkout", "--quiet", "main", cwd=work)
         return head

@@ -18,6 +18,7 @@ from adapters.support.private import close_tree, write_private
 from domain.errors import WorkspaceError
 from domain.ports import WorkspacePort
 from domain.refs import RepoRef
+from domain.vouching import Checkout
 from domain.workspace import (
     DEFAULT_CLONE_URL,
     DEFAULT_KEEP_IGNORED,
@@ -142,6 +143,19 @@ class GitWorkspaces(WorkspacePort):
         clone = self._clone(spec.repo)
         with repository_lock(clone.lock_path, timeout=self._git.timeout):
             self._undo(clone, spec, drop_branch=True, quietly=False)
+
+    def checkout(self, spec: WorkspaceSpec) -> Checkout:
+        here = Path(spec.path)
+        try:
+            self._ours(spec)
+            head = self._git("rev-parse", "--verify", "HEAD", cwd=here, where=spec.path).strip()
+            # --ignored too: a harness reads an ignored `.claude/settings.local.json` as well
+            listed = self._git(
+                "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored", cwd=here, where=spec.path
+            )
+            return Checkout(head, only_head=not listed and not hidden_edits(self._git, here, where=spec.path))
+        except WorkspaceError:
+            return Checkout("", only_head=False)
 
     def inspect(self, spec: WorkspaceSpec) -> frozenset[Dirt]:
         self._ours(spec)

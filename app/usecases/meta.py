@@ -49,3 +49,19 @@ def vouched_head(store: StateStore, item: WorkItemRef) -> str | None:
 
 def vouch(store: StateStore, item: WorkItemRef, sha: str) -> None:
     store.save_meta(vouch_key(item), sha)
+
+
+def vouched_tree_key(item: WorkItemRef) -> str:
+    return f"vouched-tree:{item}"
+
+
+def vouched_tree(store: StateStore, item: WorkItemRef) -> str:
+    """Which worktree of `item` (commit, host, folder) was made or found holding only a vouched
+    head, with nothing started in it since but harnesses allowed their folder's settings at that
+    head; "": none. Kept in the store, out of reach of a write in the worktree."""
+    return store.meta().get(vouched_tree_key(item), "")
+
+
+def save_vouched_tree(store: StateStore, item: WorkItemRef, tree: str) -> None:
+    if vouched_tree(store, item) != tree:
+        store.save_meta(vouched_tree_key(item), tree)

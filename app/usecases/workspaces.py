@@ -7,13 +7,14 @@ from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from app.usecases.meta import vouch, vouched_head
+from app.usecases.meta import save_vouched_tree, vouch, vouched_head, vouched_tree
 from domain.errors import LoopError, TrackerError, WorkspaceError
 from domain.events import Event, Level
 from domain.model import ItemKind, PullHead, SessionRecord, SessionStatus, WorkItem
 from domain.policy import Decision
 from domain.ports import ClockPort, EventSink, StateStore, TmuxPort, TrackerPort, WorkspacePort
 from domain.refs import Naming, WorkItemRef
+from domain.vouching import Checkout, VouchedTree, vouched_tree_decision
 from domain.workspace import (
     Found,
     Ignored,
@@ -21,6 +22,7 @@ from domain.workspace import (
     Pruned,
     WorkspaceMode,
     WorkspaceSpec,
+    discard_decision,
     head_decision,
     prepare_decision,
     removal_decision,
@@ -36,6 +38,7 @@ class WorkspaceConfig:
     setup: str = ""  # a shell line run once in each new worktree; empty: none
     remove_on_close: bool = False
     trust_forks: bool = False  # a fork's head runs on the host like the repository's own
+    host: str = ""  # cluster: this host's id; a worktree elsewhere is another one ("": one host)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,17 +94,46 @@ class Workspaces:
             return Readied(folder, EMPTY)
         spec = WorkspaceSpec.for_item(item, folder, naming)
         head = self._head(item, spec)
-        vouched = head_decision(
-            item.ref, head, trust_forks=self._config.trust_forks, vouched=vouched_head(self._store, item.ref)
-        )
+        vouched_sha = vouched_head(self._store, item.ref)
+        vouched = head_decision(item.ref, head, trust_forks=self._config.trust_forks, vouched=vouched_sha)
         if head is not None and head.fork:
             spec = WorkspaceSpec.for_item(item, folder, naming, commit=head.sha)  # exactly the head judged
         decision = prepare_decision(self._port.found(spec), first=first)
         if decision.choice is Prepare.REFUSE:
             self._failed(spec, f"{folder} {decision.reason}")
-        if decision.choice in {Prepare.CREATE, Prepare.REMAKE}:
-            self._make(spec, vouched, remake=decision.choice is Prepare.REMAKE)
+        by_vouch = head is not None and head.fork and head.sha == vouched_sha and not self._config.trust_forks
+        remake = decision.choice is Prepare.REMAKE
+        if by_vouch and decision.choice in {Prepare.REUSE, Prepare.USE_AS_IS}:
+            vouched, remake = self._covered(spec, ours=decision.choice is Prepare.REUSE)
+        if decision.choice is Prepare.CREATE or remake:
+            self._make(spec, vouched, remake=remake)
+        if head is not None and head.fork:
+            mark = f"{head.sha} {self._config.host} {folder}" if by_vouch and vouched.choice else ""
+            save_vouched_tree(self._store, item.ref, mark)  # anything else started there ends what it covered
         return Readied(folder, vouched)
+
+    def _covered(self, spec: WorkspaceSpec, *, ours: bool) -> tuple[Decision[bool], bool]:
+        """Whether the vouch covers what the fork's existing worktree holds, and whether it is to be
+        made again from the vouched commit first."""
+        marked = ours and vouched_tree(self._store, spec.item) == f"{spec.commit} {self._config.host} {spec.path}"
+        checkout, discard = Checkout("", only_head=False), Decision(False, "it is not a the-loop worktree")
+        if ours and not marked:
+            checkout = self._port.checkout(spec)
+            if not checkout.only_head or checkout.head != spec.commit:
+                discard = self._discardable(spec)
+        decision = vouched_tree_decision(spec.commit, marked=marked, checkout=checkout, discard=discard)
+        if decision.choice is VouchedTree.UNVOUCHED:
+            self._emit(Event.WORKSPACE_UNVOUCHED, spec, level=Level.WARNING, reason=decision.reason)
+        if decision.choice is VouchedTree.REMAKE:
+            self._emit(Event.WORKSPACE_REMADE, spec, level=Level.WARNING, reason=decision.reason)
+        allowed = decision.choice is not VouchedTree.UNVOUCHED
+        return Decision(allowed, decision.reason), decision.choice is VouchedTree.REMAKE
+
+    def _discardable(self, spec: WorkspaceSpec) -> Decision[bool]:
+        try:
+            return discard_decision(self._port.inspect(spec), self._port.occupants(spec))
+        except WorkspaceError as error:
+            return Decision(False, f"it could not be looked into: {error}")
 
     def _head(self, item: WorkItem, spec: WorkspaceSpec) -> PullHead | None:
         if item.kind is not ItemKind.PULL_REQUEST:

@@ -16,6 +16,7 @@ import pytest
 from domain.errors import WorkspaceError
 from domain.ports import WorkspacePort
 from domain.refs import RepoRef, WorkItemRef
+from domain.vouching import Checkout
 from domain.workspace import Dirt, Found, Ignored, Occupants, SetupResult, WorkspaceSpec
 from tests.fakes.workspaces import FakeWorkspaces
 from tests.git_support import Origins, git, require_git
@@ -255,6 +256,35 @@ def test_each_kind_of_work_in_a_worktree_is_seen(rig: FakeRig, dirt: Dirt) -> No
     rig.dirty(spec, dirt)
 
     assert rig.port.inspect(spec) == {dirt}
+
+
+def test_a_fresh_worktree_holds_only_its_head(rig: FakeRig) -> None:
+    spec = made(rig, rig.spec(1))
+
+    assert rig.port.checkout(spec) == Checkout(rig.head(spec), only_head=True)
+
+
+@pytest.mark.parametrize("dirt", list(Dirt))
+def test_each_kind_of_work_in_a_worktree_makes_it_hold_more_than_its_head(rig: FakeRig, dirt: Dirt) -> None:
+    spec = made(rig, rig.spec(1))
+    head = rig.head(spec)
+    rig.dirty(spec, dirt)
+
+    assert rig.port.checkout(spec) != Checkout(head, only_head=True)
+
+
+def test_an_ignored_file_makes_a_worktree_hold_more_than_its_head(rig: FakeRig) -> None:
+    spec = made(rig, rig.spec(1))
+    rig.install(spec)
+
+    assert rig.port.checkout(spec) == Checkout(rig.head(spec), only_head=False)
+
+
+def test_a_folder_that_is_not_a_worktree_has_no_head_to_tell(rig: FakeRig) -> None:
+    spec = rig.spec(1)
+    rig.plant_foreign(spec.path)
+
+    assert rig.port.checkout(spec) == Checkout("", only_head=False)
 
 
 def test_an_untouched_pull_request_worktree_counts_as_pushed(rig: FakeRig) -> None:

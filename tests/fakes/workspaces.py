@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from domain.errors import WorkspaceError
 from domain.ports import WorkspacePort
 from domain.refs import RepoRef
+from domain.vouching import Checkout
 from domain.workspace import Dirt, Found, Ignored, Occupants, SetupResult, WorkspaceSpec, output_tail
 
 
@@ -124,6 +125,12 @@ class FakeWorkspaces(WorkspacePort):
         with self.lock(spec.repo), self._lock:
             self.worktrees.pop(spec.path, None)
             self.branches.pop((spec.repo, spec.branch), None)
+
+    def checkout(self, spec: WorkspaceSpec) -> Checkout:
+        tree = self.worktrees.get(spec.path)
+        if tree is None:
+            return Checkout("", only_head=False)
+        return Checkout(tree.commit, only_head=not (tree.dirt or tree.files or tree.ignored))
 
     def inspect(self, spec: WorkspaceSpec) -> frozenset[Dirt]:
         return frozenset(self._tree(spec).dirt)

@@ -15,7 +15,7 @@ from app.usecases.workspaces import NotVouched, WorkspaceConfig
 from domain.model import ItemKind
 from domain.receipts import ReceiptMode
 from domain.refs import WorkItemRef
-from domain.workspace import WorkspaceMode
+from domain.workspace import Dirt, WorkspaceMode
 from tests.service.world import CLAUDE, CURSOR, REPO, World
 
 SAFE = BUILTIN_HARNESSES["claude"].unvouched_args or ()
@@ -133,3 +133,40 @@ def test_issue21_item3_a_vouched_forks_folder_is_trusted_in_codex_configuration(
     world.cycle()
 
     assert world.trust.trusted == [world.record(ref).cwd] and world.trust.kinds == [ReceiptMode.CODEX]
+
+
+def test_a_vouch_for_a_forks_new_head_starts_the_harness_plainly_only_in_a_worktree_made_at_that_head() -> None:
+    world = fork_world()
+    ref = WorkItemRef(REPO, PULL)
+    world.cycle()  # started without its folder's settings, in a worktree at the first head
+    pushed = world.git.open_pull(REPO, PULL)
+    world.tracker.set_head(ref, "mallory/widgets", pushed)
+    world.workspaces.vouch(ref, pushed)
+    world.vanish(ref)
+    world.comment(ref)
+
+    world.cycle()
+
+    plain = not set(SAFE) & set(world.session(ref).argv)
+    assert (world.git.worktrees[world.record(ref).cwd].commit, plain) == (pushed, True)
+    assert world.git.setups == ["npm ci"]  # in the worktree made again, at the vouched head
+
+
+def test_a_vouch_does_not_cover_settings_the_unvouched_agent_wrote_in_its_worktree() -> None:
+    world = fork_world()
+    ref = WorkItemRef(REPO, PULL)
+    world.cycle()
+    tree = world.git.worktrees[world.record(ref).cwd]
+    tree.files.append(".claude/settings.json")
+    tree.dirt.add(Dirt.UNTRACKED)
+    world.workspaces.vouch(ref, world.git.remotes[REPO].pulls[PULL])
+    world.vanish(ref)
+    world.comment(ref)
+
+    world.cycle()
+
+    argv = world.session(ref).argv
+    assert any(argv[i : i + len(SAFE)] == SAFE for i in range(len(argv)))
+    assert world.git.worktrees[world.record(ref).cwd] is tree and tree.files == [".claude/settings.json"]
+    (unvouched,) = world.events.named("workspace.unvouched")
+    assert "untracked file" in unvouched["reason"]
