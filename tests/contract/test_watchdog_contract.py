@@ -15,11 +15,13 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from adapters.clock import SystemClock
 from adapters.eventlog.rotation import Rotation
+from adapters.tmux.server import socket_path
 from adapters.watchdog.deadline import FILE_NAME
 from adapters.watchdog.process import ProcessWatchdog, code_digest
 from domain.cluster import LeaseTiming
@@ -281,3 +283,73 @@ def test_a_changed_watchdog_source_under_the_same_version_is_another_generation(
     (copy / "watch.py").write_text((copy / "watch.py").read_text() + "\n# upgraded\n")
 
     assert before == code_digest(source) and code_digest(copy) != before
+
+
+def _tmpdir_with_slash(tmux: RealTmux, tmp_path: Path) -> str:
+    return f"{tmux.tmpdir}/"
+
+
+def _tmpdir_through_a_link(tmux: RealTmux, tmp_path: Path) -> str:
+    link = tmp_path / "tmux-tmpdir-link"
+    link.symlink_to(tmux.tmpdir)
+    return str(link)
+
+
+def _tmpdir_as_named(tmux: RealTmux, tmp_path: Path) -> str:
+    return str(tmux.tmpdir)
+
+
+@pytest.mark.parametrize(
+    ("socket_before", "socket_after", "tmpdir_after"),
+    [
+        ("", "default", _tmpdir_as_named),  # tmux's default server, by no name and by its name
+        ("default", "", _tmpdir_as_named),
+        ("default", "default", _tmpdir_with_slash),
+        ("default", "default", _tmpdir_through_a_link),
+    ],
+    ids=["no-name-then-default", "default-then-no-name", "tmpdir-with-a-slash", "tmpdir-through-a-link"],
+)
+def test_a_restart_that_names_the_same_tmux_server_in_other_words_leaves_its_agents_alive(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    socket_before: str,
+    socket_after: str,
+    tmpdir_after: Any,
+) -> None:
+    state_root = tmp_path / "state"
+    state_root.mkdir()
+    server = RealTmux(tmp_path / "tmux", socket="default")  # the default server of a private TMUX_TMPDIR
+    server.tmpdir.mkdir()
+    monkeypatch.setenv("TMUX_TMPDIR", str(server.tmpdir))
+    try:
+        server.adapter().spawn(SpawnRequest(AGENT, ("sh", "-c", "sleep 600"), str(tmp_path), "",
+                                             mark=uuid.uuid4().hex, remain_on_exit=True))  # fmt: skip
+        earlier = ProcessWatchdog(state_root=state_root, events=tmp_path / "events.jsonl", socket_name=socket_before,
+                                  timing=TIMING, grace_seconds=5, version="1")  # fmt: skip
+        earlier.arm(SystemClock().monotonic() + 60)
+        earlier.start()
+        wait_for((state_root / "watchdog.pid").exists, what="the earlier daemon's watchdog running")
+        first = holder(state_root)
+
+        monkeypatch.setenv("TMUX_TMPDIR", tmpdir_after(server, tmp_path))
+        restarted = ProcessWatchdog(state_root=state_root, events=tmp_path / "events.jsonl", socket_name=socket_after,
+                                    timing=TIMING, grace_seconds=5, version="1")  # fmt: skip
+        restarted.arm(SystemClock().monotonic() + 60)
+        restarted.start()
+
+        wait_for(lambda: not alive(first), what="the earlier daemon's watchdog gone", timeout=30)
+        wait_for(lambda: holder(state_root) != first, what="the restarted daemon's watchdog keeping the lock")
+        assert dead(server, AGENT.name) == ["0"], "the agent the restarted daemon adopted was ended"
+    finally:
+        (state_root / FILE_NAME).unlink(missing_ok=True)
+        server.kill_server()
+
+
+def test_the_socket_path_follows_tmuxs_rule_for_the_default_server_and_tmpdir(tmp_path: Path) -> None:
+    (tmp_path / "link").symlink_to(tmp_path, target_is_directory=True)
+
+    assert socket_path("", "") == socket_path("default", "/tmp") == socket_path("", "/tmp/")
+    linked = socket_path("", str(tmp_path / "link"))
+    assert socket_path("", str(tmp_path)) == socket_path("default", f"{tmp_path}/") == linked
+    assert socket_path("", str(tmp_path / "missing")) == socket_path("", "")  # tmux falls back to /tmp
+    assert socket_path("a", str(tmp_path)) != socket_path("b", str(tmp_path)) != socket_path("b", "")
