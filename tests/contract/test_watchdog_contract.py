@@ -21,7 +21,7 @@ import pytest
 
 from adapters.clock import SystemClock
 from adapters.eventlog.rotation import Rotation
-from adapters.tmux.server import socket_path
+from adapters.tmux.server import root_mark, socket_path
 from adapters.watchdog.deadline import FILE_NAME
 from adapters.watchdog.process import ProcessWatchdog, code_digest
 from domain.cluster import LeaseTiming
@@ -38,6 +38,7 @@ __all__ = ["real_tmux"]
 
 TIMING = LeaseTiming(expiry_seconds=3, renew_deadline_seconds=2)
 AGENT, OPERATOR = TmuxTarget("loop-agent"), "operator-shell"
+OTHER_ROOTS_AGENT = TmuxTarget("loop-other-root")
 
 
 @pytest.fixture(params=["fake", "real"])
@@ -62,7 +63,7 @@ def watched(real_tmux: RealTmux, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     """A running watchdog over a real tmux server holding one agent the daemon marked and one
     operator's shell; it leaves once its deadline file is gone."""
     monkeypatch.setenv("TMUX_TMPDIR", real_tmux.env["TMUX_TMPDIR"])
-    real_tmux.adapter().spawn(
+    real_tmux.adapter(root_mark=root_mark(str(tmp_path))).spawn(
         SpawnRequest(AGENT, ("sh", "-c", "sleep 600"), str(tmp_path), "", mark=uuid.uuid4().hex, remain_on_exit=True)
     )
     real_tmux.plant(OPERATOR)
@@ -75,6 +76,13 @@ def watched(real_tmux: RealTmux, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         yield watchdog
     finally:
         (tmp_path / FILE_NAME).unlink(missing_ok=True)
+
+
+def spawn_agent(tmux: RealTmux, state_root: Path, target: TmuxTarget = AGENT) -> None:
+    """A harness pane the daemon of `state_root` started (marked as that root's)."""
+    tmux.adapter(root_mark=root_mark(str(state_root))).spawn(
+        SpawnRequest(target, ("sh", "-c", "sleep 600"), str(state_root), "", mark=uuid.uuid4().hex, remain_on_exit=True)
+    )
 
 
 def dead(tmux: RealTmux, session: str) -> list[str]:
@@ -101,7 +109,7 @@ def test_issue23_item3_the_watchdog_rotates_the_event_log_as_configured_not_by_t
     real_tmux: RealTmux, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TMUX_TMPDIR", real_tmux.env["TMUX_TMPDIR"])
-    real_tmux.adapter().spawn(
+    real_tmux.adapter(root_mark=root_mark(str(tmp_path))).spawn(
         SpawnRequest(AGENT, ("sh", "-c", "sleep 600"), str(tmp_path), "", mark=uuid.uuid4().hex, remain_on_exit=True)
     )
     log = tmp_path / "events.jsonl"
@@ -189,8 +197,7 @@ def test_a_restart_with_another_tmux_socket_replaces_the_watchdog_and_the_new_se
     before, after = real_tmux, RealTmux(real_tmux.tmpdir)  # the earlier daemon's server, and the new one's
     try:
         for server in (before, after):
-            server.adapter().spawn(SpawnRequest(AGENT, ("sh", "-c", "sleep 600"), str(tmp_path), "",
-                                                mark=uuid.uuid4().hex, remain_on_exit=True))  # fmt: skip
+            spawn_agent(server, tmp_path)
         earlier = ProcessWatchdog(state_root=tmp_path, events=tmp_path / "events.jsonl", socket_name=before.socket,
                                   timing=TIMING, grace_seconds=5, version="1")  # fmt: skip
         earlier.arm(SystemClock().monotonic() + 60)
@@ -322,8 +329,7 @@ def test_a_restart_that_names_the_same_tmux_server_in_other_words_leaves_its_age
     server.tmpdir.mkdir()
     monkeypatch.setenv("TMUX_TMPDIR", str(server.tmpdir))
     try:
-        server.adapter().spawn(SpawnRequest(AGENT, ("sh", "-c", "sleep 600"), str(tmp_path), "",
-                                             mark=uuid.uuid4().hex, remain_on_exit=True))  # fmt: skip
+        spawn_agent(server, state_root)
         earlier = ProcessWatchdog(state_root=state_root, events=tmp_path / "events.jsonl", socket_name=socket_before,
                                   timing=TIMING, grace_seconds=5, version="1")  # fmt: skip
         earlier.arm(SystemClock().monotonic() + 60)
@@ -353,3 +359,50 @@ def test_the_socket_path_follows_tmuxs_rule_for_the_default_server_and_tmpdir(tm
     assert socket_path("", str(tmp_path)) == socket_path("default", f"{tmp_path}/") == linked
     assert socket_path("", str(tmp_path / "missing")) == socket_path("", "")  # tmux falls back to /tmp
     assert socket_path("a", str(tmp_path)) != socket_path("b", str(tmp_path)) != socket_path("b", "")
+
+
+def test_a_watchdog_ends_only_its_own_state_roots_agents_on_a_server_another_root_shares(
+    real_tmux: RealTmux, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TMUX_TMPDIR", real_tmux.env["TMUX_TMPDIR"])
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    for root, target in ((ours, AGENT), (theirs, OTHER_ROOTS_AGENT)):
+        root.mkdir()
+        spawn_agent(real_tmux, root, target)
+    watchdog = ProcessWatchdog(state_root=ours, events=tmp_path / "events.jsonl", socket_name=real_tmux.socket,
+                               timing=TIMING, grace_seconds=5, version="1")  # fmt: skip
+    watchdog.arm(SystemClock().monotonic() + 60)
+    watchdog.start()
+    try:
+        watchdog.arm(SystemClock().monotonic() - 0.01)  # this root's lease passed; the other root's daemon renews
+
+        wait_for(lambda: dead(real_tmux, AGENT.name) == ["1"], what="this root's agent ended")
+        log = tmp_path / "events.jsonl"
+        wait_for(lambda: log.exists() and "cluster.agent_ended" in log.read_text(), what="the ending logged")
+        assert dead(real_tmux, OTHER_ROOTS_AGENT.name) == ["0"], "another state root's agent was ended"
+        assert watchdog.end_now(reason="no watchdog") == 0  # the daemon's own hand: none of its own is left
+        assert dead(real_tmux, OTHER_ROOTS_AGENT.name) == ["0"], "the daemon's own hand ended another root's agent"
+    finally:
+        (ours / FILE_NAME).unlink(missing_ok=True)
+
+
+def test_a_harness_pane_that_names_no_state_root_is_not_ended_by_a_watchdog_as_it_may_be_another_roots(
+    real_tmux: RealTmux, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TMUX_TMPDIR", real_tmux.env["TMUX_TMPDIR"])
+    spawn_agent(real_tmux, tmp_path)
+    older = TmuxTarget("loop-spawned-before-root-marks")
+    real_tmux.adapter().spawn(  # marked as a harness, as an older version marked it: no state root
+        SpawnRequest(older, ("sh", "-c", "sleep 600"), str(tmp_path), "", mark=uuid.uuid4().hex, remain_on_exit=True)
+    )
+    watchdog = ProcessWatchdog(state_root=tmp_path, events=tmp_path / "events.jsonl", socket_name=real_tmux.socket,
+                               timing=TIMING, grace_seconds=5, version="1")  # fmt: skip
+    watchdog.arm(SystemClock().monotonic() + 60)
+    watchdog.start()
+    try:
+        watchdog.arm(SystemClock().monotonic() - 0.01)
+
+        wait_for(lambda: dead(real_tmux, AGENT.name) == ["1"], what="this root's agent ended")
+        assert dead(real_tmux, older.name) == ["0"]
+    finally:
+        (tmp_path / FILE_NAME).unlink(missing_ok=True)
