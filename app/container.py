@@ -27,6 +27,7 @@ from adapters.stop_point import stop_point
 from adapters.support.private import tighten
 from adapters.tmux.adapter import ShTmux
 from adapters.tmux.screen import ShTmuxScreen
+from adapters.tmux.server import root_mark
 from adapters.watchdog.process import ProcessWatchdog
 from app import version
 from app.config.settings import Settings
@@ -242,12 +243,14 @@ class Container(containers.DeclarativeContainer):
         ShTmux,
         socket_name=settings.provided.routing.tmux.socket_name,
         command_timeout=settings.provided.routing.dispatch_timeout_seconds,
+        root_mark=providers.Callable(lambda s: root_mark(str(s.state_root.absolute())), settings),
     )
     leased_shell_tmux = providers.Singleton(
         ShTmux,
         socket_name=settings.provided.routing.tmux.socket_name,
         command_timeout=settings.provided.routing.dispatch_timeout_seconds,
         last_check=providers.Callable(_last_check, leases),
+        root_mark=providers.Callable(lambda s: root_mark(str(s.state_root.absolute())), settings),
     )
     tmux = providers.Singleton(_guarded, shell_tmux, leased_shell_tmux, leases)
     tmux_screen = providers.Singleton(ShTmuxScreen, socket_name=settings.provided.routing.tmux.socket_name)

@@ -29,7 +29,9 @@ class ShTmux(TmuxPort):
     """Probes use `probe_timeout`; commands whose answer matters (spawn, paste, kill) wait
     `command_timeout`, so a busy server is waited for rather than misread. `last_check(action,
     target)`, when given, runs as the very last step before the tmux call that spawns or pastes (and
-    may raise): a check made any earlier would leave more time for its answer to go stale."""
+    may raise): a check made any earlier would leave more time for its answer to go stale.
+    `root_mark` (`adapters.tmux.server.root_mark` of the state root) marks each harness pane as this
+    state root's."""
 
     def __init__(
         self,
@@ -41,7 +43,9 @@ class ShTmux(TmuxPort):
         env: Mapping[str, str] | None = None,
         runner: TmuxRunner | None = None,
         last_check: Callable[[str, TmuxTarget], None] | None = None,
+        root_mark: str = "",
     ) -> None:
+        self._root_mark = root_mark  # set on each harness pane: its state root's watchdog ends it, no other
         self._last_check = last_check or (lambda action, target: None)
         self._prefix = ["-L", socket_name] if socket_name else []
         self._runner = runner or ShRunner(binary=binary, env=env)
@@ -95,6 +99,7 @@ class ShTmux(TmuxPort):
                 remain_on_exit=request.remain_on_exit,
                 mark=request.mark,
                 window=request.window,
+                root=self._root_mark,
             )
             self._last_check("spawn", request.target)
             out = self._tmux(args)

@@ -10,6 +10,7 @@ from domain.refs import TmuxTarget
 SEP = ";"  # a lone ';' argument separates commands inside one tmux invocation
 DEAD_MARKER = "the-loop:pane-dead"
 MARK_OPTION = "@the-loop-harness"  # a pane option: the spawn id of the harness running in that pane
+ROOT_OPTION = "@the-loop-root"  # a pane option: the mark of the state root whose daemon started that harness
 PANE_STATES = "#{pane_dead}"
 PANES = f"#{{pane_id}} #{{pane_dead}} #{{pane_pid}} #{{{MARK_OPTION}}}"
 PANE_ID = "#{pane_id}"
@@ -85,11 +86,13 @@ def spawn(
     remain_on_exit: bool,
     mark: str,
     window: bool,
+    root: str = "",
 ) -> list[str]:
     """The harness in a new session, or (`window`) in a new window of the existing one, where an
     operator's window lives: -d keeps that window current, so the new one is addressed by its own
     unique name. -P -F: tmux prints the harness's pane id, so deliveries never need the active
-    pane; the mark is set in the same invocation, while the new pane is the only one so named."""
+    pane; the mark (and `root`, the state root's mark) is set in the same invocation, while the new
+    pane is the only one so named."""
     start = ["-c", literal(cwd), *_env(env), *_wrapper(prompt_file, argv)]
     if window:
         where, scope = f"{pane(target)}={window_name(mark)}", ["-w"]
@@ -98,6 +101,8 @@ def spawn(
         where, scope = pane(target), []
         args = ["new-session", "-d", "-P", "-F", PANE_ID, "-s", target.name, *start]
     args += [SEP, "set-option", "-p", "-t", where, MARK_OPTION, mark]
+    if root:
+        args += [SEP, "set-option", "-p", "-t", where, ROOT_OPTION, root]
     if remain_on_exit:
         # same invocation: tmux handles the pane's exit only after this command list ran,
         # so even a harness that exits at once leaves a dead pane

@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from adapters.tmux.server import socket_path
+
 FILE_NAME = "agents-deadline.json"
 
 
@@ -39,7 +41,9 @@ class Guards:
         ]  # fmt: skip
 
     def same_server(self, other: Guards) -> bool:
-        return (self.socket, self.tmux_tmpdir) == (other.socket, other.tmux_tmpdir)
+        """Whether both name one tmux server, however each spells it (`default` or no name, a
+        TMUX_TMPDIR with a trailing slash or through a link, unset or /tmp)."""
+        return socket_path(self.socket, self.tmux_tmpdir) == socket_path(other.socket, other.tmux_tmpdir)
 
 
 @dataclass(frozen=True, slots=True)

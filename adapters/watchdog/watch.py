@@ -29,6 +29,7 @@ from adapters.tmux import commands as cmd
 from adapters.tmux.answers import names_no_server
 from adapters.tmux.local import signal_group
 from adapters.tmux.runner import ShRunner
+from adapters.tmux.server import root_mark
 from adapters.watchdog import deadline as files
 from adapters.watchdog.deadline import Guards
 from adapters.watchdog.lock import PID_NAME, locked
@@ -38,7 +39,7 @@ from domain.events import Event, Level
 from domain.policy import Decision
 
 _POLL = 0.05
-_PANES = f"#{{session_name}} #{{pane_id}} #{{pane_dead}} #{{pane_pid}} #{{{cmd.MARK_OPTION}}}"
+_PANES = f"#{{session_name}} #{{pane_id}} #{{pane_dead}} #{{pane_pid}} #{{{cmd.MARK_OPTION}}} #{{{cmd.ROOT_OPTION}}}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +66,7 @@ class Watchdog:
         self._prefix = ["-L", guards.socket] if guards.socket else []
         self._runner = ShRunner(env={"TMUX_TMPDIR": guards.tmux_tmpdir} if guards.tmux_tmpdir else None)
         self._boot = files.boot_id()
+        self._root_mark = root_mark(guards.state_root)
         self._unanswered_said = False
 
     def tick(self) -> Look:
@@ -101,7 +103,9 @@ class Watchdog:
         return len(running)
 
     def _agents(self) -> list[Agent]:
-        """Live panes the daemon marked as its harnesses', on this host's server."""
+        """Live panes the daemon marked as its harnesses', on this host's server: marked as this state
+        root's. Another root's daemon (another state root on a shared server) renews its own; a pane
+        marked before panes named their root is not ended here, as it may be another root's."""
         try:
             out = self._runner([*self._prefix, "list-panes", "-a", "-F", _PANES], timeout=5.0)
         except TmuxFailed as error:
@@ -112,7 +116,9 @@ class Watchdog:
         found = []
         for line in out.splitlines():
             fields = line.split(" ")
-            if len(fields) == 5 and fields[2] == "0" and fields[3].isdigit() and fields[4] and cmd.is_mark(fields[4]):
+            if len(fields) != 6 or fields[2] != "0" or not fields[3].isdigit() or fields[5] != self._root_mark:
+                continue
+            if fields[4] and cmd.is_mark(fields[4]):
                 found.append(Agent(fields[0], fields[1], int(fields[3])))
         return found
 

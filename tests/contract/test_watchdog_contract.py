@@ -15,11 +15,13 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from adapters.clock import SystemClock
 from adapters.eventlog.rotation import Rotation
+from adapters.tmux.server import root_mark, socket_path
 from adapters.watchdog.deadline import FILE_NAME
 from adapters.watchdog.process import ProcessWatchdog, code_digest
 from domain.cluster import LeaseTiming
@@ -36,6 +38,7 @@ __all__ = ["real_tmux"]
 
 TIMING = LeaseTiming(expiry_seconds=3, renew_deadline_seconds=2)
 AGENT, OPERATOR = TmuxTarget("loop-agent"), "operator-shell"
+OTHER_ROOTS_AGENT = TmuxTarget("loop-other-root")
 
 
 @pytest.fixture(params=["fake", "real"])
@@ -60,7 +63,7 @@ def watched(real_tmux: RealTmux, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     """A running watchdog over a real tmux server holding one agent the daemon marked and one
     operator's shell; it leaves once its deadline file is gone."""
     monkeypatch.setenv("TMUX_TMPDIR", real_tmux.env["TMUX_TMPDIR"])
-    real_tmux.adapter().spawn(
+    real_tmux.adapter(root_mark=root_mark(str(tmp_path))).spawn(
         SpawnRequest(AGENT, ("sh", "-c", "sleep 600"), str(tmp_path), "", mark=uuid.uuid4().hex, remain_on_exit=True)
     )
     real_tmux.plant(OPERATOR)
@@ -73,6 +76,13 @@ def watched(real_tmux: RealTmux, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         yield watchdog
     finally:
         (tmp_path / FILE_NAME).unlink(missing_ok=True)
+
+
+def spawn_agent(tmux: RealTmux, state_root: Path, target: TmuxTarget = AGENT) -> None:
+    """A harness pane the daemon of `state_root` started (marked as that root's)."""
+    tmux.adapter(root_mark=root_mark(str(state_root))).spawn(
+        SpawnRequest(target, ("sh", "-c", "sleep 600"), str(state_root), "", mark=uuid.uuid4().hex, remain_on_exit=True)
+    )
 
 
 def dead(tmux: RealTmux, session: str) -> list[str]:
@@ -99,7 +109,7 @@ def test_issue23_item3_the_watchdog_rotates_the_event_log_as_configured_not_by_t
     real_tmux: RealTmux, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TMUX_TMPDIR", real_tmux.env["TMUX_TMPDIR"])
-    real_tmux.adapter().spawn(
+    real_tmux.adapter(root_mark=root_mark(str(tmp_path))).spawn(
         SpawnRequest(AGENT, ("sh", "-c", "sleep 600"), str(tmp_path), "", mark=uuid.uuid4().hex, remain_on_exit=True)
     )
     log = tmp_path / "events.jsonl"
@@ -187,8 +197,7 @@ def test_a_restart_with_another_tmux_socket_replaces_the_watchdog_and_the_new_se
     before, after = real_tmux, RealTmux(real_tmux.tmpdir)  # the earlier daemon's server, and the new one's
     try:
         for server in (before, after):
-            server.adapter().spawn(SpawnRequest(AGENT, ("sh", "-c", "sleep 600"), str(tmp_path), "",
-                                                mark=uuid.uuid4().hex, remain_on_exit=True))  # fmt: skip
+            spawn_agent(server, tmp_path)
         earlier = ProcessWatchdog(state_root=tmp_path, events=tmp_path / "events.jsonl", socket_name=before.socket,
                                   timing=TIMING, grace_seconds=5, version="1")  # fmt: skip
         earlier.arm(SystemClock().monotonic() + 60)
@@ -281,3 +290,119 @@ def test_a_changed_watchdog_source_under_the_same_version_is_another_generation(
     (copy / "watch.py").write_text((copy / "watch.py").read_text() + "\n# upgraded\n")
 
     assert before == code_digest(source) and code_digest(copy) != before
+
+
+def _tmpdir_with_slash(tmux: RealTmux, tmp_path: Path) -> str:
+    return f"{tmux.tmpdir}/"
+
+
+def _tmpdir_through_a_link(tmux: RealTmux, tmp_path: Path) -> str:
+    link = tmp_path / "tmux-tmpdir-link"
+    link.symlink_to(tmux.tmpdir)
+    return str(link)
+
+
+def _tmpdir_as_named(tmux: RealTmux, tmp_path: Path) -> str:
+    return str(tmux.tmpdir)
+
+
+@pytest.mark.parametrize(
+    ("socket_before", "socket_after", "tmpdir_after"),
+    [
+        ("", "default", _tmpdir_as_named),  # tmux's default server, by no name and by its name
+        ("default", "", _tmpdir_as_named),
+        ("default", "default", _tmpdir_with_slash),
+        ("default", "default", _tmpdir_through_a_link),
+    ],
+    ids=["no-name-then-default", "default-then-no-name", "tmpdir-with-a-slash", "tmpdir-through-a-link"],
+)
+def test_a_restart_that_names_the_same_tmux_server_in_other_words_leaves_its_agents_alive(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    socket_before: str,
+    socket_after: str,
+    tmpdir_after: Any,
+) -> None:
+    state_root = tmp_path / "state"
+    state_root.mkdir()
+    server = RealTmux(tmp_path / "tmux", socket="default")  # the default server of a private TMUX_TMPDIR
+    server.tmpdir.mkdir()
+    monkeypatch.setenv("TMUX_TMPDIR", str(server.tmpdir))
+    try:
+        spawn_agent(server, state_root)
+        earlier = ProcessWatchdog(state_root=state_root, events=tmp_path / "events.jsonl", socket_name=socket_before,
+                                  timing=TIMING, grace_seconds=5, version="1")  # fmt: skip
+        earlier.arm(SystemClock().monotonic() + 60)
+        earlier.start()
+        wait_for((state_root / "watchdog.pid").exists, what="the earlier daemon's watchdog running")
+        first = holder(state_root)
+
+        monkeypatch.setenv("TMUX_TMPDIR", tmpdir_after(server, tmp_path))
+        restarted = ProcessWatchdog(state_root=state_root, events=tmp_path / "events.jsonl", socket_name=socket_after,
+                                    timing=TIMING, grace_seconds=5, version="1")  # fmt: skip
+        restarted.arm(SystemClock().monotonic() + 60)
+        restarted.start()
+
+        wait_for(lambda: not alive(first), what="the earlier daemon's watchdog gone", timeout=30)
+        wait_for(lambda: holder(state_root) != first, what="the restarted daemon's watchdog keeping the lock")
+        assert dead(server, AGENT.name) == ["0"], "the agent the restarted daemon adopted was ended"
+    finally:
+        (state_root / FILE_NAME).unlink(missing_ok=True)
+        server.kill_server()
+
+
+def test_the_socket_path_follows_tmuxs_rule_for_the_default_server_and_tmpdir(tmp_path: Path) -> None:
+    (tmp_path / "link").symlink_to(tmp_path, target_is_directory=True)
+
+    assert socket_path("", "") == socket_path("default", "/tmp") == socket_path("", "/tmp/")
+    linked = socket_path("", str(tmp_path / "link"))
+    assert socket_path("", str(tmp_path)) == socket_path("default", f"{tmp_path}/") == linked
+    assert socket_path("", str(tmp_path / "missing")) == socket_path("", "")  # tmux falls back to /tmp
+    assert socket_path("a", str(tmp_path)) != socket_path("b", str(tmp_path)) != socket_path("b", "")
+
+
+def test_a_watchdog_ends_only_its_own_state_roots_agents_on_a_server_another_root_shares(
+    real_tmux: RealTmux, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TMUX_TMPDIR", real_tmux.env["TMUX_TMPDIR"])
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    for root, target in ((ours, AGENT), (theirs, OTHER_ROOTS_AGENT)):
+        root.mkdir()
+        spawn_agent(real_tmux, root, target)
+    watchdog = ProcessWatchdog(state_root=ours, events=tmp_path / "events.jsonl", socket_name=real_tmux.socket,
+                               timing=TIMING, grace_seconds=5, version="1")  # fmt: skip
+    watchdog.arm(SystemClock().monotonic() + 60)
+    watchdog.start()
+    try:
+        watchdog.arm(SystemClock().monotonic() - 0.01)  # this root's lease passed; the other root's daemon renews
+
+        wait_for(lambda: dead(real_tmux, AGENT.name) == ["1"], what="this root's agent ended")
+        log = tmp_path / "events.jsonl"
+        wait_for(lambda: log.exists() and "cluster.agent_ended" in log.read_text(), what="the ending logged")
+        assert dead(real_tmux, OTHER_ROOTS_AGENT.name) == ["0"], "another state root's agent was ended"
+        assert watchdog.end_now(reason="no watchdog") == 0  # the daemon's own hand: none of its own is left
+        assert dead(real_tmux, OTHER_ROOTS_AGENT.name) == ["0"], "the daemon's own hand ended another root's agent"
+    finally:
+        (ours / FILE_NAME).unlink(missing_ok=True)
+
+
+def test_a_harness_pane_that_names_no_state_root_is_not_ended_by_a_watchdog_as_it_may_be_another_roots(
+    real_tmux: RealTmux, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TMUX_TMPDIR", real_tmux.env["TMUX_TMPDIR"])
+    spawn_agent(real_tmux, tmp_path)
+    older = TmuxTarget("loop-spawned-before-root-marks")
+    real_tmux.adapter().spawn(  # marked as a harness, as an older version marked it: no state root
+        SpawnRequest(older, ("sh", "-c", "sleep 600"), str(tmp_path), "", mark=uuid.uuid4().hex, remain_on_exit=True)
+    )
+    watchdog = ProcessWatchdog(state_root=tmp_path, events=tmp_path / "events.jsonl", socket_name=real_tmux.socket,
+                               timing=TIMING, grace_seconds=5, version="1")  # fmt: skip
+    watchdog.arm(SystemClock().monotonic() + 60)
+    watchdog.start()
+    try:
+        watchdog.arm(SystemClock().monotonic() - 0.01)
+
+        wait_for(lambda: dead(real_tmux, AGENT.name) == ["1"], what="this root's agent ended")
+        assert dead(real_tmux, older.name) == ["0"]
+    finally:
+        (tmp_path / FILE_NAME).unlink(missing_ok=True)

@@ -22,6 +22,7 @@ from typing import Any
 from adapters.clock import SystemClock
 from adapters.eventlog.writer import JsonlEventLog
 from adapters.tmux.adapter import ShTmux
+from adapters.tmux.server import root_mark
 from adapters.watchdog.process import ProcessWatchdog
 from app.usecases.heartbeat import LeaseHeartbeat
 from app.usecases.leases import Leases
@@ -67,7 +68,7 @@ def lowest_free_fd() -> int:
 
 def main(mode: str, root: Path, socket: str) -> dict[str, Any]:
     clock, log = SystemClock(), root / "events.jsonl"
-    tmux = ShTmux(socket_name=socket)
+    tmux = ShTmux(socket_name=socket, root_mark=root_mark(str(root)))  # as the container makes it
     mark = uuid.uuid4().hex
     tmux.spawn(SpawnRequest(ITEM.target, ("sh", "-c", "sleep 600"), str(root), "", mark=mark, remain_on_exit=True))
     cluster = FakeCluster(FakeClusterDb(), host="host-a", timing=TIMING)

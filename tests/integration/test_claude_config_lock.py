@@ -7,10 +7,11 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from adapters.claude.config_lock import STALE_SECONDS, WAIT_SECONDS
+from adapters.claude.config_lock import STALE_SECONDS, WAIT_SECONDS, claude_config_lock
 from adapters.claude.trust import ClaudeTrust
 from adapters.clock import SystemClock
 from domain.errors import TrustError
@@ -104,3 +105,45 @@ def test_the_lock_of_a_symlinked_config_is_beside_the_name_claude_code_uses(tmp_
 
     assert seen_while_held == [False]
     assert _trusted(target) and config.is_symlink()
+
+
+def test_a_lock_claude_code_took_over_while_the_loop_stalled_holding_it_is_left_to_claude(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    lock = config.with_name(config.name + ".lock")
+
+    with claude_config_lock(config):
+        stalled = SystemClock().epoch() - STALE_SECONDS - 1
+        os.utime(lock, (stalled, stalled))  # the-loop stalled past the staleness while holding it ...
+        lock.rmdir()  # ... so Claude Code removed it as stale
+        _held(config)  # and took its own
+
+    assert lock.exists(), "the-loop removed the lock Claude Code holds"
+
+
+def test_a_stale_lock_replaced_by_a_fresh_one_between_its_judgement_and_its_removal_is_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = _config(tmp_path)
+    lock = _held(config, age=STALE_SECONDS + 1)
+    real_stat, replaced = os.stat, []
+
+    def stat(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        seen = real_stat(path, *args, **kwargs)
+        if Path(path) == lock and not replaced:  # right after the-loop looked at the stale lock:
+            replaced.append(True)
+            lock.rmdir()  # another Claude removed it as stale ...
+            _held(config)  # ... and took it
+        return seen
+
+    held_at_wait: list[bool] = []
+
+    def sleep(seconds: float) -> None:
+        held_at_wait.append(lock.exists())
+        if lock.exists():
+            lock.rmdir()  # that Claude is done
+
+    monkeypatch.setattr(os, "stat", stat)
+    with claude_config_lock(config, sleep=sleep):
+        pass
+
+    assert replaced and held_at_wait[:1] == [True], "the-loop removed the fresh lock another writer had just taken"
