@@ -24,8 +24,14 @@ _TOKENS = re.compile(
     r"|github_pat_[A-Za-z0-9_]{20,}"
     r"|sk-[A-Za-z0-9_-]{20,}"  # Anthropic (sk-ant-), OpenAI (sk-, sk-proj-)
     r"|(?:AKIA|ASIA)[A-Z0-9]{16}"  # AWS access key ids
-    r"|xox[abprs]-[A-Za-z0-9-]{10,}"  # Slack
-    r"|AIza[0-9A-Za-z_-]{35})"  # Google API keys
+    r"|xox[abeprs]-[A-Za-z0-9-]{10,}"  # Slack
+    r"|AIza[0-9A-Za-z_-]{35}"  # Google API keys
+    r"|[sr]k_(?:live|test)_[A-Za-z0-9]{10,}"  # Stripe secret and restricted keys
+    r"|hf_[A-Za-z0-9]{20,}"  # Hugging Face
+    r"|npm_[A-Za-z0-9]{20,}"  # npm
+    r"|dckr_pat_[A-Za-z0-9_-]{20,}"  # Docker Hub
+    r"|glpat-[A-Za-z0-9_-]{20,}"  # GitLab
+    r"|hv[sbr]\.[A-Za-z0-9_-]{20,})"  # Vault service, batch and recovery tokens
 )
 _PRIVATE_KEY = re.compile(r"(-----BEGIN [A-Z ]*PRIVATE KEY-----).*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", re.S)
 _AUTHORIZATION = re.compile(
@@ -37,9 +43,15 @@ _USER_OPTION = re.compile(r"((?:^|\s)(?:-u|--user)[ =]?['\"]?[^\s:'\"]+:)[^\s'\"
 # A name starts only where a run of name characters starts: else a long run is tried from each of
 # its characters, each try backtracking over the rest (quadratic)
 _NAMED = re.compile(
-    r"(?<![A-Za-z0-9_.-])(?P<lead>-{0,2})(?P<name>[A-Za-z][A-Za-z0-9_.-]*)"
+    r"(?<![A-Za-z0-9_.-])(?P<lead>-{0,2})(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)"
     r"(?P<sep>[\"']?[ \t]*(?<![=!<>])[=:](?![=:])[ \t]*)"
     r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'&;,|)}\]]+)"
+)
+# --name value, NAME value: the value only looked ahead at, so it can be the next try's name
+# (`set aws_secret_access_key wJal…`: `set` is tried with the value `aws_secret_access_key`, then that)
+_SPACED = re.compile(
+    r"(?<![A-Za-z0-9_.$-])(?P<lead>-{0,2})(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)"
+    r"(?=[ \t]+(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[A-Za-z0-9_/+.~][^\s\"'&;,|)}\]]*))"
 )
 _SECRET_WORDS = frozenset(
     {"key", "apikey", "token", "secret", "password", "passwd", "pwd", "credential", "credentials", "auth", "cookie"}
@@ -57,13 +69,14 @@ def redact(text: str) -> str:
     """`text` with every secret it shows as `[redacted]`: token-shaped strings (GitHub, Anthropic,
     OpenAI, AWS, Slack, Google), private key blocks, `Authorization:` credentials, passwords in
     URLs and `-u user:password`, and the value given to a secret-named key (`GITHUB_TOKEN=…`,
-    `password: …`, `--api-key=…`). Ordinary text, and code reading a secret from elsewhere, stay."""
+    `password: …`, `--api-key=…`, `--token …`, `aws_secret_access_key wJal…`). Ordinary text, and
+    code reading a secret from elsewhere, stay."""
     text = _PRIVATE_KEY.sub(lambda m: f"{m.group(1)}\n{REDACTED}", text)
     text = _TOKENS.sub(REDACTED, text)
     text = _AUTHORIZATION.sub(lambda m: m.group(1) + REDACTED, text)
     text = _URL_PASSWORD.sub(lambda m: m.group(1) + REDACTED + m.group(2), text)
     text = _USER_OPTION.sub(lambda m: m.group(1) + REDACTED, text)
-    return _NAMED.sub(_named, text)
+    return _spaced(_NAMED.sub(_named, text))
 
 
 def _named(match: re.Match[str]) -> str:
@@ -75,6 +88,31 @@ def _named(match: re.Match[str]) -> str:
         return match.group()  # code reading it from elsewhere: `key = os.environ['KEY']`, `process.env.KEY`
     quote = value[0] if value[0] in "\"'" and len(value) > 1 else ""
     return f"{match.group('lead')}{match.group('name')}{match.group('sep')}{quote}{REDACTED}{quote}"
+
+
+def _spaced(text: str) -> str:
+    """Each value a secret-named option (`--password hunter2`) or word (`aws_secret_access_key
+    wJal…`) is followed by after a space, redacted."""
+    parts, done = [], 0
+    for match in _SPACED.finditer(text):
+        if match.start() >= done and _spaced_secret(match):
+            value = match.group("value")
+            quote = value[0] if value[0] in "\"'" else ""
+            parts += [text[done : match.start("value")], f"{quote}{REDACTED}{quote}"]
+            done = match.end("value")
+    return "".join(parts) + text[done:]
+
+
+def _spaced_secret(match: re.Match[str]) -> bool:
+    """An option's next word is its value. A word's next is only when it cannot be prose or code:
+    random-looking, or neither a plain word nor a path after a name of several words
+    (`api_key is None`, `docker secret create db_password ./pw.txt` stay)."""
+    name, value = match.group("name"), match.group("value").strip("\"'")
+    if not secret_name(name):
+        return False
+    if match.group("lead"):
+        return True
+    return high_entropy(value) or (len(_WORDS.findall(name)) > 1 and not value.isalpha() and "/" not in value)
 
 
 def _reference(value: str, sep: str) -> bool:

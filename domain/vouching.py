@@ -1,5 +1,6 @@
 """What a vouch covers: a fork's worktree counts as vouched for only while it holds exactly the
-vouched commit, or was made (or found) so and only harnesses started plainly at it ran in it since."""
+vouched commit, or was made (or found) so, is still at it, and only harnesses started plainly at it
+ran in it since."""
 
 from __future__ import annotations
 
@@ -33,8 +34,10 @@ def vouched_tree_decision(
     `commit`? A harness reads its folder's settings, hooks and MCP servers from whatever is there —
     an earlier head's files, or what an agent started without them wrote — so only a worktree
     holding just the vouched commit is covered (`marked`: so made or found, and nothing unvouched
-    ran in it since). Any other is made again when `discard` says nothing would be lost."""
-    if marked:
+    ran in it since: what a vouched agent wrote there stays covered, but not another head it
+    checked out, whose files are not the vouched ones). Any other is made again when `discard`
+    says nothing would be lost."""
+    if marked and checkout.head == commit:
         return Decision(VouchedTree.PLAIN, f"its worktree was made at the vouched {commit[:SHORT]}")
     if checkout.head == commit and checkout.only_head:
         return Decision(VouchedTree.PLAIN, f"its worktree holds only the vouched {commit[:SHORT]}")

@@ -87,14 +87,14 @@ class Tail:
     feed and `events --follow` both read through.
 
     It starts at the live file's end, or `history` bytes before it (whole lines only). A line
-    still being written waits for its newline. Across a rotation, the rest of the file that was
+    still being written waits for its newline, and is read again from its start then: its bytes
+    may have changed meanwhile (a write cut short is blanked in place). Across a rotation, the rest of the file that was
     renamed is read first, then every file rotated after it (a reader slower than the rotations),
     then the new one from its start; a log truncated in place starts over."""
 
     def __init__(self, path: Path, history: int = 0, *, wanted: EventFilter = EventFilter()) -> None:
         self.path, self._wanted = path, wanted
         self.skipped = Skipped()
-        self._partial = b""
         self._cut = False  # the first line read is the end of a line begun before `history`
         self._log = _open(path)
         if self._log is not None:
@@ -107,13 +107,10 @@ class Tail:
         found: list[Record] = []
         while True:
             if self._log is None:
-                self._log, self._partial = _open(self.path), b""
+                self._log = _open(self.path)
                 if self._log is None:
                     return found
-            if chunk := self._log.read():
-                *lines, self._partial = (self._partial + chunk).split(b"\n")
-                if self._cut and lines:
-                    lines, self._cut = lines[1:], False
+            if (lines := self._whole_lines()) is not None:
                 return found + self._matching(lines)
             if _moved_on(self.path, self._log):
                 found += self._next_file()
@@ -121,7 +118,7 @@ class Tail:
                 # truncated in place: the file held shrank (the name's size would be a rotation's
                 # new file, and starting over there would read the held one twice)
                 self._log.seek(0)
-                self._partial, self._cut = b"", False
+                self._cut = False
             else:
                 return found
 
@@ -130,17 +127,29 @@ class Tail:
             self._log.close()
             self._log = None
 
+    def _whole_lines(self) -> list[bytes] | None:
+        """The lines ended since the last read (None: not one); the file is left at the start of
+        the line still unfinished, never holding its bytes."""
+        assert self._log is not None
+        *lines, unfinished = self._log.read().split(b"\n")
+        self._log.seek(self._log.tell() - len(unfinished))
+        if not lines:
+            return None
+        if self._cut:
+            lines, self._cut = lines[1:], False
+        return lines
+
     def _next_file(self) -> list[Record]:
         """Rotated: every write to the held file came before its rename, so what it holds now is
         all it will ever hold (a cut last line stays cut); then the files rotated after it."""
         assert self._log is not None
-        lines = (self._partial + self._log.read()).split(b"\n")
+        lines = self._log.read().split(b"\n")
         if self._cut:
             lines = lines[1:]
         held = os.fstat(self._log.fileno()).st_ino
         self._log.close()
         self._log, between = _after(self.path, held)
-        self._partial, self._cut = b"", False
+        self._cut = False
         return self._matching([*lines, *between])
 
     def _matching(self, lines: Iterable[bytes]) -> list[Record]:

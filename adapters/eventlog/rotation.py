@@ -115,15 +115,15 @@ def _end_cut_line(path: Path) -> None:
 
 
 def _take_back(path: Path, fd: int, written: int) -> None:
-    """The `written` bytes just appended through `fd` made no line: cut off when they are the file's
-    last, else (another process appended after them) overwritten in place as a blank line — never a
-    move of its lines, which a full disk could stop halfway. Under the exclusive lock, so nothing is
-    appended meanwhile; through the descriptor, as a rotation since has renamed the file."""
+    """The `written` bytes just appended through `fd` made no line: overwritten in place as a blank
+    line. Never cut off: a follower may have read them already, and a file that shrank under it
+    would have it read from the wrong place; nor a move of the lines after them (another process
+    may have appended since), which a full disk could stop halfway. Under the exclusive lock, so
+    nothing is appended meanwhile; through the descriptor, as a rotation since has renamed the file."""
+    if not written:
+        return
     with _locked(path, fcntl.LOCK_EX):
         end = os.lseek(fd, 0, os.SEEK_CUR)  # an append leaves the offset just after its bytes
-        if os.fstat(fd).st_size == end:
-            os.ftruncate(fd, end - written)
-            return
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_APPEND)  # else pwrite appends
         os.pwrite(fd, b" " * (written - 1) + b"\n", end - written)
 

@@ -117,9 +117,9 @@ class Workspaces:
         made again from the vouched commit first."""
         marked = ours and vouched_tree(self._store, spec.item) == f"{spec.commit} {self._config.host} {spec.path}"
         checkout, discard = Checkout("", only_head=False), Decision(False, "it is not a the-loop worktree")
-        if ours and not marked:
+        if ours:  # marked too: its vouched agent may have checked out another head since
             checkout = self._port.checkout(spec)
-            if not checkout.only_head or checkout.head != spec.commit:
+            if checkout.head != spec.commit or not (marked or checkout.only_head):
                 discard = self._discardable(spec)
         decision = vouched_tree_decision(spec.commit, marked=marked, checkout=checkout, discard=discard)
         if decision.choice is VouchedTree.UNVOUCHED:

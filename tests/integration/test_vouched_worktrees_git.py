@@ -120,3 +120,52 @@ def test_a_vouched_worktree_started_unvouched_after_a_push_is_not_trusted_when_t
     plain, _ = respawn(rig)
 
     assert not plain
+
+
+def push_a_branch_with_a_hook(rig: Rig) -> str:
+    """A branch `other` on the origin whose tree carries Claude Code project settings with a hook."""
+    work = rig.origins.root / "work" / REPO.owner / REPO.name
+    git("checkout", "--quiet", "-b", "other", "main", cwd=work)
+    (work / ".claude").mkdir()
+    (work / ".claude" / "settings.json").write_text(HOOK, encoding="utf-8")
+    git("add", "--all", cwd=work)
+    git("commit", "--quiet", "-m", "other", cwd=work)
+    git("push", "--quiet", str(rig.origins.bare(REPO)), "HEAD:refs/heads/other", cwd=work)
+    git("checkout", "--quiet", "main", cwd=work)
+    return git("rev-parse", "refs/heads/other", cwd=rig.origins.bare(REPO))
+
+
+def test_a_vouched_worktree_its_agent_checked_another_branch_out_in_is_made_again_at_the_vouched_head(
+    tmp_path: Path,
+) -> None:
+    rig = Rig(tmp_path, setup="")
+    sha = rig.pull(head="mallory/widgets")
+    rig.workspaces.vouch(ITEM.ref, sha)
+    folder = rig.prepare()
+    other = push_a_branch_with_a_hook(rig)
+    git("fetch", "--quiet", "origin", "other", cwd=folder)  # what the vouched agent was told to do
+    git("checkout", "--quiet", "FETCH_HEAD", cwd=folder)
+    assert (folder / ".claude" / "settings.json").is_file() and git("rev-parse", "HEAD", cwd=folder) == other
+
+    plain, _ = respawn(rig)
+
+    assert (plain, git("rev-parse", "HEAD", cwd=folder)) == (True, sha)
+    assert not (folder / ".claude").exists()
+
+
+def test_a_vouched_worktree_its_agent_merged_another_branch_into_starts_unvouched_and_keeps_the_merge(
+    tmp_path: Path,
+) -> None:
+    rig = Rig(tmp_path, setup="")
+    sha = rig.pull(head="mallory/widgets")
+    rig.workspaces.vouch(ITEM.ref, sha)
+    folder = rig.prepare()
+    push_a_branch_with_a_hook(rig)
+    git("fetch", "--quiet", "origin", "other", cwd=folder)
+    git("-c", "user.name=a", "-c", "user.email=a@b", "merge", "--quiet", "--no-edit", "FETCH_HEAD", cwd=folder)
+
+    plain, _ = respawn(rig)
+
+    assert not plain and (folder / ".claude" / "settings.json").read_text(encoding="utf-8") == HOOK
+    (kept,) = rig.events.named("workspace.unvouched")
+    assert f"not the vouched {sha[:12]}" in kept["reason"]

@@ -170,3 +170,38 @@ def test_a_vouch_does_not_cover_settings_the_unvouched_agent_wrote_in_its_worktr
     assert world.git.worktrees[world.record(ref).cwd] is tree and tree.files == [".claude/settings.json"]
     (unvouched,) = world.events.named("workspace.unvouched")
     assert "untracked file" in unvouched["reason"]
+
+
+def _vouched_agent_moves_to_another_branch(*, work: set[Dirt]) -> tuple[World, WorkItemRef]:
+    """A vouched fork's agent runs plainly in a worktree made at the vouched head, checks out
+    another branch there (with its own `.claude/settings.json`), and its harness is started again."""
+    world = fork_world()
+    ref = WorkItemRef(REPO, PULL)
+    vouch(world.store, ref, world.git.remotes[REPO].pulls[PULL])
+    world.cycle()
+    tree = world.git.worktrees[world.record(ref).cwd]
+    tree.commit = "c" * 40  # what `git checkout other-branch` leaves: another HEAD, a clean tree
+    tree.dirt |= work
+    world.vanish(ref)
+    world.comment(ref)
+    world.cycle()
+    return world, ref
+
+
+def test_a_vouched_worktree_its_agent_moved_to_another_branch_is_made_again_at_the_vouched_head() -> None:
+    world, ref = _vouched_agent_moves_to_another_branch(work=set())
+
+    plain = not set(SAFE) & set(world.session(ref).argv)
+    vouched_head = world.git.remotes[REPO].pulls[PULL]
+    assert (world.git.worktrees[world.record(ref).cwd].commit, plain) == (vouched_head, True)
+    (remade,) = world.events.named("workspace.remade")
+    assert f"not the vouched {vouched_head[:12]}" in remade["reason"]
+
+
+def test_a_vouched_worktree_its_agent_moved_to_another_branch_with_work_in_it_starts_unvouched() -> None:
+    world, ref = _vouched_agent_moves_to_another_branch(work={Dirt.UNPUSHED})
+
+    argv = world.session(ref).argv
+    assert any(argv[i : i + len(SAFE)] == SAFE for i in range(len(argv)))
+    assert world.git.worktrees[world.record(ref).cwd].commit == "c" * 40
+    assert world.events.named("workspace.unvouched")

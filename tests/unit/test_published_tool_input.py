@@ -8,6 +8,7 @@ import json
 import pytest
 
 from domain.asks import Ask, ask_comment
+from domain.redaction import redact
 from domain.refs import WorkItemRef
 
 ITEM = WorkItemRef.parse("github:acme/widgets#7")
@@ -34,6 +35,16 @@ SECRETS = {
     "openai": "sk-" + "P0o9I8u7" * 6,
     "openai-project": "sk-proj-" + "M1n2B3v4" * 6,
     "aws-key-id": "AKIAIOSFODNN7EXAMPLE",
+    "stripe-live": "sk_live_" + "4eC39HqL" * 3,
+    "stripe-restricted": "rk_live_" + "51Hx9QeL" * 3,
+    "stripe-test": "sk_test_" + "BQokikJO" * 3,
+    "hugging-face": "hf_" + "jKlMnOpQ" * 4 + "rs",
+    "npm": "npm_" + "Aa1Bb2Cc3" * 4,
+    "docker-hub": "dckr_pat_" + "Xy7-Zw8_" * 3,
+    "gitlab": "glpat-" + "x9Yz8Wv7" * 3,
+    "slack-bot": "xoxb-" + "123456789012-" * 2 + "AbCdEfGhIjKl",
+    "slack-user": "xoxp-" + "123456789012-" * 3 + "AbCdEf",
+    "vault": "hvs." + "CAESIJk7Lm9Np" * 3,
 }
 
 
@@ -72,6 +83,34 @@ def test_a_token_in_a_bash_command_line_is_not_published(name: str) -> None:
             "TOKEN=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.dozjgNryP4J3jVmNHl0w5N x",
             "eyJhbGciOiJIUzI1NiJ9",
             "TOKEN=[redacted] x",
+        ),
+        (
+            "aws configure set aws_secret_access_key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "wJalrXUtnFEMI",
+            "aws configure set aws_secret_access_key [redacted]",
+        ),
+        (
+            "aws configure set aws_secret_access_key hunter2 --profile ci",
+            "hunter2",
+            "aws configure set aws_secret_access_key [redacted] --profile ci",
+        ),
+        ("mysql --password hunter2 -u root", "hunter2", "mysql --password [redacted] -u root"),
+        ("vault login --token X1y2 && ls", "X1y2", "vault login --token [redacted] && ls"),
+        ("tool -api-key 'two words' run", "two words", "tool -api-key '[redacted]' run"),
+        (
+            "echo //registry.npmjs.org/:_authToken=f00dcafe1234 >> .npmrc",
+            "f00dcafe1234",
+            "echo //registry.npmjs.org/:_authToken=[redacted] >> .npmrc",
+        ),
+        (
+            "docker login -u bob -p dckr_pat_Xy7-Zw8_Xy7-Zw8_Xy7-Zw8_",
+            "Xy7-Zw8_Xy7",
+            "docker login -u bob -p [redacted]",
+        ),
+        (
+            "curl https://api.stripe.com/v1/charges -u sk_live_4eC39HqL4eC39HqL4eC39HqL:",
+            "4eC39HqL",
+            "curl https://api.stripe.com/v1/charges -u [redacted]:",
         ),
     ],
 )
@@ -158,6 +197,16 @@ def test_a_multi_edit_and_a_notebook_edit_show_excerpts_too() -> None:
         "psql -c 'ALTER TABLE t ADD PRIMARY KEY (id)'; echo 'Primary key: id'",
         "node -e 'const apiKey = process.env.API_KEY; console.log(apiKey.length)'",
         "aws s3 ls --region eu-west-1",
+        'git commit -m "rotate the token"',
+        "grep -rn password src/",
+        "pytest -k token",
+        "git commit -m 'set GITHUB_TOKEN before the push, then the password reset'",
+        "python -c 'if api_key is None: raise SystemExit(1)'",
+        "mkdir -p build && ssh -p 2222 host",
+        "echo $GITHUB_TOKEN $API_KEY",
+        "gpg --recv-keys 0xABCDEF12 --password-file pw.txt",
+        "npm config get //registry.npmjs.org/:_authToken",
+        "docker secret create db_password ./pw.txt && gh auth login && kubectl get secret my-secret",
     ],
 )
 def test_ordinary_command_lines_are_published_as_they_are(command: str) -> None:
@@ -171,3 +220,23 @@ def test_a_token_in_a_question_the_agent_asks_is_not_published() -> None:
     body = published("AskUserQuestion", {"questions": questions})
 
     assert token not in body and "Use [redacted] to push?" in body and "1. yes" in body
+
+
+def test_a_long_hostile_command_line_is_redacted_whole() -> None:
+    # runs of name characters, separators and spaces each many kilobytes long: every pattern must
+    # start a name only where its run starts, or a run is tried from each of its characters
+    hostile = " ".join(
+        [
+            "--password" + " " * 20_000,
+            "a_" * 20_000,
+            "x-" * 20_000,
+            "token:" * 10_000,
+            "=" * 20_000,
+            "password " * 5_000,
+        ]
+    )
+    command = hostile + " --token " + SECRETS["ghp"][4:]
+
+    shown = redact(command)
+
+    assert shown.endswith(" --token [redacted]") and len(command) > 200_000

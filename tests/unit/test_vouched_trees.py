@@ -39,3 +39,21 @@ def test_a_folder_git_cannot_tell_about_starts_unvouched() -> None:
     decision = vouched_tree_decision(B, marked=False, checkout=Checkout("", only_head=False), discard=WORK_LOST)
 
     assert decision.choice is VouchedTree.UNVOUCHED and "cannot be told" in decision.reason
+
+
+def test_a_marked_worktree_its_agent_moved_to_another_head_is_made_again_when_nothing_would_be_lost() -> None:
+    decision = vouched_tree_decision(B, marked=True, checkout=Checkout(A, only_head=True), discard=NOTHING_LOST)
+
+    assert decision.choice is VouchedTree.REMAKE and f"at {A[:12]}, not the vouched {B[:12]}" in decision.reason
+
+
+def test_a_marked_worktree_its_agent_moved_to_another_head_with_work_in_it_starts_unvouched() -> None:
+    decision = vouched_tree_decision(B, marked=True, checkout=Checkout(A, only_head=True), discard=WORK_LOST)
+
+    assert decision.choice is VouchedTree.UNVOUCHED
+
+
+def test_a_marked_worktree_whose_head_git_cannot_tell_is_not_covered() -> None:
+    decision = vouched_tree_decision(B, marked=True, checkout=Checkout("", only_head=False), discard=WORK_LOST)
+
+    assert decision.choice is VouchedTree.UNVOUCHED and "cannot be told" in decision.reason
