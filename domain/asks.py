@@ -29,6 +29,7 @@ from domain.policy import Decision
 from domain.prompts import cap, sanitize, untrusted_block
 from domain.receipts import (
     EPISODE_ENDS,
+    QUESTION_TOOL,
     HarnessState,
     Receipt,
     ReceiptKind,
@@ -39,7 +40,6 @@ from domain.receipts import (
 from domain.redaction import published_input, redact
 from domain.refs import WorkItemRef
 
-QUESTION_TOOL = "AskUserQuestion"
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
 INPUT_LIMIT = 6000  # bytes of a tool's input shown on the item
 REASON_LIMIT = 2000  # bytes of a deny's reason handed to the agent

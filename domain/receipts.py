@@ -23,6 +23,7 @@ TAG_LENGTH = 16  # hex digits of the HMAC: 64 bits, unguessable for a comment au
 # this long after PreToolUse, when any dialog has said so (measured 0.1-0.6 s after it).
 TOOL_GRACE_SECONDS = 2.0
 PASTED_PLACEHOLDER = "[Pasted Text: "  # Gemini CLI's input box shows a long paste so
+QUESTION_TOOL = "AskUserQuestion"  # Claude Code's tool asking a person a question
 
 
 class ReceiptMode(enum.Enum):
@@ -146,13 +147,28 @@ def open_requests(receipts: Iterable[Receipt], *, taken: Collection[str] = ()) -
 
 
 def _request_run(requests: list[Receipt], ran: Receipt) -> Receipt | None:
-    """The request a tool's run answers: the oldest for the same tool with the same input, else the
-    oldest for the same tool (an answer may change the input); a run naming no tool (a harness that
-    does not say), the oldest. A tool that asked nothing answers none."""
+    """The request a tool's run answers: the oldest for the same tool with the same input. A question
+    (AskUserQuestion) runs with the answers it was given added to its input: the same but for them.
+    A run of another input (a tool the same message used unasked, say) answers none, nor does a run
+    naming no tool (opencode and Gemini CLI name none, and their requests are not hook requests):
+    such a request stays open until the turn ends, and comments are held meanwhile, never lost."""
     if not ran.tool:
-        return requests[0] if requests else None
-    same = [r for r in requests if r.tool == ran.tool]
-    return next((r for r in same if _parsed(r.tool_input) == _parsed(ran.tool_input)), same[0] if same else None)
+        return None
+    done = _parsed(ran.tool_input)
+    for request in requests:
+        if request.tool != ran.tool:
+            continue
+        asked = _parsed(request.tool_input)
+        if asked == done or (ran.tool == QUESTION_TOOL and _unanswered(asked) == _unanswered(done)):
+            return request
+    return None
+
+
+def _unanswered(tool_input: object) -> object:
+    """A question's input without the answers an answer adds to it."""
+    if isinstance(tool_input, dict):
+        return {key: value for key, value in tool_input.items() if key != "answers"}
+    return tool_input
 
 
 def _parsed(text: str) -> object:

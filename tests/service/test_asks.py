@@ -161,7 +161,8 @@ def test_issue20_item1_a_request_answered_in_the_pane_is_said_once_on_the_item()
     world = World()
     ref, _ = _asks(world)
     world.cycle()
-    _receipts(world).plant(world.record(ref).spawn_id, ReceiptKind.WORKING)  # someone attached allowed it
+    # someone attached allowed it: its PostToolUse names the tool and input its request named
+    _receipts(world).plant(world.record(ref).spawn_id, ReceiptKind.WORKING, tool="Bash", tool_input=json.dumps(BASH))
 
     world.cycle()
     world.cycle()

@@ -214,3 +214,19 @@ def test_a_request_comment_that_fails_to_post_is_tried_again_less_and_less_often
         world.clock.advance(1)
     assert len(world.events.named("session.asked")) == 1
     assert Event.SESSION_ASKED.value == "session.asked"
+
+
+def test_a_read_that_runs_unasked_beside_one_that_asks_leaves_its_request_open_and_the_next_comment_held() -> None:
+    world = World()
+    ref = world.watched()
+    _ask(world, ref, READ, tool="Read")  # /etc/hosts: outside the folder, it asks
+    world.cycle()  # request 1 posted
+    _ran(world, ref, {"file_path": "./README.md"}, tool="Read")  # allowed: it just ran
+    held = world.comment(ref, "and then add a test")
+
+    world.cycle()
+
+    assert not any("and then add a test" in text for text in world.session(ref).received)
+    assert world.ledger(ref).pending_entry(held.id) is not None
+    assert world.events.named("session.answered_in_pane") == []
+    assert not any("answered in its session" in body for _, body in world.tracker.posted)

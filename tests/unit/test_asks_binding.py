@@ -140,3 +140,39 @@ def test_an_answer_written_a_second_after_the_post_counts_as_written_before_it_a
     assert bind(Answer(AnswerVerb.ALLOW), [posted], (), written_at=a_second_after) is Unbound.WRITTEN_BEFORE
     assert bind(Answer(AnswerVerb.ALLOW, number=1), [posted], (), written_at=a_second_after) is Unbound.WRITTEN_BEFORE
     assert bind(Answer(AnswerVerb.ALLOW), [posted], (), written_at=T0 + timedelta(seconds=3)) == posted
+
+
+def test_a_tool_run_with_other_input_leaves_the_request_for_that_tool_open() -> None:
+    # one message reads /etc/hosts (outside the folder: it asks) and ./README.md (allowed: it just runs)
+    receipts = [
+        _receipt(1, ReceiptKind.PROMPT),
+        _receipt(2, ReceiptKind.TOOL),
+        _receipt(3, ReceiptKind.TOOL),
+        _receipt(4, ReceiptKind.BLOCKED, "Read", READ),
+        _receipt(5, ReceiptKind.WORKING, "Read", json.dumps({"file_path": "./README.md"})),
+    ]
+
+    assert [r.key for r in open_requests(receipts)] == ["0004"]
+    assert harness_state(receipts) is HarnessState.BLOCKED
+
+
+def test_a_question_run_with_the_answers_given_closes_its_request_and_no_other_change_does() -> None:
+    asked = {"questions": [{"question": "Which colour?", "options": [{"label": "Blue"}, {"label": "Red"}]}]}
+    answered = {**asked, "answers": {"Which colour?": "Blue"}}
+    other = {"questions": [{"question": "Which size?", "options": [{"label": "S"}]}], "answers": {}}
+    receipts = [_receipt(1, ReceiptKind.PROMPT), _receipt(4, ReceiptKind.BLOCKED, "AskUserQuestion", json.dumps(asked))]
+
+    ran = [*receipts, _receipt(5, ReceiptKind.WORKING, "AskUserQuestion", json.dumps(answered))]
+    assert open_requests(ran) == []
+    another = [*receipts, _receipt(5, ReceiptKind.WORKING, "AskUserQuestion", json.dumps(other))]
+    assert [r.key for r in open_requests(another)] == ["0004"]
+
+
+def test_a_run_naming_no_tool_closes_no_request() -> None:
+    receipts = [
+        _receipt(1, ReceiptKind.PROMPT),
+        _receipt(4, ReceiptKind.BLOCKED, "Bash", LIST),
+        _receipt(5, ReceiptKind.WORKING),
+    ]
+
+    assert [r.key for r in open_requests(receipts)] == ["0004"]
