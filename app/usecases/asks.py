@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 
 from app.usecases.feedback import Feedback
 from app.usecases.meta import requests_made, save_requests_made
@@ -135,7 +136,8 @@ class Asks:
         opened = self._opened(record)
         if record is None or answer is None:
             return self._unused(comment, Unbound.DOES_NOT_FIT, opened)
-        bound = bind(answer, opened, record.requests, written_at=comment.created_at)
+        window = timedelta(seconds=self.config.wait_seconds)
+        bound = bind(answer, opened, record.requests, written_at=comment.created_at, window=window)
         if isinstance(bound, Unbound):
             return self._unused(comment, bound, opened)
         ask = bound.ask

@@ -297,3 +297,22 @@ def test_a_sweep_while_a_lane_posts_a_request_never_gives_its_number_to_another(
     world.asks.sweep()
 
     assert _numbered(world) == {1: {LIST["command"]}, 2: {PIPE["command"]}}
+
+
+def test_a_bare_answer_for_a_request_answered_in_the_pane_does_not_approve_the_next_posted_shortly_before() -> None:
+    world = World()
+    ref = world.watched()
+    _ask(world, ref, LIST)
+    world.asks.sweep()  # request 1 posted
+    world.clock.advance(30)
+    _ran(world, ref, LIST)  # answered in the pane
+    second = _ask(world, ref, PIPE)
+    world.asks.sweep()  # request 2 posted
+    world.clock.advance(60)
+    alice = world.comment(ref, "the-loop allow")  # answering request 1, from its notification
+
+    world.cycle()
+
+    assert second not in _receipts(world).given
+    assert (alice.id, Reaction.FAILED) in world.tracker.reactions
+    assert "request 2 (permission to use `Bash`)" in world.tracker.posted[-1][1]
