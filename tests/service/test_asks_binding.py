@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from dataclasses import replace
 from typing import Any
 
 from domain.errors import TrackerError
@@ -316,3 +317,37 @@ def test_a_bare_answer_for_a_request_answered_in_the_pane_does_not_approve_the_n
     assert second not in _receipts(world).given
     assert (alice.id, Reaction.FAILED) in world.tracker.reactions
     assert "request 2 (permission to use `Bash`)" in world.tracker.posted[-1][1]
+
+
+def _reset_and_start_again(world: World, ref: WorkItemRef) -> None:
+    admin = world.admin()
+    for plan in admin.plan_reset([ref]):
+        admin.reset(plan)
+    world.clock.advance(5)
+    world.comment(ref, "start again")
+    world.cycle()  # a new session, a new record
+
+
+def test_request_numbers_go_on_after_a_sessions_reset_so_an_old_answer_names_no_new_request() -> None:
+    world = World()
+    ref = world.watched()
+    _ask(world, ref, LIST)
+    world.asks.sweep()  # request 1
+    _reset_and_start_again(world, ref)
+
+    _ask(world, ref, PIPE)
+    world.asks.sweep()
+
+    assert _numbered(world) == {1: {LIST["command"]}, 2: {PIPE["command"]}}
+
+
+def test_a_record_that_kept_its_count_only_on_itself_keeps_it_across_a_reset_too() -> None:
+    world = World()
+    ref = world.watched()
+    world.store.save_session(replace(world.record(ref), requests_made=3))  # counted by an earlier version
+    _reset_and_start_again(world, ref)
+
+    _ask(world, ref, PIPE)
+    world.asks.sweep()
+
+    assert _numbered(world) == {4: {PIPE["command"]}}
