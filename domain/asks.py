@@ -185,7 +185,9 @@ class Answer:
     number: int | None = None
 
 
-_NUMBER = re.compile(r"[1-9][0-9]{0,8}")
+# ASCII digits only: `str.isdigit` also takes `²` (which `int` refuses) and other scripts' digits
+_NUMBER = re.compile(r"[1-9][0-9]{0,8}")  # a request's number
+_OPTION = re.compile(r"[0-9]{1,9}")  # an option's number
 
 
 def answer_of(control: Control) -> Answer | None:
@@ -334,11 +336,11 @@ def _question_decision(ask: Ask, answer: Answer, *, item: WorkItemRef) -> Decisi
 def _choices(questions: tuple[Question, ...], text: str) -> list[str] | None:
     """The option label chosen for each question: by its number, or (one question) by its label."""
     words = text.split()
-    if len(questions) == 1 and not (len(words) == 1 and words[0].isdigit()):
+    if len(questions) == 1 and not (len(words) == 1 and _OPTION.fullmatch(words[0])):
         wanted = text.strip().casefold()
         label = next((o for o in questions[0].options if o.casefold() == wanted), None)
         return [label] if label is not None else None
-    if len(words) != len(questions) or not all(w.isdigit() for w in words):
+    if len(words) != len(questions) or not all(_OPTION.fullmatch(w) for w in words):
         return None
     picked = []
     for question, word in zip(questions, words, strict=True):
