@@ -36,6 +36,7 @@ from domain.receipts import (
     harness_state,
     open_dialog,
     open_requests,
+    parsed_input,
 )
 from domain.redaction import published_input, redact
 from domain.refs import WorkItemRef
@@ -92,10 +93,7 @@ class Ask:
 
 def ask_of(receipt: Receipt) -> Ask:
     """The request a PermissionRequest receipt makes."""
-    try:
-        tool_input = json.loads(receipt.tool_input or "{}")
-    except ValueError:
-        tool_input = {}
+    tool_input = parsed_input(receipt.tool_input)
     return Ask(receipt.key, receipt.tool, tool_input if isinstance(tool_input, dict) else {}, receipt.at)
 
 

@@ -172,10 +172,45 @@ def _unanswered(tool_input: object) -> object:
 
 
 def _parsed(text: str) -> object:
+    parsed = parsed_input(text)
+    return text if isinstance(parsed, str) else parsed
+
+
+INPUT_DEPTH = 100  # levels of a tool's input read; an input nested deeper is read as unreadable
+
+
+def parsed_input(text: str) -> object:
+    """A tool's input as a receipt holds it (JSON text), parsed: text that is no JSON stays text,
+    and an input nested deeper than `INPUT_DEPTH`, or past what the parser takes (it raises
+    RecursionError), is `unreadable_input` — never an error that would stop every read of the item."""
     try:
-        return json.loads(text or "{}")
+        value = json.loads(text or "{}")
     except ValueError:
         return text
+    except RecursionError:
+        return unreadable_input(text)
+    return unreadable_input(text) if too_deep(value) else value
+
+
+def unreadable_input(text: str) -> dict[str, str]:
+    """What stands for a tool's input too deeply nested to read: the-loop's words, and the digest
+    of its text, so a run of the same input still answers the request that named it."""
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return {"the-loop": "this input is nested too deep to read here: read it whole on the host", "sha256": digest}
+
+
+def too_deep(value: object, *, levels: int = INPUT_DEPTH) -> bool:
+    """`value` nests lists and objects more than `levels` deep (read without recursion)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth >= levels:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def open_dialog(receipts: Iterable[Receipt]) -> Receipt | None:

@@ -6,10 +6,22 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
-from domain.asks import Answer, AnswerVerb, Ask, OpenRequest, Unbound, answer_of, answered_reply, bind
+from domain.asks import (
+    Answer,
+    AnswerVerb,
+    Ask,
+    OpenRequest,
+    Unbound,
+    answer_of,
+    answered_reply,
+    ask_comment,
+    bind,
+    open_asks,
+)
 from domain.control import control_of
 from domain.model import PostedRequest
 from domain.receipts import HarnessState, Receipt, ReceiptKind, harness_state, open_requests
+from domain.refs import WorkItemRef
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 LIST = json.dumps({"command": "ls -la"})
@@ -205,3 +217,19 @@ def test_a_bare_answer_binds_to_nothing_while_another_request_was_posted_within_
     )
     # once the other request is older than a hook waits, a bare answer to the one open counts again
     assert bind(bare, [second], posted, window=WAIT, written_at=T0 + WAIT + timedelta(seconds=3)) == second
+
+
+DEEP = '{"a": ' * 5000 + "1" + "}" * 5000  # past what the JSON parser takes (RecursionError)
+
+
+def test_a_request_whose_input_is_nested_too_deep_to_read_is_read_as_unreadable_never_raising() -> None:
+    receipts = [
+        _receipt(1, ReceiptKind.PROMPT),
+        _receipt(4, ReceiptKind.BLOCKED, "mcp__x__y", DEEP),
+        _receipt(5, ReceiptKind.WORKING, "mcp__x__y", LIST),
+    ]
+
+    (ask,) = open_asks(receipts)
+    assert "a" not in ask.tool_input
+    assert "nested too deep" in ask_comment(WorkItemRef.parse("github:acme/widgets#7"), ask, number=1, wait_seconds=60)
+    assert open_asks([*receipts, _receipt(6, ReceiptKind.WORKING, "mcp__x__y", DEEP)]) == []

@@ -171,3 +171,18 @@ def test_a_token_in_a_question_the_agent_asks_is_not_published() -> None:
     body = published("AskUserQuestion", {"questions": questions})
 
     assert token not in body and "Use [redacted] to push?" in body and "1. yes" in body
+
+
+def _nested(depth: int) -> dict[str, object]:
+    value: dict[str, object] = {"leaf": "x"}
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+def test_an_input_nested_past_what_is_shown_is_cut_with_a_note_never_raising() -> None:
+    body = published("mcp__x__y", {"query": "ok", "deep": _nested(5000)})
+
+    shown = shown_json(body)
+    assert shown["query"] == "ok"
+    assert "nested too deep" in body and '"leaf"' not in body
