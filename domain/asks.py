@@ -29,17 +29,18 @@ from domain.policy import Decision
 from domain.prompts import cap, sanitize, untrusted_block
 from domain.receipts import (
     EPISODE_ENDS,
+    QUESTION_TOOL,
     HarnessState,
     Receipt,
     ReceiptKind,
     harness_state,
     open_dialog,
     open_requests,
+    parsed_input,
 )
 from domain.redaction import published_input, redact
 from domain.refs import WorkItemRef
 
-QUESTION_TOOL = "AskUserQuestion"
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
 INPUT_LIMIT = 6000  # bytes of a tool's input shown on the item
 REASON_LIMIT = 2000  # bytes of a deny's reason handed to the agent
@@ -92,10 +93,7 @@ class Ask:
 
 def ask_of(receipt: Receipt) -> Ask:
     """The request a PermissionRequest receipt makes."""
-    try:
-        tool_input = json.loads(receipt.tool_input or "{}")
-    except ValueError:
-        tool_input = {}
+    tool_input = parsed_input(receipt.tool_input)
     return Ask(receipt.key, receipt.tool, tool_input if isinstance(tool_input, dict) else {}, receipt.at)
 
 
@@ -185,7 +183,9 @@ class Answer:
     number: int | None = None
 
 
-_NUMBER = re.compile(r"[1-9][0-9]{0,8}")
+# ASCII digits only: `str.isdigit` also takes `²` (which `int` refuses) and other scripts' digits
+_NUMBER = re.compile(r"[1-9][0-9]{0,8}")  # a request's number
+_OPTION = re.compile(r"[0-9]{1,9}")  # an option's number
 
 
 def answer_of(control: Control) -> Answer | None:
@@ -234,6 +234,7 @@ class Unbound(enum.Enum):
     ALREADY_ANSWERED = "already-answered"
     NO_SUCH_REQUEST = "no-such-request"
     SEVERAL_OPEN = "several-open"
+    ANOTHER_RECENT = "another-recent"
     WRITTEN_BEFORE = "written-before"
     TOO_LATE = "too-late"
     DOES_NOT_FIT = "does-not-fit"
@@ -244,6 +245,8 @@ UNBOUND_SAID = {
     Unbound.ALREADY_ANSWERED: "that request was already answered",
     Unbound.NO_SUCH_REQUEST: "its number names no request open now",
     Unbound.SEVERAL_OPEN: "more than one request is open: name the one you answer by its number",
+    Unbound.ANOTHER_RECENT: "another request was posted shortly before it, and it may answer that one: "
+    "name the one you answer by its number",
     Unbound.WRITTEN_BEFORE: "it was written before that request was posted, so it answers another one",
     Unbound.TOO_LATE: "the agent stopped waiting for an answer here; only its session can answer now",
     Unbound.DOES_NOT_FIT: "its words fit no answer: `the-loop allow [always] <request>`, "
@@ -258,15 +261,32 @@ CLOCK_MARGIN = timedelta(seconds=2)
 
 
 def bind(
-    answer: Answer, opened: Sequence[OpenRequest], posted: Iterable[PostedRequest], *, written_at: datetime
+    answer: Answer,
+    opened: Sequence[OpenRequest],
+    posted: Iterable[PostedRequest],
+    *,
+    written_at: datetime,
+    window: timedelta,
 ) -> OpenRequest | Unbound:
     """The request an answer written at `written_at` answers: the one its number names, or, with no
-    number, the only one open; either way one posted before the answer was written — its author saw
-    it. Anything else answers nothing."""
-    found = _named(answer, opened, list(posted), written_at=written_at)
+    number, the only one open, and only when no other request of the item was posted within
+    `window` (how long a hook waits for an answer) before it — its author may be answering that
+    one; either way one posted before the answer was written — its author saw it. Anything else
+    answers nothing."""
+    posted = list(posted)
+    found = _named(answer, opened, posted, written_at=written_at)
     if isinstance(found, OpenRequest) and (found.posted_at is None or written_at < found.posted_at + CLOCK_MARGIN):
         return Unbound.WRITTEN_BEFORE
+    if isinstance(found, OpenRequest) and answer.number is None and _another_recent(found, posted, written_at, window):
+        return Unbound.ANOTHER_RECENT
     return found
+
+
+def _another_recent(found: OpenRequest, posted: list[PostedRequest], written_at: datetime, window: timedelta) -> bool:
+    """Another request was posted within `window` before `written_at` (give or take the margin for
+    a host clock behind GitHub's): a bare answer may be meant for it."""
+    since, until = written_at - window - CLOCK_MARGIN, written_at + CLOCK_MARGIN
+    return any(p.number != found.number and since <= p.posted_at <= until for p in posted)
 
 
 def _named(
@@ -314,11 +334,11 @@ def _question_decision(ask: Ask, answer: Answer, *, item: WorkItemRef) -> Decisi
 def _choices(questions: tuple[Question, ...], text: str) -> list[str] | None:
     """The option label chosen for each question: by its number, or (one question) by its label."""
     words = text.split()
-    if len(questions) == 1 and not (len(words) == 1 and words[0].isdigit()):
+    if len(questions) == 1 and not (len(words) == 1 and _OPTION.fullmatch(words[0])):
         wanted = text.strip().casefold()
         label = next((o for o in questions[0].options if o.casefold() == wanted), None)
         return [label] if label is not None else None
-    if len(words) != len(questions) or not all(w.isdigit() for w in words):
+    if len(words) != len(questions) or not all(_OPTION.fullmatch(w) for w in words):
         return None
     picked = []
     for question, word in zip(questions, words, strict=True):
@@ -355,7 +375,8 @@ def ask_comment(item: WorkItemRef, ask: Ask, *, number: int, wait_seconds: float
     )
     bare = (
         f"\n\nWithout the number (`the-loop allow`) an answer counts only while request {number} is the only "
-        "one open, and only when written after this comment."
+        f"one open, only when written after this comment, and only when no other request was posted in the "
+        f"{minutes} before it was written (it may answer that one): write the number."
     )
     if ask.kind is AskKind.QUESTION:
         return (

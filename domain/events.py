@@ -100,7 +100,8 @@ class Event(enum.Enum):
     SESSION_ANSWER_UNUSED = (
         "session.answer_unused",
         "An answer comment answered nothing (`why`: no-such-request — its number names no open request; "
-        "several-open — no number while more than one is open; written-before — written before the request was "
+        "several-open — no number while more than one is open; another-recent — no number while another "
+        "request was posted within the hook's wait before it; written-before — written before the request was "
         "posted; already-answered; too-late; no-request; does-not-fit); the reply says why in the-loop's own "
         "words and names the requests open.",
     )

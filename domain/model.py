@@ -246,9 +246,13 @@ class PostedRequest:
     """A request of the agent posted on its item for an answer (domain/asks.py)."""
 
     key: str  # its receipt's key: its hook's decision file is named by it
-    number: int  # "Request N" on the item: an answer names it
+    number: int  # "Request N" on the item: an answer names it; given once, kept even when its post failed
     posted_at: datetime  # when its comment was posted (the-loop's clock): an answer written before saw another
     closed: bool = False  # answered (here or in the session), or its spawn is gone
+    # its number is given but its comment not known to be posted (a post may fail after GitHub made
+    # it): tried again with the same number; `posted_at` is when the number was given, and no answer
+    # binds to it by that time
+    pending: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ TAG_LENGTH = 16  # hex digits of the HMAC: 64 bits, unguessable for a comment au
 # this long after PreToolUse, when any dialog has said so (measured 0.1-0.6 s after it).
 TOOL_GRACE_SECONDS = 2.0
 PASTED_PLACEHOLDER = "[Pasted Text: "  # Gemini CLI's input box shows a long paste so
+QUESTION_TOOL = "AskUserQuestion"  # Claude Code's tool asking a person a question
 
 
 class ReceiptMode(enum.Enum):
@@ -146,20 +147,70 @@ def open_requests(receipts: Iterable[Receipt], *, taken: Collection[str] = ()) -
 
 
 def _request_run(requests: list[Receipt], ran: Receipt) -> Receipt | None:
-    """The request a tool's run answers: the oldest for the same tool with the same input, else the
-    oldest for the same tool (an answer may change the input); a run naming no tool (a harness that
-    does not say), the oldest. A tool that asked nothing answers none."""
+    """The request a tool's run answers: the oldest for the same tool with the same input. A question
+    (AskUserQuestion) runs with the answers it was given added to its input: the same but for them.
+    A run of another input (a tool the same message used unasked, say) answers none, nor does a run
+    naming no tool (opencode and Gemini CLI name none, and their requests are not hook requests):
+    such a request stays open until the turn ends, and comments are held meanwhile, never lost."""
     if not ran.tool:
-        return requests[0] if requests else None
-    same = [r for r in requests if r.tool == ran.tool]
-    return next((r for r in same if _parsed(r.tool_input) == _parsed(ran.tool_input)), same[0] if same else None)
+        return None
+    done = _parsed(ran.tool_input)
+    for request in requests:
+        if request.tool != ran.tool:
+            continue
+        asked = _parsed(request.tool_input)
+        if asked == done or (ran.tool == QUESTION_TOOL and _unanswered(asked) == _unanswered(done)):
+            return request
+    return None
+
+
+def _unanswered(tool_input: object) -> object:
+    """A question's input without the answers an answer adds to it."""
+    if isinstance(tool_input, dict):
+        return {key: value for key, value in tool_input.items() if key != "answers"}
+    return tool_input
 
 
 def _parsed(text: str) -> object:
+    parsed = parsed_input(text)
+    return text if isinstance(parsed, str) else parsed
+
+
+INPUT_DEPTH = 100  # levels of a tool's input read; an input nested deeper is read as unreadable
+
+
+def parsed_input(text: str) -> object:
+    """A tool's input as a receipt holds it (JSON text), parsed: text that is no JSON stays text,
+    and an input nested deeper than `INPUT_DEPTH`, or past what the parser takes (it raises
+    RecursionError), is `unreadable_input` — never an error that would stop every read of the item."""
     try:
-        return json.loads(text or "{}")
+        value = json.loads(text or "{}")
     except ValueError:
         return text
+    except RecursionError:
+        return unreadable_input(text)
+    return unreadable_input(text) if too_deep(value) else value
+
+
+def unreadable_input(text: str) -> dict[str, str]:
+    """What stands for a tool's input too deeply nested to read: the-loop's words, and the digest
+    of its text, so a run of the same input still answers the request that named it."""
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return {"the-loop": "this input is nested too deep to read here: read it whole on the host", "sha256": digest}
+
+
+def too_deep(value: object, *, levels: int = INPUT_DEPTH) -> bool:
+    """`value` nests lists and objects more than `levels` deep (read without recursion)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth >= levels:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def open_dialog(receipts: Iterable[Receipt]) -> Receipt | None:

@@ -18,6 +18,8 @@ EXCERPT_LINE_CHARS = 120
 # string fields holding a file's text (Write, Edit, MultiEdit, NotebookEdit): summed up, not shown whole
 CONTENT_KEYS = frozenset({"content", "old_string", "new_string", "new_source"})
 PATH_KEYS = ("file_path", "notebook_path", "path")
+SHOWN_DEPTH = 20  # levels of a tool's input a request shows: deeper, a note (the recursion is bounded)
+TOO_DEEP = "[nested too deep to show here: read it whole on the host]"
 
 _TOKENS = re.compile(
     r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}"  # GitHub: personal, OAuth, app, user-to-server, refresh
@@ -159,15 +161,22 @@ def published_input(tool_input: Mapping[str, Any], *, limit: int) -> str:
     return untrusted_block(json.dumps(shown, indent=2, ensure_ascii=False), "json", limit=limit)
 
 
-def _published(value: Any, *, env: bool, longest: int, key: str = "") -> Any:
+def _published(value: Any, *, env: bool, longest: int, key: str = "", depth: int = 0) -> Any:
+    if isinstance(value, Mapping | list) and depth >= SHOWN_DEPTH:
+        return TOO_DEEP
     if isinstance(value, Mapping):
         path = next((value[k] for k in PATH_KEYS if isinstance(value.get(k), str)), "")
         env = env or bool(_ENV_FILE.search(path))
-        return {redact(str(k)[:longest]): _published(v, env=env, longest=longest, key=str(k)) for k, v in value.items()}
+        return {
+            redact(str(k)[:longest]): _published(v, env=env, longest=longest, key=str(k), depth=depth + 1)
+            for k, v in value.items()
+        }
     if isinstance(value, list):
-        return [_published(v, env=env, longest=longest, key=key) for v in value]
-    if not isinstance(value, str):
-        return value
+        return [_published(v, env=env, longest=longest, key=key, depth=depth + 1) for v in value]
+    return _published_text(value, env=env, longest=longest, key=key) if isinstance(value, str) else value
+
+
+def _published_text(value: str, *, env: bool, longest: int, key: str) -> Any:
     if key in CONTENT_KEYS:
         return excerpt(value, env=env)
     if secret_name(key) and value:

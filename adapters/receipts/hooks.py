@@ -15,7 +15,8 @@ from typing import Any
 
 from adapters.gemini.events import BLOCKING as GEMINI_BLOCKING
 from adapters.gemini.events import KINDS as GEMINI_KINDS
-from domain.receipts import Receipt, ReceiptKind
+from adapters.receipts.flat_json import top_level
+from domain.receipts import INPUT_DEPTH, Receipt, ReceiptKind, too_deep
 
 SUFFIX = ".receipt"
 # issue 20: beside a PermissionRequest receipt `<key>.receipt`, the daemon writes `<key>.decision`
@@ -109,11 +110,8 @@ def settings(folder: Path, *, ask_wait_seconds: float = 0.0) -> dict[str, Any]:
 
 def receipt_of(key: str, text: str) -> Receipt | None:
     """One receipt file read as a receipt; None for what says nothing the-loop acts on."""
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(data, dict):
+    data = _object(text)
+    if data is None:
         return None
     event = _text(data, "hook_event_name")
     kind = _KINDS.get(event)
@@ -133,6 +131,21 @@ def receipt_of(key: str, text: str) -> Receipt | None:
         tool_input=_json(data.get("tool_input")) if event in _NAMES_TOOL else "",
         message=_text(data, "last_assistant_message") if kind is ReceiptKind.TURN_FAILED else "",
     )
+
+
+def _object(text: str) -> dict[str, Any] | None:
+    """The hook's JSON object; one holding a tool's input nested too deep to read (past what the
+    parser takes, or than `too_deep` allows) read by its top level, that input unreadable — the
+    rest of the receipt still says what happened."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    except RecursionError:
+        return top_level(text)
+    if not isinstance(data, dict):
+        return None
+    return top_level(text) if too_deep(data, levels=INPUT_DEPTH + 1) else data
 
 
 def _written_at(key: str) -> datetime | None:

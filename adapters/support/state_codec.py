@@ -175,7 +175,13 @@ def encode_session(record: SessionRecord) -> str:
             "closed_by": record.closed_by.value if record.closed_by else None,
             "blocked_notice": record.blocked_notice,
             "requests": [
-                {"key": r.key, "number": r.number, "posted_at": _when(r.posted_at), "closed": r.closed}
+                {
+                    "key": r.key,
+                    "number": r.number,
+                    "posted_at": _when(r.posted_at),
+                    "closed": r.closed,
+                    "pending": r.pending,
+                }
                 for r in record.requests
             ],
             "requests_made": record.requests_made,
@@ -244,7 +250,13 @@ def decode_session(text: str, *, version: int) -> SessionRecord:
         # a record from before requests were numbered names its last one (`asked`) unnumbered: an
         # open one is posted again with its number, and answers written before that are refused
         requests=tuple(
-            PostedRequest(r["key"], int(r["number"]), _required_when(r["posted_at"]), bool(r["closed"]))
+            PostedRequest(
+                r["key"],
+                int(r["number"]),
+                _required_when(r["posted_at"]),
+                bool(r["closed"]),
+                bool(r.get("pending", False)),  # records from before numbers were reserved first have none
+            )
             for r in data.get("requests", ())
         ),
         requests_made=int(data.get("requests_made", 0)),

@@ -10,9 +10,12 @@ builds for it. The first answer the hook takes wins; any other is told why, with
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 
 from app.usecases.feedback import Feedback
+from app.usecases.meta import requests_made, save_requests_made
 from app.usecases.watch import HarnessWatch
 from domain.asks import (
     UNBOUND_SAID,
@@ -35,6 +38,7 @@ from domain.events import Event, Level
 from domain.model import Comment, PostedRequest, Reaction, SessionRecord, SessionStatus
 from domain.ports import ClockPort, EventSink, ReceiptPort, StateStore
 from domain.receipts import Receipt
+from domain.refs import WorkItemRef
 
 TAKE_SECONDS = 3.0  # the hook looks for its answer every 0.2 s: taken well within this, or never
 TAKE_POLL = 0.05
@@ -66,28 +70,48 @@ class Asks:
     config: AskConfig
     # requests whose comment failed to post, by receipt key: when each is tried again
     _retries: dict[str, _Retry] = field(init=False, default_factory=dict)
+    # one look at a time per item: two at once would each give the item's next number to a request
+    _looking: dict[WorkItemRef, threading.Lock] = field(init=False, default_factory=dict)
+    _guard: threading.Lock = field(init=False, default_factory=threading.Lock)
 
     @property
     def enabled(self) -> bool:
         return self.config.wait_seconds > 0
 
-    def look(self, record: SessionRecord | None) -> SessionRecord | None:
+    def look(self, record: SessionRecord | None, *, wait: bool = True) -> SessionRecord | None:
         """Post every request the agent waits on, each once with its number; tell the item once
-        when a request posted was answered in the session instead. A save that lost to another
-        writer leaves it to next time."""
+        when a request posted was answered in the session instead. One look at a time per item (a
+        lane's and the daemon's pause's); with `wait` False an item looked at now is left to that
+        look. A save that lost to another writer leaves it to next time."""
         if not self.enabled or record is None or not record.spawn_id or record.status is not SessionStatus.ACTIVE:
             return record
+        lock = self._lock(record.item)
+        if not lock.acquire(blocking=wait):
+            return record
+        try:
+            stored = self.store.session(record.item)
+            if stored is not None and stored.version > record.version:
+                record = stored  # the other look saved meanwhile: its numbers and posts stand
+            return self._look(record)
+        finally:
+            lock.release()
+
+    def _look(self, record: SessionRecord) -> SessionRecord | None:
         receipts = self.watch.receipts(record)
         asks = open_asks(receipts, taken=self.watch.taken(record, receipts))
         try:
             record = self._close(record, receipts, {ask.key for ask in asks})
-            posted = {request.key for request in record.requests}
             for ask in asks:
-                if ask.key not in posted:
-                    record = self._post(record, ask, episode=blocked_episode(receipts))
+                made = next((request for request in record.requests if request.key == ask.key), None)
+                if made is None or made.pending:
+                    record = self._post(record, ask, made, episode=blocked_episode(receipts))
         except StaleWrite:
             return self.store.session(record.item)
         return record
+
+    def _lock(self, item: WorkItemRef) -> threading.Lock:
+        with self._guard:
+            return self._looking.setdefault(item, threading.Lock())
 
     def sweep(self) -> None:
         """Between cycles (the daemon's pause): every running session of this host looked at, so a
@@ -97,7 +121,7 @@ class Asks:
         for record in self.store.sessions():
             if record.status is SessionStatus.ACTIVE and record.spawn_id and record.host in {"", self.config.host}:
                 try:
-                    self.look(record)
+                    self.look(record, wait=False)  # an item a lane looks at now is that lane's
                 except Exception as error:  # one item's fault never stops the others; the cycle says it too
                     self.events.emit(
                         Event.POLL_ITEM_FAILED,
@@ -112,7 +136,8 @@ class Asks:
         opened = self._opened(record)
         if record is None or answer is None:
             return self._unused(comment, Unbound.DOES_NOT_FIT, opened)
-        bound = bind(answer, opened, record.requests, written_at=comment.created_at)
+        window = timedelta(seconds=self.config.wait_seconds)
+        bound = bind(answer, opened, record.requests, written_at=comment.created_at, window=window)
         if isinstance(bound, Unbound):
             return self._unused(comment, bound, opened)
         ask = bound.ask
@@ -147,18 +172,25 @@ class Asks:
         opened = []
         for ask in open_asks(receipts, taken=self.watch.taken(record, receipts)):
             request = posted.get(ask.key)
-            opened.append(OpenRequest(ask, request.number, request.posted_at) if request else OpenRequest(ask))
+            if request is None:
+                opened.append(OpenRequest(ask))
+            else:  # a number given but its comment not known to be posted: no answer binds to it by time
+                opened.append(OpenRequest(ask, request.number, None if request.pending else request.posted_at))
         return opened
 
-    def _post(self, record: SessionRecord, ask: Ask, *, episode: str) -> SessionRecord:
+    def _post(self, record: SessionRecord, ask: Ask, made: PostedRequest | None, *, episode: str) -> SessionRecord:
+        """Post a request's comment under the number it was given (`made`), or a new one given first:
+        saved before the post, so a post that failed after GitHub made the comment is tried again
+        with the same number, and no other request ever gets it."""
         if self._state(record, ask.key) is not AnswerState.NONE:
             return record  # its hook waits no more: the dialog is the pane's, as the blocked notice says
         retry = self._retries.get(ask.key)
         if retry is not None and self.clock.monotonic() < retry.at:
             return record
-        number = record.requests_made + 1
-        body = ask_comment(record.item, ask, number=number, wait_seconds=self.config.wait_seconds)
-        if self.feedback.notify(record.item, body, notice="asked", request=number) is None:
+        if made is None:
+            record, made = self._reserve(record, ask)
+        body = ask_comment(record.item, ask, number=made.number, wait_seconds=self.config.wait_seconds)
+        if self.feedback.notify(record.item, body, notice="asked", request=made.number) is None:
             wait = min(RETRY_MAX_SECONDS, retry.wait * 2) if retry else 1.0
             self._retries[ask.key] = _Retry(self.clock.monotonic() + wait, wait)
             return record
@@ -166,21 +198,39 @@ class Asks:
         self.events.emit(
             Event.SESSION_ASKED,
             work_item=str(record.item),
-            request=number,
+            request=made.number,
             kind=ask.kind.value,
             tool=ask.tool if ask.tool.isidentifier() else "",
             asked_at=ask.at.isoformat() if ask.at else None,
         )
-        posted = PostedRequest(ask.key, number, self.clock.now())
-        # the request's comment stands for the episode's blocked notice: no second comment for it
-        return self.store.save_session(
-            replace(
-                record,
-                requests=_kept((*record.requests, posted)),
-                requests_made=number,
-                blocked_notice=episode or ask.key,
+        return self._posted(record, replace(made, posted_at=self.clock.now(), pending=False), episode or ask.key)
+
+    def _reserve(self, record: SessionRecord, ask: Ask) -> tuple[SessionRecord, PostedRequest]:
+        """The item's next request number given to `ask` and saved, before its comment is posted
+        (`StaleWrite` when another writer saved first: nothing given)."""
+        number = max(record.requests_made, requests_made(self.store, record.item)) + 1
+        made = PostedRequest(ask.key, number, self.clock.now(), pending=True)
+        with self.store.transaction():
+            record = self.store.save_session(
+                replace(record, requests=_kept((*record.requests, made)), requests_made=number)
             )
-        )
+            save_requests_made(self.store, record.item, number)
+        return record, made
+
+    def _posted(self, record: SessionRecord, posted: PostedRequest, episode: str) -> SessionRecord:
+        """The request's comment is on the item: its record says so. The request's comment stands
+        for the episode's blocked notice: no second comment for it. A save that lost to another
+        writer is made again on what it saved (the number stays the request's either way)."""
+        for _ in range(3):
+            requests = tuple(posted if r.key == posted.key else r for r in record.requests)
+            try:
+                return self.store.save_session(replace(record, requests=requests, blocked_notice=episode))
+            except StaleWrite:
+                stored = self.store.session(record.item)
+                if stored is None or not any(r.key == posted.key for r in stored.requests):
+                    return stored or record
+                record = stored
+        return record  # still pending: posted again, under its number, next time
 
     def _close(self, record: SessionRecord, receipts: list[Receipt], still: set[str]) -> SessionRecord:
         """The requests posted that are no longer open: answered from here (nothing more to say),
@@ -196,6 +246,8 @@ class Asks:
                 notice = pane_answered_notice(request.number)
                 self.feedback.notify(record.item, notice, notice="answered-in-pane")
         keys = {request.key for request in closing}
+        for key in keys:
+            self._retries.pop(key, None)
         requests = tuple(replace(r, closed=True) if r.key in keys else r for r in record.requests)
         return self.store.save_session(replace(record, requests=_kept(requests)))
 

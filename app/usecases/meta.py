@@ -38,6 +38,22 @@ def armed_floor(store: StateStore, item: WorkItemRef) -> datetime | None:
     return moment(store, armed_floor_key(item))
 
 
+def requests_made_key(item: WorkItemRef) -> str:
+    return f"requests-made:{item}"
+
+
+def requests_made(store: StateStore, item: WorkItemRef) -> int:
+    """The number the last request of `item` got, kept beside its session record: a reset that
+    forgets the record never lets a number be given twice on the item."""
+    found = store.meta().get(requests_made_key(item), "")
+    return int(found) if found.isascii() and found.isdigit() else 0
+
+
+def save_requests_made(store: StateStore, item: WorkItemRef, number: int) -> None:
+    if number > requests_made(store, item):
+        store.save_meta(requests_made_key(item), str(number))
+
+
 def vouch_key(item: WorkItemRef) -> str:
     return f"vouched-head:{item}"
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from app.usecases.closing import Closer
-from app.usecases.meta import armed_floor_key
+from app.usecases.meta import armed_floor_key, save_requests_made
 from app.usecases.session_listing import STOPPED, SessionsListing, SessionView
 from domain.errors import LoopError
 from domain.events import Event
@@ -128,6 +128,9 @@ class SessionsAdmin(SessionsListing):
         elif plan.ends_harness:
             self.tmux.kill(plan.target)  # the operator's remedy for a live occupant of the item's name
         with self.store.transaction():
+            forgotten = self.store.session(plan.item)
+            if forgotten is not None:  # a number given on the item is never given again
+                save_requests_made(self.store, plan.item, forgotten.requests_made)
             self.store.forget(plan.item)
             # its next first sight must not deliver again what was said before: history from now
             floor = self.clock.now() + RESET_MARGIN

@@ -169,6 +169,22 @@ def test_issue20_item3_ask_user_question_fires_permission_request_and_allow_with
     assert not result.get("is_error")
 
 
+def test_a_questions_run_names_its_input_with_the_answers_given_added_and_nothing_else_changed(
+    claude: ClaudeRig, anthropic: AnthropicStandIn
+) -> None:
+    answers = {QUESTION: "Blue"}
+    claude.hooks.reply("PermissionRequest", allow(updatedInput={**ASK, "answers": answers}))
+    anthropic.script(UseTool(name="AskUserQuestion", input=ASK), Say("blue it is"))
+    session = claude.spawn(claude.folder(), "--permission-mode", "default", prompt="ask me")
+
+    claude.hooks.wait("Stop", session.session_id)
+
+    (ran,) = claude.hooks.of("PostToolUse", session.session_id)
+    assert ran["tool_name"] == "AskUserQuestion"
+    assert {key: value for key, value in ran["tool_input"].items() if key != "answers"} == ASK
+    assert ran["tool_input"]["answers"] == answers
+
+
 def test_issue20_item3_ask_user_question_asks_the_hook_in_auto_mode_too(
     claude: ClaudeRig, anthropic: AnthropicStandIn
 ) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from adapters.receipts.files import FileReceipts
 from app.usecases.daemon import Daemon
-from domain.asks import AnswerState, open_ask, open_asks
+from domain.asks import CLOCK_MARGIN, AnswerState, open_ask, open_asks
 from domain.model import Reaction
 from domain.receipts import ReceiptKind
 from domain.refs import WorkItemRef
@@ -50,7 +50,8 @@ ALLOW = json.dumps({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
 
 def asked(spawn: Spawn) -> str:
     """The key of the request the hook waits on, once its receipt is there."""
-    found = wait_for(lambda: open_ask(spawn.receipts.read(ITEM, spawn.spawn)), what="the request's receipt")
+    # Claude starts, then asks: as long as `asking_world` gives it on a loaded machine
+    found = wait_for(lambda: open_ask(spawn.receipts.read(ITEM, spawn.spawn)), timeout=30, what="the request's receipt")
     return str(found.key)
 
 
@@ -136,6 +137,16 @@ def asking_world(loop: ClaudeLoop, number: int) -> tuple[World, WorkItemRef]:
     return world, ref
 
 
+def answerable(world: World, ref: WorkItemRef) -> None:
+    """Until an answer written now counts: `CLOCK_MARGIN` after the last request was posted."""
+    posted = wait_for(
+        lambda: [request.posted_at for request in world.record(ref).requests if not request.pending],
+        what="the request posted",
+    )
+    last = max(posted)
+    wait_for(lambda: world.clock.now() >= last + CLOCK_MARGIN, what="an answer's margin after the request")
+
+
 def tool_result_text(anthropic: AnthropicStandIn) -> str:
     texts = []
     for request in anthropic.requests(Kind.TURN):
@@ -155,6 +166,7 @@ def test_issue20_item1_a_request_is_posted_and_an_allow_comment_runs_the_tool_an
     world, ref = asking_world(loop, 71)
     posted = [body for _, body in world.tracker.posted if "permission to use `Bash`" in body]
     assert len(posted) == 1 and '"command": "touch x"' in posted[0]
+    answerable(world, ref)
     answer = world.comment(ref, "the-loop allow")
 
     world.cycle()
@@ -171,6 +183,7 @@ def test_issue20_item1_a_deny_comment_tells_claude_the_reason_and_it_goes_on(
 ) -> None:
     fresh.script(UseTool(), Say("understood, no x"))
     world, ref = asking_world(loop, 72)
+    answerable(world, ref)
     world.comment(ref, "the-loop deny not in this folder")
 
     world.cycle()
@@ -189,6 +202,7 @@ def test_issue20_item3_a_question_is_posted_and_answered_from_a_comment(
     fresh.script(UseTool(name="AskUserQuestion", input=ASK), Say("blue it is"))
     world, ref = asking_world(loop, 73)
     assert "asks a question" in world.tracker.posted[-1][1]
+    answerable(world, ref)
     world.comment(ref, "the-loop answer 2")
 
     world.cycle()
@@ -231,6 +245,7 @@ def test_issue20_item1_an_allow_pushed_by_a_webhook_runs_the_tool_and_the_commen
     runner.start()
     try:
         wait_for(lambda: world.events.named("session.asked"), timeout=60, what="the request posted")
+        answerable(world, ref)
         answer = world.comment(ref, "the-loop allow")
         intake.accept(Pushed(answer, frozenset({"loop"})))
         made = Path(world.record(ref).cwd) / "x"
@@ -263,6 +278,7 @@ def test_two_requests_of_one_message_are_both_posted_and_the_next_comment_waits_
     world.cycle()
     posted = [body for _, body in world.tracker.posted if "permission to use `Read`" in body]
     assert ["Request 1" in posted[0], "Request 2" in posted[1]] == [True, True]
+    answerable(world, ref)
     world.comment(ref, "the-loop allow 1")
     world.cycle()
     loop.wait_hook(world, ref, "PostToolUse")  # the first read ran; the second dialog waits
@@ -272,6 +288,7 @@ def test_two_requests_of_one_message_are_both_posted_and_the_next_comment_waits_
 
     assert not any("now say hello" in h.get("prompt", "") for h in loop.hooks(world, ref))
     assert world.ledger(ref).pending_entry(held.id) is not None
+    answerable(world, ref)
     world.comment(ref, "the-loop allow 2")
     world.cycle()
     loop.wait_hook(world, ref, "Stop", where=lambda h: h.get("last_assistant_message") == "both read")

@@ -73,8 +73,12 @@ RECORDS = [
         spawned_monotonic=12.5,
         naming=Naming.LEGACY,
         park=Park(ParkCause.RATE_LIMIT, AT, None, (FailedTurn("c", CommentKind.ISSUE_COMMENT),)),
-        requests=(PostedRequest("0001-2", 3, AT, closed=True), PostedRequest("0002-3", 4, AT)),
-        requests_made=4,
+        requests=(
+            PostedRequest("0001-2", 3, AT, closed=True),
+            PostedRequest("0002-3", 4, AT),
+            PostedRequest("0003-4", 5, AT, pending=True),
+        ),
+        requests_made=5,
     ),
     SessionRecord(ITEM, "gemini", "", "/w", status=SessionStatus.PAUSED, spawn_id="ab"),
 ]
@@ -260,4 +264,4 @@ def test_the_requests_posted_and_their_count_survive_the_stores_codec() -> None:
 
     decoded = decode_session(encode_session(record), version=1)
 
-    assert decoded.requests == record.requests and decoded.requests_made == 4
+    assert decoded.requests == record.requests and decoded.requests_made == 5

@@ -161,7 +161,8 @@ def test_issue20_item1_a_request_answered_in_the_pane_is_said_once_on_the_item()
     world = World()
     ref, _ = _asks(world)
     world.cycle()
-    _receipts(world).plant(world.record(ref).spawn_id, ReceiptKind.WORKING)  # someone attached allowed it
+    # someone attached allowed it: its PostToolUse names the tool and input its request named
+    _receipts(world).plant(world.record(ref).spawn_id, ReceiptKind.WORKING, tool="Bash", tool_input=json.dumps(BASH))
 
     world.cycle()
     world.cycle()
@@ -260,3 +261,20 @@ def test_issue20_item1_a_request_left_open_by_a_respawn_is_not_said_to_be_answer
 
     assert world.events.named("session.answered_in_pane") == []
     assert not any("answered in its session" in body for _, body in world.tracker.posted)
+
+
+def test_an_answer_whose_option_is_a_digit_of_another_script_is_told_it_fits_no_option_and_holds_nothing() -> None:
+    world = World()
+    ref, key = _asks(world, tool="AskUserQuestion", tool_input=ASK)
+    world.cycle()
+    superscript = world.comment(ref, "the-loop answer 1 ²")  # a digit to str.isdigit, not to int()
+    arabic = world.comment(ref, "the-loop answer 1 ١")  # a decimal digit, but not an ASCII one
+    later = world.comment(ref, "the-loop answer 1 2")
+
+    world.cycle()
+
+    assert (superscript.id, Reaction.FAILED) in world.tracker.reactions
+    assert (arabic.id, Reaction.FAILED) in world.tracker.reactions
+    assert superscript.id in world.ledger(ref).resolved and arabic.id in world.ledger(ref).resolved
+    assert _decision(world, key)["updatedInput"]["answers"] == {QUESTION: "Blue"}
+    assert (later.id, Reaction.CONTROL) in world.tracker.reactions

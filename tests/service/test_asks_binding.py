@@ -6,8 +6,12 @@ Claude Code: tests/claude/test_loop_asks.py)."""
 from __future__ import annotations
 
 import json
+import re
+import threading
+from dataclasses import replace
 from typing import Any
 
+from domain.errors import TrackerError
 from domain.events import Event
 from domain.model import Reaction
 from domain.receipts import ReceiptKind
@@ -214,3 +218,136 @@ def test_a_request_comment_that_fails_to_post_is_tried_again_less_and_less_often
         world.clock.advance(1)
     assert len(world.events.named("session.asked")) == 1
     assert Event.SESSION_ASKED.value == "session.asked"
+
+
+def test_a_read_that_runs_unasked_beside_one_that_asks_leaves_its_request_open_and_the_next_comment_held() -> None:
+    world = World()
+    ref = world.watched()
+    _ask(world, ref, READ, tool="Read")  # /etc/hosts: outside the folder, it asks
+    world.cycle()  # request 1 posted
+    _ran(world, ref, {"file_path": "./README.md"}, tool="Read")  # allowed: it just ran
+    held = world.comment(ref, "and then add a test")
+
+    world.cycle()
+
+    assert not any("and then add a test" in text for text in world.session(ref).received)
+    assert world.ledger(ref).pending_entry(held.id) is not None
+    assert world.events.named("session.answered_in_pane") == []
+    assert not any("answered in its session" in body for _, body in world.tracker.posted)
+
+
+def _numbered(world: World) -> dict[int, set[str]]:
+    """Each request number posted on the item, and the commands its comments asked for."""
+    found: dict[int, set[str]] = {}
+    for _, body in world.tracker.posted:
+        heading = re.search(r"\*\*Request (\d+)\*\*", body)
+        if heading:
+            asked = next((c for c in (LIST["command"], PIPE["command"]) if c in body), "?")
+            found.setdefault(int(heading.group(1)), set()).add(asked)
+    return found
+
+
+def test_a_request_whose_post_failed_after_github_made_its_comment_keeps_its_number_for_good() -> None:
+    world = World()
+    ref = world.watched()
+    _ask(world, ref, LIST)
+    posts = world.tracker.post_comment
+
+    def made_then_failed(item: WorkItemRef, body: str) -> str:
+        posts(item, body)  # GitHub made the comment "Request 1" …
+        raise TrackerError("502 Bad Gateway")  # … and the answer never came back
+
+    world.tracker.post_comment = made_then_failed  # type: ignore[method-assign]
+    world.asks.sweep()
+    world.tracker.post_comment = posts  # type: ignore[method-assign]
+    _ran(world, ref, LIST)  # answered in the pane
+    second = _ask(world, ref, PIPE)
+    world.asks.sweep()  # the next request posted
+    world.clock.advance(60)
+    alice = world.comment(ref, "the-loop allow 1")  # written for `ls -la`, from the comment she saw
+
+    world.cycle()
+
+    assert second not in _receipts(world).given
+    assert (alice.id, Reaction.FAILED) in world.tracker.reactions
+    assert _numbered(world) == {1: {LIST["command"]}, 2: {PIPE["command"]}}
+
+
+def test_a_sweep_while_a_lane_posts_a_request_never_gives_its_number_to_another() -> None:
+    world = World()
+    ref = world.watched()
+    _ask(world, ref, LIST)
+    posts = world.tracker.post_comment
+    posting, release = threading.Event(), threading.Event()
+
+    def slow(item: WorkItemRef, body: str) -> str:
+        if not posting.is_set():
+            posting.set()
+            release.wait()
+        return posts(item, body)
+
+    world.tracker.post_comment = slow  # type: ignore[method-assign]
+    lane = threading.Thread(target=world.asks.look, args=(world.record(ref),))
+    lane.start()
+    posting.wait()  # the lane posts request 1 …
+    _ran(world, ref, LIST)  # … it is answered in the pane meanwhile, and the agent asks again
+    _ask(world, ref, PIPE)
+    world.asks.sweep()  # the daemon's pause looks at the item at the same time
+    release.set()
+    lane.join()
+    world.asks.sweep()
+
+    assert _numbered(world) == {1: {LIST["command"]}, 2: {PIPE["command"]}}
+
+
+def test_a_bare_answer_for_a_request_answered_in_the_pane_does_not_approve_the_next_posted_shortly_before() -> None:
+    world = World()
+    ref = world.watched()
+    _ask(world, ref, LIST)
+    world.asks.sweep()  # request 1 posted
+    world.clock.advance(30)
+    _ran(world, ref, LIST)  # answered in the pane
+    second = _ask(world, ref, PIPE)
+    world.asks.sweep()  # request 2 posted
+    world.clock.advance(60)
+    alice = world.comment(ref, "the-loop allow")  # answering request 1, from its notification
+
+    world.cycle()
+
+    assert second not in _receipts(world).given
+    assert (alice.id, Reaction.FAILED) in world.tracker.reactions
+    assert "request 2 (permission to use `Bash`)" in world.tracker.posted[-1][1]
+
+
+def _reset_and_start_again(world: World, ref: WorkItemRef) -> None:
+    admin = world.admin()
+    for plan in admin.plan_reset([ref]):
+        admin.reset(plan)
+    world.clock.advance(5)
+    world.comment(ref, "start again")
+    world.cycle()  # a new session, a new record
+
+
+def test_request_numbers_go_on_after_a_sessions_reset_so_an_old_answer_names_no_new_request() -> None:
+    world = World()
+    ref = world.watched()
+    _ask(world, ref, LIST)
+    world.asks.sweep()  # request 1
+    _reset_and_start_again(world, ref)
+
+    _ask(world, ref, PIPE)
+    world.asks.sweep()
+
+    assert _numbered(world) == {1: {LIST["command"]}, 2: {PIPE["command"]}}
+
+
+def test_a_record_that_kept_its_count_only_on_itself_keeps_it_across_a_reset_too() -> None:
+    world = World()
+    ref = world.watched()
+    world.store.save_session(replace(world.record(ref), requests_made=3))  # counted by an earlier version
+    _reset_and_start_again(world, ref)
+
+    _ask(world, ref, PIPE)
+    world.asks.sweep()
+
+    assert _numbered(world) == {4: {PIPE["command"]}}

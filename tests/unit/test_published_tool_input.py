@@ -240,3 +240,18 @@ def test_a_long_hostile_command_line_is_redacted_whole() -> None:
     shown = redact(command)
 
     assert shown.endswith(" --token [redacted]") and len(command) > 200_000
+
+
+def _nested(depth: int) -> dict[str, object]:
+    value: dict[str, object] = {"leaf": "x"}
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+def test_an_input_nested_past_what_is_shown_is_cut_with_a_note_never_raising() -> None:
+    body = published("mcp__x__y", {"query": "ok", "deep": _nested(5000)})
+
+    shown = shown_json(body)
+    assert shown["query"] == "ok"
+    assert "nested too deep" in body and '"leaf"' not in body

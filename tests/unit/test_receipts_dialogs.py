@@ -103,3 +103,19 @@ def test_issue21_until_its_ready_receipt_a_harness_is_starting_whatever_it_said_
     kinds: tuple[ReceiptKind, ...], state: HarnessState
 ) -> None:
     assert harness_state(receipts(*kinds)) is state
+
+
+def test_a_permission_request_with_an_input_too_deep_to_parse_is_still_a_blocked_receipt_naming_its_tool() -> None:
+    deep = '{"a": ' * 5000 + "1" + "}" * 5000  # past what the JSON parser takes (RecursionError)
+    session = '"s\\"}{,"'  # brackets and a quote inside a string are text
+    head = f'"hook_event_name": "PermissionRequest", "session_id": {session}, "tool_name": "Bash"'
+    asked = f'{{{head}, "tool_input": {deep}}}'
+    ran = f'{{"hook_event_name": "PostToolUse", "session_id": "s", "tool_name": "Bash", "tool_input": {deep}}}'
+    other = ran.replace('"a": 1', '"a": 2')
+
+    blocked = receipt_of("1796100000000000000-1", asked)
+    assert blocked is not None and blocked.kind is ReceiptKind.BLOCKED
+    assert blocked.tool == "Bash" and blocked.conversation == 's"}{,'
+    working, another = receipt_of("1796100000000000001-1", ran), receipt_of("1796100000000000001-1", other)
+    assert working is not None and another is not None
+    assert working.tool_input == blocked.tool_input != another.tool_input  # the same input reads the same
