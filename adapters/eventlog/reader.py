@@ -96,6 +96,7 @@ class Tail:
         self.path, self._wanted = path, wanted
         self.skipped = Skipped()
         self._cut = False  # the first line read is the end of a line begun before `history`
+        self._read_last: int | None = None  # while no file is held: the inode of the last one read
         self._log = _open(path)
         if self._log is not None:
             start = max(0, os.fstat(self._log.fileno()).st_size - history)
@@ -107,9 +108,14 @@ class Tail:
         found: list[Record] = []
         while True:
             if self._log is None:
-                self._log = _open(self.path)
+                if self._read_last is None:
+                    self._log = _open(self.path)
+                else:  # files may have been made and rotated away since none was live: read those first
+                    self._log, between, self._read_last = _after(self.path, self._read_last)
+                    found += self._matching(between)
                 if self._log is None:
                     return found
+                self._read_last = None
             if (lines := self._whole_lines()) is not None:
                 return found + self._matching(lines)
             if _moved_on(self.path, self._log):
@@ -148,7 +154,7 @@ class Tail:
             lines = lines[1:]
         held = os.fstat(self._log.fileno()).st_ino
         self._log.close()
-        self._log, between = _after(self.path, held)
+        self._log, between, self._read_last = _after(self.path, held)
         self._cut = False
         return self._matching([*lines, *between])
 
@@ -178,10 +184,11 @@ def _followed(tail: Tail, poll_seconds: float, sleep: Callable[[float], None]) -
         tail.close()
 
 
-def _after(path: Path, held: int) -> tuple[BinaryIO | None, list[bytes]]:
-    """The live file and the lines of every rotated file newer than the one whose inode is
-    `held`: all opened under the readers' lock, so no rotation renames them while they are listed
-    and opened; read after, from the descriptors, whatever rotates meanwhile."""
+def _after(path: Path, held: int) -> tuple[BinaryIO | None, list[bytes], int]:
+    """The live file, the lines of every rotated file newer than the one whose inode is `held`, and
+    the inode of the last of those read (`held` when none): all opened under the readers' lock, so
+    no rotation renames them while they are listed and opened; read after, from the descriptors,
+    whatever rotates meanwhile."""
     with reading(path):
         live = _open(path)
         rotated = [f for f in (_open(p) for p in files_oldest_first(path)[:-1]) if f is not None]
@@ -191,10 +198,11 @@ def _after(path: Path, held: int) -> tuple[BinaryIO | None, list[bytes]]:
         start = inodes.index(held) + 1 if held in inodes else 0  # not there: deleted, the oldest
         end = inodes.index(live_inode) if live_inode in inodes else len(rotated)
         lines = [line for f in rotated[start:end] for line in f.read().split(b"\n")]
+        last = inodes[end - 1] if end > start else held
     finally:
         for f in rotated:
             f.close()
-    return live, lines
+    return live, lines, last
 
 
 def _open(path: Path) -> BinaryIO | None:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from adapters.eventlog.reader import Tail
+from adapters.eventlog.rotation import Rotation, append, rotate
 from app.web.feed import Feed
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,3 +38,21 @@ def test_the_pages_feed_sees_every_event_once_in_order_while_the_log_rotates_und
 
     assert len(list(path.parent.glob("events.jsonl.*[0-9]"))) > 20  # it did rotate, many times
     assert [record["n"] for _, record in feed.recent()] == list(range(EVENTS))
+
+
+def test_a_follower_that_found_no_live_file_after_a_rotation_still_reads_a_file_rotated_before_it_looked_again(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "events.jsonl"
+    rotation = Rotation(max_bytes=1, keep=10)  # every line rotates the one before away
+    tail = Tail(path)
+    append(path, b'{"n": 0}\n', rotation)
+    assert [record["n"] for record in tail.read()] == [0]
+    append(path, b'{"n": 1}\n', rotation)
+    rotate(path, rotation, adding=1)  # rotated, and no new live file yet
+    assert [record["n"] for record in tail.read()] == [1]
+
+    append(path, b'{"n": 2}\n', rotation)  # a new live file, rotated away before the follower looks again
+    append(path, b'{"n": 3}\n', rotation)
+
+    assert [record["n"] for record in tail.read()] == [2, 3]
