@@ -204,6 +204,13 @@ class HarnessSpec:
         return bool(self.resume_args)
 
     @property
+    def start_seconds(self) -> float:
+        """What a new harness's own start prompt has: `readySeconds` to get ready, then
+        `confirmSeconds` to confirm it. A harness that has not said it is ready this long after its
+        spawn is hung, not slow."""
+        return self.ready_seconds + self.confirm_seconds
+
+    @property
     def names_its_conversations(self) -> bool:
         """It resumes by an id it chose itself (Codex): the-loop learns it from the ready receipt."""
         return self.can_resume and not any("{session_id}" in arg for arg in self.session_id_args)

@@ -159,7 +159,7 @@ class ItemWorker:
         ledger, record = walk.ledger, walk.record
         if ledger.start is not None and ledger.start.reason == RESUME:
             return  # a resume prompt's attempts: parking's
-        if ledger.start is not None and record is not None and self.watch.running(record):
+        if ledger.start is not None and record is not None and self._runs(record):
             walk.ledger = self.store.save_ledger(replace(ledger, start=None))  # it runs already
         if walk.ledger.start is None or not walk.go_on:
             return
@@ -167,6 +167,10 @@ class ItemWorker:
         walk.ledger, walk.record, walk.go_on = self.delivery.attempt(
             walk.item, walk.ledger, walk.record, start, armed=True, summary=walk.summary
         )
+
+    def _runs(self, record: SessionRecord) -> bool:
+        """Its harness runs, and did not hang in its start (one that did is ended and started again)."""
+        return self.watch.running(record) and not self.delivery.dispatcher.hung(record)
 
     def _taken_over(self, ledger: Ledger, record: SessionRecord | None) -> Ledger:
         """Cluster: this host now holds an item whose session ran on another host (lost): it starts
