@@ -206,9 +206,15 @@ class HarnessSpec:
     @property
     def start_seconds(self) -> float:
         """What a new harness's own start prompt has: `readySeconds` to get ready, then
-        `confirmSeconds` to confirm it. A harness that has not said it is ready this long after its
-        spawn is hung, not slow."""
+        `confirmSeconds` to confirm it."""
         return self.ready_seconds + self.confirm_seconds
+
+    @property
+    def hung_seconds(self) -> float:
+        """A harness with receipts still not ready this long after its spawn — its start prompt's
+        whole time, then its retry's — hung in its start rather than being slow (opencode's healthy
+        starts took up to 65 s at load 26 on 2 cores, where its start prompt has 60)."""
+        return 2 * self.start_seconds
 
     @property
     def names_its_conversations(self) -> bool:

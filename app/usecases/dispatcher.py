@@ -39,7 +39,11 @@ class Dispatcher:
 
     def hung(self, record: SessionRecord) -> bool:
         """Its harness hung in its start: the next attempt ends it and starts it again."""
-        return self.watch.never_ready(record, self.harness(record.harness))
+        return self.watch.hung(record, self.harness(record.harness))
+
+    def starting(self, record: SessionRecord) -> bool:
+        """Its harness has not said it is ready yet."""
+        return self.watch.starting(record, self.harness(record.harness))
 
     def dispatch(self, record: SessionRecord | None, job: Dispatch, spend: Spend) -> Result:
         """Deliver into the recorded harness, or take the respawn path when tmux says it is gone."""
@@ -88,7 +92,7 @@ class Dispatcher:
         harness's own, proven by its mark — and started again within this attempt; left in place,
         every comment on its item would fail against it. A start that said nothing at all has no
         conversation to resume."""
-        reason = f"not ready {self.harness(record.harness).start_seconds:g}s after its spawn"
+        reason = f"not ready {self.harness(record.harness).hung_seconds:g}s after its spawn"
         self._emit(
             Event.SESSION_NOT_READY,
             record,

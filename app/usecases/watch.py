@@ -114,13 +114,16 @@ class HarnessWatch:
                 return self._timed_out(record, probe, f"harness not ready {harness.ready_seconds:g}s after its spawn")
             self._clock.sleep(POLL_SECONDS)
 
-    def never_ready(self, record: SessionRecord, harness: HarnessSpec) -> bool:
-        """Its harness still has not said it is ready (with receipts) though its spawn is older than
-        the whole time its own start prompt had: it hung in its start (opencode did, under load,
-        with a blank screen) and never will."""
-        if harness.receipts is ReceiptMode.NONE or self._elapsed(record) < harness.start_seconds:
+    def starting(self, record: SessionRecord, harness: HarnessSpec) -> bool:
+        """Its harness (with receipts) has not said it is ready yet."""
+        if harness.receipts is ReceiptMode.NONE:
             return False
         return harness_state(self.receipts(record), now=self._clock.now()) is HarnessState.STARTING
+
+    def hung(self, record: SessionRecord, harness: HarnessSpec) -> bool:
+        """Its harness still has not said it is ready `hungSeconds` after its spawn: it hung in its
+        start (opencode does, now and then, with a blank screen) and never will."""
+        return self._elapsed(record) >= harness.hung_seconds and self.starting(record, harness)
 
     def wait_confirmed(self, record: SessionRecord, harness: HarnessSpec, line: str, *, spawned: bool) -> Watched:
         """Until a receipt holds `line` (without receipts: the pane is still alive

@@ -17,18 +17,16 @@ def test_a_start_that_never_said_ready_is_ended_and_the_next_attempt_starts_the_
     assert world.events.named("dispatch.unconfirmed")  # its start prompt, never confirmed
     world.receipts.never_ready = False  # a start from now on gets ready as usual
     comment = world.comment(ref, "after the hung start")
-    before = world.clock.monotonic()
 
-    world.poll.run()
+    world.cycle()
 
-    # its start prompt's whole budget was spent the first time: not waited for a second time
-    assert world.clock.monotonic() - before < CLAUDE.start_seconds
     record = world.record(ref)
     assert record.spawn_id != stuck.spawn_id, "the hung harness was left in place"
     ended = [call for call in world.tmux.calls if call[0] == "terminate_harness"]
     assert ended == [("terminate_harness", ref.target.name)]  # ended first: never two harnesses for one item
     (not_ready,) = world.events.named("session.not_ready")
     assert not_ready["spawn_id"] == stuck.spawn_id
+    assert not_ready["reason"] == f"not ready {CLAUDE.hung_seconds:g}s after its spawn: ended and started again"
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
 
 
@@ -48,17 +46,19 @@ def test_an_item_without_comments_gets_its_hung_start_replaced_on_the_next_cycle
     assert [e["confirmed_by"] for e in world.events.named("dispatch.confirmed")] == ["receipt"]
 
 
-def test_a_harness_still_within_its_start_budget_is_waited_for_not_ended() -> None:
-    """Slow under load is not hung: a harness is ended only once its spawn is older than the
-    whole budget its own start prompt had (`readySeconds` + `confirmSeconds`)."""
+def test_a_start_slower_than_its_first_budget_is_waited_for_by_the_retry_not_ended() -> None:
+    """Slow under load is not hung (opencode took 63 s at load 26, its start prompt has 60): the
+    start's retry waits for its receipt once more, and only a harness silent through that too is
+    ended."""
     world = World()
-    world.receipts.ready_after = CLAUDE.ready_seconds - 5  # ready late, within its time
+    world.receipts.ready_after = CLAUDE.start_seconds + 20  # its first attempt fails unconfirmed
     ref = world.item()
-    world.cycle()
-    comment = world.comment(ref, "while it starts slowly")
+    world.poll.run()
+    assert world.events.named("dispatch.unconfirmed")
 
-    world.cycle()
+    world.poll.run()  # the next cycle, at once
 
     assert world.events.named("session.not_ready") == []
     assert world.spawns() == 1
-    assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
+    assert world.ledger(ref).start is None
+    assert [e["confirmed_by"] for e in world.events.named("dispatch.confirmed")] == ["receipt-on-retry"]
