@@ -77,7 +77,9 @@ class Event(enum.Enum):
     )
     SESSION_NOT_READY = (
         "session.not_ready",
-        "A harness did not say it was ready in time (`screen`: its pane's last lines — a trust dialog, a login).",
+        "A harness did not say it was ready in time (`screen`: its pane's last lines — a trust dialog, a login). "
+        "Still not ready twice `readySeconds` + `confirmSeconds` after its spawn, it hung in its start: it is "
+        "ended and started again (`spawn_id`: the hung spawn).",
     )
     SESSION_BLOCKED = (
         "session.blocked",

@@ -204,6 +204,19 @@ class HarnessSpec:
         return bool(self.resume_args)
 
     @property
+    def start_seconds(self) -> float:
+        """What a new harness's own start prompt has: `readySeconds` to get ready, then
+        `confirmSeconds` to confirm it."""
+        return self.ready_seconds + self.confirm_seconds
+
+    @property
+    def hung_seconds(self) -> float:
+        """A harness with receipts still not ready this long after its spawn — its start prompt's
+        whole time, then its retry's — hung in its start rather than being slow (opencode's healthy
+        starts took up to 65 s at load 26 on 2 cores, where its start prompt has 60)."""
+        return 2 * self.start_seconds
+
+    @property
     def names_its_conversations(self) -> bool:
         """It resumes by an id it chose itself (Codex): the-loop learns it from the ready receipt."""
         return self.can_resume and not any("{session_id}" in arg for arg in self.session_id_args)

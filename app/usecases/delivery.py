@@ -178,6 +178,8 @@ class Delivery:
         spawned = record is not None and run.job.delivery_id in record.recent_delivery_ids
         if record is None or not (spawned or self._cut_short(run)) or not self.watch.running(record):
             return None
+        if self.dispatcher.hung(record):
+            return None  # it had its whole start and said nothing: the dispatch ends it and starts it again
         return self.watch.wait_confirmed(record, harness, run.job.receipt, spawned=spawned).verdict
 
     def _cut_short(self, run: _Run) -> bool:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from app.usecases.spawner import Dispatch, Result, Spawner
-from app.usecases.watch import HarnessWatch, Verdict
+from app.usecases.watch import HarnessWatch, Verdict, Watched
 from domain.errors import SessionMissing, TmuxFailed, TmuxUnanswered
 from domain.events import Event, Level
 from domain.model import HarnessSpec, Probe, SessionRecord, SessionState
@@ -37,6 +37,14 @@ class Dispatcher:
     def harness(self, name: str) -> HarnessSpec:
         return self.spawner.harness(name)
 
+    def hung(self, record: SessionRecord) -> bool:
+        """Its harness hung in its start: the next attempt ends it and starts it again."""
+        return self.watch.hung(record, self.harness(record.harness))
+
+    def starting(self, record: SessionRecord) -> bool:
+        """Its harness has not said it is ready yet."""
+        return self.watch.starting(record, self.harness(record.harness))
+
     def dispatch(self, record: SessionRecord | None, job: Dispatch, spend: Spend) -> Result:
         """Deliver into the recorded harness, or take the respawn path when tmux says it is gone."""
         if record is None:
@@ -63,6 +71,8 @@ class Dispatcher:
         ready = readiness(self.watch.state(record, harness, probe))
         if ready.choice is Ready.WAIT:
             watched = self.watch.wait_ready(record, harness)
+            if watched.verdict is Verdict.TIMEOUT and self.hung(record):
+                return self._replace_hung(record, job, spend, watched)
             if watched.verdict is Verdict.TIMEOUT:
                 spend()
                 return Result(Outcome.RETRY, watched.reason, record, screen=watched.screen)
@@ -77,7 +87,26 @@ class Dispatcher:
         spend()
         return self._paste(record, job, Outcome.PASTED, why)
 
-    def _respawn(self, record: SessionRecord, job: Dispatch, spend: Spend) -> Result:
+    def _replace_hung(self, record: SessionRecord, job: Dispatch, spend: Spend, watched: Watched) -> Result:
+        """A harness that hung in its start (it never said it is ready) is ended — its pane is the
+        harness's own, proven by its mark — and started again within this attempt; left in place,
+        every comment on its item would fail against it. A start that said nothing at all has no
+        conversation to resume."""
+        reason = f"not ready {self.harness(record.harness).hung_seconds:g}s after its spawn"
+        self._emit(
+            Event.SESSION_NOT_READY,
+            record,
+            level=Level.WARNING,
+            reason=f"{reason}: ended and started again",
+            screen=watched.screen,
+            spawn_id=record.spawn_id,
+        )
+        self.tmux.terminate_harness(record.target, grace_seconds=0, pane=record.pane_id, mark=record.spawn_id)
+        said = self.watch.receipts(record)
+        return self._respawn(record, job, spend, started=bool(said))
+
+    def _respawn(self, record: SessionRecord, job: Dispatch, spend: Spend, *, started: bool = True) -> Result:
+        """`started`: the conversation may have begun (a harness that said nothing at all, never)."""
         probe = self._probe(record)
         step = on_respawn_probe(probe)
         if step.choice is Step.DELIVER_INTO_HARNESS:
@@ -86,10 +115,11 @@ class Dispatcher:
         harness = self.harness(record.harness)
         # cluster: a conversation that ran on a host that lost the item has its transcript there
         elsewhere = record.host not in {"", self.config.host}
-        # a conversation that never started (its spawn failed) has nothing to resume
-        resume = harness.can_resume and self.config.resume_on_respawn and record.spawned_at is not None
+        # a conversation that never started (its spawn failed, or it hung before a word) has nothing to resume
+        started = started and record.spawned_at is not None
+        resume = harness.can_resume and self.config.resume_on_respawn and started
         if elsewhere or not resume:
-            why = "no conversation started" if record.spawned_at is None else "harness has no resume"
+            why = "no conversation started" if not started else "harness has no resume"
             why = why if harness.can_resume else "harness has no resume"
             if elsewhere:
                 why = f"its conversation ran on host {record.host}, which no longer holds the item"

@@ -159,7 +159,7 @@ class ItemWorker:
         ledger, record = walk.ledger, walk.record
         if ledger.start is not None and ledger.start.reason == RESUME:
             return  # a resume prompt's attempts: parking's
-        if ledger.start is not None and record is not None and self.watch.running(record):
+        if ledger.start is not None and record is not None and self._runs(ledger.start, walk.item, record):
             walk.ledger = self.store.save_ledger(replace(ledger, start=None))  # it runs already
         if walk.ledger.start is None or not walk.go_on:
             return
@@ -167,6 +167,14 @@ class ItemWorker:
         walk.ledger, walk.record, walk.go_on = self.delivery.attempt(
             walk.item, walk.ledger, walk.record, start, armed=True, summary=walk.summary
         )
+
+    def _runs(self, start: StartRequest, item: WorkItem, record: SessionRecord) -> bool:
+        """Its harness runs, and is not the one this start spawned still starting: that one's retry
+        waits for its receipt, and ends it and starts it again if it hung in its start."""
+        if not self.watch.running(record):
+            return False
+        spawned = StartSubject(item, start).delivery_id in record.recent_delivery_ids
+        return not (spawned and self.delivery.dispatcher.starting(record))
 
     def _taken_over(self, ledger: Ledger, record: SessionRecord | None) -> Ledger:
         """Cluster: this host now holds an item whose session ran on another host (lost): it starts

@@ -126,12 +126,23 @@ class HarnessWatch:
                 return self._timed_out(record, probe, f"harness not ready {harness.ready_seconds:g}s after its spawn")
             self._clock.sleep(POLL_SECONDS)
 
+    def starting(self, record: SessionRecord, harness: HarnessSpec) -> bool:
+        """Its harness (with receipts) has not said it is ready yet."""
+        if harness.receipts is ReceiptMode.NONE:
+            return False
+        return harness_state(self.receipts(record), now=self._clock.now()) is HarnessState.STARTING
+
+    def hung(self, record: SessionRecord, harness: HarnessSpec) -> bool:
+        """Its harness still has not said it is ready `hungSeconds` after its spawn: it hung in its
+        start (opencode does, now and then, with a blank screen) and never will."""
+        return self._elapsed(record) >= harness.hung_seconds and self.starting(record, harness)
+
     def wait_confirmed(self, record: SessionRecord, harness: HarnessSpec, line: str, *, spawned: bool) -> Watched:
         """Until a receipt holds `line` (without receipts: the pane is still alive
         `confirmSeconds` later), the harness dies, time is up, or the daemon stops. A prompt on a
         spawn's argv also waits for the harness to start: `readySeconds` more, and its ready receipt
         too (opencode says it took that prompt before its TUI shows the session, and is ready then)."""
-        budget = harness.confirm_seconds + (harness.ready_seconds if spawned else 0.0)
+        budget = harness.start_seconds if spawned else harness.confirm_seconds
         if harness.receipts is ReceiptMode.NONE:
             return self._alive_after(record, budget)
         deadline = self._clock.monotonic() + budget

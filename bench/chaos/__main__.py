@@ -73,7 +73,12 @@ def campaign(world: World, args: argparse.Namespace, rng: random.Random) -> tupl
     taken = world.agent.taken(runs)
     count_comments(run.sent, runs, world.notices(), tally, taken)
     alive = lambda pid: running(pid, world.record)  # noqa: E731
-    count_deaths(runs, alive=alive, killed_pids=world.killed_pids, killed_servers=world.killed_servers, tally=tally)
+    hung = world.hung_spawns()
+    count_deaths(
+        runs, alive=alive, killed_pids=world.killed_pids, killed_servers=world.killed_servers, tally=tally, hung=hung
+    )
+    if hung:
+        print(f"harnesses the-loop ended as hung in their start: {len(hung)}")
     report(run, tally, settled=settled, harnesses=len(runs), confirms=world.agent.confirms)
     for gap, count in reaction_gaps(run.sent, taken, world.reactions()).items():
         print(f"  {gap}: {count}")

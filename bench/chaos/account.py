@@ -85,11 +85,15 @@ def count_deaths(
     killed_pids: Collection[int],
     killed_servers: Collection[int],
     tally: Tally,
+    hung: Collection[str] = (),
 ) -> None:
     """A harness is gone by the campaign's hand (SIGKILLed, or its tmux server was), by its own (it
-    recorded its exit), or it was a live session killed. Two running at once for one item count too."""
+    recorded its exit), by the-loop's as hung in its start (`hung`: the spawns `session.not_ready`
+    says it ended; it never said it was ready), or it was a live session killed. Two running at once
+    for one item count too."""
     runs = list(runs)
     doomed = {run.pid for run in runs if run.pid in killed_pids or run.server in killed_servers}
+    doomed |= {run.pid for run in runs if run.spawn and run.spawn in hung and not run.ready}
     for run in runs:
         if alive(run.pid) or run.pid in doomed or run.exited:
             continue

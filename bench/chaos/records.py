@@ -4,6 +4,7 @@ for a real agent), read back per harness process."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,11 +42,15 @@ class JsonlTail:
         self.new()
 
 
+_SPAWN = re.compile(r"/receipts/[^/\s]+/([0-9a-f]{32})/")
+
+
 @dataclass
 class HarnessRun:
     """One harness process, from its own lines."""
 
     pid: int
+    spawn: str = ""  # the-loop's spawn id, from its receipt folder on the command line or in the environment
     cwd: str = ""
     server: int | None = None
     resume: str | None = None
@@ -62,6 +67,8 @@ class HarnessRun:
         kind = line["kind"]
         if kind == "start":
             self.cwd, self.server, self.resume = line.get("cwd", ""), line.get("server"), line.get("resume")
+            found = _SPAWN.search(" ".join([*line.get("argv", []), *line.get("env", [])]))
+            self.spawn = found[1] if found else ""
             self.argv_prompt = line.get("prompt")
         elif kind == "ready":
             self.ready = True

@@ -168,6 +168,11 @@ class World:
     def reactions(self) -> list[tuple[str, str]]:
         return [(comment_id, reaction.value) for comment_id, reaction in self.sandbox.reactions()]
 
+    def hung_spawns(self) -> set[str]:
+        """The spawns the-loop ended as hung in their start (`session.not_ready` names each)."""
+        lines = JsonlTail(self.state / "logs" / "events.jsonl").new()
+        return {str(e["spawn_id"]) for e in events_named(lines, "session.not_ready") if e.get("spawn_id")}
+
     def ledgers(self, refs: list[WorkItemRef]) -> dict[WorkItemRef, Ledger | None]:
         store = SqliteStateStore(self.state / "state.sqlite3")
         try:

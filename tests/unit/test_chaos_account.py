@@ -123,3 +123,21 @@ def test_lines_of_several_harnesses_in_one_file_are_told_apart_and_a_torn_line_w
 def test_the_last_line_reads_as_the_issue_says() -> None:
     tally = Tally(lost=["a"], duplicated=["b", "c"])
     assert tally.line(20) == "20 kills: 1 lost, 2 duplicated, 0 live sessions killed"
+
+
+def test_a_harness_the_loop_ended_as_hung_in_its_start_is_no_live_session_killed() -> None:
+    """opencode now and then hangs in its start (a blank screen, forever): the-loop ends it and
+    starts it again, saying so (`session.not_ready`, naming its spawn). One that said it was ready
+    is a live session, whatever an event says."""
+    spawn = "0123456789abcdef0123456789abcdef"
+    env = [f"/tmp/c/state/receipts/github-sandbox-chaos-1/{spawn}/tui.json"]
+    hung = HarnessRun(7)
+    hung.take({"kind": "start", "cwd": "/agents/a", "server": 900, "env": env})
+    hung.finish()
+    tally = Tally()
+    count_deaths([hung], alive=lambda pid: False, killed_pids=NONE, killed_servers=NONE, tally=tally, hung={spawn})
+    assert tally.killed == []
+    hung.take({"kind": "ready"})
+    tally = Tally()
+    count_deaths([hung], alive=lambda pid: False, killed_pids=NONE, killed_servers=NONE, tally=tally, hung={spawn})
+    assert len(tally.killed) == 1
