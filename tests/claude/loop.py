@@ -21,6 +21,7 @@ from adapters.receipts.files import FileReceipts
 from adapters.receipts.hooks import SUFFIX
 from adapters.tmux.adapter import ShTmux
 from app.config.settings import Settings
+from domain.asks import CLOCK_MARGIN
 from domain.events import Event, Level
 from domain.ledger import Resolution
 from domain.model import HarnessSpec, Reaction
@@ -238,3 +239,13 @@ def gone(pid: int) -> bool:
     except OSError:
         return True
     return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+
+
+def answerable(world: World, ref: WorkItemRef) -> None:
+    """Until an answer written now counts: `CLOCK_MARGIN` after the last request was posted."""
+    posted = wait_for(
+        lambda: [request.posted_at for request in world.record(ref).requests if not request.pending],
+        what="the request posted",
+    )
+    last = max(posted)
+    wait_for(lambda: world.clock.now() >= last + CLOCK_MARGIN, what="an answer's margin after the request")

@@ -13,7 +13,7 @@ import pytest
 
 from adapters.receipts.files import FileReceipts
 from app.usecases.daemon import Daemon
-from domain.asks import CLOCK_MARGIN, AnswerState, open_ask, open_asks
+from domain.asks import AnswerState, open_ask, open_asks
 from domain.model import Reaction
 from domain.receipts import ReceiptKind
 from domain.refs import WorkItemRef
@@ -21,7 +21,7 @@ from domain.webhook import Pushed
 from tests.anthropic_standin.script import Say, UseTool, UseTools
 from tests.anthropic_standin.server import AnthropicStandIn, Kind
 from tests.claude.fixtures import anthropic, claude, claude_binary, claude_config, claude_rig
-from tests.claude.loop import ClaudeLoop, claude_spec
+from tests.claude.loop import ClaudeLoop, answerable, claude_spec
 from tests.claude.rig import ClaudeRig
 from tests.claude.test_loop_hooks import ITEM, Spawn
 from tests.service.world import World
@@ -135,16 +135,6 @@ def asking_world(loop: ClaudeLoop, number: int) -> tuple[World, WorkItemRef]:
     wait_for(lambda: open_ask(world.watch.receipts(world.record(ref))), timeout=30, what="the request")
     world.cycle()
     return world, ref
-
-
-def answerable(world: World, ref: WorkItemRef) -> None:
-    """Until an answer written now counts: `CLOCK_MARGIN` after the last request was posted."""
-    posted = wait_for(
-        lambda: [request.posted_at for request in world.record(ref).requests if not request.pending],
-        what="the request posted",
-    )
-    last = max(posted)
-    wait_for(lambda: world.clock.now() >= last + CLOCK_MARGIN, what="an answer's margin after the request")
 
 
 def tool_result_text(anthropic: AnthropicStandIn) -> str:

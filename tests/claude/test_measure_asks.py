@@ -25,7 +25,7 @@ from domain.webhook import Pushed
 from tests.anthropic_standin.script import Say, UseTool
 from tests.anthropic_standin.server import AnthropicStandIn
 from tests.claude.fixtures import anthropic, claude_binary, claude_config, claude_rig
-from tests.claude.loop import ClaudeLoop, claude_spec
+from tests.claude.loop import ClaudeLoop, answerable, claude_spec
 from tests.claude.rig import ClaudeRig
 from tests.tmux_support import wait_for
 
@@ -117,6 +117,7 @@ def _one(loop: ClaudeLoop, fresh: AnthropicStandIn, number: int, *, webhook: boo
             daemon.stop()
             runner.join(timeout=60)
             world.poll.stopping = lambda: False  # the stopped daemon's flag: this cycle is ours
+        answerable(world, ref)  # a bare answer counts only when written after its request was posted
         comment = world.comment(ref, "the-loop allow")
         start = time.time_ns()
         if webhook:

@@ -108,6 +108,7 @@ _LISTING_ADAPTERS = {
     "adapters.gemini",  # its hook names, which a receipt's event is read by (adapters.gemini.events)
     "adapters.gemini.events",
     "adapters.receipts",
+    "adapters.receipts.flat_json",  # a receipt whose tool input is nested too deep, read by its top level
     "adapters.receipts.hooks",
     "adapters.receipts.reading",
     "adapters.support.session_rows",
