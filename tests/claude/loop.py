@@ -56,6 +56,16 @@ class WallClock(FakeClock):
         return self._system.epoch()
 
 
+class RunningWallClock(WallClock):
+    """The machine's time, its monotonic reading too: a wait with a deadline ends as the daemon's
+    would (a paste the agent never took times out and is tried again), for an agent that confirms a
+    paste at once even while busy. (A WallClock's monotonic reading stands still: there a deadline
+    never passes, and only a receipt or a dead pane ends a wait.)"""
+
+    def monotonic(self) -> float:
+        return self._system.monotonic()
+
+
 class TimedEvents(RecordingEvents):
     """Each event also carries `at_ns`: when it was emitted, on the clock the hooks name their files by."""
 
@@ -79,11 +89,10 @@ def real_world(tmux: Any, spec: HarnessSpec, base: Path, **options: Any) -> Worl
         tmux=tmux,
         harness=spec.name,
         harnesses={spec.name: spec},
-        clock=WallClock(),
         events=TimedEvents(),
         workdir=str(base / "work" / "{slug}"),
         session_ids=lambda: str(uuid.uuid4()),
-        **options,
+        **{"clock": WallClock(), **options},
     )
 
 

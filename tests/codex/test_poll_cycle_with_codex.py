@@ -37,10 +37,10 @@ pytestmark = pytest.mark.codex
 TRUST_QUESTION = "Trust this folder?"
 
 
-def world_for(rig: CodexRig, base: Path, spec: HarnessSpec | None = None) -> World:
+def world_for(rig: CodexRig, base: Path, spec: HarnessSpec | None = None, **options: Any) -> World:
     spec = spec or builtin_spec("codex", rig.binary)
     receipts = FileReceipts(base / "receipts")
-    return real_world(rig.tmux.adapter(), spec, base, receipts=receipts, trust_port=CodexTrust(rig.config))
+    return real_world(rig.tmux.adapter(), spec, base, receipts=receipts, trust_port=CodexTrust(rig.config), **options)
 
 
 def events_of(world: World, name: str, comment_id: str) -> list[dict[str, Any]]:

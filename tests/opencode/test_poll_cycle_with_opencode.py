@@ -14,7 +14,7 @@ from app.config.settings import Settings
 from domain.model import HarnessSpec
 from domain.receipts import ReceiptKind
 from domain.refs import WorkItemRef
-from tests.claude.loop import a_comment_while_busy, exits_at_once, resumed_after_a_kill
+from tests.claude.loop import RunningWallClock, a_comment_while_busy, exits_at_once, resumed_after_a_kill
 from tests.codex.rig import CodexSession
 from tests.codex.test_poll_cycle_with_codex import events_of, world_for
 from tests.openai_standin.server import OpenAIStandIn
@@ -44,7 +44,10 @@ def agent(
 ) -> tuple[World, WorkItemRef, Path]:
     # the next test's comment comes at once: before the TUI showed the session, it would start another
     return first_spawn(
-        lambda base: world_for(opencode_rig, base, opencode_spec(opencode_rig.binary)), tmp_path_factory, openai
+        # opencode confirms a paste at once, busy or not: a paste it never took is tried again, as by the daemon
+        lambda base: world_for(opencode_rig, base, opencode_spec(opencode_rig.binary), clock=RunningWallClock()),
+        tmp_path_factory,
+        openai,
     )
 
 
