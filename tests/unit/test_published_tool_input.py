@@ -140,11 +140,11 @@ def test_a_write_of_an_env_file_shows_its_path_size_and_a_redacted_excerpt() -> 
         "PORT=3000\nAPP=my-app-staging-v2\nSTRIPE=rk_live_51Hx9QeLkd8fJ2mZpQ7\nOPENAI_API_KEY=sk-abc\n" + "X=1\n" * 400
     )
 
-    body = published("Write", {"file_path": "/work/app/.env", "content": content})
+    body = published("Write", {"file_path": "/srv/app/.env", "content": content})
 
     assert "rk_live_51Hx9QeLkd8fJ2mZpQ7" not in body and "sk-abc" not in body
     shown = shown_json(body)
-    assert shown["file_path"] == "/work/app/.env"
+    assert shown["file_path"] == "/srv/app/.env"
     assert shown["content"] == {
         "bytes": len(content),
         "lines": 404,
