@@ -211,7 +211,9 @@ def test_one_message_with_two_reads_asks_for_both_at_once_before_either_is_answe
     anthropic.script(UseTools((READ_HOSTS, READ_PASSWD)), Say("both read"))
     session = claude.spawn(claude.folder(), "--permission-mode", "default", prompt="read both")
 
-    claude.hooks.wait("PermissionRequest", session.session_id, where=lambda h: h["tool_input"] == READ_PASSWD.input)
+    # each hook is its own process: the two fire milliseconds apart, and either may be recorded first
+    for read in (READ_HOSTS, READ_PASSWD):
+        claude.hooks.wait("PermissionRequest", session.session_id, where=lambda h, r=read: h["tool_input"] == r.input)
 
     asked = claude.hooks.of("PermissionRequest", session.session_id)
     assert sorted(h["tool_input"]["file_path"] for h in asked) == ["/etc/hosts", "/etc/passwd"]
