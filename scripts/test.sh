@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up what is missing, then runs the gates and the whole test suite, printing its 25 slowest tests.
-#   scripts/test.sh [PYTEST ARGS...]   everything, as CI runs it
+#   scripts/test.sh [PYTEST ARGS...]   everything, as CI runs it, four tests at a time (pytest-xdist);
+#                                      TEST_WORKERS=N for another number (0: one process, in order)
 #   scripts/test.sh --quick [ARGS...]  a developer's loop: the domain, service and contract tests only,
 #                                      side by side (pytest-xdist); no gates, no real agents
 set -euo pipefail
@@ -14,4 +15,6 @@ fi
 echo "== mypy --strict" && .venv/bin/mypy
 echo "== ruff" && .venv/bin/ruff check . && .venv/bin/ruff format --check .
 echo "== import-linter" && .venv/bin/lint-imports
-echo "== pytest" && .venv/bin/pytest --durations=25 "$@"
+# Most tests wait on tmux, an agent's turn, gh or PostgreSQL rather than compute: four at a time on two
+# cores took a third of the serial run's time (docs/reliability.md: how the figure was measured).
+echo "== pytest" && .venv/bin/pytest -n "${TEST_WORKERS:-4}" --durations=25 "$@"
