@@ -65,7 +65,7 @@ __all__ = ["Container", "EventFilter", "LockHeld", "Skipped", "Tail", "follow_ev
 
 class HarnessTrust(TrustPort):
     """Each harness's trusted folders in its own user configuration: Codex's `config.toml` for a
-    Codex spawn (issue 21), Claude Code's `~/.claude.json` for every other."""
+    Codex spawn, Claude Code's `~/.claude.json` for every other."""
 
     def __init__(self, claude: TrustPort, codex: TrustPort) -> None:
         self._claude, self._codex = claude, codex
@@ -182,7 +182,7 @@ def _tighten(settings: Settings) -> Callable[[], list[tuple[str, str]]]:
 
 
 def _tidy(settings: Settings, github: GhTracker) -> Callable[[], None]:
-    """The kept listings of GitHub repositories no longer watched go (issue 23)."""
+    """The kept listings of GitHub repositories no longer watched go, so the state stays bounded."""
     watched = [source.repo for source in settings.sources() if source.provider == "github"]
 
     def tidied() -> None:

@@ -1,6 +1,6 @@
 """What starting a read-only command costs: `status`, `sessions list` and `events`, each as a ratio
-against a bare interpreter start (`python -c pass`) measured in the same run (issue 19 item 9: at
-most 4x).
+against a bare interpreter start (`python -c pass`) measured in the same run (the target:
+at most 4x).
 
 Run: .venv/bin/python -m bench.cli_start [--rounds N]. Every round runs the bare start and each
 command once, in turn, as fresh processes in a folder holding a small configuration

@@ -1,4 +1,4 @@
-"""Several hosts on one machine (issue 14): GitHub requests per cycle, deliveries per second and
+"""Several hosts on one machine: GitHub requests per cycle, deliveries per second and
 lease take-over time with 1, 2 and 3 hosts, each ratio against one host measured in the same run.
 
     .venv/bin/python -m bench.cluster --items 6 --comments 10

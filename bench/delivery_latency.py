@@ -1,4 +1,4 @@
-"""Delivery latency (issue 21 item 5): back-to-back comments by webhook, into a harness without
+"""Delivery latency: back-to-back comments by webhook, into a harness without
 receipts and into one that writes them, and the longest poll cycle while three items spawn.
 
     .venv/bin/python -m bench.delivery_latency            # 20 pairs per harness

@@ -1,4 +1,4 @@
-"""Real Gemini CLI's readiness, receipt latency and Enter (issue 21), offline.
+"""Real Gemini CLI's readiness, receipt latency and Enter, offline.
 
     .venv/bin/python -m bench.gemini_latency --spawns 10 --comments 100
 

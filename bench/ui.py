@@ -1,4 +1,4 @@
-"""What the fleet page costs (issue 22 item 7).
+"""What the fleet page costs.
 
 Size: the items view of 1,000 items, 100 of them with a session, rendered on the server (the use
 cases over the fakes, as the daemon wires them) — its bytes must stay under 2 MB.

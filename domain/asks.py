@@ -1,4 +1,4 @@
-"""Issue 20: what the agent asks a person — a permission to use a tool, or a question — put on the
+"""What the agent asks a person — a permission to use a tool, or a question — put on the
 work item, and the answer an authorized comment gives back.
 
 Claude Code's PermissionRequest hook (pinned in tests/claude/test_claude_permission_facts.py) fires
@@ -125,7 +125,7 @@ def blocked_episode(receipts: Iterable[Receipt]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Waiting:
-    """Issue 20 item 5: what a blocked agent waits on, and since when (its receipt's time)."""
+    """What a blocked agent waits on, and since when (its receipt's time)."""
 
     on: str  # "permission", "question" (answerable from the item), or "dialog" (only in the pane)
     tool: str = ""  # a permission's tool, fit to show

@@ -25,7 +25,7 @@ class Verb(enum.Enum):
     STOP = "stop"  # the session is closed as on an upstream close; later comments are not delivered
     START = "start"  # spawn now (whatever spawnOnUnmatched says), or undo a stop
     STATUS = "status"  # one reply: session, agent, last delivery, comments waiting, paused or not
-    # issue 20: answers to what the agent asks (domain/asks.py); the rest of the line is theirs
+    # answers to what the agent asks (domain/asks.py); the rest of the line is theirs
     ALLOW = "allow"  # the tool it asks for runs (`allow always`: and later ones of the session)
     DENY = "deny"  # it does not; the rest of the comment is the reason the agent is told
     ANSWER = "answer"  # the option chosen for its question, by number (or by the option's text)

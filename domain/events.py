@@ -282,7 +282,7 @@ class Event(enum.Enum):
     WORKSPACE_SETUP_SKIPPED = (
         "workspace.setup_skipped",
         "The setup command was not run in a new worktree: it holds a fork's head nobody vouched for, whose "
-        "code never runs on the host (`reason`, with how to vouch; issue 18, docs/workspaces.md).",
+        "code never runs on the host (`reason`, with how to vouch: docs/workspaces.md).",
     )
     WORKSPACE_VOUCHED = (
         "workspace.vouched",

@@ -108,7 +108,7 @@ class WorkItem:
 
 @dataclass(frozen=True, slots=True)
 class PullHead:
-    """Where a pull request's head is: its repository and commit (issue 18 item 1)."""
+    """Where a pull request's head is: its repository and commit."""
 
     repo: str  # the head repository's `owner/name`; "" when it was deleted
     sha: str
@@ -185,17 +185,17 @@ class HarnessSpec:
     session_id_args: tuple[str, ...] = ()
     resume_args: tuple[str, ...] = ()
     submit_delay_ms: int = 0
-    # issue 21: carriage returns sent again while a paste without its receipt still sits in the input box
+    # carriage returns sent again while a paste without its receipt still sits in the input box
     enter_retries: int = 0
-    blocked_screens: tuple[str, ...] = ()  # issue 21: on its screen, a dialog its hooks do not report
+    blocked_screens: tuple[str, ...] = ()  # on its screen, a dialog its hooks do not report
     receipts: ReceiptMode = ReceiptMode.NONE
     ready_seconds: float = 3.0  # until it must say it is ready (without receipts: stay alive)
     confirm_seconds: float = 3.0  # after a paste, until it must confirm (without receipts: stay alive)
     trust_workdir: bool = False  # record the spawn folder as trusted in the harness's user config
-    # issue 18: arguments so it loads none of its folder's settings, hooks, MCP servers, plugins;
+    # arguments so it loads none of its folder's settings, hooks, MCP servers, plugins;
     # None: it has no such start, and is never started in a folder holding a head nobody vouched for
     unvouched_args: tuple[str, ...] | None = None
-    # issue 19: given to every spawn (tmux -e), so a pane never runs on what the tmux server kept
+    # given to every spawn (tmux -e), so a pane never runs on what the tmux server kept
     env: tuple[tuple[str, str], ...] = ()  # NAME, value; `${VAR}` in a value is the daemon's VAR
     pass_env: tuple[str, ...] = ()  # names whose values are copied from the daemon's environment
 
@@ -295,7 +295,7 @@ class SessionRecord:
     previous_host: str = ""  # an operator moved the item here from this host; cleared once it runs here
     naming: Naming = Naming.INJECTIVE  # LEGACY: written before slugs were injective; keeps its names
     park: Park | None = None  # its agent's turn failed on the API: nothing is pasted until the reset
-    harness_group: str = ""  # issue 21: the process group the latest spawn's harness leads (TmuxPort.harness_group)
+    harness_group: str = ""  # the process group the latest spawn's harness leads (TmuxPort.harness_group)
 
     @property
     def slug(self) -> str:

@@ -1,4 +1,4 @@
-"""The session policy (DESIGN §4): pure decisions from tmux's answers, each with a reason."""
+"""The session policy (README.md, "How it works"): pure decisions from tmux's answers, each with a reason."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from domain.events import Event, Level
 from domain.receipts import Receipt, ReceiptMode
 
-if TYPE_CHECKING:  # annotations only: importing the ports costs a command's start no more (issue 19 item 9)
+if TYPE_CHECKING:  # annotations only: importing the ports costs a command's start no more
     from domain.asks import AnswerState
     from domain.budget import RateBudget
     from domain.cluster import Departed, Held, HostView, Lease, Listed, Shared
@@ -105,7 +105,7 @@ class ReceiptPort(Protocol):
     a folder of the spawn's own under the state root, written whole (temp file, then rename).
 
     Failure modes: `prepare` raises `OSError` when the folder or the hooks file cannot be written.
-    Issue 20: a request's hook waits beside its receipt for an answer (`give`); `answer_state` says
+    A request's hook waits beside its receipt for an answer (`give`); `answer_state` says
     whether it took it.
     `read` and `find` never raise: a missing folder has no receipts, an unreadable or malformed
     file is skipped. `forget` ignores what is already gone.

@@ -33,7 +33,7 @@ HASH_HEX = 12  # 48 bits of sha256 of the exact ref: two refs with one readable 
 
 
 class Naming(enum.Enum):
-    """Which rule named a session's tmux target, receipts folder and branch (issue 18, item 9)."""
+    """Which rule named a session's tmux target, receipts folder and branch."""
 
     LEGACY = "legacy"  # before: two refs could share one name; kept for records written then
     INJECTIVE = "injective"  # the readable form, and a hash of the ref where that form lost some of it

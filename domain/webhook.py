@@ -1,5 +1,5 @@
 """Which webhook deliveries are kept: only one that can become a prompt or a control verb is kept
-in the inbox and wakes the poller; everything else is answered and dropped (issue 18 item 2)."""
+in the inbox and wakes the poller; everything else is answered and dropped."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Workspaces: the values and decisions about a work item's git worktree (issue 10)."""
+"""Workspaces: the values and decisions about a work item's git worktree."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ SHORT_SHA = 12
 def head_decision(
     item: WorkItemRef, head: PullHead | None, *, trust_forks: bool, vouched: str | None
 ) -> Decision[bool]:
-    """Issue 18 item 1: may code from this item's head run on the host (its `setup`, its harness
+    """May code from this item's head run on the host (its `setup`, its harness
     settings, hooks and MCP servers)? A label is consent to an agent *reading* a change, not to
     running it: a fork's head runs only when the operator trusts forks, or vouched for that very
     commit (a later push is not vouched for). `head` None: an issue, cut from the default branch."""

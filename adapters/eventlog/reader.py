@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from adapters.eventlog.rotation import files_oldest_first, reading
 from domain.events import Level
 
-if TYPE_CHECKING:  # annotations only: `events` starts without the refs' patterns (issue 19 item 9)
+if TYPE_CHECKING:  # annotations only: `events` starts without the refs' patterns
     from domain.refs import WorkItemRef
 
 Record = dict[str, Any]

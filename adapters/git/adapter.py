@@ -33,7 +33,7 @@ from domain.workspace import (
 )
 
 TAIL_READ = 16_384  # bytes of the setup's output read back; output_tail keeps fewer
-# what `setup` inherits of the daemon's environment (issue 18 item 1): never its tokens
+# what `setup` inherits of the daemon's environment: never its tokens
 SETUP_PASS = ("PATH", "HOME", "LANG", "TERM", "TMPDIR", "USER", "LOGNAME", "SHELL")
 SETUP_QUIET = {"GIT_TERMINAL_PROMPT": "0", "GIT_SSH_COMMAND": "ssh -o BatchMode=yes"}  # never waits on a prompt
 

@@ -46,7 +46,7 @@ class ListingFiles:
         return self.directory / f"{_UNSAFE.sub('-', str(repo))}-{digest}.json"
 
     def forget_except(self, watched: Iterable[RepoRef]) -> list[Path]:
-        """Delete the listings of repositories not in `watched` (issue 23: state stays bounded when
+        """Delete the listings of repositories not in `watched` (state stays bounded when
         repositories stop being watched); what it deleted. Other files are left alone."""
         if self.directory is None:
             return []

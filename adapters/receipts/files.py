@@ -29,8 +29,8 @@ class FileReceipts(ReceiptPort):
 
     def __init__(self, root: Path, *, ask_wait_seconds: float = 0.0, gemini_home: Path | None = None) -> None:
         self._root = root
-        self._gemini_home = gemini_home  # issue 21: where Gemini CLI finds its extensions (None: its default)
-        self._ask_wait_seconds = ask_wait_seconds  # issue 20: how long a PermissionRequest hook waits
+        self._gemini_home = gemini_home  # where Gemini CLI finds its extensions (None: its default)
+        self._ask_wait_seconds = ask_wait_seconds  # how long a PermissionRequest hook waits
         self._lock = threading.Lock()
         self._parsed: dict[Path, Receipt | None] = {}
 

@@ -19,7 +19,7 @@ from adapters.receipts.flat_json import top_level
 from domain.receipts import INPUT_DEPTH, Receipt, ReceiptKind, too_deep
 
 SUFFIX = ".receipt"
-# issue 20: beside a PermissionRequest receipt `<key>.receipt`, the daemon writes `<key>.decision`
+# beside a PermissionRequest receipt `<key>.receipt`, the daemon writes `<key>.decision`
 # (the hook's whole output); the hook takes it by renaming it `<key>.taken`, or, its wait over,
 # leaves `<key>.expired` and the dialog to the pane
 DECISION, TAKEN, EXPIRED = ".decision", ".taken", ".expired"

@@ -1,5 +1,5 @@
 """Reading a spawn's receipt folder: where it is and what its files say. `FileReceipts` reads
-through these; so does the lean `sessions list` (issue 19 item 9), which is why this imports only
+through these; so does the lean `sessions list`, which is why this imports only
 the hooks' reader and the domain's receipts and refs."""
 
 from __future__ import annotations

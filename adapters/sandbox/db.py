@@ -32,7 +32,7 @@ _MIGRATE_1_TO_2 = (
 )
 # version 2 -> 3: who edited a comment; an edit recorded before knew no one but its author
 _MIGRATE_2_TO_3 = ("ALTER TABLE comments ADD COLUMN edited_by TEXT",)
-# version 3 -> 4: a pull request's head (issue 18 item 1); one created before is its own repository's
+# version 3 -> 4: a pull request's head; one created before is its own repository's
 _HEAD_COLUMNS = ("head_repo TEXT", "head_sha TEXT NOT NULL DEFAULT ''")  # head_repo NULL: the item's own
 _MIGRATE_3_TO_4 = tuple(f"ALTER TABLE items ADD COLUMN {column}" for column in _HEAD_COLUMNS)
 SANDBOX_SCHEMA = Schema(

@@ -38,7 +38,7 @@ class SqliteStateStore(SqlStateStore):
     @classmethod
     def reading(cls, db: sqlite3.Connection, path: Path) -> SqliteStateStore:
         """A store over `db`, a connection its caller opened read-only and checked the schema version
-        of (the lean `sessions list`, issue 19 item 9): it only reads; a write fails as SQLite refuses it."""
+        of (the lean `sessions list`): it only reads; a write fails as SQLite refuses it."""
         store = cls.__new__(cls)
         store.path, store.where, store._db = path, str(path), db
         store._lock, store._depth = threading.RLock(), 0

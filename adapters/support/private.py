@@ -1,5 +1,5 @@
 """The state root is the operator's alone: folders 0700 and files 0600 whatever the umask, and
-what an earlier version (or another umask) left open closed at start (issue 18)."""
+what an earlier version (or another umask) left open closed at start."""
 
 from __future__ import annotations
 

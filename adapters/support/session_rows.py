@@ -1,4 +1,4 @@
-"""The sessions table read for a listing only (the lean `sessions list`, issue 19 item 9): of each
+"""The sessions table read for a listing only (the lean `sessions list`): of each
 record, the fields the listing shows and looks with, decoded as `state_codec.decode_session` decodes
 them (its defaults for older rows, its refusals), and of each ledger whether it is paused or stopped,
 without the domain model's dataclasses or the ledger's codec (the few the full decoding needs are
@@ -117,7 +117,7 @@ def held(db: sqlite3.Connection, item: WorkItemRef) -> tuple[bool, bool]:
 
 
 def held_items(db: sqlite3.Connection) -> list[tuple[WorkItemRef, bool, bool]]:
-    """Every item `the-loop pause` / `the-loop stop` holds that has no session record (issue 19 item 4):
+    """Every item `the-loop pause` / `the-loop stop` holds that has no session record:
     (the item, paused, stopped), read from its ledger as `held` reads one."""
     rows = db.execute("SELECT item, data FROM ledgers WHERE item NOT IN (SELECT item FROM sessions)").fetchall()
     found = []

@@ -92,7 +92,7 @@ def _prepare(db: sqlite3.Connection, schema: Schema) -> None:
     # NORMAL a power cut may roll that commit back and the comment would be delivered twice.
     # The price is one fsync per transaction: a handful per poll cycle.
     db.execute("PRAGMA synchronous = FULL")
-    # issue 23: the WAL is cut back to this after each checkpoint, not left at its largest since the start
+    # the WAL is cut back to this after each checkpoint, not left at its largest since the start
     db.execute(f"PRAGMA journal_size_limit = {WAL_KEEP_BYTES}")
     if db.execute("PRAGMA user_version").fetchone()[0] == schema.version:
         return  # current: nothing to create or migrate, so no write lock to wait for (`status` while one is held)

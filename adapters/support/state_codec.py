@@ -261,11 +261,11 @@ def decode_session(text: str, *, version: int) -> SessionRecord:
         ),
         requests_made=int(data.get("requests_made", 0)),
         closed_notice=data.get("closed_notice", ""),
-        harness_group=data.get("harness_group", ""),  # records from before issue 21 have none
+        harness_group=data.get("harness_group", ""),  # records from before harness groups were kept have none
         host=data.get("host", ""),  # records from before clusters ran on the one host there was
         previous_host=data.get("previous_host", ""),
         # a record from before names were injective keeps the names its session, receipts and
-        # branch were given then (issue 18, item 9)
+        # branch were given then
         naming=Naming(data.get("naming", Naming.LEGACY.value)),
         park=_park_from_json(data.get("park")),
     )

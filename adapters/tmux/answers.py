@@ -1,5 +1,5 @@
 """What tmux's answers on stderr say: every reader of tmux classifies them here (imports nothing,
-so the lean `sessions list` of issue 19 item 9 reads them without the runner's imports)."""
+so the lean `sessions list` reads them without the runner's imports)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every tmux session's panes in one `list-panes -a` (the lean `sessions list`, issue 19 item 9).
+"""Every tmux session's panes in one `list-panes -a` (the lean `sessions list`).
 
 The full listing probes each session with its own `list-panes -s -t =<name>:` through the runner
 (`adapters.tmux.runner`: logging, subprocess); a listing started for an operator asks once, through a

@@ -95,7 +95,7 @@ class ShRunner(TmuxRunner):
 
 
 def redacted(args: Sequence[str]) -> list[str]:
-    """`args` as logged: each `-e NAME=value` shows its name only (issue 19: values may be keys)."""
+    """`args` as logged: each `-e NAME=value` shows its name only (values may be keys)."""
     shown = list(args)
     for index in range(1, len(shown)):
         if shown[index - 1] == "-e" and "=" in shown[index]:

@@ -119,7 +119,7 @@ def diagnose(
 
 
 def _harnesses(settings: Settings, probe: DoctorProbe, environ: Mapping[str, str], *, tmux_ok: bool) -> Iterator[Check]:
-    """Issue 19: each harness this configuration starts, as its panes will start it: in the tmux
+    """Each harness this configuration starts, as its panes will start it: in the tmux
     server's environment (which outlives daemon restarts) with its `env` and `passEnv` laid over."""
     server: Mapping[str, str] | None = None
     if tmux_ok:
@@ -177,7 +177,7 @@ def _harness(
 
 
 def _gemini_sign_in(spec: HarnessSpec, probe: DoctorProbe, pane: Mapping[str, str]) -> Check:
-    """Issue 21: Gemini CLI with no sign-in chosen opens a dialog at each start, and its SessionStart
+    """Gemini CLI with no sign-in chosen opens a dialog at each start, and its SessionStart
     hook still fires (pinned in tests/gemini/test_gemini_facts.py): only its settings can tell."""
     path = Path(pane.get("GEMINI_CLI_HOME") or pane.get("HOME") or Path.home()) / ".gemini" / "settings.json"
     subject = f"harness {spec.name} sign-in"
@@ -217,7 +217,7 @@ def _codex_home(env: Mapping[str, str]) -> Path:
 def _codex(
     spec: HarnessSpec, probe: DoctorProbe, pane: Mapping[str, str], environ: Mapping[str, str], version: str
 ) -> Iterator[Check]:
-    """Issue 21: the pinned version, signed in as far as its files say offline, and trust written
+    """Codex: the pinned version, signed in as far as its files say offline, and trust written
     where the panes' Codex reads it; never a secret printed."""
     subject, key = f"harness {spec.name}", f"routing.harnesses.{spec.name}"
     words = version.split()

@@ -1,4 +1,4 @@
-"""The lean start of the read-only commands (issue 19 item 9): `status`, `sessions list` and `events`
+"""The lean start of the read-only commands: `status`, `sessions list` and `events`
 on a SQLite state, started from the settings snapshot (`app.config.snapshot`) without the parser of
 every command, pydantic, dependency-injector or the container.
 

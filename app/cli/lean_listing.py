@@ -1,7 +1,7 @@
-"""The lean `sessions list` of recorded sessions (issue 19 item 9): what the full path's
+"""The lean `sessions list` of recorded sessions: what the full path's
 `SessionsListing.listed` shows, read from the store's rows, one `list-panes -a` and the receipt
 folders, without the domain model, logging, subprocess, the ledger's codec or the container; and
-the items a pause or stop holds that have no session (issue 19 item 4), from their ledgers' rows.
+the items a pause or stop holds that have no session, from their ledgers' rows.
 
 Each part reads as the full path's does: the rows as `state_codec` decodes them
 (`adapters.support.session_rows`), each session's panes as `ShTmux.probe` reads them (the rows and
@@ -55,7 +55,7 @@ class LeanView:
 
 def listing(found: Snapshot, db: sqlite3.Connection, status: str | None = None) -> list[LeanView | HeldItem]:
     """Every session, looked at as the full path's listing looks at it, and every item a pause or stop
-    holds without one (issue 19 item 4); `db` is the store opened read-only; `status` as `--status`.
+    holds without one; `db` is the store opened read-only; `status` as `--status`.
     Raises whatever a part raises."""
     records = listed_sessions(db)
     panes = sessions_panes(socket_name=found.tmux_socket, timeout=PROBE_SECONDS) if records else {}

@@ -45,7 +45,7 @@ class _Version(argparse.Action):
 
 def build_parser() -> Parser:
     # the commands' modules are imported here: `status`, `sessions list` and `events` usually start
-    # from `app.cli.fast_reads` and never build this parser (issue 19 item 9)
+    # from `app.cli.fast_reads` and never build this parser
     from app.cli.context import Parser
     from app.cli.init import add_init
     from app.cli.observe import add_doctor, add_events
@@ -124,7 +124,7 @@ def _fail(error: Exception) -> int:
         text = f"{error.filename}: {error.strerror}"
     else:
         text = str(error)
-    # a refused configuration says every problem, one line each (issue 19); anything else is one line
+    # a refused configuration says every problem, one line each; anything else is one line
     lines = text.splitlines() if isinstance(error, ConfigError) else [text]
     for line in lines or [text]:
         print(f"{PROG}: {' '.join(line.split())}", file=sys.stderr)

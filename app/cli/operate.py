@@ -69,7 +69,7 @@ def add_poll(commands: Commands) -> None:
 def run_poll(args: argparse.Namespace, context: CliContext) -> int:
     from app.usecases.daemon import Blocked, install_signal_handlers  # the use cases load only when run
 
-    missing = context.settings.missing_variables(os.environ)  # issue 19: before any spawn could meet it
+    missing = context.settings.missing_variables(os.environ)  # before any spawn could meet it
     if missing:
         raise ConfigError("\n".join(f"{context.loaded.origin}: {line}" for line in missing))
     clock = context.provided("clock")

@@ -87,7 +87,7 @@ def line(result: Pruned, *, dry_run: bool) -> str:
 
 
 def lost(result: Pruned) -> str:
-    """The ignored files and folders that go with a worktree, largest first (issue 18)."""
+    """The ignored files and folders that go with a worktree, largest first."""
     if not result.ignored:
         return ""
     shown = [f"{i.path} ({human(i.bytes)})" for i in result.ignored[:SHOWN_IGNORED]]

@@ -70,7 +70,7 @@ def session_row(view: Shown, *, shared: bool = False) -> tuple[str, ...]:
     from app.usecases.session_shown import has_session, status_text
 
     record = view.record
-    if not has_session(view):  # an item `pause` / `stop` holds, never spawned (issue 19 item 4)
+    if not has_session(view):  # an item `pause` / `stop` holds, never spawned
         held = (str(record.item), "", "", "", "no session", "", "", status_text(view), "")
         return tuple(cell or "-" for cell in ((view.host, *held) if shared else held))
     cells = (
@@ -88,7 +88,7 @@ def session_row(view: Shown, *, shared: bool = False) -> tuple[str, ...]:
 
 
 def _agent(view: Shown) -> str:
-    """Its state; blocked, what on and for how long (issue 20 item 5): `blocked: permission Bash 2m05s`."""
+    """Its state; blocked, what on and for how long: `blocked: permission Bash 2m05s`."""
     waiting, now = view.waiting, view.now
     if waiting is None:
         return view.harness.value

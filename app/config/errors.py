@@ -33,8 +33,8 @@ _BOUNDS = {"greater_than_equal": "at least {ge}", "less_than_equal": "at most {l
 
 
 def describe(error: ValidationError, *, origin: str) -> str:
-    """`<file or variable>: <key path>: <what is wrong> (got …)`, one line for each problem (issue
-    19: every problem at once, so one edit fixes them all)."""
+    """`<file or variable>: <key path>: <what is wrong> (got …)`, one line for each problem (every
+    problem at once, so one edit fixes them all)."""
     return "\n".join(_line(problem, origin) for problem in _root_causes(error.errors(include_url=False)))
 
 

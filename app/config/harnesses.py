@@ -13,7 +13,7 @@ from domain.receipts import ReceiptMode
 
 # the Claude Code version whose behaviour the tests pin (scripts/install_claude_code.py installs it)
 PINNED_CLAUDE_CODE = "2.1.328"
-PINNED_CODEX = "0.169.0"  # issue 21: the Codex version the tests pin (scripts/install_codex.py installs it)
+PINNED_CODEX = "0.169.0"  # the Codex version the tests pin (scripts/install_codex.py installs it)
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _DOLLAR_BRACE = re.compile(r"\$\{([^}]*)\}?")
@@ -158,7 +158,7 @@ BUILTIN_HARNESSES: Mapping[str, HarnessSettings] = {
             "blockedScreens": [AUTO_MODE_CHECK_DIALOG],
         },
         # what each entry does and leaves out, with the sources read: docs/harnesses.md
-        # issue 21: hooks as receipts, trusted folders, resume by the id its ready receipt gave
+        # hooks as receipts, trusted folders, resume by the id its ready receipt gave
         # (pinned in tests/codex/test_codex_facts.py)
         "codex": {
             "binary": "codex",
@@ -184,16 +184,16 @@ BUILTIN_HARNESSES: Mapping[str, HarnessSettings] = {
             "sessionIdArgs": ["--session-id", "{session_id}", "--prompt-interactive"],
             "resumeArgs": ["--resume", "{session_id}", "--prompt-interactive"],
             "submitDelayMs": 3000,
-            # issue 21: an Enter it took for a newline is sent again while the text is in its box
+            # an Enter it took for a newline is sent again while the text is in its box
             "enterRetries": 2,
             # its SessionStart hook fires while this dialog waits (tests/gemini/test_gemini_facts.py)
             "blockedScreens": ["How would you like to authenticate"],
-            # issue 21: hooks as receipts from an extension of the-loop's own (adapters/gemini/hooks.py)
+            # hooks as receipts from an extension of the-loop's own (adapters/gemini/hooks.py)
             "receipts": "gemini",
             "readySeconds": 30,
             "confirmSeconds": 30,
         },
-        # issue 21: receipts from a plugin, resume by the id its ready receipt gave (the plugin
+        # receipts from a plugin, resume by the id its ready receipt gave (the plugin
         # submits the prompt the TUI drops on a resume; tests/opencode/test_opencode_facts.py)
         "opencode": {
             "binary": "opencode",

@@ -261,7 +261,7 @@ class RoutingSettings(Section):
     ask_wait_seconds: float = Field(
         default=600,
         ge=0,
-        description="Issue 20: how long Claude Code's permission hook waits for an answer from the item (`the-loop "
+        description="How long Claude Code's permission hook waits for an answer from the item (`the-loop "
         "allow` / `deny` / `answer`, docs/claude-code.md) before it leaves the dialog to the pane; each request is "
         "posted on the item once. 0: requests are not posted, dialogs are answered in the pane only.",
     )

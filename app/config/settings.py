@@ -1,4 +1,4 @@
-"""The operator's configuration: every key of DESIGN §8 with its default, meaning and checks."""
+"""The operator's configuration: every key with its default, meaning and checks (docs/config.md)."""
 
 from __future__ import annotations
 
@@ -148,7 +148,7 @@ class Settings(BaseSettings):
         )
 
     def missing_variables(self, environ: Mapping[str, str]) -> list[str]:
-        """Issue 19: for each harness whose `env` or `passEnv` needs a variable `environ` lacks, the
+        """For each harness whose `env` or `passEnv` needs a variable `environ` lacks, the
         `routing.harnesses.<name>` line naming them (never a value)."""
         problems = []
         for name in self.harness_names:

@@ -1,5 +1,5 @@
 """A validated-settings snapshot: what the read-only commands (`status`, `sessions list`, `events`)
-need of the configuration, saved by every full load so they can start without pydantic (issue 19).
+need of the configuration, saved by every full load so they can start without pydantic.
 
 Imports the standard library only. The snapshot is used only when its key matches exactly: the
 configuration file's absolute path and the sha256 of its bytes, every `THE_LOOP_*` variable, and the
@@ -46,7 +46,7 @@ class Snapshot:
     github_host: str
     repos: tuple[str, ...]  # the watched repositories, for short work-item refs
     interval_seconds: float
-    # `sessions list` (issue 19 item 9): what SessionsAdmin.listing is built from
+    # `sessions list`: what SessionsAdmin.listing is built from
     tmux_socket: str  # `routing.tmux.socketName`
     tmux_timeout: float  # `routing.dispatchTimeoutSeconds`: each tmux call's deadline
     ask_wait_seconds: float  # `routing.askWaitSeconds`: the receipts' reader

@@ -1,4 +1,4 @@
-"""Issue 20: what the agent asks goes to its work item, and an authorized answer comes back.
+"""What the agent asks goes to its work item, and an authorized answer comes back.
 
 The harness's PermissionRequest hook writes its request as a receipt and waits beside it for a
 decision file (adapters/receipts). `look` posts every request open, each once, as one comment with

@@ -74,13 +74,13 @@ class Closer:
             harness_terminated=terminated,
             tmux_killed=killed,
         )
-        if self.workspaces is not None and closed is not None:  # issue 10: removeOnClose, only when clean
+        if self.workspaces is not None and closed is not None:  # removeOnClose, only when clean
             self.workspaces.closed(closed)
         if closed is not None:
             self._forget_receipts(closed, ended=terminated or killed)
 
     def _forget_receipts(self, record: SessionRecord, *, ended: bool) -> None:
-        """Issue 23: the closed item's receipt folders go once nothing can look them up again."""
+        """The closed item's receipt folders go once nothing can look them up again."""
         if self.receipts is None:
             return
         ended = ended or self.tmux.session_state(record.target) in {SessionState.DEAD, SessionState.ABSENT}

@@ -57,7 +57,7 @@ class Controls:
         self, control: Control, ledger: Ledger, record: SessionRecord | None, comment: Comment
     ) -> tuple[Ledger, SessionRecord | None, bool]:
         verb = control.verb
-        if verb in {Verb.ALLOW, Verb.DENY, Verb.ANSWER}:  # issue 20: an answer to what the agent asks
+        if verb in {Verb.ALLOW, Verb.DENY, Verb.ANSWER}:  # an answer to what the agent asks
             answered = self.asks is not None and self.asks.answer(record, comment, control)
             return ledger, record, answered
         if verb is Verb.PAUSE:

@@ -26,7 +26,7 @@ class CycleSummary:
     budgets: dict[str, RateBudget] = field(default_factory=dict)  # per host: the last one stated
     finished_at: datetime | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
-    # issue 21 item 5: once said, what an item's lane still does counts in the next cycle's summary
+    # once said, what an item's lane still does counts in the next cycle's summary
     then: CycleSummary | None = field(default=None, repr=False, compare=False)
 
     def add(self, **counts: int) -> None:

@@ -69,7 +69,7 @@ class Daemon:
     tighten: Callable[[], list[tuple[str, str]]] = lambda: []
     # what runs beside the cycles once the lock is held (the webhook receiver); returns its stop
     serve: Callable[[], Callable[[], None]] | None = None
-    # issue 20: what the agents ask, posted while the daemon pauses (Asks.sweep), every scan interval
+    # what the agents ask, posted while the daemon pauses (Asks.sweep), every scan interval
     asks: Callable[[], object] | None = None
     ask_scan_seconds: float = 1.0
     tidy: Callable[[], None] = lambda: None  # at start, under the lock: what no longer serves goes
@@ -92,7 +92,7 @@ class Daemon:
     def wake(self) -> None:
         """Something (a webhook's comment, kept in the inbox) waits to be worked. While the items
         are worked beside the cycle, its item's lane takes it up at once, from the caller's thread
-        (issue 21 item 5: not after a cycle's GitHub reads); only a comment whose item no listing
+        (not after a cycle's GitHub reads); only a comment whose item no listing
         has yet ends the pause for a full cycle."""
         if self.cycle.beside and not self._stop.is_set():
             with contextlib.suppress(Exception):  # a fault here: the pause's own wake meets it, or the cycle
@@ -105,7 +105,7 @@ class Daemon:
         """The interval between cycles. A wake works what the inbox holds at once, from the last
         listing and without reading GitHub; only a kept comment whose item no listing has yet (the
         label race) ends the pause for a full cycle. So a burst of deliveries costs at most one
-        read of every repository per interval, plus one per kept comment (issue 18 item 2)."""
+        read of every repository per interval, plus one per kept comment."""
         deadline = time.monotonic() + seconds  # the wait is on the machine's clock, whatever `clock` is
         while not self._stop.is_set():
             left = deadline - time.monotonic()
@@ -182,7 +182,7 @@ class Daemon:
 
     def _loop(self, *, once: bool, started: str, trouble: Trouble) -> None:
         self.events.emit(Event.POLLER_STARTED, pid=os.getpid(), once=once, version=self.version)
-        self.cycle.beside = not once  # issue 21 item 5: no item's wait holds the cycle
+        self.cycle.beside = not once  # no item's wait holds the cycle
         if not once:
             self.report(
                 f"started as pid {os.getpid()}, a cycle every {self.interval_seconds:g}s; "

@@ -81,7 +81,7 @@ class Delivery:
     tracker_for: Callable[[WorkItemRef], TrackerPort]
     config: DeliveryConfig
     default_harness: str
-    # issue 21 item 5: receipt-less pastes whose "still alive" wait runs, by item and comment id
+    # receipt-less pastes whose "still alive" wait runs, by item and comment id
     _awaited: dict[tuple[WorkItemRef, str], _Awaited] = field(init=False, default_factory=dict)
 
     def due(self, ledger: Ledger) -> float | None:
@@ -165,8 +165,8 @@ class Delivery:
         return run.ledger, run.record, True
 
     def _landed_before(self, run: _Run, harness: HarnessSpec) -> Verdict | None:
-        """A receipt of an earlier attempt names the prompt (YES). Issue 21 (bench.chaos --harness
-        claude): a crash cut the spawn that carries it on its command line while the harness started,
+        """A receipt of an earlier attempt names the prompt (YES). Seen under bench.chaos --harness
+        claude: a crash cut the spawn that carries it on its command line while the harness started,
         which says it took the prompt seconds later (Claude Code: 1–2 s after its start): that
         receipt is waited for, as the spawn would have — pasting it now would give it twice. None:
         no receipt, and no such harness runs."""
@@ -192,7 +192,7 @@ class Delivery:
     def _went_in_before(self, run: _Run, harness: HarnessSpec) -> Step | None:
         """Without receipts, a prompt the ledger says went in is confirmed as any paste is, by its
         harness still running `confirmSeconds` after it — until then it is left pasted and later
-        comments go (issue 21 item 5). After a crash cut that wait, the wait starts again (pasting
+        comments go. After a crash cut that wait, the wait starts again (pasting
         it again would give it twice), and a harness gone since gets it again (None: nothing went in)."""
         pending = run.ledger.pending_entry(run.subject.key)
         if harness.receipts is not ReceiptMode.NONE or run.record is None or pending is None:
@@ -232,7 +232,7 @@ class Delivery:
         self._react(run, Reaction.STARTED)
         harness = self.dispatcher.harness(run.record.harness)
         if harness.receipts is ReceiptMode.NONE and result.outcome is Outcome.PASTED and run.subject.comment:
-            # issue 21 item 5: its "still alive" wait runs while later comments go; the item is
+            # its "still alive" wait runs while later comments go; the item is
             # worked again when it falls due (`due`), and the ledger's PASTED settles it then
             due = self.clock.monotonic() + harness.confirm_seconds
             self._awaited[(run.item.ref, run.subject.key)] = _Awaited(run.record.spawn_id, run.record.pane_id, due)
@@ -277,7 +277,7 @@ class Delivery:
         run.ledger = run.subject.delivered(run.ledger, at=now, reason=f"confirmed:{confirmed_by}", spawn=spawn)
         if run.record is not None:
             recent = (*run.record.recent_delivery_ids, run.job.delivery_id)[-RECENT_DELIVERIES:]
-            # issue 21: a harness that names its conversations (Codex) said which in its ready receipt
+            # a harness that names its conversations (Codex) said which in its ready receipt
             named = self.dispatcher.harness(run.record.harness).names_its_conversations
             learned = conversation_of(self.watch.receipts(run.record)) if named else ""
             run.record = replace(
@@ -303,11 +303,11 @@ class Delivery:
     def _blocked(self, run: _Run) -> Step:
         """No attempt, no budget: the comment waits, and the item hears once per episode."""
         assert run.record is not None
-        # issue 20 item 5: once per episode (one turn's dialogs), not once per dialog
+        # once per episode (one turn's dialogs), not once per dialog
         receipts = self.watch.receipts(run.record)
         dialog = blocked_episode(receipts)
         if not dialog and self.dispatcher.harness(run.record.harness).blocked_screens:
-            dialog = f"screen:{run.record.spawn_id}"  # issue 21: seen on its screen only, one episode a spawn
+            dialog = f"screen:{run.record.spawn_id}"  # seen on its screen only, one episode a spawn
         if dialog and run.record.blocked_notice != dialog:
             waiting = waiting_on(receipts, taken=self.watch.taken(run.record, receipts))  # what on, since when
             self.events.emit(

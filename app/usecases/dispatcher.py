@@ -1,5 +1,5 @@
 """The dispatcher: get a prompt into a work item's harness — paste it into the running harness, or
-take the respawn path (DESIGN §4) — and never into a pane not proven to be the harness's."""
+take the respawn path (README.md, "How it works") — and never into a pane not proven to be the harness's."""
 
 from __future__ import annotations
 

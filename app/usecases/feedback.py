@@ -30,7 +30,7 @@ class Feedback:
     @property
     def deferred(self) -> bool:
         """Whether reactions are posted by a thread of their own, in order, off the delivery's path
-        (issue 21 item 5: a GitHub round trip per reaction held the next comment's paste)."""
+        (a GitHub round trip per reaction held the next comment's paste)."""
         return self._posting is not None
 
     @deferred.setter

@@ -79,7 +79,7 @@ class ItemWorker:
         ledger = self._taken_over(ledger, record)
         ledger, record = self._turns(ledger, record)
         if self.asks is not None:
-            record = self.asks.look(record)  # issue 20: what the agent asks, on the item once
+            record = self.asks.look(record)  # what the agent asks, on the item once
         walk = _Walk(item, listing, summary, ledger, record)
         self._unpark(walk, by="reset")
         walk.go_on = walk.go_on and not self.parking.holds(walk.record)  # parked: comments wait, no attempt
@@ -134,7 +134,7 @@ class ItemWorker:
         )
 
     def _settle(self, walk: _Walk, comment: Comment) -> None:
-        """A comment pasted before, whose confirmation is awaited (issue 21 item 5): confirmed or
+        """A comment pasted before, whose confirmation is awaited: confirmed or
         failed once it falls due, left as it is before; later comments go only as they would."""
         go_on = walk.go_on
         walk.ledger, walk.record, settled = self.delivery.attempt(

@@ -1,5 +1,5 @@
 """Each work item's lane: its work runs beside the poll cycle, one run at a time per item, again
-when asked meanwhile, and again when a pasted prompt's confirmation falls due (issue 21 item 5).
+when asked meanwhile, and again when a pasted prompt's confirmation falls due.
 
 A lane is a thread of its own while its item has work (a wait for a harness to get ready, a
 confirmation that falls due later): the cycle that asked for it goes on reading and delivering

@@ -19,7 +19,7 @@ PRUNE_BATCH = 20  # ledgers looked at per poll interval: each in its own short t
 # intervals' worth: the pass keeps its pace in time, however long the cycles run
 MAX_CATCH_UP = 10
 # a pass over every item begins at most this often: a horizon moves with the reads, an hour behind
-# them, so a pass a cycle would only re-read quiet ledgers (issue 23: an idle cycle touches none)
+# them, so a pass a cycle would only re-read quiet ledgers (an idle cycle touches none)
 PASS_EVERY_SECONDS = 600.0
 POSITION_KEY = "ledger-pruning-after"  # meta: the last item a pass looked at, so a restart resumes it
 

@@ -94,7 +94,7 @@ class PollCycle:
         self._quiet: dict[RepoRef, dict[WorkItemRef, _Quiet]] = {}
         self._cycles = 0
         self.stopping: Callable[[], bool] = lambda: False
-        # issue 21 item 5: each item is worked on a lane of its own; the daemon's cycle does not wait
+        # each item is worked on a lane of its own; the daemon's cycle does not wait
         # for them (`beside`), `poll --once` and the tests' cycles do; `stopping` is set after this
         self._lanes = Lanes(clock=self.clock, limit=self.config.max_concurrent, stopping=lambda: self.stopping())  # noqa: PLW0108
         self._quiet_lock = threading.Lock()

@@ -1,7 +1,7 @@
 """Looking at the sessions: each record with what tmux says of its harness's pane now and what the
 harness last said (its receipts). `SessionsAdmin` lists with it. What a view shows is made in
-`app.usecases.session_shown`, which the lean start of `sessions list` (`app.cli.lean_listing`,
-issue 19 item 9) shows its own reading of the store's rows with.
+`app.usecases.session_shown`, which the lean start of `sessions list` (`app.cli.lean_listing`)
+shows its own reading of the store's rows with.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ class SessionView:
     here: bool = True  # its session runs in this host's tmux (else nothing here was looked at)
     paused: bool = False  # its ledger: `the-loop pause` holds its comments
     stopped: bool = False  # its ledger: `the-loop stop` holds its comments
-    waiting: Waiting | None = None  # issue 20 item 5: what its blocked agent waits on, since when
+    waiting: Waiting | None = None  # what its blocked agent waits on, since when
     now: datetime | None = None  # when it was looked at
     parked: str = ""  # parked on an API failure: until when, and for how long already
 
@@ -76,7 +76,7 @@ class SessionsListing:
 
     def listed(self, status: SessionStatus | str | None = None) -> list[SessionView | HeldItem]:
         """What `sessions list` shows: every session, and every item `the-loop pause` / `stop` holds
-        that has none (issue 19 item 4), in the order of their items (with `status`: those it matches)."""
+        that has none, in the order of their items (with `status`: those it matches)."""
         wanted = status.value if isinstance(status, SessionStatus) else status
         records = self.store.sessions()
         sessions = self._listing(records, status)

@@ -1,5 +1,5 @@
 """What `sessions list` shows of one session, made once for both of its paths: the full one
-(`SessionView`, app.usecases.session_listing) and the lean one (app.cli.lean_listing, issue 19 item 9),
+(`SessionView`, app.usecases.session_listing) and the lean one (app.cli.lean_listing),
 which reads the store's rows without the domain model and so holds no `SessionRecord`.
 
 Both hand these functions an object of the `Shown` shape. Imports the standard library only (the
@@ -92,7 +92,7 @@ class _Blank:
 
 class NoSession:
     """The record of an item `the-loop pause` / `the-loop stop` holds that has no session (never spawned,
-    or its record dropped): only its work item is known (issue 19 item 4). A `ShownRecord`."""
+    or its record dropped): only its work item is known. A `ShownRecord`."""
 
     __slots__ = ("item",)
     harness = harness_session_id = pane_id = last_event = cwd = ""

@@ -58,7 +58,7 @@ class SpawnConfig:
     remain_on_exit: bool = True
     host: str = ""  # cluster: this host's id, recorded on each spawn ("": one host, nothing recorded)
     environ: Mapping[str, str] = field(default_factory=dict)  # the daemon's: `env` and `passEnv` read it
-    grace_seconds: float = 5.0  # issue 21: what a harness left of its process group has to end on SIGTERM
+    grace_seconds: float = 5.0  # what a harness left of its process group has to end on SIGTERM
 
 
 @dataclass(kw_only=True, eq=False)
@@ -129,7 +129,7 @@ class Spawner:
     def _spawn(self, record: SessionRecord, job: Dispatch, probe: Probe, *, resume: bool, first: bool) -> Result:
         """Ready the folder, clear the name, spawn; after `duplicate session` re-decide once from a
         fresh probe. With worktrees, the repository's lock is held from the prepare to the spawn
-        (issue 18: a prune never removes the worktree in between); not while a resume is judged."""
+        (a prune never removes the worktree in between); not while a resume is judged."""
         record = replace(record, cwd=record.cwd or self.workdir(job.item))
         try:
             with self.workspaces.holding(job.item) if self.workspaces is not None else nullcontext():
@@ -181,7 +181,7 @@ class Spawner:
         return self._failed(record, job, "duplicate session again after one re-decision")
 
     def _end_leftovers(self, record: SessionRecord) -> None:
-        """Issue 21: a harness may outlive its pane (Gemini CLI outlived `tmux kill-session`); what
+        """A harness may outlive its pane (Gemini CLI outlived `tmux kill-session`); what
         is left of the group its last spawn started is ended, so a conversation never has two agents."""
         if self.tmux.end_group(record.harness_group, grace_seconds=self.config.grace_seconds):
             self._emit(Event.SESSION_LEFTOVER_ENDED, record, level=Level.WARNING, spawn_id=record.spawn_id)
@@ -190,13 +190,13 @@ class Spawner:
         """The folder made ready, and whether its head is vouched for; a failed attempt's `Result`
         when it cannot be made, or the harness cannot be started safely in it."""
         vouched = EMPTY
-        try:  # issue 10: a ready worktree is reused untouched; a failure is git's (or the setup's) message
+        try:  # a ready worktree is reused untouched; a failure is git's (or the setup's) message
             if self.workspaces is not None:
                 vouched = self.workspaces.prepare(job.item, record.cwd, first=first, naming=record.naming).vouched
         except WorkspaceError as error:
             return self._failed(record, job, f"workspace failed: {error}")
         if not vouched.choice and self.harness(record.harness).unvouched_args is None:
-            # issue 18: a harness that would load the folder's own settings never starts in it
+            # a harness that would load the folder's own settings never starts in it
             reason = f"{record.harness} has no start that ignores its folder's own settings (unvouchedArgs); "
             self._emit(Event.SESSION_SPAWN_FAILED, record, level=Level.ERROR, reason=reason + vouched.reason)
             return Result(Outcome.SPAWN_REFUSED, reason + vouched.reason, None if first else record)
@@ -207,13 +207,13 @@ class Spawner:
     ) -> Result | SessionRecord:
         """The harness started (its record), or why it did not."""
         harness = self.harness(record.harness)
-        # issue 18: never the folder's own settings, hooks, MCP servers for a head nobody vouched for;
+        # never the folder's own settings, hooks, MCP servers for a head nobody vouched for;
         # so started, trusting the folder (Claude Code's dialog) lets none of them run
         safe = () if vouched.choice else (harness.unvouched_args or ())
         spawn_id, previous = uuid.uuid4().hex, record.spawn_id
         cwd = record.cwd
         if resume and harness.names_its_conversations and previous:
-            # issue 21: Codex names its conversation; its last spawn's ready receipt said which.
+            # Codex names its conversation; its last spawn's ready receipt said which.
             # None said: the recorded id is resumed, the harness refuses it, and a fresh one starts
             learned = conversation_of(self.receipts.read(record.item, previous))
             record = replace(record, harness_session_id=learned or record.harness_session_id)
@@ -228,7 +228,7 @@ class Spawner:
             status=SessionStatus.ACTIVE,
             closed_by=None,
         )
-        try:  # issue 19: the reason names the variables, never a value
+        try:  # the reason names the variables, never a value
             env = harness.environment(self.config.environ)
         except MissingVariable as error:
             return self._failed(record, job, f"cannot start the harness: {error}")
@@ -240,7 +240,7 @@ class Spawner:
             return self._failed(record, job, f"cannot prepare the harness: {error}")
         # recorded before tmux starts it: after a crash right after the spawn, the next comment
         # finds the harness by its mark instead of meeting a live stranger, and a retry of this
-        # one knows it rides on the argv (issue 21: its receipt may come seconds later)
+        # one knows it rides on the argv (its receipt may come seconds later)
         recent = tuple(dict.fromkeys((*record.recent_delivery_ids, job.delivery_id)))[-RECENT_DELIVERIES:]
         record = self.store.save_session(replace(record, recent_delivery_ids=recent))
         request = SpawnRequest(
@@ -289,7 +289,7 @@ class Spawner:
             # fresh conversation would get the prompt a second time
             return self._spawned(record, job, resumed=True, first=False, ready=True)
         if watched.verdict is Verdict.DEAD and self.config.remain_on_exit and self._vanished(record):
-            # issue 21 (bench.chaos --harness codex): its session went whole — its tmux server or
+            # seen under bench.chaos --harness codex: its session went whole — its tmux server or
             # session killed from outside. A harness refusing the resume leaves its dead pane: this
             # says nothing of the conversation, which is resumed again next attempt, never replaced
             return self._failed(record, job, "the resumed harness's session vanished before it said it was ready")

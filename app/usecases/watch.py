@@ -26,11 +26,11 @@ from domain.receipts import (
 from domain.refs import WorkItemRef
 
 POLL_SECONDS = 0.2
-# issue 21: a paste without its prompt receipt this long after its Enter (or the last one sent
+# a paste without its prompt receipt this long after its Enter (or the last one sent
 # again) is looked for in the input box; Gemini CLI's receipt comes within ~0.1 s of a submission
 ENTER_RETRY_SECONDS = 2.0
 SCREEN_LINES = 60  # the input box sits at the bottom: a pane's height is enough
-# issue 21 item 5: a receipt is looked for this often while a confirmation is awaited. A look is one
+# a receipt is looked for this often while a confirmation is awaited. A look is one
 # scandir of the spawn's folder, each file parsed once (FileReceipts caches them): cheap enough to
 # poll, where inotify would need ctypes and a fallback for the filesystems it does not cover
 RECEIPT_POLL_SECONDS = 0.005
@@ -75,7 +75,7 @@ class HarnessWatch:
         )
 
     def forget(self, item: WorkItemRef) -> None:
-        """Every receipt folder of `item`: for when nothing can look them up again (issue 23)."""
+        """Every receipt folder of `item`: for when nothing can look them up again."""
         self._receipts.forget(item)
 
     def state(self, record: SessionRecord, harness: HarnessSpec, probe: Probe | None = None) -> HarnessState:
@@ -94,7 +94,7 @@ class HarnessWatch:
         return state
 
     def _shows_dialog(self, record: SessionRecord, probe: Probe, harness: HarnessSpec) -> bool:
-        """Issue 21: a dialog the hooks do not report (Gemini CLI's sign-in) shows on the screen."""
+        """A dialog the hooks do not report (Gemini CLI's sign-in) shows on the screen."""
         pane = probe.pane or record.pane_id
         screen = self._tmux.screen(record.target, pane, lines=SCREEN_LINES) if pane else ""
         return any(text in screen for text in harness.blocked_screens)
@@ -169,7 +169,7 @@ class HarnessWatch:
         raise AssertionError("unreachable")
 
     def _enter_again(self, record: SessionRecord, line: str) -> int:
-        """Issue 21 item 4: one more carriage return while the input box still shows the paste
+        """One more carriage return while the input box still shows the paste
         (its Enter became a newline); never the text again. How many were sent (0 or 1)."""
         pane = record.pane_id or self._probe(record).pane
         if not pane or not still_typed(self._tmux.screen(record.target, pane, lines=SCREEN_LINES), line):

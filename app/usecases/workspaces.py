@@ -44,7 +44,7 @@ class WorkspaceConfig:
 @dataclass(frozen=True, slots=True)
 class Readied:
     """The folder a spawn starts in, and whether code from the head it holds may run on the host
-    (its harness settings, hooks, MCP servers): issue 18 item 1."""
+    (its harness settings, hooks, MCP servers)."""
 
     path: str
     vouched: Decision[bool]

@@ -1,1 +1,1 @@
-"""The load campaign of issue 11: `python -m bench.load`."""
+"""The load campaign: `python -m bench.load`."""

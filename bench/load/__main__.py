@@ -1,4 +1,4 @@
-"""Load campaign (issue 11): 5 repositories of labelled items, live sessions of a light harness, a
+"""Load campaign: 5 repositories of labelled items, live sessions of a light harness, a
 steady stream of comments through the daemon's polling and its webhook receiver at once.
 
     .venv/bin/python -m bench.load            # short form (CI's smoke test): two small scales

@@ -1,1 +1,1 @@
-"""The soak (issue 23 item 5): the real daemon through an accelerated month; does its state level off?"""
+"""The soak: the real daemon through an accelerated month; does its state level off?"""

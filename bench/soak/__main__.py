@@ -1,4 +1,4 @@
-"""The soak (issue 23 item 5): the real daemon through an accelerated month, state and memory at
+"""The soak: the real daemon through an accelerated month, state and memory at
 the start, the middle and the end.
 
     .venv/bin/python -m bench.soak             # short form (CI's, tests/e2e/test_benches.py)
