@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from domain.budget import RateBudget
+from domain.durations import duration
 
 # A cycle may run long (first sight of many items, a slow tmux): overdue only well past the interval.
 OVERDUE_SLACK_SECONDS = 30.0
@@ -189,11 +190,7 @@ def describe(status: PollerStatus) -> list[str]:
 
 
 def ago(delta: timedelta) -> str:
-    seconds = max(0, int(delta.total_seconds()))
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size}{unit} ago"
-    return f"{seconds}s ago"
+    return f"{duration(delta.total_seconds(), parts=1)} ago"
 
 
 def _time(value: Any) -> datetime | None:
