@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from domain.control import Control, Verb
+from domain.durations import duration
 from domain.model import AGENT_MARKER, PostedRequest
 from domain.policy import Decision
 from domain.prompts import cap, sanitize, untrusted_block
@@ -155,15 +156,6 @@ def waiting_on(receipts: Iterable[Receipt], *, taken: Collection[str] = ()) -> W
         return Waiting(ask.kind.value, tool_name(ask) if ask.kind is AskKind.PERMISSION else "", ask.at)
     opened = open_dialog(receipts)
     return Waiting("dialog", "", opened.at if opened else None)
-
-
-def duration(seconds: float) -> str:
-    whole = int(seconds)
-    if whole < 60:
-        return f"{whole}s"
-    if whole < 3600:
-        return f"{whole // 60}m{whole % 60:02d}s"
-    return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
 
 
 class AnswerVerb(enum.Enum):

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
+from domain.durations import duration
 from domain.model import Comment, CommentKind
 from domain.policy import Decision
 from domain.prompts import event_prompt
@@ -156,15 +157,6 @@ def park_line(park: Park | None, now: datetime) -> str:
     """How a park reads in the status reply and `sessions list`: parked until when, and since when."""
     if park is None or park.resuming:
         return ""
-    since = _ago(now - park.since)
+    since = duration((now - park.since).total_seconds(), parts=1, least=2)
     until = f"until {park.until:%Y-%m-%d %H:%M:%S} UTC" if park.until else "until an operator resumes it"
     return f"parked ({park.cause.value}) {until}, for {since}"
-
-
-def _ago(delta: timedelta) -> str:
-    seconds = max(0, int(delta.total_seconds()))
-    if seconds < 120:
-        return f"{seconds}s"
-    if seconds < 7200:
-        return f"{seconds // 60}m"
-    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
 from adapters.receipts.hooks import env_hook_command
+from adapters.support.atomic import write_whole
 
 NAME = "the-loop-receipts"
 VARIABLE = "THE_LOOP_RECEIPTS"  # the spawn's receipt folder (adapters.receipts.files.ENV_VARIABLE)
@@ -55,13 +55,6 @@ def install(home: Path) -> bool:
         except OSError:
             pass
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as file:
-                file.write(text)
-            os.replace(temp, path)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
+        write_whole(path, text, fsync=False)
         wrote = True
     return wrote

@@ -6,15 +6,14 @@ import contextlib
 import hashlib
 import json
 import logging
-import os
 import re
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from adapters.github.listing import LabelledSet, Listing
 from adapters.github.payloads import format_time, parse_time
+from adapters.support.atomic import write_whole
 from adapters.support.private import private_dir
 from adapters.support.state_codec import item_fields, item_of
 from domain.model import WorkItem
@@ -84,20 +83,11 @@ class ListingFiles:
         if path is None:
             return
         text = json.dumps(_encode(listing, repo), sort_keys=True, separators=(",", ":"))
-        temporary = None
         try:
             private_dir(path.parent)
-            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".listing-", suffix=".tmp")
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                out.write(text)
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(temporary, path)  # a reader sees the old file or the new one, never half
+            write_whole(path, text, prefix=".listing-", suffix=".tmp")  # named so `_NAME` sweeps one cut short
         except OSError as error:
             log.warning("%s: listing state %s not written (the next process lists again): %s", repo, path, error)
-            if temporary is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(temporary)
 
 
 def _encode(listing: Listing, repo: RepoRef) -> dict[str, Any]:

@@ -29,8 +29,9 @@ by the time it was written) with the same fields, so `receipt_of` reads them unc
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
+
+from adapters.support.atomic import write_whole
 
 PLUGIN_FILE = "the-loop-receipts.js"
 TUI_PLUGIN_FILE = "the-loop-tui.js"
@@ -213,6 +214,4 @@ def channel(folder: Path) -> tuple[tuple[str, str], ...]:
 
 
 def _write(path: Path, text: str) -> None:
-    part = path.with_name(path.name + ".part")
-    part.write_text(text, encoding="utf-8")
-    os.replace(part, path)
+    write_whole(path, text, mode=0o666, fsync=False)

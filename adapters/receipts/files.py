@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Collection
 from pathlib import Path
@@ -13,6 +12,7 @@ from adapters.gemini import hooks as gemini_hooks
 from adapters.opencode import plugin as opencode_plugin
 from adapters.receipts.hooks import DECISION, EXPIRED, TAKEN, settings
 from adapters.receipts.reading import parse, receipt_names, spawn_folder
+from adapters.support.atomic import write_whole
 from adapters.support.private import private_dir
 from domain.asks import AnswerState
 from domain.model import ReceiptChannel
@@ -126,6 +126,4 @@ class FileReceipts(ReceiptPort):
 
 
 def _write_whole(path: Path, text: str) -> None:
-    part = path.with_name(path.name + ".part")  # never named as a receipt: `read` skips it
-    part.write_text(text, encoding="utf-8")
-    os.replace(part, path)
+    write_whole(path, text, mode=0o666, fsync=False)  # its temporary name is never a receipt's: `read` skips it

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from adapters.support.atomic import write_whole
 from adapters.tmux.server import socket_path
 
 FILE_NAME = "agents-deadline.json"
@@ -65,19 +65,7 @@ def write(path: Path, armed: Armed) -> None:
     record: dict[str, Any] = {"deadline": armed.deadline, "pid": armed.pid, "boot": armed.boot}
     if armed.guards is not None:
         record["guards"] = asdict(armed.guards)
-    replace(path, json.dumps(record).encode())
-
-
-def replace(path: Path, data: bytes) -> None:
-    """Writes `path` whole: a reader sees the old content or the new, never half (`OSError`)."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(temporary, path)
+    write_whole(path, json.dumps(record))  # a reader sees the old deadline or the new, never half
 
 
 def read(path: Path) -> Armed | None:

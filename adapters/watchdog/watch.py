@@ -25,6 +25,7 @@ from pathlib import Path
 from adapters.clock import SystemClock
 from adapters.eventlog.rotation import DEFAULT_KEEP, DEFAULT_MAX_BYTES, Rotation
 from adapters.eventlog.writer import JsonlEventLog
+from adapters.support.atomic import write_whole
 from adapters.tmux import commands as cmd
 from adapters.tmux.answers import names_no_server
 from adapters.tmux.local import signal_group
@@ -182,7 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     look = Look.WATCH
     with contextlib.suppress(KeyboardInterrupt):
         with lock:
-            files.replace(root / PID_NAME, f"{os.getpid()}\n".encode())  # read by the next one and `holder`
+            write_whole(root / PID_NAME, f"{os.getpid()}\n")  # read by the next one and `holder`
             while (look := watchdog.tick()) is Look.WATCH:
                 time.sleep(guards.every)
         if look is Look.SUPERSEDED:  # the lock let go first: the new generation's watchdog starts meanwhile

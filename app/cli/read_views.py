@@ -92,7 +92,7 @@ def _agent(view: Shown) -> str:
     waiting, now = view.waiting, view.now
     if waiting is None:
         return view.harness.value
-    from domain.asks import duration  # a blocked agent's only: the lean `sessions list` starts without it
+    from domain.durations import duration  # a blocked agent's only: the lean `sessions list` starts without it
 
     seconds = waiting.seconds(now) if now else None
     parts = [f"{view.harness.value}:", waiting.on, waiting.tool, duration(seconds) if seconds is not None else ""]

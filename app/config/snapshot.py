@@ -148,13 +148,6 @@ def write(loaded: Loaded, environ: Mapping[str, str]) -> None:
         os.chmod(target.parent.parent, 0o700)
         os.chmod(target.parent, 0o700)
         text = json.dumps({"key": wanted, "settings": fields}, sort_keys=True)
-        import tempfile  # only a full load writes: the lean start does without it
+        from adapters.support.atomic import write_whole  # only a full load writes: the lean start does without it
 
-        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".snapshot-")  # created 0600
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                out.write(text)
-            os.replace(temporary, target)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temporary)
+        write_whole(target, text, fsync=False, prefix=".snapshot-")  # 0600

@@ -10,9 +10,21 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from domain.budget import RateBudget
+from domain.durations import duration
 
 # A cycle may run long (first sight of many items, a slow tmux): overdue only well past the interval.
 OVERDUE_SLACK_SECONDS = 30.0
+
+
+def overdue_after(interval_seconds: float) -> float:
+    """How long a poller cycling every `interval_seconds` may stay quiet before it is overdue."""
+    return 2 * interval_seconds + OVERDUE_SLACK_SECONDS
+
+
+def is_overdue(quiet_for: float | None, interval_seconds: float) -> bool:
+    """Whether a poller quiet for `quiet_for` seconds (None: not known) is overdue: `status`'s rule,
+    and the fleet page's."""
+    return quiet_for is not None and quiet_for > overdue_after(interval_seconds)
 
 
 class Exit(enum.IntEnum):
@@ -75,7 +87,7 @@ class PollerStatus:
 
     @property
     def overdue_after(self) -> float:
-        return 2 * self.interval_seconds + OVERDUE_SLACK_SECONDS
+        return overdue_after(self.interval_seconds)
 
     @property
     def quiet_for(self) -> float | None:
@@ -95,8 +107,7 @@ class PollerStatus:
 
     @property
     def overdue(self) -> bool:
-        quiet = self.quiet_for
-        return quiet is not None and quiet > self.overdue_after
+        return is_overdue(self.quiet_for, self.interval_seconds)
 
     @property
     def failing(self) -> Mapping[str, Any] | None:
@@ -189,11 +200,7 @@ def describe(status: PollerStatus) -> list[str]:
 
 
 def ago(delta: timedelta) -> str:
-    seconds = max(0, int(delta.total_seconds()))
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size}{unit} ago"
-    return f"{seconds}s ago"
+    return f"{duration(delta.total_seconds(), parts=1)} ago"
 
 
 def _time(value: Any) -> datetime | None:

@@ -11,7 +11,7 @@ from importlib.resources import files
 from typing import Any
 
 from app.usecases.fleet import Fleet
-from app.usecases.poller_status import Heartbeat
+from app.usecases.poller_status import Heartbeat, is_overdue
 from app.usecases.sessions_admin import UnknownWorkItem
 from app.web import views
 from app.web.auth import COOKIE, Caller, Guard
@@ -163,7 +163,7 @@ class FleetPage:
         facts: dict[str, Any] = {
             "last cycle": f"{views.age(beat.cycle_finished, now)} ago" if beat else "none yet",
             "cycle took": f"{(beat.cycle_finished - beat.cycle_started).total_seconds():.2f}s" if beat else "–",
-            "overdue": "yes" if beat and (now - beat.cycle_finished).total_seconds() > 2 * beat.interval_seconds + 30
+            "overdue": "yes" if beat and is_overdue((now - beat.cycle_finished).total_seconds(), beat.interval_seconds)
             else "no",
             "cycles seen": tally.counts["poll.cycle"],
             "webhook deliveries": tally.counts["webhook.received"],

@@ -16,6 +16,7 @@ from app.usecases.cluster_view import ClusterView
 from app.usecases.fleet import ItemRow
 from app.web.journey import Journey
 from app.web.states import HOST_TONES, STATES, shown
+from domain.durations import duration
 from domain.refs import DEFAULT_HOST, WorkItemRef
 
 _TEMPLATE = Template(files("app.web").joinpath("templates/page.html").read_text(encoding="utf-8"))
@@ -43,16 +44,7 @@ def page(*, title: str, body: str, where: str, controls: str = "", live: bool = 
 def age(then: datetime | None, now: datetime) -> str:
     if then is None:
         return "–"
-    seconds = max(0.0, (now - then).total_seconds())
-    return _span(seconds)
-
-
-def _span(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f}s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f}m"
-    return f"{seconds / 3600:.1f}h"
+    return duration((now - then).total_seconds(), parts=1)
 
 
 def item_url(item: WorkItemRef) -> str:
@@ -78,7 +70,7 @@ def hosts_table(view: ClusterView, leases: Mapping[str, float]) -> str:
         rows.append(
             f'<tr data-host="{escape(host.host)}"><td>{escape(host.host)}{here}</td>'
             f'<td><span class="tag {HOST_TONES.get(host.state.value, "off")}">{host.state.value}</span></td>'
-            f"<td>{_span(host.heartbeat_age_seconds)} ago</td><td>{host.leases}/{host.max_sessions}</td>"
+            f"<td>{duration(host.heartbeat_age_seconds, parts=1)} ago</td><td>{host.leases}/{host.max_sessions}</td>"
             f"<td>{host.free}</td><td>{health}</td></tr>"
         )
     head = "<tr><th>host</th><th>state</th><th>heartbeat</th><th>sessions</th><th>free</th><th>leases</th></tr>"
@@ -136,7 +128,7 @@ def journeys_list(found: Iterable[Journey], now: datetime) -> str:
     for journey in found:
         stops = "".join(
             f'<li class="{stop.tone}">{escape(stop.label)}'
-            + (f" <small>+{_span(stop.after_seconds)}</small>" if stop.after_seconds is not None else "")
+            + (f" <small>+{duration(stop.after_seconds, parts=1)}</small>" if stop.after_seconds is not None else "")
             + "</li>"
             for stop in journey.stops
         )

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.usecases.poller_status import Exit, describe, poller_status
+from app.usecases.poller_status import Exit, describe, is_overdue, poller_status
 
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 STARTED = (NOW - timedelta(hours=1)).isoformat()
@@ -125,3 +125,8 @@ def test_faults_a_poller_whose_cycles_fail_is_failing_with_its_cause() -> None:
     assert status.as_json()["failing"] == failing
     assert describe(status)[-1].startswith("FAILING: 3 cycles in a row since 2026-11-30 08:00:00")
     assert describe(status)[-1].endswith("database or disk is full")
+
+
+def test_overdue_is_one_rule_quiet_past_two_intervals_and_the_slack() -> None:
+    # the status and the fleet page both ask it: 2 x 60 s + 30 s of slack
+    assert [is_overdue(quiet, 60) for quiet in (None, 0.0, 150.0, 150.5)] == [False, False, False, True]
