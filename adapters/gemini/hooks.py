@@ -20,10 +20,10 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from adapters.receipts.hooks import env_hook_command
+from adapters.support.receipt_line import FOLDER_VARIABLE, env_hook_command
 
 NAME = "the-loop-receipts"
-VARIABLE = "THE_LOOP_RECEIPTS"  # the spawn's receipt folder (adapters.receipts.files.ENV_VARIABLE)
+VARIABLE = FOLDER_VARIABLE  # the spawn's receipt folder, named in its environment
 EVENTS = ("SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent", "Notification", "SessionEnd")
 
 

@@ -14,13 +14,14 @@ from adapters.opencode import plugin as opencode_plugin
 from adapters.receipts.hooks import DECISION, EXPIRED, TAKEN, settings
 from adapters.receipts.reading import parse, receipt_names, spawn_folder
 from adapters.support.private import private_dir
+from adapters.support.receipt_line import FOLDER_VARIABLE
 from domain.asks import AnswerState
 from domain.model import ReceiptChannel
 from domain.ports import ReceiptPort
 from domain.receipts import Receipt, ReceiptMode
 from domain.refs import Naming, WorkItemRef
 
-ENV_VARIABLE = "THE_LOOP_RECEIPTS"  # where a harness that writes its own receipts puts them
+ENV_VARIABLE = FOLDER_VARIABLE  # where a harness that writes its own receipts puts them
 SETTINGS_FILE = "hooks.settings.json"
 
 
