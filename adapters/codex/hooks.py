@@ -23,6 +23,7 @@ import re
 from pathlib import Path
 
 from adapters.support.receipt_line import hook_command
+from domain.model import ReceiptChannel
 
 SOURCE = "/<session-flags>/config.toml"  # where Codex says a `-c` hook comes from (its state key)
 TIMEOUT_SECONDS = 600  # Codex's default, part of the trusted identity
@@ -56,6 +57,11 @@ def arguments(folder: Path) -> tuple[str, ...]:
         for event in EVENTS
     )
     return (*args, "-c", f"hooks.state={{{state}}}")
+
+
+def receipt_channel(folder: Path) -> ReceiptChannel:
+    """What a Codex spawn is handed so its receipts reach `folder`: these hooks, on its command line."""
+    return ReceiptChannel(args=arguments(folder))
 
 
 def _toml_string(text: str) -> str:

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from adapters.support.receipt_line import FOLDER_VARIABLE, env_hook_command
+from domain.model import ReceiptChannel
 
 NAME = "the-loop-receipts"
 VARIABLE = FOLDER_VARIABLE  # the spawn's receipt folder, named in its environment
@@ -65,3 +66,10 @@ def install(home: Path) -> bool:
             raise
         wrote = True
     return wrote
+
+
+def receipt_channel(folder: Path, *, home: Path | None = None) -> ReceiptChannel:
+    """What a Gemini CLI spawn is handed so its receipts reach `folder`: the extension installed in
+    `home` (None: Gemini CLI's own folder, as it finds it now), and the folder in its environment."""
+    install(home or default_home())
+    return ReceiptChannel(env=((VARIABLE, str(folder)),))
