@@ -10,16 +10,19 @@ from dependency_injector import containers, providers
 
 from adapters.claude.trust import ClaudeTrust
 from adapters.clock import SystemClock
+from adapters.codex import hooks as codex_hooks
 from adapters.codex.trust import CodexTrust
 from adapters.doctor_probe import ShDoctorProbe
 from adapters.eventlog.reader import EventFilter, Skipped, Tail, follow_events, read_events
 from adapters.eventlog.rotation import Rotation
 from adapters.eventlog.writer import JsonlEventLog
+from adapters.gemini import hooks as gemini_hooks
 from adapters.git.adapter import GitWorkspaces
 from adapters.github.tracker import GhTracker
 from adapters.github.webhook import GhWebhookServer
 from adapters.lock import LockHeld, PollerLock
-from adapters.receipts.files import FileReceipts
+from adapters.opencode import plugin as opencode_plugin
+from adapters.receipts.files import Channel, FileReceipts
 from adapters.sandbox.tracker import SandboxTracker
 from adapters.sqlite.cluster import SingleHost
 from adapters.sqlite.store import FILE_NAME, SqliteStateStore
@@ -61,6 +64,15 @@ from domain.refs import TmuxTarget, WorkItemRef
 from domain.webhook import InboxLimits
 
 __all__ = ["Container", "EventFilter", "LockHeld", "Skipped", "Tail", "follow_events", "read_events"]
+
+# each harness's own receipt channel, which the receipt folders hand a spawn of its mode (Claude Code's
+# and a plain receipt-file harness's they prepare themselves); Gemini CLI's extension goes to its own
+# folder as it finds it at the spawn
+RECEIPT_CHANNELS: Mapping[ReceiptMode, Channel] = {
+    ReceiptMode.CODEX: codex_hooks.receipt_channel,
+    ReceiptMode.GEMINI: gemini_hooks.receipt_channel,
+    ReceiptMode.OPENCODE: opencode_plugin.receipt_channel,
+}
 
 
 class HarnessTrust(TrustPort):
@@ -296,6 +308,7 @@ class Container(containers.DeclarativeContainer):
         FileReceipts,
         root=providers.Callable(lambda s: s.state_root / "receipts", settings),
         ask_wait_seconds=providers.Callable(lambda s: s.routing.ask_wait_seconds, settings),
+        channels=RECEIPT_CHANNELS,
     )
     trust = providers.Singleton(
         HarnessTrust, claude=providers.Singleton(ClaudeTrust), codex=providers.Singleton(CodexTrust)

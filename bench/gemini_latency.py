@@ -18,17 +18,19 @@ import sys
 import tempfile
 import time
 import uuid
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from adapters.clock import SystemClock
+from adapters.gemini.hooks import receipt_channel
 from adapters.receipts.files import FileReceipts
 from adapters.tmux.adapter import ShTmux
 from app.config.settings import Settings
 from app.usecases.watch import HarnessWatch, Verdict
 from domain.model import SessionRecord, SpawnRequest
-from domain.receipts import ReceiptKind, receipt_line, still_typed
+from domain.receipts import ReceiptKind, ReceiptMode, receipt_line, still_typed
 from domain.refs import RepoRef, TmuxTarget, WorkItemRef
 from tests.claude.rig import ClaudeTmux
 from tests.gemini.rig import gemini_env, gemini_home, installed_binary
@@ -72,7 +74,7 @@ def main() -> int:
     tmux.tmpdir.mkdir()
     tmux.start(gemini_env(base / "home", api.base_url))
     adapter = CountingTmux(socket_name=tmux.socket, env=tmux.env)
-    receipts = FileReceipts(base / "receipts", gemini_home=folder)
+    receipts = FileReceipts(base / "receipts", channels={ReceiptMode.GEMINI: partial(receipt_channel, home=folder)})
     watch = HarnessWatch(tmux=adapter, receipts=receipts, clock=CLOCK)
     try:
         ready: list[float] = []

@@ -10,7 +10,7 @@ the-loop: the state goes on the same command line, so the user's `config.toml` i
 for hooks, the folder's own hooks stay as untrusted as they were, and no
 `--dangerously-bypass-hook-trust` is used.
 
-Each hook is the same shell line as Claude Code's (`adapters.receipts.hooks.hook_command`): Codex
+Each hook is the same shell line as Claude Code's (`adapters.support.receipt_line.hook_command`): Codex
 gives it the same JSON fields (`hook_event_name`, `session_id`, `source`, `prompt`), so
 `receipt_of` reads both.
 """
@@ -22,7 +22,8 @@ import json
 import re
 from pathlib import Path
 
-from adapters.receipts.hooks import hook_command
+from adapters.support.receipt_line import hook_command
+from domain.model import ReceiptChannel
 
 SOURCE = "/<session-flags>/config.toml"  # where Codex says a `-c` hook comes from (its state key)
 TIMEOUT_SECONDS = 600  # Codex's default, part of the trusted identity
@@ -56,6 +57,11 @@ def arguments(folder: Path) -> tuple[str, ...]:
         for event in EVENTS
     )
     return (*args, "-c", f"hooks.state={{{state}}}")
+
+
+def receipt_channel(folder: Path) -> ReceiptChannel:
+    """What a Codex spawn is handed so its receipts reach `folder`: these hooks, on its command line."""
+    return ReceiptChannel(args=arguments(folder))
 
 
 def _toml_string(text: str) -> str:

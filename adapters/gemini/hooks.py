@@ -19,11 +19,12 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from adapters.receipts.hooks import env_hook_command
 from adapters.support.atomic import write_whole
+from adapters.support.receipt_line import FOLDER_VARIABLE, env_hook_command
+from domain.model import ReceiptChannel
 
 NAME = "the-loop-receipts"
-VARIABLE = "THE_LOOP_RECEIPTS"  # the spawn's receipt folder (adapters.receipts.files.ENV_VARIABLE)
+VARIABLE = FOLDER_VARIABLE  # the spawn's receipt folder, named in its environment
 EVENTS = ("SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent", "Notification", "SessionEnd")
 
 
@@ -58,3 +59,10 @@ def install(home: Path) -> bool:
         write_whole(path, text, fsync=False)
         wrote = True
     return wrote
+
+
+def receipt_channel(folder: Path, *, home: Path | None = None) -> ReceiptChannel:
+    """What a Gemini CLI spawn is handed so its receipts reach `folder`: the extension installed in
+    `home` (None: Gemini CLI's own folder, as it finds it now), and the folder in its environment."""
+    install(home or default_home())
+    return ReceiptChannel(env=((VARIABLE, str(folder)),))

@@ -32,6 +32,7 @@ import json
 from pathlib import Path
 
 from adapters.support.atomic import write_whole
+from domain.model import ReceiptChannel
 
 PLUGIN_FILE = "the-loop-receipts.js"
 TUI_PLUGIN_FILE = "the-loop-tui.js"
@@ -211,6 +212,11 @@ def channel(folder: Path) -> tuple[tuple[str, str], ...]:
     _write(tui_plugin, tui_source(folder))
     _write(tui_config, json.dumps({"plugin": [tui_plugin.as_uri()]}))
     return ((CONFIG_VARIABLE, config(plugin)), (TUI_CONFIG_VARIABLE, str(tui_config)))
+
+
+def receipt_channel(folder: Path) -> ReceiptChannel:
+    """What an opencode spawn is handed so its receipts reach `folder`: both plugins, in its environment."""
+    return ReceiptChannel(env=channel(folder))
 
 
 def _write(path: Path, text: str) -> None:

@@ -1,35 +1,41 @@
-"""`FileReceipts`: the receipt folders of every spawn, under `<state.root>/receipts/<slug>/<spawn>/`."""
+"""`FileReceipts`: the receipt folders of every spawn, under `<state.root>/receipts/<slug>/<spawn>/`.
+
+Claude Code's hooks and a harness writing its own receipt files are prepared here; every other
+harness's channel (Codex's hooks, Gemini CLI's extension, opencode's plugin) lives in its own adapter,
+and the container names it for its mode (`channels`): the receipt folders import no harness's adapter."""
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 
-from adapters.codex import hooks as codex_hooks
-from adapters.gemini import hooks as gemini_hooks
-from adapters.opencode import plugin as opencode_plugin
 from adapters.receipts.hooks import DECISION, EXPIRED, TAKEN, settings
 from adapters.receipts.reading import parse, receipt_names, spawn_folder
 from adapters.support.atomic import write_whole
 from adapters.support.private import private_dir
+from adapters.support.receipt_line import FOLDER_VARIABLE
 from domain.asks import AnswerState
 from domain.model import ReceiptChannel
 from domain.ports import ReceiptPort
 from domain.receipts import Receipt, ReceiptMode
 from domain.refs import Naming, WorkItemRef
 
-ENV_VARIABLE = "THE_LOOP_RECEIPTS"  # where a harness that writes its own receipts puts them
+ENV_VARIABLE = FOLDER_VARIABLE  # where a harness that writes its own receipts puts them
 SETTINGS_FILE = "hooks.settings.json"
+# a harness's own channel: given the spawn's receipt folder (made, private), what its harness is handed
+Channel = Callable[[Path], ReceiptChannel]
 
 
 class FileReceipts(ReceiptPort):
     """Each file is parsed once per process; a folder is listed on every read (a few entries)."""
 
-    def __init__(self, root: Path, *, ask_wait_seconds: float = 0.0, gemini_home: Path | None = None) -> None:
+    def __init__(
+        self, root: Path, *, ask_wait_seconds: float = 0.0, channels: Mapping[ReceiptMode, Channel] | None = None
+    ) -> None:
         self._root = root
-        self._gemini_home = gemini_home  # where Gemini CLI finds its extensions (None: its default)
+        self._channels = dict(channels or {})  # each other harness's channel, by its mode
         self._ask_wait_seconds = ask_wait_seconds  # how long a PermissionRequest hook waits
         self._lock = threading.Lock()
         self._parsed: dict[Path, Receipt | None] = {}
@@ -44,15 +50,14 @@ class FileReceipts(ReceiptPort):
             path = folder / SETTINGS_FILE
             _write_whole(path, json.dumps(settings(folder, ask_wait_seconds=self._ask_wait_seconds), indent=2))
             return ReceiptChannel(args=("--settings", str(path)))
-        if mode is ReceiptMode.CODEX:
-            return ReceiptChannel(args=codex_hooks.arguments(folder))
-        if mode is ReceiptMode.OPENCODE:
-            return ReceiptChannel(env=opencode_plugin.channel(folder))
-        if mode is ReceiptMode.GEMINI:
-            gemini_hooks.install(self._gemini_home or gemini_hooks.default_home())
-        if mode in {ReceiptMode.FILE, ReceiptMode.GEMINI}:
+        if mode is ReceiptMode.FILE:
             return ReceiptChannel(env=((ENV_VARIABLE, str(folder)),))
-        return ReceiptChannel()
+        if mode is ReceiptMode.NONE:
+            return ReceiptChannel()
+        channel = self._channels.get(mode)
+        if channel is None:
+            raise LookupError(f"no receipt channel named for {mode.value}: the container names each harness's")
+        return channel(folder)
 
     def read(self, item: WorkItemRef, spawn: str) -> list[Receipt]:
         return self._read(spawn_folder(self._root, item, spawn))

@@ -1,24 +1,22 @@
 """The hooks the-loop hands Claude Code (`claude --settings <file>`), and how a hook's JSON reads.
 
-Each hook is one tiny shell line, no interpreter start-up: it writes the JSON Claude Code gives it
-on stdin to a file of its own and renames it into place, so a reader never sees half a receipt and
-two hooks never interleave. The user's own settings are never touched: `--settings` adds a layer.
+Each hook is the receipt line every harness's hooks run (`adapters.support.receipt_line`). The
+user's own settings are never touched: `--settings` adds a layer.
 """
 
 from __future__ import annotations
 
 import json
-import shlex
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from adapters.gemini.events import BLOCKING as GEMINI_BLOCKING
-from adapters.gemini.events import KINDS as GEMINI_KINDS
 from adapters.receipts.flat_json import top_level
+from adapters.receipts.gemini_events import BLOCKING as GEMINI_BLOCKING
+from adapters.receipts.gemini_events import KINDS as GEMINI_KINDS
+from adapters.support.receipt_line import hook_command, record
 from domain.receipts import INPUT_DEPTH, Receipt, ReceiptKind, too_deep
 
-SUFFIX = ".receipt"
 # beside a PermissionRequest receipt `<key>.receipt`, the daemon writes `<key>.decision`
 # (the hook's whole output); the hook takes it by renaming it `<key>.taken`, or, its wait over,
 # leaves `<key>.expired` and the dialog to the pane
@@ -60,27 +58,6 @@ _KINDS = {
 }
 
 
-def hook_command(folder: Path) -> str:
-    """`date +%s%N` orders the files; `$$` keeps two hooks of one nanosecond apart. It always exits
-    0: Claude Code reads a hook's exit status 2 as "block" (the prompt erased, the tool denied), and
-    sh exits 2 when it cannot create the file (the folder gone): a receipt lost, never a prompt."""
-    return f"{_record(folder)}; exit 0"
-
-
-def env_hook_command(variable: str) -> str:
-    """The same line writing into the folder `$variable` names, and doing nothing where it is unset
-    (a hook installed once for every run of a harness, the-loop's spawns among them)."""
-    return f'd="${variable}"; [ -n "$d" ] || exit 0; {_record_into(chr(34) + "$d" + chr(34))}; exit 0'
-
-
-def _record(folder: Path) -> str:
-    return _record_into(shlex.quote(str(folder)))
-
-
-def _record_into(where: str) -> str:
-    return f'umask 077; f={where}/"$(date +%s%N)-$$"; cat > "$f.part" && mv -f "$f.part" "$f{SUFFIX}"'
-
-
 def asking_command(folder: Path, wait_seconds: float) -> str:
     """The PermissionRequest hook: its receipt, then up to `wait_seconds` for the daemon's decision
     (an answer from the item), printed whole to Claude Code. Nothing printed leaves the dialog to
@@ -93,7 +70,7 @@ def asking_command(folder: Path, wait_seconds: float) -> str:
         f"sleep {TICK_SECONDS}; n=$((n+1)); done; "
         f': > "$f{EXPIRED}"'
     )
-    return f"{_record(folder)} || exit 0; {wait}; exit 0"
+    return f"{record(folder)} || exit 0; {wait}; exit 0"
 
 
 def settings(folder: Path, *, ask_wait_seconds: float = 0.0) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import Any
 from adapters.claude.trust import ClaudeTrust
 from adapters.clock import SystemClock
 from adapters.receipts.files import FileReceipts
-from adapters.receipts.hooks import SUFFIX
+from adapters.support.receipt_line import SUFFIX
 from adapters.tmux.adapter import ShTmux
 from app.config.settings import Settings
 from domain.asks import CLOCK_MARGIN

@@ -18,7 +18,8 @@ import pytest
 
 from adapters.codex.hooks import arguments
 from adapters.codex.trust import CodexTrust
-from adapters.receipts.hooks import SUFFIX, receipt_of
+from adapters.receipts.hooks import receipt_of
+from adapters.support.receipt_line import SUFFIX
 from domain.model import SpawnRequest
 from domain.receipts import Receipt, ReceiptKind
 from domain.refs import TmuxTarget

@@ -6,7 +6,7 @@ import tomllib
 from pathlib import Path
 
 from adapters.codex.hooks import EVENTS, SOURCE, arguments, label, trusted_hash
-from adapters.receipts.hooks import hook_command
+from adapters.support.receipt_line import hook_command
 
 
 def test_issue21_item1_the_trusted_hash_is_the_one_codex_0_169_wrote_when_a_person_trusted_the_hooks() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from adapters.codex.hooks import arguments
+from adapters.codex.hooks import arguments, receipt_channel
 from adapters.receipts.files import FileReceipts
 from app.container import HarnessTrust
 from domain.receipts import Receipt, ReceiptKind, ReceiptMode, conversation_of
@@ -16,7 +16,7 @@ from tests.fakes.receipts import FakeTrust
 def test_issue21_item1_a_codex_spawn_gets_its_hooks_as_dash_c_overrides_writing_into_its_receipt_folder(
     tmp_path: Path,
 ) -> None:
-    receipts = FileReceipts(tmp_path)
+    receipts = FileReceipts(tmp_path, channels={ReceiptMode.CODEX: receipt_channel})
     item = WorkItemRef(RepoRef.parse("acme/widgets"), 7)
     channel = receipts.prepare(item, "s1", mode=ReceiptMode.CODEX)
     assert channel.args == arguments(receipts.folder(item, "s1")) and channel.env == ()

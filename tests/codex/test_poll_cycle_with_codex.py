@@ -12,9 +12,11 @@ from typing import Any
 
 import pytest
 
+from adapters.codex.hooks import receipt_channel
 from adapters.codex.trust import CodexTrust
 from adapters.receipts.files import FileReceipts
 from domain.model import HarnessSpec
+from domain.receipts import ReceiptMode
 from domain.refs import WorkItemRef
 from tests.claude.loop import (
     a_comment_confirmed,
@@ -39,7 +41,7 @@ TRUST_QUESTION = "Trust this folder?"
 
 def world_for(rig: CodexRig, base: Path, spec: HarnessSpec | None = None, **options: Any) -> World:
     spec = spec or builtin_spec("codex", rig.binary)
-    receipts = FileReceipts(base / "receipts")
+    receipts = FileReceipts(base / "receipts", channels={ReceiptMode.CODEX: receipt_channel})
     return real_world(rig.tmux.adapter(), spec, base, receipts=receipts, trust_port=CodexTrust(rig.config), **options)
 
 

@@ -6,12 +6,15 @@ conversation (`--resume ID`); a Gemini that exits at once."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 import pytest
 
+from adapters.gemini.hooks import receipt_channel
 from adapters.receipts.files import FileReceipts
 from domain.model import HarnessSpec
+from domain.receipts import ReceiptMode
 from domain.refs import WorkItemRef
 from tests.claude import loop
 from tests.gemini.rig import GeminiRig, gemini_api, gemini_binary, gemini_rig
@@ -27,9 +30,8 @@ pytestmark = pytest.mark.gemini
 
 def world_for(rig: GeminiRig, base: Path, spec: HarnessSpec | None = None) -> World:
     spec = spec or loop.builtin_spec("gemini", rig.binary)
-    return loop.real_world(
-        rig.tmux.adapter(), spec, base, receipts=FileReceipts(base / "receipts", gemini_home=rig.codex_dir)
-    )
+    channels = {ReceiptMode.GEMINI: partial(receipt_channel, home=rig.codex_dir)}
+    return loop.real_world(rig.tmux.adapter(), spec, base, receipts=FileReceipts(base / "receipts", channels=channels))
 
 
 @pytest.fixture(scope="module")

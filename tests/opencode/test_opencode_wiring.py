@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from adapters.opencode.plugin import CONFIG_VARIABLE, PLUGIN_FILE, TUI_CONFIG_VARIABLE, TUI_PLUGIN_FILE, source
+from adapters.opencode.plugin import (
+    CONFIG_VARIABLE,
+    PLUGIN_FILE,
+    TUI_CONFIG_VARIABLE,
+    TUI_PLUGIN_FILE,
+    receipt_channel,
+    source,
+)
 from adapters.receipts.files import FileReceipts
 from app.config.harnesses import BUILTIN_HARNESSES
 from app.config.settings import Settings
@@ -43,7 +50,7 @@ def test_issue21_item1_opencode_confirms_by_its_plugin_and_resumes_by_the_id_its
 def test_issue21_item1_an_opencode_spawn_gets_its_plugin_in_its_config_content_writing_into_its_receipt_folder(
     tmp_path: Path,
 ) -> None:
-    receipts = FileReceipts(tmp_path)
+    receipts = FileReceipts(tmp_path, channels={ReceiptMode.OPENCODE: receipt_channel})
     channel = receipts.prepare(ITEM, "s1", mode=ReceiptMode.OPENCODE)
     folder = receipts.folder(ITEM, "s1")
     env = dict(channel.env)
@@ -75,7 +82,7 @@ def run_plugin(tmp_path: Path, steps: list[list[object]]) -> list[Receipt]:
         if os.environ.get("CI"):
             pytest.fail("node is needed to run the opencode plugin (bootstrap installs it)")
         pytest.skip("SKIPPED LOUDLY: no node to run the opencode plugin")
-    receipts = FileReceipts(tmp_path)
+    receipts = FileReceipts(tmp_path, channels={ReceiptMode.OPENCODE: receipt_channel})
     receipts.prepare(ITEM, "s1", mode=ReceiptMode.OPENCODE)
     plugin = receipts.folder(ITEM, "s1") / PLUGIN_FILE
     driver = tmp_path / "driver.mjs"

@@ -105,12 +105,12 @@ def test_issue19_item9_a_changed_configuration_is_loaded_in_full_never_answered_
 # what the lean `sessions list` of recorded sessions adds: the light readers its listing looks with
 # (app.cli.lean_listing: the store's rows, every session's panes at once, the receipt folders)
 _LISTING_ADAPTERS = {
-    "adapters.gemini",  # its hook names, which a receipt's event is read by (adapters.gemini.events)
-    "adapters.gemini.events",
     "adapters.receipts",
     "adapters.receipts.flat_json",  # a receipt whose tool input is nested too deep, read by its top level
+    "adapters.receipts.gemini_events",  # Gemini CLI's hook names, which a receipt's event is read by
     "adapters.receipts.hooks",
     "adapters.receipts.reading",
+    "adapters.support.receipt_line",  # the receipt files' suffix
     "adapters.support.session_rows",
     "adapters.tmux",
     "adapters.tmux.answers",

@@ -1,0 +1,39 @@
+"""The shell line a harness's hook runs to leave a receipt, shared by every harness whose hooks
+the-loop writes: Claude Code's settings (`adapters.receipts.hooks`), Codex's command-line hooks
+(`adapters.codex.hooks`) and Gemini CLI's extension (`adapters.gemini.hooks`). The receipt folders
+read what it writes (`adapters.receipts.reading`).
+
+Each hook is one tiny shell line, no interpreter start-up: it writes the JSON the harness gives it
+on stdin to a file of its own and renames it into place, so a reader never sees half a receipt and
+two hooks never interleave.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+SUFFIX = ".receipt"
+FOLDER_VARIABLE = "THE_LOOP_RECEIPTS"  # where a harness that writes its own receipts puts them
+
+
+def hook_command(folder: Path) -> str:
+    """`date +%s%N` orders the files; `$$` keeps two hooks of one nanosecond apart. It always exits
+    0: Claude Code reads a hook's exit status 2 as "block" (the prompt erased, the tool denied), and
+    sh exits 2 when it cannot create the file (the folder gone): a receipt lost, never a prompt."""
+    return f"{record(folder)}; exit 0"
+
+
+def env_hook_command(variable: str) -> str:
+    """The same line writing into the folder `$variable` names, and doing nothing where it is unset
+    (a hook installed once for every run of a harness, the-loop's spawns among them)."""
+    return f'd="${variable}"; [ -n "$d" ] || exit 0; {_record_into(chr(34) + "$d" + chr(34))}; exit 0'
+
+
+def record(folder: Path) -> str:
+    """The line's writing part alone, for a hook that goes on after it (`asking_command`)."""
+    return _record_into(shlex.quote(str(folder)))
+
+
+def _record_into(where: str) -> str:
+    return f'umask 077; f={where}/"$(date +%s%N)-$$"; cat > "$f.part" && mv -f "$f.part" "$f{SUFFIX}"'

@@ -1,0 +1,56 @@
+"""Every harness's receipt channel: the receipt folders prepare Claude Code's and a plain file
+harness's themselves, and each other harness's through the channel the container names for it (the
+folders never import another harness's adapter)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from adapters.codex.hooks import arguments
+from adapters.opencode.plugin import CONFIG_VARIABLE, TUI_CONFIG_VARIABLE
+from adapters.receipts.files import ENV_VARIABLE, SETTINGS_FILE, FileReceipts
+from app.config.settings import Settings
+from app.container import Container
+from domain.model import ReceiptChannel
+from domain.receipts import ReceiptMode
+from domain.refs import RepoRef, WorkItemRef
+
+ITEM = WorkItemRef(RepoRef.parse("acme/widgets"), 7)
+
+
+@pytest.mark.parametrize("mode", list(ReceiptMode))
+def test_the_containers_receipt_folders_hand_every_harness_mode_its_channel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: ReceiptMode
+) -> None:
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "home"))
+    settings = Settings.model_validate({"state": {"root": str(tmp_path / "state")}})
+    receipts = Container(settings=settings).receipts()
+    folder = receipts.folder(ITEM, "s1")
+
+    channel = receipts.prepare(ITEM, "s1", mode=mode)
+
+    assert folder.is_dir()
+    if mode is ReceiptMode.CLAUDE:
+        assert channel == ReceiptChannel(args=("--settings", str(folder / SETTINGS_FILE)))
+    elif mode is ReceiptMode.CODEX:
+        assert channel == ReceiptChannel(args=arguments(folder))
+    elif mode is ReceiptMode.OPENCODE:
+        assert [name for name, _ in channel.env] == [CONFIG_VARIABLE, TUI_CONFIG_VARIABLE] and not channel.args
+        assert json.loads(channel.env[0][1])["plugin"]
+    elif mode in {ReceiptMode.GEMINI, ReceiptMode.FILE}:
+        assert channel == ReceiptChannel(env=((ENV_VARIABLE, str(folder)),))
+    else:
+        assert channel == ReceiptChannel()
+    installed = tmp_path / "home" / ".gemini" / "extensions" / "the-loop-receipts" / "hooks" / "hooks.json"
+    assert installed.exists() is (mode is ReceiptMode.GEMINI)
+
+
+def test_a_harness_mode_whose_channel_no_one_named_is_refused_never_handed_an_empty_one(tmp_path: Path) -> None:
+    receipts = FileReceipts(tmp_path, channels={ReceiptMode.OPENCODE: lambda folder: ReceiptChannel()})
+
+    with pytest.raises(LookupError, match="codex"):
+        receipts.prepare(ITEM, "s1", mode=ReceiptMode.CODEX)
+    assert receipts.prepare(ITEM, "s1", mode=ReceiptMode.OPENCODE) == ReceiptChannel()
