@@ -30,7 +30,13 @@ def require_tmux() -> None:
         pytest.skip("SKIPPED LOUDLY: the tmux binary is not installed (CI installs it)")
 
 
-def wait_for(predicate: Callable[[], Any], *, timeout: float = 10.0, what: str = "condition") -> Any:
+# How long an awaited event may take before the test calls it lost. Not how long it should take: a
+# process started on a machine running the suite side by side with other work may take tens of seconds
+# to import and make its first cycle. The bound only turns a lost event into a failure, not a hang.
+LOST_AFTER = 60.0
+
+
+def wait_for(predicate: Callable[[], Any], *, timeout: float = LOST_AFTER, what: str = "condition") -> Any:
     """Poll `predicate` until it is truthy; fail the test after `timeout` seconds."""
     deadline = time.monotonic() + timeout
     while True:
