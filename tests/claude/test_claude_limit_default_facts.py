@@ -18,7 +18,7 @@ __all__ = ["anthropic", "claude", "claude_binary", "claude_config", "claude_rig"
 pytestmark = pytest.mark.claude
 
 
-def test_issue20_item4_by_default_a_529_fails_the_turn_after_three_requests_as_repeated_overloads(
+def test_by_default_a_529_fails_the_turn_after_three_requests_as_repeated_overloads(
     claude: ClaudeRig, anthropic: AnthropicStandIn
 ) -> None:
     anthropic.reset(fallback=Fail(529, "overloaded_error", "scripted overload", retry=True))
@@ -29,7 +29,7 @@ def test_issue20_item4_by_default_a_529_fails_the_turn_after_three_requests_as_r
     assert len(anthropic.requests(Kind.TURN)) == 3
 
 
-def test_issue20_item4_by_default_a_429_that_may_be_retried_is_retried_up_to_ten_times_with_no_hook_meanwhile(
+def test_by_default_a_429_that_may_be_retried_is_retried_up_to_ten_times_with_no_hook_meanwhile(
     claude: ClaudeRig, anthropic: AnthropicStandIn
 ) -> None:
     anthropic.reset(

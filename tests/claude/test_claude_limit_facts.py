@@ -28,7 +28,7 @@ RESET_HEADERS = (
 CLAUDE_EXTRA_ENV = {"CLAUDE_CODE_MAX_RETRIES": "1"}
 
 
-def test_issue20_item4_a_429_that_says_do_not_retry_fails_the_turn_at_once_and_the_hook_gets_no_reset_time(
+def test_a_429_that_says_do_not_retry_fails_the_turn_at_once_and_the_hook_gets_no_reset_time(
     claude: ClaudeRig, anthropic: AnthropicStandIn
 ) -> None:
     anthropic.reset(fallback=Fail(429, "rate_limit_error", "scripted limit", retry=False, headers=RESET_HEADERS))
@@ -41,7 +41,7 @@ def test_issue20_item4_a_429_that_says_do_not_retry_fails_the_turn_at_once_and_t
     assert len(anthropic.requests(Kind.TURN)) == 1
 
 
-def test_issue20_item4_with_max_retries_1_a_529_fails_the_turn_as_server_error_after_one_retry(
+def test_with_max_retries_1_a_529_fails_the_turn_as_server_error_after_one_retry(
     claude: ClaudeRig, anthropic: AnthropicStandIn
 ) -> None:
     anthropic.reset(fallback=Fail(529, "overloaded_error", "scripted overload", retry=True))
@@ -52,7 +52,7 @@ def test_issue20_item4_with_max_retries_1_a_529_fails_the_turn_as_server_error_a
     assert len(anthropic.requests(Kind.TURN)) == 2
 
 
-def test_issue20_item4_with_max_retries_1_a_429_that_may_be_retried_fails_the_turn_after_one_retry(
+def test_with_max_retries_1_a_429_that_may_be_retried_fails_the_turn_after_one_retry(
     claude: ClaudeRig, anthropic: AnthropicStandIn
 ) -> None:
     anthropic.reset(

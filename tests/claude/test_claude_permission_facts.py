@@ -73,7 +73,7 @@ def no_reply(claude: ClaudeRig) -> Any:
     claude.hooks.reply("PermissionRequest", None)
 
 
-def test_issue20_item2_the_pinned_binary_accepts_these_permission_modes(claude_binary: Path, tmp_path: Path) -> None:
+def test_the_pinned_binary_accepts_these_permission_modes(claude_binary: Path, tmp_path: Path) -> None:
     env = claude_env(ClaudeHome(tmp_path / "home"), "http://127.0.0.1:9")
     done = subprocess.run(
         [str(claude_binary), "--help"], env=env, capture_output=True, text=True, timeout=60, check=False
@@ -91,7 +91,7 @@ def test_issue20_item2_the_pinned_binary_accepts_these_permission_modes(claude_b
 
 
 @pytest.mark.parametrize(("given", "reported"), [("default", "default"), ("manual", "default")])
-def test_issue20_item2_default_and_manual_are_the_same_mode_that_asks(
+def test_default_and_manual_are_the_same_mode_that_asks(
     claude: ClaudeRig, anthropic: AnthropicStandIn, given: str, reported: str
 ) -> None:
     anthropic.script(Say("hi"))
@@ -100,7 +100,7 @@ def test_issue20_item2_default_and_manual_are_the_same_mode_that_asks(
     assert claude.hooks.of("UserPromptSubmit", session.session_id)[0]["permission_mode"] == reported
 
 
-def test_issue20_item1_permission_request_names_the_tool_and_its_input(
+def test_permission_request_names_the_tool_and_its_input(
     claude: ClaudeRig, anthropic: AnthropicStandIn
 ) -> None:
     anthropic.script(UseTool(), Say("tool done"))
@@ -112,7 +112,7 @@ def test_issue20_item1_permission_request_names_the_tool_and_its_input(
     assert isinstance(asked.data.get("permission_suggestions", []), list)
 
 
-def test_issue20_item1_a_hook_that_allows_runs_the_tool_with_no_answer_in_the_pane(
+def test_a_hook_that_allows_runs_the_tool_with_no_answer_in_the_pane(
     claude: ClaudeRig, anthropic: AnthropicStandIn
 ) -> None:
     folder = claude.folder()
@@ -125,7 +125,7 @@ def test_issue20_item1_a_hook_that_allows_runs_the_tool_with_no_answer_in_the_pa
     assert [h.event for h in claude.hooks.of("PostToolUse", session.session_id)] == ["PostToolUse"]
 
 
-def test_issue20_item1_a_hook_that_denies_tells_the_model_its_message_and_the_turn_goes_on(
+def test_a_hook_that_denies_tells_the_model_its_message_and_the_turn_goes_on(
     claude: ClaudeRig, anthropic: AnthropicStandIn
 ) -> None:
     folder = claude.folder()
@@ -140,7 +140,7 @@ def test_issue20_item1_a_hook_that_denies_tells_the_model_its_message_and_the_tu
     assert "not now, use a branch" in result_text(result)
 
 
-def test_issue20_item1_allow_with_a_session_rule_lets_the_same_tool_run_again_without_asking(
+def test_allow_with_a_session_rule_lets_the_same_tool_run_again_without_asking(
     claude: ClaudeRig, anthropic: AnthropicStandIn
 ) -> None:
     folder = claude.folder()
@@ -154,7 +154,7 @@ def test_issue20_item1_allow_with_a_session_rule_lets_the_same_tool_run_again_wi
     assert len(claude.hooks.of("PermissionRequest", session.session_id)) == 1
 
 
-def test_issue20_item3_ask_user_question_fires_permission_request_and_allow_with_answers_answers_it(
+def test_ask_user_question_fires_permission_request_and_allow_with_answers_answers_it(
     claude: ClaudeRig, anthropic: AnthropicStandIn
 ) -> None:
     claude.hooks.reply("PermissionRequest", allow(updatedInput={**ASK, "answers": {QUESTION: "Blue"}}))
@@ -185,7 +185,7 @@ def test_a_questions_run_names_its_input_with_the_answers_given_added_and_nothin
     assert ran["tool_input"]["answers"] == answers
 
 
-def test_issue20_item3_ask_user_question_asks_the_hook_in_auto_mode_too(
+def test_ask_user_question_asks_the_hook_in_auto_mode_too(
     claude: ClaudeRig, anthropic: AnthropicStandIn
 ) -> None:
     claude.hooks.reply("PermissionRequest", allow(updatedInput={**ASK, "answers": {QUESTION: "Red"}}))

@@ -59,7 +59,7 @@ def ran(markers: Path) -> set[str]:
     return {path.name for path in markers.iterdir()}
 
 
-def test_issue18_item1_a_trusted_folder_started_plainly_runs_its_own_hooks_and_status_line(
+def test_a_trusted_folder_started_plainly_runs_its_own_hooks_and_status_line(
     claude: ClaudeRig, anthropic: AnthropicStandIn, tmp_path: Path
 ) -> None:
     markers = tmp_path / "markers"
@@ -70,7 +70,7 @@ def test_issue18_item1_a_trusted_folder_started_plainly_runs_its_own_hooks_and_s
     wait_for(lambda: expected <= ran(markers), what=f"{expected} among {ran(markers)}")
 
 
-def test_issue18_item1_a_folders_mcp_server_is_asked_about_not_started_even_when_its_settings_enable_it(
+def test_a_folders_mcp_server_is_asked_about_not_started_even_when_its_settings_enable_it(
     claude: ClaudeRig, tmp_path: Path
 ) -> None:
     markers = tmp_path / "markers"
@@ -79,7 +79,7 @@ def test_issue18_item1_a_folders_mcp_server_is_asked_about_not_started_even_when
     assert ran(markers) == set()  # a person answering "Use this MCP server" would start it
 
 
-def test_issue18_item1_claude_started_as_for_an_unvouched_head_runs_nothing_of_the_folder_and_still_our_hooks(
+def test_claude_started_as_for_an_unvouched_head_runs_nothing_of_the_folder_and_still_our_hooks(
     claude: ClaudeRig, anthropic: AnthropicStandIn, tmp_path: Path
 ) -> None:
     markers = tmp_path / "markers"
@@ -95,7 +95,7 @@ def test_issue18_item1_claude_started_as_for_an_unvouched_head_runs_nothing_of_t
     assert MCP_QUESTION not in claude.tmux.screen(session)
 
 
-def test_issue18_item1_an_untrusted_folder_still_asks_for_trust_when_started_as_for_an_unvouched_head(
+def test_an_untrusted_folder_still_asks_for_trust_when_started_as_for_an_unvouched_head(
     claude: ClaudeRig, tmp_path: Path
 ) -> None:
     """Why the-loop still records such a folder as trusted: the safe start does not skip the dialog."""

@@ -58,7 +58,7 @@ def asked(spawn: Spawn) -> str:
 # --- the hook alone, the daemon's side played through FileReceipts
 
 
-def test_issue20_item1_while_the_hook_waits_the_dialog_is_on_screen_and_a_given_answer_runs_the_tool(
+def test_while_the_hook_waits_the_dialog_is_on_screen_and_a_given_answer_runs_the_tool(
     claude: ClaudeRig, anthropic: AnthropicStandIn, tmp_path: Path
 ) -> None:
     anthropic.script(UseTool(), Say("tool done"))
@@ -75,7 +75,7 @@ def test_issue20_item1_while_the_hook_waits_the_dialog_is_on_screen_and_a_given_
     assert receipts.answer_state(ITEM, spawn.spawn, key) is AnswerState.TAKEN
 
 
-def test_issue20_item1_someone_attached_still_answers_in_the_pane_while_the_hook_waits(
+def test_someone_attached_still_answers_in_the_pane_while_the_hook_waits(
     claude: ClaudeRig, anthropic: AnthropicStandIn, tmp_path: Path
 ) -> None:
     anthropic.script(UseTool(), Say("tool done"))
@@ -92,7 +92,7 @@ def test_issue20_item1_someone_attached_still_answers_in_the_pane_while_the_hook
     assert receipts.answer_state(ITEM, spawn.spawn, key) is AnswerState.NONE  # nothing was taken from here
 
 
-def test_issue20_item1_when_the_hooks_wait_ends_the_dialog_is_the_panes_as_before(
+def test_when_the_hooks_wait_ends_the_dialog_is_the_panes_as_before(
     claude: ClaudeRig, anthropic: AnthropicStandIn, tmp_path: Path
 ) -> None:
     anthropic.script(UseTool(), Say("tool done"))
@@ -149,7 +149,7 @@ def tool_result_text(anthropic: AnthropicStandIn) -> str:
     return "\n".join(texts)
 
 
-def test_issue20_item1_a_request_is_posted_and_an_allow_comment_runs_the_tool_and_ends_the_turn(
+def test_a_request_is_posted_and_an_allow_comment_runs_the_tool_and_ends_the_turn(
     loop: ClaudeLoop, fresh: AnthropicStandIn
 ) -> None:
     fresh.script(UseTool(), Say("tool done"))
@@ -168,7 +168,7 @@ def test_issue20_item1_a_request_is_posted_and_an_allow_comment_runs_the_tool_an
     loop.end(world, ref)
 
 
-def test_issue20_item1_a_deny_comment_tells_claude_the_reason_and_it_goes_on(
+def test_a_deny_comment_tells_claude_the_reason_and_it_goes_on(
     loop: ClaudeLoop, fresh: AnthropicStandIn
 ) -> None:
     fresh.script(UseTool(), Say("understood, no x"))
@@ -186,7 +186,7 @@ def test_issue20_item1_a_deny_comment_tells_claude_the_reason_and_it_goes_on(
     loop.end(world, ref)
 
 
-def test_issue20_item3_a_question_is_posted_and_answered_from_a_comment(
+def test_a_question_is_posted_and_answered_from_a_comment(
     loop: ClaudeLoop, fresh: AnthropicStandIn
 ) -> None:
     fresh.script(UseTool(name="AskUserQuestion", input=ASK), Say("blue it is"))
@@ -209,7 +209,7 @@ class _Lock:
     def release(self) -> None: ...
 
 
-def test_issue20_item1_an_allow_pushed_by_a_webhook_runs_the_tool_and_the_comments_turn_ends_with_its_reaction(
+def test_an_allow_pushed_by_a_webhook_runs_the_tool_and_the_comments_turn_ends_with_its_reaction(
     loop: ClaudeLoop, fresh: AnthropicStandIn
 ) -> None:
     fresh.script(Say("ready"), UseTool(), Say("tool done"))

@@ -67,7 +67,7 @@ def _figures(samples: list[float]) -> dict[str, float]:
     return {"n": len(ordered), "p50": round(statistics.median(ordered), 3), "p99": round(p99, 3), "max": ordered[-1]}
 
 
-def test_issue20_measure_request_to_comment_and_answer_to_tool(loop: ClaudeLoop, fresh: AnthropicStandIn) -> None:
+def test_measure_request_to_comment_and_answer_to_tool(loop: ClaudeLoop, fresh: AnthropicStandIn) -> None:
     posted: list[float] = []
     answered: dict[bool, list[float]] = {True: [], False: []}
     for run in range(RUNS):

@@ -145,7 +145,7 @@ def check(run: dict[str, object], cause: ParkCause) -> None:
     assert len(world.tracker.posted) == 1
 
 
-def test_issue20_item4_a_429_parks_claude_until_the_reset_it_names_then_resumes_with_nothing_lost_or_twice(
+def test_a_429_parks_claude_until_the_reset_it_names_then_resumes_with_nothing_lost_or_twice(
     loop: ClaudeLoop, fresh: AnthropicStandIn
 ) -> None:
     reset = (SystemClock().now() + timedelta(seconds=25)).replace(microsecond=0)
@@ -156,7 +156,7 @@ def test_issue20_item4_a_429_parks_claude_until_the_reset_it_names_then_resumes_
     show_timeline("429 rate_limit", run["times"])  # type: ignore[arg-type]
 
 
-def test_issue20_item4_a_529_parks_claude_for_the_default_minute_then_resumes_with_nothing_lost_or_twice(
+def test_a_529_parks_claude_for_the_default_minute_then_resumes_with_nothing_lost_or_twice(
     loop: ClaudeLoop, fresh: AnthropicStandIn
 ) -> None:
     run = park_and_resume(loop, fresh, Fail(529, "overloaded_error", "overloaded", retry=True), 2)

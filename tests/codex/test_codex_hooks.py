@@ -9,7 +9,7 @@ from adapters.codex.hooks import EVENTS, SOURCE, arguments, label, trusted_hash
 from adapters.support.receipt_line import hook_command
 
 
-def test_issue21_item1_the_trusted_hash_is_the_one_codex_0_169_wrote_when_a_person_trusted_the_hooks() -> None:
+def test_the_trusted_hash_is_the_one_codex_0_169_wrote_when_a_person_trusted_the_hooks() -> None:
     # written by Codex 0.169.0 into config.toml on "Trust all and continue" for hooks given as `-c`
     command = "cat > /tmp/cxrun/rec/$(date +%s%N).json"
     assert trusted_hash("Stop", command) == "sha256:270ad17e88178df45fa9dff5fc514acbd0795ce5030362825215e86dbd29131b"
@@ -19,7 +19,7 @@ def test_issue21_item1_the_trusted_hash_is_the_one_codex_0_169_wrote_when_a_pers
     )
 
 
-def test_issue21_item1_each_override_is_toml_naming_one_hook_per_event_and_its_state() -> None:
+def test_each_override_is_toml_naming_one_hook_per_event_and_its_state() -> None:
     folder = Path("/state/receipts/o-r-1/spawn 'x'")
     args = arguments(folder)
     assert args[::2] == ("-c",) * (len(EVENTS) + 1)

@@ -17,7 +17,7 @@ USER = (
 )
 
 
-def test_issue21_item3_a_new_folder_is_appended_as_trusted_and_every_other_byte_is_kept(tmp_path: Path) -> None:
+def test_a_new_folder_is_appended_as_trusted_and_every_other_byte_is_kept(tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
     config.write_text(USER, encoding="utf-8")
     config.chmod(0o640)
@@ -30,7 +30,7 @@ def test_issue21_item3_a_new_folder_is_appended_as_trusted_and_every_other_byte_
     assert config.stat().st_mode & 0o777 == 0o640
 
 
-def test_issue21_item3_a_folder_trusted_already_is_not_written_again(tmp_path: Path) -> None:
+def test_a_folder_trusted_already_is_not_written_again(tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
     assert CodexTrust(config, settle_seconds=0.01).trust(str(tmp_path)) is True
     before = config.stat().st_ino, config.read_bytes()
@@ -38,7 +38,7 @@ def test_issue21_item3_a_folder_trusted_already_is_not_written_again(tmp_path: P
     assert (config.stat().st_ino, config.read_bytes()) == before
 
 
-def test_issue21_item3_the_record_is_made_for_the_resolved_folder(tmp_path: Path) -> None:
+def test_the_record_is_made_for_the_resolved_folder(tmp_path: Path) -> None:
     (tmp_path / "real").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "real")
     config = tmp_path / "config.toml"
@@ -54,7 +54,7 @@ def test_issue21_item3_the_record_is_made_for_the_resolved_folder(tmp_path: Path
         'projects = {{ "/x" = {{ trust_level = "trusted" }} }}\n',  # inline: a table cannot be appended
     ],
 )
-def test_issue21_item3_a_file_it_cannot_safely_extend_is_refused_and_left_as_it_was(
+def test_a_file_it_cannot_safely_extend_is_refused_and_left_as_it_was(
     tmp_path: Path, content: str
 ) -> None:
     config = tmp_path / "config.toml"
@@ -65,12 +65,12 @@ def test_issue21_item3_a_file_it_cannot_safely_extend_is_refused_and_left_as_it_
     assert config.read_bytes() == before
 
 
-def test_issue21_item3_the_file_is_codex_home_config_toml() -> None:
+def test_the_file_is_codex_home_config_toml() -> None:
     assert default_path({"CODEX_HOME": "/h/c"}) == Path("/h/c/config.toml")
     assert default_path({}).parts[-2:] == (".codex", "config.toml")
 
 
-def test_issue21_item3_concurrent_trusts_and_another_writers_change_are_all_kept(tmp_path: Path) -> None:
+def test_concurrent_trusts_and_another_writers_change_are_all_kept(tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
     config.write_text(USER, encoding="utf-8")
     folders = [tmp_path / f"f{n}" for n in range(8)]

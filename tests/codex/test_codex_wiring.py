@@ -13,7 +13,7 @@ from domain.refs import RepoRef, WorkItemRef
 from tests.fakes.receipts import FakeTrust
 
 
-def test_issue21_item1_a_codex_spawn_gets_its_hooks_as_dash_c_overrides_writing_into_its_receipt_folder(
+def test_a_codex_spawn_gets_its_hooks_as_dash_c_overrides_writing_into_its_receipt_folder(
     tmp_path: Path,
 ) -> None:
     receipts = FileReceipts(tmp_path, channels={ReceiptMode.CODEX: receipt_channel})
@@ -23,7 +23,7 @@ def test_issue21_item1_a_codex_spawn_gets_its_hooks_as_dash_c_overrides_writing_
     assert receipts.folder(item, "s1").is_dir()
 
 
-def test_issue21_item3_a_codex_spawn_is_trusted_in_codex_configuration_and_every_other_in_claude_codes() -> None:
+def test_a_codex_spawn_is_trusted_in_codex_configuration_and_every_other_in_claude_codes() -> None:
     claude, codex = FakeTrust(), FakeTrust()
     trust = HarnessTrust(claude=claude, codex=codex)
     trust.trust("/w/a", kind=ReceiptMode.CODEX)
@@ -32,7 +32,7 @@ def test_issue21_item3_a_codex_spawn_is_trusted_in_codex_configuration_and_every
     assert (codex.trusted, claude.trusted) == (["/w/a"], ["/w/b", "/w/c"])
 
 
-def test_issue21_item2_the_conversation_is_the_one_the_last_ready_receipt_named_else_the_first_prompts() -> None:
+def test_the_conversation_is_the_one_the_last_ready_receipt_named_else_the_first_prompts() -> None:
     receipts = [
         Receipt(ReceiptKind.READY, "1", conversation="first", source="startup"),
         Receipt(ReceiptKind.PROMPT, "2", conversation="first"),

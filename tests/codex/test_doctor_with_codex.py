@@ -20,7 +20,7 @@ __all__ = ["codex_binary"]
 pytestmark = pytest.mark.codex
 
 
-def test_issue21_doctor_reads_the_real_codexs_version_and_its_sign_in_with_the_panes_environment(
+def test_doctor_reads_the_real_codexs_version_and_its_sign_in_with_the_panes_environment(
     codex_binary: Path, tmp_path: Path
 ) -> None:
     home = tmp_path / "home"

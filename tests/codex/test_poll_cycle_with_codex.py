@@ -60,7 +60,7 @@ def agent(
     return first_spawn(lambda base: world_for(codex_rig, base), tmp_path_factory, openai, before=never_trusted)
 
 
-def test_issue21_a_spawn_in_a_never_seen_git_worktree_is_trusted_ready_and_its_prompt_confirmed_by_receipt(
+def test_a_spawn_in_a_never_seen_git_worktree_is_trusted_ready_and_its_prompt_confirmed_by_receipt(
     codex_rig: CodexRig, agent: tuple[World, WorkItemRef, Path]
 ) -> None:
     world, ref, folder = agent
@@ -77,14 +77,14 @@ def test_issue21_a_spawn_in_a_never_seen_git_worktree_is_trusted_ready_and_its_p
     assert TRUST_QUESTION not in codex_rig.tmux.run("capture-pane", "-p", "-t", pane, check=False)
 
 
-def test_issue21_a_comment_to_a_ready_codex_is_confirmed_by_its_receipt(
+def test_a_comment_to_a_ready_codex_is_confirmed_by_its_receipt(
     agent: tuple[World, WorkItemRef, Path], openai: OpenAIStandIn
 ) -> None:
     world, ref, _ = agent
     a_comment_confirmed(world, ref, openai, "please add a test")
 
 
-def test_issue21_a_killed_codex_is_resumed_by_the_next_comment_in_the_same_conversation(
+def test_a_killed_codex_is_resumed_by_the_next_comment_in_the_same_conversation(
     codex_rig: CodexRig, agent: tuple[World, WorkItemRef, Path], openai: OpenAIStandIn
 ) -> None:
     world, ref, _ = agent
@@ -101,7 +101,7 @@ def test_issue21_a_killed_codex_is_resumed_by_the_next_comment_in_the_same_conve
     resumed_after_a_kill(world, ref, conversation, openai, earlier="please add a test")
 
 
-def test_issue21_a_sigkilled_resumed_codex_is_resumed_again_in_the_same_conversation(
+def test_a_sigkilled_resumed_codex_is_resumed_again_in_the_same_conversation(
     codex_rig: CodexRig, agent: tuple[World, WorkItemRef, Path], openai: OpenAIStandIn
 ) -> None:
     world, ref, _ = agent
@@ -122,14 +122,14 @@ def test_issue21_a_sigkilled_resumed_codex_is_resumed_again_in_the_same_conversa
     assert world.record(ref).harness_session_id == conversation
 
 
-def test_issue21_a_comment_while_codex_is_busy_is_confirmed_and_reaches_the_model(
+def test_a_comment_while_codex_is_busy_is_confirmed_and_reaches_the_model(
     agent: tuple[World, WorkItemRef, Path], openai: OpenAIStandIn
 ) -> None:
     world, ref, _ = agent
     a_comment_while_busy(world, ref, openai)
 
 
-def test_issue21_a_codex_that_exits_at_once_fails_every_attempt_posts_one_notice_and_never_celebrates(
+def test_a_codex_that_exits_at_once_fails_every_attempt_posts_one_notice_and_never_celebrates(
     codex_rig: CodexRig, openai: OpenAIStandIn, tmp_path: Path
 ) -> None:
     exits_at_once(world_for(codex_rig, tmp_path, builtin_spec("codex", codex_rig.binary, args=["--no-such-flag"])), 30)

@@ -98,7 +98,7 @@ def test_a_clone_url_that_does_not_answer_is_gits_message(tmp_path: Path) -> Non
     )
 
 
-def test_issue19_item2_the_tmux_servers_environment_is_what_its_panes_inherit(private_tmux: str) -> None:
+def test_the_tmux_servers_environment_is_what_its_panes_inherit(private_tmux: str) -> None:
     assert PROBE.tmux_environment(private_tmux) is None  # none runs yet: the daemon's will be used
     started = {**os.environ, "LOOP_PROBE_MARK": "from-the-server"}
     subprocess.run(["tmux", "-L", private_tmux, "new-session", "-d", "-s", "x", "sleep 60"], env=started, check=True)
@@ -106,7 +106,7 @@ def test_issue19_item2_the_tmux_servers_environment_is_what_its_panes_inherit(pr
     assert server is not None and server["LOOP_PROBE_MARK"] == "from-the-server"
 
 
-def test_issue19_item2_a_harness_is_found_on_the_path_it_is_given_and_run_with_that_environment(
+def test_a_harness_is_found_on_the_path_it_is_given_and_run_with_that_environment(
     tmp_path: Path,
 ) -> None:
     fake = tmp_path / "claude"
@@ -118,7 +118,7 @@ def test_issue19_item2_a_harness_is_found_on_the_path_it_is_given_and_run_with_t
         PROBE.harness_version("claude", {"PATH": "/nowhere"})
 
 
-def test_issue19_item2_a_json_file_is_read_and_an_absent_one_is_none(tmp_path: Path) -> None:
+def test_a_json_file_is_read_and_an_absent_one_is_none(tmp_path: Path) -> None:
     (tmp_path / "c.json").write_text('{"hasCompletedOnboarding": true}', encoding="utf-8")
     assert PROBE.json_file(tmp_path / "c.json") == {"hasCompletedOnboarding": True}
     assert PROBE.json_file(tmp_path / "none.json") is None
@@ -127,7 +127,7 @@ def test_issue19_item2_a_json_file_is_read_and_an_absent_one_is_none(tmp_path: P
         PROBE.json_file(tmp_path / "bad.json")
 
 
-def test_issue21_a_toml_file_is_read_and_an_absent_one_is_none(tmp_path: Path) -> None:
+def test_a_toml_file_is_read_and_an_absent_one_is_none(tmp_path: Path) -> None:
     (tmp_path / "config.toml").write_text('model_provider = "corp"\n[projects."/w"]\ntrust_level = "trusted"\n')
     assert PROBE.toml_file(tmp_path / "config.toml") == {
         "model_provider": "corp",
@@ -139,7 +139,7 @@ def test_issue21_a_toml_file_is_read_and_an_absent_one_is_none(tmp_path: Path) -
         PROBE.toml_file(tmp_path / "bad.toml")
 
 
-def test_issue19_item2_a_file_in_a_read_only_folder_cannot_be_replaced() -> None:
+def test_a_file_in_a_read_only_folder_cannot_be_replaced() -> None:
     # root writes any folder: the probe then runs in a child turned `nobody`, in a folder nobody
     # may only read; the child says by its exit status what the probe answered
     top = Path(tempfile.mkdtemp(prefix="doctor-ro-"))
@@ -169,13 +169,13 @@ def test_issue19_item2_a_file_in_a_read_only_folder_cannot_be_replaced() -> None
         shutil.rmtree(top)
 
 
-def test_issue19_item2_a_writable_file_and_one_to_be_created(tmp_path: Path) -> None:
+def test_a_writable_file_and_one_to_be_created(tmp_path: Path) -> None:
     (tmp_path / "c.json").write_text("{}", encoding="utf-8")
     assert PROBE.file_writable(tmp_path / "c.json") == f"{tmp_path / 'c.json'} is writable"
     assert PROBE.file_writable(tmp_path / "n.json") == f"{tmp_path / 'n.json'} will be created"
 
 
-def test_issue19_item2_a_port_in_use_is_not_free() -> None:
+def test_a_port_in_use_is_not_free() -> None:
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]
         with pytest.raises(LoopError, match=rf"^cannot listen on 127.0.0.1:{port}: "):

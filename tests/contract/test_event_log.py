@@ -218,7 +218,7 @@ def test_a_tail_with_history_reads_the_whole_lines_of_the_logs_end_then_what_is_
     assert Tail(tmp_path / "none.jsonl", history=100).read() == []
 
 
-def test_issue22_each_line_written_cues_a_follower_in_the_same_process(tmp_path: Path) -> None:
+def test_each_line_written_cues_a_follower_in_the_same_process(tmp_path: Path) -> None:
     log, _ = event_log(tmp_path)
     cues: list[int] = []
     log.written = lambda: cues.append(log.path.stat().st_size)

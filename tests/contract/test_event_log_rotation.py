@@ -24,7 +24,7 @@ def log_at(tmp_path: Path, rotation: Rotation) -> JsonlEventLog:
     return JsonlEventLog(tmp_path / "logs" / "events.jsonl", clock=clock.now, rotation=rotation)
 
 
-def test_issue23_item3_the_log_is_rotated_by_size_and_only_keep_rotated_files_stay(tmp_path: Path) -> None:
+def test_the_log_is_rotated_by_size_and_only_keep_rotated_files_stay(tmp_path: Path) -> None:
     log = log_at(tmp_path, Rotation(max_bytes=1000, keep=2))
     for n in range(100):
         log.emit(Event.POLL_CYCLE, n=n)
@@ -33,7 +33,7 @@ def test_issue23_item3_the_log_is_rotated_by_size_and_only_keep_rotated_files_st
     assert all(p.stat().st_size <= 1000 for p in log.path.parent.glob("events.jsonl*"))
 
 
-def test_issue23_item3_events_reads_across_the_rotated_files_oldest_first(tmp_path: Path) -> None:
+def test_events_reads_across_the_rotated_files_oldest_first(tmp_path: Path) -> None:
     log = log_at(tmp_path, Rotation(max_bytes=1000, keep=50))
     for n in range(100):
         log.emit(Event.POLL_CYCLE, n=n)
@@ -42,7 +42,7 @@ def test_issue23_item3_events_reads_across_the_rotated_files_oldest_first(tmp_pa
     assert [r["n"] for r in read_events(log.path, limit=3)] == [97, 98, 99]
 
 
-def test_issue23_item3_following_goes_on_into_the_new_file_after_a_rotation(tmp_path: Path) -> None:
+def test_following_goes_on_into_the_new_file_after_a_rotation(tmp_path: Path) -> None:
     log = log_at(tmp_path, Rotation(max_bytes=300, keep=5))
     log.emit(Event.POLLER_STARTED)
     later = iter([lambda n=n: log.emit(Event.POLL_CYCLE, n=n) for n in range(12)])
@@ -65,7 +65,7 @@ for n in range(int(sys.argv[2])):
 """
 
 
-def test_issue23_item3_writers_in_separate_processes_racing_rotations_lose_and_split_no_line(tmp_path: Path) -> None:
+def test_writers_in_separate_processes_racing_rotations_lose_and_split_no_line(tmp_path: Path) -> None:
     path = tmp_path / "logs" / "events.jsonl"
     path.parent.mkdir()
     path.touch()
@@ -93,7 +93,7 @@ def test_issue23_item3_writers_in_separate_processes_racing_rotations_lose_and_s
     assert sorted(followed) == expected
 
 
-def test_issue23_item3_a_follower_slower_than_two_rotations_still_reads_the_file_between(tmp_path: Path) -> None:
+def test_a_follower_slower_than_two_rotations_still_reads_the_file_between(tmp_path: Path) -> None:
     # seen in a CI run under load: the follower woke after two rotations and skipped the middle file
     log = log_at(tmp_path, Rotation(max_bytes=300, keep=50))
     log.emit(Event.POLLER_STARTED)

@@ -19,7 +19,7 @@ def _receipt(folder: Path, prompt: str) -> None:
     (folder / "1700000000000000000-1.receipt").write_text(json.dumps(body), encoding="utf-8")
 
 
-def test_issue18_item9_receipts_of_a_spawn_made_before_the_upgrade_are_still_read(tmp_path: Path) -> None:
+def test_receipts_of_a_spawn_made_before_the_upgrade_are_still_read(tmp_path: Path) -> None:
     _receipt(tmp_path / DOTTED.slug_by(Naming.LEGACY) / "spawn-old", "the-loop:delivery-1")
     receipts = FileReceipts(tmp_path)
 
@@ -27,7 +27,7 @@ def test_issue18_item9_receipts_of_a_spawn_made_before_the_upgrade_are_still_rea
     assert receipts.find(DOTTED, "delivery-1")
 
 
-def test_issue18_item9_two_items_whose_old_slugs_coincide_have_their_own_receipt_folders(tmp_path: Path) -> None:
+def test_two_items_whose_old_slugs_coincide_have_their_own_receipt_folders(tmp_path: Path) -> None:
     receipts = FileReceipts(tmp_path)
     one, other = WorkItemRef.parse("github:a/b-c#1"), WorkItemRef.parse("github:a-b/c#1")
     receipts.prepare(one, "spawn-1", mode=ReceiptMode.FILE)

@@ -131,7 +131,7 @@ def test_writes_replace_the_file_whole_and_leave_no_temporary_file(standin: Stan
     assert path.stat().st_mode & 0o077 == 0  # item bodies of private repositories: the owner's only
 
 
-def test_issue23_item2_the_listings_of_repositories_no_longer_watched_go(tmp_path: Path) -> None:
+def test_the_listings_of_repositories_no_longer_watched_go(tmp_path: Path) -> None:
     files = ListingFiles(tmp_path)
     watched, dropped = RepoRef.parse("acme/widgets"), RepoRef.parse("acme/gone")
     for repo in (watched, dropped):

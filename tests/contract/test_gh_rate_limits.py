@@ -151,7 +151,7 @@ def test_faults_a_limit_held_without_asking_ends_on_time_when_our_clock_is_set_b
     assert [item.ref.number for item in items] == [1]
 
 
-def test_issue22_item2_the_budget_github_states_is_kept_from_each_reply_even_a_304(
+def test_the_budget_github_states_is_kept_from_each_reply_even_a_304(
     standin: StandIn, world: World
 ) -> None:
     gh = GhTracker(host=standin.host, env=standin.gh_env(), timeout=20, clock=lambda: NOW)
@@ -171,7 +171,7 @@ def test_issue22_item2_the_budget_github_states_is_kept_from_each_reply_even_a_3
     assert gh.budget(repo) == RateBudget(remaining=4873, limit=5000, reset_epoch=reset)
 
 
-def test_issue22_item2_a_rate_limited_reply_leaves_the_budget_at_none_left(standin: StandIn, world: World) -> None:
+def test_a_rate_limited_reply_leaves_the_budget_at_none_left(standin: StandIn, world: World) -> None:
     world.rate_remaining = 0
     gh = GhTracker(host=standin.host, env=standin.gh_env(), timeout=20, clock=lambda: NOW)
     repo = RepoRef.parse(REPO, host=standin.host)

@@ -46,7 +46,7 @@ AT = datetime(2026, 1, 1, 12, 0, 5, 123456, tzinfo=UTC)
 ITEM = WorkItemRef.parse("github:acme/widgets#1")
 
 
-def test_issue19_item9_the_lean_listing_names_the_domain_s_values_as_the_domain_does() -> None:
+def test_the_lean_listing_names_the_domain_s_values_as_the_domain_does() -> None:
     assert tuple(status.value for status in SessionStatus) == STATUSES
     assert tuple(closer.value for closer in ClosedBy) == CLOSERS
     assert SessionStatus.PAUSED.value == session_shown.PAUSED
@@ -85,12 +85,12 @@ RECORDS = [
 
 
 @pytest.mark.parametrize("record", RECORDS, ids=["plain", "every field", "paused"])
-def test_issue19_item9_a_session_row_reads_as_the_store_decodes_it(record: SessionRecord) -> None:
+def test_a_session_row_reads_as_the_store_decodes_it(record: SessionRecord) -> None:
     text = encode_session(record)
     _same(ListedSession(text, 3), decode_session(text, version=3))
 
 
-def test_issue19_item9_an_older_row_reads_with_the_store_s_defaults() -> None:
+def test_an_older_row_reads_with_the_store_s_defaults() -> None:
     data = json.loads(encode_session(SessionRecord(ITEM, "claude", "c1", "/w", status=SessionStatus.CLOSED)))
     for key in ("closed_by", "pane_id", "spawn_id", "spawned_at", "spawned_monotonic", "naming", "park", "requests"):
         del data[key]  # a closed record from before each of these was kept
@@ -112,7 +112,7 @@ def test_issue19_item9_an_older_row_reads_with_the_store_s_defaults() -> None:
         {"requests": [{"key": "k", "number": 1, "posted_at": "yesterday", "closed": False}]},
     ],
 )
-def test_issue19_item9_a_session_row_the_store_refuses_is_refused_by_the_listing_too(change: dict[str, object]) -> None:
+def test_a_session_row_the_store_refuses_is_refused_by_the_listing_too(change: dict[str, object]) -> None:
     text = json.dumps(json.loads(encode_session(RECORDS[0])) | change)
     with pytest.raises((ValueError, KeyError, TypeError)):
         decode_session(text, version=1)
@@ -120,7 +120,7 @@ def test_issue19_item9_a_session_row_the_store_refuses_is_refused_by_the_listing
         ListedSession(text, 1)
 
 
-def test_issue19_item9_a_session_row_without_a_required_field_is_refused_by_both() -> None:
+def test_a_session_row_without_a_required_field_is_refused_by_both() -> None:
     for key in ("item", "harness", "harness_session_id", "cwd", "status", "created_at", "updated_at", "last_event"):
         data = json.loads(encode_session(RECORDS[0]))
         del data[key]
@@ -176,7 +176,7 @@ def _pane(tmux: RealTmux, name: str, *, dead: bool = False, mark: str = "") -> s
     return pane
 
 
-def test_issue19_item9_one_list_of_every_pane_says_of_each_harness_what_its_own_probe_says(tmux: RealTmux) -> None:
+def test_one_list_of_every_pane_says_of_each_harness_what_its_own_probe_says(tmux: RealTmux) -> None:
     live = _pane(tmux, "loop-a", mark="0000000a")
     tmux.run("split-window", "-d", "-t", "=loop-a:", "sleep 600")  # an operator's pane beside it
     unmarked = _pane(tmux, "loop-b")
@@ -197,13 +197,13 @@ def test_issue19_item9_one_list_of_every_pane_says_of_each_harness_what_its_own_
         assert lean == probe.probe(TmuxTarget(name), mark=mark, pane=pane).harness.value, (name, mark, pane)
 
 
-def test_issue19_item9_with_no_tmux_server_every_session_is_absent_as_its_probe_says(tmux: RealTmux) -> None:
+def test_with_no_tmux_server_every_session_is_absent_as_its_probe_says(tmux: RealTmux) -> None:
     assert sessions_panes(socket_name=tmux.socket, timeout=5) == {}
     assert lean_listing._probed(None, mark="0000000a", pane="%1") == lean_listing.ABSENT
     assert tmux.adapter().probe(TmuxTarget("loop-a"), mark="0000000a", pane="%1").harness is SessionState.ABSENT
 
 
-def test_issue19_item9_a_tmux_that_does_not_answer_in_time_is_unanswered_not_read_as_no_session(tmp_path: Path) -> None:
+def test_a_tmux_that_does_not_answer_in_time_is_unanswered_not_read_as_no_session(tmp_path: Path) -> None:
     hung = tmp_path / "tmux"
     hung.write_text("#!/bin/sh\nexec sleep 30\n", encoding="utf-8")
     hung.chmod(hung.stat().st_mode | stat.S_IXUSR)
@@ -213,7 +213,7 @@ def test_issue19_item9_a_tmux_that_does_not_answer_in_time_is_unanswered_not_rea
         sessions_panes(socket_name="x", timeout=5, binary=str(tmp_path / "no-tmux"))
 
 
-def test_issue19_item9_a_tmux_that_fails_otherwise_is_unanswered(tmp_path: Path) -> None:
+def test_a_tmux_that_fails_otherwise_is_unanswered(tmp_path: Path) -> None:
     failing = tmp_path / "tmux"
     failing.write_text("#!/bin/sh\necho 'server exited unexpectedly' >&2\nexit 1\n", encoding="utf-8")
     failing.chmod(failing.stat().st_mode | stat.S_IXUSR)
@@ -242,7 +242,7 @@ _RECEIPTS = {
 @pytest.mark.parametrize("mode", list(ReceiptMode), ids=lambda mode: mode.value)
 @pytest.mark.parametrize("pane", list(SessionState), ids=lambda state: state.value)
 @pytest.mark.parametrize("receipts", _RECEIPTS, ids=str)
-def test_issue19_item9_the_lean_listing_judges_a_harness_as_harness_watch_does(
+def test_the_lean_listing_judges_a_harness_as_harness_watch_does(
     tmp_path: Path, spawn: str, mode: ReceiptMode, pane: SessionState, receipts: str
 ) -> None:
     record = SessionRecord(ITEM, "h", "c", "/w", spawn_id="0000abcd", **_SPAWNS[spawn])  # type: ignore[arg-type]

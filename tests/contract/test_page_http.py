@@ -56,7 +56,7 @@ def _ask(server: PageServer, raw: bytes) -> bytes:
         return found
 
 
-def test_issue22_item1_a_get_and_a_form_post_are_answered(server: PageServer) -> None:
+def test_a_get_and_a_form_post_are_answered(server: PageServer) -> None:
     got = _ask(server, b"GET /item?ref=x HTTP/1.1\r\nHost: {host}\r\n\r\n")
     posted = _ask(server, b"POST /action HTTP/1.1\r\nHost: {host}\r\nContent-Length: 8\r\n\r\naction=a")
     assert got.startswith(b"HTTP/1.1 200 OK\r\n") and got.endswith(b"GET /item {'ref': 'x'} {}")
@@ -74,15 +74,15 @@ def test_issue22_item1_a_get_and_a_form_post_are_answered(server: PageServer) ->
         (b"GET / HTTP/1.1\r\nX: " + b"x" * 20_000 + b"\r\n\r\n", b"431"),
     ],
 )
-def test_issue22_item1_a_bad_request_is_refused_from_its_head(server: PageServer, raw: bytes, status: bytes) -> None:
+def test_a_bad_request_is_refused_from_its_head(server: PageServer, raw: bytes, status: bytes) -> None:
     assert _ask(server, raw).startswith(b"HTTP/1.1 " + status)
 
 
-def test_issue22_item1_a_slow_request_is_answered_408(server: PageServer) -> None:
+def test_a_slow_request_is_answered_408(server: PageServer) -> None:
     assert _ask(server, b"GET / HTTP/1.1\r\n").startswith(b"HTTP/1.1 408")
 
 
-def test_issue22_item1_one_connection_over_the_cap_is_answered_503(server: PageServer) -> None:
+def test_one_connection_over_the_cap_is_answered_503(server: PageServer) -> None:
     held = [socket.create_connection(server.address, timeout=5) for _ in range(2)]
     try:
         deadline = time.monotonic() + 5
@@ -94,7 +94,7 @@ def test_issue22_item1_one_connection_over_the_cap_is_answered_503(server: PageS
             client.close()
 
 
-def test_issue22_item3_a_stream_is_sent_as_server_sent_events(server: PageServer) -> None:
+def test_a_stream_is_sent_as_server_sent_events(server: PageServer) -> None:
     answer = _ask(server, b"GET /stream HTTP/1.1\r\nHost: {host}\r\n\r\n")
     assert b"Content-Type: text/event-stream" in answer and answer.endswith(b"data: one\n\n")
 

@@ -64,7 +64,7 @@ def hook(request: pytest.FixtureRequest, tmp_path: Path) -> Hook:
     return request.param(tmp_path)  # type: ignore[no-any-return]
 
 
-def test_issue20_an_answer_given_waits_for_the_hook_and_is_taken(hook: Hook) -> None:
+def test_an_answer_given_waits_for_the_hook_and_is_taken(hook: Hook) -> None:
     receipts, take, _ = hook
     assert receipts.answer_state(ITEM, SPAWN, KEY) is AnswerState.NONE
     receipts.give(ITEM, SPAWN, KEY, '{"hookSpecificOutput": {}}')
@@ -74,14 +74,14 @@ def test_issue20_an_answer_given_waits_for_the_hook_and_is_taken(hook: Hook) -> 
     assert not receipts.withdraw(ITEM, SPAWN, KEY)  # taken: nothing to take back
 
 
-def test_issue20_an_answer_not_taken_can_be_taken_back(hook: Hook) -> None:
+def test_an_answer_not_taken_can_be_taken_back(hook: Hook) -> None:
     receipts, _, _ = hook
     receipts.give(ITEM, SPAWN, KEY, "{}")
     assert receipts.withdraw(ITEM, SPAWN, KEY)
     assert receipts.answer_state(ITEM, SPAWN, KEY) is AnswerState.NONE
 
 
-def test_issue20_a_hooks_wait_that_ended_says_expired(hook: Hook) -> None:
+def test_a_hooks_wait_that_ended_says_expired(hook: Hook) -> None:
     receipts, _, expire = hook
     expire()
     assert receipts.answer_state(ITEM, SPAWN, KEY) is AnswerState.EXPIRED

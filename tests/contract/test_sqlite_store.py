@@ -118,7 +118,7 @@ def test_a_tampered_target_in_the_registry_is_never_used(tmp_path: Path) -> None
     assert SqliteStateStore(path).session(item).target == item.target  # type: ignore[union-attr]
 
 
-def test_issue18_item9_a_record_saved_before_names_were_injective_keeps_its_live_sessions_name(
+def test_a_record_saved_before_names_were_injective_keeps_its_live_sessions_name(
     tmp_path: Path,
 ) -> None:
     path, item = tmp_path / "state.sqlite3", WorkItemRef.parse("github:acme/foo.js#1")

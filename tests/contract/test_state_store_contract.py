@@ -119,7 +119,7 @@ def test_a_saved_ledger_comes_back_equal_with_pending_order_and_hostile_text(
     assert reopened(store).ledger(ITEM) == replace(full_ledger(), version=1)
 
 
-def test_issue23_item1_a_pruned_ledger_keeps_its_horizon_and_when_each_comment_was_written(
+def test_a_pruned_ledger_keeps_its_horizon_and_when_each_comment_was_written(
     store: StateStore,
 ) -> None:
     written = Resolved(Resolution.DELIVERED, T0 + timedelta(minutes=9), written=T0 + timedelta(minutes=8))
@@ -143,7 +143,7 @@ def test_a_saved_session_record_comes_back_equal(store: StateStore) -> None:
     assert reopened(store).session(ITEM) == record(version=1)
 
 
-def test_issue20_item4_a_parked_session_record_comes_back_equal(store: StateStore) -> None:
+def test_a_parked_session_record_comes_back_equal(store: StateStore) -> None:
     parked = Park(
         ParkCause.RATE_LIMIT, T0, T0 + timedelta(minutes=5),
         (FailedTurn("2", CommentKind.ISSUE_COMMENT), FailedTurn("r7", CommentKind.REVIEW_COMMENT)),
@@ -405,7 +405,7 @@ def test_a_taken_comment_leaves_the_inbox_and_hostile_text_survives_it(store: St
     assert (again.inbox(ITEM), again.inbox(OTHER)) == ([hostile], [])
 
 
-def test_issue18_item2_the_inbox_index_lists_each_kept_comment_with_its_time_and_size(store: StateStore) -> None:
+def test_the_inbox_index_lists_each_kept_comment_with_its_time_and_size(store: StateStore) -> None:
     small, large, other = comment("8", minutes=5), comment("9", body="x" * 5000), comment("1", OTHER)
     store.inbox_add([small, large, other])
 
@@ -416,7 +416,7 @@ def test_issue18_item2_the_inbox_index_lists_each_kept_comment_with_its_time_and
     assert index[(ITEM, "9")].size >= 5000 > index[(ITEM, "8")].size > 0  # bytes, the text included
 
 
-def test_issue18_item2_the_inbox_index_counts_bytes_not_characters(store: StateStore) -> None:
+def test_the_inbox_index_counts_bytes_not_characters(store: StateStore) -> None:
     store.inbox_add([comment("8", body="🎉" * 1000)])  # 4 bytes each in UTF-8
 
     (entry,) = reopened(store).inbox_index()

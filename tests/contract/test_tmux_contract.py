@@ -245,7 +245,7 @@ def test_the_probe_finds_the_spawned_harness_by_its_mark(rig: FakeRig) -> None:
     assert rig.port.probe(A, mark=uuid.uuid4().hex).harness is SessionState.ABSENT
 
 
-def test_issue9_item5_a_dead_harness_beside_a_live_operator_window_reads_dead(rig: FakeRig) -> None:
+def test_a_dead_harness_beside_a_live_operator_window_reads_dead(rig: FakeRig) -> None:
     pane = rig.spawn_sim(A)
     rig.listening(A)
     rig.open_window(A)
@@ -295,7 +295,7 @@ def test_deliver_to_an_absent_session_raises_session_missing_and_leaves_no_buffe
     assert rig.buffers() == []
 
 
-def test_issue9_item1_a_live_pane_without_the_harnesss_mark_is_never_typed_into(rig: FakeRig) -> None:
+def test_a_live_pane_without_the_harnesss_mark_is_never_typed_into(rig: FakeRig) -> None:
     pane = rig.plant("loop-a")  # a stranger holds the item's name
     for mark in ("", uuid.uuid4().hex):
         with pytest.raises(SessionMissing):
@@ -327,7 +327,7 @@ def test_terminate_harness_ends_its_pane_and_keeps_the_session(rig: FakeRig) -> 
     assert wait_for(lambda: rig.port.session_state(A) is SessionState.DEAD, what="dead")
 
 
-def test_issue21_item3_what_outlives_a_killed_session_is_ended_once_by_its_recorded_group(rig: FakeRig) -> None:
+def test_what_outlives_a_killed_session_is_ended_once_by_its_recorded_group(rig: FakeRig) -> None:
     pane = rig.spawn_sim(A, "--outlive")
     rig.listening(A)
     group = rig.port.harness_group(A, pane=pane, mark=rig.harness[A.name][1])
@@ -336,7 +336,7 @@ def test_issue21_item3_what_outlives_a_killed_session_is_ended_once_by_its_recor
     assert rig.port.end_group(group, grace_seconds=2.0) is False
 
 
-def test_issue21_item3_no_group_is_named_for_a_pane_that_is_not_the_harness_and_none_is_ended(rig: FakeRig) -> None:
+def test_no_group_is_named_for_a_pane_that_is_not_the_harness_and_none_is_ended(rig: FakeRig) -> None:
     pane = rig.spawn_sim(A)
     rig.listening(A)
     assert rig.port.harness_group(A, pane=pane, mark=uuid.uuid4().hex) == ""
@@ -344,7 +344,7 @@ def test_issue21_item3_no_group_is_named_for_a_pane_that_is_not_the_harness_and_
     assert rig.port.end_group("1:1", grace_seconds=0.1) is False
 
 
-def test_issue21_item4_a_carriage_return_goes_into_the_harness_pane_only(rig: FakeRig) -> None:
+def test_a_carriage_return_goes_into_the_harness_pane_only(rig: FakeRig) -> None:
     pane = rig.spawn_sim(A)
     rig.listening(A)
     rig.port.submit(A, pane=pane, mark=rig.harness[A.name][1])  # an Enter alone, into the harness
@@ -367,7 +367,7 @@ def test_deliver_into_the_harness_pane_reaches_it_while_an_operator_window_is_ac
     assert (rig.received(A, 1), rig.operator_received(A)) == ((["for the harness"], 1), [])
 
 
-def test_issue9_item1_an_operators_window_is_never_typed_into_even_given_its_pane(rig: FakeRig) -> None:
+def test_an_operators_window_is_never_typed_into_even_given_its_pane(rig: FakeRig) -> None:
     rig.spawn_sim(A)
     rig.listening(A)
     operator = rig.open_window(A)
@@ -400,7 +400,7 @@ def test_terminate_harness_with_its_pane_leaves_the_operator_window_alive(rig: F
     assert (rig.panes(A), rig.port.session_state(A)) == ({pane: True, operator: False}, SessionState.LIVE)
 
 
-def test_issue9_item11_clearing_kills_dead_panes_only_and_spares_a_live_window(rig: FakeRig) -> None:
+def test_clearing_kills_dead_panes_only_and_spares_a_live_window(rig: FakeRig) -> None:
     pane = rig.spawn_sim(A)
     rig.listening(A)
     operator = rig.open_window(A)
@@ -416,7 +416,7 @@ def test_clearing_a_session_whose_every_pane_is_dead_removes_it(rig: FakeRig) ->
     assert rig.port.session_state(A) is SessionState.ABSENT
 
 
-def test_issue9_item5_a_harness_respawned_beside_an_operator_window_gets_its_own_marked_window(rig: FakeRig) -> None:
+def test_a_harness_respawned_beside_an_operator_window_gets_its_own_marked_window(rig: FakeRig) -> None:
     rig.spawn_sim(A)
     rig.listening(A)
     operator = rig.open_window(A)
@@ -434,7 +434,7 @@ def test_issue9_item5_a_harness_respawned_beside_an_operator_window_gets_its_own
     )
 
 
-def test_issue19_item6_a_variable_given_with_the_spawn_reaches_the_pane_though_the_server_kept_another(
+def test_a_variable_given_with_the_spawn_reaches_the_pane_though_the_server_kept_another(
     real_tmux: RealTmux, tmp_path: Path
 ) -> None:
     """The trap: a pane inherits the environment of the tmux server, which keeps the one it started

@@ -196,7 +196,7 @@ def test_an_armed_comment_edited_before_the_arming_read_says_so(rig: Rig) -> Non
     assert [(c.body, c.edited) for c in armed(rig, 1).comments] == [("v2", True)]
 
 
-def test_issue9_who_edited_a_comment_before_its_first_read_is_said_by_the_stream_and_the_arming(rig: Rig) -> None:
+def test_who_edited_a_comment_before_its_first_read_is_said_by_the_stream_and_the_arming(rig: Rig) -> None:
     rig.item(1)
     start = cycle(rig, None)
     rig.later()

@@ -162,22 +162,22 @@ def test_item_state_tells_closed_merged_unlabeled_or_open(rig: Rig, state: ItemS
 SHA = "3f786850e387550fdab836ed7e6dc881de23001b"
 
 
-def test_issue18_item1_a_pull_requests_head_in_its_own_repository_is_not_a_fork(rig: Rig) -> None:
+def test_a_pull_requests_head_in_its_own_repository_is_not_a_fork(rig: Rig) -> None:
     ref = rig.pull(1, head=None, sha=SHA)
     assert rig.tracker.pull_head(ref) == PullHead(rig.repo.full_name, SHA, fork=False)
 
 
-def test_issue18_item1_a_pull_requests_head_in_another_repository_is_a_fork(rig: Rig) -> None:
+def test_a_pull_requests_head_in_another_repository_is_a_fork(rig: Rig) -> None:
     ref = rig.pull(1, head="mallory/widgets", sha=SHA)
     assert rig.tracker.pull_head(ref) == PullHead("mallory/widgets", SHA, fork=True)
 
 
-def test_issue18_item1_a_pull_requests_head_in_a_deleted_fork_is_a_fork(rig: Rig) -> None:
+def test_a_pull_requests_head_in_a_deleted_fork_is_a_fork(rig: Rig) -> None:
     ref = rig.pull(1, head="", sha=SHA)
     assert rig.tracker.pull_head(ref) == PullHead("", SHA, fork=True)
 
 
-def test_issue18_item1_the_head_of_an_issue_is_a_tracker_error(rig: Rig) -> None:
+def test_the_head_of_an_issue_is_a_tracker_error(rig: Rig) -> None:
     with pytest.raises(TrackerError):
         rig.tracker.pull_head(rig.item(1))
 
@@ -259,7 +259,7 @@ def test_item_state_of_a_missing_item_is_a_tracker_error(rig: Rig) -> None:
         rig.tracker.item_state(WorkItemRef(rig.repo, 99), LABEL)
 
 
-def test_issue22_item2_the_budget_is_not_known_before_any_reply_and_saying_it_asks_nothing(rig: Rig) -> None:
+def test_the_budget_is_not_known_before_any_reply_and_saying_it_asks_nothing(rig: Rig) -> None:
     assert rig.tracker.budget(rig.repo) is None
     rig.item(1)
     rig.tracker.work_items(rig.repo, LABEL)

@@ -49,7 +49,7 @@ def port(request: pytest.FixtureRequest, tmp_path: Path) -> AgentWatchdogPort:
                            grace_seconds=5, version="1")  # fmt: skip
 
 
-def test_issue18_item3_a_watchdog_keeps_the_deadline_it_was_last_given(port: AgentWatchdogPort) -> None:
+def test_a_watchdog_keeps_the_deadline_it_was_last_given(port: AgentWatchdogPort) -> None:
     assert port.deadline() is None
 
     port.arm(100.0)
@@ -89,7 +89,7 @@ def dead(tmux: RealTmux, session: str) -> list[str]:
     return tmux.run("list-panes", "-s", "-t", f"={session}:", "-F", "#{pane_dead}").split()
 
 
-def test_issue18_item3_the_watchdog_ends_the_marked_agents_once_the_deadline_passes_and_no_other_pane(
+def test_the_watchdog_ends_the_marked_agents_once_the_deadline_passes_and_no_other_pane(
     watched: ProcessWatchdog, real_tmux: RealTmux, tmp_path: Path
 ) -> None:
     time.sleep(4 * TIMING.watch_every_seconds)
@@ -105,7 +105,7 @@ def test_issue18_item3_the_watchdog_ends_the_marked_agents_once_the_deadline_pas
     assert '"killed": false' in log.read_text()  # it went on SIGTERM, within the grace
 
 
-def test_issue23_item3_the_watchdog_rotates_the_event_log_as_configured_not_by_the_defaults(
+def test_the_watchdog_rotates_the_event_log_as_configured_not_by_the_defaults(
     real_tmux: RealTmux, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TMUX_TMPDIR", real_tmux.env["TMUX_TMPDIR"])
@@ -128,7 +128,7 @@ def test_issue23_item3_the_watchdog_rotates_the_event_log_as_configured_not_by_t
     assert (tmp_path / "events.jsonl.1").read_text().count("filler") == 100
 
 
-def test_issue18_item3_a_spawn_refused_by_the_last_check_starts_nothing_and_leaves_no_prompt_file(
+def test_a_spawn_refused_by_the_last_check_starts_nothing_and_leaves_no_prompt_file(
     real_tmux: RealTmux, tmp_path: Path
 ) -> None:
     checked: list[str] = []
@@ -145,7 +145,7 @@ def test_issue18_item3_a_spawn_refused_by_the_last_check_starts_nothing_and_leav
     assert real_tmux.run("list-sessions", "-F", "#{session_name}", check=False).split() == []
 
 
-def test_issue18_item3_a_watchdog_that_was_killed_is_started_again_at_the_next_renewal(
+def test_a_watchdog_that_was_killed_is_started_again_at_the_next_renewal(
     watched: ProcessWatchdog, real_tmux: RealTmux, tmp_path: Path
 ) -> None:
     first = int((tmp_path / "watchdog.pid").read_text())
@@ -169,7 +169,7 @@ def alive(pid: int) -> bool:
     return True
 
 
-def test_issue18_item3_a_paste_refused_by_the_last_check_loads_no_buffer_and_types_nothing(
+def test_a_paste_refused_by_the_last_check_loads_no_buffer_and_types_nothing(
     real_tmux: RealTmux, tmp_path: Path
 ) -> None:
     mark, checked = uuid.uuid4().hex, list[str]()

@@ -128,7 +128,7 @@ def test_a_new_comment_already_updated_when_delivered_is_marked_edited(server) -
     assert got[0].edited
 
 
-def test_issue18_item2_a_delivery_from_another_github_host_is_taken_as_that_hosts_repository(server) -> None:  # type: ignore[no-untyped-def]
+def test_a_delivery_from_another_github_host_is_taken_as_that_hosts_repository(server) -> None:  # type: ignore[no-untyped-def]
     # the receiver serves github.com; the same owner/repo on an Enterprise host is another repository
     receiver, got = server
     body = _payload(
@@ -140,7 +140,7 @@ def test_issue18_item2_a_delivery_from_another_github_host_is_taken_as_that_host
     assert [str(c.item) for c in got] == ["github:ghe.example.com/acme/widgets#7"]
 
 
-def test_issue18_item2_a_delivery_carries_the_labels_its_item_has_on_github() -> None:
+def test_a_delivery_carries_the_labels_its_item_has_on_github() -> None:
     pushed: list[Pushed] = []
     receiver = GhWebhookServer(host="127.0.0.1", port=0, secret=SECRET, accept=pushed.append)
     receiver.start()
@@ -162,7 +162,7 @@ def test_issue18_item2_a_delivery_carries_the_labels_its_item_has_on_github() ->
     assert [sorted(p.labels) for p in pushed] == [["bug", "loop"], ["loop"], []]
 
 
-def test_issue18_item2_a_delivery_naming_no_host_is_refused() -> None:
+def test_a_delivery_naming_no_host_is_refused() -> None:
     receiver = GhWebhookServer(host="127.0.0.1", port=0, secret=SECRET, accept=lambda pushed: None)
     receiver.start()
     try:

@@ -167,7 +167,7 @@ def test_a_pull_requests_worktree_is_at_the_pull_requests_head(rig: FakeRig) -> 
     assert rig.head(spec) == head != rig.tip()
 
 
-def test_issue18_item1_a_pull_requests_worktree_pinned_to_its_head_commit_is_made(rig: FakeRig) -> None:
+def test_a_pull_requests_worktree_pinned_to_its_head_commit_is_made(rig: FakeRig) -> None:
     head = rig.open_pull(12)
 
     spec = made(rig, replace(rig.spec(12, pull=True), commit=head))
@@ -175,7 +175,7 @@ def test_issue18_item1_a_pull_requests_worktree_pinned_to_its_head_commit_is_mad
     assert rig.head(spec) == head
 
 
-def test_issue18_item1_a_head_that_moved_from_the_commit_judged_is_refused_and_leaves_nothing(rig: FakeRig) -> None:
+def test_a_head_that_moved_from_the_commit_judged_is_refused_and_leaves_nothing(rig: FakeRig) -> None:
     judged = rig.open_pull(12)
     rig.open_pull(12)  # a push after the head was read
     spec = replace(rig.spec(12, pull=True), commit=judged)
@@ -302,7 +302,7 @@ def test_removing_a_clean_worktree_frees_its_space_and_drops_its_branch(rig: Fak
     assert rig.port.found(spec) is Found.MISSING and not rig.has_branch(spec) and rig.port.size(spec) == 0
 
 
-def test_issue18_item6_the_ignored_files_a_removal_would_lose_are_listed_with_their_size(rig: FakeRig) -> None:
+def test_the_ignored_files_a_removal_would_lose_are_listed_with_their_size(rig: FakeRig) -> None:
     spec = made(rig, rig.spec(1))
     before = rig.port.ignored(spec)
     rig.install(spec)
@@ -313,7 +313,7 @@ def test_issue18_item6_the_ignored_files_a_removal_would_lose_are_listed_with_th
     assert rig.port.inspect(spec) == frozenset()  # not worth keeping: it does not make the worktree dirty
 
 
-def test_issue18_item4_a_process_working_in_a_worktree_is_seen(rig: FakeRig) -> None:
+def test_a_process_working_in_a_worktree_is_seen(rig: FakeRig) -> None:
     spec = made(rig, rig.spec(1))
     before = rig.port.occupants(spec)
 
@@ -323,7 +323,7 @@ def test_issue18_item4_a_process_working_in_a_worktree_is_seen(rig: FakeRig) -> 
     assert pid not in before.inside and pid in seen.inside and pid not in rig.port.occupants(spec).inside
 
 
-def test_issue18_item4_the_repository_lock_excludes_other_threads_and_is_held_again_by_its_own(rig: FakeRig) -> None:
+def test_the_repository_lock_excludes_other_threads_and_is_held_again_by_its_own(rig: FakeRig) -> None:
     got: list[str] = []
 
     def take() -> None:

@@ -34,12 +34,12 @@ def bench() -> dict[str, Any]:
     return dict(json.loads(result.stdout))
 
 
-def test_issue21_item5_the_delivery_latency_bench_runs_both_harnesses(bench: dict[str, Any]) -> None:
+def test_the_delivery_latency_bench_runs_both_harnesses(bench: dict[str, Any]) -> None:
     assert [run["receipts"] for run in bench["runs"]] == ["none", "file"]
     assert all(run["cycles_while_spawning"] >= 1 for run in bench["runs"])
 
 
-def test_issue21_item5_every_back_to_back_comment_is_pasted_once_and_confirmed_once(bench: dict[str, Any]) -> None:
+def test_every_back_to_back_comment_is_pasted_once_and_confirmed_once(bench: dict[str, Any]) -> None:
     comments = 2 * bench["form"]["pairs"]
     counts = [
         (run["comments"], run["pasted_once"], run["confirmed_once"], run["lost"], run["duplicated"], run["failed"])

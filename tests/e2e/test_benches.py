@@ -75,7 +75,7 @@ def test_idle_cost_prints_the_ratio_of_two_backlogs() -> None:
     assert re.search(rf"^idle cost ratio 50 / 10 items: {RATIO}$", out, re.M), out
 
 
-def test_issue23_item5_the_soak_prints_start_middle_and_end_and_loses_and_duplicates_no_comment() -> None:
+def test_the_soak_prints_start_middle_and_end_and_loses_and_duplicates_no_comment() -> None:
     require_tmux()
     out = _bench("-m", "bench.soak")
     assert re.findall(r"^(start|middle|end) +\d+ ", out, re.M) == ["start", "middle", "end"], out

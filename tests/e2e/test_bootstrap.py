@@ -65,7 +65,7 @@ def bootstrap(repo: Path, env: dict[str, str], *args: str) -> list[str]:
     return after[len(before) :]
 
 
-def test_issue19_item8_the_runtime_install_is_the_project_alone_and_tests_add_the_dev_extras(tmp_path: Path) -> None:
+def test_the_runtime_install_is_the_project_alone_and_tests_add_the_dev_extras(tmp_path: Path) -> None:
     repo, env = project(tmp_path)
     runtime, dev = "install -q --disable-pip-version-check -e .", "install -q --disable-pip-version-check -e .[dev]"
     assert bootstrap(repo, env) == [runtime]
@@ -77,7 +77,7 @@ def test_issue19_item8_the_runtime_install_is_the_project_alone_and_tests_add_th
     assert bootstrap(repo, env) == [dev]  # a changed project is installed again, dev tools kept
 
 
-def test_issue19_item8_a_venv_stamped_before_the_split_counts_as_a_dev_install(tmp_path: Path) -> None:
+def test_a_venv_stamped_before_the_split_counts_as_a_dev_install(tmp_path: Path) -> None:
     repo, env = project(tmp_path)
     assert bootstrap(repo, env, "--tests") != []
     stamp = repo / ".venv" / ".the-loop-installed"

@@ -52,7 +52,7 @@ def campaign(kills: int, *flags: str) -> tuple[tuple[int, int, int, int], str]:
         pytest.param("opencode", 6, 2, marks=pytest.mark.tmux),
     ],
 )
-def test_issue21_item6_the_kill_campaign_with_each_real_agent_loses_nothing_duplicates_nothing_kills_no_live_session(
+def test_the_kill_campaign_with_each_real_agent_loses_nothing_duplicates_nothing_kills_no_live_session(
     name: str, kills: int, items: int, request: pytest.FixtureRequest
 ) -> None:
     request.getfixturevalue(f"{name}_binary")  # installed, or skipped loudly (failed in CI)

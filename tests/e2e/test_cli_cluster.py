@@ -117,7 +117,7 @@ def test_the_database_away_is_said_by_status_sessions_keep_running_and_nothing_i
     wait_for(lambda: alone.events("store.reachable"), what="the recovery noted")
 
 
-def test_issue19_item4_an_item_waiting_for_a_free_slot_is_shown_by_status_and_sessions_list(cluster: Cluster) -> None:
+def test_an_item_waiting_for_a_free_slot_is_shown_by_status_and_sessions_list(cluster: Cluster) -> None:
     a = cluster.add("host-a", max_sessions=1)
     cluster.started()
     first, second = cluster.issues(2)

@@ -38,7 +38,7 @@ def test_doctor_on_the_embedded_defaults_needs_only_tmux(tmp_path: Path) -> None
     assert tree(work) == []
 
 
-def test_issue19_item8_a_state_root_under_a_file_is_said_to_be_under_a_file(tmp_path: Path) -> None:
+def test_a_state_root_under_a_file_is_said_to_be_under_a_file(tmp_path: Path) -> None:
     (tmp_path / "afile").write_text("", encoding="utf-8")
     (tmp_path / "loop.yaml").write_text("state: {root: afile/state}\n", encoding="utf-8")
     result = run_cli(tmp_path, "--config", "loop.yaml", "doctor", env={"PATH": str(tmp_path)})
@@ -46,7 +46,7 @@ def test_issue19_item8_a_state_root_under_a_file_is_said_to_be_under_a_file(tmp_
     assert "afile is a file, not a directory" in line and "not writable" not in line, line
 
 
-def test_issue19_item8_a_state_root_that_is_a_file_is_said_to_be_a_file(tmp_path: Path) -> None:
+def test_a_state_root_that_is_a_file_is_said_to_be_a_file(tmp_path: Path) -> None:
     (tmp_path / "afile").write_text("", encoding="utf-8")
     (tmp_path / "loop.yaml").write_text("state: {root: afile}\n", encoding="utf-8")
     result = run_cli(tmp_path, "--config", "loop.yaml", "doctor", env={"PATH": str(tmp_path)})
@@ -61,7 +61,7 @@ CLAUDE_SANDBOX = (
 )
 
 
-def test_issue19_item2_doctor_with_claude_off_the_path_says_so_with_the_fix_and_fails(tmp_path: Path) -> None:
+def test_doctor_with_claude_off_the_path_says_so_with_the_fix_and_fails(tmp_path: Path) -> None:
     """The closing note's output: before, every line was ✓ and three spawns failed later."""
     (tmp_path / "bin").mkdir()
     (tmp_path / "home").mkdir()
@@ -80,7 +80,7 @@ def test_issue19_item2_doctor_with_claude_off_the_path_says_so_with_the_fix_and_
     ) in result.stdout.splitlines()
 
 
-def test_issue19_item2_doctor_passes_a_claude_that_is_installed_onboarded_and_given_its_key(tmp_path: Path) -> None:
+def test_doctor_passes_a_claude_that_is_installed_onboarded_and_given_its_key(tmp_path: Path) -> None:
     if shutil.which("tmux") is None:
         pytest.skip("SKIPPED LOUDLY: the tmux binary is not installed (CI installs it)")
     (tmp_path / "bin").mkdir()

@@ -80,7 +80,7 @@ def _run(folder: Path, argv: tuple[str, ...], cache: Path) -> tuple[int, str, st
 
 @pytest.mark.parametrize("store", [True, False], ids=["a state", "no state yet"])
 @pytest.mark.parametrize("argv", FORMS, ids=" ".join)
-def test_issue19_item9_the_lean_start_prints_byte_for_byte_what_the_full_load_prints(
+def test_the_lean_start_prints_byte_for_byte_what_the_full_load_prints(
     tmp_path: Path, argv: tuple[str, ...], store: bool
 ) -> None:
     folder = _folder(tmp_path / "work", store=store)
@@ -92,7 +92,7 @@ def test_issue19_item9_the_lean_start_prints_byte_for_byte_what_the_full_load_pr
     assert full[0] in (0, 3)
 
 
-def test_issue19_item9_the_lean_path_declines_what_it_does_not_answer() -> None:
+def test_the_lean_path_declines_what_it_does_not_answer() -> None:
     for argv in (
         ["status", "--help"],
         ["status", "--js"],
@@ -117,7 +117,7 @@ def test_issue19_item9_the_lean_path_declines_what_it_does_not_answer() -> None:
     )
 
 
-def test_issue19_item9_the_lean_path_knows_the_store_s_file_and_heartbeat_names() -> None:
+def test_the_lean_path_knows_the_store_s_file_and_heartbeat_names() -> None:
     assert fast_reads.STATE_FILE == FILE_NAME
     assert heartbeat_key("any-host", shared=False) == fast_reads.HEARTBEAT
 
@@ -244,7 +244,7 @@ def _masked(run: tuple[int, str, str]) -> tuple[int, str, str]:
     ],
     ids=" ".join,
 )
-def test_issue19_item9_sessions_list_with_recorded_sessions_is_answered_lean_byte_for_byte(
+def test_sessions_list_with_recorded_sessions_is_answered_lean_byte_for_byte(
     tmp_path: Path, tmux_server: RealTmux, argv: tuple[str, ...]
 ) -> None:
     folder = _folder(tmp_path / "work", store=True)
@@ -260,7 +260,7 @@ def test_issue19_item9_sessions_list_with_recorded_sessions_is_answered_lean_byt
     assert _lean_answers(folder, argv, env)
 
 
-def test_issue19_item9_the_listing_compared_shows_every_kind_of_session(tmp_path: Path, tmux_server: RealTmux) -> None:
+def test_the_listing_compared_shows_every_kind_of_session(tmp_path: Path, tmux_server: RealTmux) -> None:
     """The cases the byte-for-byte comparison above runs on are there to compare: each kind shows."""
     folder = _folder(tmp_path / "work", store=True)
     config = CONFIG + f"routing:\n  tmux: {{socketName: {tmux_server.socket}}}\n"
@@ -299,7 +299,7 @@ _HELD = {"github:acme/widgets#12": "paused (control)", "github:acme/widgets#13":
     ],
     ids=lambda value: " ".join(value) if isinstance(value, tuple) else None,
 )
-def test_issue19_item4_items_paused_or_stopped_before_any_spawn_are_listed_by_both_paths(
+def test_items_paused_or_stopped_before_any_spawn_are_listed_by_both_paths(
     tmp_path: Path, argv: tuple[str, ...], listed: list[str]
 ) -> None:
     folder = _folder(tmp_path / "work", store=True)
@@ -327,7 +327,7 @@ def test_issue19_item4_items_paused_or_stopped_before_any_spawn_are_listed_by_bo
     assert code == 0 and (lines or "no sessions recorded with status active" in err)
 
 
-def test_issue19_item9_sessions_list_on_postgresql_takes_the_full_path(
+def test_sessions_list_on_postgresql_takes_the_full_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder = _folder(tmp_path / "work", store=True)
@@ -365,7 +365,7 @@ def _lean_answers(folder: Path, argv: tuple[str, ...], env: dict[str, str]) -> b
     return done.stderr.strip().splitlines()[-1] == "lean"
 
 
-def test_issue19_item9_sessions_list_of_a_store_holding_only_ledgers_is_answered_lean(
+def test_sessions_list_of_a_store_holding_only_ledgers_is_answered_lean(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(_folder(tmp_path / "work", store=True))
@@ -380,7 +380,7 @@ def test_issue19_item9_sessions_list_of_a_store_holding_only_ledgers_is_answered
     assert "no sessions recorded in" in capsys.readouterr().err
 
 
-def test_issue19_item9_sessions_list_of_an_unreadable_record_takes_the_full_path(
+def test_sessions_list_of_an_unreadable_record_takes_the_full_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(_folder(tmp_path / "work", store=True))
@@ -392,7 +392,7 @@ def test_issue19_item9_sessions_list_of_an_unreadable_record_takes_the_full_path
     assert capsys.readouterr() == ("", "")  # declined before printing a byte
 
 
-def test_issue19_item9_the_lean_path_knows_the_listing_s_statuses() -> None:
+def test_the_lean_path_knows_the_listing_s_statuses() -> None:
     from app.cli.sessions import add_sessions  # noqa: F401 - the parser's choices are made there
     from app.usecases.sessions_admin import STOPPED
 

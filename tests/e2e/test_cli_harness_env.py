@@ -8,7 +8,7 @@ from pathlib import Path
 from tests.e2e.cli import run_cli, tree
 
 
-def test_issue19_item2_a_bad_file_is_refused_with_every_problem_one_line_each(tmp_path: Path) -> None:
+def test_a_bad_file_is_refused_with_every_problem_one_line_each(tmp_path: Path) -> None:
     (tmp_path / "loop.yaml").write_text(
         "polling: {intervalSeconds: soon}\nrouting: {spawnOnUnmatched: sometimes}\nbogus: 1\n", encoding="utf-8"
     )
@@ -21,7 +21,7 @@ def test_issue19_item2_a_bad_file_is_refused_with_every_problem_one_line_each(tm
     ]
 
 
-def test_issue19_item6_poll_refuses_to_start_when_the_daemon_lacks_a_harness_variable(tmp_path: Path) -> None:
+def test_poll_refuses_to_start_when_the_daemon_lacks_a_harness_variable(tmp_path: Path) -> None:
     (tmp_path / "loop.yaml").write_text(
         "state: {root: state}\nrouting:\n  harnesses:\n    demo:\n      env: {BASE: 'https://${PROXY_HOST}'}\n"
         "      passEnv: [LOOP_TEST_KEY]\n",

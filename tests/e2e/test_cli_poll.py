@@ -137,7 +137,7 @@ def test_the_next_run_after_a_signal_delivers_the_rest_exactly_once(loop: Loop) 
     assert [sum(ask in text for text in loop.pasted()) for ask in asked] == [1, 1, 1]
 
 
-def test_issue23_item2_a_poller_starting_deletes_the_listing_of_a_repository_no_longer_watched(loop: Loop) -> None:
+def test_a_poller_starting_deletes_the_listing_of_a_repository_no_longer_watched(loop: Loop) -> None:
     listings = loop.state / "github"
     listings.mkdir(parents=True)
     stale = listings / "github.com-acme-dropped-0123456789ab.json"

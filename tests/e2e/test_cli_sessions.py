@@ -102,7 +102,7 @@ def test_sessions_close_by_the_operator_closes_the_record_and_can_kill_tmux(loop
     assert (closed["reason"], closed["tmux_killed"]) == ("operator", True)
 
 
-def test_issue9_item2_a_closed_session_stays_closed_across_cycles_until_sessions_reopen(loop: Loop) -> None:
+def test_a_closed_session_stays_closed_across_cycles_until_sessions_reopen(loop: Loop) -> None:
     (ref,) = loop.with_sessions(1)
     assert loop.cli("sessions", "close", "--work-item", str(ref), "--kill-tmux").returncode == 0
     loop.comment(ref, "while closed")
@@ -162,7 +162,7 @@ def _drain(fd: int) -> None:
     os.close(fd)
 
 
-def test_issue18_item8_comments_while_the_operator_keeps_an_item_closed_get_one_notice_and_each_a_failure_reaction(
+def test_comments_while_the_operator_keeps_an_item_closed_get_one_notice_and_each_a_failure_reaction(
     loop: Loop,
 ) -> None:
     (ref,) = loop.with_sessions(1)
@@ -179,7 +179,7 @@ def test_issue18_item8_comments_while_the_operator_keeps_an_item_closed_get_one_
     assert not any("private words" in text for text in loop.pasted())
 
 
-def test_issue19_item1_each_sessions_list_json_line_names_the_config_and_state_root(loop: Loop) -> None:
+def test_each_sessions_list_json_line_names_the_config_and_state_root(loop: Loop) -> None:
     loop.with_sessions(1)
     (listed,) = loop.json_lines("sessions", "list", "--json")
     assert (listed["config"], listed["state_root"]) == (str(loop.root / "loop.yaml"), str(loop.state))

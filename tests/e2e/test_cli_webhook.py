@@ -142,7 +142,7 @@ def _stranger(host: str, number: int, comment_id: int, body: str) -> dict[str, o
 
 
 @pytest.mark.gh
-def test_issue18_item2_a_strangers_signed_deliveries_are_answered_kept_nowhere_and_cost_no_github_request(
+def test_a_strangers_signed_deliveries_are_answered_kept_nowhere_and_cost_no_github_request(
     loop: Loop, standin: StandIn
 ) -> None:
     github = standin.reset()
@@ -202,7 +202,7 @@ def _payload(number: int, comment_id: int, body: str) -> dict[str, object]:
     }
 
 
-def test_issue19_item3_poll_serves_the_webhook_receiver_when_it_is_enabled(loop: Loop) -> None:
+def test_poll_serves_the_webhook_receiver_when_it_is_enabled(loop: Loop) -> None:
     port = _free_port()
     loop.interval_seconds = 3600  # only the webhook can make the next cycle come soon
     loop.extra = {"webhooks": {"ghWebhook": {"enabled": True, "port": port, "secret": SECRET}}}
@@ -220,7 +220,7 @@ def test_issue19_item3_poll_serves_the_webhook_receiver_when_it_is_enabled(loop:
     assert f"serving GitHub webhooks on http://127.0.0.1:{port}/" in poller.stderr
 
 
-def test_issue19_item3_a_port_in_use_is_an_error_naming_the_key(loop: Loop) -> None:
+def test_a_port_in_use_is_an_error_naming_the_key(loop: Loop) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
@@ -247,7 +247,7 @@ def _post(port: int, body: bytes, signature: str) -> int:
         return int(error.code)
 
 
-def test_issue19_item3_refused_requests_leave_an_event_once_a_minute_per_reason(loop: Loop) -> None:
+def test_refused_requests_leave_an_event_once_a_minute_per_reason(loop: Loop) -> None:
     port = _free_port()
     loop.interval_seconds = 3600
     loop.extra = {"webhooks": {"ghWebhook": {"enabled": True, "port": port, "secret": SECRET}}}

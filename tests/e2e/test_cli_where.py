@@ -54,7 +54,7 @@ def on_terminal(cwd: Path, *args: str, env: dict[str, str]) -> tuple[int, str]:
 # -- item 1: which configuration, which state ------------------------------------------------------
 
 
-def test_issue19_item1_the_file_at_the_xdg_config_path_is_read_from_any_directory(tmp_path: Path) -> None:
+def test_the_file_at_the_xdg_config_path_is_read_from_any_directory(tmp_path: Path) -> None:
     path, env = user_config(tmp_path, f"state: {{root: {tmp_path / 'state'}}}\npolling: {{intervalSeconds: 7}}\n")
     result = run_cli(elsewhere(tmp_path), "status", "--json", env=env)
     shown = json.loads(result.stdout)
@@ -66,7 +66,7 @@ def test_issue19_item1_the_file_at_the_xdg_config_path_is_read_from_any_director
     assert result.returncode == 3  # not running, read from the right state
 
 
-def test_issue19_item1_without_xdg_config_home_the_file_under_home_dot_config_is_read(tmp_path: Path) -> None:
+def test_without_xdg_config_home_the_file_under_home_dot_config_is_read(tmp_path: Path) -> None:
     path = tmp_path / "home" / ".config" / "the-loop" / "cli-config.yaml"
     path.parent.mkdir(parents=True)
     path.write_text("polling: {intervalSeconds: 8}\n", encoding="utf-8")
@@ -75,7 +75,7 @@ def test_issue19_item1_without_xdg_config_home_the_file_under_home_dot_config_is
     assert (shown["config"], shown["interval_seconds"]) == (str(path), 8)
 
 
-def test_issue19_item1_the_working_directory_file_wins_over_the_xdg_one(tmp_path: Path) -> None:
+def test_the_working_directory_file_wins_over_the_xdg_one(tmp_path: Path) -> None:
     _, env = user_config(tmp_path, "polling: {intervalSeconds: 7}\n")
     work = elsewhere(tmp_path)
     (work / ".the-loop").mkdir()
@@ -88,19 +88,19 @@ def test_issue19_item1_the_working_directory_file_wins_over_the_xdg_one(tmp_path
     )
 
 
-def test_issue19_item1_with_no_file_the_json_says_the_built_in_demo_configuration(tmp_path: Path) -> None:
+def test_with_no_file_the_json_says_the_built_in_demo_configuration(tmp_path: Path) -> None:
     work = elsewhere(tmp_path)
     shown = json.loads(run_cli(work, "status", "--json", env={"XDG_CONFIG_HOME": str(tmp_path / "none")}).stdout)
     assert (shown["config"], shown["state_root"]) == (None, str(work / ".the-loop"))
 
 
-def test_issue19_item1_doctor_names_the_file_it_checked(tmp_path: Path) -> None:
+def test_doctor_names_the_file_it_checked(tmp_path: Path) -> None:
     path, env = user_config(tmp_path, f"state: {{root: {tmp_path / 'state'}}}\n")
     result = run_cli(elsewhere(tmp_path), "doctor", env={**env, "PATH": str(tmp_path)})  # no tmux: fails later
     assert result.stdout.splitlines()[0] == f"✓ config: valid ({path})"
 
 
-def test_issue19_item1_on_a_terminal_a_command_first_says_which_config_and_state_piped_it_does_not(
+def test_on_a_terminal_a_command_first_says_which_config_and_state_piped_it_does_not(
     tmp_path: Path,
 ) -> None:
     path, env = user_config(tmp_path, f"state: {{root: {tmp_path / 'state'}}}\n")
@@ -111,7 +111,7 @@ def test_issue19_item1_on_a_terminal_a_command_first_says_which_config_and_state
     assert run_cli(work, "sessions", "list", env=env).stdout == ""  # piped: nothing but the listing
 
 
-def test_issue19_item1_on_a_terminal_with_no_file_the_header_says_built_in_demo_configuration(
+def test_on_a_terminal_with_no_file_the_header_says_built_in_demo_configuration(
     tmp_path: Path,
 ) -> None:
     work = elsewhere(tmp_path)
@@ -128,7 +128,7 @@ def init(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subpr
 STARTER = ("--repo", "acme/widgets", "--repo", "acme/gadgets", "--label", "agent", "--user", "alice")
 
 
-def test_issue19_item1_init_writes_a_commented_starter_at_the_xdg_path_that_loads_cleanly(tmp_path: Path) -> None:
+def test_init_writes_a_commented_starter_at_the_xdg_path_that_loads_cleanly(tmp_path: Path) -> None:
     result = init(tmp_path, *STARTER, "--user", "bob", "--harness", "codex")
     path = tmp_path / "xdg" / "the-loop" / "cli-config.yaml"
     assert result.returncode == 0, result.stderr
@@ -147,7 +147,7 @@ def test_issue19_item1_init_writes_a_commented_starter_at_the_xdg_path_that_load
     assert shown["config"] == str(path)
 
 
-def test_issue19_item1_init_writes_a_file_only_its_owner_reads_whatever_the_umask(tmp_path: Path) -> None:
+def test_init_writes_a_file_only_its_owner_reads_whatever_the_umask(tmp_path: Path) -> None:
     # the file is where the webhook secret and a DSN go later: other local users never read it
     old = os.umask(0o022)  # the child inherits it
     try:
@@ -159,7 +159,7 @@ def test_issue19_item1_init_writes_a_file_only_its_owner_reads_whatever_the_umas
     assert path.stat().st_mode & 0o077 == 0, oct(path.stat().st_mode)
 
 
-def test_issue19_item1_init_refuses_to_overwrite_naming_the_file(tmp_path: Path) -> None:
+def test_init_refuses_to_overwrite_naming_the_file(tmp_path: Path) -> None:
     target = tmp_path / "mine.yaml"
     target.write_text("polling: {intervalSeconds: 3}\n", encoding="utf-8")
     result = init(tmp_path, *STARTER, "--path", str(target))
@@ -168,7 +168,7 @@ def test_issue19_item1_init_refuses_to_overwrite_naming_the_file(tmp_path: Path)
     assert target.read_text(encoding="utf-8") == "polling: {intervalSeconds: 3}\n"
 
 
-def test_issue19_item1_init_writes_where_path_says(tmp_path: Path) -> None:
+def test_init_writes_where_path_says(tmp_path: Path) -> None:
     target = tmp_path / "conf" / "loop.yaml"
     result = init(tmp_path, *STARTER, "--harness", "claude", "--path", str(target))
     assert result.returncode == 0, result.stderr
@@ -176,7 +176,7 @@ def test_issue19_item1_init_writes_where_path_says(tmp_path: Path) -> None:
     assert not (tmp_path / "xdg").exists()
 
 
-def test_issue19_item1_init_with_no_terminal_and_no_flags_says_which_are_needed(tmp_path: Path) -> None:
+def test_init_with_no_terminal_and_no_flags_says_which_are_needed(tmp_path: Path) -> None:
     result = init(tmp_path)
     assert result.returncode == 2
     (line,) = result.stderr.splitlines()
@@ -184,7 +184,7 @@ def test_issue19_item1_init_with_no_terminal_and_no_flags_says_which_are_needed(
     assert not (tmp_path / "xdg").exists()
 
 
-def test_issue19_item1_init_on_a_terminal_asks_for_what_the_flags_leave_out(tmp_path: Path) -> None:
+def test_init_on_a_terminal_asks_for_what_the_flags_leave_out(tmp_path: Path) -> None:
     master, slave = pty.openpty()
     env = clean_env({"XDG_CONFIG_HOME": str(tmp_path / "xdg")})
     os.write(master, b"acme/widgets acme/gadgets\nalice\n")  # typed ahead: the terminal holds it
@@ -211,7 +211,7 @@ def test_issue19_item1_init_on_a_terminal_asks_for_what_the_flags_leave_out(tmp_
     assert (settings.routing.authorized_users, settings.routing.default_harness) == (("alice",), "codex")
 
 
-def test_issue19_item1_init_refuses_an_unknown_harness_listing_the_known(tmp_path: Path) -> None:
+def test_init_refuses_an_unknown_harness_listing_the_known(tmp_path: Path) -> None:
     result = init(tmp_path, *STARTER, "--harness", "nope")
     assert result.returncode == 2
     assert "unknown harness 'nope'" in result.stderr and "claude" in result.stderr
@@ -248,7 +248,7 @@ def items_shown(cwd: Path, ref: str, env: dict[str, str]) -> list[str]:
     return [json.loads(line)["work_item"] for line in result.stdout.splitlines()]
 
 
-def test_issue19_item5_a_short_ref_a_url_and_the_full_form_name_the_same_item(tmp_path: Path) -> None:
+def test_a_short_ref_a_url_and_the_full_form_name_the_same_item(tmp_path: Path) -> None:
     _, env = watched(tmp_path, "acme/widgets")
     work = elsewhere(tmp_path)
     full = f"github:{HOST}/acme/widgets#1"
@@ -262,7 +262,7 @@ def test_issue19_item5_a_short_ref_a_url_and_the_full_form_name_the_same_item(tm
         assert items_shown(work, ref, env) == [full], ref
 
 
-def test_issue19_item5_a_bare_number_with_two_watched_repositories_is_refused_listing_the_candidates(
+def test_a_bare_number_with_two_watched_repositories_is_refused_listing_the_candidates(
     tmp_path: Path,
 ) -> None:
     _, env = watched(tmp_path, "acme/widgets", "acme/gadgets")
@@ -273,14 +273,14 @@ def test_issue19_item5_a_bare_number_with_two_watched_repositories_is_refused_li
     assert "ambiguous" in line
 
 
-def test_issue19_item5_the_short_form_works_wherever_a_work_item_is_asked_for(tmp_path: Path) -> None:
+def test_the_short_form_works_wherever_a_work_item_is_asked_for(tmp_path: Path) -> None:
     _, env = watched(tmp_path, "acme/widgets")
     result = run_cli(elsewhere(tmp_path), "sessions", "reopen", "--work-item", "acme/widgets#3", env=env)
     assert result.returncode == 1
     assert f"github:{HOST}/acme/widgets#3" in result.stderr  # resolved, then unknown to the state store
 
 
-def test_issue19_item5_a_repeated_work_item_option_resolves_each(tmp_path: Path) -> None:
+def test_a_repeated_work_item_option_resolves_each(tmp_path: Path) -> None:
     _, env = watched(tmp_path, "acme/widgets")
     result = run_cli(elsewhere(tmp_path), "sessions", "reset", "--work-item", "#4", "--work-item", "#5", env=env)
     assert result.returncode == 1

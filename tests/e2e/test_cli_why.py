@@ -28,7 +28,7 @@ def _about(loop: Loop, comment_id: str) -> list[dict[str, Any]]:
     return [e for e in loop.events() if e.get("comment_id") == comment_id]
 
 
-def test_issue19_item4_an_unauthorized_comment_gets_one_event_naming_the_rule_and_its_author(loop: Loop) -> None:
+def test_an_unauthorized_comment_gets_one_event_naming_the_rule_and_its_author(loop: Loop) -> None:
     (ref,) = loop.with_sessions(1)
     comment_id = _comment(loop, ref, "please deploy to production", author="mallory")
 
@@ -39,7 +39,7 @@ def test_issue19_item4_an_unauthorized_comment_gets_one_event_naming_the_rule_an
     assert said == [("poll.comment_unauthorized", "mallory", "routing.authorizedUsers")]
 
 
-def test_issue19_item4_why_tells_the_story_of_an_unauthorized_comment(loop: Loop) -> None:
+def test_why_tells_the_story_of_an_unauthorized_comment(loop: Loop) -> None:
     (ref,) = loop.with_sessions(1)
     comment_id = _comment(loop, ref, "please deploy to production", author="mallory")
     _once(loop)
@@ -55,7 +55,7 @@ def test_issue19_item4_why_tells_the_story_of_an_unauthorized_comment(loop: Loop
     assert "please deploy" not in by_id.stdout  # the comment's text is never shown
 
 
-def test_issue19_item4_why_tells_the_story_of_a_delivered_comment(loop: Loop) -> None:
+def test_why_tells_the_story_of_a_delivered_comment(loop: Loop) -> None:
     (ref,) = loop.with_sessions(1)
     comment_id = _comment(loop, ref, "add a test")
     _once(loop)
@@ -69,7 +69,7 @@ def test_issue19_item4_why_tells_the_story_of_a_delivered_comment(loop: Loop) ->
         assert step in shown.stdout
 
 
-def test_issue19_item4_why_of_an_unknown_comment_says_so_and_exits_1(loop: Loop) -> None:
+def test_why_of_an_unknown_comment_says_so_and_exits_1(loop: Loop) -> None:
     loop.with_sessions(1)
 
     shown = loop.cli("why", "424242")
@@ -78,7 +78,7 @@ def test_issue19_item4_why_of_an_unknown_comment_says_so_and_exits_1(loop: Loop)
     assert "424242" in shown.stderr and "not in the ledger" in shown.stderr
 
 
-def test_issue19_item4_a_comment_held_by_pause_gets_one_event_and_the_item_lists_as_paused(loop: Loop) -> None:
+def test_a_comment_held_by_pause_gets_one_event_and_the_item_lists_as_paused(loop: Loop) -> None:
     (ref,) = loop.with_sessions(1)
     _comment(loop, ref, "the-loop pause")
     _once(loop)
@@ -95,7 +95,7 @@ def test_issue19_item4_a_comment_held_by_pause_gets_one_event_and_the_item_lists
     assert "held by `the-loop pause`" in loop.cli("why", comment_id).stdout
 
 
-def test_issue19_item4_a_comment_held_by_stop_gets_one_event_naming_the_rule_and_its_author(loop: Loop) -> None:
+def test_a_comment_held_by_stop_gets_one_event_naming_the_rule_and_its_author(loop: Loop) -> None:
     (ref,) = loop.with_sessions(1)
     _comment(loop, ref, "the-loop stop")
     _once(loop)
@@ -110,7 +110,7 @@ def test_issue19_item4_a_comment_held_by_stop_gets_one_event_naming_the_rule_and
     assert "stopped (control)" in stopped.stdout, stopped.stdout
 
 
-def test_issue19_item4_reactions_carry_their_work_item_so_events_finds_them(loop: Loop) -> None:
+def test_reactions_carry_their_work_item_so_events_finds_them(loop: Loop) -> None:
     (ref,) = loop.with_sessions(1)
     comment_id = _comment(loop, ref, "add a test")
     _once(loop)

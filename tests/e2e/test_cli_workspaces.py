@@ -105,7 +105,7 @@ def test_a_worktree_mode_without_a_folder_per_item_is_refused_before_anything_st
     assert tree(tmp_path) == ["loop.yaml"]
 
 
-def test_issue18_item6_a_dry_run_lists_the_ignored_files_that_would_go_and_keeps_hidden_edits_and_env(
+def test_a_dry_run_lists_the_ignored_files_that_would_go_and_keeps_hidden_edits_and_env(
     worktrees: Loop,
 ) -> None:
     loop = worktrees
@@ -135,7 +135,7 @@ def test_issue18_item6_a_dry_run_lists_the_ignored_files_that_would_go_and_keeps
     assert (folder[hidden] / "file1.txt").read_text(encoding="utf-8").startswith("the agent's edit")
 
 
-def test_issue18_item6_with_no_keep_patterns_an_ignored_env_file_goes_and_is_named(worktrees: Loop) -> None:
+def test_with_no_keep_patterns_an_ignored_env_file_goes_and_is_named(worktrees: Loop) -> None:
     loop = worktrees
     loop.workspace = {**loop.workspace, "keepIgnored": []}
     (ref,) = loop.with_sessions(1)
@@ -151,7 +151,7 @@ def test_issue18_item6_with_no_keep_patterns_an_ignored_env_file_goes_and_is_nam
     assert not (loop.root / "work" / ref.slug).exists()
 
 
-def test_issue18_item1_a_forks_pull_request_waits_for_sessions_vouch_before_its_setup_and_agent_run(
+def test_a_forks_pull_request_waits_for_sessions_vouch_before_its_setup_and_agent_run(
     worktrees: Loop,
 ) -> None:
     loop = worktrees

@@ -23,7 +23,7 @@ __all__ = ["cluster", "standin"]
 pytestmark = [pytest.mark.gh, pytest.mark.tmux]
 
 
-def test_issue18_item3_a_host_stopped_past_its_lease_ends_its_agent_before_another_host_spawns_one(
+def test_a_host_stopped_past_its_lease_ends_its_agent_before_another_host_spawns_one(
     cluster: Cluster,
 ) -> None:
     a, b = cluster.add("host-a"), cluster.add("host-b")
@@ -42,7 +42,7 @@ def test_issue18_item3_a_host_stopped_past_its_lease_ends_its_agent_before_anoth
     assert given(a, body) + given(b, body) == 1 and live_agents(b, ref) == 1
 
 
-def test_issue18_item3_a_daemon_paused_between_its_lease_check_and_its_paste_delivers_the_comment_once(
+def test_a_daemon_paused_between_its_lease_check_and_its_paste_delivers_the_comment_once(
     cluster: Cluster,
 ) -> None:
     a, b = cluster.add("host-a"), cluster.add("host-b")
@@ -64,7 +64,7 @@ def test_issue18_item3_a_daemon_paused_between_its_lease_check_and_its_paste_del
     assert live_agents(a, ref) == 0 and live_agents(b, ref) == 1
 
 
-def test_issue18_item3_a_partitioned_host_ends_its_agents_before_another_host_takes_the_item(
+def test_a_partitioned_host_ends_its_agents_before_another_host_takes_the_item(
     cluster: Cluster,
 ) -> None:
     a, b = cluster.add("host-a"), cluster.add("host-b")

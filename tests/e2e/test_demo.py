@@ -168,7 +168,7 @@ def test_the_demo_needs_no_git(place: Place) -> None:
     assert not (place.work / ".the-loop" / "clones").exists()
 
 
-def test_issue19_item8_the_demos_last_lines_point_to_running_it_for_real(place: Place) -> None:
+def test_the_demos_last_lines_point_to_running_it_for_real(place: Place) -> None:
     result = place.cli("demo")
     assert result.returncode == 0, result.stdout + result.stderr
     last = result.stdout.splitlines()[-2:]
@@ -176,7 +176,7 @@ def test_issue19_item8_the_demos_last_lines_point_to_running_it_for_real(place: 
     assert last[-1].strip().endswith("-m app doctor") and " init --repo OWNER/REPO --user " in last[-1], last
 
 
-def test_issue22_with_ui_enabled_the_demo_prints_the_pages_address(place: Place) -> None:
+def test_with_ui_enabled_the_demo_prints_the_pages_address(place: Place) -> None:
     (place.work / "loop.yaml").write_text(
         "polling: {sources: [{provider: sandbox, repos: [sandbox/demo], label: loop}]}\n"
         "routing: {authorizedUsers: [demo], tmux: {socketName: the-loop-demo}}\n"
@@ -190,7 +190,7 @@ def test_issue22_with_ui_enabled_the_demo_prints_the_pages_address(place: Place)
     assert not any("fleet page" in line for line in place.cli("demo").stdout.splitlines())  # off: not a word
 
 
-def test_issue19_item1_after_init_wrote_the_operators_github_file_the_demo_still_runs(place: Place) -> None:
+def test_after_init_wrote_the_operators_github_file_the_demo_still_runs(place: Place) -> None:
     # found walking the README: after `the-loop init`, `scripts/demo.sh` read the operator's GitHub
     # file from ~/.config and refused ("no sandbox source"); the demo runs on the built-in one
     xdg = place.work.parent / "xdg"

@@ -40,7 +40,7 @@ def _open_to_others(root: Path) -> list[str]:
     )
 
 
-def test_issue18_state_everything_under_the_state_root_is_the_operators_alone_with_umask_022(
+def test_state_everything_under_the_state_root_is_the_operators_alone_with_umask_022(
     loop: Loop, umask_022: None
 ) -> None:
     require_git()
@@ -54,7 +54,7 @@ def test_issue18_state_everything_under_the_state_root_is_the_operators_alone_wi
     assert _open_to_others(loop.state) == []
 
 
-def test_issue18_state_a_state_root_left_open_by_an_earlier_version_is_closed_at_start_with_an_event(
+def test_state_a_state_root_left_open_by_an_earlier_version_is_closed_at_start_with_an_event(
     loop: Loop, umask_022: None
 ) -> None:
     loop.items(1)  # the state root, the sandbox's database

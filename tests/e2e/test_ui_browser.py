@@ -69,7 +69,7 @@ def _receipt_folder(loop: Loop) -> Path:
     return folders[0]
 
 
-def test_issue22_item6_a_comment_walks_its_journey_live_a_blocked_agent_shows_blocked(loop: Loop, browser: Any) -> None:
+def test_a_comment_walks_its_journey_live_a_blocked_agent_shows_blocked(loop: Loop, browser: Any) -> None:
     (ref,) = loop.items(1)
     poller = loop.running_poll()
     base = _address(poller)
@@ -115,7 +115,7 @@ def test_issue22_item6_a_comment_walks_its_journey_live_a_blocked_agent_shows_bl
     assert errors == []
 
 
-def test_issue22_item3_every_event_is_visible_in_the_browser_and_its_delay_is_measured(
+def test_every_event_is_visible_in_the_browser_and_its_delay_is_measured(
     loop: Loop, browser: Any
 ) -> None:
     """The daemon's own events (here: pause and resume, alternately, by a script with the token),
@@ -156,7 +156,7 @@ def _cookie(base: str) -> str:
     return hmac.new(TOKEN.encode(), b"session", hashlib.sha256).hexdigest()
 
 
-def test_issue22_items1_4_a_wrong_or_missing_token_and_an_action_without_it_are_refused(loop: Loop) -> None:
+def test_items1_4_a_wrong_or_missing_token_and_an_action_without_it_are_refused(loop: Loop) -> None:
     (ref,) = loop.items(1)
     poller = loop.running_poll()
     base = _address(poller)
@@ -175,7 +175,7 @@ def test_issue22_items1_4_a_wrong_or_missing_token_and_an_action_without_it_are_
     assert [e["source"] for e in closed] == ["page"]
 
 
-def test_issue22_item1_a_port_in_use_stops_poll_in_one_line_naming_the_keys(loop: Loop) -> None:
+def test_a_port_in_use_stops_poll_in_one_line_naming_the_keys(loop: Loop) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()

@@ -25,7 +25,7 @@ def _address(host: Host) -> str:
     return str(found.group(1))
 
 
-def test_issue22_item6_a_host_killed_shows_lost_then_its_items_on_the_other_host(
+def test_a_host_killed_shows_lost_then_its_items_on_the_other_host(
     cluster: Cluster, browser: Any
 ) -> None:
     a, b = cluster.add("host-a"), cluster.add("host-b")

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.gemini
 AUTH_DIALOG = "How would you like to authenticate"
 
 
-def test_issue21_item1_the_extensions_hooks_say_ready_prompt_received_and_turn_ended_under_our_id(
+def test_the_extensions_hooks_say_ready_prompt_received_and_turn_ended_under_our_id(
     gemini: GeminiRig, gemini_api: GeminiStandIn
 ) -> None:
     gemini_api.script(Say("first answer"), Say("second answer"))
@@ -38,7 +38,7 @@ def test_issue21_item1_the_extensions_hooks_say_ready_prompt_received_and_turn_e
     assert [t.user_texts()[-1] for t in gemini_api.turns()][-1].endswith("a pasted comment")
 
 
-def test_issue21_item1_without_the_receipt_variable_the_extensions_hooks_write_nothing(
+def test_without_the_receipt_variable_the_extensions_hooks_write_nothing(
     gemini: GeminiRig, gemini_api: GeminiStandIn
 ) -> None:
     quiet = gemini.spawn(gemini.git_folder(), "--prompt-interactive", prompt="a prompt", hooks=False)
@@ -47,7 +47,7 @@ def test_issue21_item1_without_the_receipt_variable_the_extensions_hooks_write_n
     assert list(quiet.receipts.iterdir()) == []
 
 
-def test_issue21_item1_a_system_settings_file_in_a_folder_root_does_not_own_alone_is_skipped(
+def test_a_system_settings_file_in_a_folder_root_does_not_own_alone_is_skipped(
     gemini: GeminiRig, gemini_api: GeminiStandIn
 ) -> None:
     """Why the hooks come from an extension: Gemini reads `GEMINI_CLI_SYSTEM_SETTINGS_PATH` only
@@ -67,7 +67,7 @@ def test_issue21_item1_a_system_settings_file_in_a_folder_root_does_not_own_alon
         gemini.tmux.run("set-environment", "-g", "-u", "GEMINI_CLI_SYSTEM_SETTINGS_PATH")
 
 
-def test_issue21_item3_with_no_sign_in_chosen_gemini_says_ready_while_its_authentication_dialog_waits(
+def test_with_no_sign_in_chosen_gemini_says_ready_while_its_authentication_dialog_waits(
     gemini: GeminiRig, gemini_api: GeminiStandIn
 ) -> None:
     """So a ready receipt alone does not prove Gemini reads its input: the-loop reads the screen."""
@@ -86,7 +86,7 @@ def test_issue21_item3_with_no_sign_in_chosen_gemini_says_ready_while_its_authen
         settings.write_text(kept, encoding="utf-8")
 
 
-def test_issue21_item2_resume_id_continues_the_conversation_after_its_session_was_killed(
+def test_resume_id_continues_the_conversation_after_its_session_was_killed(
     gemini: GeminiRig, gemini_api: GeminiStandIn
 ) -> None:
     gemini_api.script(Say("the first answer"))
@@ -102,7 +102,7 @@ def test_issue21_item2_resume_id_continues_the_conversation_after_its_session_wa
     assert "remember the word heron" in texts and texts[-1] == "what was the word?"
 
 
-def test_issue21_item2_resume_of_an_unknown_id_exits(gemini: GeminiRig) -> None:
+def test_resume_of_an_unknown_id_exits(gemini: GeminiRig) -> None:
     session = gemini.spawn(gemini.git_folder(), "--resume", str(uuid.uuid4()), "--prompt-interactive", prompt="hi")
     wait_for(
         lambda: (
@@ -114,7 +114,7 @@ def test_issue21_item2_resume_of_an_unknown_id_exits(gemini: GeminiRig) -> None:
     assert not [r for r in gemini.receipts(session) if r.kind is ReceiptKind.PROMPT]
 
 
-def test_issue21_item1_a_tool_that_asks_first_says_tool_then_blocked_on_its_dialog(
+def test_a_tool_that_asks_first_says_tool_then_blocked_on_its_dialog(
     gemini: GeminiRig, gemini_api: GeminiStandIn
 ) -> None:
     gemini_api.script(Call("run_shell_command", {"command": "rm -f nothing.txt", "description": "remove"}), Say("done"))

@@ -44,7 +44,7 @@ def agent(
     world.tmux.end_group(world.record(ref).harness_group, grace_seconds=5)
 
 
-def test_issue21_a_spawn_in_a_never_seen_git_worktree_is_ready_and_its_prompt_confirmed_by_receipt(
+def test_a_spawn_in_a_never_seen_git_worktree_is_ready_and_its_prompt_confirmed_by_receipt(
     agent: tuple[World, WorkItemRef, Path], gemini_api: GeminiStandIn
 ) -> None:
     world, ref, _ = agent
@@ -56,14 +56,14 @@ def test_issue21_a_spawn_in_a_never_seen_git_worktree_is_ready_and_its_prompt_co
     wait_for(lambda: loop.said(gemini_api, "You are the agent for"), what="the start prompt reaching the model")
 
 
-def test_issue21_a_comment_to_a_ready_gemini_is_confirmed_by_its_receipt(
+def test_a_comment_to_a_ready_gemini_is_confirmed_by_its_receipt(
     agent: tuple[World, WorkItemRef, Path], gemini_api: GeminiStandIn
 ) -> None:
     world, ref, _ = agent
     loop.a_comment_confirmed(world, ref, gemini_api, "please add a test")
 
 
-def test_issue21_a_comment_while_gemini_is_busy_is_confirmed_once_gemini_takes_it(
+def test_a_comment_while_gemini_is_busy_is_confirmed_once_gemini_takes_it(
     agent: tuple[World, WorkItemRef, Path], gemini_api: GeminiStandIn
 ) -> None:
     world, ref, _ = agent
@@ -71,7 +71,7 @@ def test_issue21_a_comment_while_gemini_is_busy_is_confirmed_once_gemini_takes_i
     loop.a_comment_while_busy(world, ref, gemini_api, release_after=5)
 
 
-def test_issue21_a_killed_gemini_is_resumed_by_the_next_comment_in_the_same_conversation(
+def test_a_killed_gemini_is_resumed_by_the_next_comment_in_the_same_conversation(
     gemini_rig: GeminiRig, agent: tuple[World, WorkItemRef, Path], gemini_api: GeminiStandIn
 ) -> None:
     world, ref, _ = agent
@@ -81,7 +81,7 @@ def test_issue21_a_killed_gemini_is_resumed_by_the_next_comment_in_the_same_conv
     loop.resumed_after_a_kill(world, ref, conversation, gemini_api, earlier="please add a test")
 
 
-def test_issue21_a_gemini_that_exits_at_once_fails_every_attempt_posts_one_notice_and_never_celebrates(
+def test_a_gemini_that_exits_at_once_fails_every_attempt_posts_one_notice_and_never_celebrates(
     gemini_rig: GeminiRig, tmp_path: Path
 ) -> None:
     loop.exits_at_once(

@@ -63,7 +63,7 @@ class Rig:
         return Path(self.workspaces.prepare(item, str(self.folder()), first=True).path)
 
 
-def test_issue18_item1_a_forks_pull_request_gets_its_worktree_without_its_setup_running(tmp_path: Path) -> None:
+def test_a_forks_pull_request_gets_its_worktree_without_its_setup_running(tmp_path: Path) -> None:
     rig = Rig(tmp_path, setup="sh ./evil.sh")
     sha = rig.pull(head="mallory/widgets")
 
@@ -76,7 +76,7 @@ def test_issue18_item1_a_forks_pull_request_gets_its_worktree_without_its_setup_
     assert rig.events.named("workspace.setup_ran") == []
 
 
-def test_issue18_item1_a_deleted_forks_pull_request_does_not_run_its_setup_either(tmp_path: Path) -> None:
+def test_a_deleted_forks_pull_request_does_not_run_its_setup_either(tmp_path: Path) -> None:
     rig = Rig(tmp_path, setup="sh ./evil.sh")
     rig.pull(head="")
 
@@ -85,7 +85,7 @@ def test_issue18_item1_a_deleted_forks_pull_request_does_not_run_its_setup_eithe
     assert not rig.marker.exists() and len(rig.events.named("workspace.setup_skipped")) == 1
 
 
-def test_issue18_item1_a_pull_request_from_the_repository_itself_runs_its_setup(tmp_path: Path) -> None:
+def test_a_pull_request_from_the_repository_itself_runs_its_setup(tmp_path: Path) -> None:
     rig = Rig(tmp_path, setup="sh ./evil.sh")
     rig.pull(head=None)
 
@@ -94,7 +94,7 @@ def test_issue18_item1_a_pull_request_from_the_repository_itself_runs_its_setup(
     assert rig.marker.exists() and rig.events.named("workspace.setup_skipped") == []
 
 
-def test_issue18_item1_a_fork_head_the_operator_vouched_for_runs_its_setup(tmp_path: Path) -> None:
+def test_a_fork_head_the_operator_vouched_for_runs_its_setup(tmp_path: Path) -> None:
     rig = Rig(tmp_path, setup="sh ./evil.sh")
     sha = rig.pull(head="mallory/widgets")
     vouch(rig.store, WorkItemRef(REPO, PULL), sha)
@@ -104,7 +104,7 @@ def test_issue18_item1_a_fork_head_the_operator_vouched_for_runs_its_setup(tmp_p
     assert rig.marker.exists()
 
 
-def test_issue18_item1_a_vouch_for_an_earlier_head_does_not_cover_a_later_push(tmp_path: Path) -> None:
+def test_a_vouch_for_an_earlier_head_does_not_cover_a_later_push(tmp_path: Path) -> None:
     rig = Rig(tmp_path, setup="sh ./evil.sh")
     rig.pull(head="mallory/widgets")
     vouch(rig.store, WorkItemRef(REPO, PULL), "0" * 40)  # the head the operator read, before a push
@@ -116,7 +116,7 @@ def test_issue18_item1_a_vouch_for_an_earlier_head_does_not_cover_a_later_push(t
     assert "vouched for 000000000000, not" in skipped["reason"]
 
 
-def test_issue18_item1_with_trust_forks_on_a_forks_setup_runs(tmp_path: Path) -> None:
+def test_with_trust_forks_on_a_forks_setup_runs(tmp_path: Path) -> None:
     rig = Rig(tmp_path, setup="sh ./evil.sh", trust_forks=True)
     rig.pull(head="mallory/widgets")
 
@@ -125,7 +125,7 @@ def test_issue18_item1_with_trust_forks_on_a_forks_setup_runs(tmp_path: Path) ->
     assert rig.marker.exists()
 
 
-def test_issue18_item1_setup_sees_a_scrubbed_environment_without_the_operators_tokens(
+def test_setup_sees_a_scrubbed_environment_without_the_operators_tokens(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for name, value in {

@@ -42,7 +42,7 @@ def quiet_for(world: World, margin_cycles: int) -> None:
         world.cycle()
 
 
-def test_issue23_item1_a_pruned_comment_replayed_by_webhook_and_by_a_re_read_is_not_delivered(world: World) -> None:
+def test_a_pruned_comment_replayed_by_webhook_and_by_a_re_read_is_not_delivered(world: World) -> None:
     ref = world.watched()
     old = world.comment(ref, "an instruction, delivered once")
     world.cycle()
@@ -65,7 +65,7 @@ def test_issue23_item1_a_pruned_comment_replayed_by_webhook_and_by_a_re_read_is_
     assert world.store.inbox(ref) == []
 
 
-def test_issue23_item1_a_comment_written_while_its_repository_could_not_be_read_is_still_delivered(
+def test_a_comment_written_while_its_repository_could_not_be_read_is_still_delivered(
     world: World,
 ) -> None:
     ref = world.watched()
@@ -82,7 +82,7 @@ def test_issue23_item1_a_comment_written_while_its_repository_could_not_be_read_
     assert sum("during the outage" in p for p in world.session(ref).received) == 1
 
 
-def test_issue23_item1_pruning_takes_a_bounded_batch_of_ledgers_per_cycle(world: World) -> None:
+def test_pruning_takes_a_bounded_batch_of_ledgers_per_cycle(world: World) -> None:
     refs = [world.item(n) for n in range(1, PRUNE_BATCH + 6)]
     world.cycle()
     for ref in refs:
@@ -104,7 +104,7 @@ def test_issue23_item1_pruning_takes_a_bounded_batch_of_ledgers_per_cycle(world:
     assert set().union(*per_cycle) == {str(ref) for ref in refs}
 
 
-def test_issue23_item1_a_ledger_this_version_cannot_read_fails_only_its_own_pruning(tmp_path: Path) -> None:
+def test_a_ledger_this_version_cannot_read_fails_only_its_own_pruning(tmp_path: Path) -> None:
     path = tmp_path / "state.sqlite3"
     world = World(store=SqliteStateStore(path))  # type: ignore[arg-type]
     broken, fine = world.watched(1), world.watched(2)
@@ -124,7 +124,7 @@ def test_issue23_item1_a_ledger_this_version_cannot_read_fails_only_its_own_prun
     assert [e["work_item"] for e in world.events.named("poll.ledger_pruned")][-1:] == [str(fine)]
 
 
-def test_issue23_the_pruning_margin_is_a_setting_the_horizon_trails_the_read_by_it(tmp_path: Path) -> None:
+def test_the_pruning_margin_is_a_setting_the_horizon_trails_the_read_by_it(tmp_path: Path) -> None:
     world = World(store=FakeStateStore(), prune_every_seconds=0, prune_margin=timedelta(minutes=2))
     ref = world.watched()
     old = world.comment(ref, "an instruction, delivered once")
@@ -135,7 +135,7 @@ def test_issue23_the_pruning_margin_is_a_setting_the_horizon_trails_the_read_by_
     assert old.id not in world.ledger(ref).resolved
 
 
-def test_issue23_the_container_hands_the_pruner_the_configured_margin_and_pass_and_refuses_under_a_minute() -> None:
+def test_the_container_hands_the_pruner_the_configured_margin_and_pass_and_refuses_under_a_minute() -> None:
     settings = Settings(state={"pruneMarginSeconds": 120, "prunePassSeconds": 30})  # type: ignore[arg-type]
     assert _prune_margin(settings) == timedelta(minutes=2)
     assert _prune_margin(Settings()) == PRUNE_MARGIN

@@ -34,7 +34,7 @@ class _SleepingClock(FakeClock):
         super().sleep(seconds)
 
 
-def test_issue21_item5_on_real_tmux_a_second_comment_is_pasted_before_the_first_is_confirmed(
+def test_on_real_tmux_a_second_comment_is_pasted_before_the_first_is_confirmed(
     real_tmux: RealTmux, tmp_path: Path
 ) -> None:
     record = tmp_path / "record.jsonl"

@@ -22,7 +22,7 @@ def process(proc: Path, pid: int, *, cwd: str, parent: int = 1, fds: tuple[str, 
         (where / "fd" / str(n)).symlink_to(target)
 
 
-def test_issue18_item4_processes_working_in_or_holding_files_in_a_worktree_are_found(tmp_path: Path) -> None:
+def test_processes_working_in_or_holding_files_in_a_worktree_are_found(tmp_path: Path) -> None:
     proc, folder = tmp_path / "proc", tmp_path / "agents" / "github-acme-widgets-7"
     folder.mkdir(parents=True)
     process(proc, 10, cwd=str(folder / "src"))
@@ -36,5 +36,5 @@ def test_issue18_item4_processes_working_in_or_holding_files_in_a_worktree_are_f
     assert occupants(folder, proc=proc) == Occupants(inside=(10, 11, 12), unreadable=(14,))
 
 
-def test_issue18_item4_without_proc_the_processes_are_said_unknown(tmp_path: Path) -> None:
+def test_without_proc_the_processes_are_said_unknown(tmp_path: Path) -> None:
     assert occupants(tmp_path, proc=tmp_path / "no-proc") == Occupants(listed=False)

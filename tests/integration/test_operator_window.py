@@ -35,7 +35,7 @@ def test_a_comment_after_an_operator_opened_a_window_lands_in_the_harness_not_th
     assert [r["kind"] for r in records(operator)] == ["start", "ready"]
 
 
-def test_issue9_item1_a_record_without_a_proven_pane_never_types_into_the_operators_shell(
+def test_a_record_without_a_proven_pane_never_types_into_the_operators_shell(
     real_tmux: RealTmux, tmp_path: Path
 ) -> None:
     world = _world(real_tmux, tmp_path)

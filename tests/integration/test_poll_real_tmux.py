@@ -193,7 +193,7 @@ def test_a_harness_killed_by_sigkill_is_respawned_resuming_its_conversation_with
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
 
 
-def test_issue21_item3_what_a_harness_left_of_its_process_group_is_ended_before_its_respawn(
+def test_what_a_harness_left_of_its_process_group_is_ended_before_its_respawn(
     real_tmux: RealTmux, tmp_path: Path
 ) -> None:
     world = _world(real_tmux, tmp_path, "--outlive")
@@ -226,7 +226,7 @@ def _alive(pid: int) -> bool:
     return state not in {"Z", "X"}
 
 
-def test_issue18_item9_a_dotted_and_an_underscored_repository_each_get_their_own_real_session(
+def test_a_dotted_and_an_underscored_repository_each_get_their_own_real_session(
     real_tmux: RealTmux, tmp_path: Path
 ) -> None:
     world = _world(real_tmux, tmp_path)

@@ -157,7 +157,7 @@ def test_a_harness_that_ignores_sigterm_is_killed_after_the_grace_period(real_tm
     assert wait_for(lambda: tmux.session_state(A) is SessionState.DEAD, what="dead")
 
 
-def test_issue9_item11_terminating_a_harness_ends_what_it_started_too(real_tmux: RealTmux, tmp_path: Path) -> None:
+def test_terminating_a_harness_ends_what_it_started_too(real_tmux: RealTmux, tmp_path: Path) -> None:
     tmux = real_tmux.adapter()
     child = tmp_path / "child.pid"
     # nohup: the child outlives the hangup its terminal's session leader leaves behind, as a server

@@ -279,7 +279,7 @@ def agent_in(folder: Path) -> Iterator[subprocess.Popen[bytes]]:
         agent.wait(timeout=10)
 
 
-def test_issue18_item4_a_worktree_reopened_and_respawned_while_prune_looks_survives_with_its_agent(
+def test_a_worktree_reopened_and_respawned_while_prune_looks_survives_with_its_agent(
     tmp_path: Path,
 ) -> None:
     rig = Rig(tmp_path, pausing=True)
@@ -306,7 +306,7 @@ def test_issue18_item4_a_worktree_reopened_and_respawned_while_prune_looks_survi
     assert f"the-loop/{record.item.slug}" in rig.branches()
 
 
-def test_issue18_item4_prune_keeps_a_clean_worktree_a_live_process_works_in(tmp_path: Path) -> None:
+def test_prune_keeps_a_clean_worktree_a_live_process_works_in(tmp_path: Path) -> None:
     rig = Rig(tmp_path)
     folder = rig.prepare(3)
     rig.closed_session(3)
@@ -319,7 +319,7 @@ def test_issue18_item4_prune_keeps_a_clean_worktree_a_live_process_works_in(tmp_
     assert folder.is_dir() and len(rig.branches()) == 1
 
 
-def test_issue18_item4_prune_keeps_a_worktree_a_process_holds_a_file_open_in(tmp_path: Path) -> None:
+def test_prune_keeps_a_worktree_a_process_holds_a_file_open_in(tmp_path: Path) -> None:
     rig = Rig(tmp_path)
     folder = rig.prepare(3)
     rig.closed_session(3)
@@ -332,7 +332,7 @@ def test_issue18_item4_prune_keeps_a_worktree_a_process_holds_a_file_open_in(tmp
 
 
 @pytest.mark.parametrize("flag", ["--skip-worktree", "--assume-unchanged"])
-def test_issue18_item6_an_edit_git_status_does_not_show_keeps_the_worktree(tmp_path: Path, flag: str) -> None:
+def test_an_edit_git_status_does_not_show_keeps_the_worktree(tmp_path: Path, flag: str) -> None:
     rig = Rig(tmp_path)
     folder = rig.prepare(5)
     rig.closed_session(5)
@@ -350,7 +350,7 @@ def test_issue18_item6_an_edit_git_status_does_not_show_keeps_the_worktree(tmp_p
     assert tag == {"--skip-worktree": "S", "--assume-unchanged": "h"}[flag]  # the worktree's index left as it was
 
 
-def test_issue18_item6_a_marked_file_left_as_it_was_keeps_nothing(tmp_path: Path) -> None:
+def test_a_marked_file_left_as_it_was_keeps_nothing(tmp_path: Path) -> None:
     rig = Rig(tmp_path)
     folder = rig.prepare(5)
     rig.closed_session(5)
@@ -363,7 +363,7 @@ def test_issue18_item6_a_marked_file_left_as_it_was_keeps_nothing(tmp_path: Path
     assert result.removed and not folder.exists()
 
 
-def test_issue18_item6_an_ignored_env_file_keeps_the_worktree_and_a_dry_run_lists_what_else_would_go(
+def test_an_ignored_env_file_keeps_the_worktree_and_a_dry_run_lists_what_else_would_go(
     tmp_path: Path,
 ) -> None:
     rig = Rig(tmp_path)
@@ -381,7 +381,7 @@ def test_issue18_item6_an_ignored_env_file_keeps_the_worktree_and_a_dry_run_list
     assert removable.removed and [(i.path, i.bytes >= 100_000) for i in removable.ignored] == [("node_modules/", True)]
 
 
-def test_issue23_item2_the_shared_clone_is_collected_by_git_gc_auto_when_a_worktree_is_made(tmp_path: Path) -> None:
+def test_the_shared_clone_is_collected_by_git_gc_auto_when_a_worktree_is_made(tmp_path: Path) -> None:
     rig = Rig(tmp_path)
     rig.prepare(1)
     git("config", "fetch.unpackLimit", "1", cwd=rig.clone())  # each fetch leaves a pack

@@ -52,7 +52,7 @@ def test_the_installed_binary_is_the_pinned_version(opencode_binary: Path, tmp_p
     assert done.stdout.split() == [pinned_version()]
 
 
-def test_issue21_item3_a_never_seen_git_folder_blocks_nothing_and_the_plugin_says_ready_prompt_and_turn_end(
+def test_a_never_seen_git_folder_blocks_nothing_and_the_plugin_says_ready_prompt_and_turn_end(
     opencode: OpencodeRig, openai: OpenAIStandIn
 ) -> None:
     openai.script(Say("title"), Say("Hello from the stand-in"))
@@ -68,7 +68,7 @@ def test_issue21_item3_a_never_seen_git_folder_blocks_nothing_and_the_plugin_say
     assert "the-loop" not in (opencode.codex_dir / "opencode.json").read_text(encoding="utf-8")
 
 
-def test_issue21_item1_a_paste_is_submitted_and_chat_message_carries_its_text(
+def test_a_paste_is_submitted_and_chat_message_carries_its_text(
     opencode: OpencodeRig, openai: OpenAIStandIn
 ) -> None:
     session, conversation = started(opencode)
@@ -79,7 +79,7 @@ def test_issue21_item1_a_paste_is_submitted_and_chat_message_carries_its_text(
     wait_for(lambda: said(openai, "a pasted comment"), timeout=60, what="the pasted turn")
 
 
-def test_issue21_item1_a_paste_while_busy_is_received_at_once_and_answered_after_the_turn(
+def test_a_paste_while_busy_is_received_at_once_and_answered_after_the_turn(
     opencode: OpencodeRig, openai: OpenAIStandIn
 ) -> None:
     session, _ = started(opencode)
@@ -96,7 +96,7 @@ def test_issue21_item1_a_paste_while_busy_is_received_at_once_and_answered_after
     opencode.wait(session, ReceiptKind.TURN_ENDED, count=3, timeout=60)
 
 
-def test_issue21_item2_the_tui_drops_the_prompt_of_a_resume_by_itself(
+def test_the_tui_drops_the_prompt_of_a_resume_by_itself(
     opencode: OpencodeRig, openai: OpenAIStandIn
 ) -> None:
     session, conversation = started(opencode)
@@ -107,7 +107,7 @@ def test_issue21_item2_the_tui_drops_the_prompt_of_a_resume_by_itself(
     assert not said(openai, "dropped") and "dropped" not in opencode.screen(resumed)
 
 
-def test_issue21_item2_with_the_plugin_a_resume_says_ready_in_the_same_conversation_and_submits_the_prompt(
+def test_with_the_plugin_a_resume_says_ready_in_the_same_conversation_and_submits_the_prompt(
     opencode: OpencodeRig, openai: OpenAIStandIn
 ) -> None:
     session, conversation = started(opencode)
@@ -123,7 +123,7 @@ def test_issue21_item2_with_the_plugin_a_resume_says_ready_in_the_same_conversat
     assert ARGV_PROMPT in turn.user_texts()  # the conversation so far came along
 
 
-def test_issue21_item2_a_resume_of_an_unknown_id_exits_and_says_nothing(opencode: OpencodeRig) -> None:
+def test_a_resume_of_an_unknown_id_exits_and_says_nothing(opencode: OpencodeRig) -> None:
     session = opencode.spawn(opencode.git_folder(), "--session", "ses_unknown", "--prompt", prompt="lost")
     wait_for(
         lambda: (
@@ -135,7 +135,7 @@ def test_issue21_item2_a_resume_of_an_unknown_id_exits_and_says_nothing(opencode
     assert opencode.receipts(session) == []
 
 
-def test_issue21_item1_a_failed_model_request_is_a_turn_failed_receipt(
+def test_a_failed_model_request_is_a_turn_failed_receipt(
     opencode: OpencodeRig, openai: OpenAIStandIn
 ) -> None:
     session, _ = started(opencode)
@@ -145,7 +145,7 @@ def test_issue21_item1_a_failed_model_request_is_a_turn_failed_receipt(
     assert failed.detail == "unknown" and "scripted failure" in failed.message
 
 
-def test_issue21_item1_a_permission_dialog_is_a_blocked_receipt_and_its_answer_ends_the_block(
+def test_a_permission_dialog_is_a_blocked_receipt_and_its_answer_ends_the_block(
     opencode: OpencodeRig, openai: OpenAIStandIn
 ) -> None:
     session, _ = started(opencode)
@@ -161,7 +161,7 @@ def test_issue21_item1_a_permission_dialog_is_a_blocked_receipt_and_its_answer_e
     assert harness_state(opencode.receipts(session)) is HarnessState.IDLE
 
 
-def test_issue21_item1_a_paste_at_once_on_the_ready_receipt_reaches_the_started_session(
+def test_a_paste_at_once_on_the_ready_receipt_reaches_the_started_session(
     opencode: OpencodeRig, openai: OpenAIStandIn
 ) -> None:
     # the TUI submits --prompt from its home screen: a paste there before it shows the session

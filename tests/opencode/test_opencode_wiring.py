@@ -36,7 +36,7 @@ from domain.refs import RepoRef, WorkItemRef
 ITEM = WorkItemRef(RepoRef.parse("acme/widgets"), 7)
 
 
-def test_issue21_item1_opencode_confirms_by_its_plugin_and_resumes_by_the_id_its_ready_receipt_named() -> None:
+def test_opencode_confirms_by_its_plugin_and_resumes_by_the_id_its_ready_receipt_named() -> None:
     harness = Settings.model_validate({}).harness_spec("opencode")
     assert harness.receipts is ReceiptMode.OPENCODE
     assert harness.argv("S", resume=False) == ("opencode", "--prompt")
@@ -47,7 +47,7 @@ def test_issue21_item1_opencode_confirms_by_its_plugin_and_resumes_by_the_id_its
     assert BUILTIN_HARNESSES["opencode"].receipts is ReceiptMode.OPENCODE
 
 
-def test_issue21_item1_an_opencode_spawn_gets_its_plugin_in_its_config_content_writing_into_its_receipt_folder(
+def test_an_opencode_spawn_gets_its_plugin_in_its_config_content_writing_into_its_receipt_folder(
     tmp_path: Path,
 ) -> None:
     receipts = FileReceipts(tmp_path, channels={ReceiptMode.OPENCODE: receipt_channel})
@@ -93,7 +93,7 @@ def run_plugin(tmp_path: Path, steps: list[list[object]]) -> list[Receipt]:
     return list(receipts.read(ITEM, "s1"))
 
 
-def test_issue21_item1_the_plugin_maps_opencodes_events_to_the_receipts_of_claude_codes_hooks(tmp_path: Path) -> None:
+def test_the_plugin_maps_opencodes_events_to_the_receipts_of_claude_codes_hooks(tmp_path: Path) -> None:
     main, child = {"id": "ses_main"}, {"id": "ses_child", "parentID": "ses_main"}
     read = run_plugin(
         tmp_path,
@@ -141,7 +141,7 @@ def test_issue21_item1_the_plugin_maps_opencodes_events_to_the_receipts_of_claud
     assert harness_state(read) is HarnessState.IDLE
 
 
-def test_issue21_item6_a_prompt_taken_before_the_tui_shows_the_session_is_said_at_once_and_the_harness_is_starting(
+def test_a_prompt_taken_before_the_tui_shows_the_session_is_said_at_once_and_the_harness_is_starting(
     tmp_path: Path,
 ) -> None:
     """bench.chaos --harness opencode: killed while its ready receipt waited for the TUI, opencode

@@ -51,7 +51,7 @@ def agent(
     )
 
 
-def test_issue21_a_spawn_in_a_never_seen_git_worktree_is_ready_and_its_prompt_confirmed_by_receipt(
+def test_a_spawn_in_a_never_seen_git_worktree_is_ready_and_its_prompt_confirmed_by_receipt(
     agent: tuple[World, WorkItemRef, Path],
 ) -> None:
     world, ref, _ = agent
@@ -65,7 +65,7 @@ def test_issue21_a_spawn_in_a_never_seen_git_worktree_is_ready_and_its_prompt_co
     assert ready.conversation.startswith("ses_")
 
 
-def test_issue21_a_comment_to_a_ready_opencode_is_confirmed_by_its_receipt(
+def test_a_comment_to_a_ready_opencode_is_confirmed_by_its_receipt(
     agent: tuple[World, WorkItemRef, Path], openai: OpenAIStandIn
 ) -> None:
     world, ref, _ = agent
@@ -78,13 +78,13 @@ def test_issue21_a_comment_to_a_ready_opencode_is_confirmed_by_its_receipt(
     wait_for(lambda: said(openai, "please add a test"), timeout=60, what="the turn")
 
 
-def test_issue21_a_comment_while_opencode_is_busy_is_confirmed_and_reaches_the_model(
+def test_a_comment_while_opencode_is_busy_is_confirmed_and_reaches_the_model(
     agent: tuple[World, WorkItemRef, Path], openai: OpenAIStandIn
 ) -> None:
     a_comment_while_busy(agent[0], agent[1], openai)  # the TUI queues it with the server
 
 
-def test_issue21_a_killed_opencode_is_resumed_by_the_next_comment_in_the_same_conversation(
+def test_a_killed_opencode_is_resumed_by_the_next_comment_in_the_same_conversation(
     opencode_rig: OpencodeRig, agent: tuple[World, WorkItemRef, Path], openai: OpenAIStandIn
 ) -> None:
     world, ref, _ = agent
@@ -96,7 +96,7 @@ def test_issue21_a_killed_opencode_is_resumed_by_the_next_comment_in_the_same_co
     resumed_after_a_kill(world, ref, conversation, openai, earlier="please add a test")
 
 
-def test_issue21_an_opencode_that_exits_at_once_fails_every_attempt_posts_one_notice_and_never_celebrates(
+def test_an_opencode_that_exits_at_once_fails_every_attempt_posts_one_notice_and_never_celebrates(
     opencode_rig: OpencodeRig, tmp_path: Path
 ) -> None:
     spec = opencode_spec(opencode_rig.binary, args=["--no-such-flag"], readySeconds=30)

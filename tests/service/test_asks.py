@@ -50,7 +50,7 @@ def _decision(world: World, key: str) -> dict[str, Any]:
     return dict(output["hookSpecificOutput"]["decision"])
 
 
-def test_issue20_item1_a_permission_request_is_posted_once_with_the_tool_and_its_input_fenced() -> None:
+def test_a_permission_request_is_posted_once_with_the_tool_and_its_input_fenced() -> None:
     world = World()
     ref, _ = _asks(world, tool_input={"command": "echo ```\n# a heading\n@alice", "description": "x"})
 
@@ -66,7 +66,7 @@ def test_issue20_item1_a_permission_request_is_posted_once_with_the_tool_and_its
     assert [r.number for r in world.record(ref).requests] == [1]
 
 
-def test_issue20_item1_an_authorized_allow_hands_the_hook_allow_once_and_is_acknowledged() -> None:
+def test_an_authorized_allow_hands_the_hook_allow_once_and_is_acknowledged() -> None:
     world = World()
     ref, key = _asks(world)
     world.cycle()
@@ -79,7 +79,7 @@ def test_issue20_item1_an_authorized_allow_hands_the_hook_allow_once_and_is_ackn
     assert world.events.named("session.answered")[0]["answer"] == "allow"
 
 
-def test_issue20_item1_allow_always_adds_a_session_rule_for_that_tool() -> None:
+def test_allow_always_adds_a_session_rule_for_that_tool() -> None:
     world = World()
     ref, key = _asks(world)
     world.cycle()
@@ -91,7 +91,7 @@ def test_issue20_item1_allow_always_adds_a_session_rule_for_that_tool() -> None:
     assert _decision(world, key) == {"behavior": "allow", "updatedPermissions": [rule]}
 
 
-def test_issue20_item1_deny_hands_the_agent_the_reason_and_never_echoes_it_on_the_item() -> None:
+def test_deny_hands_the_agent_the_reason_and_never_echoes_it_on_the_item() -> None:
     world = World()
     ref, key = _asks(world)
     world.cycle()
@@ -105,7 +105,7 @@ def test_issue20_item1_deny_hands_the_agent_the_reason_and_never_echoes_it_on_th
     assert not any("@bob" in body for _, body in world.tracker.posted)
 
 
-def test_issue20_item1_the_first_answer_wins_and_a_second_is_told_it_was_answered_already() -> None:
+def test_the_first_answer_wins_and_a_second_is_told_it_was_answered_already() -> None:
     world = World()
     ref, key = _asks(world)
     _receipts(world).hook_takes = True
@@ -121,7 +121,7 @@ def test_issue20_item1_the_first_answer_wins_and_a_second_is_told_it_was_answere
     assert world.events.named("session.answer_unused")[0]["why"] == "already-answered"
 
 
-def test_issue20_item1_an_answer_after_the_hooks_wait_ended_is_too_late_and_not_given() -> None:
+def test_an_answer_after_the_hooks_wait_ended_is_too_late_and_not_given() -> None:
     world = World()
     ref, key = _asks(world)
     world.cycle()
@@ -135,7 +135,7 @@ def test_issue20_item1_an_answer_after_the_hooks_wait_ended_is_too_late_and_not_
     assert world.events.named("session.answer_unused")[0]["why"] == "too-late"
 
 
-def test_issue20_item1_an_answer_with_no_request_open_says_so() -> None:
+def test_an_answer_with_no_request_open_says_so() -> None:
     world = World()
     ref = world.watched()
     answer = world.comment(ref, "the-loop allow")
@@ -146,7 +146,7 @@ def test_issue20_item1_an_answer_with_no_request_open_says_so() -> None:
     assert "waits on no request" in world.tracker.posted[-1][1]
 
 
-def test_issue20_item1_an_answer_by_someone_not_authorized_answers_nothing() -> None:
+def test_an_answer_by_someone_not_authorized_answers_nothing() -> None:
     world = World()
     ref, key = _asks(world)
     world.cycle()
@@ -157,7 +157,7 @@ def test_issue20_item1_an_answer_by_someone_not_authorized_answers_nothing() -> 
     assert key not in _receipts(world).given
 
 
-def test_issue20_item1_a_request_answered_in_the_pane_is_said_once_on_the_item() -> None:
+def test_a_request_answered_in_the_pane_is_said_once_on_the_item() -> None:
     world = World()
     ref, _ = _asks(world)
     world.cycle()
@@ -172,7 +172,7 @@ def test_issue20_item1_a_request_answered_in_the_pane_is_said_once_on_the_item()
     assert len(world.events.named("session.answered_in_pane")) == 1
 
 
-def test_issue20_item3_a_question_is_posted_with_its_options_and_answered_by_number() -> None:
+def test_a_question_is_posted_with_its_options_and_answered_by_number() -> None:
     world = World()
     ref, key = _asks(world, tool="AskUserQuestion", tool_input=ASK)
     world.cycle()
@@ -188,7 +188,7 @@ def test_issue20_item3_a_question_is_posted_with_its_options_and_answered_by_num
     assert decision["updatedInput"]["questions"] == ASK["questions"]
 
 
-def test_issue20_item3_a_question_answered_by_the_options_text_gives_the_options_own_label() -> None:
+def test_a_question_answered_by_the_options_text_gives_the_options_own_label() -> None:
     world = World()
     ref, key = _asks(world, tool="AskUserQuestion", tool_input=ASK)
     world.cycle()
@@ -199,7 +199,7 @@ def test_issue20_item3_a_question_answered_by_the_options_text_gives_the_options
     assert _decision(world, key)["updatedInput"]["answers"] == {QUESTION: "Red"}
 
 
-def test_issue20_item3_an_answer_that_names_no_option_is_refused_and_nothing_is_given() -> None:
+def test_an_answer_that_names_no_option_is_refused_and_nothing_is_given() -> None:
     world = World()
     ref, key = _asks(world, tool="AskUserQuestion", tool_input=ASK)
     world.cycle()
@@ -211,7 +211,7 @@ def test_issue20_item3_an_answer_that_names_no_option_is_refused_and_nothing_is_
     assert world.events.named("session.answer_unused")[0]["why"] == "does-not-fit"
 
 
-def test_issue20_item5_the_status_reply_says_what_the_agent_waits_on_and_since_when() -> None:
+def test_the_status_reply_says_what_the_agent_waits_on_and_since_when() -> None:
     world = World()
     ref, _ = _asks(world)
     world.cycle()
@@ -225,7 +225,7 @@ def test_issue20_item5_the_status_reply_says_what_the_agent_waits_on_and_since_w
     assert re.search(r"blocked on permission to use `Bash` for [2-9]m\d\ds", reply)
 
 
-def test_issue20_item5_sessions_list_shows_a_question_waiting_for_an_answer_and_since_when() -> None:
+def test_sessions_list_shows_a_question_waiting_for_an_answer_and_since_when() -> None:
     world = World()
     _asks(world, tool="AskUserQuestion", tool_input=ASK)
     world.cycle()
@@ -238,7 +238,7 @@ def test_issue20_item5_sessions_list_shows_a_question_waiting_for_an_answer_and_
     assert shown["on"] == "question" and shown["seconds"] >= 60
 
 
-def test_issue20_item5_the_blocked_event_says_what_it_waits_on() -> None:
+def test_the_blocked_event_says_what_it_waits_on() -> None:
     world = World()
     ref = world.watched()
     _receipts(world).plant(world.record(ref).spawn_id, ReceiptKind.BLOCKED, detail="elicitation")  # no hook asked
@@ -249,7 +249,7 @@ def test_issue20_item5_the_blocked_event_says_what_it_waits_on() -> None:
     assert world.events.named("session.blocked")[0]["waiting_on"] == "dialog"
 
 
-def test_issue20_item1_a_request_left_open_by_a_respawn_is_not_said_to_be_answered_in_the_pane() -> None:
+def test_a_request_left_open_by_a_respawn_is_not_said_to_be_answered_in_the_pane() -> None:
     world = World()
     ref, _ = _asks(world)
     world.cycle()

@@ -45,7 +45,7 @@ def test_a_dialog_answered_yes_lets_the_waiting_comment_in() -> None:
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
 
 
-def test_issue20_item5_two_dialogs_of_one_turn_are_one_episode_and_one_notice() -> None:
+def test_two_dialogs_of_one_turn_are_one_episode_and_one_notice() -> None:
     """Before: a second dialog after the first was answered posted a second notice (two within 16 s)."""
     world = World()
     ref = world.watched()
@@ -63,7 +63,7 @@ def test_issue20_item5_two_dialogs_of_one_turn_are_one_episode_and_one_notice() 
     assert len(world.events.named("session.blocked")) == 1
 
 
-def test_issue20_item5_a_dialog_of_a_later_turn_is_a_new_episode_and_a_new_notice() -> None:
+def test_a_dialog_of_a_later_turn_is_a_new_episode_and_a_new_notice() -> None:
     world = World()
     ref = world.watched()
     spawn = world.record(ref).spawn_id

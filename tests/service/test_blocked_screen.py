@@ -14,7 +14,7 @@ def _gemini() -> World:
     return World(harness="gemini", harnesses={"gemini": Settings.model_validate({}).harness_spec("gemini")})
 
 
-def test_issue21_item3_a_dialog_on_the_screen_blocks_and_no_comment_is_pasted_into_it() -> None:
+def test_a_dialog_on_the_screen_blocks_and_no_comment_is_pasted_into_it() -> None:
     world = _gemini()
     ref = world.watched()
     pane = world.session(ref).harness
@@ -31,7 +31,7 @@ def test_issue21_item3_a_dialog_on_the_screen_blocks_and_no_comment_is_pasted_in
     assert len([p for p in world.tracker.posted if "waiting for an answer" in p[1]]) == 1
 
 
-def test_issue21_item3_once_the_dialog_is_gone_the_waiting_comment_is_pasted() -> None:
+def test_once_the_dialog_is_gone_the_waiting_comment_is_pasted() -> None:
     world = _gemini()
     ref = world.watched()
     pane = world.session(ref).harness

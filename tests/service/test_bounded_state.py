@@ -15,7 +15,7 @@ def spawns_of(world: World) -> set[str]:
     return set(world.receipts.spawns)
 
 
-def test_issue23_item2_an_item_closed_upstream_with_its_harness_ended_leaves_no_receipt_folder() -> None:
+def test_an_item_closed_upstream_with_its_harness_ended_leaves_no_receipt_folder() -> None:
     world = World()
     ref = world.watched()
     world.comment(ref)
@@ -28,7 +28,7 @@ def test_issue23_item2_an_item_closed_upstream_with_its_harness_ended_leaves_no_
     assert spawns_of(world) == set()
 
 
-def test_issue23_item2_a_closed_item_whose_harness_still_runs_keeps_its_receipts() -> None:
+def test_a_closed_item_whose_harness_still_runs_keeps_its_receipts() -> None:
     world = World(close=CloseConfig(kill_harness_on_close=False, keep_session_on_close=True))
     ref = world.watched()
     world.tracker.set_state(ref, ItemState.CLOSED)
@@ -38,7 +38,7 @@ def test_issue23_item2_a_closed_item_whose_harness_still_runs_keeps_its_receipts
     assert spawns_of(world) == {world.record(ref).spawn_id}
 
 
-def test_issue23_item2_a_closed_item_with_a_comment_whose_attempt_may_have_landed_keeps_its_receipts() -> None:
+def test_a_closed_item_with_a_comment_whose_attempt_may_have_landed_keeps_its_receipts() -> None:
     world = World()
     ref = world.watched()
     world.tmux.unresponsive_targets.add(ref.target.name)
@@ -53,7 +53,7 @@ def test_issue23_item2_a_closed_item_with_a_comment_whose_attempt_may_have_lande
     assert spawns_of(world) == {world.record(ref).spawn_id}
 
 
-def test_issue23_item2_a_reset_item_leaves_no_receipt_folder() -> None:
+def test_a_reset_item_leaves_no_receipt_folder() -> None:
     world = World()
     ref = world.watched()
     admin = world.admin()

@@ -218,7 +218,7 @@ def mover_on(hosts: Hosts, name: str) -> Mover:
     )  # fmt: skip
 
 
-def test_issue19_item4_an_item_waiting_for_a_free_slot_is_said_once_shown_and_told_once_it_outlasts_a_cycle() -> None:
+def test_an_item_waiting_for_a_free_slot_is_said_once_shown_and_told_once_it_outlasts_a_cycle() -> None:
     from app.usecases.slot_wait import waits
 
     hosts = Hosts()

@@ -35,7 +35,7 @@ def one_item() -> tuple[Hosts, WorkItemRef, str, str]:
     return hosts, ref, holder, "host-b" if holder == "host-a" else "host-a"
 
 
-def test_issue18_item3_each_renewal_sets_the_agents_deadline_from_the_moment_its_request_left() -> None:
+def test_each_renewal_sets_the_agents_deadline_from_the_moment_its_request_left() -> None:
     hosts, _, holder, _ = one_item()
     world = hosts[holder]
     assert world.watchdog is not None
@@ -46,7 +46,7 @@ def test_issue18_item3_each_renewal_sets_the_agents_deadline_from_the_moment_its
     assert world.watchdog.deadline() == sent + TIMING.renew_deadline_seconds
 
 
-def test_issue18_item3_a_failed_renewal_leaves_the_deadline_where_the_last_success_put_it() -> None:
+def test_a_failed_renewal_leaves_the_deadline_where_the_last_success_put_it() -> None:
     hosts, _, holder, _ = one_item()
     world = hosts[holder]
     assert world.watchdog is not None
@@ -60,7 +60,7 @@ def test_issue18_item3_a_failed_renewal_leaves_the_deadline_where_the_last_succe
     assert world.watchdog.deadline() == before
 
 
-def test_issue18_item3_step_by_step_a_cut_off_host_ends_its_agent_before_another_host_can_take_the_item() -> None:
+def test_step_by_step_a_cut_off_host_ends_its_agent_before_another_host_can_take_the_item() -> None:
     hosts, ref, holder, other = one_item()
     assert live(hosts, holder, ref) == 1
     hosts.port(holder).fail_renewals = True  # cut off: nothing it sends reaches the database
@@ -83,7 +83,7 @@ def test_issue18_item3_step_by_step_a_cut_off_host_ends_its_agent_before_another
     assert hosts.holder(ref) == other
 
 
-def test_issue18_item3_a_host_that_keeps_renewing_keeps_its_agents() -> None:
+def test_a_host_that_keeps_renewing_keeps_its_agents() -> None:
     hosts, ref, holder, _ = one_item()
     watchdog = hosts[holder].watchdog
     assert watchdog is not None
@@ -96,7 +96,7 @@ def test_issue18_item3_a_host_that_keeps_renewing_keeps_its_agents() -> None:
     assert live(hosts, holder, ref) == 1
 
 
-def test_issue18_item3_a_single_host_sets_no_deadline_its_agents_live_on_as_before() -> None:
+def test_a_single_host_sets_no_deadline_its_agents_live_on_as_before() -> None:
     world = World()  # SQLite's cluster of one: no other host can take its items
 
     world.leases.renew()

@@ -227,7 +227,7 @@ def test_a_daemon_stopped_mid_confirmation_stops_waiting_and_its_next_run_settle
     assert world.events.named("dispatch.confirmed")[-1]["confirmed_by"] == settled_by
 
 
-def test_issue20_item1_a_request_made_between_cycles_is_posted_before_the_next_cycle() -> None:
+def test_a_request_made_between_cycles_is_posted_before_the_next_cycle() -> None:
     world = World()
     ref = world.watched()
     daemon = Daemon(
@@ -255,7 +255,7 @@ def test_issue20_item1_a_request_made_between_cycles_is_posted_before_the_next_c
     assert world.events.names().count("poll.cycle") == 2  # no cycle ran for it
 
 
-def test_issue22_item2_the_heartbeat_carries_the_github_budget_the_tracker_last_saw() -> None:
+def test_the_heartbeat_carries_the_github_budget_the_tracker_last_saw() -> None:
     world = World()
     world.item()
     world.tracker.budget_seen = RateBudget(remaining=4873, limit=5000, reset_epoch=1_800_000_000.0)
@@ -265,7 +265,7 @@ def test_issue22_item2_the_heartbeat_carries_the_github_budget_the_tracker_last_
     assert Heartbeat.parse(world.store.meta()[HEARTBEAT]).budgets == {REPO.host: world.tracker.budget_seen}  # type: ignore[union-attr]
 
 
-def test_issue22_item2_a_cycle_held_back_by_a_rate_limit_still_carries_the_budget_last_seen() -> None:
+def test_a_cycle_held_back_by_a_rate_limit_still_carries_the_budget_last_seen() -> None:
     world = World()
     world.item()
     world.tracker.budget_seen = RateBudget(remaining=0, limit=5000, reset_epoch=1_800_000_000.0)

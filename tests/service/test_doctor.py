@@ -206,7 +206,7 @@ def failed_lines(found: list[Check]) -> list[str]:
     return [c.line() for c in found if c.mark in {Mark.FAILED, Mark.WARNING}]
 
 
-def test_issue19_item2_claude_missing_from_the_panes_path_is_a_failure_with_the_fix() -> None:
+def test_claude_missing_from_the_panes_path_is_a_failure_with_the_fix() -> None:
     found = checks(CLAUDE, FakeMachine(harness_path="/opt/claude/bin"))
     assert failed_lines(found) == [
         "✗ harness claude: claude not found on the panes' PATH (/usr/bin:/bin) — fix: install it for the daemon's "
@@ -215,7 +215,7 @@ def test_issue19_item2_claude_missing_from_the_panes_path_is_a_failure_with_the_
     ]
 
 
-def test_issue19_item2_a_ready_claude_shows_its_version_onboarding_login_and_trust_writer() -> None:
+def test_a_ready_claude_shows_its_version_onboarding_login_and_trust_writer() -> None:
     found = checks(CLAUDE, FakeMachine(files={HOME_FILE: ONBOARDED}))
     assert [c.line() for c in found if c.subject.startswith("harness")] == [
         f"✓ harness claude: {PINNED_CLAUDE_CODE} (Claude Code) (/usr/bin/claude)",
@@ -225,14 +225,14 @@ def test_issue19_item2_a_ready_claude_shows_its_version_onboarding_login_and_tru
     ]
 
 
-def test_issue19_item2_the_panes_path_is_the_running_tmux_servers_not_the_daemons() -> None:
+def test_the_panes_path_is_the_running_tmux_servers_not_the_daemons() -> None:
     machine = FakeMachine(files={HOME_FILE: ONBOARDED}, server_env={"PATH": "/bin", "HOME": "/home/loop"})
     (line,) = [c.line() for c in checks(CLAUDE, machine) if c.mark is Mark.FAILED]
     assert line.startswith("✗ harness claude: claude not found on the panes' PATH (/bin) — fix:")
     assert "the running tmux server keeps the environment it started with" in line
 
 
-def test_issue19_item2_another_claude_version_is_a_warning_naming_the_pinned_one() -> None:
+def test_another_claude_version_is_a_warning_naming_the_pinned_one() -> None:
     found = checks(CLAUDE, FakeMachine(files={HOME_FILE: ONBOARDED}, claude_version="2.9.0"))
     assert failed_lines(found) == [
         f"! harness claude version: 2.9.0, not {PINNED_CLAUDE_CODE}, the version whose behaviour the tests pin — "
@@ -241,7 +241,7 @@ def test_issue19_item2_another_claude_version_is_a_warning_naming_the_pinned_one
     ]
 
 
-def test_issue19_item2_claude_never_run_by_the_daemons_user_is_not_onboarded_nor_logged_in() -> None:
+def test_claude_never_run_by_the_daemons_user_is_not_onboarded_nor_logged_in() -> None:
     lines = failed_lines(checks(CLAUDE, FakeMachine()))
     assert lines[0] == (
         "✗ harness claude onboarding: not done: /home/loop/.claude.json has no hasCompletedOnboarding — fix: run "
@@ -253,7 +253,7 @@ def test_issue19_item2_claude_never_run_by_the_daemons_user_is_not_onboarded_nor
     assert "routing.harnesses.claude.passEnv" in lines[1]
 
 
-def test_issue19_item2_an_api_key_claude_would_ask_about_is_a_failure_and_never_printed() -> None:
+def test_an_api_key_claude_would_ask_about_is_a_failure_and_never_printed() -> None:
     document = {
         **SANDBOX,
         "routing": {"defaultHarness": "claude", "harnesses": {"claude": {"passEnv": ["ANTHROPIC_API_KEY"]}}},
@@ -270,7 +270,7 @@ def test_issue19_item2_an_api_key_claude_would_ask_about_is_a_failure_and_never_
     assert not any(key[-20:] in c.line() for c in asked + found)
 
 
-def test_issue19_item2_a_harness_variable_the_daemon_lacks_is_a_failure_naming_it() -> None:
+def test_a_harness_variable_the_daemon_lacks_is_a_failure_naming_it() -> None:
     document = {**SANDBOX, "routing": {"harnesses": {"demo": {"env": {"TOKEN": "${SECRET_TOKEN}"}}}}}
     assert failed_lines(checks(document, FakeMachine())) == [
         "✗ harness demo environment: env.TOKEN needs ${SECRET_TOKEN}: not set in the daemon's environment — fix: "
@@ -279,7 +279,7 @@ def test_issue19_item2_a_harness_variable_the_daemon_lacks_is_a_failure_naming_i
     ]
 
 
-def test_issue19_item2_a_trust_writer_writing_where_the_panes_claude_does_not_read_is_a_failure() -> None:
+def test_a_trust_writer_writing_where_the_panes_claude_does_not_read_is_a_failure() -> None:
     document = {
         **SANDBOX,
         "routing": {"defaultHarness": "claude", "harnesses": {"claude": {"env": {"CLAUDE_CONFIG_DIR": "/srv/claude"}}}},
@@ -291,7 +291,7 @@ def test_issue19_item2_a_trust_writer_writing_where_the_panes_claude_does_not_re
     ]
 
 
-def test_issue19_item2_an_unwritable_claude_configuration_is_a_failure_of_the_trust_writer() -> None:
+def test_an_unwritable_claude_configuration_is_a_failure_of_the_trust_writer() -> None:
     found = checks(CLAUDE, FakeMachine(files={HOME_FILE: ONBOARDED}, missing={str(HOME_FILE)}))
     assert failed_lines(found) == [
         "✗ harness claude trust: /home/loop is not writable — fix: let the daemon's user write "
@@ -299,7 +299,7 @@ def test_issue19_item2_an_unwritable_claude_configuration_is_a_failure_of_the_tr
     ]
 
 
-def test_issue19_item2_an_enabled_webhook_needs_its_port_free() -> None:
+def test_an_enabled_webhook_needs_its_port_free() -> None:
     document = {**GITHUB, "webhooks": {"ghWebhook": {"enabled": True, "secret": "s3cret", "port": 9999}}}
     found = checks(document, FakeMachine(missing={"127.0.0.1:9999"}))
     assert "✓ webhook secret: set (webhooks.ghWebhook.secret)" in [c.line() for c in found]
@@ -310,7 +310,7 @@ def test_issue19_item2_an_enabled_webhook_needs_its_port_free() -> None:
     assert not any("s3cret" in c.line() for c in found)
 
 
-def test_issue19_item2_a_spawn_workdir_every_item_would_share_is_a_failure() -> None:
+def test_a_spawn_workdir_every_item_would_share_is_a_failure() -> None:
     document = {"polling": GITHUB["polling"], "routing": {"spawnWorkdir": "~/agents"}}
     assert failed_lines(checks(document, FakeMachine())) == [
         "✗ spawnWorkdir: '~/agents' has no {slug}: the agents of all the items would work in one folder — fix: put "
@@ -318,7 +318,7 @@ def test_issue19_item2_a_spawn_workdir_every_item_would_share_is_a_failure() -> 
     ]
 
 
-def test_issue20_item4_doctor_says_which_item_waits_for_new_agent_credentials_and_how_to_resume_it() -> None:
+def test_doctor_says_which_item_waits_for_new_agent_credentials_and_how_to_resume_it() -> None:
     from datetime import UTC, datetime
 
     from app.cli.doctor import parked_checks
@@ -350,7 +350,7 @@ def codex_lines(found: list[Check]) -> list[str]:
     return [c.line() for c in found if c.subject.startswith("harness codex")]
 
 
-def test_issue21_doctor_shows_a_ready_codex_its_pinned_version_its_sign_in_and_its_trust_writer() -> None:
+def test_doctor_shows_a_ready_codex_its_pinned_version_its_sign_in_and_its_trust_writer() -> None:
     signed_in = {"auth_mode": "apikey", "OPENAI_API_KEY": "sk-" + "s" * 40}
     found = checks(CODEX, FakeMachine(files={CODEX_AUTH: signed_in}))
     assert codex_lines(found) == [
@@ -361,7 +361,7 @@ def test_issue21_doctor_shows_a_ready_codex_its_pinned_version_its_sign_in_and_i
     assert not any("sssss" in c.line() for c in found)
 
 
-def test_issue21_another_codex_version_is_a_warning_naming_the_pinned_one() -> None:
+def test_another_codex_version_is_a_warning_naming_the_pinned_one() -> None:
     chatgpt = {"auth_mode": "chatgpt", "tokens": {"id_token": "x"}}
     found = checks(CODEX, FakeMachine(files={CODEX_AUTH: chatgpt}, codex_version="0.170.1"))
     assert failed_lines(found) == [
@@ -371,7 +371,7 @@ def test_issue21_another_codex_version_is_a_warning_naming_the_pinned_one() -> N
     assert "✓ harness codex login: signed in with ChatGPT (/home/loop/.codex/auth.json)" in codex_lines(found)
 
 
-def test_issue21_a_codex_never_signed_in_is_a_failure_with_the_fix() -> None:
+def test_a_codex_never_signed_in_is_a_failure_with_the_fix() -> None:
     (line,) = failed_lines(checks(CODEX, FakeMachine()))
     assert line == (
         "✗ harness codex login: not signed in: no /home/loop/.codex/auth.json and no model provider with an env_key "
@@ -380,7 +380,7 @@ def test_issue21_a_codex_never_signed_in_is_a_failure_with_the_fix() -> None:
     )
 
 
-def test_issue21_a_codex_model_provider_reading_its_key_from_the_environment_needs_that_variable_in_the_panes() -> None:
+def test_a_codex_model_provider_reading_its_key_from_the_environment_needs_that_variable_in_the_panes() -> None:
     config = {"model_provider": "corp", "model_providers": {"corp": {"base_url": "http://x", "env_key": "CORP_KEY"}}}
     document = {**SANDBOX, "routing": {"defaultHarness": "codex", "harnesses": {"codex": {"passEnv": ["CORP_KEY"]}}}}
     lacking = checks(document, FakeMachine(files={CODEX_CONFIG: config}), {**DAEMON})
@@ -395,7 +395,7 @@ def test_issue21_a_codex_model_provider_reading_its_key_from_the_environment_nee
     assert not any("secret-corp" in c.line() for c in found)
 
 
-def test_issue21_a_codex_login_kept_in_the_keyring_is_a_warning_it_cannot_be_read_offline() -> None:
+def test_a_codex_login_kept_in_the_keyring_is_a_warning_it_cannot_be_read_offline() -> None:
     found = checks(CODEX, FakeMachine(files={CODEX_CONFIG: {"cli_auth_credentials_store": "keyring"}}))
     assert failed_lines(found) == [
         "! harness codex login: kept in the system keyring (cli_auth_credentials_store in "
@@ -403,7 +403,7 @@ def test_issue21_a_codex_login_kept_in_the_keyring_is_a_warning_it_cannot_be_rea
     ]
 
 
-def test_issue21_a_codex_trust_writer_writing_where_the_panes_codex_does_not_read_is_a_failure() -> None:
+def test_a_codex_trust_writer_writing_where_the_panes_codex_does_not_read_is_a_failure() -> None:
     document = {
         **SANDBOX,
         "routing": {"defaultHarness": "codex", "harnesses": {"codex": {"env": {"CODEX_HOME": "/srv/cx"}}}},
@@ -415,7 +415,7 @@ def test_issue21_a_codex_trust_writer_writing_where_the_panes_codex_does_not_rea
     ]
 
 
-def test_issue21_doctors_pinned_codex_is_the_version_the_tests_install() -> None:
+def test_doctors_pinned_codex_is_the_version_the_tests_install() -> None:
     from tests.codex.rig import pinned_version
 
     assert pinned_version() == PINNED_CODEX
@@ -425,7 +425,7 @@ GEMINI = {**SANDBOX, "routing": {"defaultHarness": "gemini"}}
 GEMINI_SETTINGS = Path("/home/loop/.gemini/settings.json")
 
 
-def test_issue21_a_gemini_with_no_sign_in_chosen_fails_naming_the_setting() -> None:
+def test_a_gemini_with_no_sign_in_chosen_fails_naming_the_setting() -> None:
     assert failed_lines(checks(GEMINI, FakeMachine())) == [
         "✗ harness gemini sign-in: none chosen in /home/loop/.gemini/settings.json: Gemini opens its authentication "
         "dialog at each start, and says it is ready while the dialog waits — fix: run `gemini` once as the daemon's "
@@ -433,7 +433,7 @@ def test_issue21_a_gemini_with_no_sign_in_chosen_fails_naming_the_setting() -> N
     ]
 
 
-def test_issue21_a_gemini_with_its_sign_in_chosen_passes() -> None:
+def test_a_gemini_with_its_sign_in_chosen_passes() -> None:
     chosen = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
     found = checks(GEMINI, FakeMachine(files={GEMINI_SETTINGS: chosen}))
     assert "✓ harness gemini sign-in: gemini-api-key (/home/loop/.gemini/settings.json)" in [c.line() for c in found]

@@ -37,20 +37,20 @@ def _swallowing(enters: int, text: str) -> tuple[World, str, FakePane]:
     return world, comment.id, pane
 
 
-def test_issue21_item4_a_paste_whose_enter_became_a_newline_gets_one_more_carriage_return_and_is_confirmed() -> None:
+def test_a_paste_whose_enter_became_a_newline_gets_one_more_carriage_return_and_is_confirmed() -> None:
     world, comment, pane = _swallowing(1, "please add a test")
     assert _succeeded(world, comment)[0]["confirmed_by"] == "receipt"
     assert (len(pane.received), pane.submits) == (1, 2) and "please add a test" in pane.received[0]
 
 
-def test_issue21_item4_at_most_two_more_carriage_returns_and_never_a_second_paste() -> None:
+def test_at_most_two_more_carriage_returns_and_never_a_second_paste() -> None:
     world, comment, pane = _swallowing(100, "stays in the box")
     assert (len(pane.received), pane.submits) == (1, 3)
     assert _succeeded(world, comment) == []
     assert world.events.named("dispatch.unconfirmed")[0]["comment_id"] == comment
 
 
-def test_issue21_item4_no_carriage_return_once_the_box_no_longer_holds_the_text() -> None:
+def test_no_carriage_return_once_the_box_no_longer_holds_the_text() -> None:
     world = _gemini()
     ref = world.watched()
     assert isinstance(world.receipts, FakeReceipts)
@@ -63,7 +63,7 @@ def test_issue21_item4_no_carriage_return_once_the_box_no_longer_holds_the_text(
     assert pane is not None and pane.submits == 1
 
 
-def test_issue21_item4_a_harness_without_enter_retries_gets_no_carriage_return() -> None:
+def test_a_harness_without_enter_retries_gets_no_carriage_return() -> None:
     world = World(harness="claude")
     ref = world.watched()
     world.tmux.swallowed_enters = 1
@@ -75,7 +75,7 @@ def test_issue21_item4_a_harness_without_enter_retries_gets_no_carriage_return()
     assert pane is not None and pane.submits == 1
 
 
-def test_issue21_item4_the_text_is_still_typed_only_below_the_input_boxs_rule() -> None:
+def test_the_text_is_still_typed_only_below_the_input_boxs_rule() -> None:
     line = "Delivery: poll-comment-1 (receipt 0123456789abcdef)"
     typed = f" > earlier\n✦ OK\n{RULE}\n Shift+Tab to accept edits\n > {line}\n   the comment\n workspace"
     sent = f" > {line}\n   the comment\n✦ OK\n{RULE}\n >   Type your message or @path/to/file\n workspace"

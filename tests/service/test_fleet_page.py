@@ -58,7 +58,7 @@ class _Lock:
 BEARER = {"authorization": f"Bearer {TOKEN}"}
 
 
-def test_issue22_item1_without_the_token_nothing_is_shown_and_a_browser_is_sent_to_sign_in(tmp_path: Path) -> None:
+def test_without_the_token_nothing_is_shown_and_a_browser_is_sent_to_sign_in(tmp_path: Path) -> None:
     page = _page(World(), tmp_path / "events.jsonl")
 
     assert _get(page, "/api/fleet").status == 401
@@ -67,7 +67,7 @@ def test_issue22_item1_without_the_token_nothing_is_shown_and_a_browser_is_sent_
     assert _get(page, "/api/fleet", **BEARER).status == 200
 
 
-def test_issue22_item1_the_sign_in_form_sets_an_httponly_cookie_that_is_not_the_token(tmp_path: Path) -> None:
+def test_the_sign_in_form_sets_an_httponly_cookie_that_is_not_the_token(tmp_path: Path) -> None:
     page = _page(World(), tmp_path / "events.jsonl")
 
     wrong = page(Request("POST", "/login", {}, {}, b"token=nope"))
@@ -81,7 +81,7 @@ def test_issue22_item1_the_sign_in_form_sets_an_httponly_cookie_that_is_not_the_
     assert _get(page, "/api/fleet", cookie=f"{COOKIE}={value}").status == 200
 
 
-def test_issue22_item4_an_action_needs_the_token_and_from_a_browser_the_csrf_field(tmp_path: Path) -> None:
+def test_an_action_needs_the_token_and_from_a_browser_the_csrf_field(tmp_path: Path) -> None:
     world = World()
     ref = world.watched(1)
     page = _page(world, tmp_path / "events.jsonl")
@@ -102,7 +102,7 @@ def test_issue22_item4_an_action_needs_the_token_and_from_a_browser_the_csrf_fie
     assert [e["source"] for e in closed] == ["page"]
 
 
-def test_issue22_item4_without_a_token_configured_the_page_shows_but_never_acts(tmp_path: Path) -> None:
+def test_without_a_token_configured_the_page_shows_but_never_acts(tmp_path: Path) -> None:
     world = World()
     ref = world.watched(1)
     page = _page(world, tmp_path / "events.jsonl", token="")
@@ -113,7 +113,7 @@ def test_issue22_item4_without_a_token_configured_the_page_shows_but_never_acts(
 
 
 @pytest.mark.parametrize("verb", ["pause", "reopen", "reset"])
-def test_issue22_item4_each_action_is_an_event_whose_source_is_the_page(tmp_path: Path, verb: str) -> None:
+def test_each_action_is_an_event_whose_source_is_the_page(tmp_path: Path, verb: str) -> None:
     world = World()
     ref = world.watched(1)
     page = _page(world, tmp_path / "events.jsonl")
@@ -132,7 +132,7 @@ def test_issue22_item4_each_action_is_an_event_whose_source_is_the_page(tmp_path
     assert [e.get("source") for e in written if e["event"] == wanted] == ["page"]
 
 
-def test_issue22_item2_one_row_per_item_the_store_knows_with_or_without_a_session(tmp_path: Path) -> None:
+def test_one_row_per_item_the_store_knows_with_or_without_a_session(tmp_path: Path) -> None:
     world = World()
     world.watched(1)
     bare = WorkItemRef(REPO, 2)
@@ -146,7 +146,7 @@ def test_issue22_item2_one_row_per_item_the_store_knows_with_or_without_a_sessio
     ]
 
 
-def test_issue22_item2_a_comments_journey_is_read_from_its_events_with_the_times_between(tmp_path: Path) -> None:
+def test_a_comments_journey_is_read_from_its_events_with_the_times_between(tmp_path: Path) -> None:
     world = World()
     ref = world.watched(1)
     log = tmp_path / "events.jsonl"
@@ -169,7 +169,7 @@ def test_issue22_item2_a_comments_journey_is_read_from_its_events_with_the_times
     assert "+1s" in journey and "+2s" in journey and "+7s" in journey
 
 
-def test_issue22_item2_the_panes_lines_are_shown_escaped_with_terminal_escapes_removed(tmp_path: Path) -> None:
+def test_the_panes_lines_are_shown_escaped_with_terminal_escapes_removed(tmp_path: Path) -> None:
     world = World()
     ref = world.watched(1)
     world.session(ref).panes[0].screen = "\x1b[31m<script>alert(1)</script>\x1b]0;title\x07 done\x07"
@@ -182,7 +182,7 @@ def test_issue22_item2_the_panes_lines_are_shown_escaped_with_terminal_escapes_r
     assert pane == "&lt;script&gt;alert(1)&lt;/script&gt; done\ufffd"
 
 
-def test_issue22_item2_an_items_title_comes_from_its_repositorys_last_listing_escaped(tmp_path: Path) -> None:
+def test_an_items_title_comes_from_its_repositorys_last_listing_escaped(tmp_path: Path) -> None:
     world = World()
     ref = WorkItemRef(REPO, 3)
     world.tracker.add_item(ref, title="<b>Fix</b> the widget", author="alice", labels=("loop",), body="x")
@@ -198,7 +198,7 @@ def test_issue22_item2_an_items_title_comes_from_its_repositorys_last_listing_es
     assert world.tracker.requests == requests  # the page asked GitHub nothing
 
 
-def test_issue22_item2_an_item_without_a_session_still_has_its_page(tmp_path: Path) -> None:
+def test_an_item_without_a_session_still_has_its_page(tmp_path: Path) -> None:
     world = World()
     bare = WorkItemRef(REPO, 2)
     world.store.save_ledger(Ledger(item=bare, baseline_at=world.clock.now()))
@@ -211,7 +211,7 @@ def test_issue22_item2_an_item_without_a_session_still_has_its_page(tmp_path: Pa
     assert unknown.status == 404
 
 
-def test_issue22_item2_the_daemon_panel_says_the_github_budget_left_and_its_reset(tmp_path: Path) -> None:
+def test_the_daemon_panel_says_the_github_budget_left_and_its_reset(tmp_path: Path) -> None:
     world = World()
     world.item()
     page = _page(world, tmp_path / "events.jsonl")
@@ -230,7 +230,7 @@ def test_issue22_item2_the_daemon_panel_says_the_github_budget_left_and_its_rese
     assert '<dd data-fact="GitHub budget">4,873 of 5,000 left, resets 16:42 UTC</dd>' in after
 
 
-def test_issue22_item7_a_cycles_tick_reads_the_hosts_and_the_daemon_once(tmp_path: Path) -> None:
+def test_a_cycles_tick_reads_the_hosts_and_the_daemon_once(tmp_path: Path) -> None:
     world = World()
     world.item()
     page = _page(world, tmp_path / "events.jsonl")
@@ -249,7 +249,7 @@ def test_issue22_item7_a_cycles_tick_reads_the_hosts_and_the_daemon_once(tmp_pat
     assert sorted(asked) == ["heartbeat", "hosts"]
 
 
-def test_issue22_item7_the_daemon_panel_counts_what_the_log_said_as_it_is_read_on(tmp_path: Path) -> None:
+def test_the_daemon_panel_counts_what_the_log_said_as_it_is_read_on(tmp_path: Path) -> None:
     log = tmp_path / "events.jsonl"
     world = World()
     page = _page(world, log)

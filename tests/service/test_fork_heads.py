@@ -34,7 +34,7 @@ def fork_world(*, harness: str = "claude", trust_forks: bool = False, head: str 
     return world
 
 
-def test_issue18_item1_a_forks_harness_starts_ignoring_its_folders_settings_and_is_trusted_only_so() -> None:
+def test_a_forks_harness_starts_ignoring_its_folders_settings_and_is_trusted_only_so() -> None:
     world = fork_world()
     ref = WorkItemRef(REPO, PULL)
 
@@ -46,7 +46,7 @@ def test_issue18_item1_a_forks_harness_starts_ignoring_its_folders_settings_and_
     assert world.git.setups == [] and len(world.events.named("workspace.setup_skipped")) == 1
 
 
-def test_issue18_item1_a_pull_request_from_the_repository_itself_starts_as_always() -> None:
+def test_a_pull_request_from_the_repository_itself_starts_as_always() -> None:
     world = fork_world(head=None)
     ref = WorkItemRef(REPO, PULL)
 
@@ -55,7 +55,7 @@ def test_issue18_item1_a_pull_request_from_the_repository_itself_starts_as_alway
     assert not set(SAFE) & set(world.session(ref).argv) and world.git.setups == ["npm ci"]
 
 
-def test_issue18_item1_a_vouched_fork_head_starts_as_always() -> None:
+def test_a_vouched_fork_head_starts_as_always() -> None:
     world = fork_world()
     ref = WorkItemRef(REPO, PULL)
     vouch(world.store, ref, world.git.remotes[REPO].pulls[PULL])
@@ -65,7 +65,7 @@ def test_issue18_item1_a_vouched_fork_head_starts_as_always() -> None:
     assert not set(SAFE) & set(world.session(ref).argv) and world.git.setups == ["npm ci"]
 
 
-def test_issue18_item1_a_harness_without_a_safe_start_is_not_started_in_a_forks_folder() -> None:
+def test_a_harness_without_a_safe_start_is_not_started_in_a_forks_folder() -> None:
     world = fork_world(harness="cursor")
     ref = WorkItemRef(REPO, PULL)
 
@@ -77,7 +77,7 @@ def test_issue18_item1_a_harness_without_a_safe_start_is_not_started_in_a_forks_
     assert "sessions vouch" in failed[0]["reason"]
 
 
-def test_issue18_item1_with_trust_forks_on_a_forks_harness_starts_as_always() -> None:
+def test_with_trust_forks_on_a_forks_harness_starts_as_always() -> None:
     world = fork_world(harness="cursor", trust_forks=True)
     ref = WorkItemRef(REPO, PULL)
 
@@ -86,7 +86,7 @@ def test_issue18_item1_with_trust_forks_on_a_forks_harness_starts_as_always() ->
     assert world.session(ref).argv[0] == "cursor-agent" and world.git.setups == ["npm ci"]
 
 
-def test_issue18_item1_sessions_vouch_records_only_the_head_it_names_and_a_later_push_is_not_covered() -> None:
+def test_sessions_vouch_records_only_the_head_it_names_and_a_later_push_is_not_covered() -> None:
     world = fork_world()
     ref = WorkItemRef(REPO, PULL)
     reviewed = world.git.remotes[REPO].pulls[PULL]
@@ -115,7 +115,7 @@ def codex_fork_world() -> World:
     return world
 
 
-def test_issue21_item3_codex_in_a_forks_folder_is_not_started_and_its_folder_not_trusted() -> None:
+def test_codex_in_a_forks_folder_is_not_started_and_its_folder_not_trusted() -> None:
     world = codex_fork_world()
     ref = WorkItemRef(REPO, PULL)
 
@@ -125,7 +125,7 @@ def test_issue21_item3_codex_in_a_forks_folder_is_not_started_and_its_folder_not
     assert "codex has no start that ignores" in world.events.named("session.spawn_failed")[0]["reason"]
 
 
-def test_issue21_item3_a_vouched_forks_folder_is_trusted_in_codex_configuration() -> None:
+def test_a_vouched_forks_folder_is_trusted_in_codex_configuration() -> None:
     world = codex_fork_world()
     ref = WorkItemRef(REPO, PULL)
     vouch(world.store, ref, world.git.remotes[REPO].pulls[PULL])

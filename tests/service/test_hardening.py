@@ -11,7 +11,7 @@ from domain.receipts import ReceiptKind
 from tests.service.world import World
 
 
-def test_issue9_item3_an_item_labelled_and_commented_on_within_one_interval_gets_the_comment() -> None:
+def test_an_item_labelled_and_commented_on_within_one_interval_gets_the_comment() -> None:
     world = World()
     world.cycle()  # the repository is watched from here on
     ref = world.item()  # labelled …
@@ -23,7 +23,7 @@ def test_issue9_item3_an_item_labelled_and_commented_on_within_one_interval_gets
     assert any("right away" in text for text in world.session(ref).received)
 
 
-def test_issue9_item3_a_comment_made_before_the_label_showed_in_the_listing_waits_and_is_delivered() -> None:
+def test_a_comment_made_before_the_label_showed_in_the_listing_waits_and_is_delivered() -> None:
     world = World()
     world.cycle()
     ref = world.item()
@@ -37,7 +37,7 @@ def test_issue9_item3_a_comment_made_before_the_label_showed_in_the_listing_wait
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
 
 
-def test_issue9_item3_what_an_item_held_before_it_was_armed_is_history() -> None:
+def test_what_an_item_held_before_it_was_armed_is_history() -> None:
     world = World()
     world.cycle()
     ref = world.item(labels=())
@@ -51,7 +51,7 @@ def test_issue9_item3_what_an_item_held_before_it_was_armed_is_history() -> None
     assert world.session(ref).received == []
 
 
-def test_issue9_item5_a_crash_after_the_spawn_before_its_outcome_leaves_a_record_that_finds_the_harness() -> None:
+def test_a_crash_after_the_spawn_before_its_outcome_leaves_a_record_that_finds_the_harness() -> None:
     world = World()
     ref = world.watched()
     world.vanish(ref)
@@ -79,7 +79,7 @@ def test_issue9_item5_a_crash_after_the_spawn_before_its_outcome_leaves_a_record
     assert [p for p in world.session(ref).panes if not p.dead] == [world.session(ref).harness]
 
 
-def test_issue9_item5_a_dead_harness_beside_a_live_operator_window_is_respawned_without_touching_it() -> None:
+def test_a_dead_harness_beside_a_live_operator_window_is_respawned_without_touching_it() -> None:
     world = World()
     ref = world.watched()
     operator = world.tmux.open_window(ref.target.name)
@@ -95,7 +95,7 @@ def test_issue9_item5_a_dead_harness_beside_a_live_operator_window_is_respawned_
     assert session.harness is not None and not session.harness.dead and session.harness.id != operator
 
 
-def test_issue9_item6_a_crash_between_the_paste_and_the_ledger_write_never_pastes_it_twice() -> None:
+def test_a_crash_between_the_paste_and_the_ledger_write_never_pastes_it_twice() -> None:
     world = World()
     ref = world.watched()
     comment = world.comment(ref, "exactly once")
@@ -116,7 +116,7 @@ def test_issue9_item6_a_crash_between_the_paste_and_the_ledger_write_never_paste
     assert sum("exactly once" in text for text in world.session(ref).received) == 1
 
 
-def test_issue9_item8_what_the_agent_posts_with_the_marker_never_comes_back_as_a_prompt() -> None:
+def test_what_the_agent_posts_with_the_marker_never_comes_back_as_a_prompt() -> None:
     world = World()
     ref = world.watched()
     mine = world.comment(ref, f"Done: opened a PR.\n{AGENT_MARKER}")  # the agent posts as the operator

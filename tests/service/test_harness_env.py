@@ -10,7 +10,7 @@ from tests.service.world import CLAUDE, World
 KEYED = replace(CLAUDE, env=(("ANTHROPIC_BASE_URL", "https://${PROXY}/v1"),), pass_env=("ANTHROPIC_API_KEY",))
 
 
-def test_issue19_item6_each_spawn_gets_the_harness_env_and_pass_env_from_the_daemons_environment() -> None:
+def test_each_spawn_gets_the_harness_env_and_pass_env_from_the_daemons_environment() -> None:
     world = World(harnesses={"claude": KEYED}, environ={"PROXY": "p.example", "ANTHROPIC_API_KEY": "sk-hunter2"})
     ref = world.watched()
     world.comment(ref, "go")
@@ -23,7 +23,7 @@ def test_issue19_item6_each_spawn_gets_the_harness_env_and_pass_env_from_the_dae
     assert "hunter2" not in json.dumps(world.events.records, default=str)
 
 
-def test_issue19_item6_a_variable_the_daemon_lacks_fails_the_spawn_naming_it_not_starting_on_stale_values() -> None:
+def test_a_variable_the_daemon_lacks_fails_the_spawn_naming_it_not_starting_on_stale_values() -> None:
     world = World(harnesses={"claude": KEYED}, environ={"PROXY": "p.example"})
     ref = world.watched()
     world.comment(ref, "go")

@@ -22,7 +22,7 @@ def counting_ledger_reads(world: World) -> list[WorkItemRef]:
     return reads
 
 
-def test_issue23_item4_an_idle_cycle_reads_no_ledger_of_a_listed_item_with_nothing_to_do() -> None:
+def test_an_idle_cycle_reads_no_ledger_of_a_listed_item_with_nothing_to_do() -> None:
     world = World()
     for number in range(1, 31):
         world.item(number, author="bob" if number > 3 else "alice")  # 3 sessions, 27 items only listed
@@ -35,7 +35,7 @@ def test_issue23_item4_an_idle_cycle_reads_no_ledger_of_a_listed_item_with_nothi
     assert (reads, summary.items) == ([], 30)
 
 
-def test_issue23_item4_a_new_comment_on_a_quiet_item_is_delivered_and_only_its_item_is_read() -> None:
+def test_a_new_comment_on_a_quiet_item_is_delivered_and_only_its_item_is_read() -> None:
     world = World()
     refs = [world.item(number) for number in range(1, 6)]
     world.cycle()
@@ -49,7 +49,7 @@ def test_issue23_item4_a_new_comment_on_a_quiet_item_is_delivered_and_only_its_i
     assert str(comment.delivery_id) in world.session(refs[2]).received[-1]
 
 
-def test_issue23_item4_a_start_an_operator_asked_for_elsewhere_is_acted_on_at_the_next_cycle() -> None:
+def test_a_start_an_operator_asked_for_elsewhere_is_acted_on_at_the_next_cycle() -> None:
     world = World()
     ref = world.watched(1)
     world.cycle()

@@ -131,7 +131,7 @@ def test_an_edited_comment_is_not_delivered_again() -> None:
     assert len(world.session(ref).received) == 1
 
 
-def test_issue9_a_comment_edited_by_someone_not_authorized_before_its_first_read_is_skipped_and_said() -> None:
+def test_a_comment_edited_by_someone_not_authorized_before_its_first_read_is_skipped_and_said() -> None:
     world = World()
     ref = world.watched()
     world.cycle()
@@ -224,7 +224,7 @@ def test_a_comment_deleted_while_pending_is_not_delivered_on_retry() -> None:
     assert world.events.named("dispatch.dropped")[-1]["reason"] == "comment-deleted"
 
 
-def test_issue18_an_authorized_quote_reply_to_a_notice_is_delivered_not_dropped_as_ours() -> None:
+def test_an_authorized_quote_reply_to_a_notice_is_delivered_not_dropped_as_ours() -> None:
     world = World()
     ref = world.watched()
     reply = world.comment(ref, f"> {AGENT_MARKER}\n> 🤖 **the-loop**: not delivered\n\nPlease try the fix again.")
@@ -235,7 +235,7 @@ def test_issue18_an_authorized_quote_reply_to_a_notice_is_delivered_not_dropped_
     assert "Please try the fix again." in "".join(world.session(ref).received)
 
 
-def test_issue18_a_comment_skipped_as_ours_leaves_an_event() -> None:
+def test_a_comment_skipped_as_ours_leaves_an_event() -> None:
     world = World()
     ref = world.watched()
     world.comment(ref, "the-loop status")
@@ -253,7 +253,7 @@ def test_issue18_a_comment_skipped_as_ours_leaves_an_event() -> None:
 GHE = RepoRef.parse("ghe.example.com/acme/widgets")
 
 
-def test_issue18_an_authorized_login_names_a_person_on_one_host_only() -> None:
+def test_an_authorized_login_names_a_person_on_one_host_only() -> None:
     world = World(authorized=("alice", "ghe.example.com/bob"), repos=(REPO, GHE))
     public, enterprise = world.watched(1), world.watched(2, repo=GHE, author="bob")
     comments = {
@@ -270,7 +270,7 @@ def test_issue18_an_authorized_login_names_a_person_on_one_host_only() -> None:
     assert enterprise.target.name in world.tmux.sessions  # bob of the Enterprise host armed his item
 
 
-def test_issue19_item4_a_comment_carrying_the_marker_is_said_once_naming_the_rule_and_its_author() -> None:
+def test_a_comment_carrying_the_marker_is_said_once_naming_the_rule_and_its_author() -> None:
     world = World()
     world.watched(1)  # the repository's first cycle is history
     ref = world.item(2)

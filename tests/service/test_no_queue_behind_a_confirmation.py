@@ -35,7 +35,7 @@ def _push(world: World, comment: Comment) -> None:
     world.poll.run_kept()  # the daemon's cue for a webhook's comment
 
 
-def test_issue21_item5_a_second_comment_to_a_receiptless_item_is_pasted_while_the_first_awaits_its_confirmation() -> (
+def test_a_second_comment_to_a_receiptless_item_is_pasted_while_the_first_awaits_its_confirmation() -> (
     None
 ):
     world = World(harness="cursor")
@@ -71,7 +71,7 @@ def test_issue21_item5_a_second_comment_to_a_receiptless_item_is_pasted_while_th
     assert "TOKEN-1" in received[-2] and "TOKEN-2" in received[-1]
 
 
-def test_issue21_item5_a_receiptless_harness_that_dies_fails_each_pasted_comment_and_both_go_again_in_order() -> None:
+def test_a_receiptless_harness_that_dies_fails_each_pasted_comment_and_both_go_again_in_order() -> None:
     world = World(harness="cursor")
     ref = world.watched()
     first = world.comment(ref, "first TOKEN-1")
@@ -116,7 +116,7 @@ class _GatedClock(FakeClock):
         super().sleep(seconds)
 
 
-def test_issue21_item5_the_cycle_goes_on_delivering_to_item_b_while_item_a_waits_for_its_harness_to_get_ready() -> None:
+def test_the_cycle_goes_on_delivering_to_item_b_while_item_a_waits_for_its_harness_to_get_ready() -> None:
     clock = _GatedClock()
     world = World(clock=clock)
     b = world.watched(2)
@@ -144,7 +144,7 @@ def test_issue21_item5_the_cycle_goes_on_delivering_to_item_b_while_item_a_waits
     assert world.events.named("session.spawned")[-1]["work_item"] == str(a)
 
 
-def test_issue21_item5_beside_the_cycle_reactions_are_posted_off_the_delivery_path_in_order_by_the_drain() -> None:
+def test_beside_the_cycle_reactions_are_posted_off_the_delivery_path_in_order_by_the_drain() -> None:
     world = World(harness="cursor")
     ref = world.watched()
     first, second = world.comment(ref, "first"), world.comment(ref, "second")
@@ -182,7 +182,7 @@ def test_issue21_item5_beside_the_cycle_reactions_are_posted_off_the_delivery_pa
     ]
 
 
-def test_issue21_item5_what_a_lane_finishes_after_its_cycle_was_said_counts_in_the_next_cycle() -> None:
+def test_what_a_lane_finishes_after_its_cycle_was_said_counts_in_the_next_cycle() -> None:
     clock = _GatedClock()
     world = World(clock=clock)
     world.item(1)

@@ -56,7 +56,7 @@ def _world() -> tuple[World, RacingTmux, SessionsAdmin]:
     return world, tmux, admin
 
 
-def test_issue9_item7_a_reset_during_a_delivery_stays_reset_record_and_ledger_not_resurrected() -> None:
+def test_a_reset_during_a_delivery_stays_reset_record_and_ledger_not_resurrected() -> None:
     world, tmux, admin = _world()
     ref = world.watched()
     world.comment(ref, "first")
@@ -71,7 +71,7 @@ def test_issue9_item7_a_reset_during_a_delivery_stays_reset_record_and_ledger_no
     assert conflict["work_item"] == str(ref)
 
 
-def test_issue9_item7_a_close_during_a_delivery_stays_closed() -> None:
+def test_a_close_during_a_delivery_stays_closed() -> None:
     world, tmux, admin = _world()
     ref = world.watched()
     world.comment(ref)
@@ -84,7 +84,7 @@ def test_issue9_item7_a_close_during_a_delivery_stays_closed() -> None:
     assert len(world.events.named("poll.item_conflict")) == 1
 
 
-def test_issue9_item7_after_a_conflict_the_item_is_worked_again_next_cycle_from_what_is_stored() -> None:
+def test_after_a_conflict_the_item_is_worked_again_next_cycle_from_what_is_stored() -> None:
     world, tmux, admin = _world()
     ref = world.watched()
     world.comment(ref, "said before the reset")
@@ -97,7 +97,7 @@ def test_issue9_item7_after_a_conflict_the_item_is_worked_again_next_cycle_from_
     assert world.events.names().count("poll.baselined") == 2
 
 
-def test_issue9_item7_an_operators_close_racing_a_poller_write_re_reads_and_still_closes() -> None:
+def test_an_operators_close_racing_a_poller_write_re_reads_and_still_closes() -> None:
     world, tmux, admin = _world()
     ref = world.watched()
     poller_write = lambda: world.store.save_session(replace(world.record(ref), last_event="dispatch.succeeded"))  # noqa: E731
@@ -108,7 +108,7 @@ def test_issue9_item7_an_operators_close_racing_a_poller_write_re_reads_and_stil
     assert closed and world.record(ref).status is SessionStatus.CLOSED
 
 
-def test_issue9_item7_a_close_while_the_poller_pauses_a_departed_item_stays_closed() -> None:
+def test_a_close_while_the_poller_pauses_a_departed_item_stays_closed() -> None:
     world, _, admin = _world()
     ref = world.watched()
     world.tracker.remove_label(ref, "loop")

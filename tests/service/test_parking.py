@@ -39,7 +39,7 @@ def _pasted(world: World, ref: WorkItemRef) -> list[str]:
     return pane.received
 
 
-def test_issue20_item4_a_turn_failed_on_a_rate_limit_gets_the_failure_reaction_and_parks_the_item_with_one_notice() -> (
+def test_a_turn_failed_on_a_rate_limit_gets_the_failure_reaction_and_parks_the_item_with_one_notice() -> (
     None
 ):
     world = World()
@@ -56,7 +56,7 @@ def test_issue20_item4_a_turn_failed_on_a_rate_limit_gets_the_failure_reaction_a
     assert len(world.tracker.posted) == 1 and "parked" in world.tracker.posted[0][1]
 
 
-def test_issue20_item4_while_parked_nothing_is_pasted_no_attempt_is_spent_and_no_second_notice() -> None:
+def test_while_parked_nothing_is_pasted_no_attempt_is_spent_and_no_second_notice() -> None:
     world = World()
     ref = world.watched()
     _failed_turn(world, ref)
@@ -73,7 +73,7 @@ def test_issue20_item4_while_parked_nothing_is_pasted_no_attempt_is_spent_and_no
     assert len(world.events.named("session.parked")) == 1
 
 
-def test_issue20_item4_at_the_reset_one_resume_prompt_restates_the_failed_turn_then_the_held_comment_follows() -> None:
+def test_at_the_reset_one_resume_prompt_restates_the_failed_turn_then_the_held_comment_follows() -> None:
     world = World()
     ref = world.watched()
     failed_id = _failed_turn(world, ref)
@@ -99,7 +99,7 @@ def test_issue20_item4_at_the_reset_one_resume_prompt_restates_the_failed_turn_t
     assert sum(f"Delivery: {DeliveryId.for_comment(failed_id)} " in p for p in every) == 1
 
 
-def test_issue20_item4_a_second_failure_right_after_a_resume_doubles_the_wait() -> None:
+def test_a_second_failure_right_after_a_resume_doubles_the_wait() -> None:
     world = World()
     ref = world.watched()
     failed_id = _failed_turn(world, ref)
@@ -118,7 +118,7 @@ def test_issue20_item4_a_second_failure_right_after_a_resume_doubles_the_wait() 
     assert len(world.tracker.posted) == 2  # a new episode, a new notice
 
 
-def test_issue20_item4_a_resume_whose_turn_ends_well_leaves_nothing_owed_and_the_next_failure_waits_the_default() -> (
+def test_a_resume_whose_turn_ends_well_leaves_nothing_owed_and_the_next_failure_waits_the_default() -> (
     None
 ):
     world = World()
@@ -138,7 +138,7 @@ def test_issue20_item4_a_resume_whose_turn_ends_well_leaves_nothing_owed_and_the
     assert parked.until == parked.since + timedelta(minutes=5)
 
 
-def test_issue20_item4_a_server_error_parks_for_the_default_minute() -> None:
+def test_a_server_error_parks_for_the_default_minute() -> None:
     world = World()
     ref = world.watched()
     _failed_turn(world, ref, "server_error", "API Error: Repeated 529 Overloaded errors.")
@@ -148,7 +148,7 @@ def test_issue20_item4_a_server_error_parks_for_the_default_minute() -> None:
     assert parked.until == parked.since + timedelta(minutes=1)
 
 
-def test_issue20_item4_a_reset_the_error_names_is_the_parks_end() -> None:
+def test_a_reset_the_error_names_is_the_parks_end() -> None:
     world = World()
     ref = world.watched()
     reset = world.clock.now().replace(microsecond=0) + timedelta(minutes=42)
@@ -158,7 +158,7 @@ def test_issue20_item4_a_reset_the_error_names_is_the_parks_end() -> None:
     assert parked is not None and parked.until == reset
 
 
-def test_issue20_item4_an_authentication_failure_parks_until_an_operator_resumes_it() -> None:
+def test_an_authentication_failure_parks_until_an_operator_resumes_it() -> None:
     world = World()
     ref = world.watched()
     _failed_turn(world, ref, "authentication_failed", "API Error: 401 invalid x-api-key")
@@ -177,7 +177,7 @@ def test_issue20_item4_an_authentication_failure_parks_until_an_operator_resumes
     assert world.events.named("session.unparked")[0]["by"] == "resume"
 
 
-def test_issue20_item5_the_status_reply_says_parked_until_when_and_for_how_long() -> None:
+def test_the_status_reply_says_parked_until_when_and_for_how_long() -> None:
     world = World()
     ref = world.watched()
     _failed_turn(world, ref)
@@ -191,7 +191,7 @@ def test_issue20_item5_the_status_reply_says_parked_until_when_and_for_how_long(
     assert re.search(rf"parked \(rate_limit\) until {until:%Y-%m-%d %H:%M:%S} UTC, for [0-9]+(s|m)\n", reply)
 
 
-def test_issue20_item5_sessions_list_shows_parked_until_and_since_how_long() -> None:
+def test_sessions_list_shows_parked_until_and_since_how_long() -> None:
     world = World()
     ref = world.watched()
     _failed_turn(world, ref, "server_error")
@@ -204,7 +204,7 @@ def test_issue20_item5_sessions_list_shows_parked_until_and_since_how_long() -> 
     assert view.as_json()["parked"] == view.parked
 
 
-def test_issue20_item5_an_item_no_longer_parked_shows_no_park() -> None:
+def test_an_item_no_longer_parked_shows_no_park() -> None:
     world = World()
     ref = world.watched()
     _failed_turn(world, ref, "server_error")
@@ -216,7 +216,7 @@ def test_issue20_item5_an_item_no_longer_parked_shows_no_park() -> None:
     assert world.record(ref).park is not None and view.parked == ""
 
 
-def test_issue20_item4_the_loop_resume_ends_a_rate_limit_park_before_its_reset() -> None:
+def test_the_loop_resume_ends_a_rate_limit_park_before_its_reset() -> None:
     world = World()
     ref = world.watched()
     failed_id = _failed_turn(world, ref)
@@ -231,7 +231,7 @@ def test_issue20_item4_the_loop_resume_ends_a_rate_limit_park_before_its_reset()
     assert parked is not None and parked.resuming
 
 
-def test_issue20_item4_a_failed_comment_edited_since_by_someone_not_authorized_is_restated_by_its_id_alone() -> None:
+def test_a_failed_comment_edited_since_by_someone_not_authorized_is_restated_by_its_id_alone() -> None:
     world = World()
     ref = world.watched()
     failed_id = _failed_turn(world, ref)

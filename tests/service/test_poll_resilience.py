@@ -105,7 +105,7 @@ def _watched_alone(world: World, repo: str) -> WorkItemRef:
 
 
 @pytest.mark.parametrize(("first", "second"), [("acme/foo.js", "acme/foo_js"), ("a/b-c", "a-b/c")])
-def test_issue18_item9_two_items_whose_old_names_coincide_both_get_a_session(first: str, second: str) -> None:
+def test_two_items_whose_old_names_coincide_both_get_a_session(first: str, second: str) -> None:
     world = World()
     one, other = _two_repositories(world, RepoRef.parse(first), RepoRef.parse(second))
 
@@ -125,7 +125,7 @@ def _as_before_the_upgrade(world: World, item: WorkItemRef) -> SessionRecord:
     return record
 
 
-def test_issue18_item9_a_record_from_before_the_upgrade_keeps_its_live_session() -> None:
+def test_a_record_from_before_the_upgrade_keeps_its_live_session() -> None:
     world = World()
     dotted = _watched_alone(world, "acme/my.app")
     # as the previous version recorded it: its session bears the old name
@@ -139,7 +139,7 @@ def test_issue18_item9_a_record_from_before_the_upgrade_keeps_its_live_session()
     assert "carry on" in world.tmux.sessions[record.target.name].received[-1]
 
 
-def test_issue18_item9_an_item_named_like_a_record_from_before_the_upgrade_is_refused_with_a_remedy() -> None:
+def test_an_item_named_like_a_record_from_before_the_upgrade_is_refused_with_a_remedy() -> None:
     world = World()
     dotted = _watched_alone(world, "acme/my.app")
     legacy = _as_before_the_upgrade(world, dotted)
@@ -157,7 +157,7 @@ def test_issue18_item9_an_item_named_like_a_record_from_before_the_upgrade_is_re
     assert "recorded for another work item" in failed["reason"] and str(dotted) in failed["remedy"]
 
 
-def test_issue18_item9_the_remedy_applies_a_reset_of_the_old_record_lets_both_items_spawn() -> None:
+def test_the_remedy_applies_a_reset_of_the_old_record_lets_both_items_spawn() -> None:
     world = World()
     dotted = _watched_alone(world, "acme/my.app")
     _as_before_the_upgrade(world, dotted)

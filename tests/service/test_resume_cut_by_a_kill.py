@@ -45,7 +45,7 @@ class ServerKilledDuringTheResume(FakeTmux):
         return super().probe(target, mark=mark, pane=pane)
 
 
-def test_issue21_item6_a_resume_cut_short_by_a_killed_tmux_server_keeps_its_conversation() -> None:
+def test_a_resume_cut_short_by_a_killed_tmux_server_keeps_its_conversation() -> None:
     tmux = ServerKilledDuringTheResume()
     world = World(tmux=tmux)
     assert isinstance(world.receipts, FakeReceipts)
@@ -80,7 +80,7 @@ class EndsTheOldSessionFirst(FakeTmux):
             self.receipts.plant(pane.mark, ReceiptKind.ENDED)  # at once: before its ready receipt
 
 
-def test_issue21_item6_an_ended_receipt_from_a_resume_whose_pane_still_runs_is_not_its_death() -> None:
+def test_an_ended_receipt_from_a_resume_whose_pane_still_runs_is_not_its_death() -> None:
     tmux = EndsTheOldSessionFirst()
     world = World(tmux=tmux)
     assert isinstance(world.receipts, FakeReceipts)

@@ -185,7 +185,7 @@ def test_attaching_to_an_unknown_item_names_it() -> None:
         _admin(world).attachment(WorkItemRef(REPO, 5), read_only=True)
 
 
-def test_issue9_item2_an_operators_close_holds_while_the_item_stays_labelled_until_reopened() -> None:
+def test_an_operators_close_holds_while_the_item_stays_labelled_until_reopened() -> None:
     world = World()
     ref = world.watched()
     admin = _admin(world)
@@ -227,7 +227,7 @@ def _closed_notices(world: World, ref: WorkItemRef) -> list[str]:
     return [body for item, body in world.tracker.posted if item == ref and "closed by the operator" in body]
 
 
-def test_issue18_item8_comments_to_an_item_the_operator_closed_get_one_notice_per_closed_period() -> None:
+def test_comments_to_an_item_the_operator_closed_get_one_notice_per_closed_period() -> None:
     world = World()
     ref = world.watched()
     admin = _admin(world)
@@ -253,7 +253,7 @@ def test_issue18_item8_comments_to_an_item_the_operator_closed_get_one_notice_pe
     assert "secret plan" not in "".join([*world.session(ref).received, world.session(ref).prompt])
 
 
-def test_issue18_item8_a_closed_notice_that_could_not_be_posted_is_tried_again_with_the_next_comment() -> None:
+def test_a_closed_notice_that_could_not_be_posted_is_tried_again_with_the_next_comment() -> None:
     world = World()
     ref = world.watched()
     _admin(world).close(ref, keep_tmux=True)
@@ -270,7 +270,7 @@ def test_issue18_item8_a_closed_notice_that_could_not_be_posted_is_tried_again_w
     assert world.events.named("notice.failed")[0]["notice"] == "closed"
 
 
-def test_issue22_one_items_view_asks_tmux_about_that_item_alone() -> None:
+def test_one_items_view_asks_tmux_about_that_item_alone() -> None:
     world = World()
     wanted, other = world.watched(1), world.watched(2)
     _fake(world).exit_harness(other.target.name)
@@ -284,7 +284,7 @@ def test_issue22_one_items_view_asks_tmux_about_that_item_alone() -> None:
         _admin(world).view(WorkItemRef(REPO, 9))
 
 
-def test_issue19_item4_an_item_paused_or_stopped_before_any_spawn_is_listed_with_no_session() -> None:
+def test_an_item_paused_or_stopped_before_any_spawn_is_listed_with_no_session() -> None:
     from app.cli.read_views import session_row
     from app.usecases.session_shown import shown_json, status_text
     from domain.model import SessionRecord, SpawnMode

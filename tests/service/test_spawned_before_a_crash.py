@@ -30,7 +30,7 @@ def crash_once_resumed(world: World) -> None:
     world.restart(version=world.version)
 
 
-def test_issue21_item6_a_comment_on_the_argv_of_a_harness_spawned_before_a_crash_is_not_pasted_again() -> None:
+def test_a_comment_on_the_argv_of_a_harness_spawned_before_a_crash_is_not_pasted_again() -> None:
     world = World()
     ref = world.watched()
     world.vanish(ref)  # the next comment respawns its harness, the comment on its command line

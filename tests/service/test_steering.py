@@ -156,7 +156,7 @@ def test_start_does_not_undo_an_operators_close() -> None:
     assert world.record(ref).closed_by is ClosedBy.OPERATOR and world.events.named("control.refused")
 
 
-def test_issue18_item7_an_indented_resume_on_a_paused_item_waits_like_any_comment_and_goes_as_a_prompt() -> None:
+def test_an_indented_resume_on_a_paused_item_waits_like_any_comment_and_goes_as_a_prompt() -> None:
     world = World()
     ref = world.watched()
     world.comment(ref, "the-loop pause")
@@ -173,7 +173,7 @@ def test_issue18_item7_an_indented_resume_on_a_paused_item_waits_like_any_commen
     assert "the-loop resume" in "".join(world.session(ref).received)  # as a prompt, fenced like any
 
 
-def test_issue18_item7_verbs_in_code_or_a_quote_on_an_active_item_are_delivered_as_prompts() -> None:
+def test_verbs_in_code_or_a_quote_on_an_active_item_are_delivered_as_prompts() -> None:
     world = World()
     ref = world.watched()
     bodies = ("    the-loop stop", "\tthe-loop pause", "```\nthe-loop stop\n```", "> the-loop pause\n\nWhy?")

@@ -49,7 +49,7 @@ def test_a_pushed_comment_on_an_unlisted_item_is_not_delivered() -> None:
     assert len(world.session(ref).received) == 1  # only the polled comment on the watched item
 
 
-def test_issue9_item4_a_redelivered_webhook_of_a_comment_from_before_the_item_was_armed_is_not_delivered() -> None:
+def test_a_redelivered_webhook_of_a_comment_from_before_the_item_was_armed_is_not_delivered() -> None:
     world = World()
     world.cycle()  # the repository's streams start here
     world.clock.advance(3600)

@@ -61,7 +61,7 @@ def _running(world: World, intake: WebhookIntake) -> Iterator[Daemon]:
     assert not runner.is_alive()
 
 
-def test_issue18_item2_a_strangers_deliveries_on_an_unlabelled_issue_are_not_kept_and_cost_no_github_request() -> None:
+def test_a_strangers_deliveries_on_an_unlabelled_issue_are_not_kept_and_cost_no_github_request() -> None:
     world = World()
     world.watched()  # a labelled item: the repository is read every cycle
     stranger = world.item(2, author="mallory", labels=())  # an unlabelled issue anyone can comment on
@@ -80,7 +80,7 @@ def test_issue18_item2_a_strangers_deliveries_on_an_unlabelled_issue_are_not_kep
     assert "webhook.received" not in world.events.names()
 
 
-def test_issue18_item2_an_authorized_comment_on_an_item_neither_listed_nor_labelled_is_dropped() -> None:
+def test_an_authorized_comment_on_an_item_neither_listed_nor_labelled_is_dropped() -> None:
     world = World()
     world.watched()
     unlabelled = world.item(2, labels=())
@@ -92,7 +92,7 @@ def test_issue18_item2_an_authorized_comment_on_an_item_neither_listed_nor_label
     assert [e["reason"] for e in world.events.named("webhook.dropped")] == ["not-listed"]
 
 
-def test_issue18_item2_a_comment_on_an_item_labelled_after_the_last_read_is_kept_and_delivered() -> None:
+def test_a_comment_on_an_item_labelled_after_the_last_read_is_kept_and_delivered() -> None:
     # the label race the inbox exists for: GitHub says the item carries the watched label, the
     # listing of the last read does not have it yet
     world = World()
@@ -108,7 +108,7 @@ def test_issue18_item2_a_comment_on_an_item_labelled_after_the_last_read_is_kept
     assert any("labelled just now" in text for text in world.session(ref).received)
 
 
-def test_issue18_item2_a_burst_of_kept_comments_is_handled_without_a_read_of_every_repository() -> None:
+def test_a_burst_of_kept_comments_is_handled_without_a_read_of_every_repository() -> None:
     world = World()
     ref = world.watched()
     intake = _intake(world)
@@ -129,7 +129,7 @@ def test_issue18_item2_a_burst_of_kept_comments_is_handled_without_a_read_of_eve
     assert all(c in ledger.resolved or c in {p.comment.id for p in ledger.pending} for c in pushed)
 
 
-def test_issue18_item2_drops_are_counted_and_said_at_most_once_a_minute_per_reason() -> None:
+def test_drops_are_counted_and_said_at_most_once_a_minute_per_reason() -> None:
     world = World()
     world.watched()
     stranger = world.item(2, author="mallory", labels=())
@@ -146,7 +146,7 @@ def test_issue18_item2_drops_are_counted_and_said_at_most_once_a_minute_per_reas
     ]
 
 
-def test_issue18_item2_a_delivery_past_the_inbox_limit_is_dropped_and_said() -> None:
+def test_a_delivery_past_the_inbox_limit_is_dropped_and_said() -> None:
     world = World()
     ref = world.watched()
     intake = _intake(world, InboxLimits(max_comments=2))
@@ -158,7 +158,7 @@ def test_issue18_item2_a_delivery_past_the_inbox_limit_is_dropped_and_said() -> 
     assert [(e["reason"], e["count"]) for e in world.events.named("webhook.dropped")] == [("inbox-full", 1)]
 
 
-def test_issue18_item2_a_kept_comment_of_an_item_no_read_lists_is_pruned_once_it_is_older_than_the_window() -> None:
+def test_a_kept_comment_of_an_item_no_read_lists_is_pruned_once_it_is_older_than_the_window() -> None:
     world = World()
     world.watched()
     ref = world.item(2)  # labelled…
@@ -177,7 +177,7 @@ def test_issue18_item2_a_kept_comment_of_an_item_no_read_lists_is_pruned_once_it
     assert (pruned["work_item"], pruned["comments"]) == (str(ref), 1)
 
 
-def test_issue18_item2_kept_comments_of_an_item_that_leaves_the_listing_are_pruned_at_the_next_read() -> None:
+def test_kept_comments_of_an_item_that_leaves_the_listing_are_pruned_at_the_next_read() -> None:
     world = World()
     world.watched()
     ref = world.watched(2)  # listed by the last read
@@ -194,7 +194,7 @@ def test_issue18_item2_kept_comments_of_an_item_that_leaves_the_listing_are_prun
     assert [e["work_item"] for e in world.events.named("poll.inbox_pruned")] == [str(ref)]
 
 
-def test_issue18_item2_a_strangers_deliveries_leave_the_store_as_small_as_it_was() -> None:
+def test_a_strangers_deliveries_leave_the_store_as_small_as_it_was() -> None:
     world = World()
     world.watched()
     stranger = world.item(2, author="mallory", labels=())
@@ -206,7 +206,7 @@ def test_issue18_item2_a_strangers_deliveries_leave_the_store_as_small_as_it_was
     assert world.store.inbox_index() == []
 
 
-def test_issue18_item2_a_delivery_for_the_same_repository_on_another_github_host_is_dropped() -> None:
+def test_a_delivery_for_the_same_repository_on_another_github_host_is_dropped() -> None:
     world = World()
     ref = world.watched()
     elsewhere = WorkItemRef(RepoRef("ghe.example.com", REPO.owner, REPO.name), ref.number)
@@ -218,7 +218,7 @@ def test_issue18_item2_a_delivery_for_the_same_repository_on_another_github_host
     assert [e["reason"] for e in world.events.named("webhook.dropped")] == ["other-host"]
 
 
-def test_issue18_item2_a_kept_comment_whose_item_no_listing_has_yet_wakes_one_read_and_is_delivered() -> None:
+def test_a_kept_comment_whose_item_no_listing_has_yet_wakes_one_read_and_is_delivered() -> None:
     world = World()
     world.watched()
     intake = _intake(world)

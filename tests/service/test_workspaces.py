@@ -214,7 +214,7 @@ class PausingWorkspaces(FakeWorkspaces):
         super().remove(spec)
 
 
-def test_issue18_item4_a_respawn_waits_for_a_removal_under_way_and_gets_a_fresh_worktree() -> None:
+def test_a_respawn_waits_for_a_removal_under_way_and_gets_a_fresh_worktree() -> None:
     git = PausingWorkspaces()
     world = World(workspace=WORKTREE, git=git)
     git.add_remote(REPO)

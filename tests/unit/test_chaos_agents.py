@@ -44,7 +44,7 @@ def tally(agent: RealAgent) -> Tally:
     return found
 
 
-def test_issue21_item6_a_turn_every_later_request_of_its_conversation_repeats_is_taken_once() -> None:
+def test_a_turn_every_later_request_of_its_conversation_repeats_is_taken_once() -> None:
     turns = [
         ModelTurn("c1", (ENV, f"please {A.token}")),
         ModelTurn("c1", (ENV, f"please {A.token}", f"and {B.token}")),
@@ -54,7 +54,7 @@ def test_issue21_item6_a_turn_every_later_request_of_its_conversation_repeats_is
     assert (found.delivered, found.duplicated, found.lost) == (2, [], [])
 
 
-def test_issue21_item6_a_comment_in_two_turns_of_one_conversation_or_in_two_conversations_is_duplicated() -> None:
+def test_a_comment_in_two_turns_of_one_conversation_or_in_two_conversations_is_duplicated() -> None:
     twice = Scripted([ModelTurn("c1", (f"x {A.token}", f"y {A.token}")), ModelTurn("c1", (B.token,))])
     (entry,) = tally(twice).duplicated
     assert entry.startswith(A.token) and entry.endswith("taken 2 times, by one harness")
@@ -63,19 +63,19 @@ def test_issue21_item6_a_comment_in_two_turns_of_one_conversation_or_in_two_conv
     assert entry.startswith(A.token) and entry.endswith("by 2 harnesses")
 
 
-def test_issue21_item6_a_prompt_only_its_hook_saw_is_received_and_said_in_the_notes() -> None:
+def test_a_prompt_only_its_hook_saw_is_received_and_said_in_the_notes() -> None:
     agent = Scripted([ModelTurn("c1", (A.token,))], prompts=[("c1", A.token), ("c2", B.token)])
     found = tally(agent)
     assert (found.delivered, found.lost, found.duplicated) == (2, [], [])
     assert "never reached the model (it died first): 1" in agent.notes([A.token, B.token])[0]
 
 
-def test_issue21_item6_two_hook_prompts_holding_a_comment_are_a_duplicate_even_if_one_request_shows_it() -> None:
+def test_two_hook_prompts_holding_a_comment_are_a_duplicate_even_if_one_request_shows_it() -> None:
     agent = Scripted([ModelTurn("c1", (A.token, B.token))], prompts=[("c1", A.token), ("c1", A.token)])
     assert [entry.split()[0] for entry in tally(agent).duplicated] == [A.token]
 
 
-def test_issue21_item6_turns_that_name_no_conversation_count_for_the_one_the_hooks_name() -> None:
+def test_turns_that_name_no_conversation_count_for_the_one_the_hooks_name() -> None:
     # Gemini's model requests say no conversation: its hooks' receipts do
     once = Scripted([ModelTurn(UNNAMED, (A.token,)), ModelTurn(UNNAMED, (A.token, B.token))], prompts=[("c1", A.token)])
     found = tally(once)
@@ -87,7 +87,7 @@ def test_issue21_item6_turns_that_name_no_conversation_count_for_the_one_the_hoo
     assert len(tally(unseen).duplicated) == 1  # no hook named it: still twice in one conversation
 
 
-def test_issue21_item6_gemini_turns_are_its_stream_requests_and_opencode_turns_are_keyed_by_their_session() -> None:
+def test_gemini_turns_are_its_stream_requests_and_opencode_turns_are_keyed_by_their_session() -> None:
     contents = {"contents": [{"role": "user", "parts": [{"text": A.token}]}]}
     stream = GeminiRequest("POST", "/v1beta/models/m:streamGenerateContent?alt=sse", {}, contents)
     side = GeminiRequest("POST", "/v1beta/models/m:generateContent", {}, contents)  # "who speaks next?"
@@ -103,7 +103,7 @@ def request(body: dict[str, Any], source: str) -> Request:
     return Request("POST", "/v1/responses", headers, body)
 
 
-def test_issue21_item6_codex_thread_title_requests_are_not_turns_and_a_turn_is_keyed_by_its_conversation() -> None:
+def test_codex_thread_title_requests_are_not_turns_and_a_turn_is_keyed_by_its_conversation() -> None:
     user = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": A.token}]}
     turn = request({"prompt_cache_key": "c1", "input": [user]}, "user")
     title = request({"prompt_cache_key": "t9", "input": [user]}, "thread_title")
@@ -115,7 +115,7 @@ def receipt(folder: Path, event: dict[str, Any]) -> None:
     subprocess.run(["sh", "-c", hook_command(folder)], input=json.dumps(event), text=True, check=True, timeout=10)
 
 
-def test_issue21_item6_the_hook_tap_turns_each_receipt_into_one_line_of_the_agent_whose_argv_names_its_folder(
+def test_the_hook_tap_turns_each_receipt_into_one_line_of_the_agent_whose_argv_names_its_folder(
     tmp_path: Path,
 ) -> None:
     root, record = tmp_path / "state" / "receipts", tmp_path / "harness.jsonl"
@@ -133,7 +133,7 @@ def test_issue21_item6_the_hook_tap_turns_each_receipt_into_one_line_of_the_agen
     assert tap.prompts == [("c1", f"see {A.token}")]
 
 
-def test_issue21_item6_the_hook_tap_finds_a_folder_the_agents_environment_names(tmp_path: Path) -> None:
+def test_the_hook_tap_finds_a_folder_the_agents_environment_names(tmp_path: Path) -> None:
     root, record = tmp_path / "state" / "receipts", tmp_path / "harness.jsonl"
     folder = root / "github-sandbox-chaos-1" / "spawn-1"
     folder.mkdir(parents=True)
@@ -152,7 +152,7 @@ def wrapped(record: Path, *argv: str, env: dict[str, str] | None = None) -> subp
     return subprocess.Popen(argv, start_new_session=True, env={**os.environ, **(env or {})})
 
 
-def test_issue21_item6_the_wrapper_records_the_variables_that_hand_the_agent_its_hooks(tmp_path: Path) -> None:
+def test_the_wrapper_records_the_variables_that_hand_the_agent_its_hooks(tmp_path: Path) -> None:
     record = tmp_path / "harness.jsonl"
     env = {"THE_LOOP_RECEIPTS": "/r/item/spawn", "OPENCODE_TUI_CONFIG": "/r/item/spawn/tui.json", "OTHER": "x"}
     assert wrapped(record, "/bin/sh", "-c", "exit 0", env=env).wait(timeout=30) == 0
@@ -173,14 +173,14 @@ def wait_for_start(record: Path) -> int:
     raise AssertionError("the wrapper never recorded its agent's start")
 
 
-def test_issue21_item6_the_wrapper_records_an_agent_ending_by_itself_as_its_exit(tmp_path: Path) -> None:
+def test_the_wrapper_records_an_agent_ending_by_itself_as_its_exit(tmp_path: Path) -> None:
     record = tmp_path / "harness.jsonl"
     assert wrapped(record, "/bin/sh", "-c", "exit 3").wait(timeout=30) == 3
     (run,) = harness_runs(record)
     assert (run.exited, run.signal) == (True, None)
 
 
-def test_issue21_item6_the_wrapper_records_a_killed_agent_and_a_hung_up_pane_as_signals_never_as_an_exit(
+def test_the_wrapper_records_a_killed_agent_and_a_hung_up_pane_as_signals_never_as_an_exit(
     tmp_path: Path,
 ) -> None:
     record = tmp_path / "killed.jsonl"
@@ -207,7 +207,7 @@ def test_issue21_item6_the_wrapper_records_a_killed_agent_and_a_hung_up_pane_as_
     assert len(tally.killed) == 1  # nobody the campaign counts ended it: a live session killed
 
 
-def test_issue21_item6_a_second_agent_of_a_folder_names_the_first_still_running_as_its_peer(tmp_path: Path) -> None:
+def test_a_second_agent_of_a_folder_names_the_first_still_running_as_its_peer(tmp_path: Path) -> None:
     record = tmp_path / "harness.jsonl"
     first = wrapped(record, "/bin/sleep", "60")
     pid = wait_for_start(record)

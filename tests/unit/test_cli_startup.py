@@ -55,19 +55,19 @@ def _heavy(modules: set[str]) -> list[str]:
     return sorted(m for m in modules if m.split(".")[0] in HEAVY or m.startswith(("adapters", "app.container")))
 
 
-def test_issue19_item9_the_parser_is_built_without_importing_a_command_implementation(tmp_path: Path) -> None:
+def test_the_parser_is_built_without_importing_a_command_implementation(tmp_path: Path) -> None:
     modules = _modules_after("from app.cli.main import build_parser; build_parser()", tmp_path)
     assert _heavy(modules) == []
     assert not {m for m in modules if m.startswith(("app.config.settings", "app.config.loader"))}
     assert "importlib.metadata" not in modules  # the version is read when --version asks for it
 
 
-def test_issue19_item9_help_and_version_load_no_configuration_and_no_adapter(tmp_path: Path) -> None:
+def test_help_and_version_load_no_configuration_and_no_adapter(tmp_path: Path) -> None:
     code = "from app.cli.main import main; main(['--help']); main(['--version']); main(['sessions', 'list', '--help'])"
     assert _heavy(_modules_after(code, tmp_path)) == []
 
 
-def test_issue19_item9_status_on_sqlite_never_loads_the_postgresql_driver(tmp_path: Path) -> None:
+def test_status_on_sqlite_never_loads_the_postgresql_driver(tmp_path: Path) -> None:
     (tmp_path / "c.yaml").write_text("state:\n  root: ./state\n", encoding="utf-8")
     modules = _modules_after("from app.cli.main import main; main(['--config', 'c.yaml', 'status'])", tmp_path)
     assert "app.container" in modules  # it ran through the container
@@ -79,7 +79,7 @@ def _configured(folder: Path) -> None:
 
 
 @pytest.mark.parametrize("argv", [["status"], ["status", "--json"], ["sessions", "list"], ["events", "--limit", "5"]])
-def test_issue19_item9_read_only_commands_start_without_pydantic_or_the_container_once_a_snapshot_exists(
+def test_read_only_commands_start_without_pydantic_or_the_container_once_a_snapshot_exists(
     tmp_path: Path, argv: list[str]
 ) -> None:
     _configured(tmp_path)
@@ -91,7 +91,7 @@ def test_issue19_item9_read_only_commands_start_without_pydantic_or_the_containe
     assert not {m for m in again if m.startswith(("app.config.settings", "app.config.loader", "domain.model"))}
 
 
-def test_issue19_item9_a_changed_configuration_is_loaded_in_full_never_answered_from_the_old_snapshot(
+def test_a_changed_configuration_is_loaded_in_full_never_answered_from_the_old_snapshot(
     tmp_path: Path,
 ) -> None:
     _configured(tmp_path)
@@ -120,7 +120,7 @@ _LISTING_ADAPTERS = {
 }
 
 
-def test_issue19_item9_sessions_list_of_recorded_sessions_starts_without_pydantic_or_the_container(
+def test_sessions_list_of_recorded_sessions_starts_without_pydantic_or_the_container(
     tmp_path: Path,
 ) -> None:
     from adapters.sqlite.store import FILE_NAME, SqliteStateStore
@@ -165,7 +165,7 @@ _NOT_ON_THE_LISTING_PATH = (
 )
 
 
-def test_issue19_item9_sessions_list_of_recorded_sessions_reads_its_rows_without_the_domain_model(
+def test_sessions_list_of_recorded_sessions_reads_its_rows_without_the_domain_model(
     tmp_path: Path,
 ) -> None:
     from adapters.sqlite.store import FILE_NAME, SqliteStateStore

@@ -121,7 +121,7 @@ def test_a_host_id_that_is_not_a_plain_name_is_refused(config_dir: Path) -> None
     assert refusal("cluster: {hostId: 'a b'}").startswith("c.yaml: cluster.hostId: must be a plain name")
 
 
-def test_issue18_item3_the_agents_deadline_ends_before_the_lease_can_pass_to_another_host() -> None:
+def test_the_agents_deadline_ends_before_the_lease_can_pass_to_another_host() -> None:
     timing = LeaseTiming(expiry_seconds=30, renew_deadline_seconds=20)
     sent = 1000.0  # read before the renewal request: the database runs the lease from later
     deadline = timing.agents_deadline(sent=sent)
@@ -132,7 +132,7 @@ def test_issue18_item3_the_agents_deadline_ends_before_the_lease_can_pass_to_ano
     assert earliest_takeover - deadline == timing.margin_seconds
 
 
-def test_issue18_item3_the_kill_grace_fits_half_the_margin_and_the_watchdog_looks_often() -> None:
+def test_the_kill_grace_fits_half_the_margin_and_the_watchdog_looks_often() -> None:
     timing = LeaseTiming(expiry_seconds=3, renew_deadline_seconds=2)
 
     assert timing.kill_grace(10) == 0.5 and timing.kill_grace(0.2) == 0.2 and timing.kill_grace(-1) == 0
@@ -140,7 +140,7 @@ def test_issue18_item3_the_kill_grace_fits_half_the_margin_and_the_watchdog_look
     assert LeaseTiming().watch_every_seconds == 1.0
 
 
-def test_issue18_item3_agents_may_run_only_before_the_deadline_of_the_last_renewal() -> None:
+def test_agents_may_run_only_before_the_deadline_of_the_last_renewal() -> None:
     assert agents_may_run(deadline=1020.0, now=1019.9).choice
     assert not agents_may_run(deadline=1020.0, now=1020.0).choice
     late = agents_may_run(deadline=1020.0, now=1023.5)

@@ -35,7 +35,7 @@ def test_the_flag_wins_over_the_variable_and_the_variable_over_the_default() -> 
     assert locate(None, {"HOME": "/nowhere"}) == (None, False)  # no file: the built-in defaults
 
 
-def test_issue19_item1_the_working_directory_file_then_the_users_is_found() -> None:
+def test_the_working_directory_file_then_the_users_is_found() -> None:
     user = Path("xdg") / "the-loop" / "cli-config.yaml"
     user.parent.mkdir(parents=True)
     user.write_text("", encoding="utf-8")
@@ -47,7 +47,7 @@ def test_issue19_item1_the_working_directory_file_then_the_users_is_found() -> N
     assert locate(None, environ) == (DEFAULT_PATH, False)
 
 
-def test_issue19_item1_without_xdg_config_home_the_users_file_is_under_home_dot_config() -> None:
+def test_without_xdg_config_home_the_users_file_is_under_home_dot_config() -> None:
     assert user_path({"HOME": "/home/op"}) == Path("/home/op/.config/the-loop/cli-config.yaml")
     assert user_path({"HOME": "/home/op", "XDG_CONFIG_HOME": ""}) == Path("/home/op/.config/the-loop/cli-config.yaml")
 

@@ -60,7 +60,7 @@ def test_the_example_on_the_page_is_a_valid_configuration() -> None:
     assert settings.harness_spec().name == "claude"
 
 
-def test_issue19_item8_the_built_in_harness_table_has_a_column_for_every_harness_key() -> None:
+def test_the_built_in_harness_table_has_a_column_for_every_harness_key() -> None:
     from app.config.harnesses import HarnessSettings
 
     page = render_config_reference()

@@ -37,7 +37,7 @@ def _saved(env: dict[str, str]) -> None:
     snapshot.write(load("c.yaml"), env)
 
 
-def test_issue19_item9_a_snapshot_holds_what_the_read_only_commands_need(env: dict[str, str]) -> None:
+def test_a_snapshot_holds_what_the_read_only_commands_need(env: dict[str, str]) -> None:
     _saved(env)
     found = snapshot.read("c.yaml", env)
     assert found is not None
@@ -49,7 +49,7 @@ def test_issue19_item9_a_snapshot_holds_what_the_read_only_commands_need(env: di
     )
 
 
-def test_issue19_item9_a_snapshot_is_private_and_keeps_no_secret(env: dict[str, str]) -> None:
+def test_a_snapshot_is_private_and_keeps_no_secret(env: dict[str, str]) -> None:
     _saved(env)
     folder = Path(env["XDG_CACHE_HOME"]) / "the-loop"
     (saved,) = (folder / "snapshots").iterdir()
@@ -62,7 +62,7 @@ def test_issue19_item9_a_snapshot_is_private_and_keeps_no_secret(env: dict[str, 
     assert "API_TOKEN" not in text
 
 
-def test_issue19_item9_a_changed_configuration_file_never_reads_the_old_snapshot(env: dict[str, str]) -> None:
+def test_a_changed_configuration_file_never_reads_the_old_snapshot(env: dict[str, str]) -> None:
     _saved(env)
     Path("c.yaml").write_text(CONFIG.replace("./state", "./other"), encoding="utf-8")
     assert snapshot.read("c.yaml", env) is None
@@ -71,7 +71,7 @@ def test_issue19_item9_a_changed_configuration_file_never_reads_the_old_snapshot
     assert found is not None and found.state_root == "./other"
 
 
-def test_issue19_item9_a_changed_the_loop_variable_never_reads_the_old_snapshot(
+def test_a_changed_the_loop_variable_never_reads_the_old_snapshot(
     env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _saved(env)
@@ -84,7 +84,7 @@ def test_issue19_item9_a_changed_the_loop_variable_never_reads_the_old_snapshot(
     assert found is not None and found.state_root == "./elsewhere"
 
 
-def test_issue19_item9_another_version_of_the_code_never_reads_the_old_snapshot(
+def test_another_version_of_the_code_never_reads_the_old_snapshot(
     env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _saved(env)
@@ -92,7 +92,7 @@ def test_issue19_item9_another_version_of_the_code_never_reads_the_old_snapshot(
     assert snapshot.read("c.yaml", env) is None
 
 
-def test_issue19_item9_a_changed_configuration_module_never_reads_the_old_snapshot(
+def test_a_changed_configuration_module_never_reads_the_old_snapshot(
     env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     code = tmp_path / "config-code"
@@ -105,7 +105,7 @@ def test_issue19_item9_a_changed_configuration_module_never_reads_the_old_snapsh
     assert snapshot.read("c.yaml", env) is None
 
 
-def test_issue19_item9_another_configuration_file_or_none_has_its_own_snapshot(env: dict[str, str]) -> None:
+def test_another_configuration_file_or_none_has_its_own_snapshot(env: dict[str, str]) -> None:
     _saved(env)
     Path("d.yaml").write_text(CONFIG, encoding="utf-8")
     assert snapshot.read("d.yaml", env) is None
@@ -113,7 +113,7 @@ def test_issue19_item9_another_configuration_file_or_none_has_its_own_snapshot(e
     assert snapshot.read("missing.yaml", env) is None
 
 
-def test_issue19_item9_a_postgres_snapshot_keeps_the_backend_but_not_the_dsn(env: dict[str, str]) -> None:
+def test_a_postgres_snapshot_keeps_the_backend_but_not_the_dsn(env: dict[str, str]) -> None:
     Path("c.yaml").write_text(
         "state: {root: ./state, backend: postgres, dsn: 'postgresql://u:pw-1234@db/x'}\n", encoding="utf-8"
     )

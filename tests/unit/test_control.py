@@ -47,7 +47,7 @@ def test_a_trigger_phrase_matches_in_any_case_and_an_empty_one_matches_everythin
     assert triggered("anything", "")
 
 
-def test_issue18_item7_a_verb_in_an_indented_code_block_is_text() -> None:
+def test_a_verb_in_an_indented_code_block_is_text() -> None:
     assert control_of("    the-loop resume") is None
     assert control_of("\n\n        the-loop stop\n") is None
 
@@ -70,7 +70,7 @@ def test_issue18_item7_a_verb_in_an_indented_code_block_is_text() -> None:
         "> quoted\n\nthe-loop resume",
     ],
 )
-def test_issue18_item7_a_verb_in_code_a_quote_or_an_html_comment_is_text(body: str) -> None:
+def test_a_verb_in_code_a_quote_or_an_html_comment_is_text(body: str) -> None:
     assert control_of(body) is None
 
 
@@ -84,5 +84,5 @@ def test_issue18_item7_a_verb_in_code_a_quote_or_an_html_comment_is_text(body: s
         ("the-loop status\r\nwith a second line", Verb.STATUS),
     ],
 )
-def test_issue18_item7_the_first_line_of_text_counts_after_blank_lines_and_html_comments(body: str, verb: Verb) -> None:
+def test_the_first_line_of_text_counts_after_blank_lines_and_html_comments(body: str, verb: Verb) -> None:
     assert control_of(body) == Control(verb)

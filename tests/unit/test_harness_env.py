@@ -39,7 +39,7 @@ ENV = """routing:
 """
 
 
-def test_issue19_item6_env_values_take_their_variables_from_the_daemons_environment_and_pass_env_copies() -> None:
+def test_env_values_take_their_variables_from_the_daemons_environment_and_pass_env_copies() -> None:
     spec = loaded(ENV).harness_spec("claude")
     daemon = {"PROXY_HOST": "proxy.example", "ANTHROPIC_API_KEY": "sk-1", "OTHER": "x"}
     assert spec.environment(daemon) == (
@@ -49,7 +49,7 @@ def test_issue19_item6_env_values_take_their_variables_from_the_daemons_environm
     )
 
 
-def test_issue19_item6_a_variable_the_daemon_lacks_is_named_with_its_key_and_no_value() -> None:
+def test_a_variable_the_daemon_lacks_is_named_with_its_key_and_no_value() -> None:
     settings = loaded(ENV)
     with pytest.raises(MissingVariable) as missing:
         settings.harness_spec("claude").environment({"ANTHROPIC_API_KEY": "sk-1"})
@@ -77,11 +77,11 @@ def test_issue19_item6_a_variable_the_daemon_lacks_is_named_with_its_key_and_no_
         ),
     ],
 )
-def test_issue19_item6_a_bad_variable_name_is_refused_naming_the_key(text: str, message: str) -> None:
+def test_a_bad_variable_name_is_refused_naming_the_key(text: str, message: str) -> None:
     assert refusal(text) == message
 
 
-def test_issue19_item6_a_bad_reference_names_its_key_and_never_echoes_the_value() -> None:
+def test_a_bad_reference_names_its_key_and_never_echoes_the_value() -> None:
     message = refusal("routing: {harnesses: {claude: {env: {API_KEY: 'sk-hunter2-${oops'}}}}")
     assert (
         message == "c.yaml: routing.harnesses.claude.env.API_KEY: a reference is written ${NAME} (letters, digits, '_')"
@@ -89,7 +89,7 @@ def test_issue19_item6_a_bad_reference_names_its_key_and_never_echoes_the_value(
     assert "hunter2" not in refusal("routing: {harnesses: {claude: {env: {API_KEY: [sk-hunter2]}}}}")
 
 
-def test_issue19_item2_every_problem_of_a_file_is_said_at_once() -> None:
+def test_every_problem_of_a_file_is_said_at_once() -> None:
     message = refusal("polling: {intervalSeconds: soon}\nrouting: {spawnOnUnmatched: sometimes}\nbogus: 1\n")
     assert message.splitlines() == [
         "c.yaml: polling.intervalSeconds: must be a whole number (got 'soon')",
@@ -99,7 +99,7 @@ def test_issue19_item2_every_problem_of_a_file_is_said_at_once() -> None:
     assert "more problem" not in message
 
 
-def test_issue19_item2_doctors_pinned_claude_code_is_the_version_the_tests_install() -> None:
+def test_doctors_pinned_claude_code_is_the_version_the_tests_install() -> None:
     from app.config.harnesses import PINNED_CLAUDE_CODE
     from tests.claude.home import pinned_version
 

@@ -35,13 +35,13 @@ def test_codex_starts_a_fresh_interactive_session_with_the_prompt_as_its_positio
     assert command_line(spec("codex"), resume=False) == ("codex", PROMPT)
 
 
-def test_issue21_item2_codex_resumes_by_the_id_its_ready_receipt_named() -> None:
+def test_codex_resumes_by_the_id_its_ready_receipt_named() -> None:
     # Codex names its conversations: the spawner passes the id learned from the last SessionStart
     assert spec("codex").names_its_conversations
     assert command_line(spec("codex"), resume=True) == ("codex", "resume", SESSION, PROMPT)
 
 
-def test_issue21_item1_codex_confirms_by_its_own_hooks_and_its_folder_is_trusted_in_its_configuration() -> None:
+def test_codex_confirms_by_its_own_hooks_and_its_folder_is_trusted_in_its_configuration() -> None:
     assert (spec("codex").receipts, spec("codex").trust_workdir) == (ReceiptMode.CODEX, True)
     assert spec("codex").unvouched_args is None  # issue 18: never started in a fork's folder, never trusts it
 
@@ -61,7 +61,7 @@ def test_opencode_starts_fresh_with_the_prompt_given_to_its_prompt_flag() -> Non
     assert command_line(spec("opencode"), resume=False) == ("opencode", "--prompt", PROMPT)
 
 
-def test_issue21_item2_opencode_resumes_by_the_id_its_ready_receipt_named() -> None:
+def test_opencode_resumes_by_the_id_its_ready_receipt_named() -> None:
     assert spec("opencode").names_its_conversations
     assert command_line(spec("opencode"), resume=True) == ("opencode", "--session", SESSION, "--prompt", PROMPT)
 
@@ -81,7 +81,7 @@ def test_a_cli_the_loop_reads_no_receipt_from_confirms_by_staying_alive(name: st
     assert (harness.receipts, harness.trust_workdir) == (ReceiptMode.NONE, False)
 
 
-def test_issue21_item1_gemini_confirms_by_the_receipts_of_the_loops_extension_and_needs_no_trust_record() -> None:
+def test_gemini_confirms_by_the_receipts_of_the_loops_extension_and_needs_no_trust_record() -> None:
     # --skip-trust trusts the folder for its run: nothing of the user's is written for it
     assert (spec("gemini").receipts, spec("gemini").trust_workdir) == (ReceiptMode.GEMINI, False)
 
@@ -96,19 +96,19 @@ def test_gemini_pauses_between_paste_and_enter() -> None:
     assert spec("gemini").submit_delay_ms > 0
 
 
-def test_issue20_item2_the_claude_profile_states_its_permission_mode_on_the_command_line() -> None:
+def test_the_claude_profile_states_its_permission_mode_on_the_command_line() -> None:
     argv = spec("claude").argv(SESSION, resume=False)
     assert argv[argv.index("--permission-mode") + 1] == "auto"
 
 
-def test_issue20_item2_the_operator_chooses_the_permission_mode_that_asks(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_operator_chooses_the_permission_mode_that_asks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("THE_LOOP_ROUTING__HARNESSES__CLAUDE__PERMISSIONMODE", "default")
     argv = Settings().harness_spec("claude").argv(SESSION, resume=True)
     assert argv[argv.index("--permission-mode") + 1] == "default"
     assert argv.count("--permission-mode") == 1
 
 
-def test_issue20_item2_a_permission_mode_claude_code_does_not_know_is_refused(
+def test_a_permission_mode_claude_code_does_not_know_is_refused(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("THE_LOOP_ROUTING__HARNESSES__CLAUDE__PERMISSIONMODE", "yolo")
@@ -116,11 +116,11 @@ def test_issue20_item2_a_permission_mode_claude_code_does_not_know_is_refused(
         Settings().harness_spec("claude")
 
 
-def test_issue20_item2_a_harness_without_a_permission_mode_gets_no_flag() -> None:
+def test_a_harness_without_a_permission_mode_gets_no_flag() -> None:
     assert "--permission-mode" not in spec("codex").argv(SESSION, resume=False)
 
 
-def test_issue20_item2_a_permission_mode_already_in_the_operators_args_is_not_overridden(
+def test_a_permission_mode_already_in_the_operators_args_is_not_overridden(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A config written before the key gave the mode in `args`: that choice stands."""

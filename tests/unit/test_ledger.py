@@ -29,7 +29,7 @@ def test_screening_names_why_a_comment_is_not_a_candidate() -> None:
     assert screen(_c("1", 1, body=f"x {AGENT_MARKER}"), authorized=ALICE) is Screen.OURS
 
 
-def test_issue9_a_comment_edited_before_its_first_read_is_a_candidate_only_if_its_editor_is_authorized() -> None:
+def test_a_comment_edited_before_its_first_read_is_a_candidate_only_if_its_editor_is_authorized() -> None:
     by_self = replace(_c("1", 1), edited=True, editor="alice")
     by_other = replace(_c("2", 1), edited=True, editor="mallory")
     by_unknown = replace(_c("3", 1), edited=True)
@@ -54,7 +54,7 @@ def test_a_comment_stamped_before_first_sight_by_a_clock_behind_ours_is_still_ad
     assert [p.comment.id for p in ledger.pending] == ["1"]
 
 
-def test_issue9_item4_one_newness_rule_a_comment_from_before_the_item_was_armed_is_never_admitted() -> None:
+def test_one_newness_rule_a_comment_from_before_the_item_was_armed_is_never_admitted() -> None:
     armed = Ledger.first_sight(REF, now=T0, armed_at=T0).admit([_c("1", -1), _c("2", 0)], authorized=ALICE)
     legacy = Ledger.first_sight(REF, now=T0).admit([_c("3", -3600), _c("4", -60)], authorized=ALICE)
     assert ([p.comment.id for p in armed.pending], [p.comment.id for p in legacy.pending]) == (["2"], ["4"])
@@ -122,7 +122,7 @@ M = AGENT_MARKER
         f"Done. {M}",  # raw in the text (hidden when shown): still the agent's mark
     ],
 )
-def test_issue18_a_comment_carrying_the_marker_as_written_is_ours(body: str) -> None:
+def test_a_comment_carrying_the_marker_as_written_is_ours(body: str) -> None:
     assert screen(_c("1", 1, body=body), authorized=ALICE) is Screen.OURS
 
 
@@ -137,11 +137,11 @@ def test_issue18_a_comment_carrying_the_marker_as_written_is_ours(body: str) -> 
         f"> {M}\ncontinued lazily in the quote\n\nplease retry",
     ],
 )
-def test_issue18_an_authorized_comment_that_merely_mentions_the_marker_is_a_candidate(body: str) -> None:
+def test_an_authorized_comment_that_merely_mentions_the_marker_is_a_candidate(body: str) -> None:
     assert screen(_c("1", 1, body=body), authorized=ALICE) is Screen.CANDIDATE
 
 
-def test_issue18_a_login_is_authorized_only_on_its_host() -> None:
+def test_a_login_is_authorized_only_on_its_host() -> None:
     enterprise = WorkItemRef.parse("github:ghe.example.com/a/b#1")
     on_ghe = Comment("1", enterprise, "alice", "hi", T0)
     assert screen(on_ghe, authorized=ALICE) is Screen.UNAUTHORIZED

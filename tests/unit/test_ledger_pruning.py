@@ -37,7 +37,7 @@ def armed() -> Ledger:
     return Ledger(item=ITEM, baseline_at=T0, armed_at=T0)
 
 
-def test_issue23_item1_pruning_drops_the_ids_of_comments_written_before_the_horizon_and_keeps_the_later_ones() -> None:
+def test_pruning_drops_the_ids_of_comments_written_before_the_horizon_and_keeps_the_later_ones() -> None:
     ledger = delivered(armed(), comment("1", 10), comment("2", 20), comment("3", 90), comment("4", 100))
 
     pruned = ledger.prune(before=T0 + timedelta(minutes=60))
@@ -47,7 +47,7 @@ def test_issue23_item1_pruning_drops_the_ids_of_comments_written_before_the_hori
     assert pruned.horizon == T0 + timedelta(minutes=60) and pruned.floor == pruned.horizon
 
 
-def test_issue23_item1_a_pruned_comment_brought_again_is_neither_admitted_nor_set_aside_again() -> None:
+def test_a_pruned_comment_brought_again_is_neither_admitted_nor_set_aside_again() -> None:
     old = comment("1", 10)
     pruned = delivered(armed(), old, comment("2", 90)).prune(before=T0 + timedelta(minutes=60))
     edited = replace(old, body="please (edited)", edited=True, editor="alice")
@@ -58,7 +58,7 @@ def test_issue23_item1_a_pruned_comment_brought_again_is_neither_admitted_nor_se
     assert admitted.pending == () and aside == pruned and said == []
 
 
-def test_issue23_item1_pruning_keeps_abandoned_comments_for_a_rearm_and_never_passes_a_pending_one() -> None:
+def test_pruning_keeps_abandoned_comments_for_a_rearm_and_never_passes_a_pending_one() -> None:
     gone, waiting = comment("1", 10), comment("2", 30)
     ledger = armed().admit([gone, waiting], authorized=ALICE)
     ledger = ledger.resolve("1", Resolution.ABANDONED, at=T0 + timedelta(minutes=11), version="1.0")
@@ -70,7 +70,7 @@ def test_issue23_item1_pruning_keeps_abandoned_comments_for_a_rearm_and_never_pa
     assert pruned.admit([waiting], authorized=ALICE).next_pending == ledger.next_pending
 
 
-def test_issue23_item1_an_entry_from_before_pruning_is_dropped_only_once_past_the_clock_skew_allowance() -> None:
+def test_an_entry_from_before_pruning_is_dropped_only_once_past_the_clock_skew_allowance() -> None:
     # a ledger written before entries kept the comment's time: only when it was resolved (our clock)
     legacy = Resolved(Resolution.DELIVERED, T0 + timedelta(minutes=30))
     last = Resolved(Resolution.DELIVERED, T0 + timedelta(minutes=50))
@@ -82,7 +82,7 @@ def test_issue23_item1_an_entry_from_before_pruning_is_dropped_only_once_past_th
     assert "old" in kept.resolved and "old" not in dropped.resolved
 
 
-def test_issue23_item1_the_horizon_never_moves_back_and_stays_on_a_whole_second() -> None:
+def test_the_horizon_never_moves_back_and_stays_on_a_whole_second() -> None:
     ledger = delivered(armed(), comment("1", 10), comment("2", 20), comment("3", 200))
     once = ledger.prune(before=T0 + timedelta(minutes=15, microseconds=250))
     again = delivered(once, comment("4", 300)).prune(before=T0 + timedelta(minutes=5))
@@ -91,7 +91,7 @@ def test_issue23_item1_the_horizon_never_moves_back_and_stays_on_a_whole_second(
     assert again.horizon == once.horizon and set(again.resolved) >= {"2", "3", "4"}
 
 
-def test_issue23_item1_a_ledger_stored_before_pruning_reads_with_no_horizon_and_no_entry_times() -> None:
+def test_a_ledger_stored_before_pruning_reads_with_no_horizon_and_no_entry_times() -> None:
     stored = delivered(armed(), comment("1", 10), comment("2", 12))
     older = json.loads(encode_ledger(stored))
     del older["horizon"]
@@ -118,7 +118,7 @@ class _Looked(FakeStateStore):
         return super().ledger(item)
 
 
-def test_issue23_item1_a_restarted_daemon_resumes_the_pass_where_it_stood_and_reaches_the_last_items() -> None:
+def test_a_restarted_daemon_resumes_the_pass_where_it_stood_and_reaches_the_last_items() -> None:
     store = _Looked()
     for number in range(1, 7):
         item = WorkItemRef.parse(f"github:acme/widgets#{number}")
@@ -141,7 +141,7 @@ def test_issue23_item1_a_restarted_daemon_resumes_the_pass_where_it_stood_and_re
     assert store.looked == [1, 2, 3, 4, 5, 6, 1, 2]
 
 
-def test_issue23_item1_a_cycle_longer_than_the_interval_looks_at_that_many_intervals_worth_at_most_ten() -> None:
+def test_a_cycle_longer_than_the_interval_looks_at_that_many_intervals_worth_at_most_ten() -> None:
     store = _Looked()
     for number in range(1, 61):
         store.save_ledger(replace(armed(), item=WorkItemRef.parse(f"github:acme/widgets#{number}")))

@@ -13,7 +13,7 @@ ONE = FailedTurn("1", CommentKind.ISSUE_COMMENT)
 TWO = FailedTurn("2", CommentKind.ISSUE_COMMENT)
 
 
-def test_issue20_item4_a_rate_limit_naming_no_reset_waits_the_default_five_minutes() -> None:
+def test_a_rate_limit_naming_no_reset_waits_the_default_five_minutes() -> None:
     decided = park("rate_limit", "API Error: Request rejected (429) · limited", comment=ONE, now=NOW, previous=None)
     assert decided.choice == Park(
         ParkCause.RATE_LIMIT, NOW, NOW + timedelta(minutes=5), (ONE,), 300.0, detail="rate_limit"
@@ -21,7 +21,7 @@ def test_issue20_item4_a_rate_limit_naming_no_reset_waits_the_default_five_minut
     assert "no reset named" in decided.reason
 
 
-def test_issue20_item4_a_reset_named_in_the_error_is_the_end_of_the_park() -> None:
+def test_a_reset_named_in_the_error_is_the_end_of_the_park() -> None:
     reset = NOW + timedelta(minutes=37)
     decided = park(
         "rate_limit", f"limit reached; resets at {reset:%Y-%m-%dT%H:%M:%SZ}", comment=ONE, now=NOW, previous=None
@@ -31,19 +31,19 @@ def test_issue20_item4_a_reset_named_in_the_error_is_the_end_of_the_park() -> No
     assert reset_named("no time here, 2026 was a year", now=NOW) is None
 
 
-def test_issue20_item4_an_authentication_failure_parks_until_an_operator_acts() -> None:
+def test_an_authentication_failure_parks_until_an_operator_acts() -> None:
     decided = park("authentication_failed", "API Error: 401", comment=ONE, now=NOW, previous=None)
     assert decided.choice.until is None and decided.choice.cause.waits_for_operator
     assert not decided.choice.due(NOW + timedelta(days=30))
 
 
-def test_issue20_item4_a_second_turn_failing_in_the_same_episode_joins_it_without_a_new_time() -> None:
+def test_a_second_turn_failing_in_the_same_episode_joins_it_without_a_new_time() -> None:
     first = park("rate_limit", "", comment=ONE, now=NOW, previous=None).choice
     second = park("server_error", "", comment=TWO, now=NOW + timedelta(seconds=3), previous=first).choice
     assert second == Park(first.cause, first.since, first.until, (ONE, TWO), first.wait_seconds, detail="rate_limit")
 
 
-def test_issue20_item4_a_failure_right_after_a_resume_doubles_the_wait_and_a_later_one_does_not() -> None:
+def test_a_failure_right_after_a_resume_doubles_the_wait_and_a_later_one_does_not() -> None:
     first = park("server_error", "", comment=ONE, now=NOW, previous=None).choice
     resumed = Park(
         first.cause, first.since, first.until, (ONE,), first.wait_seconds, resumed_at=NOW + timedelta(minutes=1)
@@ -58,12 +58,12 @@ def test_issue20_item4_a_failure_right_after_a_resume_doubles_the_wait_and_a_lat
     assert later.wait_seconds == 60.0
 
 
-def test_issue20_item4_the_wait_never_passes_six_hours() -> None:
+def test_the_wait_never_passes_six_hours() -> None:
     resumed = Park(ParkCause.RATE_LIMIT, NOW, NOW, (), 5 * 3600.0, resumed_at=NOW)
     assert park("rate_limit", "", comment=None, now=NOW, previous=resumed).choice.wait_seconds == 6 * 3600.0
 
 
-def test_issue20_item4_the_failed_turn_is_the_one_of_its_prompt_in_queue_order() -> None:
+def test_the_failed_turn_is_the_one_of_its_prompt_in_queue_order() -> None:
     def r(kind: ReceiptKind, prompt: str = "") -> Receipt:
         return Receipt(kind, key=prompt or kind.value, prompt=prompt)
 
@@ -77,7 +77,7 @@ def test_issue20_item4_the_failed_turn_is_the_one_of_its_prompt_in_queue_order()
     assert failed_turn(receipts, "B") is receipts[3]
 
 
-def test_issue20_item5_a_park_reads_as_until_when_and_for_how_long() -> None:
+def test_a_park_reads_as_until_when_and_for_how_long() -> None:
     parked = park("rate_limit", "", comment=ONE, now=NOW, previous=None).choice
     assert (
         park_line(parked, NOW + timedelta(seconds=150)) == "parked (rate_limit) until 2026-12-01 15:05:00 UTC, for 2m"
@@ -85,7 +85,7 @@ def test_issue20_item5_a_park_reads_as_until_when_and_for_how_long() -> None:
     assert park_line(None, NOW) == ""
 
 
-def test_issue20_item4_claude_codes_stop_failure_hook_is_a_turn_failed_receipt_with_its_error_and_text() -> None:
+def test_claude_codes_stop_failure_hook_is_a_turn_failed_receipt_with_its_error_and_text() -> None:
     from adapters.receipts.hooks import receipt_of
 
     text = (  # as Claude Code 2.1.328 gave it (tests/claude/test_claude_limit_facts.py)

@@ -87,7 +87,7 @@ def pinned_to(monkeypatch: pytest.MonkeyPatch, npm: ModuleType, module: ModuleTy
     )
 
 
-def test_issue21_item6_a_download_not_matching_the_pinned_integrity_is_refused_and_nothing_is_written(
+def test_a_download_not_matching_the_pinned_integrity_is_refused_and_nothing_is_written(
     installer: ModuleType, npm: ModuleType, tmp_path: Path
 ) -> None:
     tampered = tarball(tmp_path / "p.tgz", contents_for(installer))
@@ -96,7 +96,7 @@ def test_issue21_item6_a_download_not_matching_the_pinned_integrity_is_refused_a
     assert list((tmp_path / "repo" / ".tools" / installer.PIN.folder).iterdir()) == []
 
 
-def test_issue21_item6_a_verified_download_installs_what_the_pin_names_once_and_executable(
+def test_a_verified_download_installs_what_the_pin_names_once_and_executable(
     installer: ModuleType, npm: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tarball(tmp_path / "p.tgz", contents_for(installer))
@@ -114,7 +114,7 @@ def test_issue21_item6_a_verified_download_installs_what_the_pin_names_once_and_
     assert calls == [pin.packages["x86_64"].spec]  # the second install fetched nothing
 
 
-def test_issue21_item6_check_says_whether_the_pinned_version_is_installed_and_fetches_nothing(
+def test_check_says_whether_the_pinned_version_is_installed_and_fetches_nothing(
     installer: ModuleType, npm: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     repo = tmp_path / "repo"
@@ -127,7 +127,7 @@ def test_issue21_item6_check_says_whether_the_pinned_version_is_installed_and_fe
     assert npm.main(installer.PIN, ["--check", str(repo)]) == 1
 
 
-def test_issue21_item6_the_pins_are_sha512_per_machine_and_other_machines_are_refused_by_name(
+def test_the_pins_are_sha512_per_machine_and_other_machines_are_refused_by_name(
     installer: ModuleType, npm: ModuleType
 ) -> None:
     pin = installer.PIN

@@ -99,7 +99,7 @@ def test_claude_codes_pre_tool_use_hook_is_a_tool_receipt_and_the_loop_subscribe
     ],
     ids=["prompt", "a-whole-turn", "then-ready", "ready-then-prompt", "dialog", "ended"],
 )
-def test_issue21_until_its_ready_receipt_a_harness_is_starting_whatever_it_said_first(
+def test_until_its_ready_receipt_a_harness_is_starting_whatever_it_said_first(
     kinds: tuple[ReceiptKind, ...], state: HarnessState
 ) -> None:
     assert harness_state(receipts(*kinds)) is state

@@ -55,7 +55,7 @@ def test_the_target_is_loop_slug_with_dots_and_colons_as_underscores() -> None:
     assert WorkItemRef.parse("github:acme/widgets#3").target.exact == "=loop-github-acme-widgets-3"
 
 
-def test_issue18_item9_a_dotted_and_an_underscored_repository_get_two_tmux_sessions() -> None:
+def test_a_dotted_and_an_underscored_repository_get_two_tmux_sessions() -> None:
     dotted, underscored = WorkItemRef.parse("github:acme/foo.js#1"), WorkItemRef.parse("github:acme/foo_js#1")
 
     assert dotted.target != underscored.target
@@ -63,14 +63,14 @@ def test_issue18_item9_a_dotted_and_an_underscored_repository_get_two_tmux_sessi
     assert dotted.target.name.startswith("loop-github-acme-foo_js-1-x")  # readable, and told apart
 
 
-def test_issue18_item9_a_dash_moved_between_owner_and_repository_gives_another_slug() -> None:
+def test_a_dash_moved_between_owner_and_repository_gives_another_slug() -> None:
     first, second = WorkItemRef.parse("github:a/b-c#1"), WorkItemRef.parse("github:a-b/c#1")
 
     assert first.slug != second.slug
     assert first.target != second.target
 
 
-def test_issue18_item9_the_old_names_are_still_minted_for_records_written_before() -> None:
+def test_the_old_names_are_still_minted_for_records_written_before() -> None:
     dotted = WorkItemRef.parse("github:acme/foo.js#1")
 
     assert dotted.slug_by(Naming.LEGACY) == "github-acme-foo.js-1"
@@ -89,14 +89,14 @@ _REFS = st.builds(
 
 @given(_REFS, _REFS)
 @settings(max_examples=3000)
-def test_issue18_item9_two_refs_never_share_a_slug_or_a_tmux_session(first: WorkItemRef, second: WorkItemRef) -> None:
+def test_two_refs_never_share_a_slug_or_a_tmux_session(first: WorkItemRef, second: WorkItemRef) -> None:
     if first != second:
         assert first.slug != second.slug
         assert first.target != second.target
 
 
 @given(_REFS)
-def test_issue18_item9_a_slug_without_the_hash_is_the_old_one_and_decodes_back_to_its_ref(ref: WorkItemRef) -> None:
+def test_a_slug_without_the_hash_is_the_old_one_and_decodes_back_to_its_ref(ref: WorkItemRef) -> None:
     """Why the injectivity holds for more than the hash: a readable form kept as it is decodes back
     to exactly one ref, and ends with the item's number; a hashed one ends with `-x` and hex."""
     if re.search(r"-x[0-9a-f]{12}$", ref.slug):
@@ -124,7 +124,7 @@ def test_a_repository_parses_with_an_optional_host() -> None:
 
 @given(_REFS, _REFS)
 @settings(max_examples=3000)
-def test_issue18_item9_an_old_slug_an_item_owns_is_no_other_items_slug(first: WorkItemRef, second: WorkItemRef) -> None:
+def test_an_old_slug_an_item_owns_is_no_other_items_slug(first: WorkItemRef, second: WorkItemRef) -> None:
     if first != second and first.owns_legacy_slug:
         assert first.slug_by(Naming.LEGACY) != second.slug
 
@@ -139,31 +139,31 @@ def resolved(text: str, *watched: RepoRef) -> str:
     return str(ItemSpec.parse(text).resolve(watched, host="ghe.example.com"))
 
 
-def test_issue19_item5_the_full_form_still_names_exactly_what_it_says() -> None:
+def test_the_full_form_still_names_exactly_what_it_says() -> None:
     assert resolved("github:acme/widgets#1", WIDGETS) == "github:acme/widgets#1"
     assert resolved("github:ghe.example.com/acme/widgets#1") == "github:ghe.example.com/acme/widgets#1"
 
 
-def test_issue19_item5_owner_repo_number_is_the_watched_repository_of_that_name() -> None:
+def test_owner_repo_number_is_the_watched_repository_of_that_name() -> None:
     assert resolved("acme/widgets#1", WIDGETS, GADGETS) == "github:ghe.example.com/acme/widgets#1"
 
 
-def test_issue19_item5_owner_repo_number_of_an_unwatched_repository_is_on_the_configured_host() -> None:
+def test_owner_repo_number_of_an_unwatched_repository_is_on_the_configured_host() -> None:
     assert resolved("acme/other#4", WIDGETS) == "github:ghe.example.com/acme/other#4"
 
 
-def test_issue19_item5_a_bare_number_is_the_one_watched_repository() -> None:
+def test_a_bare_number_is_the_one_watched_repository() -> None:
     assert resolved("#12", WIDGETS) == "github:ghe.example.com/acme/widgets#12"
 
 
-def test_issue19_item5_a_bare_number_with_two_watched_repositories_is_ambiguous_listing_both() -> None:
+def test_a_bare_number_with_two_watched_repositories_is_ambiguous_listing_both() -> None:
     with pytest.raises(AmbiguousRef) as refused:
         resolved("#1", WIDGETS, GADGETS)
     assert "github:ghe.example.com/acme/widgets#1" in str(refused.value)
     assert "github:ghe.example.com/acme/gadgets#1" in str(refused.value)
 
 
-def test_issue19_item5_a_bare_number_with_no_watched_repository_says_what_to_give() -> None:
+def test_a_bare_number_with_no_watched_repository_says_what_to_give() -> None:
     with pytest.raises(InvalidRef, match="owner/repo#N"):
         resolved("#1")
 
@@ -178,7 +178,7 @@ def test_issue19_item5_a_bare_number_with_no_watched_repository_says_what_to_giv
         ("https://localhost:40695/acme/widgets/issues/3", "github:localhost:40695/acme/widgets#3"),
     ],
 )
-def test_issue19_item5_an_items_url_names_its_host_repository_and_number(url: str, expected: str) -> None:
+def test_an_items_url_names_its_host_repository_and_number(url: str, expected: str) -> None:
     assert resolved(url, WIDGETS) == expected
 
 
@@ -186,6 +186,6 @@ def test_issue19_item5_an_items_url_names_its_host_repository_and_number(url: st
     "text",
     ["", "#0", "#x", "1", "acme#1", "acme/widgets", "https://h/acme/widgets/tree/1", "ftp://h/a/b/issues/1", "#1;rm"],
 )
-def test_issue19_item5_anything_else_is_a_clear_error_naming_the_forms(text: str) -> None:
+def test_anything_else_is_a_clear_error_naming_the_forms(text: str) -> None:
     with pytest.raises(InvalidRef, match="#N"):
         ItemSpec.parse(text)

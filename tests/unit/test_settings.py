@@ -192,7 +192,7 @@ def test_the_config_path_variable_is_not_a_key(monkeypatch: pytest.MonkeyPatch) 
     assert settings().polling.interval_seconds == 60
 
 
-def test_issue18_an_authorized_login_is_scoped_to_its_host_a_bare_one_to_the_configured_host() -> None:
+def test_an_authorized_login_is_scoped_to_its_host_a_bare_one_to_the_configured_host() -> None:
     s = settings(
         integrations={"github": {"host": "GHE.example:8443"}},
         routing={"authorizedUsers": ["alice", "github.com/Bob", "dependabot[bot]"]},
@@ -202,12 +202,12 @@ def test_issue18_an_authorized_login_is_scoped_to_its_host_a_bare_one_to_the_con
 
 
 @pytest.mark.parametrize("entry", ["a/b/alice", "ghe.example.com/", "al ice", "host name/alice", ""])
-def test_issue18_an_authorized_entry_that_is_neither_login_nor_host_slash_login_is_refused(entry: str) -> None:
+def test_an_authorized_entry_that_is_neither_login_nor_host_slash_login_is_refused(entry: str) -> None:
     with pytest.raises(ValidationError, match="authorizedUsers"):
         settings(routing={"authorizedUsers": [entry]})
 
 
-def test_issue18_a_bare_login_names_the_sandbox_user_too_only_when_a_sandbox_source_is_watched() -> None:
+def test_a_bare_login_names_the_sandbox_user_too_only_when_a_sandbox_source_is_watched() -> None:
     github = {"provider": "github", "repos": ["acme/widgets"], "label": "loop"}
     sandbox = {"provider": "sandbox", "repos": ["sandbox/demo"], "label": "loop"}
     base = {"integrations": {"github": {"host": "ghe.example.com"}}, "routing": {"authorizedUsers": ["demo"]}}

@@ -16,7 +16,7 @@ AT = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 REF = WorkItemRef.parse("github:acme/widgets#7")
 
 
-def test_issue19_item4_why_takes_a_bare_id_an_issue_comment_url_or_a_review_comment_url() -> None:
+def test_why_takes_a_bare_id_an_issue_comment_url_or_a_review_comment_url() -> None:
     bare = CommentQuery.parse("123")
     issue = CommentQuery.parse("https://ghe.example.com/acme/widgets/issues/7#issuecomment-123")
     review = CommentQuery.parse("https://github.com/acme/widgets/pull/7#discussion_r456")
@@ -27,17 +27,17 @@ def test_issue19_item4_why_takes_a_bare_id_an_issue_comment_url_or_a_review_comm
     assert review.comment_id == "456" and review.item is not None and str(review.item.exact) == str(REF)
 
 
-def test_issue19_item4_why_refuses_what_names_no_comment() -> None:
+def test_why_refuses_what_names_no_comment() -> None:
     with pytest.raises(InvalidRef, match="comment id or its URL"):
         CommentQuery.parse("https://github.com/acme/widgets/issues/7")
 
 
-def test_issue19_item4_an_event_names_a_comment_by_its_id_or_its_delivery_id() -> None:
+def test_an_event_names_a_comment_by_its_id_or_its_delivery_id() -> None:
     assert names({"comment_id": "5"}, "5") and names({"delivery_id": "poll-comment-5"}, "5")
     assert names({"comment_ids": ["4", "5"]}, "5") and not names({"comment_id": "55"}, "5")
 
 
-def test_issue19_item4_the_verdict_names_the_rule_and_the_author() -> None:
+def test_the_verdict_names_the_rule_and_the_author() -> None:
     skipped = Resolved(Resolution.SKIPPED, AT, reason=ASIDE_UNAUTHORIZED)
     held = Pending(Comment("5", REF, "demo", "text", AT), state=DeliveryState.HELD)
 

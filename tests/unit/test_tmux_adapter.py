@@ -86,7 +86,7 @@ def test_a_delivery_is_one_tmux_invocation_into_the_harness_pane_guarded_by_its_
 
 
 @pytest.mark.parametrize("pane", ["", "%", "7", "%7 ; kill-server", "%7\n", "=loop-a:", "%-1"])
-def test_issue9_item1_a_delivery_without_a_proven_harness_pane_never_reaches_tmux(pane: str) -> None:
+def test_a_delivery_without_a_proven_harness_pane_never_reaches_tmux(pane: str) -> None:
     tmux, runner = tmux_with("")
     with pytest.raises(SessionMissing):
         tmux.deliver(A, "hello", delivery_id="d-1", pane=pane, mark=MARK)
@@ -254,7 +254,7 @@ def test_spawn_starts_the_harness_through_the_wrapper_and_marks_its_pane_in_the_
     ]  # fmt: skip
 
 
-def test_issue9_item5_a_harness_beside_an_operators_window_gets_a_window_of_its_own_marked_by_name(
+def test_a_harness_beside_an_operators_window_gets_a_window_of_its_own_marked_by_name(
     private_tmp: Path,
 ) -> None:
     args = spawned(remain_on_exit=True, window=True)

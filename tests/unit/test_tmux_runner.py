@@ -98,7 +98,7 @@ def test_without_memfd_the_runner_still_passes_stdin_and_returns_stdout(
     assert out == "in a b\n"
 
 
-def test_issue19_item6_the_debug_log_of_a_spawn_names_its_variables_never_their_values(
+def test_the_debug_log_of_a_spawn_names_its_variables_never_their_values(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     runner = ShRunner(binary=fake_tmux(tmp_path, "exit 0"))

@@ -12,13 +12,13 @@ __all__ = ["_in_empty_directory"]  # autouse: every test here runs in an empty d
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.7", "::", "example.org"])
-def test_issue22_item1_without_a_token_another_host_than_loopback_is_refused_naming_the_key(host: str) -> None:
+def test_without_a_token_another_host_than_loopback_is_refused_naming_the_key(host: str) -> None:
     assert refusal(f"ui: {{enabled: true, host: '{host}'}}") == (
         f"c.yaml: ui.host: without ui.token only a loopback address may be bound (got {host!r})"
     )
 
 
-def test_issue22_item1_with_a_token_any_host_may_be_bound() -> None:
+def test_with_a_token_any_host_may_be_bound() -> None:
     from app.config.loader import load
 
     Path("c.yaml").write_text("ui: {enabled: true, host: '0.0.0.0', token: s3cret-s3cret-s3cret}\n")
@@ -26,7 +26,7 @@ def test_issue22_item1_with_a_token_any_host_may_be_bound() -> None:
     assert (ui.enabled, ui.host, ui.token.get_secret_value()) == (True, "0.0.0.0", "s3cret-s3cret-s3cret")
 
 
-def test_issue22_item1_the_page_is_off_by_default_on_loopback() -> None:
+def test_the_page_is_off_by_default_on_loopback() -> None:
     from app.config.loader import load
 
     Path("c.yaml").write_text("{}\n")

@@ -42,7 +42,7 @@ def _pushed(
         (_pushed(), set(), "unauthorized"),  # an empty list authorizes nobody
     ],
 )
-def test_issue18_item2_a_delivery_from_elsewhere_or_from_someone_not_authorized_is_dropped(
+def test_a_delivery_from_elsewhere_or_from_someone_not_authorized_is_dropped(
     pushed: Pushed, authorized: set[str], reason: str
 ) -> None:
     decision = sender_decision(pushed, watched=WATCHED, authorized=Authorized.parse(authorized))
@@ -50,7 +50,7 @@ def test_issue18_item2_a_delivery_from_elsewhere_or_from_someone_not_authorized_
     assert (decision.choice, decision.reason) == (False, reason)
 
 
-def test_issue18_item2_an_authorized_author_on_a_watched_repository_passes_whatever_the_case_of_the_login() -> None:
+def test_an_authorized_author_on_a_watched_repository_passes_whatever_the_case_of_the_login() -> None:
     assert sender_decision(_pushed(author="Alice"), watched=WATCHED, authorized=Authorized.parse(["alice"])).choice
 
 
@@ -64,7 +64,7 @@ def test_issue18_item2_an_authorized_author_on_a_watched_repository_passes_whate
         ((), True, False, (False, "inbox-full")),
     ],
 )
-def test_issue18_item2_only_a_comment_of_an_item_the_loop_works_is_kept_while_the_inbox_has_room(
+def test_only_a_comment_of_an_item_the_loop_works_is_kept_while_the_inbox_has_room(
     labels: tuple[str, ...], listed: bool, room: bool, expected: tuple[bool, str]
 ) -> None:
     decision = keep_decision(_pushed(labels=labels), labels=frozenset({"loop"}), listed=listed, room=room)
@@ -76,7 +76,7 @@ def _entry(number: int, *, size: int = 100, age_s: float = 0, repo: RepoRef = RE
     return InboxEntry(WorkItemRef(repo, number), str(number), T0 - timedelta(seconds=age_s), size)
 
 
-def test_issue18_item2_the_inbox_has_room_below_both_its_count_and_its_bytes() -> None:
+def test_the_inbox_has_room_below_both_its_count_and_its_bytes() -> None:
     limits = InboxLimits(max_comments=2, max_bytes=1000)
 
     assert has_room([_entry(1)], adding=100, limits=limits)
@@ -84,7 +84,7 @@ def test_issue18_item2_the_inbox_has_room_below_both_its_count_and_its_bytes() -
     assert not has_room([_entry(1, size=950)], adding=100, limits=limits)
 
 
-def test_issue18_item2_only_old_comments_of_unlisted_items_of_the_read_repository_are_stale() -> None:
+def test_only_old_comments_of_unlisted_items_of_the_read_repository_are_stale() -> None:
     other = RepoRef.parse("acme/other")
     entries = [_entry(1, age_s=900), _entry(2, age_s=900), _entry(3, age_s=10), _entry(4, age_s=900, repo=other)]
 

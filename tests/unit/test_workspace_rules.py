@@ -92,17 +92,17 @@ def test_every_reason_to_keep_a_worktree_is_said() -> None:
     )
 
 
-def test_issue18_item4_a_worktree_a_process_works_in_is_kept_naming_it() -> None:
+def test_a_worktree_a_process_works_in_is_kept_naming_it() -> None:
     decision = removal_decision(frozenset(), SessionState.ABSENT, Occupants(inside=(12, 13, 14, 15)))
     assert (decision.choice, decision.reason) == (False, "process 12, 13, 14 and 1 more works inside it")
 
 
-def test_issue18_item4_a_process_that_could_not_be_looked_into_keeps_the_worktree() -> None:
+def test_a_process_that_could_not_be_looked_into_keeps_the_worktree() -> None:
     decision = removal_decision(frozenset(), SessionState.ABSENT, Occupants(unreadable=(7,)))
     assert (decision.choice, decision.reason) == (False, "process 7 could not be looked into: it may work inside it")
 
 
-def test_issue18_item4_processes_that_could_not_be_listed_keep_the_worktree() -> None:
+def test_processes_that_could_not_be_listed_keep_the_worktree() -> None:
     decision = removal_decision(frozenset(), SessionState.ABSENT, Occupants(listed=False))
     assert (decision.choice, decision.reason) == (
         False,
@@ -110,7 +110,7 @@ def test_issue18_item4_processes_that_could_not_be_listed_keep_the_worktree() ->
     )
 
 
-def test_issue18_item4_a_session_reopened_reset_or_written_since_the_first_look_keeps_the_worktree() -> None:
+def test_a_session_reopened_reset_or_written_since_the_first_look_keeps_the_worktree() -> None:
     first = SessionRecord(
         WorkItemRef(RepoRef.parse("acme/widgets"), 1), "claude", "sid", "/w", status=SessionStatus.CLOSED, version=3
     )
@@ -146,19 +146,19 @@ FORK = PullHead("mallory/widgets", SHA, fork=True)
     ],
     ids=["issue", "own-repo", "fork", "deleted-fork", "trust-forks", "vouched", "vouched-earlier-head"],
 )
-def test_issue18_item1_only_a_head_someone_vouched_for_runs_on_the_host(
+def test_only_a_head_someone_vouched_for_runs_on_the_host(
     head: PullHead | None, trust_forks: bool, vouched: str | None, runs: bool
 ) -> None:
     assert head_decision(REF, head, trust_forks=trust_forks, vouched=vouched).choice is runs
 
 
-def test_issue18_item1_an_unvouched_fork_head_says_whose_it_is_and_how_to_vouch() -> None:
+def test_an_unvouched_fork_head_says_whose_it_is_and_how_to_vouch() -> None:
     reason = head_decision(REF, FORK, trust_forks=False, vouched=None).reason
     assert "mallory/widgets at 3f786850e387" in reason
     assert "the-loop sessions vouch --work-item github:acme/widgets#7" in reason
 
 
-def test_issue18_item9_a_worktree_made_before_the_upgrade_keeps_its_branch_and_a_new_one_gets_the_injective_slug() -> (
+def test_a_worktree_made_before_the_upgrade_keeps_its_branch_and_a_new_one_gets_the_injective_slug() -> (
     None
 ):
     dotted = WorkItemRef.parse("github:acme/foo.js#1")
@@ -177,7 +177,7 @@ def test_issue18_item9_a_worktree_made_before_the_upgrade_keeps_its_branch_and_a
         "sk-proj-" + "Q" * 40,
     ],
 )
-def test_issue18_state_a_token_in_the_setup_output_never_reaches_the_event_log(secret: str) -> None:
+def test_state_a_token_in_the_setup_output_never_reaches_the_event_log(secret: str) -> None:
     tail = output_tail(f"cloning with {secret}\nAuthorization: Bearer abc.def-ghi\ndone\n")
 
     assert secret not in tail and "abc.def-ghi" not in tail
