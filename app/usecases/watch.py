@@ -30,6 +30,11 @@ POLL_SECONDS = 0.2
 # again) is looked for in the input box; Gemini CLI's receipt comes within ~0.1 s of a submission
 ENTER_RETRY_SECONDS = 2.0
 SCREEN_LINES = 60  # the input box sits at the bottom: a pane's height is enough
+# a TUI redraws by erasing its lines and writing them again, and tmux may take that in more than one
+# read: a look in between finds the screen blank or half written (Gemini CLI's, under load). A screen
+# without a blocked text is believed once two looks this far apart agree, after at most SCREEN_LOOKS
+SCREEN_SETTLE_SECONDS = 0.1
+SCREEN_LOOKS = 10
 # a receipt is looked for this often while a confirmation is awaited. A look is one
 # scandir of the spawn's folder, each file parsed once (FileReceipts caches them): cheap enough to
 # poll, where inotify would need ctypes and a fallback for the filesystems it does not cover
@@ -94,10 +99,21 @@ class HarnessWatch:
         return state
 
     def _shows_dialog(self, record: SessionRecord, probe: Probe, harness: HarnessSpec) -> bool:
-        """A dialog the hooks do not report (Gemini CLI's sign-in) shows on the screen."""
+        """A dialog the hooks do not report (Gemini CLI's sign-in) shows on the screen — on any look,
+        or none until two looks agree: one taken in the middle of a redraw misses it."""
         pane = probe.pane or record.pane_id
-        screen = self._tmux.screen(record.target, pane, lines=SCREEN_LINES) if pane else ""
-        return any(text in screen for text in harness.blocked_screens)
+        if not pane:
+            return False
+        previous = None
+        for _ in range(SCREEN_LOOKS):
+            screen = self._tmux.screen(record.target, pane, lines=SCREEN_LINES)
+            if any(text in screen for text in harness.blocked_screens):
+                return True
+            if screen == previous:
+                return False
+            previous = screen
+            self._clock.sleep(SCREEN_SETTLE_SECONDS)
+        return False
 
     def running(self, record: SessionRecord) -> bool:
         """Its harness pane runs (or tmux did not answer: never read as gone)."""

@@ -35,6 +35,7 @@ class FakePane:
     screen: str = ""
     signals: int = 0  # times its process group was signalled
     typed: str = ""  # a paste whose Enter became a newline, still in the input box (issue 21)
+    redraws: list[str] = field(default_factory=list)  # what reads show before `screen`, one a read: a TUI mid-redraw
 
 
 @dataclass
@@ -311,7 +312,10 @@ class FakeTmux(TmuxPort):
     def screen(self, target: TmuxTarget, pane: str, *, lines: int = 20) -> str:
         session = self.sessions.get(target.name)
         found = next((p for p in session.panes if p.id == pane), None) if session else None
-        return "\n".join(found.screen.splitlines()[-lines:]) if found else ""
+        if found is None:
+            return ""
+        shown = found.redraws.pop(0) if found.redraws else found.screen
+        return "\n".join(shown.splitlines()[-lines:])
 
     def attach(self, target: TmuxTarget, *, read_only: bool) -> int:
         self._call("attach", target.name)

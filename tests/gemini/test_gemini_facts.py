@@ -77,11 +77,17 @@ def test_with_no_sign_in_chosen_gemini_says_ready_while_its_authentication_dialo
     try:
         session, _ = gemini.fresh(gemini.git_folder(), "hello")
         gemini.wait(session, ReceiptKind.READY)
-        wait_for(lambda: AUTH_DIALOG in gemini.screen(session), timeout=30, what="the authentication dialog")
+        # judged on the look that showed it: Gemini redraws the dialog (erases its lines, writes them
+        # again) once its header is drawn, and a second look may fall in between and find it blank
+        screen = wait_for(
+            lambda: shown if AUTH_DIALOG in (shown := gemini.screen(session)) else "",
+            timeout=30,
+            what="the authentication dialog",
+        )
         assert not gemini_api.turns()
         # what the built-in profile looks for on the screen, to count it blocked
         profile = Settings.model_validate({}).harness_spec("gemini")
-        assert any(text in gemini.screen(session) for text in profile.blocked_screens)
+        assert any(text in screen for text in profile.blocked_screens)
     finally:
         settings.write_text(kept, encoding="utf-8")
 

@@ -4,6 +4,8 @@ into it, and the item hears once."""
 
 from __future__ import annotations
 
+import pytest
+
 from app.config.settings import Settings
 from tests.service.world import World
 
@@ -44,3 +46,29 @@ def test_once_the_dialog_is_gone_the_waiting_comment_is_pasted() -> None:
     world.cycle()
 
     assert "please add a test" in pane.received[-1]
+
+
+@pytest.mark.parametrize(
+    "torn",
+    [
+        pytest.param("", id="erased"),
+        pytest.param(" Gemini CLI v0.61.0\n\nTips for getting started:\n1. Create GEMINI.md files", id="half-written"),
+    ],
+)
+def test_a_screen_read_mid_redraw_is_read_again_and_the_dialog_still_blocks(torn: str) -> None:
+    """Gemini CLI's TUI redraws by erasing its lines and writing them again, which tmux may take in
+    more than one read: a look between the two (seen under load) finds the screen blank or half
+    written, and a paste then would land in the dialog."""
+    world = _gemini()
+    ref = world.watched()
+    pane = world.session(ref).harness
+    assert pane is not None
+    pasted = len(pane.received)
+    pane.screen = AUTH
+    pane.redraws = [torn]  # the next look lands in the middle of a redraw
+    world.comment(ref, "please add a test")
+
+    world.cycle()
+
+    assert len(pane.received) == pasted
+    assert len(world.events.named("session.blocked")) == 1
