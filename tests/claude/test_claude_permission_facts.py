@@ -100,9 +100,7 @@ def test_default_and_manual_are_the_same_mode_that_asks(
     assert claude.hooks.of("UserPromptSubmit", session.session_id)[0]["permission_mode"] == reported
 
 
-def test_permission_request_names_the_tool_and_its_input(
-    claude: ClaudeRig, anthropic: AnthropicStandIn
-) -> None:
+def test_permission_request_names_the_tool_and_its_input(claude: ClaudeRig, anthropic: AnthropicStandIn) -> None:
     anthropic.script(UseTool(), Say("tool done"))
     session = claude.spawn(claude.folder(), "--permission-mode", "default", prompt="make x")
     asked = claude.hooks.wait("PermissionRequest", session.session_id)
@@ -185,9 +183,7 @@ def test_a_questions_run_names_its_input_with_the_answers_given_added_and_nothin
     assert ran["tool_input"]["answers"] == answers
 
 
-def test_ask_user_question_asks_the_hook_in_auto_mode_too(
-    claude: ClaudeRig, anthropic: AnthropicStandIn
-) -> None:
+def test_ask_user_question_asks_the_hook_in_auto_mode_too(claude: ClaudeRig, anthropic: AnthropicStandIn) -> None:
     claude.hooks.reply("PermissionRequest", allow(updatedInput={**ASK, "answers": {QUESTION: "Red"}}))
     anthropic.script(UseTool(name="AskUserQuestion", input=ASK), Say("red it is"))
     session = claude.spawn(claude.folder(), prompt="ask me")

@@ -168,9 +168,7 @@ def test_a_request_is_posted_and_an_allow_comment_runs_the_tool_and_ends_the_tur
     loop.end(world, ref)
 
 
-def test_a_deny_comment_tells_claude_the_reason_and_it_goes_on(
-    loop: ClaudeLoop, fresh: AnthropicStandIn
-) -> None:
+def test_a_deny_comment_tells_claude_the_reason_and_it_goes_on(loop: ClaudeLoop, fresh: AnthropicStandIn) -> None:
     fresh.script(UseTool(), Say("understood, no x"))
     world, ref = asking_world(loop, 72)
     answerable(world, ref)
@@ -186,9 +184,7 @@ def test_a_deny_comment_tells_claude_the_reason_and_it_goes_on(
     loop.end(world, ref)
 
 
-def test_a_question_is_posted_and_answered_from_a_comment(
-    loop: ClaudeLoop, fresh: AnthropicStandIn
-) -> None:
+def test_a_question_is_posted_and_answered_from_a_comment(loop: ClaudeLoop, fresh: AnthropicStandIn) -> None:
     fresh.script(UseTool(name="AskUserQuestion", input=ASK), Say("blue it is"))
     world, ref = asking_world(loop, 73)
     assert "asks a question" in world.tracker.posted[-1][1]

@@ -54,9 +54,7 @@ def test_the_record_is_made_for_the_resolved_folder(tmp_path: Path) -> None:
         'projects = {{ "/x" = {{ trust_level = "trusted" }} }}\n',  # inline: a table cannot be appended
     ],
 )
-def test_a_file_it_cannot_safely_extend_is_refused_and_left_as_it_was(
-    tmp_path: Path, content: str
-) -> None:
+def test_a_file_it_cannot_safely_extend_is_refused_and_left_as_it_was(tmp_path: Path, content: str) -> None:
     config = tmp_path / "config.toml"
     config.write_text(content.format(folder=tmp_path), encoding="utf-8")
     before = config.read_bytes()

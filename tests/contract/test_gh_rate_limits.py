@@ -151,9 +151,7 @@ def test_faults_a_limit_held_without_asking_ends_on_time_when_our_clock_is_set_b
     assert [item.ref.number for item in items] == [1]
 
 
-def test_the_budget_github_states_is_kept_from_each_reply_even_a_304(
-    standin: StandIn, world: World
-) -> None:
+def test_the_budget_github_states_is_kept_from_each_reply_even_a_304(standin: StandIn, world: World) -> None:
     gh = GhTracker(host=standin.host, env=standin.gh_env(), timeout=20, clock=lambda: NOW)
     repo = RepoRef.parse(REPO, host=standin.host)
     assert gh.budget(repo) is None  # nothing asked yet: not known

@@ -115,9 +115,7 @@ def test_a_comment_walks_its_journey_live_a_blocked_agent_shows_blocked(loop: Lo
     assert errors == []
 
 
-def test_every_event_is_visible_in_the_browser_and_its_delay_is_measured(
-    loop: Loop, browser: Any
-) -> None:
+def test_every_event_is_visible_in_the_browser_and_its_delay_is_measured(loop: Loop, browser: Any) -> None:
     """The daemon's own events (here: pause and resume, alternately, by a script with the token),
     from just before each is asked for to the browser's re-render that shows it."""
     (ref,) = loop.items(1)

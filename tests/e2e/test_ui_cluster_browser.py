@@ -25,9 +25,7 @@ def _address(host: Host) -> str:
     return str(found.group(1))
 
 
-def test_a_host_killed_shows_lost_then_its_items_on_the_other_host(
-    cluster: Cluster, browser: Any
-) -> None:
+def test_a_host_killed_shows_lost_then_its_items_on_the_other_host(cluster: Cluster, browser: Any) -> None:
     a, b = cluster.add("host-a"), cluster.add("host-b")
     for host in (a, b):
         host.loop.extra["ui"] = {"enabled": True, "port": 0, "token": TOKEN}

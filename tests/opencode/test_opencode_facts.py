@@ -68,9 +68,7 @@ def test_a_never_seen_git_folder_blocks_nothing_and_the_plugin_says_ready_prompt
     assert "the-loop" not in (opencode.codex_dir / "opencode.json").read_text(encoding="utf-8")
 
 
-def test_a_paste_is_submitted_and_chat_message_carries_its_text(
-    opencode: OpencodeRig, openai: OpenAIStandIn
-) -> None:
+def test_a_paste_is_submitted_and_chat_message_carries_its_text(opencode: OpencodeRig, openai: OpenAIStandIn) -> None:
     session, conversation = started(opencode)
     opencode.paste(session, "a pasted comment\nDelivery: x (receipt y)")
     prompts = opencode.wait(session, ReceiptKind.PROMPT, count=2)
@@ -96,9 +94,7 @@ def test_a_paste_while_busy_is_received_at_once_and_answered_after_the_turn(
     opencode.wait(session, ReceiptKind.TURN_ENDED, count=3, timeout=60)
 
 
-def test_the_tui_drops_the_prompt_of_a_resume_by_itself(
-    opencode: OpencodeRig, openai: OpenAIStandIn
-) -> None:
+def test_the_tui_drops_the_prompt_of_a_resume_by_itself(opencode: OpencodeRig, openai: OpenAIStandIn) -> None:
     session, conversation = started(opencode)
     opencode.kill(session)
     resumed = opencode.spawn(session.cwd, "--session", conversation, "--prompt", prompt="dropped", hooks=False)
@@ -135,9 +131,7 @@ def test_a_resume_of_an_unknown_id_exits_and_says_nothing(opencode: OpencodeRig)
     assert opencode.receipts(session) == []
 
 
-def test_a_failed_model_request_is_a_turn_failed_receipt(
-    opencode: OpencodeRig, openai: OpenAIStandIn
-) -> None:
+def test_a_failed_model_request_is_a_turn_failed_receipt(opencode: OpencodeRig, openai: OpenAIStandIn) -> None:
     session, _ = started(opencode)
     openai.script(Fail(400, "scripted failure"))
     opencode.paste(session, "this one fails")

@@ -35,9 +35,7 @@ def _push(world: World, comment: Comment) -> None:
     world.poll.run_kept()  # the daemon's cue for a webhook's comment
 
 
-def test_a_second_comment_to_a_receiptless_item_is_pasted_while_the_first_awaits_its_confirmation() -> (
-    None
-):
+def test_a_second_comment_to_a_receiptless_item_is_pasted_while_the_first_awaits_its_confirmation() -> None:
     world = World(harness="cursor")
     ref = world.watched()
     first = world.comment(ref, "first TOKEN-1")

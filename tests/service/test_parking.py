@@ -39,9 +39,7 @@ def _pasted(world: World, ref: WorkItemRef) -> list[str]:
     return pane.received
 
 
-def test_a_turn_failed_on_a_rate_limit_gets_the_failure_reaction_and_parks_the_item_with_one_notice() -> (
-    None
-):
+def test_a_turn_failed_on_a_rate_limit_gets_the_failure_reaction_and_parks_the_item_with_one_notice() -> None:
     world = World()
     ref = world.watched()
     comment_id = _failed_turn(world, ref)
@@ -118,9 +116,7 @@ def test_a_second_failure_right_after_a_resume_doubles_the_wait() -> None:
     assert len(world.tracker.posted) == 2  # a new episode, a new notice
 
 
-def test_a_resume_whose_turn_ends_well_leaves_nothing_owed_and_the_next_failure_waits_the_default() -> (
-    None
-):
+def test_a_resume_whose_turn_ends_well_leaves_nothing_owed_and_the_next_failure_waits_the_default() -> None:
     world = World()
     ref = world.watched()
     _failed_turn(world, ref)

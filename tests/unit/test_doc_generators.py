@@ -13,9 +13,7 @@ GENERATORS = ["app.cli.event_docs", "app.config.reference"]
 
 @pytest.mark.parametrize("module", GENERATORS)
 @pytest.mark.parametrize("flag", ["--help", "-h", "--check"])
-def test_a_generator_given_a_flag_refuses_it_and_writes_nothing(
-    module: str, flag: str, tmp_path: Path
-) -> None:
+def test_a_generator_given_a_flag_refuses_it_and_writes_nothing(module: str, flag: str, tmp_path: Path) -> None:
     run = subprocess.run(
         [sys.executable, "-m", module, flag], cwd=tmp_path, check=False, capture_output=True, text=True, timeout=60
     )

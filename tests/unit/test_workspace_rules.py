@@ -158,9 +158,7 @@ def test_an_unvouched_fork_head_says_whose_it_is_and_how_to_vouch() -> None:
     assert "the-loop sessions vouch --work-item github:acme/widgets#7" in reason
 
 
-def test_a_worktree_made_before_the_upgrade_keeps_its_branch_and_a_new_one_gets_the_injective_slug() -> (
-    None
-):
+def test_a_worktree_made_before_the_upgrade_keeps_its_branch_and_a_new_one_gets_the_injective_slug() -> None:
     dotted = WorkItemRef.parse("github:acme/foo.js#1")
 
     assert WorkspaceSpec(dotted, "/w", naming=Naming.LEGACY).branch == "the-loop/github-acme-foo.js-1"
