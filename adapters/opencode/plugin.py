@@ -6,9 +6,10 @@ its `plugin` list is added to theirs. So the-loop writes this plugin into the sp
 and names it there: the user's configuration is never written, and their own plugins still load.
 
 A second plugin, for the TUI (named in `OPENCODE_TUI_CONFIG`, a `tui.json` in the same folder),
-marks each session the TUI shows; the first plugin holds a new or resumed session's *ready* receipt
-until then: the TUI submits its first prompt from its home screen, and a paste that arrives before it
-shows the session lands there and starts a second session (tests/opencode/test_opencode_facts.py).
+marks each session the TUI shows, once its prompt has the keyboard (a paste that comes while nothing
+has it is dropped); the first plugin holds a new or resumed session's *ready* receipt until then:
+the TUI submits its first prompt from its home screen, and a paste that arrives before it shows the
+session lands there and starts a second session (tests/opencode/test_opencode_facts.py).
 Every other receipt is written at once: a prompt the session took is said however soon opencode is
 killed after (bench.chaos --harness opencode: held with the ready receipt, such a prompt was given
 again by the retry), and until its ready receipt the-loop counts the harness as starting.
@@ -166,25 +167,39 @@ _TUI_SOURCE = r"""// the-loop's TUI side for one opencode spawn (written by the-
 import { writeFileSync } from "node:fs"
 
 const FOLDER = __FOLDER__
-const SETTLE_MS = 100
 
+// A session is shown once its prompt has the keyboard: the renderer (OpenTUI's) hands a paste to the
+// focused renderable only, and drops it while none is. The route changes first, and under load the
+// session's view took 1-3 s more to mount its prompt (a blank screen meanwhile).
 export default {
   id: "the-loop-receipts",
   tui: async (api) => {
     const said = new Set()
-    const timer = setInterval(() => {
+    const renderer = api.renderer
+    const routed = () => {
       const route = api.route?.current
-      const session = route?.name === "session" ? route.params?.sessionID : ""
-      if (!session || said.has(session)) return
+      return route?.name === "session" ? route.params?.sessionID ?? "" : ""
+    }
+    // the session routed to when each input first had the keyboard: the home screen's prompt, still
+    // focused for a moment after the switch, is not the session's
+    const focusedOn = new WeakMap()
+    const look = () => {
+      const input = renderer?.currentFocusedRenderable
+      if (!input || input.isDestroyed) return
+      if (!focusedOn.has(input)) focusedOn.set(input, routed())
+      const session = focusedOn.get(input)
+      if (!session || session !== routed() || said.has(session) || input.traits?.role !== "prompt") return
       said.add(session)
-      // the route changes as the session view starts to mount: its input takes keys a frame later
-      setTimeout(() => {
-        try {
-          writeFileSync(`${FOLDER}/shown-${session}`, "", { mode: 0o600 })
-        } catch {}
-      }, SETTLE_MS)
-    }, 25)
-    api.lifecycle?.onDispose?.(() => clearInterval(timer))
+      try {
+        writeFileSync(`${FOLDER}/shown-${session}`, "", { mode: 0o600 })
+      } catch {}
+    }
+    renderer?.on?.("focused_renderable", look)
+    const timer = setInterval(look, 25)
+    api.lifecycle?.onDispose?.(() => {
+      clearInterval(timer)
+      renderer?.off?.("focused_renderable", look)
+    })
   },
 }
 """

@@ -98,7 +98,7 @@ def test_a_killed_codex_is_resumed_by_the_next_comment_in_the_same_conversation(
         what="Codex gone",
     )
     openai.reset()
-    resumed_after_a_kill(world, ref, conversation, openai, earlier="please add a test")
+    resumed_after_a_kill(world, ref, conversation, openai, earlier="Fix the widget.")
 
 
 def test_a_sigkilled_resumed_codex_is_resumed_again_in_the_same_conversation(

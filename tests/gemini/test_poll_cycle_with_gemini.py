@@ -78,7 +78,7 @@ def test_a_killed_gemini_is_resumed_by_the_next_comment_in_the_same_conversation
     conversation = world.record(ref).harness_session_id
     gemini_rig.tmux.run("kill-session", "-t", ref.target.exact)
     gemini_api.reset()
-    loop.resumed_after_a_kill(world, ref, conversation, gemini_api, earlier="please add a test")
+    loop.resumed_after_a_kill(world, ref, conversation, gemini_api, earlier="Fix the widget.")
 
 
 def test_a_gemini_that_exits_at_once_fails_every_attempt_posts_one_notice_and_never_celebrates(

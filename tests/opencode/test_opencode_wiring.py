@@ -18,6 +18,7 @@ from adapters.opencode.plugin import (
     TUI_PLUGIN_FILE,
     receipt_channel,
     source,
+    tui_source,
 )
 from adapters.receipts.files import FileReceipts
 from app.config.harnesses import BUILTIN_HARNESSES
@@ -76,12 +77,17 @@ for (const [kind, a, b] of steps) {
 """
 
 
-def run_plugin(tmp_path: Path, steps: list[list[object]]) -> list[Receipt]:
+def node_binary() -> str:
     node = shutil.which("node")
     if node is None:
         if os.environ.get("CI"):
             pytest.fail("node is needed to run the opencode plugin (bootstrap installs it)")
         pytest.skip("SKIPPED LOUDLY: no node to run the opencode plugin")
+    return node
+
+
+def run_plugin(tmp_path: Path, steps: list[list[object]]) -> list[Receipt]:
+    node = node_binary()
     receipts = FileReceipts(tmp_path, channels={ReceiptMode.OPENCODE: receipt_channel})
     receipts.prepare(ITEM, "s1", mode=ReceiptMode.OPENCODE)
     plugin = receipts.folder(ITEM, "s1") / PLUGIN_FILE
@@ -159,3 +165,109 @@ def test_a_prompt_taken_before_the_tui_shows_the_session_is_said_at_once_and_the
     assert [r.kind for r in read] == [ReceiptKind.PROMPT]
     assert harness_state(read) is HarnessState.STARTING
     assert conversation_of(read) == "ses_main"  # a resume continues the conversation that took it
+
+
+# The TUI's side, with the parts of opencode's TUI plugin API it reads: the route, and the renderer
+# (OpenTUI's): the renderable that has the keyboard, and its `focused_renderable` event. A paste
+# goes to the focused renderable only; with none, OpenTUI drops it.
+TUI_DRIVER = """
+import { readdirSync } from "node:fs"
+import { EventEmitter } from "node:events"
+const plugin = (await import(process.argv[2])).default
+const [steps, folder] = [JSON.parse(process.argv[3]), process.argv[4]]
+const renderer = Object.assign(new EventEmitter(), { currentFocusedRenderable: null })
+const api = { route: { current: { name: "home" } }, renderer, lifecycle: { onDispose() {} } }
+const inputs = {}
+const focus = (input) => {
+  const before = renderer.currentFocusedRenderable
+  renderer.currentFocusedRenderable = input
+  renderer.emit("focused_renderable", input, before)
+}
+const looks = {}
+for (const [kind, a, b] of steps) {
+  if (kind === "route") api.route.current = a ? { name: "session", params: { sessionID: a } } : { name: "home" }
+  else if (kind === "input") inputs[a] = { traits: b ? { owner: "opencode", role: b } : {}, isDestroyed: false }
+  else if (kind === "focus") focus(inputs[a])
+  else if (kind === "blur") focus(null)
+  else if (kind === "start") await plugin.tui(api)
+  else if (kind === "wait") await new Promise((done) => setTimeout(done, a))
+  else if (kind === "look") looks[a] = readdirSync(folder).filter((name) => name.startsWith("shown-")).sort()
+}
+console.log(JSON.stringify(looks))
+process.exit(0)
+"""
+
+
+def run_tui_plugin(tmp_path: Path, steps: list[list[object]]) -> dict[str, list[str]]:
+    node = node_binary()
+    folder = tmp_path / "receipts"
+    folder.mkdir()
+    plugin = tmp_path / TUI_PLUGIN_FILE
+    plugin.write_text(tui_source(folder), encoding="utf-8")
+    driver = tmp_path / "tui-driver.mjs"
+    driver.write_text(TUI_DRIVER, encoding="utf-8")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    done = subprocess.run(
+        [node, str(driver), plugin.as_uri(), json.dumps(steps), str(folder)],
+        check=True,
+        timeout=60,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    looks: dict[str, list[str]] = json.loads(done.stdout)
+    return looks
+
+
+def test_the_tui_marks_a_session_shown_once_its_prompt_has_the_keyboard_not_when_its_route_changes(
+    tmp_path: Path,
+) -> None:
+    """Under load the TUI took 1-3 s from switching to the session's route to mounting its prompt
+    (a blank screen meanwhile); a paste made on the ready receipt in between reached no input and was
+    lost (4 of 48 runs at load 25). The mark, which the ready receipt waits for, comes when the
+    session's prompt has the keyboard."""
+    looks = run_tui_plugin(
+        tmp_path,
+        [
+            ["input", "home", "prompt"],
+            ["start"],
+            ["focus", "home"],
+            ["wait", 100],
+            ["route", "ses_main"],  # the TUI submitted --prompt from its home screen and switched
+            ["wait", 400],
+            ["look", "home prompt not yet let go"],
+            ["blur"],
+            ["wait", 400],
+            ["look", "nothing has the keyboard"],
+            ["input", "dialog", ""],
+            ["focus", "dialog"],
+            ["wait", 400],
+            ["look", "a dialog's input"],
+            ["input", "session", "prompt"],
+            ["focus", "session"],
+            ["wait", 400],
+            ["look", "the session's prompt"],
+        ],
+    )
+    assert looks == {
+        "home prompt not yet let go": [],
+        "nothing has the keyboard": [],
+        "a dialog's input": [],
+        "the session's prompt": ["shown-ses_main"],
+    }
+
+
+def test_a_tui_started_on_its_session_marks_it_shown_once_its_prompt_has_the_keyboard(tmp_path: Path) -> None:
+    """A resume opens the session at once: its prompt may have the keyboard before the plugin runs."""
+    looks = run_tui_plugin(
+        tmp_path,
+        [
+            ["route", "ses_old"],
+            ["input", "session", "prompt"],
+            ["focus", "session"],
+            ["start"],
+            ["wait", 400],
+            ["look", "started"],
+        ],
+    )
+    assert looks == {"started": ["shown-ses_old"]}

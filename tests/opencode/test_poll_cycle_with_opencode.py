@@ -93,7 +93,7 @@ def test_a_killed_opencode_is_resumed_by_the_next_comment_in_the_same_conversati
     opencode_rig.kill(CodexSession(record.target, record.pane_id, Path(record.cwd), Path(record.cwd), ""))
     openai.reset()
     # the plugin submitted the prompt the TUI drops on a resume
-    resumed_after_a_kill(world, ref, conversation, openai, earlier="please add a test")
+    resumed_after_a_kill(world, ref, conversation, openai, earlier="Fix the widget.")
 
 
 def test_an_opencode_that_exits_at_once_fails_every_attempt_posts_one_notice_and_never_celebrates(
