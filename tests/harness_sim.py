@@ -212,7 +212,7 @@ def on_signal(record: Recorder) -> None:
 
 def outliving_child() -> int:
     """A child in the harness's process group that a closed terminal does not end (Gemini CLI's
-    relaunched process outlived `tmux kill-session`: issue 21); SIGTERM ends it."""
+    relaunched process outlived `tmux kill-session`); SIGTERM ends it."""
     pid = os.fork()
     if pid == 0:
         signal.signal(signal.SIGHUP, signal.SIG_IGN)

@@ -187,7 +187,7 @@ class ClaudeLoop:
         ask_wait_seconds: float = 0.0,
         **options: Any,
     ) -> World:
-        """`ask_wait_seconds` (issue 20): how long its PermissionRequest hook waits for an answer from
+        """`ask_wait_seconds`: how long its PermissionRequest hook waits for an answer from
         the item; 0, as before, leaves every dialog to the pane."""
         spec = spec or claude_spec(self.rig.binary)
         return World(

@@ -1,4 +1,4 @@
-"""Claude Code's own retries of API failures with its default retry budget (issue 20 item 4):
+"""Claude Code's own retries of API failures with its default retry budget:
 what the-loop waits through before a StopFailure tells it anything."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What Claude Code does when the API refuses a turn for a limit or an outage (issue 20 item 4),
+"""What Claude Code does when the API refuses a turn for a limit or an outage,
 pinned against the real binary offline: what its StopFailure hook says, and how it retries."""
 
 from __future__ import annotations

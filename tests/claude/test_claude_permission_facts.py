@@ -1,4 +1,4 @@
-"""Issue 20: what the-loop relies on in Claude Code's PermissionRequest hook and its permission
+"""What the-loop relies on in Claude Code's PermissionRequest hook and its permission
 modes, pinned against the real binary in real tmux, offline."""
 
 from __future__ import annotations

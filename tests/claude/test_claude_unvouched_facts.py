@@ -1,4 +1,4 @@
-"""Issue 18 item 1: what a folder's own files make Claude Code run, and the start that loads none of
+"""What a folder's own files make Claude Code run, and the start that loads none of
 it (the one the-loop uses for a head the operator has not vouched for), pinned against the real
 binary in real tmux, offline."""
 

@@ -1,5 +1,6 @@
-"""Issue 20 with the real Claude Code in real tmux, offline: the-loop's PermissionRequest hook waits
-for an answer beside its receipt, and the poll cycle posts the request and gives the answer back."""
+"""Permission requests answered from the item, with the real Claude Code in real tmux, offline: the-loop's
+PermissionRequest hook waits for an answer beside its receipt, and the poll cycle posts the request and
+gives the answer back."""
 
 from __future__ import annotations
 

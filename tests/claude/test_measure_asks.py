@@ -1,4 +1,4 @@
-"""Issue 20's figures with the real Claude Code, offline (CI runs 2 rounds so the measurement
+"""Permission-request figures with the real Claude Code, offline (CI runs 2 rounds so the measurement
 cannot rot; ASKS_MEASURE_RUNS=12 for the figures, which take minutes): a permission request →
 its comment posted, by the daemon's pause
 (the scan between cycles); an answer comment → the tool ran, through a webhook's wake and through

@@ -1,4 +1,4 @@
-"""Issue 8 through the-loop with the real Claude Code on real tmux, when things die: Claude's session
+"""Delivery through the-loop with the real Claude Code on real tmux, when things die: Claude's session
 killed (resumed), a conversation that cannot be resumed (a fresh one), the-loop itself SIGKILLed
 mid-delivery (recovered from the receipts). A module of its own: a SIGKILLed Claude marks its HOME."""
 

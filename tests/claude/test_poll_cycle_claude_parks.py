@@ -1,4 +1,4 @@
-"""Issue 20 item 4 through the-loop's own poll cycle with the real Claude Code, offline: a 429 and a
+"""Parking on API limits, through the-loop's own poll cycle with the real Claude Code, offline: a 429 and a
 529 park the item (zero attempts spent, one notice), and at the reset the agent gets the failed turn
 again in one resume prompt, then the comment held meanwhile — nothing lost, nothing twice."""
 

@@ -1,4 +1,4 @@
-"""Issue 8 through the-loop's own poll cycle with the real Claude Code on real tmux, offline: each
+"""Delivery through the-loop's own poll cycle with the real Claude Code on real tmux, offline: each
 test names the criterion it proves. One HOME and one tmux server for the module (tests/claude/rig.py)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""adapters/codex/hooks.py (issue 21 item 1): the hooks and their trust, as `-c` overrides."""
+"""adapters/codex/hooks.py: the hooks and their trust, as `-c` overrides."""
 
 from __future__ import annotations
 

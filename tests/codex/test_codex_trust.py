@@ -1,4 +1,4 @@
-"""`CodexTrust` (issue 21 item 3): the folder's record appended to config.toml under a lock,
+"""`CodexTrust`: the folder's record appended to config.toml under a lock,
 every other byte kept, a user's other decision never overwritten."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 21 (Codex) wiring: the receipt channel, whose configuration a trust goes to, and the
+"""Codex wiring: the receipt channel, whose configuration a trust goes to, and the
 conversation learned from the ready receipt."""
 
 from __future__ import annotations

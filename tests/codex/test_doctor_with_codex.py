@@ -1,4 +1,4 @@
-"""Issue 21: `doctor` on the real pinned Codex, found and run with the environment its panes get —
+"""`doctor` on the real pinned Codex, found and run with the environment its panes get —
 its version read as Codex prints it, its sign-in (`codex login --with-api-key`) read from its files
 offline, and the trust writer where the panes' Codex reads."""
 

@@ -1,4 +1,4 @@
-"""Issue 21 (Codex) through the-loop's own poll cycle with the real Codex on real tmux, offline:
+"""Codex through the-loop's own poll cycle with the real Codex on real tmux, offline:
 spawn in a never-seen git worktree -> ready -> prompt confirmed by receipt; a comment confirmed;
 the session killed -> the next comment resumes the same conversation (`codex resume ID`)."""
 
@@ -70,7 +70,7 @@ def test_a_spawn_in_a_never_seen_git_worktree_is_trusted_ready_and_its_prompt_co
     assert [e["source"] for e in world.events.named("session.ready")] == ["startup"]
     succeeded = world.events.named("dispatch.succeeded")
     assert [(e["delivery_id"].split("-")[0], e["confirmed_by"]) for e in succeeded] == [("start", "receipt")]
-    # issue 21 item 2: Codex's own conversation id, from its SessionStart receipt, is recorded
+    # Codex's own conversation id, from its SessionStart receipt, is recorded
     (ready,) = [r for r in world.receipts.read(ref, world.record(ref).spawn_id) if r.source == "startup"]
     assert world.record(ref).harness_session_id == ready.conversation
     pane = world.record(ref).pane_id

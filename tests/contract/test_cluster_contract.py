@@ -1,4 +1,4 @@
-"""The ClusterPort contract (issue 14), run against the in-memory fake and PostgreSQL alike: leases
+"""The ClusterPort contract, run against the in-memory fake and PostgreSQL alike: leases
 placed on the host with the most free slots, expiring on the database's clock, renewed, taken over,
 handed over; one reader per repository; the shared listing."""
 

@@ -1,4 +1,4 @@
-"""Issue 23 item 3: the event log rotates by size, and its readers read across the rotated files;
+"""The event log rotates by size, and its readers read across the rotated files;
 several writing processes at once lose and split no line across rotations."""
 
 from __future__ import annotations

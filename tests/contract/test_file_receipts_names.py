@@ -1,4 +1,4 @@
-"""FileReceipts across the upgrade to injective slugs (issue 18, item 9): a spawn made before it
+"""FileReceipts across the upgrade to injective slugs: a spawn made before it
 wrote its receipts under the old slug, and they are still read."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Who edited a comment before its first read, asked of GitHub's GraphQL through the real gh
-(issue 9's suspected defect: a comment edited by someone else went under its author's name)."""
+(a defect once suspected: a comment edited by someone else went under its author's name)."""
 
 from __future__ import annotations
 

@@ -124,7 +124,7 @@ def test_a_gh_host_inherited_from_the_environment_does_not_redirect_github_com(s
 
 
 def test_a_gh_that_never_answers_is_killed_at_its_timeout_with_everything_it_started(tmp_path: Path) -> None:
-    """Fault (issue 11): gh hanging past its timeout. A gh that hands its work to a child (a shell
+    """Fault: gh hanging past its timeout. A gh that hands its work to a child (a shell
     wrapper, a credential helper) must not leave that child running, nor the pipe it holds open."""
     child = tmp_path / "child.pid"
     hanging = tmp_path / "gh"

@@ -1,4 +1,4 @@
-"""Issue 9's suspected stream defects, each reproduced on the stand-in with the real gh.
+"""Stream defects once suspected in the GitHub polling, each reproduced on the stand-in with the real gh.
 
 A listing read over several pages by page number skips an entry whenever an entry on a page
 already read leaves the listing (deleted, closed) or moves to its end (updated): everything after

@@ -1,4 +1,4 @@
-"""Issue 19 item 9: the light readers the lean `sessions list` looks with (app.cli.lean_listing) read
+"""The light readers the lean `sessions list` looks with (app.cli.lean_listing) read
 what the full path's adapters read: the store's session rows as `state_codec` decodes them, every
 session's panes at once as `ShTmux.probe` reads each, and the domain's values they name as strings."""
 

@@ -1,4 +1,4 @@
-"""Issue 22 item 1: the page's HTTP server keeps the webhook receiver's limits, on a real socket."""
+"""The page's HTTP server keeps the webhook receiver's limits, on a real socket."""
 
 from __future__ import annotations
 

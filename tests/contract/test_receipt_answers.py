@@ -1,4 +1,4 @@
-"""Issue 20: the answer side of ReceiptPort, the same on FileReceipts and on the fake the service
+"""The answer side of ReceiptPort, the same on FileReceipts and on the fake the service
 tests use — an answer given waits for the hook, can be taken back until taken, and a hook's wait
 that ended says so."""
 

@@ -257,7 +257,7 @@ def test_an_edit_recorded_before_editors_were_kept_reads_as_its_authors(tmp_path
 def test_faults_a_comment_made_after_the_clock_was_set_back_an_hour_is_still_new(
     sandbox: SandboxTracker, clock: FakeClock
 ) -> None:
-    """Issue 11, faults: the sandbox's clock is the machine's. Set back, it must not stamp a new
+    """Fault: the sandbox's clock is the machine's. Set back, it must not stamp a new
     comment before the item's label (GitHub's clock never goes back when ours does): such a
     comment would read as history, and be lost."""
     ref = sandbox.create_item(REPO, "armed", labels=("loop",))

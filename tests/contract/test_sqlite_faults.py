@@ -1,4 +1,4 @@
-"""Issue 11, faults, on the SQLite store itself: its disk full or read-only, its write lock held by
+"""Faults on the SQLite store itself: its disk full or read-only, its write lock held by
 another process. A write that fails is a StateError and writes nothing; the store works again
 once the fault is gone (its connection is never left inside a failed transaction)."""
 

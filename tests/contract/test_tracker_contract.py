@@ -157,7 +157,7 @@ def test_item_state_tells_closed_merged_unlabeled_or_open(rig: Rig, state: ItemS
     assert rig.tracker.item_state(item, LABEL) is state
 
 
-# --- a pull request's head (issue 18 item 1) --------------------------------------------
+# --- a pull request's head -------------------------------------------------------------
 
 SHA = "3f786850e387550fdab836ed7e6dc881de23001b"
 

@@ -1,4 +1,4 @@
-"""Issue 18 item 3: the agent watchdog's contract (`AgentWatchdogPort`) on the fake and on the real
+"""The agent watchdog's contract (`AgentWatchdogPort`) on the fake and on the real
 process with a real tmux server on a private socket — it ends the daemon's marked agents once the
 deadline passes, never before, and never an operator's pane; and the tmux adapter's last check
 before a spawn's or a paste's tmux call."""

@@ -1,4 +1,4 @@
-"""Several hosts on one machine for issue 14's end-to-end runs: each its own state root, tmux server
+"""Several hosts on one machine for the cluster's end-to-end runs: each its own state root, tmux server
 (its own TMUX_TMPDIR and socket), host id and `poll` daemon with the recording harness; one
 PostgreSQL schema they all share, each reaching it through a TCP proxy the test controls; one
 GitHub stand-in behind the real gh."""

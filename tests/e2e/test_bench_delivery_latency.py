@@ -1,4 +1,4 @@
-"""Issue 21 item 5: `python -m bench.delivery_latency --quick` completes, and every comment of both
+"""`python -m bench.delivery_latency --quick` completes, and every comment of both
 harnesses is pasted once and confirmed once — none lost, none doubled, no failed attempt."""
 
 from __future__ import annotations

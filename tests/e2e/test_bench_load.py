@@ -1,4 +1,4 @@
-"""Issue 11, Load: `python -m bench.load` in its short form completes and its figures are sane."""
+"""The load bench: `python -m bench.load` in its short form completes and its figures are sane."""
 
 from __future__ import annotations
 

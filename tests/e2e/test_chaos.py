@@ -1,9 +1,9 @@
-"""Issue 11, kill campaign, short form: `python -m bench.chaos --kills 20` — the poller, the tmux
+"""The kill campaign, short form: `python -m bench.chaos --kills 20` — the poller, the tmux
 server and harnesses SIGKILLed at random and aimed instants while comments stream in — ends with no
 comment lost, none twice (a harness with receipts) and no live session killed. A fresh seed each
 run; a failure prints it and the command that replays it.
 
-Issue 21 item 6: the same with each real agent (`--harness NAME`), offline against its model API's
+The same with each real agent (`--harness NAME`), offline against its model API's
 stand-in, every comment counted from the agent's own records (its prompt receipts and the model
 requests it made)."""
 

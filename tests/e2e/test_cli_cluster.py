@@ -1,4 +1,4 @@
-"""Issue 14's commands end to end: `status` and `sessions list` show the cluster (hosts, heartbeats,
+"""The cluster's commands end to end: `status` and `sessions list` show the cluster (hosts, heartbeats,
 sessions, free slots), `sessions move` hands an item over, and a database that cannot be reached is
 said by `status` while the daemon keeps its sessions and retries."""
 

@@ -1,4 +1,4 @@
-"""Issue 19 item 9: `status`, `sessions list` and `events` answered from the settings snapshot (the
+"""`status`, `sessions list` and `events` answered from the settings snapshot (the
 lean path, app.cli.fast_reads) print byte for byte what the full path prints, through the real
 entry point; whatever the lean path does not know takes the full path."""
 
@@ -175,7 +175,7 @@ def _recorded(folder: Path, tmux: RealTmux) -> None:
 
 
 def _held_without_a_session(store: SqliteStateStore) -> None:
-    """Items seen and never spawned (issue 19 item 4): one paused, one stopped, one nothing holds."""
+    """Items seen and never spawned: one paused, one stopped, one nothing holds."""
     baseline = datetime(2026, 1, 1, tzinfo=UTC)
     store.save_ledger(Ledger(WorkItemRef.parse("github:acme/widgets#12"), baseline_at=baseline, paused=True))
     store.save_ledger(Ledger(WorkItemRef.parse("github:acme/widgets#13"), baseline_at=baseline, stopped=True))

@@ -1,4 +1,4 @@
-"""Issue 11, faults, through the real daemon: `poll` as a process, the real gh against the GitHub
+"""Faults through the real daemon: `poll` as a process, the real gh against the GitHub
 stand-in, real tmux and the recording harness — gh hanging past its timeout, and the state folder
 on a small ext4 of its own filled to the last block or made read-only. Each time the daemon keeps
 running and says so, counts nothing the store does not hold, and delivers each comment once after."""

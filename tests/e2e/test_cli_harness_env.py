@@ -1,4 +1,4 @@
-"""Issue 19 through the real entry point: every configuration problem at once, and `poll` refusing a
+"""Configuration checks through the real entry point: every configuration problem at once, and `poll` refusing a
 harness environment the daemon cannot give."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """`poll` as the operator runs it: one poller per state root, a clean stop on a signal that
-leaves nothing half-written, and `poll --once` exit codes that mean something (issue 5)."""
+leaves nothing half-written, and `poll --once` exit codes that mean something."""
 
 from __future__ import annotations
 

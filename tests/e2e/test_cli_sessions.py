@@ -1,5 +1,5 @@
 """`sessions list|attach|reset|close` on real sessions: the harness simulator on a private tmux
-server, the real CLI as subprocesses (issue 5)."""
+server, the real CLI as subprocesses."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`status` before, during and after a poller: running or not (the lock), its last cycle (the
-heartbeat), and an exit status scripts can test (0 running, 3 not running; issue 5)."""
+heartbeat), and an exit status scripts can test (0 running, 3 not running)."""
 
 from __future__ import annotations
 

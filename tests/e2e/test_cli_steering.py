@@ -1,4 +1,4 @@
-"""Issue 13 end to end: control comments through the real gh (against the GitHub stand-in) and the
+"""Steering end to end: control comments through the real gh (against the GitHub stand-in) and the
 real tmux, with the recording harness, through `poll --once` runs of the real CLI."""
 
 from __future__ import annotations

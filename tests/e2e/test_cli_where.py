@@ -1,4 +1,4 @@
-"""Issue 19 items 1 and 5: which configuration and state a command used, `init`, and short refs."""
+"""Which configuration and state a command used, `init`, and short refs."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def on_terminal(cwd: Path, *args: str, env: dict[str, str]) -> tuple[int, str]:
     return process.returncode, shown.decode().replace("\r\n", "\n")
 
 
-# -- item 1: which configuration, which state ------------------------------------------------------
+# -- which configuration, which state --------------------------------------------------------------
 
 
 def test_the_file_at_the_xdg_config_path_is_read_from_any_directory(tmp_path: Path) -> None:
@@ -218,7 +218,7 @@ def test_init_refuses_an_unknown_harness_listing_the_known(tmp_path: Path) -> No
     assert not (tmp_path / "xdg").exists()
 
 
-# -- item 5: short work-item references ------------------------------------------------------------
+# -- short work-item references --------------------------------------------------------------------
 
 HOST = "localhost:40695"
 

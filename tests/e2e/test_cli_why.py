@@ -1,4 +1,4 @@
-"""Issue 19 item 4 end to end: every comment that does not become a prompt says why, once, and
+"""End to end: every comment that does not become a prompt says why, once, and
 `the-loop why` tells one comment's whole story."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Workspaces as an operator meets them (issue 10): `poll` spawns each item's agent in its own git
+"""Workspaces as an operator meets them: `poll` spawns each item's agent in its own git
 worktree; `sessions prune` removes closed sessions' clean worktrees and says why it keeps the
 others; `doctor` checks git and the clone URLs. Real git (file:// origins), real tmux, real CLI."""
 

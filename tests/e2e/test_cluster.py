@@ -1,4 +1,4 @@
-"""Issue 14 end to end: two and three hosts on one machine (own state roots, tmux servers and host
+"""A cluster end to end: two and three hosts on one machine (own state roots, tmux servers and host
 ids; one PostgreSQL; the GitHub stand-in through the real gh; the recording harness with
 receipts) — items spread, a host SIGKILLed with its tmux server mid-stream, a partition."""
 

@@ -1,4 +1,4 @@
-"""Issue 18 item 3 end to end: an agent never outlives its host's lease. Two real daemons on one
+"""The lease guard end to end: an agent never outlives its host's lease. Two real daemons on one
 PostgreSQL, each with its own tmux server and the recording harness; host A is stopped (SIGTERM, no
 restart), paused as a whole between its lease check and its paste (SIGSTOP), or cut off from the
 database (a partition): each run ends with at most one live agent per item and each comment given

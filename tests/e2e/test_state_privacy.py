@@ -1,4 +1,4 @@
-"""The state root is the operator's alone, whatever the umask (issue 18, suspected defect): the
+"""The state root is the operator's alone, whatever the umask (a defect once suspected): the
 store (the receipt secret, comment bodies), the event log, the receipts and the clones of private
 repositories are neither readable nor listable by other local users."""
 

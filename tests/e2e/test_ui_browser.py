@@ -1,4 +1,4 @@
-"""Issue 22: the fleet page in a real browser, against a running daemon with the sandbox tracker
+"""The fleet page in a real browser, against a running daemon with the sandbox tracker
 and the demo harness. Few tests, each walking several criteria: the browser is slow to start."""
 
 from __future__ import annotations

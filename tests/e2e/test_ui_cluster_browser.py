@@ -1,4 +1,4 @@
-"""Issue 22 item 6: the fleet page of a two-host cluster (PostgreSQL, the GitHub stand-in), in
+"""The fleet page of a two-host cluster (PostgreSQL, the GitHub stand-in), in
 Debian's Chromium — a host killed shows lost, then its items on the other host, without a reload."""
 
 from __future__ import annotations

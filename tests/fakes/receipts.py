@@ -36,7 +36,7 @@ class FakeReceipts(ReceiptPort):
         self.modes: dict[str, ReceiptMode] = {}
         self._due: dict[str, float] = {}  # receipt key -> when it shows, on the clock that never jumps
         self._seq = 0
-        # issue 20: a request's hook — takes an answer given (`hook_takes`), or has stopped waiting
+        # a permission request's hook — takes an answer given (`hook_takes`), or has stopped waiting
         self.hook_takes = True
         self.given: dict[str, str] = {}  # receipt key -> the answer handed to its hook
         self.expired: set[str] = set()

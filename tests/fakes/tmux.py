@@ -34,7 +34,7 @@ class FakePane:
     submits: int = 0
     screen: str = ""
     signals: int = 0  # times its process group was signalled
-    typed: str = ""  # a paste whose Enter became a newline, still in the input box (issue 21)
+    typed: str = ""  # a paste whose Enter became a newline, still in the input box
     redraws: list[str] = field(default_factory=list)  # what reads show before `screen`, one a read: a TUI mid-redraw
 
 
@@ -122,7 +122,7 @@ class FakeTmux(TmuxPort):
         self.unresponsive = False  # tmux answers nothing at all
         self.unresponsive_targets: set[str] = set()  # only calls naming these hang
         self.kill_fails: set[str] = set()  # kill-session and kill-pane fail in these sessions
-        self.swallowed_enters = 0  # the next Enters become newlines: the paste stays in the box (issue 21)
+        self.swallowed_enters = 0  # the next Enters become newlines: the paste stays in the box
         self.outliving: set[str] = set()  # groups of killed sessions that left a process (--outlive)
         self.exit_on_spawn: ExitRule | None = None
         self.race_on_spawn: dict[str, bool] = {}  # name -> the occupant is dead

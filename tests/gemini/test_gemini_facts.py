@@ -1,4 +1,4 @@
-"""Issue 21: what the real Gemini CLI 0.61 does, pinned offline in real tmux (the Gemini API stand-in
+"""What the real Gemini CLI 0.61 does, pinned offline in real tmux (the Gemini API stand-in
 answers its turns). docs/harnesses.md's gemini section names these tests."""
 
 from __future__ import annotations

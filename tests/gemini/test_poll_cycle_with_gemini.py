@@ -1,4 +1,4 @@
-"""Issue 21 (Gemini CLI) through the-loop's own poll cycle with the real Gemini CLI on real tmux,
+"""Gemini CLI through the-loop's own poll cycle with the real Gemini CLI on real tmux,
 offline: spawn in a never-seen git worktree -> ready -> prompt confirmed by receipt; a comment
 confirmed; one while Gemini is busy; the session killed -> the next comment resumes the same
 conversation (`--resume ID`); a Gemini that exits at once."""

@@ -1,4 +1,4 @@
-"""Issue 11, faults: the state database locked by another process (holding SQLite's write lock,
+"""Fault: the state database locked by another process (holding SQLite's write lock,
 BEGIN IMMEDIATE, longer than the busy timeout) under the daemon — the real SQLite store, the rest
 over fakes. The cycle fails cleanly, counts nothing, says so, and the next one delivers once."""
 

@@ -1,4 +1,4 @@
-"""Issue 11, faults, mid-delivery: the real SQLite store meets its fault after the prompt went in —
+"""Faults mid-delivery: the real SQLite store meets its fault after the prompt went in —
 its disk full, read-only, or its write lock taken by another process — at the paste or at the
 harness's confirmation. What cannot be saved is never said: no 🎉, no dispatch.succeeded, nothing
 delivered in the store; once the fault is gone the next cycle finds the harness's receipt and

@@ -1,4 +1,4 @@
-"""Issue 18 item 1 on real git: a fork's pull request runs none of its code on the host while
+"""Fork heads on real git: a fork's pull request runs none of its code on the host while
 its worktree is made, unless the operator vouched for its head; `setup` never sees the daemon's
 tokens. Bare origins by file:// URL; the tracker, tmux, store and event log are fakes."""
 

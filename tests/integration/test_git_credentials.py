@@ -1,4 +1,4 @@
-"""gh is git's only credential helper, and no token is written anywhere (issue 10): a local HTTP
+"""gh is git's only credential helper, and no token is written anywhere: a local HTTP
 server that demands authentication, and a stand-in `gh` that records what git asked it."""
 
 from __future__ import annotations

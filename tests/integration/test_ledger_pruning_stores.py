@@ -1,4 +1,4 @@
-"""Issue 23 item 1: a pruned ledger can never re-deliver — the whole poll cycle over each real state
+"""A pruned ledger can never re-deliver — the whole poll cycle over each real state
 store (SQLite, PostgreSQL) and the fake, a pruned comment replayed by webhook and by a re-read."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 21 item 5 on real tmux 3.3 and the harness simulator without receipts: the second of two
+"""No queue behind a confirmation, on real tmux 3.3 and the harness simulator without receipts: the second of two
 back-to-back comments is pasted while the first's "still alive" wait runs; each is confirmed on
 its own, in order, each pasted once."""
 

@@ -1,4 +1,4 @@
-"""Which processes use a worktree (issue 18, item 4), read from a /proc laid out by the test: the
+"""Which processes use a worktree, read from a /proc laid out by the test: the
 real /proc is exercised by tests/integration/test_workspaces_git.py."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Workspaces on real git (issue 10): bare origin repositories made by the test, file:// URLs,
+"""Workspaces on real git: bare origin repositories made by the test, file:// URLs,
 no network; tmux, the store and the event log are fakes."""
 
 from __future__ import annotations

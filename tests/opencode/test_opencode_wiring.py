@@ -1,4 +1,4 @@
-"""Issue 21 (opencode) wiring: the built-in profile, the receipt channel, and what the plugin writes
+"""opencode wiring: the built-in profile, the receipt channel, and what the plugin writes
 for each opencode event (the plugin run by Node with opencode's hook and event shapes)."""
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def test_opencode_confirms_by_its_plugin_and_resumes_by_the_id_its_ready_receipt
     assert harness.argv("S", resume=False) == ("opencode", "--prompt")
     assert harness.argv("ses_1", resume=True) == ("opencode", "--session", "ses_1", "--prompt")
     assert harness.names_its_conversations  # opencode names its sessions: learnt from the ready receipt
-    # issue 21 item 3: nothing to pre-seed; issue 18: never started in a fork's folder
+    # no folder trust to pre-seed; no start that ignores its folder's files: never started in a fork's folder
     assert not harness.trust_workdir and harness.unvouched_args is None
     assert BUILTIN_HARNESSES["opencode"].receipts is ReceiptMode.OPENCODE
 

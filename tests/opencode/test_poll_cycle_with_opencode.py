@@ -1,4 +1,4 @@
-"""Issue 21 (opencode) through the-loop's own poll cycle with the real opencode on real tmux, offline:
+"""opencode through the-loop's own poll cycle with the real opencode on real tmux, offline:
 spawn in a never-seen git worktree -> ready -> prompt confirmed by receipt; a comment confirmed; a
 comment while busy confirmed; the session killed -> the next comment resumes the same conversation
 (`--session ID`, its prompt submitted by the plugin); a harness exiting at once fails every attempt."""
@@ -55,11 +55,11 @@ def test_a_spawn_in_a_never_seen_git_worktree_is_ready_and_its_prompt_confirmed_
     agent: tuple[World, WorkItemRef, Path],
 ) -> None:
     world, ref, _ = agent
-    assert world.events.named("session.trusted") == []  # item 3: nothing blocks a new folder
+    assert world.events.named("session.trusted") == []  # no folder trust to grant: nothing blocks a new folder
     assert [e["source"] for e in world.events.named("session.ready")] == ["startup"]
     succeeded = world.events.named("dispatch.succeeded")
     assert [(e["delivery_id"].split("-")[0], e["confirmed_by"]) for e in succeeded] == [("start", "receipt")]
-    # item 2: opencode's own session id, from the plugin's ready receipt, is recorded
+    # opencode's own session id, from the plugin's ready receipt, is recorded
     (ready,) = [r for r in world.receipts.read(ref, world.record(ref).spawn_id) if r.kind is ReceiptKind.READY]
     assert world.record(ref).harness_session_id == ready.conversation
     assert ready.conversation.startswith("ses_")

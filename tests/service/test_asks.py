@@ -1,4 +1,4 @@
-"""Issue 20 items 1, 3, 5: what the agent asks goes to the item as one comment, and an authorized
+"""What the agent asks goes to the item as one comment, and an authorized
 answer comment goes back to its hook, once — over fakes (real Claude: tests/claude/test_loop_asks.py)."""
 
 from __future__ import annotations

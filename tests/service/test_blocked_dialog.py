@@ -1,4 +1,4 @@
-"""A harness blocked on a dialog (issue 8): comments wait, no attempt is spent, and the item hears
+"""A harness blocked on a dialog: comments wait, no attempt is spent, and the item hears
 once per dialog — Claude Code says one dialog twice (PermissionRequest, then ~6 s later the
 permission_prompt notification)."""
 

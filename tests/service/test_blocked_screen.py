@@ -1,4 +1,4 @@
-"""Issue 21 item 3: a dialog the harness's hooks do not report (Gemini CLI says it is ready while its
+"""A dialog the harness's hooks do not report (Gemini CLI says it is ready while its
 authentication dialog waits) is read from its screen: the harness is blocked, nothing is pasted
 into it, and the item hears once."""
 

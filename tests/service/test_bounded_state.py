@@ -1,4 +1,4 @@
-"""Issue 23 item 2: a spawn's receipt folder goes once nothing can look it up again — the item's
+"""A spawn's receipt folder goes once nothing can look it up again — the item's
 session closed with its harness ended and no comment left whose attempt a retry would look up, or
 the item reset."""
 

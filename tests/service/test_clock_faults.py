@@ -1,4 +1,4 @@
-"""Issue 11, faults: the clock jumping an hour (the ClockPort's now() moves back, or forward, as NTP
+"""Faults: the clock jumping an hour (the ClockPort's now() moves back, or forward, as NTP
 or an operator would set it), and the machine's clock behind the tracker's. Waits and deadlines
 are measured on the clock that never jumps: no confirmation wait hangs for an hour, no readiness
 deadline is misjudged, no comment is lost or delivered twice."""

@@ -1,4 +1,4 @@
-"""Issue 14 over fakes: several hosts share one store, one tracker and one cluster database, each
+"""A cluster over fakes: several hosts share one store, one tracker and one cluster database, each
 with its own tmux server — items spread, GitHub read once, leases checked before every tmux
 action, take-over after a host dies, orphans ended, items moved."""
 

@@ -1,4 +1,4 @@
-"""Issue 14's daemon over fakes: the database unreachable (no delivery counted, sessions kept,
+"""A cluster host's daemon over fakes: the database unreachable (no delivery counted, sessions kept,
 retries with backoff, the lock says so for `status`), the lease heartbeat's failures and recovery,
 and orphans ended when a host starts."""
 

@@ -1,4 +1,4 @@
-"""Issue 18 item 3 over fakes, step by step on one controlled clock: an agent never outlives its
+"""The lease guard over fakes, step by step on one controlled clock: an agent never outlives its
 host's lease. Each renewal gives the host's watchdog a deadline; a host that stops renewing has its
 agents ended by then, before another host can take the item."""
 

@@ -151,7 +151,7 @@ def test_poll_once_whose_cycle_cannot_write_the_state_exits_non_zero_says_so_and
 
 
 def test_faults_a_daemon_whose_state_store_cannot_be_written_keeps_running_says_so_and_carries_on() -> None:
-    """Issue 11, faults: disk full or read-only. Each failed cycle is an event and a note in the
+    """Fault: disk full or read-only. Each failed cycle is an event and a note in the
     lock (what `status` reads); the daemon never exits on one, and delivers once the store writes."""
     world, lock, waits, reports = World(), FakeLock(), [], []
     ref = world.watched()

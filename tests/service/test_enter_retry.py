@@ -1,4 +1,4 @@
-"""Issue 21 item 4: a paste whose Enter the harness took for a newline (Gemini CLI, 1 in 10 in its
+"""A paste whose Enter the harness took for a newline (Gemini CLI, 1 in 10 in its
 profile's own trial) gets one more carriage return, at most twice, only while its input box still
 holds the text — never a second paste."""
 

@@ -1,4 +1,4 @@
-"""Issue 22 over fakes: the page's routes called directly — who may see and act, what an action
+"""The fleet page over fakes: its routes called directly — who may see and act, what an action
 writes, the journey of a comment, one row per item, nothing raw from a pane."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 18 item 1 through the poll cycle, over fakes: the harness of a fork's pull request is
+"""Fork heads through the poll cycle, over fakes: the harness of a fork's pull request is
 started so that none of its folder's own settings, hooks or MCP servers load, and its folder is
 trusted only so started; a harness with no such start is not started there at all."""
 

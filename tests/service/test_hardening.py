@@ -1,5 +1,5 @@
-"""Issue 9: the defects a hostile review reproduced, each pinned (the others live beside the code
-they concern: contract, unit and integration tests named issue9_item<N>)."""
+"""The defects a hostile review reproduced, each pinned (the others live beside the code they
+concern, in contract, unit and integration tests)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 19 item 6: every spawn gets its harness's `env` and `passEnv` from the daemon's environment."""
+"""Every spawn gets its harness's `env` and `passEnv` from the daemon's environment."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 23 item 4: an idle cycle touches only the items with something to do (a kept comment, a
+"""An idle cycle touches only the items with something to do (a kept comment, a
 pending one, a start, an open turn, a record changed elsewhere), not every listed item."""
 
 from __future__ import annotations

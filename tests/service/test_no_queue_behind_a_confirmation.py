@@ -1,4 +1,4 @@
-"""Issue 21 item 5: no queue behind a confirmation. A harness without receipts is confirmed by
+"""No queue behind a confirmation. A harness without receipts is confirmed by
 staying alive `confirmSeconds` after a paste; the next comment of its item is pasted while that
 wait runs, each confirmed on its own, in order. And no wait holds the poll cycle: an item waiting
 for its harness to get ready waits beside the cycle, which goes on delivering to other items."""

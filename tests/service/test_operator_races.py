@@ -1,4 +1,4 @@
-"""Issue 9 item 7: an operator's command racing a delivery in flight is never undone by the poller."""
+"""An operator's command racing a delivery in flight is never undone by the poller."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""API limits and failures park the item (issue 20 item 4, and the parked part of item 5): a turn
+"""API limits and failures park the item: a turn
 that fails on the API gets 😕, the item parks until the reset, nothing is pasted and no attempt is
 spent meanwhile, one notice says so; at the reset one resume prompt, then the held comments."""
 

@@ -114,7 +114,7 @@ def test_an_unreadable_heartbeat_is_no_cycle_known() -> None:
 
 
 def test_faults_a_poller_whose_cycles_fail_is_failing_with_its_cause() -> None:
-    """Issue 11, faults: the daemon notes its failing cycles in the lock, which `status` can read
+    """Fault: the daemon notes its failing cycles in the lock, which `status` can read
     when the state store cannot be written (or read)."""
     failing = {"since": STARTED, "cycles": 3, "cause": "StateError: state store x: database or disk is full"}
     status = poller_status(

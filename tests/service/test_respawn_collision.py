@@ -121,7 +121,7 @@ def test_ac5_duplicate_session_with_a_live_occupant_is_resolved_once_into_a_wind
     session = world.session(ref)
     occupant = session.panes[0]
     assert world.spawns() == 3  # first sight, the one refused with duplicate session, the harness's window
-    assert occupant.received == [] and not occupant.dead  # issue 9 item 1: never typed into
+    assert occupant.received == [] and not occupant.dead  # a pane not proven the harness's: never typed into
     assert "New comment" in session.prompt and world.record(ref).pane_id == session.harness_id
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
 

@@ -32,7 +32,7 @@ def test_decision_2_a_live_occupant_on_the_respawn_path_is_never_killed_nor_type
 
     occupant = world.tmux.sessions[occupant_name].panes[0]
     assert occupant.argv == ("sh",) and not occupant.dead
-    assert occupant.received == []  # issue 9 item 1: a pane not proven the harness's gets nothing
+    assert occupant.received == []  # a pane not proven the harness's gets nothing
     assert world.kills() == 0
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED  # the harness's own window
 
@@ -48,7 +48,7 @@ def test_decision_2_first_spawn_against_a_live_occupant_fails_loudly_and_retries
     refusals = world.events.named("session.spawn_failed")
     assert len(refusals) == 3 and all(r["level"] == "error" and "sessions reset" in r["remedy"] for r in refusals)
     assert [f["outcome"] for f in world.events.named("dispatch.failed")] == ["spawn-refused"] * 3
-    assert world.store.session(ref) is None  # issue 9 item 1: a refused first spawn leaves no record
+    assert world.store.session(ref) is None  # a refused first spawn leaves no record
     assert world.tmux.session_state(ref.target) is SessionState.LIVE
     assert world.tmux.sessions[ref.target.name].received == []
     (notice,) = world.tracker.posted

@@ -1,4 +1,4 @@
-"""Issue 13: steering from GitHub — control comments, the status reply, the trigger phrase."""
+"""Steering from GitHub — control comments, the status reply, the trigger phrase."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Comments pushed by webhook go through the same inbox and ledger as polled ones: sooner, never
-twice, and only when new by the same rule (issue 9 item 4)."""
+twice, and only when new by the same rule."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def test_a_pushed_comment_survives_a_crash_before_the_next_cycle() -> None:
 
 
 def test_a_pushed_comment_is_delivered_before_the_cycle_reads_github_even_when_that_read_fails() -> None:
-    # issue 11's load finding: a webhook's comment waited for the reads of every repository before
+    # a load run found a webhook's comment waiting for the reads of every repository before
     # its own; its item was listed last cycle, so it goes first — and GitHub failing (rate limit,
     # an outage) does not hold up what GitHub itself pushed.
     world = World()

@@ -1,4 +1,4 @@
-"""Issue 18 item 2: a delivery is kept, and wakes the poller, only when it can become a prompt or a
+"""A webhook delivery is kept, and wakes the poller, only when it can become a prompt or a
 control verb; strangers neither fill the store nor spend GitHub requests, and a burst of kept
 comments costs no more reads than one cycle per interval."""
 
@@ -227,7 +227,7 @@ def test_a_kept_comment_whose_item_no_listing_has_yet_wakes_one_read_and_is_deli
         ref = world.item(2)  # labelled after the daemon's last read
         _push(intake, replace(world.comment(ref, "labelled, then asked"), id="9500"), labels=("loop",))
         _wait_until(lambda: any("labelled, then asked" in t for t in _received(world, ref)))
-        # the item is worked beside that cycle (issue 21 item 5): the cycle may be said just after
+        # the item is worked beside that cycle (no wait holds the cycle): the cycle may be said just after
         _wait_until(lambda: world.events.names().count("poll.cycle") > cycles)
 
         assert world.events.names().count("poll.cycle") == cycles + 1  # the one read that lists it

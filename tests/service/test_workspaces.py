@@ -1,4 +1,4 @@
-"""Workspaces through the poll cycle, over fakes (issue 10): an item's agent starts in its own
+"""Workspaces through the poll cycle, over fakes: an item's agent starts in its own
 worktree; a workspace that cannot be made is a failed attempt with git's message, retried, then
 abandoned with the one notice; a respawn reuses the worktree; a clean one goes on close."""
 

@@ -87,7 +87,7 @@ class World:
     environ: dict[str, str] = field(default_factory=dict)  # the daemon's, read by `env` and `passEnv`
     prune_every_seconds: float = PASS_EVERY_SECONDS  # how often a ledger pruning pass may begin
     prune_margin: timedelta = PRUNE_MARGIN  # how far the horizon trails the last read
-    ask_wait_seconds: float = 600.0  # issue 20: how long a request's hook waits for an answer from the item
+    ask_wait_seconds: float = 600.0  # how long a permission request's hook waits for an answer from the item
 
     def __post_init__(self) -> None:
         ids = (f"sid-{n}" for n in itertools.count(1))

@@ -1,4 +1,4 @@
-"""Issue 20, the pure part: answer verbs, what a request's comment shows, the decision built."""
+"""Asks, the pure part: answer verbs, what a request's comment shows, the decision built."""
 
 from __future__ import annotations
 

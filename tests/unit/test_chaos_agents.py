@@ -1,4 +1,4 @@
-"""Issue 21 item 6: the kill campaign with a real agent (bench/chaos/agents.py, wrapper.py) counts
+"""The kill campaign with a real agent (bench/chaos/agents.py, wrapper.py) counts
 what the agent received from its own records — its hooks' receipts and its model API's requests —
 once per conversation turn, and knows its processes from the wrapper's lines."""
 

@@ -1,4 +1,4 @@
-"""Issue 19 item 9: the CLI starts fast because it imports only what the dispatched command needs.
+"""The CLI starts fast because it imports only what the dispatched command needs.
 
 What is imported is counted, never how long it took: these cannot flake on a busy machine. The
 timing itself is `python -m bench.cli_start` (its quick form runs in tests/e2e/test_benches.py).
@@ -23,7 +23,7 @@ _LEAN_ADAPTERS = {
     "adapters",
     "adapters.eventlog",
     "adapters.eventlog.reader",
-    "adapters.eventlog.rotation",  # rotated files are read too (issue 23)
+    "adapters.eventlog.rotation",  # rotated files are read too
     "adapters.lock",
     "adapters.support",
     "adapters.support.private",
@@ -141,7 +141,7 @@ def test_sessions_list_of_recorded_sessions_starts_without_pydantic_or_the_conta
     assert not {m for m in again if m.startswith(("app.config.settings", "app.config.loader", "app.usecases.closing"))}
 
 
-# what the lean `sessions list` left behind (issue 19 item 9: with recorded sessions it must answer within
+# what the lean `sessions list` left behind (with recorded sessions it must answer within
 # 4x a bare start): the domain model's dataclasses, the ledger and its codec, logging, subprocess, the
 # full listing's use case and the tmux adapter it probes through, one command per session
 _NOT_ON_THE_LISTING_PATH = (

@@ -1,4 +1,4 @@
-"""Issue 14's rules as pure functions, and its configuration keys: placing an item, trusting a lease,
+"""The cluster's rules as pure functions, and its configuration keys: placing an item, trusting a lease,
 the lease timing (the renew deadline shorter than the expiry), the host id."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 19 item 9: the validated-settings snapshot the read-only commands start from is used only
+"""The validated-settings snapshot the read-only commands start from is used only
 for exactly the input it was made from, is private, and keeps no secret."""
 
 from __future__ import annotations

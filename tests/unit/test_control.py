@@ -1,4 +1,4 @@
-"""Control comments as pure text rules (issue 13's syntax is stable: tests outside the project use it)."""
+"""Control comments as pure text rules (their syntax is stable: tests outside the project use it)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 19 item 6: `routing.harnesses.<name>.env` and `passEnv`, read from the daemon's environment."""
+"""`routing.harnesses.<name>.env` and `passEnv`, read from the daemon's environment."""
 
 from __future__ import annotations
 

@@ -43,7 +43,7 @@ def test_codex_resumes_by_the_id_its_ready_receipt_named() -> None:
 
 def test_codex_confirms_by_its_own_hooks_and_its_folder_is_trusted_in_its_configuration() -> None:
     assert (spec("codex").receipts, spec("codex").trust_workdir) == (ReceiptMode.CODEX, True)
-    assert spec("codex").unvouched_args is None  # issue 18: never started in a fork's folder, never trusts it
+    assert spec("codex").unvouched_args is None  # never started in a fork's folder, never trusts it
 
 
 def test_gemini_starts_a_fresh_conversation_under_the_loops_id_with_the_prompt_interactive() -> None:

@@ -49,7 +49,7 @@ def test_the_real_tree_keeps_every_contract(tree: Path) -> None:
         ("domain/planted.py", "import os\n", "domain imports no I/O or framework module BROKEN"),
         ("domain/planted.py", "import pydantic\n", "domain imports no I/O or framework module BROKEN"),
         ("app/planted.py", "import adapters.tmux.adapter\n", "only app.container imports adapters BROKEN"),
-        # the lean read path's exception names three modules, not the adapters (issue 19 item 9)
+        # the lean read path's exception names three modules, not the adapters
         ("app/cli/fast_reads.py", "import adapters.tmux.adapter\n", "only app.container imports adapters BROKEN"),
         ("app/cli/fast_reads.py", "import adapters.sqlite.store\n", "only app.container imports adapters BROKEN"),
         # the lean `sessions list`'s names the four light readers its listing looks with, no other
@@ -57,7 +57,7 @@ def test_the_real_tree_keeps_every_contract(tree: Path) -> None:
         ("app/cli/lean_listing.py", "import adapters.postgres.store\n", "only app.container imports adapters BROKEN"),
         ("app/cli/lean_listing.py", "import adapters.tmux.adapter\n", "only app.container imports adapters BROKEN"),
         ("app/cli/lean_listing.py", "import adapters.sqlite.store\n", "only app.container imports adapters BROKEN"),
-        # the fleet page shares the webhook receiver's server core, and no other adapter (issue 23 item 6)
+        # the fleet page shares the webhook receiver's server core, and no other adapter
         ("app/web/http.py", "import adapters.github.webhook\n", "only app.container imports adapters BROKEN"),
         ("adapters/planted.py", "import app.usecases.poll\n", "adapters do not import app BROKEN"),
         ("app/usecases/planted.py", "import app.cli.main\n", USECASES),
@@ -68,7 +68,7 @@ def test_the_real_tree_keeps_every_contract(tree: Path) -> None:
         ("app/web/planted.py", "import sqlite3\n", "the fleet page calls use cases and views"),
         ("adapters/tmux/planted.py", "import adapters.sqlite.store\n", "adapters are independent"),
         ("adapters/github/planted.py", "import adapters.tmux.commands\n", "adapters are independent"),
-        # Codex's trust writes through adapters.support, never through Claude Code's adapter (issue 23 item 6)
+        # Codex's trust writes through adapters.support, never through Claude Code's adapter
         ("adapters/codex/planted.py", "import adapters.claude.trust\n", "adapters are independent"),
         ("adapters/codex/planted.py", "import adapters.receipts.files\n", "adapters are independent"),
         # every technology under adapters/ is one of the independent ones (shared: support, clock)

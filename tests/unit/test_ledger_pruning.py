@@ -1,4 +1,4 @@
-"""Issue 23 item 1: pruning a ledger drops only the resolved ids the newness rule no longer needs."""
+"""Pruning a ledger drops only the resolved ids the newness rule no longer needs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The parking rules (issue 20 item 4): what a failed turn parks the item for, and until when."""
+"""The parking rules: what a failed turn parks the item for, and until when."""
 
 from __future__ import annotations
 

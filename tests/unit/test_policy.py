@@ -38,7 +38,7 @@ def test_delivery_probe_pastes_unless_tmux_answered_the_harness_pane_dead_or_abs
 
 
 def test_a_live_session_whose_harness_pane_is_dead_takes_the_respawn_path() -> None:
-    # issue 9 item 5: an operator's live window does not make a dead harness live
+    # an operator's live window does not make a dead harness live
     probe = Probe(S.LIVE, S.DEAD, "%1", others_live=True)
     assert on_delivery_probe(probe).choice is Step.RESPAWN_PATH
 

@@ -129,7 +129,7 @@ def test_an_old_slug_an_item_owns_is_no_other_items_slug(first: WorkItemRef, sec
         assert first.slug_by(Naming.LEGACY) != second.slug
 
 
-# -- issue 19 item 5: short work-item references, resolved against the watched repositories --------
+# -- short work-item references, resolved against the watched repositories -------------------------
 
 WIDGETS = RepoRef(host="ghe.example.com", owner="acme", name="widgets")
 GADGETS = RepoRef(host="ghe.example.com", owner="acme", name="gadgets")

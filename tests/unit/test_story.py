@@ -1,4 +1,4 @@
-"""Issue 19 item 4: which comment `the-loop why` is asked about, and the one line of what became of it."""
+"""Which comment `the-loop why` is asked about, and the one line of what became of it."""
 
 from __future__ import annotations
 

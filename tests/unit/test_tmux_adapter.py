@@ -155,7 +155,7 @@ def test_an_unanswered_delivery_stays_unanswered_never_missing() -> None:
     ("rows", "harness", "pane", "others"),
     [
         (f"%7 0 100 {MARK}\n", SessionState.LIVE, "%7", False),
-        (f"%7 1 100 {MARK}\n%8 0 101 \n", SessionState.DEAD, "%7", True),  # issue 9 item 5
+        (f"%7 1 100 {MARK}\n%8 0 101 \n", SessionState.DEAD, "%7", True),  # dead beside an operator's live pane
         ("%8 0 101 \n", SessionState.ABSENT, "", True),  # a stranger holds the name
         (f"%8 0 101 {'1' * 32}\n", SessionState.ABSENT, "", True),  # another spawn's mark
     ],

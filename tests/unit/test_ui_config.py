@@ -1,4 +1,4 @@
-"""Issue 22 item 1: the page's configuration — off by default, loopback unless a token guards it."""
+"""The page's configuration — off by default, loopback unless a token guards it."""
 
 from __future__ import annotations
 

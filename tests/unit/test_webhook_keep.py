@@ -1,4 +1,4 @@
-"""Issue 18 item 2: which webhook deliveries are kept — a pure decision from the delivery, the
+"""Which webhook deliveries are kept — a pure decision from the delivery, the
 last listing and the inbox's room."""
 
 from __future__ import annotations

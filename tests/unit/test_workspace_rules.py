@@ -1,4 +1,4 @@
-"""Workspace values and decisions (issue 10): pure, no git."""
+"""Workspace values and decisions: pure, no git."""
 
 from __future__ import annotations
 
@@ -127,7 +127,7 @@ def test_the_setup_output_tail_is_bounded_and_made_inert() -> None:
     assert "\x1b" not in tail and len(tail.encode()) < 200
 
 
-# --- issue 18 item 1: whose head may run on the host
+# --- whose head may run on the host
 
 SHA = "3f786850e387550fdab836ed7e6dc881de23001b"
 FORK = PullHead("mallory/widgets", SHA, fork=True)
