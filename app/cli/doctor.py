@@ -10,7 +10,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
-from app.config.harnesses import PINNED_CLAUDE_CODE, PINNED_CODEX
+from app.config.pins import PINNED_CLAUDE_CODE, PINNED_CODEX
 from app.config.settings import Settings
 from domain.errors import LoopError, MissingVariable
 from domain.model import HarnessSpec, SessionRecord
