@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import sys
 
-from pinned_npm import Package, Pin, main
+from pinned_npm import Package, Pin, main, pinned_version
 
-VERSION = "2.1.328"
+VERSION = pinned_version("PINNED_CLAUDE_CODE")
 PIN = Pin(
     title="Claude Code",
     folder="claude-code",

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import sys
 
-from pinned_npm import Package, Pin, main
+from pinned_npm import Package, Pin, main, pinned_version
 
-VERSION = "0.169.0"
+VERSION = pinned_version("PINNED_CODEX")
 PIN = Pin(
     title="Codex",
     folder="codex",

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import sys
 
-from pinned_npm import PACKAGE_ROOT, Package, Pin, main
+from pinned_npm import PACKAGE_ROOT, Package, Pin, main, pinned_version
 
-VERSION = "0.61.0"
+VERSION = pinned_version("PINNED_GEMINI_CLI")
 # the same package on every machine: the bundle is JavaScript
 _PACKAGE = Package(
     f"@google/gemini-cli@{VERSION}",

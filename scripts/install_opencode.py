@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import sys
 
-from pinned_npm import Package, Pin, main
+from pinned_npm import Package, Pin, main, pinned_version
 
-VERSION = "1.18.33"
+VERSION = pinned_version("PINNED_OPENCODE")
 X86_64 = Package(
     f"opencode-linux-x64@{VERSION}",
     "sha512-q/t/3p2CTxOT9y2kvjesb/LZab2+1eqlhhWA02Be6mjTtmYtNBcBsrI5yDo4Fw7ZSPBW2oyMIGMNRqiKQjiAWw==",

@@ -1,7 +1,8 @@
 """Installs a tool from npm at a pinned version into `.tools/<folder>/<version>/`, verified against
 the registry's sha512 of the exact package, for the tests that run the real agents.
 
-Each `scripts/install_<tool>.py` declares one `Pin` and calls `main(PIN)`. `npm pack` fetches the
+Each `scripts/install_<tool>.py` declares one `Pin`, at the version app/config/pins.py names
+(`pinned_version`: the one place `doctor` reads it too), and calls `main(PIN)`. `npm pack` fetches the
 package's tarball (no install, no scripts, a private cache); nothing is written unless it matches the
 pinned integrity, and the version's folder appears whole or not at all. Exit codes: 0 installed (its
 path printed), 1 refused or failed, 3 no package for this machine. `--check` exits 0 only when the
@@ -15,6 +16,7 @@ import hashlib
 import json
 import os
 import platform
+import runpy
 import shutil
 import subprocess
 import sys
@@ -24,6 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+PINS = Path(__file__).resolve().parent.parent / "app" / "config" / "pins.py"
 STAMP = ".verified"
 PACKAGE_ROOT = "package/"
 
@@ -69,6 +72,15 @@ class Pin:
                 f"this machine is {system} {machine}{' (musl)' if musl else ''}: unsupported"
             )
         return known
+
+
+def pinned_version(name: str) -> str:
+    """The version `name` in app/config/pins.py, run as a file of its own: nothing else of the project
+    is imported (the installers run with the system Python, before the project is installed)."""
+    version = runpy.run_path(str(PINS)).get(name)
+    if not isinstance(version, str):
+        raise InstallError(f"{PINS}: no version {name}")
+    return version
 
 
 def integrity_of(path: Path) -> str:

@@ -12,25 +12,19 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 from adapters.claude.config_lock import claude_config_lock
+from adapters.support.agent_config import claude_config_file
 from adapters.support.folder_trust import ATTEMPTS, ROUNDS, FolderTrust
 from domain.errors import TrustError
 
-__all__ = ["ATTEMPTS", "KEY", "ROUNDS", "SETTLE_SECONDS", "ClaudeTrust", "default_path"]
+__all__ = ["ATTEMPTS", "KEY", "ROUNDS", "SETTLE_SECONDS", "ClaudeTrust"]
 
 KEY = "hasTrustDialogAccepted"
 SETTLE_SECONDS = 1.0  # Claude Code's file watcher polls about once a second
-
-
-def default_path(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    folder = env.get("CLAUDE_CONFIG_DIR")
-    return Path(folder) / ".claude.json" if folder else Path.home() / ".claude.json"
 
 
 class ClaudeTrust(FolderTrust):
@@ -44,7 +38,7 @@ class ClaudeTrust(FolderTrust):
     overwriter = "a running Claude Code"
 
     def _default_path(self) -> Path:
-        return default_path()
+        return claude_config_file(os.environ)
 
     def _locked(self, path: Path) -> AbstractContextManager[None]:
         return claude_config_lock(self._path, sleep=self._sleep)  # beside the name Claude uses

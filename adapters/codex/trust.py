@@ -14,20 +14,14 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Mapping
 from pathlib import Path
 
+from adapters.support.agent_config import codex_config_file
 from adapters.support.folder_trust import FolderTrust
 from domain.errors import TrustError
 
 TRUSTED = "trusted"
 SETTLE_SECONDS = 0.5
-
-
-def default_path(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    folder = env.get("CODEX_HOME")
-    return Path(folder) / "config.toml" if folder else Path.home() / ".codex" / "config.toml"
 
 
 class CodexTrust(FolderTrust):
@@ -39,7 +33,7 @@ class CodexTrust(FolderTrust):
     settle = SETTLE_SECONDS
 
     def _default_path(self) -> Path:
-        return default_path()
+        return codex_config_file(os.environ)
 
     def _changed(self, path: Path, content: bytes | None, directory: str) -> str | None:
         """The record appended unless it is there."""

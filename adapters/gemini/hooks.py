@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
 from pathlib import Path
 
+from adapters.support.agent_config import gemini_home
 from adapters.support.atomic import write_whole
 from adapters.support.receipt_line import FOLDER_VARIABLE, env_hook_command
 from domain.model import ReceiptChannel
@@ -26,12 +26,6 @@ from domain.model import ReceiptChannel
 NAME = "the-loop-receipts"
 VARIABLE = FOLDER_VARIABLE  # the spawn's receipt folder, named in its environment
 EVENTS = ("SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent", "Notification", "SessionEnd")
-
-
-def default_home(env: Mapping[str, str] | None = None) -> Path:
-    """Gemini CLI's own folder, as it finds it (`homedir()` honours `GEMINI_CLI_HOME`)."""
-    env = os.environ if env is None else env
-    return Path(env.get("GEMINI_CLI_HOME") or Path.home()) / ".gemini"
 
 
 def files() -> dict[str, str]:
@@ -64,5 +58,5 @@ def install(home: Path) -> bool:
 def receipt_channel(folder: Path, *, home: Path | None = None) -> ReceiptChannel:
     """What a Gemini CLI spawn is handed so its receipts reach `folder`: the extension installed in
     `home` (None: Gemini CLI's own folder, as it finds it now), and the folder in its environment."""
-    install(home or default_home())
+    install(home or gemini_home(os.environ))
     return ReceiptChannel(env=((VARIABLE, str(folder)),))

@@ -10,7 +10,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
-from app.config.harnesses import PINNED_CLAUDE_CODE, PINNED_CODEX
+from adapters.support.agent_config import claude_config_file, codex_config_file, codex_home, gemini_home
+from app.config.pins import PINNED_CLAUDE_CODE, PINNED_CODEX
 from app.config.settings import Settings
 from domain.errors import LoopError, MissingVariable
 from domain.model import HarnessSpec, SessionRecord
@@ -179,7 +180,7 @@ def _harness(
 def _gemini_sign_in(spec: HarnessSpec, probe: DoctorProbe, pane: Mapping[str, str]) -> Check:
     """Gemini CLI with no sign-in chosen opens a dialog at each start, and its SessionStart
     hook still fires (pinned in tests/gemini/test_gemini_facts.py): only its settings can tell."""
-    path = Path(pane.get("GEMINI_CLI_HOME") or pane.get("HOME") or Path.home()) / ".gemini" / "settings.json"
+    path = gemini_home(pane) / "settings.json"
     subject = f"harness {spec.name} sign-in"
     try:
         settings = probe.json_file(path) or {}
@@ -208,12 +209,6 @@ def _is_codex(spec: HarnessSpec) -> bool:
     return spec.receipts is ReceiptMode.CODEX or Path(spec.binary).name == "codex"
 
 
-def _codex_home(env: Mapping[str, str]) -> Path:
-    """Codex's folder: `$CODEX_HOME`, else `~/.codex` (its config.toml, auth.json)."""
-    folder = env.get("CODEX_HOME")
-    return Path(folder) if folder else Path(env.get("HOME") or Path.home()) / ".codex"
-
-
 def _codex(
     spec: HarnessSpec, probe: DoctorProbe, pane: Mapping[str, str], environ: Mapping[str, str], version: str
 ) -> Iterator[Check]:
@@ -229,16 +224,16 @@ def _codex(
             f"{found or version}, not {PINNED_CODEX}, the version whose behaviour the tests pin",
             f"install {PINNED_CODEX} (scripts/install_codex.py)",
         )
-    home = _codex_home(pane)
+    home = codex_home(pane)
     try:
-        config = probe.toml_file(home / "config.toml") or {}
+        config = probe.toml_file(codex_config_file(pane)) or {}
         auth = probe.json_file(home / "auth.json")
     except LoopError as error:
         yield Check(Mark.FAILED, f"{subject} login", str(error), f"fix or remove it (in {home})")
         return
     yield _codex_login(subject, key=key, home=home, config=config, auth=auth, pane=pane, binary=spec.binary)
     if spec.trust_workdir:
-        writer, reader = _codex_home(environ) / "config.toml", home / "config.toml"
+        writer, reader = codex_config_file(environ), codex_config_file(pane)
         if writer != reader:
             yield Check(
                 Mark.FAILED,
@@ -294,17 +289,11 @@ def _codex_login(
     )
 
 
-def _claude_file(env: Mapping[str, str]) -> Path:
-    """Where Claude Code keeps its user configuration: `$CLAUDE_CONFIG_DIR/.claude.json`, else `~/.claude.json`."""
-    folder = env.get("CLAUDE_CONFIG_DIR")
-    return Path(folder) / ".claude.json" if folder else Path(env.get("HOME") or Path.home()) / ".claude.json"
-
-
 def _claude_login(
     spec: HarnessSpec, probe: DoctorProbe, pane: Mapping[str, str], environ: Mapping[str, str]
 ) -> Iterator[Check]:
     """Past onboarding and logged in, as far as the files say offline; never a secret printed."""
-    path, subject = _claude_file(pane), f"harness {spec.name}"
+    path, subject = claude_config_file(pane), f"harness {spec.name}"
     first_run = f"run `{spec.binary}` once as the daemon's user (HOME={pane.get('HOME', '~')}) and finish its questions"
     try:
         config = probe.json_file(path) or {}
@@ -317,7 +306,7 @@ def _claude_login(
         yield Check(Mark.FAILED, f"{subject} onboarding", f"not done: {path} has no hasCompletedOnboarding", first_run)
     yield _claude_auth(subject, path, config, pane, first_run)
     if spec.trust_workdir:
-        writer = _claude_file(environ)  # the daemon writes trust where its own environment says
+        writer = claude_config_file(environ)  # the daemon writes trust where its own environment says
         if writer != path:
             yield Check(
                 Mark.FAILED,

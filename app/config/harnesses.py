@@ -11,9 +11,6 @@ from pydantic.alias_generators import to_camel
 
 from domain.receipts import ReceiptMode
 
-# the Claude Code version whose behaviour the tests pin (scripts/install_claude_code.py installs it)
-PINNED_CLAUDE_CODE = "2.1.328"
-PINNED_CODEX = "0.169.0"  # the Codex version the tests pin (scripts/install_codex.py installs it)
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _DOLLAR_BRACE = re.compile(r"\$\{([^}]*)\}?")

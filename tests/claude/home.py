@@ -3,23 +3,20 @@
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.pinned_tools import pin
+
 ROOT = Path(__file__).resolve().parents[2]
-INSTALLER = ROOT / "scripts" / "install_claude_code.py"
 # any long key in the API's shape: Claude checks its form, the stand-in takes any
 API_KEY = "sk-ant-api03-" + "x" * 80 + "A" * 20
 
 
 def pinned_version() -> str:
     """The version scripts/install_claude_code.py installs."""
-    found = re.search(r'^VERSION = "([^"]+)"$', INSTALLER.read_text(encoding="utf-8"), re.MULTILINE)
-    if found is None:
-        raise AssertionError(f"{INSTALLER}: no VERSION line")
-    return found.group(1)
+    return str(pin("claude_code").version)
 
 
 def installed_binary() -> Path:

@@ -4,7 +4,6 @@ spawns and pastes the-loop's way in a private tmux server."""
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 import uuid
@@ -25,20 +24,18 @@ from domain.receipts import Receipt, ReceiptKind
 from domain.refs import TmuxTarget
 from tests.claude.rig import ClaudeTmux, _gone
 from tests.openai_standin.server import OpenAIStandIn
+from tests.pinned_tools import pin
 from tests.real_agents import for_one_test, required, serving
 from tests.tmux_support import require_tmux, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 R = TypeVar("R", bound="CodexRig")
-INSTALLER = ROOT / "scripts" / "install_codex.py"
 PROVIDER = "standin"
 
 
 def pinned_version() -> str:
-    found = re.search(r'^VERSION = "([^"]+)"$', INSTALLER.read_text(encoding="utf-8"), re.MULTILINE)
-    if found is None:
-        raise AssertionError(f"{INSTALLER}: no VERSION line")
-    return found.group(1)
+    """The version scripts/install_codex.py installs."""
+    return str(pin("codex").version)
 
 
 def installed_binary() -> Path:

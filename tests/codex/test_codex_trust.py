@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.codex.trust import CodexTrust, default_path
+from adapters.codex.trust import CodexTrust
+from adapters.support.agent_config import codex_config_file
 from domain.errors import TrustError
 
 USER = (
@@ -64,8 +65,8 @@ def test_a_file_it_cannot_safely_extend_is_refused_and_left_as_it_was(tmp_path: 
 
 
 def test_the_file_is_codex_home_config_toml() -> None:
-    assert default_path({"CODEX_HOME": "/h/c"}) == Path("/h/c/config.toml")
-    assert default_path({}).parts[-2:] == (".codex", "config.toml")
+    assert codex_config_file({"CODEX_HOME": "/h/c"}) == Path("/h/c/config.toml")
+    assert codex_config_file({}).parts[-2:] == (".codex", "config.toml")
 
 
 def test_concurrent_trusts_and_another_writers_change_are_all_kept(tmp_path: Path) -> None:

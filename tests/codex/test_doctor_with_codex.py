@@ -11,7 +11,7 @@ import pytest
 
 from adapters.doctor_probe import ShDoctorProbe
 from app.cli.doctor import Mark, diagnose
-from app.config.harnesses import PINNED_CODEX
+from app.config.pins import PINNED_CODEX
 from app.config.settings import Settings
 from tests.codex.rig import codex_binary
 

@@ -22,18 +22,16 @@ from domain.refs import TmuxTarget
 from tests.claude.rig import _gone
 from tests.codex.rig import CodexRig, CodexSession
 from tests.gemini_standin.server import GeminiStandIn
+from tests.pinned_tools import pin
 from tests.real_agents import binary_fixture, for_one_test, private_tmux, rig_base, running, standin_fixture
 
 ROOT = Path(__file__).resolve().parents[2]
-INSTALLER = ROOT / "scripts" / "install_gemini.py"
 AUTH = {"security": {"auth": {"selectedType": "gemini-api-key"}}}  # what a user chooses once
 
 
 def pinned_version() -> str:
-    for line in INSTALLER.read_text(encoding="utf-8").splitlines():
-        if line.startswith('VERSION = "'):
-            return line.split('"')[1]
-    raise AssertionError(f"{INSTALLER}: no VERSION line")
+    """The version scripts/install_gemini.py installs."""
+    return str(pin("gemini").version)
 
 
 def installed_binary() -> Path:

@@ -97,10 +97,3 @@ def test_every_problem_of_a_file_is_said_at_once() -> None:
         "c.yaml: bogus: unknown key",
     ]
     assert "more problem" not in message
-
-
-def test_doctors_pinned_claude_code_is_the_version_the_tests_install() -> None:
-    from app.config.harnesses import PINNED_CLAUDE_CODE
-    from tests.claude.home import pinned_version
-
-    assert pinned_version() == PINNED_CLAUDE_CODE

@@ -16,6 +16,8 @@ from types import ModuleType
 
 import pytest
 
+from app.config import pins
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = ROOT / "scripts"
 INSTALLERS = sorted(SCRIPTS.glob("install_*.py"))
@@ -125,6 +127,21 @@ def test_check_says_whether_the_pinned_version_is_installed_and_fetches_nothing(
     assert npm.main(installer.PIN, ["--check", str(repo)]) == 0
     (repo / ".tools" / installer.PIN.folder / installer.VERSION / ".verified").write_text("sha512-other\n")
     assert npm.main(installer.PIN, ["--check", str(repo)]) == 1
+
+
+# the version `doctor` checks for each installer's tool (by its folder under .tools/)
+DOCTORS_PIN = {
+    "claude-code": pins.PINNED_CLAUDE_CODE,
+    "codex": pins.PINNED_CODEX,
+    "gemini": pins.PINNED_GEMINI_CLI,
+    "opencode": pins.PINNED_OPENCODE,
+}
+
+
+def test_each_installer_installs_the_version_doctor_checks_and_every_package_is_of_it(installer: ModuleType) -> None:
+    pin = installer.PIN
+    assert (pin.folder, pin.version) == (pin.folder, DOCTORS_PIN[pin.folder])
+    assert [package.spec for package in pin.packages.values() if pin.version not in package.spec] == []
 
 
 def test_the_pins_are_sha512_per_machine_and_other_machines_are_refused_by_name(
