@@ -25,6 +25,7 @@ from domain.asks import CLOCK_MARGIN
 from domain.events import Event, Level
 from domain.ledger import Resolution
 from domain.model import HarnessSpec, Reaction
+from domain.receipts import HarnessState, harness_state
 from domain.refs import WorkItemRef
 from tests.claude.rig import ClaudeRig
 from tests.fakes.clock import FakeClock
@@ -133,6 +134,9 @@ def a_comment_while_busy(world: World, ref: WorkItemRef, standin: Any, *, releas
     0: once both are confirmed."""
     from tests.openai_standin.server import Busy, Say  # the stand-ins share their script
 
+    # the start's turn ends first: a request it still makes would take the busy script meant for this
+    # comment's (the module's tests run in any order, on several workers)
+    wait_for(lambda: idle(world, ref), timeout=60, what="the agent idle after its earlier turns")
     standin.reset()
     standin.script(Busy(60, then=Say("first done")))
     first = world.comment(ref, "keep the model busy")
@@ -147,6 +151,12 @@ def a_comment_while_busy(world: World, ref: WorkItemRef, standin: Any, *, releas
         assert confirmed[0]["confirmed_by"] == "receipt"
     standin.release()
     wait_for(lambda: said(standin, "arrives while busy"), timeout=30, what="the comment sent while busy")
+
+
+def idle(world: World, ref: WorkItemRef) -> bool:
+    """The item's harness is idle by its receipts: it has ended every turn it was given."""
+    record = world.record(ref)
+    return harness_state(world.receipts.read(ref, record.spawn_id)) is HarnessState.IDLE
 
 
 def exits_at_once(world: World, number: int) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import tomllib
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ import pytest
 from adapters.codex.hooks import receipt_channel
 from adapters.codex.trust import CodexTrust
 from adapters.receipts.files import FileReceipts
-from domain.model import HarnessSpec
+from domain.model import HarnessSpec, ReceiptChannel
 from domain.receipts import ReceiptMode
 from domain.refs import WorkItemRef
 from tests.claude.loop import (
@@ -39,9 +40,18 @@ pytestmark = pytest.mark.codex
 TRUST_QUESTION = "Trust this folder?"
 
 
-def world_for(rig: CodexRig, base: Path, spec: HarnessSpec | None = None, **options: Any) -> World:
+def world_for(
+    rig: CodexRig,
+    base: Path,
+    spec: HarnessSpec | None = None,
+    *,
+    channels: Mapping[ReceiptMode, Callable[[Path], ReceiptChannel]] | None = None,
+    **options: Any,
+) -> World:
+    """A world on the rig's tmux whose harness is `spec` (the built-in codex), its receipts reaching the
+    folders through `channels` (Codex's), as the container names each harness's."""
     spec = spec or builtin_spec("codex", rig.binary)
-    receipts = FileReceipts(base / "receipts", channels={ReceiptMode.CODEX: receipt_channel})
+    receipts = FileReceipts(base / "receipts", channels=channels or {ReceiptMode.CODEX: receipt_channel})
     return real_world(rig.tmux.adapter(), spec, base, receipts=receipts, trust_port=CodexTrust(rig.config), **options)
 
 

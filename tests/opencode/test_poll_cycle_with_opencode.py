@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
+from adapters.opencode.plugin import receipt_channel
 from app.config.settings import Settings
 from domain.model import HarnessSpec
-from domain.receipts import ReceiptKind
+from domain.receipts import ReceiptKind, ReceiptMode
 from domain.refs import WorkItemRef
 from tests.claude.loop import RunningWallClock, a_comment_while_busy, exits_at_once, resumed_after_a_kill
 from tests.codex.rig import CodexSession
@@ -34,6 +35,11 @@ def opencode_spec(binary: Path, **keys: Any) -> HarnessSpec:
     return Settings.model_validate({"routing": {"harnesses": {"opencode": entry}}}).harness_spec("opencode")
 
 
+def opencode_world(rig: OpencodeRig, base: Path, spec: HarnessSpec, **options: Any) -> World:
+    """A world whose receipts reach opencode's spawns through its plugins, as the container wires them."""
+    return world_for(rig, base, spec, channels={ReceiptMode.OPENCODE: receipt_channel}, **options)
+
+
 def said(openai: OpenAIStandIn, text: str) -> bool:
     return any(text in " ".join(turn.user_texts()) for turn in openai.turns())
 
@@ -45,7 +51,7 @@ def agent(
     # the next test's comment comes at once: before the TUI showed the session, it would start another
     return first_spawn(
         # opencode confirms a paste at once, busy or not: a paste it never took is tried again, as by the daemon
-        lambda base: world_for(opencode_rig, base, opencode_spec(opencode_rig.binary), clock=RunningWallClock()),
+        lambda base: opencode_world(opencode_rig, base, opencode_spec(opencode_rig.binary), clock=RunningWallClock()),
         tmp_path_factory,
         openai,
     )
@@ -100,4 +106,4 @@ def test_an_opencode_that_exits_at_once_fails_every_attempt_posts_one_notice_and
     opencode_rig: OpencodeRig, tmp_path: Path
 ) -> None:
     spec = opencode_spec(opencode_rig.binary, args=["--no-such-flag"], readySeconds=30)
-    exits_at_once(world_for(opencode_rig, tmp_path, spec), 30)
+    exits_at_once(opencode_world(opencode_rig, tmp_path, spec), 30)
