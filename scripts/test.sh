@@ -16,5 +16,5 @@ echo "== mypy --strict" && .venv/bin/mypy
 echo "== ruff" && .venv/bin/ruff check . && .venv/bin/ruff format --check .
 echo "== import-linter" && .venv/bin/lint-imports
 # Most tests wait on tmux, an agent's turn, gh or PostgreSQL rather than compute: four at a time on two
-# cores took a third of the serial run's time (docs/reliability.md: how the figure was measured).
+# cores took a third of the serial run's time (docs/reliability.md, "The test suite").
 echo "== pytest" && .venv/bin/pytest -n "${TEST_WORKERS:-4}" --durations=25 "$@"
