@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 
 from app.config.settings import Settings
+from domain.refs import WorkItemRef
+from tests.fakes.tmux import FakePane
 from tests.service.world import World
 
 AUTH = "│ How would you like to authenticate for this project?\n│ ● 2. Use Gemini API Key"
@@ -16,13 +18,19 @@ def _gemini() -> World:
     return World(harness="gemini", harnesses={"gemini": Settings.model_validate({}).harness_spec("gemini")})
 
 
-def test_a_dialog_on_the_screen_blocks_and_no_comment_is_pasted_into_it() -> None:
-    world = _gemini()
+def _shown(world: World, screen: str) -> tuple[WorkItemRef, FakePane, int]:
+    """A watched item whose harness's pane shows `screen`, and how many pastes it had received."""
     ref = world.watched()
     pane = world.session(ref).harness
     assert pane is not None
     pasted = len(pane.received)
-    pane.screen = AUTH
+    pane.screen = screen
+    return ref, pane, pasted
+
+
+def test_a_dialog_on_the_screen_blocks_and_no_comment_is_pasted_into_it() -> None:
+    world = _gemini()
+    ref, pane, pasted = _shown(world, AUTH)
     world.comment(ref, "please add a test")
 
     world.cycle()
@@ -60,11 +68,7 @@ def test_a_screen_read_mid_redraw_is_read_again_and_the_dialog_still_blocks(torn
     more than one read: a look between the two (seen under load) finds the screen blank or half
     written, and a paste then would land in the dialog."""
     world = _gemini()
-    ref = world.watched()
-    pane = world.session(ref).harness
-    assert pane is not None
-    pasted = len(pane.received)
-    pane.screen = AUTH
+    ref, pane, pasted = _shown(world, AUTH)
     pane.redraws = [torn]  # the next look lands in the middle of a redraw
     world.comment(ref, "please add a test")
 
