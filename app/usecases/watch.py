@@ -32,9 +32,10 @@ ENTER_RETRY_SECONDS = 2.0
 SCREEN_LINES = 60  # the input box sits at the bottom: a pane's height is enough
 # a TUI redraws by erasing its lines and writing them again, and tmux may take that in more than one
 # read: a look in between finds the screen blank or half written (Gemini CLI's, under load). A screen
-# without a blocked text is believed once two looks this far apart agree, after at most SCREEN_LOOKS
+# without a blocked text is believed once two looks this far apart agree, or after SCREEN_LOOKS: a
+# screen that never settles (a busy agent's spinner) costs each check 0.2 s, not a second
 SCREEN_SETTLE_SECONDS = 0.1
-SCREEN_LOOKS = 10
+SCREEN_LOOKS = 3
 # a receipt is looked for this often while a confirmation is awaited. A look is one
 # scandir of the spawn's folder, each file parsed once (FileReceipts caches them): cheap enough to
 # poll, where inotify would need ctypes and a fallback for the filesystems it does not cover
@@ -105,14 +106,15 @@ class HarnessWatch:
         if not pane:
             return False
         previous = None
-        for _ in range(SCREEN_LOOKS):
+        for look in range(SCREEN_LOOKS):
+            if look:
+                self._clock.sleep(SCREEN_SETTLE_SECONDS)
             screen = self._tmux.screen(record.target, pane, lines=SCREEN_LINES)
             if any(text in screen for text in harness.blocked_screens):
                 return True
             if screen == previous:
                 return False
             previous = screen
-            self._clock.sleep(SCREEN_SETTLE_SECONDS)
         return False
 
     def running(self, record: SessionRecord) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from app.config.settings import Settings
+from domain.receipts import HarnessState
 from domain.refs import WorkItemRef
 from tests.fakes.tmux import FakePane
 from tests.service.world import World
@@ -76,3 +77,19 @@ def test_a_screen_read_mid_redraw_is_read_again_and_the_dialog_still_blocks(torn
 
     assert len(pane.received) == pasted
     assert len(world.events.named("session.blocked")) == 1
+
+
+def test_a_screen_that_never_settles_is_looked_at_three_times_at_most() -> None:
+    """A busy agent's spinner changes the screen at every look: the looks that wait for a redraw to
+    end are bounded, so each check (a paste, each row of the session list and the page) stays cheap."""
+    world = _gemini()
+    ref, pane, _ = _shown(world, "done")
+    frames = [f"{spinner} Thinking… ({n}s)" for n, spinner in enumerate("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏" * 2)]
+    pane.redraws = list(frames)
+    before = world.clock.monotonic()
+
+    state = world.watch.state(world.record(ref), world.harnesses["gemini"])
+
+    assert state is not HarnessState.BLOCKED
+    assert len(frames) - len(pane.redraws) <= 3
+    assert world.clock.monotonic() - before <= 0.2 + 1e-9
