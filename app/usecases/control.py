@@ -118,7 +118,7 @@ class Controls:
     def _agent_line(self, record: SessionRecord | None) -> str:
         if record is None:
             return "not started"
-        state = self.watch.state(record, self.harness(record.harness))
+        state = self.watch.state(record, self.harness(record.harness), settled=False)
         receipts = self.watch.receipts(record)
         last = f"; last said: {receipts[-1].kind.value} at {when(receipts[-1].at)}" if receipts else ""
         waiting = waiting_on(receipts, taken=self.watch.taken(record, receipts))  # what it waits on, how long

@@ -112,7 +112,7 @@ class SessionsListing:
     def _view(self, record: SessionRecord) -> SessionView:
         probe = self.tmux.probe(record.target, mark=record.spawn_id, pane=record.pane_id)
         harness = self.harnesses.get(record.harness)
-        state = self.watch.state(record, harness, probe) if harness else HarnessState.UNKNOWN
+        state = self.watch.state(record, harness, probe, settled=False) if harness else HarnessState.UNKNOWN
         receipts = self.watch.receipts(record)
         last = receipts[-1] if receipts else None
         now = self.clock.now()

@@ -84,7 +84,11 @@ class HarnessWatch:
         """Every receipt folder of `item`: for when nothing can look them up again."""
         self._receipts.forget(item)
 
-    def state(self, record: SessionRecord, harness: HarnessSpec, probe: Probe | None = None) -> HarnessState:
+    def state(
+        self, record: SessionRecord, harness: HarnessSpec, probe: Probe | None = None, *, settled: bool = True
+    ) -> HarnessState:
+        """`settled`: a screen without a blocked text is believed once it settled (a paste follows); a
+        view (the session list, the page, a status reply) takes one look, which a redraw may fool."""
         probe = probe or self._probe(record)
         if probe.harness is SessionState.UNKNOWN:
             return HarnessState.UNKNOWN
@@ -95,18 +99,19 @@ class HarnessWatch:
             return HarnessState.STARTING if young else HarnessState.READY
         receipts = self.receipts(record)
         state = harness_state(receipts, now=self._clock.now(), taken=self.taken(record, receipts))
-        if state.accepts_prompts and harness.blocked_screens and self._shows_dialog(record, probe, harness):
+        looks = SCREEN_LOOKS if settled else 1
+        if state.accepts_prompts and harness.blocked_screens and self._shows_dialog(record, probe, harness, looks):
             return HarnessState.BLOCKED
         return state
 
-    def _shows_dialog(self, record: SessionRecord, probe: Probe, harness: HarnessSpec) -> bool:
+    def _shows_dialog(self, record: SessionRecord, probe: Probe, harness: HarnessSpec, looks: int) -> bool:
         """A dialog the hooks do not report (Gemini CLI's sign-in) shows on the screen — on any look,
         or none until two looks agree: one taken in the middle of a redraw misses it."""
         pane = probe.pane or record.pane_id
         if not pane:
             return False
         previous = None
-        for look in range(SCREEN_LOOKS):
+        for look in range(looks):
             if look:
                 self._clock.sleep(SCREEN_SETTLE_SECONDS)
             screen = self._tmux.screen(record.target, pane, lines=SCREEN_LINES)

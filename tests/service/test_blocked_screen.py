@@ -93,3 +93,15 @@ def test_a_screen_that_never_settles_is_looked_at_three_times_at_most() -> None:
     assert state is not HarnessState.BLOCKED
     assert len(frames) - len(pane.redraws) <= 3
     assert world.clock.monotonic() - before <= 0.2 + 1e-9
+
+
+def test_a_view_of_the_sessions_looks_at_each_screen_once() -> None:
+    """The session list, the page and a status reply show a state: one look each, which a redraw may
+    fool for a moment; only a paste waits for the screen to settle."""
+    world = _gemini()
+    ref, pane, _ = _shown(world, "done")
+    pane.redraws = ["⠋ Thinking… (1s)", "⠙ Thinking… (2s)", "⠹ Thinking… (3s)"]
+
+    world.watch.state(world.record(ref), world.harnesses["gemini"], settled=False)
+
+    assert pane.redraws == ["⠙ Thinking… (2s)", "⠹ Thinking… (3s)"]
