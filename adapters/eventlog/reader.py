@@ -102,6 +102,8 @@ class Tail:
             start = max(0, os.fstat(self._log.fileno()).st_size - history)
             self._log.seek(max(0, start - 1))
             self._cut = start > 0  # the byte before `start` is read too: a newline there cuts nothing
+        else:  # none live yet: what is written from now on is new, though rotated away before the first look
+            self._read_last = _newest_rotated(path)
 
     def read(self) -> list[Record]:
         """The whole records appended since the last read, oldest first; never waits."""
@@ -203,6 +205,15 @@ def _after(path: Path, held: int) -> tuple[BinaryIO | None, list[bytes], int]:
         for f in rotated:
             f.close()
     return live, lines, last
+
+
+def _newest_rotated(path: Path) -> int:
+    """The inode of the newest rotated file now (-1: none, so every one rotated later is read)."""
+    rotated = files_oldest_first(path)[:-1]
+    try:
+        return os.stat(rotated[-1]).st_ino if rotated else -1
+    except FileNotFoundError:
+        return -1
 
 
 def _open(path: Path) -> BinaryIO | None:

@@ -56,3 +56,15 @@ def test_a_follower_that_found_no_live_file_after_a_rotation_still_reads_a_file_
     append(path, b'{"n": 3}\n', rotation)
 
     assert [record["n"] for record in tail.read()] == [2, 3]
+
+
+def test_a_follower_started_before_the_log_existed_reads_the_files_rotated_before_its_first_look(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "events.jsonl"
+    rotation = Rotation(max_bytes=1, keep=10)  # every line rotates the one before away
+    tail = Tail(path)  # no log yet: whatever is written from now on is new to it
+    for n in range(4):  # the log made and rotated before the follower first looks
+        append(path, f'{{"n": {n}}}\n'.encode(), rotation)
+
+    assert [record["n"] for record in tail.read()] == [0, 1, 2, 3]
