@@ -183,3 +183,12 @@ def login_form(message: str = "") -> str:
         '<input type="password" name="token" autocomplete="current-password" autofocus required></label> '
         '<button type="submit">sign in</button></form>'
     )
+
+
+def refusal(said: str, remedy: str, back: str, label: str) -> str:
+    """An action not done: why, what to do, and the way back (all the page's own words)."""
+    return (
+        f'<h2>Not done</h2><p class="notice" role="alert">Refused: {escape(said)}.</p>'
+        f"<p>What to do: {escape(remedy)}.</p>"
+        f'<p><a href="{escape(back)}">{escape(label)}</a></p>'
+    )
