@@ -116,6 +116,29 @@ def test_a_comment_walks_its_journey_live_a_blocked_agent_shows_blocked(loop: Lo
     assert errors == []
 
 
+def test_the_panes_lines_are_shown_whole_with_their_characters(loop: Loop, browser: Any) -> None:
+    """Claude Code draws with non-breaking spaces; CJK and emoji are a comment's own: each shown as it is."""
+    (ref,) = loop.items(1)
+    poller = loop.running_poll()
+    base = _address(poller)
+    wait_for(lambda: "session.ready" in loop.event_names(), timeout=30, what="the demo harness ready")
+    page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
+    _sign_in(page, base)
+    words = "café\u00a0au\u00a0lait 中文 😀"
+    loop.comment(ref, "\n".join(f"{n}: {words}" for n in range(40)))  # more lines than the page shows
+    wait_for(lambda: "session.turn_finished" in loop.event_names(), timeout=30, what="the turn ended")
+
+    page.goto(f"{base}item?ref={urllib.parse.quote(str(ref), safe='')}")
+    screen = page.locator("pre.screen")
+    shown = str(screen.text_content())
+    pane = loop.tmux.run("capture-pane", "-p", "-J", "-t", f"={ref.target.name}:").rstrip("\n")
+
+    assert f"39: {words}" in shown and "\ufffd" not in shown, shown
+    assert shown.rsplit("\n", 1)[-1] == pane.rsplit("\n", 1)[-1]  # down to the pane's last line, whole
+    # nothing of it hidden: no line cut off at the box's edge, none to scroll to
+    assert screen.evaluate("e => e.scrollHeight <= e.clientHeight && e.scrollWidth <= e.clientWidth")
+
+
 def _press(page: Any, verb: str) -> str:
     """Press the item's button as a person does: the answer must be a page, never a refusal."""
     with page.expect_navigation() as went:

@@ -12,11 +12,12 @@ import pytest
 
 from adapters.eventlog.reader import Tail
 from app.usecases.daemon import HEARTBEAT, Daemon
-from app.usecases.fleet import Fleet
+from app.usecases.fleet import SCREEN_LINES, Fleet
 from app.web.auth import COOKIE, Guard
 from app.web.feed import Feed
 from app.web.http import Request, Response, head
 from app.web.page import FleetPage
+from app.web.views import screen_block
 from domain.budget import RateBudget
 from domain.ledger import Ledger
 from domain.model import SessionStatus
@@ -179,7 +180,7 @@ def test_the_panes_lines_are_shown_escaped_with_terminal_escapes_removed(tmp_pat
     ).body.decode()
 
     pane = html.split('<pre class="screen">')[1].split("</pre>")[0]
-    assert pane == "&lt;script&gt;alert(1)&lt;/script&gt; done\ufffd"
+    assert pane == "&lt;script&gt;alert(1)&lt;/script&gt; done"
 
 
 def test_an_items_title_comes_from_its_repositorys_last_listing_escaped(tmp_path: Path) -> None:
@@ -310,3 +311,25 @@ def test_a_refused_press_says_what_to_do(tmp_path: Path) -> None:
     assert 'href="/login"' in signed_out.body.decode()
     assert script.content_type.startswith("text/plain")  # a script reads one plain line
     assert world.record(ref).status is SessionStatus.ACTIVE
+
+
+def _pane(page: FleetPage, ref: WorkItemRef) -> str:
+    html = _get(page, f"/item?ref={quote(str(ref), safe='')}", **BEARER).body.decode()
+    return html.split('<pre class="screen">')[1].split("</pre>")[0]
+
+
+def test_the_panes_characters_are_kept_and_only_controls_and_bidi_controls_dropped(tmp_path: Path) -> None:
+    world = World()
+    ref = world.watched(1)
+    world.session(ref).panes[0].screen = "❯\u00a0hello 中文 😀\r\n\u202eevil\u202c ok\x07\n"
+
+    assert _pane(_page(world, tmp_path / "events.jsonl"), ref) == "❯\u00a0hello 中文 😀\nevil ok"
+
+
+def test_the_pane_is_shown_by_its_last_whole_lines_without_the_blank_rows_below() -> None:
+    lines = [f"line {n} " + "\u00a0" * 40 + "│" for n in range(100)]
+    captured = "\n".join(lines) + "\n" * 40  # what tmux gives of a pane whose lower rows are empty
+
+    shown = screen_block(captured).split('<pre class="screen">')[1].split("</pre>")[0]
+
+    assert shown.split("\n") == lines[-SCREEN_LINES:]
