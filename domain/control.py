@@ -1,8 +1,11 @@
 """Steering from GitHub: control comments (`the-loop pause` …), the status reply, the trigger phrase.
 
-A control comment is one whose first line of text is `the-loop <verb>` or `/the-loop <verb>` (any
-case, nothing else on that line). It steers the item and is never delivered to the agent. Its text
-is untrusted like any comment's: nothing of it is ever echoed into what the-loop posts.
+A control comment is one whose first line of text is `the-loop <verb>`, `/the-loop <verb>` or
+`@the-loop <verb>` (any case, nothing else on that line). It steers the item and is never delivered
+to the agent. A line that is a command to the-loop not written as one (`@the-loop: pause`,
+`the-loop pause.`, a word it does not know) is not delivered either: it is answered with how to
+write one. Its text is untrusted like any comment's: nothing of it is ever echoed into what the-loop
+posts.
 """
 
 from __future__ import annotations
@@ -16,7 +19,10 @@ from domain.markdown import indent
 from domain.model import AGENT_MARKER
 from domain.refs import WorkItemRef
 
-_CONTROL_LINE = re.compile(r"/?the-loop[ \t]+(\S+)(?:[ \t]+(.*))?", re.IGNORECASE)
+# `@the-loop` as people mention it on GitHub; a colon or comma after the name is how a sentence to
+# it may start too (`@the-loop: please look`), so it makes a command only when nothing else follows
+_CONTROL_LINE = re.compile(r"[/@]?the-loop(?P<mark>[:,]?)[ \t]+(?P<word>\S+)(?:[ \t]+(?P<rest>.*))?", re.IGNORECASE)
+_WORDS = re.compile(r"\w")
 
 
 class Verb(enum.Enum):
@@ -47,13 +53,17 @@ def control_of(body: str) -> Control | None:
     match = _CONTROL_LINE.fullmatch(first_text_line(body) or "")
     if match is None:
         return None
-    word, rest = match.group(1).casefold(), (match.group(2) or "").strip()
+    word, rest = match["word"].casefold(), (match["rest"] or "").strip()
     verb = next((verb for verb in Verb if verb.value == word), None)
-    if verb not in _TAKES_TEXT:
-        return None if rest else Control(verb)  # more on the line: a sentence for the agent
-    if verb is Verb.DENY:  # the lines after the first are the reason too
-        rest = f"{rest}\n{body.split(match.group(0), 1)[-1].strip()}".strip()
-    return Control(verb, rest)
+    if verb in _TAKES_TEXT:
+        if match["mark"]:
+            return Control(None)  # `@the-loop: allow 3`: an answer, not as one is written
+        if verb is Verb.DENY:  # the lines after the first are the reason too
+            rest = f"{rest}\n{body.split(match.group(0), 1)[-1].strip()}".strip()
+        return Control(verb, rest)
+    if _WORDS.search(rest):
+        return None  # more words on the line: a sentence for the agent
+    return Control(verb) if verb and not (match["mark"] or rest) else Control(None)
 
 
 def first_text_line(body: str) -> str | None:
@@ -111,12 +121,15 @@ def status_reply(status: Status) -> str:
 
 
 def unknown_verb_reply() -> str:
-    """Never names the word that was written: a comment's text is never echoed."""
+    """How to write a command. Never names what was written: a comment's text is never echoed."""
     verbs = ", ".join(f"`the-loop {verb.value}`" for verb in Verb)
     return (
         f"{AGENT_MARKER}\n"
-        "> 🤖 **the-loop**: that control comment's command is not one the-loop knows; nothing was done.\n\n"
-        f"Commands (alone on the first line of a comment, `/the-loop …` works too): {verbs}.\n"
+        "> 🤖 **the-loop**: that comment reads as a command to the-loop, but not one it knows as written; "
+        "nothing was done, and it was not passed to the agent.\n\n"
+        f"Write a command alone on the first line of a comment, nothing after it: {verbs} "
+        "(`/the-loop pause` and `@the-loop pause` work too). A comment for the agent that starts with "
+        "the name goes on after it in words: `@the-loop please look at the failing test`.\n"
     )
 
 

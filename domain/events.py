@@ -165,7 +165,8 @@ class Event(enum.Enum):
     )
     CONTROL_UNKNOWN = (
         "control.unknown",
-        "A control comment named a command the-loop does not know; one reply lists the commands.",
+        "A control comment named a command the-loop does not know, or was not written as one (`@the-loop: pause`, "
+        "`the-loop pause.`); it is not delivered, and one reply says how to write a command.",
     )
     CONTROL_IGNORED = (
         "control.ignored",

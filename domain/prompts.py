@@ -39,6 +39,13 @@ def sanitize(text: str) -> str:
     return _CONTROL.sub(_visible, text.replace("\r\n", "\n"))
 
 
+def readable(text: str) -> str:
+    """Text to be read, never pasted (a pane's snapshot on the page): every control character but
+    newline and tab, and every bidirectional control, dropped; everything printable kept as it is
+    — a non-breaking space (Claude Code draws with them), CJK, emoji."""
+    return _CONTROL.sub("", text)
+
+
 def one_line(text: str) -> str:
     """A header field (path, login, link): one line of visible characters, capped, so nothing a
     user wrote can start a line of the-loop's own (a newline shows as ␊)."""

@@ -16,6 +16,7 @@ from domain.ports import ClockPort, ClusterPort, EventSink, StateStore, TmuxPort
 from domain.refs import RepoRef, WorkItemRef
 
 PAGE = "page"  # the `source` of every event an action on the page writes
+SCREEN_LINES = 30  # the pane's last lines an item's page shows, whole lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +35,7 @@ class ItemRow:
 @dataclass(frozen=True, slots=True)
 class ItemDetail:
     row: ItemRow
-    screen: str  # the harness pane's last lines, as tmux shows them (the page sanitizes)
+    screen: str  # the harness pane's last lines, as tmux shows them (the page sanitizes and bounds them)
 
 
 def row_state(view: SessionView, *, paused: bool) -> str:
@@ -97,7 +98,7 @@ class Fleet:
                 raise
             row, screen = self._bare(item), ""  # known, never spawned: its comments still have journeys
         else:
-            screen = self._tmux.screen(view.record.target, view.record.pane_id, lines=30) if view.here else ""
+            screen = self._tmux.screen(view.record.target, view.record.pane_id, lines=SCREEN_LINES) if view.here else ""
             row = self._row(view)
         return ItemDetail(replace(row, title=self._titles([item.repo]).get(item, "")), screen)
 

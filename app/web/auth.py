@@ -19,6 +19,25 @@ class Caller(enum.Enum):
     BROWSER = "browser"  # the login cookie
 
 
+class Refusal(enum.Enum):
+    """Why an action was not done, and what the person pressing the button can do about it."""
+
+    NO_TOKEN = ("actions need ui.token", "set ui.token in the configuration: without it the page only shows")
+    NOT_SIGNED_IN = ("no valid token", "sign in again, then press the button again")
+    STALE_FORM = (
+        "missing or wrong CSRF field",
+        "the page was older than the daemon's token: reload the item's page and press the button again",
+    )
+    OTHER_ORIGIN = (
+        "a request from another origin",
+        "press the button on the page at its own address (the one the daemon printed, or a name of "
+        "ui.allowedHosts); a browser extension or proxy that drops or rewrites the Origin header is refused too",
+    )
+
+    def __init__(self, said: str, remedy: str) -> None:
+        self.said, self.remedy = said, remedy
+
+
 class Guard:
     def __init__(self, token: str) -> None:
         self._token = token.encode()
@@ -52,17 +71,18 @@ class Guard:
             return Caller.BROWSER
         return Caller.REFUSED
 
-    def may_act(self, request: Request, form: dict[str, str]) -> str | None:
+    def may_act(self, request: Request, form: dict[str, str]) -> Refusal | None:
         """None when the action may go ahead, else why not."""
         caller = self.caller(request)
         if caller is Caller.OPEN:
-            return "actions need ui.token"
+            return Refusal.NO_TOKEN
         if caller is Caller.REFUSED:
-            return "no valid token"
+            return Refusal.NOT_SIGNED_IN
         if caller is Caller.BROWSER:
             if not hmac.compare_digest(form.get("csrf", "").encode(), self.csrf.encode()):
-                return "missing or wrong CSRF field"
+                return Refusal.STALE_FORM
+            # `Origin: null` (an opaque origin: a sandboxed frame, a `no-referrer` page's form) is another one
             origin = request.headers.get("origin", "")
             if origin and origin.split("://", 1)[-1] != request.headers.get("host", ""):
-                return "a request from another origin"
+                return Refusal.OTHER_ORIGIN
         return None

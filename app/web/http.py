@@ -66,7 +66,9 @@ _SECURITY = (
     ("Cache-Control", "no-store"),
     ("X-Content-Type-Options", "nosniff"),
     ("X-Frame-Options", "DENY"),
-    ("Referrer-Policy", "no-referrer"),
+    # the page's own origin on its forms' POSTs (the action guard compares it with the Host); `no-referrer`
+    # made Chromium send `Origin: null`, refusing every button. Links off the page carry `rel="noreferrer"`.
+    ("Referrer-Policy", "same-origin"),
     # nothing from another origin: the script and style are the package's own
     ("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'"),
 )

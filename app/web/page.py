@@ -14,7 +14,7 @@ from app.usecases.fleet import Fleet
 from app.usecases.poller_status import Heartbeat, is_overdue
 from app.usecases.sessions_admin import UnknownWorkItem
 from app.web import views
-from app.web.auth import COOKIE, Caller, Guard
+from app.web.auth import COOKIE, Caller, Guard, Refusal
 from app.web.feed import Feed
 from app.web.http import Request, Response, Stream
 from app.web.journey import journeys
@@ -41,8 +41,10 @@ class FleetPage:
             return self._login(request)
         caller = self._guard.caller(request)
         if caller is Caller.REFUSED:
-            if "text/html" in request.headers.get("accept", "") and request.method == "GET":
+            if _browser(request) and request.method == "GET":
                 return Response(HTTPStatus.SEE_OTHER, headers=(("Location", "/login"),))
+            if _browser(request):  # a button pressed after the cookie went: say so, and where to sign in
+                return self._refused(HTTPStatus.UNAUTHORIZED, Refusal.NOT_SIGNED_IN, "/login", "sign in")
             return Response(
                 HTTPStatus.UNAUTHORIZED, b"a token is needed", "text/plain; charset=utf-8",
                 (("WWW-Authenticate", 'Bearer realm="the-loop"'),),
@@ -117,12 +119,17 @@ class FleetPage:
 
     def _action(self, request: Request) -> Response:
         form = request.form()
-        refused = self._guard.may_act(request, form)
         verb = form.get("action", "")
-        if refused is None and verb not in _ACTIONS:
-            refused = f"unknown action {verb!r} (known: {', '.join(_ACTIONS)})"
-        if refused is not None:
-            return _text(HTTPStatus.FORBIDDEN, f"refused: {refused}")
+        refusal = self._guard.may_act(request, form)
+        if refusal is not None and _browser(request):
+            return self._refused(HTTPStatus.FORBIDDEN, refusal, *_back(form.get("ref", "")))
+        if refusal is not None or verb not in _ACTIONS:
+            why = (
+                f"{refusal.said} ({refusal.remedy})"
+                if refusal
+                else f"unknown action {verb!r} (known: {', '.join(_ACTIONS)})"
+            )
+            return _text(HTTPStatus.FORBIDDEN, f"refused: {why}")
         try:
             item = WorkItemRef.parse(form.get("ref", ""))
             said = self._act(verb, item, confirmed=form.get("confirm") == "yes")
@@ -133,7 +140,14 @@ class FleetPage:
             return _text(200, said.body.decode()) if script else said
         if script:
             return _text(HTTPStatus.OK, said)
-        return Response(HTTPStatus.SEE_OTHER, headers=(("Location", views.item_link(item)),))
+        # a reset forgets the item (its page is gone until a cycle sees it again): back to the fleet
+        back = "/" if verb == "reset" else views.item_link(item)
+        return Response(HTTPStatus.SEE_OTHER, headers=(("Location", back),))
+
+    def _refused(self, status: int, refusal: Refusal, back: str, label: str) -> Response:
+        shown = views.page(title="not done", body=views.refusal(refusal.said, refusal.remedy, back, label),
+                           where=self._where, live=False)  # fmt: skip
+        return Response(status, shown.encode())
 
     def _act(self, verb: str, item: WorkItemRef, *, confirmed: bool) -> str | Response:
         fleet = self._fleet
@@ -175,6 +189,19 @@ class FleetPage:
             facts["broken log lines skipped"] = skipped
         facts |= {f"last cycle: {k}": v for k, v in last.items() if k not in {"ts", "event", "level", "source"}}
         return facts
+
+
+def _browser(request: Request) -> bool:
+    return "text/html" in request.headers.get("accept", "")
+
+
+def _back(ref: str) -> tuple[str, str]:
+    """Where a refused press leads back to: its item's page, or the fleet."""
+    try:
+        item = WorkItemRef.parse(ref)
+    except InvalidRef:
+        return "/", "the fleet"
+    return views.item_link(item), f"back to {item}"
 
 
 def _budget(budgets: Mapping[str, RateBudget]) -> str:

@@ -13,10 +13,11 @@ from typing import Any
 from urllib.parse import quote
 
 from app.usecases.cluster_view import ClusterView
-from app.usecases.fleet import ItemRow
+from app.usecases.fleet import SCREEN_LINES, ItemRow
 from app.web.journey import Journey
 from app.web.states import HOST_TONES, STATES, shown
 from domain.durations import duration
+from domain.prompts import readable
 from domain.refs import DEFAULT_HOST, WorkItemRef
 
 _TEMPLATE = Template(files("app.web").joinpath("templates/page.html").read_text(encoding="utf-8"))
@@ -151,15 +152,21 @@ def events_list(records: Sequence[Mapping[str, Any]]) -> str:
 
 
 def sanitized(text: str) -> str:
-    """Terminal escapes removed, other control characters shown as �: nothing reaches the browser raw."""
-    text = _ESCAPES.sub("", text)
-    return "".join(c if c.isprintable() or c in "\n\t" else "\ufffd" for c in text)
+    """Terminal escapes removed, then control characters and bidirectional controls dropped:
+    nothing reaches the browser raw, and every printable character (NBSP, CJK, emoji) as it is."""
+    return readable(_ESCAPES.sub("", text))
 
 
 def screen_block(screen: str) -> str:
+    """The pane's last SCREEN_LINES lines with text, each whole (the empty rows below the last are
+    not lines of it); split on newlines only, as tmux ends its rows."""
+    lines = sanitized(screen).split("\n")
+    while lines and not lines[-1].strip():
+        lines.pop()
+    shown = "\n".join(lines[-SCREEN_LINES:])
     return (
         '<h2 id="pane">The pane\'s last lines <small>(a snapshot, read-only)</small></h2>'
-        f'<pre class="screen">{escape(sanitized(screen)) or "(nothing to show: its session runs elsewhere)"}</pre>'
+        f'<pre class="screen">{escape(shown) or "(nothing to show: its session runs elsewhere)"}</pre>'
     )
 
 
@@ -182,4 +189,13 @@ def login_form(message: str = "") -> str:
         f'<h2>Sign in</h2>{note}<form method="post" action="/login"><label>token '
         '<input type="password" name="token" autocomplete="current-password" autofocus required></label> '
         '<button type="submit">sign in</button></form>'
+    )
+
+
+def refusal(said: str, remedy: str, back: str, label: str) -> str:
+    """An action not done: why, what to do, and the way back (all the page's own words)."""
+    return (
+        f'<h2>Not done</h2><p class="notice" role="alert">Refused: {escape(said)}.</p>'
+        f"<p>What to do: {escape(remedy)}.</p>"
+        f'<p><a href="{escape(back)}">{escape(label)}</a></p>'
     )

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from adapters.clock import SystemClock
+from domain.model import SessionStatus
 from tests.e2e.browser import browser, screenshot
 from tests.e2e.loop_rig import Loop, Poller
 from tests.tmux_support import RealTmux, real_tmux, wait_for
@@ -113,6 +114,86 @@ def test_a_comment_walks_its_journey_live_a_blocked_agent_shows_blocked(loop: Lo
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.tagName") == "A"  # keyboard reachable
     assert errors == []
+
+
+def test_the_panes_lines_are_shown_whole_with_their_characters(loop: Loop, browser: Any) -> None:
+    """Claude Code draws with non-breaking spaces; CJK and emoji are a comment's own: each shown as it is."""
+    (ref,) = loop.items(1)
+    poller = loop.running_poll()
+    base = _address(poller)
+    wait_for(lambda: "session.ready" in loop.event_names(), timeout=30, what="the demo harness ready")
+    page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
+    _sign_in(page, base)
+    words = "café\u00a0au\u00a0lait 中文 😀"
+    loop.comment(ref, "\n".join(f"{n}: {words}" for n in range(40)))  # more lines than the page shows
+    wait_for(lambda: "session.turn_finished" in loop.event_names(), timeout=30, what="the turn ended")
+
+    page.goto(f"{base}item?ref={urllib.parse.quote(str(ref), safe='')}")
+    screen = page.locator("pre.screen")
+    shown = str(screen.text_content())
+    pane = loop.tmux.run("capture-pane", "-p", "-J", "-t", f"={ref.target.name}:").rstrip("\n")
+
+    assert f"39: {words}" in shown and "\ufffd" not in shown, shown
+    assert shown.rsplit("\n", 1)[-1] == pane.rsplit("\n", 1)[-1]  # down to the pane's last line, whole
+    # nothing of it hidden: no line cut off at the box's edge, none to scroll to
+    assert screen.evaluate("e => e.scrollHeight <= e.clientHeight && e.scrollWidth <= e.clientWidth")
+
+
+def _press(page: Any, verb: str) -> str:
+    """Press the item's button as a person does: the answer must be a page, never a refusal."""
+    with page.expect_navigation() as went:
+        page.click(f"button[value={verb}]")
+    answer = went.value
+    shown = str(page.inner_text("body"))
+    assert answer is not None and answer.ok, f"{verb}: {answer and answer.status} {shown!r}"
+    return shown
+
+
+def test_a_person_signed_in_pauses_resumes_closes_reopens_and_resets_an_item_by_its_buttons(
+    loop: Loop, browser: Any
+) -> None:
+    (ref,) = loop.items(1)
+    poller = loop.running_poll()
+    base = _address(poller)
+    wait_for(lambda: "session.spawned" in loop.event_names(), timeout=30, what="a session")
+    spawned = loop.store().session(ref)
+    assert spawned is not None
+    page = browser.new_context().new_page()
+    _sign_in(page, base)
+    page.click(f"a[href*='{ref.number}'][href^='/item']")
+    page.wait_for_selector("#live.ok")
+
+    _press(page, "pause")
+    page.wait_for_selector("button[value=resume]")
+    assert loop.store().ledger(ref).paused  # type: ignore[union-attr]
+    _press(page, "resume")
+    page.wait_for_selector("button[value=pause]")
+    assert not loop.store().ledger(ref).paused  # type: ignore[union-attr]
+    _press(page, "close")
+    page.wait_for_selector("h2 [data-state=closed]")
+    assert loop.store().session(ref).status is SessionStatus.CLOSED  # type: ignore[union-attr]
+    _press(page, "reopen")
+    page.wait_for_selector("button[value=close]")
+    assert loop.store().session(ref).status is SessionStatus.ACTIVE  # type: ignore[union-attr]
+    asked = _press(page, "reset")  # first what it would do, and a button to confirm
+    assert "would reset" in asked and loop.store().session(ref) is not None
+    _press(page, "reset")
+
+    assert page.url == base and page.locator("#items").is_visible()  # the item is forgotten: the fleet
+    assert "session.reset" in loop.event_names()
+    now = loop.store().session(ref)
+    assert now is None or now.spawn_id != spawned.spawn_id  # forgotten (the next cycle may spawn anew)
+    acted = [e for e in loop.events() if e["event"] in PRESSED.values()]
+    assert [(e["event"], e["source"]) for e in acted] == [(name, "page") for name in PRESSED.values()]
+
+
+PRESSED = {
+    "pause": "delivery.paused",
+    "resume": "delivery.resumed",
+    "close": "session.closed",
+    "reopen": "session.reopened",
+    "reset": "session.reset",
+}
 
 
 def test_every_event_is_visible_in_the_browser_and_its_delay_is_measured(loop: Loop, browser: Any) -> None:

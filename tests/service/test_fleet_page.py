@@ -12,11 +12,12 @@ import pytest
 
 from adapters.eventlog.reader import Tail
 from app.usecases.daemon import HEARTBEAT, Daemon
-from app.usecases.fleet import Fleet
+from app.usecases.fleet import SCREEN_LINES, Fleet
 from app.web.auth import COOKIE, Guard
 from app.web.feed import Feed
-from app.web.http import Request, Response
+from app.web.http import Request, Response, head
 from app.web.page import FleetPage
+from app.web.views import screen_block
 from domain.budget import RateBudget
 from domain.ledger import Ledger
 from domain.model import SessionStatus
@@ -179,7 +180,7 @@ def test_the_panes_lines_are_shown_escaped_with_terminal_escapes_removed(tmp_pat
     ).body.decode()
 
     pane = html.split('<pre class="screen">')[1].split("</pre>")[0]
-    assert pane == "&lt;script&gt;alert(1)&lt;/script&gt; done\ufffd"
+    assert pane == "&lt;script&gt;alert(1)&lt;/script&gt; done"
 
 
 def test_an_items_title_comes_from_its_repositorys_last_listing_escaped(tmp_path: Path) -> None:
@@ -268,3 +269,67 @@ def test_the_daemon_panel_counts_what_the_log_said_as_it_is_read_on(tmp_path: Pa
 
     assert '"cycles seen">1<' in first and '"errors">1<' in first and '"webhook deliveries">1<' in first
     assert '"cycles seen">2<' in then and '"last cycle: items">4<' in then and '"GitHub backoff">o/r until 7<' in then
+
+
+def test_the_page_asks_browsers_to_send_its_own_origin_on_its_forms() -> None:
+    # `no-referrer` makes Chromium send `Origin: null` on a form POST, which the guard refuses
+    said = dict(line.split(": ", 1) for line in head(Response(200)).decode("latin-1").split("\r\n")[1:] if line)
+
+    assert said["Referrer-Policy"] == "same-origin"
+
+
+def test_a_button_pressed_on_the_page_is_done_and_origin_null_or_another_is_refused(tmp_path: Path) -> None:
+    world = World()
+    ref = world.watched(1)
+    page = _page(world, tmp_path / "events.jsonl")
+    browser = {"cookie": f"{COOKIE}={Guard(TOKEN).cookie_value}", "host": "127.0.0.1:8788"}
+    form = {"action": "pause", "ref": str(ref), "csrf": Guard(TOKEN).csrf}
+
+    assert _post(page, form, **browser, origin="null").status == 403
+    assert _post(page, form, **browser, origin="http://127.0.0.1:9999").status == 403
+    assert not world.ledger(ref).paused
+    assert _post(page, form, **browser, origin="http://127.0.0.1:8788").status == 303
+    assert world.ledger(ref).paused
+
+
+def test_a_refused_press_says_what_to_do(tmp_path: Path) -> None:
+    world = World()
+    ref = world.watched(1)
+    page = _page(world, tmp_path / "events.jsonl")
+    browser = {"cookie": f"{COOKIE}={Guard(TOKEN).cookie_value}", "host": "here:1", "accept": "text/html"}
+    form = {"action": "close", "ref": str(ref)}
+
+    stale = _post(page, form | {"csrf": "from-an-old-page"}, **browser)
+    elsewhere = _post(page, form | {"csrf": Guard(TOKEN).csrf}, **browser, origin="null")
+    signed_out = _post(page, form, accept="text/html")
+    script = _post(page, form, authorization="Bearer wrong")
+
+    assert (stale.status, elsewhere.status, signed_out.status, script.status) == (403, 403, 401, 401)
+    assert stale.content_type.startswith("text/html") and "reload" in stale.body.decode()
+    assert f'href="/item?ref={quote(str(ref), safe="")}"' in stale.body.decode()  # back to the item
+    assert "own address" in elsewhere.body.decode()
+    assert 'href="/login"' in signed_out.body.decode()
+    assert script.content_type.startswith("text/plain")  # a script reads one plain line
+    assert world.record(ref).status is SessionStatus.ACTIVE
+
+
+def _pane(page: FleetPage, ref: WorkItemRef) -> str:
+    html = _get(page, f"/item?ref={quote(str(ref), safe='')}", **BEARER).body.decode()
+    return html.split('<pre class="screen">')[1].split("</pre>")[0]
+
+
+def test_the_panes_characters_are_kept_and_only_controls_and_bidi_controls_dropped(tmp_path: Path) -> None:
+    world = World()
+    ref = world.watched(1)
+    world.session(ref).panes[0].screen = "❯\u00a0hello 中文 😀\r\n\u202eevil\u202c ok\x07\n"
+
+    assert _pane(_page(world, tmp_path / "events.jsonl"), ref) == "❯\u00a0hello 中文 😀\nevil ok"
+
+
+def test_the_pane_is_shown_by_its_last_whole_lines_without_the_blank_rows_below() -> None:
+    lines = [f"line {n} " + "\u00a0" * 40 + "│" for n in range(100)]
+    captured = "\n".join(lines) + "\n" * 40  # what tmux gives of a pane whose lower rows are empty
+
+    shown = screen_block(captured).split('<pre class="screen">')[1].split("</pre>")[0]
+
+    assert shown.split("\n") == lines[-SCREEN_LINES:]

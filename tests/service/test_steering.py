@@ -185,3 +185,29 @@ def test_verbs_in_code_or_a_quote_on_an_active_item_are_delivered_as_prompts() -
     assert not ledger.paused and not ledger.stopped and world.record(ref).status is SessionStatus.ACTIVE
     assert [ledger.resolved[c.id].kind for c in comments] == [Resolution.DELIVERED] * 4
     assert world.events.named("control.executed") == []
+
+
+def test_a_mention_of_the_loop_pauses_and_is_never_delivered_to_the_agent() -> None:
+    world = World(trigger="@the-loop")  # comments that mention it are the agent's prompts
+    ref = world.watched()
+    pause = world.comment(ref, "@the-loop pause")
+    waiting = world.comment(ref, "@the-loop please fix the build")
+    world.cycle()
+
+    assert world.ledger(ref).paused and world.ledger(ref).resolved[pause.id].kind is Resolution.CONTROL
+    assert [p.comment.id for p in world.ledger(ref).pending] == [waiting.id]
+    assert "pause" not in _prompts(world, ref)
+    assert world.events.named("control.executed")[0]["verb"] == "pause"
+
+
+def test_a_mention_not_written_as_a_command_gets_the_reply_saying_how_and_never_its_own_words() -> None:
+    world = World(trigger="@the-loop")
+    ref = world.watched()
+    world.comment(ref, "@the-loop: stop")
+
+    world.cycle()
+
+    (reply,) = [body for _, body in world.tracker.posted]
+    assert "`the-loop stop`" in reply and "`@the-loop pause`" in reply and "@the-loop: stop" not in reply
+    assert world.record(ref).status is SessionStatus.ACTIVE and world.session(ref).received == []
+    assert world.events.named("control.unknown")

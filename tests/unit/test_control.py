@@ -86,3 +86,62 @@ def test_a_verb_in_code_a_quote_or_an_html_comment_is_text(body: str) -> None:
 )
 def test_the_first_line_of_text_counts_after_blank_lines_and_html_comments(body: str, verb: Verb) -> None:
     assert control_of(body) == Control(verb)
+
+
+@pytest.mark.parametrize(
+    ("body", "verb"),
+    [
+        ("@the-loop pause", Verb.PAUSE),  # written as a mention, as people do on GitHub
+        ("@The-Loop RESUME", Verb.RESUME),
+        ("  @the-loop\tstatus\nthen some words", Verb.STATUS),
+    ],
+)
+def test_a_mention_of_the_loop_names_the_command_as_the_bare_name_does(body: str, verb: Verb) -> None:
+    assert control_of(body) == Control(verb)
+
+
+def test_a_mention_takes_what_follows_allow_deny_and_answer_as_the_bare_name_does() -> None:
+    assert (
+        control_of("@the-loop allow always 3")
+        == control_of("the-loop allow always 3")
+        == Control(Verb.ALLOW, "always 3")
+    )
+    assert control_of("@the-loop deny 3 too risky\nand why") == Control(Verb.DENY, "3 too risky\nand why")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "@the-loop pause.",  # a command with a mark after it
+        "@the-loop pause !",
+        "@the-loop: pause",  # the mention followed by a colon or a comma
+        "@the-loop, stop",
+        "/the-loop: status",
+        "@the-loop: allow 3",
+        "@the-loop dance",  # a word the-loop does not know
+    ],
+)
+def test_a_command_to_the_loop_not_written_as_one_is_answered_not_delivered(body: str) -> None:
+    assert control_of(body) == Control(None)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "@the-loop stop using globals in this module",  # a sentence for the agent, addressed by name
+        "@the-loop: please look at the failing test",
+        "@the-loop",
+        "hey @the-loop pause",
+        "@the-loopy pause",  # another login
+        "@@the-loop pause",
+    ],
+)
+def test_a_sentence_addressed_to_the_loop_is_a_comment_for_the_agent(body: str) -> None:
+    assert control_of(body) is None
+
+
+def test_the_reply_to_a_command_not_written_as_one_says_how_to_write_it_and_never_echoes_it() -> None:
+    reply = unknown_verb_reply()
+
+    assert "`@the-loop pause`" in reply and "alone on the first line" in reply
+    assert "not passed to the agent" in reply

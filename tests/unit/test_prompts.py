@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from domain.model import AGENT_MARKER, Comment, CommentKind, ItemKind, WorkItem
-from domain.prompts import MAX_UNTRUSTED_BYTES, event_prompt, sanitize, spawn_prompt
+from domain.prompts import MAX_UNTRUSTED_BYTES, event_prompt, readable, sanitize, spawn_prompt
 from domain.receipts import receipt_line
 from domain.refs import WorkItemRef
 
@@ -188,3 +188,13 @@ def test_a_1_mb_file_path_author_and_link_are_capped_on_their_header_lines() -> 
     prompt = _event(comment)
     assert len(prompt.encode()) < 8_000 and prompt.count("truncated this text") == 3
     assert _first_words(prompt.split("\n\nThe text between the fences")[0])[-1] == "On:"
+
+
+def test_text_to_read_keeps_every_printable_character_and_drops_controls_and_bidi_controls() -> None:
+    kept = "a\u00a0b 中文 😀 👩\u200d💻 café │ ❯\tend\n"
+    controls = "\x00\x07\x08\r\x0b\x0c\x1b\x7f\x85\x9b" + "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+    controls += "\u2066\u2067\u2068\u2069"
+
+    assert readable(kept) == kept
+    assert readable(f"x{controls}y") == "xy"
+    assert readable("\u202eevil.exe\u202c and \u2066txt\u2069") == "evil.exe and txt"
