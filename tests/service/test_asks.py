@@ -7,6 +7,7 @@ import json
 import re
 from typing import Any
 
+from domain.asks import WaitingOn
 from domain.model import Reaction
 from domain.receipts import ReceiptKind
 from domain.refs import WorkItemRef
@@ -233,7 +234,7 @@ def test_sessions_list_shows_a_question_waiting_for_an_answer_and_since_when() -
 
     (view,) = world.admin().listing()
 
-    assert view.waiting is not None and view.waiting.on == "question"
+    assert view.waiting is not None and view.waiting.on is WaitingOn.QUESTION
     shown = view.as_json()["waiting"]
     assert shown["on"] == "question" and shown["seconds"] >= 60
 
