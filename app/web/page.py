@@ -20,6 +20,7 @@ from app.web.http import Request, Response, Stream
 from app.web.journey import journeys
 from domain.budget import RateBudget
 from domain.errors import InvalidRef
+from domain.fleet import ItemState
 from domain.refs import WorkItemRef
 
 _STATIC = {"page.js": "text/javascript; charset=utf-8", "page.css": "text/css; charset=utf-8"}
@@ -108,7 +109,7 @@ class FleetPage:
             f"<h2>{escape(str(item))} {escape(views.sanitized(row.title))} {views.tag(row.state)}</h2>"
             f"<p>host {escape(row.host)} · last receipt {escape(receipt)} · {row.pending} pending · "
             f'<a href="{escape(views.item_url(item))}" rel="noreferrer">on GitHub</a></p>'
-            + views.actions(item, csrf=self._guard.csrf, paused=row.paused, closed=row.state == "closed")
+            + views.actions(item, csrf=self._guard.csrf, paused=row.paused, closed=row.state is ItemState.CLOSED)
             + views.journeys_list(journeys(records), now)
             + views.screen_block(detail.screen)
             + views.events_list(records[-50:][::-1])

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from domain.fleet import ItemState
+
 
 @dataclass(frozen=True, slots=True)
 class Shown:
@@ -12,27 +14,27 @@ class Shown:
     tone: str  # a CSS class: ok, busy, warn, bad, off
 
 
-STATES: dict[str, Shown] = {
-    "starting": Shown("starting", "busy"),
-    "ready": Shown("ready", "ok"),
-    "busy": Shown("busy", "busy"),
-    "tool": Shown("busy (tool)", "busy"),
-    "idle": Shown("idle", "ok"),
-    "blocked": Shown("blocked", "warn"),
-    "ended": Shown("ended", "off"),
-    "dead": Shown("dead", "bad"),
-    "unknown": Shown("unknown", "off"),
-    "closed": Shown("closed", "off"),
-    "paused": Shown("paused", "warn"),
-    "elsewhere": Shown("on another host", "off"),
-    "none": Shown("no session", "off"),
+STATES: dict[ItemState, Shown] = {
+    ItemState.STARTING: Shown("starting", "busy"),
+    ItemState.READY: Shown("ready", "ok"),
+    ItemState.BUSY: Shown("busy", "busy"),
+    ItemState.TOOL: Shown("busy (tool)", "busy"),
+    ItemState.IDLE: Shown("idle", "ok"),
+    ItemState.BLOCKED: Shown("blocked", "warn"),
+    ItemState.ENDED: Shown("ended", "off"),
+    ItemState.DEAD: Shown("dead", "bad"),
+    ItemState.UNKNOWN: Shown("unknown", "off"),
+    ItemState.CLOSED: Shown("closed", "off"),
+    ItemState.PAUSED: Shown("paused", "warn"),
+    ItemState.ELSEWHERE: Shown("on another host", "off"),
+    ItemState.NONE: Shown("no session", "off"),
 }
 
 HOST_TONES = {"alive": "ok", "stopped": "off", "lost": "bad"}
 
 
-def shown(state: str) -> Shown:
-    return STATES.get(state, Shown(state, "off"))
+def shown(state: ItemState) -> Shown:
+    return STATES[state]
 
 
 @dataclass(frozen=True, slots=True)

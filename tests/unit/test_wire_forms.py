@@ -8,7 +8,10 @@ import json
 import pytest
 
 from adapters.eventlog.writer import encode
+from app.web.states import STATES
 from domain.asks import WaitingOn
+from domain.fleet import ItemState, item_state
+from domain.receipts import HarnessState
 
 WAITING_WORDS = {WaitingOn.PERMISSION: "permission", WaitingOn.QUESTION: "question", WaitingOn.DIALOG: "dialog"}
 
@@ -21,3 +24,19 @@ def test_what_a_blocked_agent_waits_on_is_the_same_word_in_the_event_log_and_rea
     assert line == f'{{"waiting_on": "{word}"}}\n'.encode()
     assert WaitingOn(json.loads(line)["waiting_on"]) is on
     assert json.dumps({"on": on}) == f'{{"on": "{word}"}}'  # the sessions list's JSON
+
+
+def test_an_items_state_is_the_same_word_in_the_pages_json_and_reads_back() -> None:
+    words = {state: json.loads(json.dumps({"state": state}))["state"] for state in ItemState}
+    assert words == {state: state.value for state in ItemState}
+    assert {ItemState(word) for word in words.values()} == set(ItemState)
+    assert {s.value for s in ItemState} == {h.value for h in HarnessState} | {"closed", "paused", "elsewhere", "none"}
+
+
+def test_an_item_here_shows_its_harness_state_by_the_same_word() -> None:
+    shown = {h: item_state(h, closed=False, paused=False, here=True) for h in HarnessState}
+    assert all(state.value == harness.value for harness, state in shown.items())
+
+
+def test_every_item_state_has_its_badge_on_the_page() -> None:
+    assert set(STATES) == set(ItemState)
