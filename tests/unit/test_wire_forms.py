@@ -12,6 +12,7 @@ from app.web.states import STATES
 from domain.asks import WaitingOn
 from domain.fleet import ItemState, item_state
 from domain.receipts import HarnessState
+from domain.webhook import Refusal
 
 WAITING_WORDS = {WaitingOn.PERMISSION: "permission", WaitingOn.QUESTION: "question", WaitingOn.DIALOG: "dialog"}
 
@@ -40,3 +41,25 @@ def test_an_item_here_shows_its_harness_state_by_the_same_word() -> None:
 
 def test_every_item_state_has_its_badge_on_the_page() -> None:
     assert set(STATES) == set(ItemState)
+
+
+REFUSAL_WORDS = {
+    Refusal.MALFORMED: "malformed",
+    Refusal.BAD_SIGNATURE: "bad-signature",
+    Refusal.NOT_POST: "not-post",
+    Refusal.TIMEOUT: "timeout",
+    Refusal.NO_LENGTH: "no-length",
+    Refusal.TOO_LARGE: "too-large",
+    Refusal.HEAD_TOO_LARGE: "head-too-large",
+    Refusal.TOO_MANY_CONNECTIONS: "too-many-connections",
+}
+
+
+@pytest.mark.parametrize(("refusal", "word"), REFUSAL_WORDS.items())
+def test_why_the_webhook_receiver_refused_is_the_same_word_in_the_event_log_and_reads_back(
+    refusal: Refusal, word: str
+) -> None:
+    line = encode({"reason": refusal})
+    assert line == f'{{"reason": "{word}"}}\n'.encode()
+    assert Refusal(json.loads(line)["reason"]) is refusal
+    assert set(REFUSAL_WORDS) == set(Refusal)
