@@ -20,6 +20,7 @@ from app.web.http import Request, Response, Stream
 from app.web.journey import journeys
 from domain.budget import RateBudget
 from domain.errors import InvalidRef
+from domain.events import Event, Level
 from domain.fleet import ItemState
 from domain.refs import WorkItemRef
 
@@ -160,15 +161,15 @@ class FleetPage:
     def _daemon(self, now: datetime) -> Mapping[str, Any]:
         beat = Heartbeat.parse(self._fleet.heartbeat())
         tally = self._feed.tally()
-        last, backoff = tally.last.get("poll.cycle", {}), tally.last.get("poll.backoff")
+        last, backoff = tally.last.get(Event.POLL_CYCLE, {}), tally.last.get(Event.POLL_BACKOFF)
         facts: dict[str, Any] = {
             "last cycle": f"{views.age(beat.cycle_finished, now)} ago" if beat else "none yet",
             "cycle took": f"{(beat.cycle_finished - beat.cycle_started).total_seconds():.2f}s" if beat else "–",
             "overdue": "yes" if beat and is_overdue((now - beat.cycle_finished).total_seconds(), beat.interval_seconds)
             else "no",
-            "cycles seen": tally.counts["poll.cycle"],
-            "webhook deliveries": tally.counts["webhook.received"],
-            "errors": tally.counts["level:error"],
+            "cycles seen": tally.counts[Event.POLL_CYCLE],
+            "webhook deliveries": tally.counts[Event.WEBHOOK_RECEIVED],
+            "errors": tally.levels[Level.ERROR.value],
             "GitHub budget": _budget(beat.budgets) if beat else "not known yet",
             "GitHub backoff": f"{backoff.get('repo', '?')} until {backoff.get('until', '?')}" if backoff else "none",
         }  # fmt: skip

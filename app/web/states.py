@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from domain.events import Event
 from domain.fleet import ItemState
 
 
@@ -44,17 +45,17 @@ class Step:
     ends: bool = False  # the journey is over with it
 
 
-# event name -> the journey step it is; fields of the record fill `{…}` in the label
-JOURNEY: dict[str, Step] = {
-    "webhook.received": Step("seen (webhook)", "ok"),
-    "dispatch.queued": Step("queued", "ok"),
-    "dispatch.failed": Step("attempt {attempt} failed: {reason}", "warn"),
-    "dispatch.pasted": Step("attempt {attempt}: pasted", "busy"),
-    "dispatch.unconfirmed": Step("attempt {attempt}: unconfirmed", "warn"),
-    "dispatch.confirmed": Step("confirmed ({confirmed_by})", "ok"),
-    "session.turn_finished": Step("turn ended", "ok", ends=True),
-    "dispatch.dropped": Step("skipped: {reason}", "off", ends=True),
-    "poll.comment_failed": Step("abandoned after {attempts} attempts", "bad", ends=True),
-    "poll.not_for_agent": Step("skipped: not for the agent", "off", ends=True),
-    "control.executed": Step("control: {verb}", "ok", ends=True),
+# event -> the journey step it is; fields of the record fill `{…}` in the label
+JOURNEY: dict[Event, Step] = {
+    Event.WEBHOOK_RECEIVED: Step("seen (webhook)", "ok"),
+    Event.DISPATCH_QUEUED: Step("queued", "ok"),
+    Event.DISPATCH_FAILED: Step("attempt {attempt} failed: {reason}", "warn"),
+    Event.DISPATCH_PASTED: Step("attempt {attempt}: pasted", "busy"),
+    Event.DISPATCH_UNCONFIRMED: Step("attempt {attempt}: unconfirmed", "warn"),
+    Event.DISPATCH_CONFIRMED: Step("confirmed ({confirmed_by})", "ok"),
+    Event.SESSION_TURN_FINISHED: Step("turn ended", "ok", ends=True),
+    Event.DISPATCH_DROPPED: Step("skipped: {reason}", "off", ends=True),
+    Event.POLL_COMMENT_FAILED: Step("abandoned after {attempts} attempts", "bad", ends=True),
+    Event.POLL_NOT_FOR_AGENT: Step("skipped: not for the agent", "off", ends=True),
+    Event.CONTROL_EXECUTED: Step("control: {verb}", "ok", ends=True),
 }

@@ -10,6 +10,7 @@ import pytest
 from adapters.eventlog.writer import encode
 from app.web.states import STATES
 from domain.asks import WaitingOn
+from domain.events import Event
 from domain.fleet import ItemState, item_state
 from domain.receipts import HarnessState
 from domain.webhook import Refusal
@@ -63,3 +64,13 @@ def test_why_the_webhook_receiver_refused_is_the_same_word_in_the_event_log_and_
     assert line == f'{{"reason": "{word}"}}\n'.encode()
     assert Refusal(json.loads(line)["reason"]) is refusal
     assert set(REFUSAL_WORDS) == set(Refusal)
+
+
+def test_every_event_reads_back_from_its_name_in_the_log_and_an_unknown_name_reads_as_none() -> None:
+    read = {Event.named(json.loads(encode({"event": event}))["event"]) for event in Event}
+    assert read == set(Event)
+    assert (Event.named("poll.cycle"), Event.named("poll.no_such_event"), Event.named(["poll.cycle"])) == (
+        Event.POLL_CYCLE,
+        None,
+        None,
+    )
