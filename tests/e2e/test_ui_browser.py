@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from adapters.clock import SystemClock
+from domain.events import Event
 from tests.e2e.browser import browser, screenshot
 from tests.e2e.loop_rig import Loop, Poller
 from tests.tmux_support import RealTmux, real_tmux, wait_for
@@ -73,7 +74,7 @@ def test_a_comment_walks_its_journey_live_a_blocked_agent_shows_blocked(loop: Lo
     (ref,) = loop.items(1)
     poller = loop.running_poll()
     base = _address(poller)
-    wait_for(lambda: "session.ready" in loop.event_names(), timeout=30, what="the demo harness ready")
+    wait_for(lambda: Event.SESSION_READY in loop.event_names(), timeout=30, what="the demo harness ready")
     context = browser.new_context(viewport={"width": 1200, "height": 900})
     page = context.new_page()
     errors: list[str] = []
@@ -121,7 +122,7 @@ def test_every_event_is_visible_in_the_browser_and_its_delay_is_measured(loop: L
     (ref,) = loop.items(1)
     poller = loop.running_poll()
     base = _address(poller)
-    wait_for(lambda: "session.spawned" in loop.event_names(), timeout=30, what="a session")
+    wait_for(lambda: Event.SESSION_SPAWNED in loop.event_names(), timeout=30, what="a session")
     context = browser.new_context()
     context.add_cookies([{"name": "loop_ui", "value": _cookie(base), "url": base}])
     page = context.new_page()
@@ -158,7 +159,7 @@ def test_items1_4_a_wrong_or_missing_token_and_an_action_without_it_are_refused(
     (ref,) = loop.items(1)
     poller = loop.running_poll()
     base = _address(poller)
-    wait_for(lambda: "session.spawned" in loop.event_names(), timeout=30, what="a session")
+    wait_for(lambda: Event.SESSION_SPAWNED in loop.event_names(), timeout=30, what="a session")
 
     assert _status(f"{base}api/fleet") == 401
     assert _status(f"{base}api/fleet", headers={"Authorization": "Bearer wrong"}) == 401
@@ -167,7 +168,7 @@ def test_items1_4_a_wrong_or_missing_token_and_an_action_without_it_are_refused(
     assert _status(f"{base}action", data=form) == 401
     # a browser's cookie without the CSRF field is refused too
     assert _status(f"{base}action", data=form, headers={"Cookie": f"loop_ui={_cookie(base)}"}) == 403
-    assert "session.closed" not in loop.event_names()
+    assert Event.SESSION_CLOSED not in loop.event_names()
     assert _status(f"{base}action", data=form, headers={"Authorization": f"Bearer {TOKEN}"}) == 200
     closed = [e for e in loop.events() if e["event"] == "session.closed"]
     assert [e["source"] for e in closed] == ["page"]
