@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from domain.events import Event
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from adapters.claude.trust import ClaudeTrust
@@ -61,7 +63,7 @@ def spawns(loop: ClaudeLoop, spec: HarnessSpec, count: int, *, first: int, trust
         if trusted:
             ClaudeTrust(loop.rig.home.config_file).trust(str(loop.workdirs / ref.slug))
         world.cycle()
-        seconds += [float(e["seconds"]) for e in world.events.named("session.ready")]
+        seconds += [float(e["seconds"]) for e in world.events.named(Event.SESSION_READY)]
         loop.end(world, ref)
     return seconds
 
@@ -78,7 +80,7 @@ def pastes(loop: ClaudeLoop, spec: HarnessSpec, count: int, *, item: int) -> tup
         world.cycle()
         pasted = tmux.pasting[-1]
         received.append((_receipt(world, ref, f"poll-comment-{comment.id} ") - pasted) / 1e9)
-        done = next(e for e in world.events.named("dispatch.confirmed") if e.get("comment_id") == comment.id)
+        done = next(e for e in world.events.named(Event.DISPATCH_CONFIRMED) if e.get("comment_id") == comment.id)
         confirmed.append((int(done["at_ns"]) - pasted) / 1e9)
         if spec.name == "claude":  # idle again before the next one: a paste, not a queued prompt
             wait_for(lambda n=n: _stops(loop, world, ref) > n + 1, timeout=60, what="the turn's end")

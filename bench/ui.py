@@ -34,6 +34,7 @@ from app.web.auth import Guard
 from app.web.feed import Feed
 from app.web.http import Request, Response
 from app.web.page import FleetPage
+from domain.events import Event
 from domain.ledger import Ledger
 from domain.refs import WorkItemRef
 from tests.e2e.loop_rig import Loop
@@ -142,10 +143,10 @@ def idle_ratio(sessions: int, window: float, *, rounds: int = 2, history: int = 
 
 
 def _window(name: str, pid: int, server: int, loop: Loop, seconds: float) -> tuple[str, float, int]:
-    cycles = loop.event_names().count("poll.cycle")
+    cycles = loop.event_names().count(Event.POLL_CYCLE)
     cpu = _cpu_seconds(pid) + _cpu_seconds(server)
     time.sleep(seconds)
-    done = loop.event_names().count("poll.cycle") - cycles
+    done = loop.event_names().count(Event.POLL_CYCLE) - cycles
     return name, (_cpu_seconds(pid) + _cpu_seconds(server) - cpu) / max(done, 1), done
 
 

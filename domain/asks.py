@@ -124,11 +124,23 @@ def blocked_episode(receipts: Iterable[Receipt]) -> str:
     return first
 
 
+class WaitingOn(enum.StrEnum):
+    """What a blocked agent waits on; its value is the event log's `waiting_on` and the sessions list's."""
+
+    PERMISSION = "permission"  # answerable from the item
+    QUESTION = "question"  # answerable from the item
+    DIALOG = "dialog"  # only in the pane
+
+    @classmethod
+    def of(cls, kind: AskKind) -> WaitingOn:
+        return cls.PERMISSION if kind is AskKind.PERMISSION else cls.QUESTION
+
+
 @dataclass(frozen=True, slots=True)
 class Waiting:
     """What a blocked agent waits on, and since when (its receipt's time)."""
 
-    on: str  # "permission", "question" (answerable from the item), or "dialog" (only in the pane)
+    on: WaitingOn
     tool: str = ""  # a permission's tool, fit to show
     since: datetime | None = None
 
@@ -138,10 +150,10 @@ class Waiting:
     def describe(self, now: datetime) -> str:
         seconds = self.seconds(now)
         took = f" for {duration(seconds)}" if seconds is not None else ""
-        if self.on == AskKind.PERMISSION.value:
+        if self.on is WaitingOn.PERMISSION:
             how = "`the-loop allow <request>` / `deny <request>`"
             return f"blocked on permission to use `{self.tool}`{took} (answer on the item: {how})"
-        if self.on == AskKind.QUESTION.value:
+        if self.on is WaitingOn.QUESTION:
             how = "`the-loop answer <request> <option>`"
             return f"waiting for an answer to its question{took} (answer on the item: {how})"
         return f"blocked on a dialog in its session{took} (answerable only there)"
@@ -153,9 +165,9 @@ def waiting_on(receipts: Iterable[Receipt], *, taken: Collection[str] = ()) -> W
         return None
     ask = open_ask(receipts, taken=taken)
     if ask is not None:
-        return Waiting(ask.kind.value, tool_name(ask) if ask.kind is AskKind.PERMISSION else "", ask.at)
+        return Waiting(WaitingOn.of(ask.kind), tool_name(ask) if ask.kind is AskKind.PERMISSION else "", ask.at)
     opened = open_dialog(receipts)
-    return Waiting("dialog", "", opened.at if opened else None)
+    return Waiting(WaitingOn.DIALOG, "", opened.at if opened else None)
 
 
 class AnswerVerb(enum.Enum):

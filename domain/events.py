@@ -23,6 +23,13 @@ class Event(enum.Enum):
 
     meaning: str
 
+    @classmethod
+    def named(cls, name: object) -> Event | None:
+        """The event a log record's `event` field names; None for one this catalog does not hold (a log
+        written by another version, a broken record)."""
+        found = cls._value2member_map_.get(name) if isinstance(name, str) else None
+        return found if isinstance(found, cls) else None
+
     DISPATCH_QUEUED = ("dispatch.queued", "A comment became a prompt and was queued for its work item.")
     DISPATCH_SUCCEEDED = (
         "dispatch.succeeded",

@@ -17,12 +17,6 @@ from domain.prompts import event_prompt
 from domain.receipts import Receipt, ReceiptKind
 from domain.refs import WorkItemRef
 
-# when the error names no reset: how long each kind waits before one careful try
-DEFAULT_WAIT = {
-    "rate_limit": timedelta(minutes=5),
-    "server_error": timedelta(minutes=1),
-}
-OTHER_WAIT = timedelta(minutes=2)
 # a failure within this long of a resume counts as "right after" it: the next wait doubles
 RIGHT_AFTER = timedelta(minutes=10)
 MAX_WAIT = timedelta(hours=6)
@@ -46,6 +40,14 @@ class ParkCause(enum.Enum):
     @property
     def waits_for_operator(self) -> bool:
         return self is ParkCause.AUTHENTICATION
+
+
+# when the error names no reset: how long each kind waits before one careful try
+DEFAULT_WAIT = {
+    ParkCause.RATE_LIMIT: timedelta(minutes=5),
+    ParkCause.SERVER_ERROR: timedelta(minutes=1),
+}
+OTHER_WAIT = timedelta(minutes=2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +126,7 @@ def park(
         why = "the API refused the credentials: parked until an operator acts (`the-loop resume`)"
         return Decision(Park(cause, now, None, comments, detail=error), why)
     named = reset_named(message, now=now)
-    wait = DEFAULT_WAIT.get(cause.value, OTHER_WAIT)
+    wait = DEFAULT_WAIT.get(cause, OTHER_WAIT)
     why = f"{cause.value}: "
     if named is not None and named > now:
         wait = named - now

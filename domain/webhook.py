@@ -3,6 +3,7 @@ in the inbox and wakes the poller; everything else is answered and dropped."""
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -22,6 +23,19 @@ OURS = "ours"  # carries the agent marker: never a prompt
 UNAUTHORIZED = "unauthorized"
 NOT_LISTED = "not-listed"  # neither listed nor labelled: an item the-loop does not work
 INBOX_FULL = "inbox-full"
+
+
+class Refusal(enum.StrEnum):
+    """Why the receiver refused a request before handing it on; the `webhook.refused` event's `reason`."""
+
+    MALFORMED = "malformed"
+    BAD_SIGNATURE = "bad-signature"  # unsigned, or signed with another secret
+    NOT_POST = "not-post"
+    TIMEOUT = "timeout"  # not sent whole in time
+    NO_LENGTH = "no-length"
+    TOO_LARGE = "too-large"
+    HEAD_TOO_LARGE = "head-too-large"
+    TOO_MANY_CONNECTIONS = "too-many-connections"
 
 
 @dataclass(frozen=True, slots=True)

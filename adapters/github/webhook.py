@@ -19,7 +19,7 @@ from adapters.support.serving import LoopServer
 from domain.errors import InvalidRef, TrackerError
 from domain.model import CommentKind
 from domain.refs import RepoRef
-from domain.webhook import Pushed
+from domain.webhook import Pushed, Refusal
 
 # GitHub caps a payload at 25 MB, but a comment event is small: its comment and issue bodies are
 # at most 65,536 characters each, so ~0.6 MB in the worst case
@@ -31,14 +31,14 @@ _KINDS = {"issue_comment": CommentKind.ISSUE_COMMENT, "pull_request_review_comme
 _log = logging.getLogger(__name__)
 # why a request was refused, by its answer (the `webhook.refused` event's reason)
 _REFUSALS = {
-    HTTPStatus.BAD_REQUEST: "malformed",
-    HTTPStatus.UNAUTHORIZED: "bad-signature",
-    HTTPStatus.METHOD_NOT_ALLOWED: "not-post",
-    HTTPStatus.REQUEST_TIMEOUT: "timeout",
-    HTTPStatus.LENGTH_REQUIRED: "no-length",
-    HTTPStatus.REQUEST_ENTITY_TOO_LARGE: "too-large",
-    HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE: "head-too-large",
-    HTTPStatus.SERVICE_UNAVAILABLE: "too-many-connections",
+    HTTPStatus.BAD_REQUEST: Refusal.MALFORMED,
+    HTTPStatus.UNAUTHORIZED: Refusal.BAD_SIGNATURE,
+    HTTPStatus.METHOD_NOT_ALLOWED: Refusal.NOT_POST,
+    HTTPStatus.REQUEST_TIMEOUT: Refusal.TIMEOUT,
+    HTTPStatus.LENGTH_REQUIRED: Refusal.NO_LENGTH,
+    HTTPStatus.REQUEST_ENTITY_TOO_LARGE: Refusal.TOO_LARGE,
+    HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE: Refusal.HEAD_TOO_LARGE,
+    HTTPStatus.SERVICE_UNAVAILABLE: Refusal.TOO_MANY_CONNECTIONS,
 }
 
 
@@ -91,7 +91,7 @@ class GhWebhookServer(LoopServer):
         max_body: int = MAX_BODY,
         read_timeout: float = READ_TIMEOUT,
         max_connections: int = MAX_CONNECTIONS,
-        refused: Callable[[str, int], None] = lambda reason, status: None,
+        refused: Callable[[Refusal, int], None] = lambda reason, status: None,
     ) -> None:
         super().__init__(host=host, port=port, max_connections=max_connections, max_head=MAX_HEAD, name="webhook")
         self._secret = secret.encode()
@@ -121,7 +121,7 @@ class GhWebhookServer(LoopServer):
 
     def _refuse(self, status: int) -> int:
         try:
-            self._refused(_REFUSALS.get(HTTPStatus(status), str(status)), int(status))
+            self._refused(_REFUSALS[HTTPStatus(status)], int(status))
         except Exception:  # saying it never changes the answer
             _log.exception("webhook: a refusal could not be said")
         return int(status)

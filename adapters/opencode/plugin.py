@@ -87,6 +87,7 @@ function option(names) {
   return ""
 }
 
+// the causes domain/parking.py's ParkCause reads, by its values (tests/unit/test_parking.py keeps them equal)
 function kind(error) {
   const status = Number(error?.data?.statusCode ?? 0)
   if (status === 429) return "rate_limit"

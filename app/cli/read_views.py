@@ -95,7 +95,7 @@ def _agent(view: Shown) -> str:
     from domain.durations import duration  # a blocked agent's only: the lean `sessions list` starts without it
 
     seconds = waiting.seconds(now) if now else None
-    parts = [f"{view.harness.value}:", waiting.on, waiting.tool, duration(seconds) if seconds is not None else ""]
+    parts = [f"{view.harness.value}:", waiting.on.value, waiting.tool, duration(seconds) if seconds is not None else ""]
     return " ".join(part for part in parts if part)
 
 

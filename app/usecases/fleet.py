@@ -11,6 +11,7 @@ from typing import Any
 from app.usecases.cluster_view import ClusterView, cluster_view
 from app.usecases.sessions_admin import ResetPlan, SessionsAdmin, SessionView, UnknownWorkItem
 from domain.events import Event
+from domain.fleet import ItemState, item_state
 from domain.model import SessionStatus
 from domain.ports import ClockPort, ClusterPort, EventSink, StateStore, TmuxPort
 from domain.refs import RepoRef, WorkItemRef
@@ -23,7 +24,7 @@ SCREEN_LINES = 30  # the pane's last lines an item's page shows, whole lines
 class ItemRow:
     item: WorkItemRef
     host: str
-    state: str  # a key of app.web.states.STATES: the harness's state, or closed / paused
+    state: ItemState
     last_receipt: str
     receipt_at: datetime | None
     pending: int
@@ -38,13 +39,8 @@ class ItemDetail:
     screen: str  # the harness pane's last lines, as tmux shows them (the page sanitizes and bounds them)
 
 
-def row_state(view: SessionView, *, paused: bool) -> str:
-    """The one word the page shows: closed and paused say more than what the harness does."""
-    if view.record.status is SessionStatus.CLOSED:
-        return "closed"
-    if paused:
-        return "paused"
-    return view.harness.value if view.here else "elsewhere"
+def row_state(view: SessionView, *, paused: bool) -> ItemState:
+    return item_state(view.harness, closed=view.record.status is SessionStatus.CLOSED, paused=paused, here=view.here)
 
 
 class Fleet:
@@ -106,7 +102,7 @@ class Fleet:
         """An item with a ledger and no session."""
         ledger = self._store.ledger(item)
         pending, paused = (len(ledger.pending), ledger.paused) if ledger else (0, False)
-        return ItemRow(item, "", "none", "", None, pending, SessionStatus.ACTIVE, paused)
+        return ItemRow(item, "", ItemState.NONE, "", None, pending, SessionStatus.ACTIVE, paused)
 
     def _row(self, view: SessionView) -> ItemRow:
         ledger = self._store.ledger(view.record.item)
@@ -163,7 +159,7 @@ def _row_json(row: ItemRow) -> dict[str, Any]:
         "work_item": str(row.item),
         "title": row.title,
         "host": row.host,
-        "state": row.state,
+        "state": row.state.value,
         "last_receipt": row.last_receipt or None,
         "receipt_at": row.receipt_at.isoformat() if row.receipt_at else None,
         "pending": row.pending,

@@ -198,7 +198,7 @@ _KEYS = (  # shown_json's keys after the host's, in its order
 def _waiting(waiting: Waiting, now: datetime | None) -> dict[str, Any]:
     seconds = waiting.seconds(now) if now else None
     return {
-        "on": waiting.on,
+        "on": waiting.on.value,
         "tool": waiting.tool or None,
         "since": waiting.since.isoformat() if waiting.since else None,
         "seconds": round(seconds, 1) if seconds is not None else None,

@@ -17,7 +17,7 @@ from domain.ledger import Authorized
 from domain.model import Source
 from domain.ports import ClockPort, ClusterPort, EventSink, StateStore
 from domain.refs import RepoRef
-from domain.webhook import InboxLimits, Pushed, has_room, keep_decision, sender_decision
+from domain.webhook import InboxLimits, Pushed, Refusal, has_room, keep_decision, sender_decision
 
 DROPS_SAID_EVERY = 60.0  # seconds: one `webhook.dropped` per reason at most this often, with its count
 
@@ -70,7 +70,7 @@ class WebhookIntake:
         )
         self.notify()
 
-    def refused(self, reason: str, status: int) -> None:
+    def refused(self, reason: Refusal, status: int) -> None:
         """A request the receiver refused (a bad signature, a malformed one): counted, said once a minute."""
         count = self._count(Event.WEBHOOK_REFUSED, reason)
         if count:

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from domain.events import Event
+
 Record = Mapping[str, Any]
 KEEP = 20_000  # records held for the views: a day of a busy fleet's events
 # an event this process writes is pushed at once (`poke`); another process's (a CLI command) is
@@ -21,7 +23,7 @@ CHECK_SECONDS = 1.0
 PING_SECONDS = 15.0
 _SHOWN_FIELDS = ("event", "work_item", "comment_id", "ts", "level")
 # events that change no item: the page refreshes only its hosts and daemon (no tmux probe) on them
-TICKS = frozenset({"poll.cycle", "poll.backoff", "poll.source_failed"})
+TICKS = frozenset({Event.POLL_CYCLE, Event.POLL_BACKOFF, Event.POLL_SOURCE_FAILED})
 HISTORY = 4 * 1024 * 1024  # the end of the live file read first: a long log costs what it holds lately
 
 
@@ -114,7 +116,7 @@ class Feed:
             quiet += clock() - started
             if self.catch_up() > seen:
                 for seq, record in self.recent(after=seen):
-                    tick = record.get("event") in TICKS
+                    tick = Event.named(record.get("event")) in TICKS
                     # a tick carries its cycle's figures: the page shows them without asking back
                     shown = _figures(record) if tick else {k: record.get(k) for k in _SHOWN_FIELDS if k in record}
                     kind = "event: tick\n" if tick else ""
@@ -128,17 +130,19 @@ class Feed:
 
 @dataclass
 class Tally:
-    counts: Counter[str] = field(default_factory=Counter)  # by event name, and "level:<level>"
-    last: dict[str, Record] = field(default_factory=dict)  # the newest record of each event name
+    counts: Counter[Event] = field(default_factory=Counter)  # by event (one this version does not know: none)
+    levels: Counter[str] = field(default_factory=Counter)  # by the record's level, as the log spells it
+    last: dict[Event, Record] = field(default_factory=dict)  # the newest record of each event
 
     def add(self, record: Record) -> None:
-        name = str(record.get("event"))
-        self.counts[name] += 1
-        self.counts[f"level:{record.get('level')}"] += 1
-        self.last[name] = record
+        self.levels[str(record.get("level"))] += 1
+        event = Event.named(record.get("event"))
+        if event is not None:
+            self.counts[event] += 1
+            self.last[event] = record
 
     def copy(self) -> Tally:
-        return Tally(Counter(self.counts), dict(self.last))
+        return Tally(Counter(self.counts), Counter(self.levels), dict(self.last))
 
 
 def _figures(record: Record) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from app.web.states import JOURNEY, Step
+from domain.events import Event
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,13 +34,14 @@ def journeys(records: Iterable[Mapping[str, Any]]) -> list[Journey]:
     """One journey per comment, in the order the comments were first seen."""
     found: dict[str, list[Stop]] = {}
     for record in records:
-        step = JOURNEY.get(str(record.get("event", "")))
+        event = Event.named(record.get("event"))
+        step = JOURNEY.get(event) if event else None
         comment = record.get("comment_id")
         if step is None or not comment:
             continue
         stops = found.setdefault(str(comment), [])
         at = _at(record.get("ts"))
-        if not stops and record.get("event") != "webhook.received":
+        if not stops and event is not Event.WEBHOOK_RECEIVED:
             stops.append(Stop("seen (poll)", "ok", at, None))
         before = stops[-1].at if stops else None
         after = (at - before).total_seconds() if at and before else None

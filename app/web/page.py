@@ -20,6 +20,8 @@ from app.web.http import Request, Response, Stream
 from app.web.journey import journeys
 from domain.budget import RateBudget
 from domain.errors import InvalidRef
+from domain.events import Event, Level
+from domain.fleet import ItemState
 from domain.refs import WorkItemRef
 
 _STATIC = {"page.js": "text/javascript; charset=utf-8", "page.css": "text/css; charset=utf-8"}
@@ -110,7 +112,7 @@ class FleetPage:
             f"<h2>{escape(str(item))} {escape(views.sanitized(row.title))} {views.tag(row.state)}</h2>"
             f"<p>host {escape(row.host)} · last receipt {escape(receipt)} · {row.pending} pending · "
             f'<a href="{escape(views.item_url(item))}" rel="noreferrer">on GitHub</a></p>'
-            + views.actions(item, csrf=self._guard.csrf, paused=row.paused, closed=row.state == "closed")
+            + views.actions(item, csrf=self._guard.csrf, paused=row.paused, closed=row.state is ItemState.CLOSED)
             + views.journeys_list(journeys(records), now)
             + views.screen_block(detail.screen)
             + views.events_list(records[-50:][::-1])
@@ -173,15 +175,15 @@ class FleetPage:
     def _daemon(self, now: datetime) -> Mapping[str, Any]:
         beat = Heartbeat.parse(self._fleet.heartbeat())
         tally = self._feed.tally()
-        last, backoff = tally.last.get("poll.cycle", {}), tally.last.get("poll.backoff")
+        last, backoff = tally.last.get(Event.POLL_CYCLE, {}), tally.last.get(Event.POLL_BACKOFF)
         facts: dict[str, Any] = {
             "last cycle": f"{views.age(beat.cycle_finished, now)} ago" if beat else "none yet",
             "cycle took": f"{(beat.cycle_finished - beat.cycle_started).total_seconds():.2f}s" if beat else "–",
             "overdue": "yes" if beat and is_overdue((now - beat.cycle_finished).total_seconds(), beat.interval_seconds)
             else "no",
-            "cycles seen": tally.counts["poll.cycle"],
-            "webhook deliveries": tally.counts["webhook.received"],
-            "errors": tally.counts["level:error"],
+            "cycles seen": tally.counts[Event.POLL_CYCLE],
+            "webhook deliveries": tally.counts[Event.WEBHOOK_RECEIVED],
+            "errors": tally.levels[Level.ERROR.value],
             "GitHub budget": _budget(beat.budgets) if beat else "not known yet",
             "GitHub backoff": f"{backoff.get('repo', '?')} until {backoff.get('until', '?')}" if backoff else "none",
         }  # fmt: skip

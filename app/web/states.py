@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from domain.events import Event
+from domain.fleet import ItemState
+
 
 @dataclass(frozen=True, slots=True)
 class Shown:
@@ -12,27 +15,27 @@ class Shown:
     tone: str  # a CSS class: ok, busy, warn, bad, off
 
 
-STATES: dict[str, Shown] = {
-    "starting": Shown("starting", "busy"),
-    "ready": Shown("ready", "ok"),
-    "busy": Shown("busy", "busy"),
-    "tool": Shown("busy (tool)", "busy"),
-    "idle": Shown("idle", "ok"),
-    "blocked": Shown("blocked", "warn"),
-    "ended": Shown("ended", "off"),
-    "dead": Shown("dead", "bad"),
-    "unknown": Shown("unknown", "off"),
-    "closed": Shown("closed", "off"),
-    "paused": Shown("paused", "warn"),
-    "elsewhere": Shown("on another host", "off"),
-    "none": Shown("no session", "off"),
+STATES: dict[ItemState, Shown] = {
+    ItemState.STARTING: Shown("starting", "busy"),
+    ItemState.READY: Shown("ready", "ok"),
+    ItemState.BUSY: Shown("busy", "busy"),
+    ItemState.TOOL: Shown("busy (tool)", "busy"),
+    ItemState.IDLE: Shown("idle", "ok"),
+    ItemState.BLOCKED: Shown("blocked", "warn"),
+    ItemState.ENDED: Shown("ended", "off"),
+    ItemState.DEAD: Shown("dead", "bad"),
+    ItemState.UNKNOWN: Shown("unknown", "off"),
+    ItemState.CLOSED: Shown("closed", "off"),
+    ItemState.PAUSED: Shown("paused", "warn"),
+    ItemState.ELSEWHERE: Shown("on another host", "off"),
+    ItemState.NONE: Shown("no session", "off"),
 }
 
 HOST_TONES = {"alive": "ok", "stopped": "off", "lost": "bad"}
 
 
-def shown(state: str) -> Shown:
-    return STATES.get(state, Shown(state, "off"))
+def shown(state: ItemState) -> Shown:
+    return STATES[state]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,17 +45,17 @@ class Step:
     ends: bool = False  # the journey is over with it
 
 
-# event name -> the journey step it is; fields of the record fill `{…}` in the label
-JOURNEY: dict[str, Step] = {
-    "webhook.received": Step("seen (webhook)", "ok"),
-    "dispatch.queued": Step("queued", "ok"),
-    "dispatch.failed": Step("attempt {attempt} failed: {reason}", "warn"),
-    "dispatch.pasted": Step("attempt {attempt}: pasted", "busy"),
-    "dispatch.unconfirmed": Step("attempt {attempt}: unconfirmed", "warn"),
-    "dispatch.confirmed": Step("confirmed ({confirmed_by})", "ok"),
-    "session.turn_finished": Step("turn ended", "ok", ends=True),
-    "dispatch.dropped": Step("skipped: {reason}", "off", ends=True),
-    "poll.comment_failed": Step("abandoned after {attempts} attempts", "bad", ends=True),
-    "poll.not_for_agent": Step("skipped: not for the agent", "off", ends=True),
-    "control.executed": Step("control: {verb}", "ok", ends=True),
+# event -> the journey step it is; fields of the record fill `{…}` in the label
+JOURNEY: dict[Event, Step] = {
+    Event.WEBHOOK_RECEIVED: Step("seen (webhook)", "ok"),
+    Event.DISPATCH_QUEUED: Step("queued", "ok"),
+    Event.DISPATCH_FAILED: Step("attempt {attempt} failed: {reason}", "warn"),
+    Event.DISPATCH_PASTED: Step("attempt {attempt}: pasted", "busy"),
+    Event.DISPATCH_UNCONFIRMED: Step("attempt {attempt}: unconfirmed", "warn"),
+    Event.DISPATCH_CONFIRMED: Step("confirmed ({confirmed_by})", "ok"),
+    Event.SESSION_TURN_FINISHED: Step("turn ended", "ok", ends=True),
+    Event.DISPATCH_DROPPED: Step("skipped: {reason}", "off", ends=True),
+    Event.POLL_COMMENT_FAILED: Step("abandoned after {attempts} attempts", "bad", ends=True),
+    Event.POLL_NOT_FOR_AGENT: Step("skipped: not for the agent", "off", ends=True),
+    Event.CONTROL_EXECUTED: Step("control: {verb}", "ok", ends=True),
 }

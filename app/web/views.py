@@ -18,6 +18,7 @@ from app.web.journey import Journey
 from app.web.states import HOST_TONES, STATES, shown
 from domain.durations import duration
 from domain.prompts import readable
+from domain.fleet import ItemState
 from domain.refs import DEFAULT_HOST, WorkItemRef
 
 _TEMPLATE = Template(files("app.web").joinpath("templates/page.html").read_text(encoding="utf-8"))
@@ -25,7 +26,7 @@ _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\
 SORTS: dict[str, Callable[[ItemRow], tuple[Any, ...]]] = {
     "item": lambda r: (str(r.item),),
     "host": lambda r: (r.host, str(r.item)),
-    "state": lambda r: (r.state, str(r.item)),
+    "state": lambda r: (r.state.value, str(r.item)),
     "pending": lambda r: (-r.pending, str(r.item)),
 }
 
@@ -57,9 +58,9 @@ def item_link(item: WorkItemRef) -> str:
     return f"/item?ref={quote(str(item), safe='')}"
 
 
-def tag(state: str) -> str:
+def tag(state: ItemState) -> str:
     look = shown(state)
-    return f'<span class="tag {look.tone}" data-state="{escape(state)}">{escape(look.label)}</span>'
+    return f'<span class="tag {look.tone}" data-state="{escape(state.value)}">{escape(look.label)}</span>'
 
 
 def hosts_table(view: ClusterView, leases: Mapping[str, float]) -> str:
@@ -80,7 +81,7 @@ def hosts_table(view: ClusterView, leases: Mapping[str, float]) -> str:
 
 def filter_form(state: str, sort: str) -> str:
     options = "".join(
-        f'<option value="{key}"{" selected" if key == state else ""}>{escape(look.label)}</option>'
+        f'<option value="{key.value}"{" selected" if key.value == state else ""}>{escape(look.label)}</option>'
         for key, look in STATES.items()
     )
     sorts = "".join(f"<option{' selected' if key == sort else ''}>{key}</option>" for key in SORTS)
@@ -94,10 +95,10 @@ def filter_form(state: str, sort: str) -> str:
 def items_table(rows: Sequence[ItemRow], *, now: datetime, state: str = "", sort: str = "item") -> str:
     counts = Counter(row.state for row in rows)
     chips = "".join(
-        f'<li><a href="/?state={escape(key)}">{tag(key)} <b data-count="{escape(key)}">{count}</b></a></li>'
-        for key, count in sorted(counts.items())
+        f'<li><a href="/?state={escape(key.value)}">{tag(key)} <b data-count="{escape(key.value)}">{count}</b></a></li>'
+        for key, count in sorted(counts.items(), key=lambda kc: kc[0].value)
     )
-    wanted = sorted((r for r in rows if not state or r.state == state), key=SORTS.get(sort, SORTS["item"]))
+    wanted = sorted((r for r in rows if not state or r.state.value == state), key=SORTS.get(sort, SORTS["item"]))
     body = "".join(_item_row(row, now) for row in wanted)
     head = "<tr><th>item</th><th>host</th><th>state</th><th>last receipt</th><th>pending</th><th>GitHub</th></tr>"
     return (

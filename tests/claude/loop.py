@@ -103,9 +103,9 @@ def resumed_after_a_kill(world: World, ref: WorkItemRef, conversation: str, stan
     API's stand-in, reset since the kill."""
     comment = world.comment(ref, "carry on after the kill")
     world.cycle()
-    confirmed = [e for e in world.events.named("dispatch.succeeded") if e.get("comment_id") == comment.id]
+    confirmed = [e for e in world.events.named(Event.DISPATCH_SUCCEEDED) if e.get("comment_id") == comment.id]
     assert confirmed[0]["confirmed_by"] == "receipt"
-    assert world.events.named("session.respawned")[0]["resumed"] is True
+    assert world.events.named(Event.SESSION_RESPAWNED)[0]["resumed"] is True
     assert world.record(ref).harness_session_id == conversation
     ready = [r for r in world.receipts.read(ref, world.record(ref).spawn_id) if r.source == "resume"]
     assert [r.conversation for r in ready] == [conversation]
@@ -122,7 +122,7 @@ def a_comment_confirmed(world: World, ref: WorkItemRef, standin: Any, text: str)
     """A comment to a ready agent is confirmed by its receipt and reaches the model."""
     comment = world.comment(ref, text)
     world.cycle()
-    confirmed = [e for e in world.events.named("dispatch.succeeded") if e.get("comment_id") == comment.id]
+    confirmed = [e for e in world.events.named(Event.DISPATCH_SUCCEEDED) if e.get("comment_id") == comment.id]
     assert confirmed[0]["confirmed_by"] == "receipt"
     wait_for(lambda: said(standin, text), what="the turn")
 
@@ -147,7 +147,7 @@ def a_comment_while_busy(world: World, ref: WorkItemRef, standin: Any, *, releas
         threading.Timer(release_after, standin.release).start()
     world.cycle()
     for comment in (first, second):
-        confirmed = [e for e in world.events.named("dispatch.succeeded") if e.get("comment_id") == comment.id]
+        confirmed = [e for e in world.events.named(Event.DISPATCH_SUCCEEDED) if e.get("comment_id") == comment.id]
         assert confirmed[0]["confirmed_by"] == "receipt"
     standin.release()
     wait_for(lambda: said(standin, "arrives while busy"), timeout=30, what="the comment sent while busy")
@@ -167,13 +167,13 @@ def exits_at_once(world: World, number: int) -> str:
     comment = world.comment(ref, "never reaches an agent")
     for _ in range(world.max_retries + 1):  # the last cycle finds nothing left to try
         world.cycle()
-    failed = [e for e in world.events.named("dispatch.failed") if e.get("comment_id") == comment.id]
+    failed = [e for e in world.events.named(Event.DISPATCH_FAILED) if e.get("comment_id") == comment.id]
     assert [e["will_retry"] for e in failed] == [True, True, False]
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.ABANDONED
     assert len(world.tracker.posted) == 1 and "was **not delivered**" in world.tracker.posted[0][1]
     reactions = [r for c, r in world.tracker.reactions if c == comment.id]
     assert Reaction.FAILED in reactions and Reaction.SUCCEEDED not in reactions
-    assert world.events.named("dispatch.succeeded") == []
+    assert world.events.named(Event.DISPATCH_SUCCEEDED) == []
     return comment.id
 
 

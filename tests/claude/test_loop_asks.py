@@ -15,6 +15,7 @@ import pytest
 from adapters.receipts.files import FileReceipts
 from app.usecases.daemon import Daemon
 from domain.asks import AnswerState, open_ask, open_asks
+from domain.events import Event
 from domain.model import Reaction
 from domain.receipts import ReceiptKind
 from domain.refs import WorkItemRef
@@ -165,7 +166,7 @@ def test_a_request_is_posted_and_an_allow_comment_runs_the_tool_and_ends_the_tur
     loop.wait_hook(world, ref, "Stop")
     assert (Path(world.record(ref).cwd) / "x").exists()
     assert (answer.id, Reaction.CONTROL) in world.tracker.reactions
-    assert len(world.events.named("session.answered")) == 1
+    assert len(world.events.named(Event.SESSION_ANSWERED)) == 1
     loop.end(world, ref)
 
 
@@ -231,7 +232,7 @@ def test_an_allow_pushed_by_a_webhook_runs_the_tool_and_the_comments_turn_ends_w
     runner = threading.Thread(target=daemon.run)
     runner.start()
     try:
-        wait_for(lambda: world.events.named("session.asked"), timeout=60, what="the request posted")
+        wait_for(lambda: world.events.named(Event.SESSION_ASKED), timeout=60, what="the request posted")
         answerable(world, ref)
         answer = world.comment(ref, "the-loop allow")
         intake.accept(Pushed(answer, frozenset({"loop"})))
@@ -282,5 +283,5 @@ def test_two_requests_of_one_message_are_both_posted_and_the_next_comment_waits_
     world.cycle()
     loop.wait_hook(world, ref, "UserPromptSubmit", where=lambda h: "now say hello" in h.get("prompt", ""))
     assert world.ledger(ref).pending_entry(held.id) is None
-    assert len(world.events.named("session.answered")) == 2
+    assert len(world.events.named(Event.SESSION_ANSWERED)) == 2
     loop.end(world, ref)

@@ -21,6 +21,7 @@ import pytest
 
 from app.usecases.daemon import Daemon
 from domain.asks import open_ask
+from domain.events import Event
 from domain.webhook import Pushed
 from tests.anthropic_standin.script import Say, UseTool
 from tests.anthropic_standin.server import AnthropicStandIn
@@ -109,7 +110,7 @@ def _one(loop: ClaudeLoop, fresh: AnthropicStandIn, number: int, *, webhook: boo
     runner = threading.Thread(target=daemon.run)
     runner.start()  # its first cycle spawns Claude; the request comes during its pause
     try:
-        asked = wait_for(lambda: world.events.named("session.asked"), timeout=60, what="the request posted")
+        asked = wait_for(lambda: world.events.named(Event.SESSION_ASKED), timeout=60, what="the request posted")
         ask = open_ask(world.watch.receipts(world.record(ref)))
         assert ask is not None
         to_comment = (int(asked[0]["at_ns"]) - _ns_of(ask.key)) / 1e9

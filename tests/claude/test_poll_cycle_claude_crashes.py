@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import Reaction
 from domain.refs import WorkItemRef
@@ -31,7 +32,7 @@ def loop(claude_rig: ClaudeRig, tmp_path_factory: pytest.TempPathFactory) -> Cla
     return ClaudeLoop(claude_rig, tmp_path_factory.mktemp("loop"))
 
 
-def comment_events(world: World, name: str, comment_id: str) -> list[dict[str, object]]:
+def comment_events(world: World, name: Event, comment_id: str) -> list[dict[str, object]]:
     return [e for e in world.events.named(name) if e.get("comment_id") == comment_id]
 
 
@@ -74,9 +75,9 @@ def test_a_killed_session_is_resumed_by_the_next_comment_in_the_same_conversatio
 
     world.cycle()
 
-    assert comment_events(world, "dispatch.succeeded", comment.id)[0]["confirmed_by"] == "receipt"
-    assert len(comment_events(world, "dispatch.queued", comment.id)) == 1
-    assert world.events.named("session.respawned")[0]["resumed"] is True
+    assert comment_events(world, Event.DISPATCH_SUCCEEDED, comment.id)[0]["confirmed_by"] == "receipt"
+    assert len(comment_events(world, Event.DISPATCH_QUEUED, comment.id)) == 1
+    assert world.events.named(Event.SESSION_RESPAWNED)[0]["resumed"] is True
     assert world.record(ref).harness_session_id == conversation
     starts = [h for h in loop.hooks(world, ref) if h["hook_event_name"] == "SessionStart"]
     assert [(h["source"], h["session_id"]) for h in starts] == [("resume", conversation)]
@@ -99,12 +100,12 @@ def test_a_resume_of_a_conversation_never_written_falls_back_to_a_fresh_one_in_t
 
     world.cycle()
 
-    failed = world.events.named("session.resume_failed")
+    failed = world.events.named(Event.SESSION_RESUME_FAILED)
     assert [e["old_session_id"] for e in failed] == [conversation]
     fresh = world.record(ref).harness_session_id
     assert fresh == failed[0]["new_session_id"] != conversation
-    assert len(comment_events(world, "dispatch.queued", comment.id)) == 1  # one attempt
-    assert comment_events(world, "dispatch.succeeded", comment.id)[0]["confirmed_by"] == "receipt"
+    assert len(comment_events(world, Event.DISPATCH_QUEUED, comment.id)) == 1  # one attempt
+    assert comment_events(world, Event.DISPATCH_SUCCEEDED, comment.id)[0]["confirmed_by"] == "receipt"
     starts = [h for h in loop.hooks(world, ref) if h["hook_event_name"] == "SessionStart"]
     assert [(h["source"], h["session_id"]) for h in starts] == [("startup", fresh)]
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED

@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from adapters.clock import SystemClock
+from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import DeliveryId, Reaction
 from domain.parking import ParkCause
@@ -58,7 +59,7 @@ def turn_ends(world: World, ref: WorkItemRef) -> int:
     return sum(r.kind in {ReceiptKind.TURN_ENDED, ReceiptKind.TURN_FAILED} for r in receipts(world, ref))
 
 
-def event_at(world: World, name: str) -> datetime:
+def event_at(world: World, name: Event) -> datetime:
     found = world.events.named(name)[0]
     return datetime.fromtimestamp(found["at_ns"] / 1e9, UTC)
 
@@ -92,13 +93,13 @@ def park_and_resume(loop: ClaudeLoop, fresh: AnthropicStandIn, failure: Fail, nu
     resume = next(r for r in receipts(world, ref) if r.kind is ReceiptKind.PROMPT and "Resuming" in r.prompt)
     times = {
         "failure (StopFailure hook)": failed_at,
-        "parked (session.parked)": event_at(world, "session.parked"),
-        "notice posted": event_at(world, "notice.posted"),
+        "parked (session.parked)": event_at(world, Event.SESSION_PARKED),
+        "notice posted": event_at(world, Event.NOTICE_POSTED),
         "reset (park until)": parked.until,
-        "unparked (session.unparked)": event_at(world, "session.unparked"),
+        "unparked (session.unparked)": event_at(world, Event.SESSION_UNPARKED),
         "resume prompt submitted (UserPromptSubmit)": resume.at,
         "held comment confirmed (dispatch.succeeded)": datetime.fromtimestamp(
-            next(e for e in world.events.named("dispatch.succeeded") if e.get("comment_id") == second.id)["at_ns"]
+            next(e for e in world.events.named(Event.DISPATCH_SUCCEEDED) if e.get("comment_id") == second.id)["at_ns"]
             / 1e9,
             UTC,
         ),
@@ -141,7 +142,7 @@ def check(run: dict[str, object], cause: ParkCause) -> None:
     assert sum(first_line in p for p in prompts) == 1  # its own prompt once; then only the resume's restatement
     assert sum("second: and test it" in p for p in prompts) == 1
     assert prompts.index(resumes[0]) < next(i for i, p in enumerate(prompts) if "second: and test it" in p)
-    assert len(world.events.named("session.parked")) == 1
+    assert len(world.events.named(Event.SESSION_PARKED)) == 1
     assert len(world.tracker.posted) == 1
 
 

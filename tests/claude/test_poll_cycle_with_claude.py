@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import Reaction
 from domain.refs import WorkItemRef
@@ -43,7 +44,7 @@ def fresh(anthropic: AnthropicStandIn) -> Iterator[AnthropicStandIn]:
         anthropic.release()
 
 
-def comment_events(world: World, name: str, comment_id: str) -> list[dict[str, object]]:
+def comment_events(world: World, name: Event, comment_id: str) -> list[dict[str, object]]:
     return [e for e in world.events.named(name) if e.get("comment_id") == comment_id]
 
 
@@ -71,9 +72,9 @@ def test_a_spawn_in_a_folder_never_trusted_records_trust_and_claude_confirms_the
     world, ref = agent
     folder = str(loop.workdirs / ref.slug)
     assert loop.rig.home.config()["projects"][folder]["hasTrustDialogAccepted"] is True
-    assert [e["directory"] for e in world.events.named("session.trusted")] == [folder]
-    assert [e["source"] for e in world.events.named("session.ready")] == ["startup"]
-    succeeded = world.events.named("dispatch.succeeded")
+    assert [e["directory"] for e in world.events.named(Event.SESSION_TRUSTED)] == [folder]
+    assert [e["source"] for e in world.events.named(Event.SESSION_READY)] == ["startup"]
+    succeeded = world.events.named(Event.DISPATCH_SUCCEEDED)
     assert [(e["delivery_id"].split("-")[0], e["confirmed_by"]) for e in succeeded] == [("start", "receipt")]
     prompts = [h["prompt"] for h in loop.hooks(world, ref) if h["hook_event_name"] == "UserPromptSubmit"]
     assert len(prompts) == 1 and f"You are the agent for {ref}" in prompts[0]
@@ -90,8 +91,8 @@ def test_a_first_comment_spawns_claude_in_a_new_folder_and_is_celebrated_once_co
 
     world.cycle()
 
-    assert [e["directory"] for e in world.events.named("session.trusted")] == [str(loop.workdirs / ref.slug)]
-    assert comment_events(world, "dispatch.succeeded", comment.id)[0]["confirmed_by"] == "receipt"
+    assert [e["directory"] for e in world.events.named(Event.SESSION_TRUSTED)] == [str(loop.workdirs / ref.slug)]
+    assert comment_events(world, Event.DISPATCH_SUCCEEDED, comment.id)[0]["confirmed_by"] == "receipt"
     assert [r for c, r in world.tracker.reactions if c == comment.id] == [Reaction.STARTED, Reaction.SUCCEEDED]
     loop.end(world, ref)
 
@@ -104,13 +105,13 @@ def test_a_comment_to_a_ready_claude_is_confirmed_and_its_turn_end_is_said(
 
     world.cycle()
 
-    assert comment_events(world, "dispatch.succeeded", comment.id)[0]["confirmed_by"] == "receipt"
+    assert comment_events(world, Event.DISPATCH_SUCCEEDED, comment.id)[0]["confirmed_by"] == "receipt"
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
     submitted = [h for h in loop.hooks(world, ref) if "please add a test" in h.get("prompt", "")]
     assert [h["hook_event_name"] for h in submitted] == ["UserPromptSubmit"]
     loop.wait_hook(world, ref, "Stop", where=lambda h: h["prompt_id"] == submitted[0]["prompt_id"])
     world.cycle()
-    assert comment_events(world, "session.turn_finished", comment.id)
+    assert comment_events(world, Event.SESSION_TURN_FINISHED, comment.id)
     assert [r for c, r in world.tracker.reactions if c == comment.id] == [
         Reaction.STARTED,
         Reaction.SUCCEEDED,
@@ -130,11 +131,11 @@ def test_a_comment_while_claude_is_busy_is_confirmed_as_it_queues(
 
     world.cycle()
 
-    assert comment_events(world, "dispatch.succeeded", second.id)[0]["confirmed_by"] == "receipt"
+    assert comment_events(world, Event.DISPATCH_SUCCEEDED, second.id)[0]["confirmed_by"] == "receipt"
     assert world.ledger(ref).resolved[second.id].kind is Resolution.DELIVERED
     assert len(fresh.requests(Kind.TURN)) == 1  # still held: Claude was busy all along
     wait_for(lambda: "Queued" in loop.screen(world, ref), timeout=5, what="Queued on screen")
-    assert comment_events(world, "dispatch.succeeded", first.id)
+    assert comment_events(world, Event.DISPATCH_SUCCEEDED, first.id)
     fresh.release()
     wait_for(lambda: asked_with(fresh, "arrives while busy"), what="the queued comment's own turn")
 
@@ -149,7 +150,7 @@ def test_a_harness_that_exits_at_once_fails_every_attempt_posts_one_notice_and_n
 ) -> None:
     world = loop.world(claude_spec(binary or loop.rig.binary, args=args))
     comment = exits_at_once(world, number)
-    assert len(comment_events(world, "dispatch.unconfirmed", comment)) == 3
+    assert len(comment_events(world, Event.DISPATCH_UNCONFIRMED, comment)) == 3
 
 
 def test_claude_waiting_on_a_permission_dialog_gets_no_paste_and_one_notice_then_the_comment_after_the_answer(
@@ -164,12 +165,12 @@ def test_claude_waiting_on_a_permission_dialog_gets_no_paste_and_one_notice_then
 
     world.cycle()
 
-    assert comment_events(world, "dispatch.queued", comment.id) == []  # never an attempt, never a paste
-    assert len(world.events.named("session.blocked")) == 1
+    assert comment_events(world, Event.DISPATCH_QUEUED, comment.id) == []  # never an attempt, never a paste
+    assert len(world.events.named(Event.SESSION_BLOCKED)) == 1
     assert len(world.tracker.posted) == 1 and "waiting for an answer" in world.tracker.posted[0][1]
     loop.wait_hook(world, ref, "Notification", timeout=NOTIFICATION_LAG)  # the same dialog, said again
     world.cycle()
-    assert comment_events(world, "dispatch.queued", comment.id) == []
+    assert comment_events(world, Event.DISPATCH_QUEUED, comment.id) == []
     assert len(world.tracker.posted) == 1
     assert PERMISSION_QUESTION in loop.screen(world, ref)  # nothing answered the dialog
     assert not (Path(world.record(ref).cwd) / "x").exists()
@@ -178,7 +179,7 @@ def test_claude_waiting_on_a_permission_dialog_gets_no_paste_and_one_notice_then
     loop.wait_hook(world, ref, "PostToolUse")
     world.cycle()
 
-    assert comment_events(world, "dispatch.succeeded", comment.id)[0]["confirmed_by"] == "receipt"
+    assert comment_events(world, Event.DISPATCH_SUCCEEDED, comment.id)[0]["confirmed_by"] == "receipt"
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
     prompts = [h["prompt"] for h in loop.hooks(world, ref) if h["hook_event_name"] == "UserPromptSubmit"]
     assert sum("a comment while the dialog waits" in p for p in prompts) == 1

@@ -16,6 +16,7 @@ import pytest
 from adapters.codex.hooks import receipt_channel
 from adapters.codex.trust import CodexTrust
 from adapters.receipts.files import FileReceipts
+from domain.events import Event
 from domain.model import HarnessSpec, ReceiptChannel
 from domain.receipts import ReceiptMode
 from domain.refs import WorkItemRef
@@ -55,7 +56,7 @@ def world_for(
     return real_world(rig.tmux.adapter(), spec, base, receipts=receipts, trust_port=CodexTrust(rig.config), **options)
 
 
-def events_of(world: World, name: str, comment_id: str) -> list[dict[str, Any]]:
+def events_of(world: World, name: Event, comment_id: str) -> list[dict[str, Any]]:
     return [e for e in world.events.named(name) if e.get("comment_id") == comment_id]
 
 
@@ -76,9 +77,9 @@ def test_a_spawn_in_a_never_seen_git_worktree_is_trusted_ready_and_its_prompt_co
     world, ref, folder = agent
     projects = tomllib.loads(codex_rig.config.read_text())["projects"]
     assert projects[str(folder.resolve())] == {"trust_level": "trusted"}
-    assert [e["directory"] for e in world.events.named("session.trusted")] == [str(folder)]
-    assert [e["source"] for e in world.events.named("session.ready")] == ["startup"]
-    succeeded = world.events.named("dispatch.succeeded")
+    assert [e["directory"] for e in world.events.named(Event.SESSION_TRUSTED)] == [str(folder)]
+    assert [e["source"] for e in world.events.named(Event.SESSION_READY)] == ["startup"]
+    succeeded = world.events.named(Event.DISPATCH_SUCCEEDED)
     assert [(e["delivery_id"].split("-")[0], e["confirmed_by"]) for e in succeeded] == [("start", "receipt")]
     # Codex's own conversation id, from its SessionStart receipt, is recorded
     (ready,) = [r for r in world.receipts.read(ref, world.record(ref).spawn_id) if r.source == "startup"]
@@ -127,8 +128,8 @@ def test_a_sigkilled_resumed_codex_is_resumed_again_in_the_same_conversation(
 
     world.cycle()
 
-    assert events_of(world, "dispatch.succeeded", comment.id)[0]["confirmed_by"] == "receipt"
-    assert [e["resumed"] for e in world.events.named("session.respawned")][-1] is True
+    assert events_of(world, Event.DISPATCH_SUCCEEDED, comment.id)[0]["confirmed_by"] == "receipt"
+    assert [e["resumed"] for e in world.events.named(Event.SESSION_RESPAWNED)][-1] is True
     assert world.record(ref).harness_session_id == conversation
 
 

@@ -18,6 +18,7 @@ from adapters.clock import SystemClock
 from adapters.postgres.store import PostgresStateStore
 from adapters.sandbox.tracker import SandboxTracker
 from adapters.sqlite.store import SqliteStateStore
+from domain.events import Event
 from domain.ports import StateStore
 from domain.refs import RepoRef, WorkItemRef
 from tests.e2e.cli import clean_env, run_cli
@@ -136,7 +137,7 @@ class Loop:
     def running_poll(self) -> Poller:
         """A `poll` that has finished its first cycle."""
         poller = self.start_poll()
-        wait_for(lambda: "poll.cycle" in self.event_names() or poller.process.poll() is not None, what="a cycle")
+        wait_for(lambda: Event.POLL_CYCLE in self.event_names() or poller.process.poll() is not None, what="a cycle")
         assert poller.process.poll() is None, poller.stderr
         return poller
 
@@ -174,8 +175,8 @@ class Loop:
             return []
         return [json.loads(line) for line in self.log.read_text(encoding="utf-8").splitlines()]
 
-    def event_names(self) -> list[str]:
-        return [event["event"] for event in self.events()]
+    def event_names(self) -> list[Event]:
+        return [Event(event["event"]) for event in self.events()]
 
     def harness_kinds(self) -> list[str]:
         return kinds(self.record)

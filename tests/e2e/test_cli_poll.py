@@ -10,6 +10,7 @@ import sqlite3
 
 import pytest
 
+from domain.events import Event
 from tests.e2e.loop_rig import Loop, Poller, loop
 from tests.tmux_support import real_tmux, wait_for
 
@@ -25,7 +26,7 @@ def test_a_second_poller_is_refused_naming_the_holder(loop: Loop, second: tuple[
     assert result.returncode == 1
     assert result.stderr.splitlines() == [result.stderr.strip()], "one line"
     assert f"another poller is running: {loop.state / 'poller.lock'} is held by pid {first.pid}" in result.stderr
-    assert loop.event_names().count("poller.blocked") == 1
+    assert loop.event_names().count(Event.POLLER_BLOCKED) == 1
     assert first.process.poll() is None  # the first one carries on
 
 
@@ -48,12 +49,12 @@ def test_a_second_poller_with_the_fleet_page_is_refused_as_blocked_not_for_the_p
 
 def test_each_cycle_prints_one_summary_line_on_stderr(loop: Loop) -> None:
     poller = loop.running_poll()
-    wait_for(lambda: loop.event_names().count("poll.cycle") >= 2, what="two cycles")
+    wait_for(lambda: loop.event_names().count(Event.POLL_CYCLE) >= 2, what="two cycles")
 
     assert poller.stop() == 0
 
     cycles = [line for line in poller.stderr.splitlines() if " cycle took " in line]
-    assert len(cycles) == loop.event_names().count("poll.cycle") >= 2
+    assert len(cycles) == loop.event_names().count(Event.POLL_CYCLE) >= 2
     assert all("items=0 delivered=0" in line for line in cycles)
 
 
@@ -61,7 +62,7 @@ def test_poll_once_exits_0_when_the_cycle_ran(loop: Loop) -> None:
     result = loop.cli("poll", "--once")
 
     assert result.returncode == 0, result.stderr
-    assert loop.event_names() == ["poller.started", "poll.cycle", "poller.stopped"]
+    assert loop.event_names() == [Event.POLLER_STARTED, Event.POLL_CYCLE, Event.POLLER_STOPPED]
 
 
 def test_poll_once_exits_1_when_the_state_store_is_unreadable(loop: Loop) -> None:
@@ -73,7 +74,7 @@ def test_poll_once_exits_1_when_the_state_store_is_unreadable(loop: Loop) -> Non
     assert result.returncode == 1
     assert "state.sqlite3" in result.stderr and "Traceback" not in result.stderr
     assert (loop.state / "state.sqlite3").read_bytes() == b"not a database at all " * 100
-    assert "poll.cycle" not in loop.event_names()
+    assert Event.POLL_CYCLE not in loop.event_names()
 
 
 def test_poll_once_exits_1_when_no_source_could_be_read(loop: Loop) -> None:
@@ -84,7 +85,7 @@ def test_poll_once_exits_1_when_no_source_could_be_read(loop: Loop) -> None:
 
     assert result.returncode == 1
     assert "the cycle ran but no source could be read" in result.stderr
-    assert loop.event_names().count("poll.source_failed") == 1
+    assert loop.event_names().count(Event.POLL_SOURCE_FAILED) == 1
 
 
 # --- a signal in the middle of a cycle -------------------------------------------------------
@@ -111,7 +112,7 @@ def test_a_signal_mid_cycle_finishes_the_item_in_hand_and_stops_cleanly(loop: Lo
 
     assert status == 0, poller.stderr
     assert poller.stderr.splitlines()[-1].endswith(" stopped")
-    assert loop.event_names()[-1] == "poller.stopped"
+    assert loop.event_names()[-1] == Event.POLLER_STOPPED
     assert len([text for text in loop.pasted() if "please handle" in text]) == 1  # the one in hand, no more
     assert not (loop.state / "poller.lock").read_text().strip()  # released
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from domain.events import Event
 from tests.e2e.loop_rig import Loop, loop
 from tests.postgres_support import APP_PASSWORD, PgCluster
 from tests.tmux_support import real_tmux, wait_for
@@ -62,7 +63,7 @@ def test_an_unreachable_database_is_one_line_naming_the_server_never_the_passwor
     assert result.returncode == 1
     assert f"postgres 127.0.0.1:{closed_port}/loop: cannot connect" in result.stderr
     assert APP_PASSWORD not in result.stderr and "Traceback" not in result.stderr
-    assert "poll.cycle" not in loop.event_names()
+    assert Event.POLL_CYCLE not in loop.event_names()
 
 
 def test_postgres_without_a_dsn_is_a_config_error_naming_the_key(loop: Loop) -> None:

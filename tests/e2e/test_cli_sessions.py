@@ -10,6 +10,7 @@ import sys
 import threading
 from contextlib import suppress
 
+from domain.events import Event
 from domain.model import Reaction
 from tests.e2e.cli import clean_env
 from tests.e2e.loop_rig import Loop, loop
@@ -61,7 +62,7 @@ def test_sessions_reset_dry_run_changes_nothing(loop: Loop) -> None:
     store = loop.store()
     assert store.session(ref) is not None and store.ledger(ref) is not None
     assert loop.pane_dead(ref) == ["0"]
-    assert "session.reset" not in loop.event_names()
+    assert Event.SESSION_RESET not in loop.event_names()
 
 
 def test_sessions_reset_ends_the_harness_and_forgets_record_and_ledger(loop: Loop) -> None:

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 import pytest
 
 from adapters.clock import SystemClock
+from domain.events import Event
 from tests.e2e.cli import clean_env
 from tests.e2e.loop_rig import REPO, Loop, loop
 from tests.github_standin import StandIn
@@ -62,7 +63,7 @@ def test_a_signed_delivery_wakes_the_poller_and_its_comment_is_delivered_once(lo
         stderr=subprocess.PIPE,
     )
     try:
-        wait_for(lambda: loop.event_names().count("poll.cycle") >= 2, what="the webhook's first cycle")
+        wait_for(lambda: loop.event_names().count(Event.POLL_CYCLE) >= 2, what="the webhook's first cycle")
         payload = {
             "action": "created",
             "repository": {"full_name": str(REPO)},
@@ -80,7 +81,7 @@ def test_a_signed_delivery_wakes_the_poller_and_its_comment_is_delivered_once(lo
         assert _deliver(port, payload) == 202
         wait_for(lambda: any("from the webhook" in text for text in loop.pasted()), what="the pushed comment")
         assert _deliver(port, payload) == 202  # GitHub redelivers: still once
-        wait_for(lambda: loop.event_names().count("webhook.received") >= 2, what="the redelivery")
+        wait_for(lambda: loop.event_names().count(Event.WEBHOOK_RECEIVED) >= 2, what="the redelivery")
         wait_for(lambda: loop.store().inbox_items() == [], what="the redelivery worked")  # no cycle needed
     finally:
         process.send_signal(signal.SIGTERM)
@@ -112,7 +113,7 @@ def test_the_configured_limits_reach_the_receiver(loop: Loop) -> None:
         stderr=subprocess.PIPE,
     )
     try:
-        wait_for(lambda: "poll.cycle" in loop.event_names(), what="the webhook's first cycle")
+        wait_for(lambda: Event.POLL_CYCLE in loop.event_names(), what="the webhook's first cycle")
         with socket.create_connection(("127.0.0.1", port), timeout=10) as idle:
             timed_out = idle.recv(100)  # nothing sent: answered once the read timeout passed
         with pytest.raises(urllib.error.HTTPError) as refused:
@@ -165,12 +166,12 @@ def test_a_strangers_signed_deliveries_are_answered_kept_nowhere_and_cost_no_git
         stderr=subprocess.PIPE,
     )
     try:
-        wait_for(lambda: "poll.cycle" in loop.event_names(), timeout=60, what="the first cycle")
-        wait_for(lambda: "session.ready" in loop.event_names(), timeout=60, what="item 1's harness")
+        wait_for(lambda: Event.POLL_CYCLE in loop.event_names(), timeout=60, what="the first cycle")
+        wait_for(lambda: Event.SESSION_READY in loop.event_names(), timeout=60, what="item 1's harness")
         before = github.requests
         statuses = [_deliver(port, _stranger(standin.host, 2, 50_000 + n, f"spam {n}")) for n in range(STRANGERS)]
         # the last delivery's answer came after its handling; a cycle it woke would have started by now
-        wait_for(lambda: "webhook.dropped" in loop.event_names(), what="the drops said")
+        wait_for(lambda: Event.WEBHOOK_DROPPED in loop.event_names(), what="the drops said")
         time.sleep(1.0)
         after = github.requests
         kept = loop.store().inbox_index()
@@ -209,7 +210,7 @@ def test_poll_serves_the_webhook_receiver_when_it_is_enabled(loop: Loop) -> None
     (ref,) = loop.with_sessions(1)
     poller = loop.running_poll()  # what the systemd unit runs
     try:
-        wait_for(lambda: loop.event_names().count("poll.cycle") >= 2, what="the poller's first cycle")
+        wait_for(lambda: loop.event_names().count(Event.POLL_CYCLE) >= 2, what="the poller's first cycle")
 
         assert _deliver(port, _payload(ref.number, 987655, "pushed to poll")) == 202
         wait_for(lambda: any("pushed to poll" in text for text in loop.pasted()), what="the pushed comment")
@@ -257,7 +258,7 @@ def test_refused_requests_leave_an_event_once_a_minute_per_reason(loop: Loop) ->
         statuses = [_post(port, body, "sha256=" + "0" * 64) for _ in range(3)]
         elsewhere = {**_payload(1, 6, "signed"), "repository": {"full_name": "someone/else"}}
         statuses += [_deliver(port, elsewhere) for _ in range(2)]  # signed, for a repository not watched
-        wait_for(lambda: {"webhook.refused", "webhook.dropped"} <= set(loop.event_names()), what="both said")
+        wait_for(lambda: {Event.WEBHOOK_REFUSED, Event.WEBHOOK_DROPPED} <= set(loop.event_names()), what="both said")
     finally:
         status = poller.stop()
 

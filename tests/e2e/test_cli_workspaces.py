@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from domain.events import Event
 from domain.model import ItemKind
 from tests.e2e.cli import run_cli, tree
 from tests.e2e.loop_rig import REPO, Loop, loop
@@ -37,7 +38,7 @@ def test_each_items_agent_is_spawned_in_its_own_worktree_of_the_repository(workt
         assert Path(shown.strip()) == folder
         assert git("symbolic-ref", "--short", "HEAD", cwd=folder) == f"the-loop/{ref.slug}"
         assert git("rev-parse", "HEAD", cwd=folder) == Origins(loop.root / "remote").tip(REPO)
-    assert loop.event_names().count("workspace.ready") == 2
+    assert loop.event_names().count(Event.WORKSPACE_READY) == 2
 
 
 def test_sessions_prune_removes_a_clean_closed_worktree_and_keeps_a_dirty_one(worktrees: Loop) -> None:
@@ -173,7 +174,7 @@ def test_a_forks_pull_request_waits_for_sessions_vouch_before_its_setup_and_agen
     after = loop.cli("poll", "--once")
 
     assert unvouched.returncode == 0, unvouched.stderr
-    assert not marker.exists() and loop.event_names().count("workspace.setup_skipped") == 1
+    assert not marker.exists() and loop.event_names().count(Event.WORKSPACE_SETUP_SKIPPED) == 1
     assert refused and "sim has no start that ignores its folder's own settings" in refused[0]["reason"]
     assert ref.target.name not in sessions_before
     assert asked.returncode == 1 and f"--head {sha}" in asked.stdout

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from adapters.github import GhTracker
+from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import AGENT_MARKER
 from domain.refs import RepoRef, WorkItemRef
@@ -126,4 +127,4 @@ def test_a_failing_notice_post_leaves_the_ledger_as_it_was(standin: StandIn) -> 
     ledger = github.loop.ledger(ref)
     assert ledger.resolved[str(comment.id)].kind is Resolution.ABANDONED
     assert ledger.pending == () and github.notices() == []
-    assert len(github.loop.events.named("poll.giveup_report_failed")) == 1
+    assert len(github.loop.events.named(Event.POLL_GIVEUP_REPORT_FAILED)) == 1

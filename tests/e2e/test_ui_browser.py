@@ -19,6 +19,7 @@ import pytest
 
 from adapters.clock import SystemClock
 from domain.model import SessionStatus
+from domain.events import Event
 from tests.e2e.browser import browser, screenshot
 from tests.e2e.loop_rig import Loop, Poller
 from tests.tmux_support import RealTmux, real_tmux, wait_for
@@ -74,7 +75,7 @@ def test_a_comment_walks_its_journey_live_a_blocked_agent_shows_blocked(loop: Lo
     (ref,) = loop.items(1)
     poller = loop.running_poll()
     base = _address(poller)
-    wait_for(lambda: "session.ready" in loop.event_names(), timeout=30, what="the demo harness ready")
+    wait_for(lambda: Event.SESSION_READY in loop.event_names(), timeout=30, what="the demo harness ready")
     context = browser.new_context(viewport={"width": 1200, "height": 900})
     page = context.new_page()
     errors: list[str] = []
@@ -121,12 +122,12 @@ def test_the_panes_lines_are_shown_whole_with_their_characters(loop: Loop, brows
     (ref,) = loop.items(1)
     poller = loop.running_poll()
     base = _address(poller)
-    wait_for(lambda: "session.ready" in loop.event_names(), timeout=30, what="the demo harness ready")
+    wait_for(lambda: Event.SESSION_READY in loop.event_names(), timeout=30, what="the demo harness ready")
     page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
     _sign_in(page, base)
     words = "café\u00a0au\u00a0lait 中文 😀"
     loop.comment(ref, "\n".join(f"{n}: {words}" for n in range(40)))  # more lines than the page shows
-    wait_for(lambda: "session.turn_finished" in loop.event_names(), timeout=30, what="the turn ended")
+    wait_for(lambda: Event.SESSION_TURN_FINISHED in loop.event_names(), timeout=30, what="the turn ended")
 
     page.goto(f"{base}item?ref={urllib.parse.quote(str(ref), safe='')}")
     screen = page.locator("pre.screen")
@@ -155,7 +156,7 @@ def test_a_person_signed_in_pauses_resumes_closes_reopens_and_resets_an_item_by_
     (ref,) = loop.items(1)
     poller = loop.running_poll()
     base = _address(poller)
-    wait_for(lambda: "session.spawned" in loop.event_names(), timeout=30, what="a session")
+    wait_for(lambda: Event.SESSION_SPAWNED in loop.event_names(), timeout=30, what="a session")
     spawned = loop.store().session(ref)
     assert spawned is not None
     page = browser.new_context().new_page()
@@ -180,19 +181,19 @@ def test_a_person_signed_in_pauses_resumes_closes_reopens_and_resets_an_item_by_
     _press(page, "reset")
 
     assert page.url == base and page.locator("#items").is_visible()  # the item is forgotten: the fleet
-    assert "session.reset" in loop.event_names()
+    assert Event.SESSION_RESET in loop.event_names()
     now = loop.store().session(ref)
     assert now is None or now.spawn_id != spawned.spawn_id  # forgotten (the next cycle may spawn anew)
-    acted = [e for e in loop.events() if e["event"] in PRESSED.values()]
-    assert [(e["event"], e["source"]) for e in acted] == [(name, "page") for name in PRESSED.values()]
+    acted = [e for e in loop.events() if Event.named(e["event"]) in PRESSED.values()]
+    assert [(Event.named(e["event"]), e["source"]) for e in acted] == [(event, "page") for event in PRESSED.values()]
 
 
 PRESSED = {
-    "pause": "delivery.paused",
-    "resume": "delivery.resumed",
-    "close": "session.closed",
-    "reopen": "session.reopened",
-    "reset": "session.reset",
+    "pause": Event.DELIVERY_PAUSED,
+    "resume": Event.DELIVERY_RESUMED,
+    "close": Event.SESSION_CLOSED,
+    "reopen": Event.SESSION_REOPENED,
+    "reset": Event.SESSION_RESET,
 }
 
 
@@ -202,7 +203,7 @@ def test_every_event_is_visible_in_the_browser_and_its_delay_is_measured(loop: L
     (ref,) = loop.items(1)
     poller = loop.running_poll()
     base = _address(poller)
-    wait_for(lambda: "session.spawned" in loop.event_names(), timeout=30, what="a session")
+    wait_for(lambda: Event.SESSION_SPAWNED in loop.event_names(), timeout=30, what="a session")
     context = browser.new_context()
     context.add_cookies([{"name": "loop_ui", "value": _cookie(base), "url": base}])
     page = context.new_page()
@@ -239,7 +240,7 @@ def test_items1_4_a_wrong_or_missing_token_and_an_action_without_it_are_refused(
     (ref,) = loop.items(1)
     poller = loop.running_poll()
     base = _address(poller)
-    wait_for(lambda: "session.spawned" in loop.event_names(), timeout=30, what="a session")
+    wait_for(lambda: Event.SESSION_SPAWNED in loop.event_names(), timeout=30, what="a session")
 
     assert _status(f"{base}api/fleet") == 401
     assert _status(f"{base}api/fleet", headers={"Authorization": "Bearer wrong"}) == 401
@@ -248,7 +249,7 @@ def test_items1_4_a_wrong_or_missing_token_and_an_action_without_it_are_refused(
     assert _status(f"{base}action", data=form) == 401
     # a browser's cookie without the CSRF field is refused too
     assert _status(f"{base}action", data=form, headers={"Cookie": f"loop_ui={_cookie(base)}"}) == 403
-    assert "session.closed" not in loop.event_names()
+    assert Event.SESSION_CLOSED not in loop.event_names()
     assert _status(f"{base}action", data=form, headers={"Authorization": f"Bearer {TOKEN}"}) == 200
     closed = [e for e in loop.events() if e["event"] == "session.closed"]
     assert [e["source"] for e in closed] == ["page"]

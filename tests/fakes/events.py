@@ -18,8 +18,8 @@ class RecordingEvents(EventSink):
         with self._lock:
             self.records.append({"event": event.value, "level": level.value, "source": source, **fields})
 
-    def named(self, name: str) -> list[dict[str, Any]]:
-        return [r for r in self.records if r["event"] == name]
+    def named(self, event: Event) -> list[dict[str, Any]]:
+        return [r for r in self.records if r["event"] == event.value]
 
-    def names(self) -> list[str]:
-        return [r["event"] for r in self.records]
+    def names(self) -> list[Event]:
+        return [Event(r["event"]) for r in self.records]

@@ -13,6 +13,7 @@ import pytest
 
 from adapters.gemini.hooks import receipt_channel
 from adapters.receipts.files import FileReceipts
+from domain.events import Event
 from domain.model import HarnessSpec
 from domain.receipts import ReceiptMode
 from domain.refs import WorkItemRef
@@ -48,8 +49,8 @@ def test_a_spawn_in_a_never_seen_git_worktree_is_ready_and_its_prompt_confirmed_
     agent: tuple[World, WorkItemRef, Path], gemini_api: GeminiStandIn
 ) -> None:
     world, ref, _ = agent
-    assert [e["source"] for e in world.events.named("session.ready")] == ["startup"]
-    succeeded = world.events.named("dispatch.succeeded")
+    assert [e["source"] for e in world.events.named(Event.SESSION_READY)] == ["startup"]
+    succeeded = world.events.named(Event.DISPATCH_SUCCEEDED)
     assert [(e["delivery_id"].split("-")[0], e["confirmed_by"]) for e in succeeded] == [("start", "receipt")]
     (ready,) = [r for r in world.receipts.read(ref, world.record(ref).spawn_id) if r.source == "startup"]
     assert ready.conversation == world.record(ref).harness_session_id  # the id the-loop chose

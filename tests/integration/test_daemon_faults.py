@@ -9,6 +9,7 @@ from pathlib import Path
 
 from adapters.sqlite.store import SqliteStateStore
 from app.usecases.daemon import Daemon
+from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import Reaction
 from tests.faults_support import write_locked
@@ -28,9 +29,9 @@ def test_faults_a_state_database_locked_by_another_process_fails_the_cycle_clean
     daemon: Daemon
 
     def wait(seconds: float) -> None:
-        if world.events.names().count("poller.cycle_failed") == 2:
+        if world.events.names().count(Event.POLLER_CYCLE_FAILED) == 2:
             held.close()  # the other process lets go
-        if world.events.names().count("poll.cycle") == 4:  # watched() ran one
+        if world.events.names().count(Event.POLL_CYCLE) == 4:  # watched() ran one
             daemon.stop()
 
     daemon = Daemon(
@@ -47,10 +48,12 @@ def test_faults_a_state_database_locked_by_another_process_fails_the_cycle_clean
     with held:
         daemon.run()
 
-    locked = [e for e in world.events.named("poll.source_failed") if "database is locked" in e["cause"]]
-    assert len(locked) == 2 and len(world.events.named("poller.cycle_failed")) == 2
-    assert world.events.names().index("poll.comment_forwarded") > world.events.names().index("poller.cycle_failed")
+    locked = [e for e in world.events.named(Event.POLL_SOURCE_FAILED) if "database is locked" in e["cause"]]
+    assert len(locked) == 2 and len(world.events.named(Event.POLLER_CYCLE_FAILED)) == 2
+    assert world.events.names().index(Event.POLL_COMMENT_FORWARDED) > world.events.names().index(
+        Event.POLLER_CYCLE_FAILED
+    )
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
     assert len(world.session(ref).received) == 1
     assert world.tracker.reactions.count((comment.id, Reaction.SUCCEEDED)) == 1
-    assert lock.holder is None and world.events.names()[-1] == "poller.stopped"
+    assert lock.holder is None and world.events.names()[-1] == Event.POLLER_STOPPED

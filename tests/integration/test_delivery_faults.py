@@ -15,6 +15,7 @@ import pytest
 
 from adapters.sqlite.store import SqliteStateStore
 from app.usecases.watch import Verdict, Watched
+from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import HarnessSpec, Reaction, SessionRecord
 from tests.fakes.tmux import FakePane
@@ -89,9 +90,9 @@ def test_faults_a_delivery_whose_save_fails_is_not_said_and_is_recorded_once_aft
 
     summary = world.cycle()
 
-    assert summary.items_failed == 1 and world.events.named("poll.item_failed")  # said, as an event
+    assert summary.items_failed == 1 and world.events.named(Event.POLL_ITEM_FAILED)  # said, as an event
     assert world.ledger(ref).next_pending is not None  # not delivered in the store
-    assert [e for e in world.events.named("dispatch.succeeded") if e.get("comment_id") == comment.id] == []
+    assert [e for e in world.events.named(Event.DISPATCH_SUCCEEDED) if e.get("comment_id") == comment.id] == []
     assert (comment.id, Reaction.SUCCEEDED) not in world.tracker.reactions
     heal()
 

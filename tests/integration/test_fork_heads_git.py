@@ -12,6 +12,7 @@ import pytest
 from adapters.git.adapter import GitWorkspaces
 from app.usecases.meta import vouch
 from app.usecases.workspaces import WorkspaceConfig, Workspaces
+from domain.events import Event
 from domain.model import ItemKind, WorkItem
 from domain.refs import RepoRef, WorkItemRef
 from domain.workspace import WorkspaceMode
@@ -71,9 +72,9 @@ def test_a_forks_pull_request_gets_its_worktree_without_its_setup_running(tmp_pa
 
     assert git("rev-parse", "HEAD", cwd=folder) == sha and (folder / "evil.sh").is_file()
     assert not rig.marker.exists()
-    (skipped,) = rig.events.named("workspace.setup_skipped")
+    (skipped,) = rig.events.named(Event.WORKSPACE_SETUP_SKIPPED)
     assert "mallory/widgets" in skipped["reason"] and "sessions vouch" in skipped["reason"]
-    assert rig.events.named("workspace.setup_ran") == []
+    assert rig.events.named(Event.WORKSPACE_SETUP_RAN) == []
 
 
 def test_a_deleted_forks_pull_request_does_not_run_its_setup_either(tmp_path: Path) -> None:
@@ -82,7 +83,7 @@ def test_a_deleted_forks_pull_request_does_not_run_its_setup_either(tmp_path: Pa
 
     rig.prepare()
 
-    assert not rig.marker.exists() and len(rig.events.named("workspace.setup_skipped")) == 1
+    assert not rig.marker.exists() and len(rig.events.named(Event.WORKSPACE_SETUP_SKIPPED)) == 1
 
 
 def test_a_pull_request_from_the_repository_itself_runs_its_setup(tmp_path: Path) -> None:
@@ -91,7 +92,7 @@ def test_a_pull_request_from_the_repository_itself_runs_its_setup(tmp_path: Path
 
     rig.prepare()
 
-    assert rig.marker.exists() and rig.events.named("workspace.setup_skipped") == []
+    assert rig.marker.exists() and rig.events.named(Event.WORKSPACE_SETUP_SKIPPED) == []
 
 
 def test_a_fork_head_the_operator_vouched_for_runs_its_setup(tmp_path: Path) -> None:
@@ -112,7 +113,7 @@ def test_a_vouch_for_an_earlier_head_does_not_cover_a_later_push(tmp_path: Path)
     rig.prepare()
 
     assert not rig.marker.exists()
-    (skipped,) = rig.events.named("workspace.setup_skipped")
+    (skipped,) = rig.events.named(Event.WORKSPACE_SETUP_SKIPPED)
     assert "vouched for 000000000000, not" in skipped["reason"]
 
 

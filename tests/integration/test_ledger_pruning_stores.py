@@ -16,6 +16,7 @@ from adapters.sqlite.store import SqliteStateStore
 from app.config.settings import Settings
 from app.container import _prune_margin
 from app.usecases.ledger_pruning import PRUNE_BATCH
+from domain.events import Event
 from domain.ledger import PRUNE_MARGIN, Resolution
 from domain.webhook import Pushed
 from tests.fakes.store import FakeStateStore
@@ -52,7 +53,7 @@ def test_a_pruned_comment_replayed_by_webhook_and_by_a_re_read_is_not_delivered(
     world.cycle()
     pruned = world.ledger(ref)
     assert old.id not in pruned.resolved and later.id in pruned.resolved
-    assert world.events.named("poll.ledger_pruned")
+    assert world.events.named(Event.POLL_LEDGER_PRUNED)
 
     world.intake().accept(Pushed(old, frozenset({"loop"})))  # GitHub's "Redeliver", or an edit's delivery
     world.cycle()
@@ -119,9 +120,9 @@ def test_a_ledger_this_version_cannot_read_fails_only_its_own_pruning(tmp_path: 
 
     world.cycle()
 
-    (failed,) = [e for e in world.events.named("poll.item_failed") if "pruning" in e["cause"]]
+    (failed,) = [e for e in world.events.named(Event.POLL_ITEM_FAILED) if "pruning" in e["cause"]]
     assert failed["work_item"] == str(broken)
-    assert [e["work_item"] for e in world.events.named("poll.ledger_pruned")][-1:] == [str(fine)]
+    assert [e["work_item"] for e in world.events.named(Event.POLL_LEDGER_PRUNED)][-1:] == [str(fine)]
 
 
 def test_the_pruning_margin_is_a_setting_the_horizon_trails_the_read_by_it(tmp_path: Path) -> None:

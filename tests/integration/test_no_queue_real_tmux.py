@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from adapters.receipts.files import FileReceipts
+from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import HarnessSpec
 from domain.receipts import ReceiptMode
@@ -62,7 +63,7 @@ def test_on_real_tmux_a_second_comment_is_pasted_before_the_first_is_confirmed(
     pushed = threading.Event()
 
     def push_the_second() -> None:  # by webhook, once the first is pasted and its wait runs
-        pasted = {e.get("comment_id") for e in world.events.named("dispatch.pasted")}
+        pasted = {e.get("comment_id") for e in world.events.named(Event.DISPATCH_PASTED)}
         if first.id in pasted and not pushed.is_set():
             pushed.set()
             intake.accept(Pushed(second, frozenset({"loop"})))

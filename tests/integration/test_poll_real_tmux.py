@@ -12,6 +12,7 @@ from typing import Any
 
 from adapters.receipts.files import FileReceipts
 from app.usecases.poll import watches
+from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import HarnessSpec, SessionState, Source
 from domain.receipts import ReceiptMode
@@ -78,7 +79,7 @@ def test_ac12_a_killed_session_is_respawned_resuming_its_recorded_conversation(
     second = _starts(tmp_path)[1]
     assert second["resume"] == "sid-1" and "carry on" in str(second["prompt"])
     assert world.record(ref).harness_session_id == "sid-1"
-    assert world.events.named("session.respawned")[0]["resumed"] is True
+    assert world.events.named(Event.SESSION_RESPAWNED)[0]["resumed"] is True
 
 
 def test_ac12_an_unknown_conversation_falls_back_to_a_fresh_one(real_tmux: RealTmux, tmp_path: Path) -> None:
@@ -95,7 +96,7 @@ def test_ac12_an_unknown_conversation_falls_back_to_a_fresh_one(real_tmux: RealT
     assert [s["resume"] for s in starts] == [None, "sid-1", None]
     assert starts[-1]["session_id"] == "sid-2" and "carry on" in str(starts[-1]["prompt"])
     assert world.record(ref).harness_session_id == "sid-2"
-    assert world.events.named("session.resume_failed")
+    assert world.events.named(Event.SESSION_RESUME_FAILED)
     assert world.tmux.session_state(ref.target) is SessionState.LIVE
 
 
@@ -116,7 +117,7 @@ def test_ac1_ac2_a_stopped_server_is_unknown_no_respawn_no_kill_then_the_retry_l
 
     wait_for(lambda: any(r["kind"] == "submit" for r in records(tmp_path / "record.jsonl")), what="submit")
     assert len(_starts(tmp_path)) == 1  # never respawned, never killed
-    failed = world.events.named("dispatch.failed")[0]
+    failed = world.events.named(Event.DISPATCH_FAILED)[0]
     assert failed["will_retry"] is True and "did not answer within 1.0s" in str(failed["error"])
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
     assert sum(1 for r in records(tmp_path / "record.jsonl") if r["kind"] == "paste") == 1
@@ -146,7 +147,7 @@ def test_a_live_occupant_is_never_killed_by_a_first_spawn(real_tmux: RealTmux, t
     world.cycle()
 
     assert real_tmux.run("list-panes", "-t", f"={ref.target}:", "-F", "#{pane_pid}").strip() == pid
-    assert world.events.named("session.spawn_failed")
+    assert world.events.named(Event.SESSION_SPAWN_FAILED)
     assert _starts(tmp_path) == []
 
 
@@ -169,7 +170,7 @@ def test_a_server_killed_mid_delivery_fails_the_attempt_and_the_next_cycle_resum
     _ready(tmp_path, 2)
     second = _starts(tmp_path)[1]
     assert (runner.fired, second["resume"], str(second["prompt"]).count("carry on")) == (True, "sid-1", 1)
-    assert world.events.named("dispatch.failed")[0]["will_retry"] is True
+    assert world.events.named(Event.DISPATCH_FAILED)[0]["will_retry"] is True
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
     assert _kinds(tmp_path, "paste") == 0  # the doomed paste never landed; the comment came with the respawn
 
@@ -210,8 +211,8 @@ def test_what_a_harness_left_of_its_process_group_is_ended_before_its_respawn(
 
         _ready(tmp_path, 2)
         assert not _alive(child)  # one agent per conversation
-        assert world.events.named("session.respawned")[0]["resumed"] is True
-        assert [e["spawn_id"] for e in world.events.named("session.leftover_ended")] != []
+        assert world.events.named(Event.SESSION_RESPAWNED)[0]["resumed"] is True
+        assert [e["spawn_id"] for e in world.events.named(Event.SESSION_LEFTOVER_ENDED)] != []
     finally:  # the respawned harness leaves one too, once the test's tmux server is gone
         for entry in records(tmp_path / "record.jsonl"):
             if entry["kind"] == "child" and _alive(entry["child"]):
@@ -240,4 +241,4 @@ def test_a_dotted_and_an_underscored_repository_each_get_their_own_real_session(
     _ready(tmp_path, 2)
     names = set(real_tmux.run("list-sessions", "-F", "#{session_name}").split())
     assert {one.target.name, other.target.name} <= names and one.target != other.target
-    assert world.events.named("session.spawn_failed") == []
+    assert world.events.named(Event.SESSION_SPAWN_FAILED) == []

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from domain.events import Event
 from domain.model import ItemKind, WorkItem
 from domain.refs import WorkItemRef
 from tests.git_support import git
@@ -59,7 +60,7 @@ def test_settings_an_unvouched_agent_wrote_keep_its_harness_unvouched_after_a_vo
 
     assert not plain
     assert (folder / ".claude" / "settings.json").read_text(encoding="utf-8") == HOOK  # nothing destroyed
-    (kept,) = rig.events.named("workspace.unvouched")
+    (kept,) = rig.events.named(Event.WORKSPACE_UNVOUCHED)
     assert "untracked file" in kept["reason"]
 
 
@@ -167,5 +168,5 @@ def test_a_vouched_worktree_its_agent_merged_another_branch_into_starts_unvouche
     plain, _ = respawn(rig)
 
     assert not plain and (folder / ".claude" / "settings.json").read_text(encoding="utf-8") == HOOK
-    (kept,) = rig.events.named("workspace.unvouched")
+    (kept,) = rig.events.named(Event.WORKSPACE_UNVOUCHED)
     assert f"not the vouched {sha[:12]}" in kept["reason"]

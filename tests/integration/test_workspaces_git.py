@@ -17,6 +17,7 @@ import pytest
 from adapters.git.adapter import GitWorkspaces
 from app.usecases.workspaces import WorkspaceConfig, Workspaces
 from domain.errors import WorkspaceError
+from domain.events import Event
 from domain.model import SessionRecord, SessionStatus, WorkItem
 from domain.refs import RepoRef, WorkItemRef
 from domain.workspace import Found, Pruned, WorkspaceMode, WorkspaceSpec
@@ -110,7 +111,7 @@ def test_two_items_of_one_repository_made_at_once_each_get_their_worktree(tmp_pa
 
     assert errors == []
     assert [git("rev-parse", "HEAD", cwd=rig.folder(n)) for n in (1, 2, 3, 4)] == [rig.origins.tip(REPO)] * 4
-    assert len(rig.events.named("workspace.ready")) == 4
+    assert len(rig.events.named(Event.WORKSPACE_READY)) == 4
     assert sorted(rig.branches()) == [f"the-loop/{WorkItemRef(REPO, n).slug}" for n in (1, 2, 3, 4)]
 
 
@@ -159,7 +160,7 @@ def test_a_respawn_reuses_the_worktree_with_its_changes(tmp_path: Path) -> None:
     assert again == folder
     assert (folder / "file0.txt").read_text(encoding="utf-8") == "the agent's edit\n"
     assert (folder / "scratch.txt").is_file() and not (folder / "upstream.txt").exists()
-    assert len(rig.events.named("workspace.ready")) == 1
+    assert len(rig.events.named(Event.WORKSPACE_READY)) == 1
 
 
 def test_an_unfinished_worktree_from_an_interrupted_attempt_is_made_again(tmp_path: Path) -> None:
@@ -180,7 +181,7 @@ def test_a_failing_clone_says_gits_message_in_the_event_and_leaves_nothing(tmp_p
     with pytest.raises(WorkspaceError):
         rig.workspaces.prepare(item, str(tmp_path / "agents" / "gone"), first=True)
 
-    (failed,) = rig.events.named("workspace.failed")
+    (failed,) = rig.events.named(Event.WORKSPACE_FAILED)
     assert "git fetch exited 128 (acme/gone): fatal: '" in failed["cause"]
     assert "does not appear to be a git repository" in failed["cause"]
     assert not (tmp_path / "agents" / "gone").exists()
@@ -193,9 +194,9 @@ def test_a_failing_setup_says_its_status_and_output_and_leaves_no_worktree(tmp_p
     with pytest.raises(WorkspaceError, match="exited 1"):
         rig.prepare(7)
 
-    (ran,) = rig.events.named("workspace.setup_ran")
+    (ran,) = rig.events.named(Event.WORKSPACE_SETUP_RAN)
     assert (ran["exit_status"], ran["output_tail"]) == (1, "installing\nnpm ERR! missing script: ci\n")
-    assert rig.events.named("workspace.failed")[0]["cause"].startswith("setup `echo installing;")
+    assert rig.events.named(Event.WORKSPACE_FAILED)[0]["cause"].startswith("setup `echo installing;")
     assert not rig.folder(7).exists() and rig.branches() == []
 
 
@@ -232,9 +233,9 @@ def test_prune_keeps_dirty_untracked_and_unpushed_worktrees_and_removes_a_clean_
     assert results[3].bytes >= 100_000 and not rig.folder(4).exists()
     assert all(rig.folder(n).is_dir() for n in (1, 2, 3))
     assert f"the-loop/{WorkItemRef(REPO, 4).slug}" not in rig.branches() and len(rig.branches()) == 3
-    (removed,) = rig.events.named("workspace.removed")
+    (removed,) = rig.events.named(Event.WORKSPACE_REMOVED)
     assert (removed["by"], removed["source"], removed["bytes_freed"]) == ("prune", "operator", results[3].bytes)
-    assert len(rig.events.named("workspace.kept")) == 3
+    assert len(rig.events.named(Event.WORKSPACE_KEPT)) == 3
 
 
 def test_prune_dry_run_says_what_it_would_free_and_changes_nothing(tmp_path: Path) -> None:

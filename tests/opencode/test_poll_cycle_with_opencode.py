@@ -12,6 +12,7 @@ import pytest
 
 from adapters.opencode.plugin import receipt_channel
 from app.config.settings import Settings
+from domain.events import Event
 from domain.model import HarnessSpec
 from domain.receipts import ReceiptKind, ReceiptMode
 from domain.refs import WorkItemRef
@@ -61,9 +62,9 @@ def test_a_spawn_in_a_never_seen_git_worktree_is_ready_and_its_prompt_confirmed_
     agent: tuple[World, WorkItemRef, Path],
 ) -> None:
     world, ref, _ = agent
-    assert world.events.named("session.trusted") == []  # no folder trust to grant: nothing blocks a new folder
-    assert [e["source"] for e in world.events.named("session.ready")] == ["startup"]
-    succeeded = world.events.named("dispatch.succeeded")
+    assert world.events.named(Event.SESSION_TRUSTED) == []  # no folder trust to grant: nothing blocks a new folder
+    assert [e["source"] for e in world.events.named(Event.SESSION_READY)] == ["startup"]
+    succeeded = world.events.named(Event.DISPATCH_SUCCEEDED)
     assert [(e["delivery_id"].split("-")[0], e["confirmed_by"]) for e in succeeded] == [("start", "receipt")]
     # opencode's own session id, from the plugin's ready receipt, is recorded
     (ready,) = [r for r in world.receipts.read(ref, world.record(ref).spawn_id) if r.kind is ReceiptKind.READY]
@@ -77,7 +78,7 @@ def test_a_comment_to_a_ready_opencode_is_confirmed_by_its_receipt(
     world, ref, _ = agent
     comment_id = world.comment(ref, "please add a test").id
     world.cycle()
-    (succeeded,) = events_of(world, "dispatch.succeeded", comment_id)
+    (succeeded,) = events_of(world, Event.DISPATCH_SUCCEEDED, comment_id)
     prompts = [r for r in world.receipts.read(ref, world.record(ref).spawn_id) if r.kind is ReceiptKind.PROMPT]
     assert succeeded["confirmed_by"] == "receipt" and "please add a test" in prompts[-1].prompt
     assert prompts[-1].conversation == world.record(ref).harness_session_id  # the recorded conversation

@@ -7,6 +7,8 @@ import json
 import re
 from typing import Any
 
+from domain.asks import WaitingOn
+from domain.events import Event
 from domain.model import Reaction
 from domain.receipts import ReceiptKind
 from domain.refs import WorkItemRef
@@ -62,7 +64,7 @@ def test_a_permission_request_is_posted_once_with_the_tool_and_its_input_fenced(
     body = asked[0]
     assert "````json\n" in body  # a fence longer than the input's own backticks
     assert "the-loop allow" in body and "the-loop deny" in body
-    assert len(world.events.named("session.asked")) == 1
+    assert len(world.events.named(Event.SESSION_ASKED)) == 1
     assert [r.number for r in world.record(ref).requests] == [1]
 
 
@@ -76,7 +78,7 @@ def test_an_authorized_allow_hands_the_hook_allow_once_and_is_acknowledged() -> 
 
     assert _decision(world, key) == {"behavior": "allow"}
     assert (answer.id, Reaction.CONTROL) in world.tracker.reactions
-    assert world.events.named("session.answered")[0]["answer"] == "allow"
+    assert world.events.named(Event.SESSION_ANSWERED)[0]["answer"] == "allow"
 
 
 def test_allow_always_adds_a_session_rule_for_that_tool() -> None:
@@ -118,7 +120,7 @@ def test_the_first_answer_wins_and_a_second_is_told_it_was_answered_already() ->
     assert _decision(world, key) == {"behavior": "allow"}
     assert (second.id, Reaction.FAILED) in world.tracker.reactions
     assert "already answered" in world.tracker.posted[-1][1]
-    assert world.events.named("session.answer_unused")[0]["why"] == "already-answered"
+    assert world.events.named(Event.SESSION_ANSWER_UNUSED)[0]["why"] == "already-answered"
 
 
 def test_an_answer_after_the_hooks_wait_ended_is_too_late_and_not_given() -> None:
@@ -132,7 +134,7 @@ def test_an_answer_after_the_hooks_wait_ended_is_too_late_and_not_given() -> Non
 
     assert key not in _receipts(world).given
     assert (late.id, Reaction.FAILED) in world.tracker.reactions
-    assert world.events.named("session.answer_unused")[0]["why"] == "too-late"
+    assert world.events.named(Event.SESSION_ANSWER_UNUSED)[0]["why"] == "too-late"
 
 
 def test_an_answer_with_no_request_open_says_so() -> None:
@@ -169,7 +171,7 @@ def test_a_request_answered_in_the_pane_is_said_once_on_the_item() -> None:
 
     said = [body for _, body in world.tracker.posted if "answered in its session" in body]
     assert len(said) == 1 and "cannot be shown" not in said[0]
-    assert len(world.events.named("session.answered_in_pane")) == 1
+    assert len(world.events.named(Event.SESSION_ANSWERED_IN_PANE)) == 1
 
 
 def test_a_question_is_posted_with_its_options_and_answered_by_number() -> None:
@@ -208,7 +210,7 @@ def test_an_answer_that_names_no_option_is_refused_and_nothing_is_given() -> Non
     world.cycle()
 
     assert key not in _receipts(world).given
-    assert world.events.named("session.answer_unused")[0]["why"] == "does-not-fit"
+    assert world.events.named(Event.SESSION_ANSWER_UNUSED)[0]["why"] == "does-not-fit"
 
 
 def test_the_status_reply_says_what_the_agent_waits_on_and_since_when() -> None:
@@ -233,7 +235,7 @@ def test_sessions_list_shows_a_question_waiting_for_an_answer_and_since_when() -
 
     (view,) = world.admin().listing()
 
-    assert view.waiting is not None and view.waiting.on == "question"
+    assert view.waiting is not None and view.waiting.on is WaitingOn.QUESTION
     shown = view.as_json()["waiting"]
     assert shown["on"] == "question" and shown["seconds"] >= 60
 
@@ -246,7 +248,7 @@ def test_the_blocked_event_says_what_it_waits_on() -> None:
 
     world.cycle()
 
-    assert world.events.named("session.blocked")[0]["waiting_on"] == "dialog"
+    assert world.events.named(Event.SESSION_BLOCKED)[0]["waiting_on"] == "dialog"
 
 
 def test_a_request_left_open_by_a_respawn_is_not_said_to_be_answered_in_the_pane() -> None:
@@ -259,7 +261,7 @@ def test_a_request_left_open_by_a_respawn_is_not_said_to_be_answered_in_the_pane
     world.cycle()
     world.cycle()
 
-    assert world.events.named("session.answered_in_pane") == []
+    assert world.events.named(Event.SESSION_ANSWERED_IN_PANE) == []
     assert not any("answered in its session" in body for _, body in world.tracker.posted)
 
 

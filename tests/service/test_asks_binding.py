@@ -57,7 +57,7 @@ def _two_at_once(world: World) -> tuple[WorkItemRef, str, str]:
 
 
 def _unused(world: World) -> list[str]:
-    return [e["why"] for e in world.events.named("session.answer_unused")]
+    return [e["why"] for e in world.events.named(Event.SESSION_ANSWER_UNUSED)]
 
 
 def test_an_allow_written_for_a_request_answered_in_the_pane_does_not_approve_the_next_one() -> None:
@@ -73,7 +73,7 @@ def test_an_allow_written_for_a_request_answered_in_the_pane_does_not_approve_th
 
     assert second not in _receipts(world).given and first not in _receipts(world).given
     assert (alice.id, Reaction.FAILED) in world.tracker.reactions
-    assert world.events.named("session.answered") == []
+    assert world.events.named(Event.SESSION_ANSWERED) == []
     assert any("**Request 2**" in body for _, body in world.tracker.posted)
 
 
@@ -120,7 +120,7 @@ def test_each_request_of_one_message_is_posted_with_its_number() -> None:
     assert len(asked) == 2
     assert "Request 1" in asked[0] and "`the-loop allow 1`" in asked[0] and "`Bash`" in asked[0]
     assert "Request 2" in asked[1] and "`the-loop allow 2`" in asked[1] and "`Read`" in asked[1]
-    assert [e["request"] for e in world.events.named("session.asked")] == [1, 2]
+    assert [e["request"] for e in world.events.named(Event.SESSION_ASKED)] == [1, 2]
 
 
 def test_a_numbered_allow_answers_the_request_it_names_only() -> None:
@@ -132,7 +132,7 @@ def test_a_numbered_allow_answers_the_request_it_names_only() -> None:
 
     assert second in _receipts(world).given and first not in _receipts(world).given
     assert (answer.id, Reaction.CONTROL) in world.tracker.reactions
-    assert world.events.named("session.answered")[0]["request"] == 2
+    assert world.events.named(Event.SESSION_ANSWERED)[0]["request"] == 2
 
 
 def test_a_bare_answer_while_two_requests_are_open_approves_nothing_and_names_them() -> None:
@@ -210,13 +210,13 @@ def test_a_request_comment_that_fails_to_post_is_tried_again_less_and_less_often
         world.asks.sweep()
         world.clock.advance(1)
 
-    tries = [e for e in world.events.named("notice.failed") if e.get("notice") == "asked"]
+    tries = [e for e in world.events.named(Event.NOTICE_FAILED) if e.get("notice") == "asked"]
     assert 3 <= len(tries) <= 10
     world.tracker.fail_posts = False
     for _ in range(120):
         world.asks.sweep()
         world.clock.advance(1)
-    assert len(world.events.named("session.asked")) == 1
+    assert len(world.events.named(Event.SESSION_ASKED)) == 1
     assert Event.SESSION_ASKED.value == "session.asked"
 
 
@@ -232,7 +232,7 @@ def test_a_read_that_runs_unasked_beside_one_that_asks_leaves_its_request_open_a
 
     assert not any("and then add a test" in text for text in world.session(ref).received)
     assert world.ledger(ref).pending_entry(held.id) is not None
-    assert world.events.named("session.answered_in_pane") == []
+    assert world.events.named(Event.SESSION_ANSWERED_IN_PANE) == []
     assert not any("answered in its session" in body for _, body in world.tracker.posted)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from adapters.receipts.hooks import receipt_of
 from app.config.settings import Settings
+from domain.events import Event
 from domain.receipts import ReceiptKind
 from tests.service.world import World
 
@@ -32,7 +33,7 @@ def test_the_auto_mode_check_dialog_on_claudes_screen_blocks_and_no_comment_is_p
     world.cycle()
 
     assert len(pane.received) == pasted
-    assert len(world.events.named("session.blocked")) == 1
+    assert len(world.events.named(Event.SESSION_BLOCKED)) == 1
 
 
 def test_claudes_agent_needs_input_notification_is_a_dialog() -> None:

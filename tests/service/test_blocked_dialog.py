@@ -4,6 +4,7 @@ permission_prompt notification)."""
 
 from __future__ import annotations
 
+from domain.events import Event
 from domain.ledger import Resolution
 from domain.receipts import TOOL_GRACE_SECONDS, ReceiptKind
 from tests.fakes.receipts import FakeReceipts
@@ -26,7 +27,7 @@ def test_one_dialog_said_twice_posts_one_notice_and_the_comment_waits_without_an
     world.cycle()
 
     assert len(world.tracker.posted) == 1
-    assert len(world.events.named("session.blocked")) == 1
+    assert len(world.events.named(Event.SESSION_BLOCKED)) == 1
     assert world.ledger(ref).attempts(comment.id) == 0
     assert comment.id not in world.ledger(ref).resolved
 
@@ -60,7 +61,7 @@ def test_two_dialogs_of_one_turn_are_one_episode_and_one_notice() -> None:
     world.cycle()
 
     assert len(world.tracker.posted) == 1
-    assert len(world.events.named("session.blocked")) == 1
+    assert len(world.events.named(Event.SESSION_BLOCKED)) == 1
 
 
 def test_a_dialog_of_a_later_turn_is_a_new_episode_and_a_new_notice() -> None:
@@ -109,4 +110,4 @@ def test_a_comment_as_a_tool_starts_that_then_asks_for_permission_is_never_paste
 
     assert world.ledger(ref).attempts(comment.id) == 0
     assert [r.kind for r in world.receipts.read(ref, spawn)].count(ReceiptKind.PROMPT) == 1  # the spawn's only
-    assert len(world.events.named("session.blocked")) == 1
+    assert len(world.events.named(Event.SESSION_BLOCKED)) == 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from app.config.settings import Settings
+from domain.events import Event
 from domain.receipts import HarnessState
 from domain.refs import WorkItemRef
 from tests.fakes.tmux import FakePane
@@ -38,7 +39,7 @@ def test_a_dialog_on_the_screen_blocks_and_no_comment_is_pasted_into_it() -> Non
     world.cycle()
 
     assert len(pane.received) == pasted
-    assert len(world.events.named("session.blocked")) == 1
+    assert len(world.events.named(Event.SESSION_BLOCKED)) == 1
     assert len([p for p in world.tracker.posted if "waiting for an answer" in p[1]]) == 1
 
 
@@ -76,7 +77,7 @@ def test_a_screen_read_mid_redraw_is_read_again_and_the_dialog_still_blocks(torn
     world.cycle()
 
     assert len(pane.received) == pasted
-    assert len(world.events.named("session.blocked")) == 1
+    assert len(world.events.named(Event.SESSION_BLOCKED)) == 1
 
 
 def test_a_screen_that_never_settles_is_looked_at_three_times_at_most() -> None:

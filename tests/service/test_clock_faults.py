@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
+from domain.events import Event
 from domain.ledger import Resolution
 from domain.refs import WorkItemRef
 from tests.fakes.clock import FakeClock
@@ -47,7 +48,9 @@ def test_faults_the_clock_set_back_an_hour_mid_confirmation_never_makes_the_wait
     slept = _slept_during(world, world.poll.run)
 
     assert slept <= CLAUDE.confirm_seconds + 1
-    assert world.events.named("dispatch.unconfirmed")[0]["reason"] == f"no receipt within {CLAUDE.confirm_seconds:g}s"
+    assert (
+        world.events.named(Event.DISPATCH_UNCONFIRMED)[0]["reason"] == f"no receipt within {CLAUDE.confirm_seconds:g}s"
+    )
 
 
 def test_faults_the_clock_set_back_an_hour_never_makes_a_harness_without_receipts_young_again() -> None:
@@ -72,7 +75,7 @@ def test_faults_the_clock_set_forward_an_hour_mid_resume_never_abandons_the_resu
 
     world.cycle()
 
-    assert world.events.named("session.resume_failed") == []
+    assert world.events.named(Event.SESSION_RESUME_FAILED) == []
     assert world.record(ref).harness_session_id == "sid-1"
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
 

@@ -9,6 +9,7 @@ import pytest
 from app.usecases.intake import Listing
 from app.usecases.moving import Mover
 from domain.errors import LeaseLost
+from domain.events import Event
 from domain.ledger import Resolution
 from domain.refs import WorkItemRef
 from domain.webhook import Pushed
@@ -68,7 +69,7 @@ def test_github_is_read_once_per_cycle_whatever_the_number_of_hosts(count: int) 
     hosts.cycle()  # one cycle on every host, nothing new
 
     assert hosts.tracker.requests - before == 2  # the listing and the comments, by the reader only
-    readers = [name for name in names if hosts[name].events.named("cluster.reading")]
+    readers = [name for name in names if hosts[name].events.named(Event.CLUSTER_READING)]
     assert readers == [names[0]]
 
 
@@ -107,7 +108,7 @@ def test_a_dead_hosts_items_are_taken_over_fresh_told_of_the_lost_host_with_pend
     assert not any("confirmed on a" in t and "never" not in t for t in given)
     ledger = hosts.store.ledger(a_items[0])
     assert ledger is not None and {ledger.resolved[c.id].kind for c in (first, second)} == {Resolution.DELIVERED}
-    assert hosts["host-b"].events.named("cluster.lease_placed")[0]["how"] == "taken-over"
+    assert hosts["host-b"].events.named(Event.CLUSTER_LEASE_PLACED)[0]["how"] == "taken-over"
 
 
 def test_a_lease_is_never_trusted_by_its_holder_while_another_host_can_take_it() -> None:
@@ -161,7 +162,7 @@ def test_a_host_back_from_a_partition_ends_its_own_orphans_and_never_another_hos
 
     assert hosts.sessions("host-a") == {}  # its own, ended
     assert sorted(hosts.sessions("host-b")) == sorted(ref.target.name for ref in a_items + b_items)
-    assert len(hosts["host-a"].events.named("cluster.orphan_ended")) == 2
+    assert len(hosts["host-a"].events.named(Event.CLUSTER_ORPHAN_ENDED)) == 2
 
 
 def test_a_moved_item_resumes_on_its_receiver_when_the_harness_can() -> None:
@@ -229,7 +230,7 @@ def test_an_item_waiting_for_a_free_slot_is_said_once_shown_and_told_once_it_out
     hosts.cycle()
     hosts.cycle()
 
-    said = [e["work_item"] for e in a.events.named("cluster.slot_waiting")]
+    said = [e["work_item"] for e in a.events.named(Event.CLUSTER_SLOT_WAITING)]
     told = [body for item, body in hosts.tracker.posted if item == second]
     assert (hosts.holder(first), hosts.holder(second)) == ("host-a", "")
     assert said == [str(second)]

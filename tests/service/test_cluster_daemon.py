@@ -9,6 +9,7 @@ from typing import Any
 from app.usecases.daemon import Daemon
 from app.usecases.heartbeat import LeaseHeartbeat
 from domain.errors import StoreUnreachable
+from domain.events import Event
 from domain.ledger import Ledger
 from domain.model import SessionRecord
 from domain.refs import WorkItemRef
@@ -82,8 +83,8 @@ def test_while_the_database_is_away_no_delivery_is_counted_sessions_keep_running
     daemon.run()
 
     assert waits == [5, 5, 10, 20, 5]  # the interval, then doubling while away, then the interval again
-    assert [e["retry_seconds"] for e in world.events.named("store.unreachable")] == [5]
-    assert len(world.events.named("store.reachable")) == 1 and "failing" not in lock.notes[-1]
+    assert [e["retry_seconds"] for e in world.events.named(Event.STORE_UNREACHABLE)] == [5]
+    assert len(world.events.named(Event.STORE_REACHABLE)) == 1 and "failing" not in lock.notes[-1]
     assert [t for t in world.session(ref).received if "said while the database was away" in t] != []
     assert world.kills() == 0
 
@@ -111,8 +112,8 @@ def test_renewal_failures_are_logged_once_and_the_recovery_names_what_other_host
     hosts.port(holder).fail_renewals = False
     beat.beat()
 
-    assert len(world.events.named("cluster.renew_failed")) == 1
-    (renewed,) = world.events.named("cluster.renewed")
+    assert len(world.events.named(Event.CLUSTER_RENEW_FAILED)) == 1
+    (renewed,) = world.events.named(Event.CLUSTER_RENEWED)
     assert renewed["lost"] == [str(ref)] and renewed["failed_for_seconds"] > TIMING.expiry_seconds
 
 

@@ -13,6 +13,7 @@ from app.usecases.heartbeat import LeaseHeartbeat
 from app.usecases.leases import Leases
 from domain.cluster import Held, LeaseTiming
 from domain.errors import StateError
+from domain.events import Event
 from domain.refs import WorkItemRef
 from tests.fakes.cluster import FakeCluster, FakeClusterDb
 from tests.fakes.events import RecordingEvents
@@ -127,7 +128,7 @@ def test_a_host_whose_watchdog_cannot_be_armed_acts_on_none_of_its_items_and_end
     assert live(hosts, holder, ref) == 0 and world.watchdog is not None
     assert world.watchdog.ended_by_daemon == [ref.target.name]
     assert not world.leases.holds(ref.target).choice and ref not in world.leases.held()
-    (unarmed,) = world.events.named("cluster.watchdog_unarmed")
+    (unarmed,) = world.events.named(Event.CLUSTER_WATCHDOG_UNARMED)
     assert "EMFILE" in unarmed["cause"]
 
 
@@ -148,7 +149,7 @@ def test_a_failed_arm_is_tried_again_after_a_wait_doubling_up_to_the_renewal_int
     waits = [0.1, 0.2, 0.4, 0.8, 1.6, 3.2]  # each tried at the first step once its wait is over
     assert all(wait - 1e-9 <= gap < wait + STEP + 1e-9 for wait, gap in zip(waits, gaps, strict=False))
     assert max(gaps) < TIMING.renew_every_seconds + STEP
-    assert len(hosts[holder].events.named("cluster.watchdog_unarmed")) == 1
+    assert len(hosts[holder].events.named(Event.CLUSTER_WATCHDOG_UNARMED)) == 1
 
 
 def test_once_an_arm_succeeds_again_the_host_acts_on_its_items_again() -> None:
@@ -162,7 +163,7 @@ def test_once_an_arm_succeeds_again_the_host_acts_on_its_items_again() -> None:
     beat.beat()
 
     assert world.leases.holds(ref.target).choice
-    (armed,) = world.events.named("cluster.watchdog_armed")
+    (armed,) = world.events.named(Event.CLUSTER_WATCHDOG_ARMED)
     assert armed["tries"] == 1
 
 

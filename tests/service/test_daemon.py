@@ -13,6 +13,7 @@ from app.usecases.daemon import HEARTBEAT, Blocked, Daemon
 from app.usecases.poller_status import Heartbeat
 from domain.budget import RateBudget
 from domain.errors import StateError
+from domain.events import Event
 from domain.ledger import DeliveryState, Resolution
 from domain.model import Comment
 from domain.receipts import ReceiptKind
@@ -69,8 +70,8 @@ def test_the_daemon_waits_the_interval_after_each_cycle_and_stops_cleanly() -> N
     _daemon(world, lock, waits, stop_after=3).run()
 
     assert waits == [60, 60, 60]
-    assert world.events.names().count("poll.cycle") == 3
-    assert world.events.names()[0] == "poller.started" and world.events.names()[-1] == "poller.stopped"
+    assert world.events.names().count(Event.POLL_CYCLE) == 3
+    assert world.events.names()[0] == Event.POLLER_STARTED and world.events.names()[-1] == Event.POLLER_STOPPED
     assert lock.holder is None  # released
 
 
@@ -99,8 +100,8 @@ def test_a_held_lock_blocks_the_second_poller_loudly() -> None:
     with pytest.raises(Blocked, match="held by pid 4242"):
         _daemon(world, FakeLock(held_by={"pid": 4242}), [], stop_after=1).run()
 
-    assert world.events.named("poller.blocked")[0]["level"] == "error"
-    assert "poll.cycle" not in world.events.names()
+    assert world.events.named(Event.POLLER_BLOCKED)[0]["level"] == "error"
+    assert Event.POLL_CYCLE not in world.events.names()
 
 
 def test_a_pushed_comment_wakes_the_daemon_before_the_interval_is_up() -> None:
@@ -120,7 +121,7 @@ def test_a_pushed_comment_wakes_the_daemon_before_the_interval_is_up() -> None:
     intake.notify = daemon.wake
     runner = threading.Thread(target=daemon.run)
     runner.start()
-    wait_until(lambda: world.events.names().count("poll.cycle") >= 2)  # watched() ran one; the daemon one
+    wait_until(lambda: world.events.names().count(Event.POLL_CYCLE) >= 2)  # watched() ran one; the daemon one
 
     intake.accept(Pushed(comment, frozenset({"loop"})))
     wait_until(lambda: len(world.session(ref).received) == 1)  # worked at once, without a cycle's reads
@@ -145,7 +146,7 @@ def test_poll_once_whose_cycle_cannot_write_the_state_exits_non_zero_says_so_and
     with pytest.raises(StateError):
         _daemon(world, lock, [], stop_after=1).run(once=True)
 
-    failed = world.events.named("poller.failed")
+    failed = world.events.named(Event.POLLER_FAILED)
     assert failed and failed[0]["level"] == "error"
     assert lock.holder is None
 
@@ -178,11 +179,11 @@ def test_faults_a_daemon_whose_state_store_cannot_be_written_keeps_running_says_
     )
     daemon.run()
 
-    failed = world.events.named("poller.cycle_failed")
+    failed = world.events.named(Event.POLLER_CYCLE_FAILED)
     assert [f["cycles"] for f in failed] == [1, 2] and "StateError" in failed[0]["cause"]
     assert [note.get("failing", {}).get("cycles") for note in lock.notes] == [1, 2, None]
     assert any("cycle failed (2 in a row)" in line for line in reports)
-    assert "poller.failed" not in world.events.names() and world.events.names()[-1] == "poller.stopped"
+    assert Event.POLLER_FAILED not in world.events.names() and world.events.names()[-1] == Event.POLLER_STOPPED
     assert len(world.session(ref).received) == 1
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
 
@@ -213,7 +214,7 @@ def test_a_daemon_stopped_mid_confirmation_stops_waiting_and_its_next_run_settle
     pending = world.ledger(ref).pending_entry(comment.id)
 
     assert waited < 1.0 and pending is not None and pending.state is DeliveryState.PASTED
-    assert "dispatch.unconfirmed" not in world.events.names() and "dispatch.failed" not in world.events.names()
+    assert Event.DISPATCH_UNCONFIRMED not in world.events.names() and Event.DISPATCH_FAILED not in world.events.names()
     pasted = [p for p in world.session(ref).received if "confirm me after the restart" in p]
     record = world.store.session(ref)
     assert record is not None and len(pasted) == 1
@@ -224,7 +225,7 @@ def test_a_daemon_stopped_mid_confirmation_stops_waiting_and_its_next_run_settle
 
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
     assert len([p for p in world.session(ref).received if "confirm me after the restart" in p]) == 1
-    assert world.events.named("dispatch.confirmed")[-1]["confirmed_by"] == settled_by
+    assert world.events.named(Event.DISPATCH_CONFIRMED)[-1]["confirmed_by"] == settled_by
 
 
 def test_a_request_made_between_cycles_is_posted_before_the_next_cycle() -> None:
@@ -243,7 +244,7 @@ def test_a_request_made_between_cycles_is_posted_before_the_next_cycle() -> None
     )
     runner = threading.Thread(target=daemon.run)
     runner.start()
-    wait_until(lambda: world.events.names().count("poll.cycle") >= 2)
+    wait_until(lambda: world.events.names().count(Event.POLL_CYCLE) >= 2)
     receipts = world.receipts
     assert isinstance(receipts, FakeReceipts)
     receipts.plant(world.record(ref).spawn_id, ReceiptKind.BLOCKED, tool="Bash", tool_input='{"command": "ls"}')
@@ -252,7 +253,7 @@ def test_a_request_made_between_cycles_is_posted_before_the_next_cycle() -> None
     daemon.stop()
     runner.join(timeout=10)
 
-    assert world.events.names().count("poll.cycle") == 2  # no cycle ran for it
+    assert world.events.names().count(Event.POLL_CYCLE) == 2  # no cycle ran for it
 
 
 def test_the_heartbeat_carries_the_github_budget_the_tracker_last_saw() -> None:
@@ -271,6 +272,6 @@ def test_a_cycle_held_back_by_a_rate_limit_still_carries_the_budget_last_seen() 
     world.tracker.budget_seen = RateBudget(remaining=0, limit=5000, reset_epoch=1_800_000_000.0)
     world.tracker.rate_limited_until[REPO] = 1_800_000_000.0  # the first cycle backs off, the next asks nothing
     _daemon(world, FakeLock(), [], stop_after=2).run()
-    assert world.events.names().count("poll.backoff") == 1 and world.events.names().count("poll.cycle") == 2
+    assert world.events.names().count(Event.POLL_BACKOFF) == 1 and world.events.names().count(Event.POLL_CYCLE) == 2
     beat = json.loads(world.store.meta()[HEARTBEAT])
     assert beat["budgets"] == {REPO.host: {"remaining": 0, "limit": 5000, "reset": 1_800_000_000.0}}

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.config.settings import Settings
+from domain.events import Event
 from domain.receipts import still_typed
 from tests.fakes.receipts import FakeReceipts
 from tests.fakes.tmux import FakePane
@@ -21,7 +22,7 @@ def _gemini() -> World:
 
 
 def _succeeded(world: World, comment_id: str) -> list[dict[str, Any]]:
-    return [e for e in world.events.named("dispatch.succeeded") if e.get("comment_id") == comment_id]
+    return [e for e in world.events.named(Event.DISPATCH_SUCCEEDED) if e.get("comment_id") == comment_id]
 
 
 def _swallowing(enters: int, text: str) -> tuple[World, str, FakePane]:
@@ -47,7 +48,7 @@ def test_at_most_two_more_carriage_returns_and_never_a_second_paste() -> None:
     world, comment, pane = _swallowing(100, "stays in the box")
     assert (len(pane.received), pane.submits) == (1, 3)
     assert _succeeded(world, comment) == []
-    assert world.events.named("dispatch.unconfirmed")[0]["comment_id"] == comment
+    assert world.events.named(Event.DISPATCH_UNCONFIRMED)[0]["comment_id"] == comment
 
 
 def test_no_carriage_return_once_the_box_no_longer_holds_the_text() -> None:

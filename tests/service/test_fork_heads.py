@@ -12,6 +12,7 @@ from app.config.harnesses import BUILTIN_HARNESSES
 from app.config.settings import Settings
 from app.usecases.meta import vouch
 from app.usecases.workspaces import NotVouched, WorkspaceConfig
+from domain.events import Event
 from domain.model import ItemKind
 from domain.receipts import ReceiptMode
 from domain.refs import WorkItemRef
@@ -43,7 +44,7 @@ def test_a_forks_harness_starts_ignoring_its_folders_settings_and_is_trusted_onl
     argv = world.session(ref).argv
     assert SAFE and argv[1 : 1 + len(SAFE)] == SAFE
     assert world.trust.trusted == [world.record(ref).cwd]
-    assert world.git.setups == [] and len(world.events.named("workspace.setup_skipped")) == 1
+    assert world.git.setups == [] and len(world.events.named(Event.WORKSPACE_SETUP_SKIPPED)) == 1
 
 
 def test_a_pull_request_from_the_repository_itself_starts_as_always() -> None:
@@ -72,7 +73,7 @@ def test_a_harness_without_a_safe_start_is_not_started_in_a_forks_folder() -> No
     world.cycle()
 
     assert ref.target.name not in world.tmux.sessions and world.trust.trusted == []
-    failed = world.events.named("session.spawn_failed")
+    failed = world.events.named(Event.SESSION_SPAWN_FAILED)
     assert failed and "cursor has no start that ignores its folder's own settings" in failed[0]["reason"]
     assert "sessions vouch" in failed[0]["reason"]
 
@@ -99,7 +100,7 @@ def test_sessions_vouch_records_only_the_head_it_names_and_a_later_push_is_not_c
     world.cycle()
 
     assert world.session(ref).argv[1 : 1 + len(SAFE)] == SAFE and world.git.setups == []
-    (vouched,) = world.events.named("workspace.vouched")
+    (vouched,) = world.events.named(Event.WORKSPACE_VOUCHED)
     assert (vouched["head"], vouched["source"]) == (reviewed, "operator")
 
 
@@ -122,7 +123,7 @@ def test_codex_in_a_forks_folder_is_not_started_and_its_folder_not_trusted() -> 
     world.cycle()
 
     assert ref.target.name not in world.tmux.sessions and world.trust.trusted == []
-    assert "codex has no start that ignores" in world.events.named("session.spawn_failed")[0]["reason"]
+    assert "codex has no start that ignores" in world.events.named(Event.SESSION_SPAWN_FAILED)[0]["reason"]
 
 
 def test_a_vouched_forks_folder_is_trusted_in_codex_configuration() -> None:
@@ -168,7 +169,7 @@ def test_a_vouch_does_not_cover_settings_the_unvouched_agent_wrote_in_its_worktr
     argv = world.session(ref).argv
     assert any(argv[i : i + len(SAFE)] == SAFE for i in range(len(argv)))
     assert world.git.worktrees[world.record(ref).cwd] is tree and tree.files == [".claude/settings.json"]
-    (unvouched,) = world.events.named("workspace.unvouched")
+    (unvouched,) = world.events.named(Event.WORKSPACE_UNVOUCHED)
     assert "untracked file" in unvouched["reason"]
 
 
@@ -194,7 +195,7 @@ def test_a_vouched_worktree_its_agent_moved_to_another_branch_is_made_again_at_t
     plain = not set(SAFE) & set(world.session(ref).argv)
     vouched_head = world.git.remotes[REPO].pulls[PULL]
     assert (world.git.worktrees[world.record(ref).cwd].commit, plain) == (vouched_head, True)
-    (remade,) = world.events.named("workspace.remade")
+    (remade,) = world.events.named(Event.WORKSPACE_REMADE)
     assert f"not the vouched {vouched_head[:12]}" in remade["reason"]
 
 
@@ -204,4 +205,4 @@ def test_a_vouched_worktree_its_agent_moved_to_another_branch_with_work_in_it_st
     argv = world.session(ref).argv
     assert any(argv[i : i + len(SAFE)] == SAFE for i in range(len(argv)))
     assert world.git.worktrees[world.record(ref).cwd].commit == "c" * 40
-    assert world.events.named("workspace.unvouched")
+    assert world.events.named(Event.WORKSPACE_UNVOUCHED)

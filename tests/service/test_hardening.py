@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 
+from domain.events import Event
 from domain.ledger import DeliveryState, Resolution
 from domain.model import AGENT_MARKER
 from domain.receipts import ReceiptKind
@@ -133,8 +134,8 @@ def test_a_harness_that_never_says_ready_fails_the_attempt_with_its_screen_in_th
     world.item()
     world.cycle()
 
-    failed = world.events.named("dispatch.failed")
-    unconfirmed = world.events.named("dispatch.unconfirmed")
+    failed = world.events.named(Event.DISPATCH_FAILED)
+    unconfirmed = world.events.named(Event.DISPATCH_UNCONFIRMED)
     assert failed and failed[0]["will_retry"] is True
     assert unconfirmed and "no receipt within 90s" in unconfirmed[0]["reason"]
     assert world.tracker.reactions == []  # the item's start has no comment to react on
@@ -150,7 +151,7 @@ def test_a_blocked_harness_gets_no_paste_no_attempt_and_the_item_one_notice() ->
     world.cycle()
 
     assert world.session(ref).received == [] and world.ledger(ref).attempts(waiting.id) == 0
-    assert len(world.events.named("session.blocked")) == 1
+    assert len(world.events.named(Event.SESSION_BLOCKED)) == 1
     (notice,) = [body for _, body in world.tracker.posted]
     assert "waiting for an answer in its session" in notice
     world.receipts.plant(world.record(ref).spawn_id, ReceiptKind.WORKING)  # the dialog was answered

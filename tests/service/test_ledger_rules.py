@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import AGENT_MARKER, SpawnMode
 from domain.refs import RepoRef
@@ -57,7 +58,7 @@ def test_spawn_on_unmatched_never_spawns_and_drops_comments_with_no_session() ->
 
     assert world.tmux.sessions == {}
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.SKIPPED
-    assert world.events.named("dispatch.dropped")[0]["reason"] == "no-session"
+    assert world.events.named(Event.DISPATCH_DROPPED)[0]["reason"] == "no-session"
 
 
 def test_spawn_on_unmatched_labeled_needs_the_sources_label_and_always_does_not() -> None:
@@ -83,7 +84,7 @@ def test_a_comment_by_someone_not_authorized_is_not_delivered() -> None:
     world.cycle()
 
     assert world.session(ref).received == []
-    assert [q for q in world.events.named("dispatch.queued") if "comment_id" in q] == []
+    assert [q for q in world.events.named(Event.DISPATCH_QUEUED) if "comment_id" in q] == []
 
 
 def test_an_empty_authorized_list_authorizes_nobody() -> None:
@@ -94,7 +95,7 @@ def test_an_empty_authorized_list_authorizes_nobody() -> None:
 
     world.cycle()
 
-    assert world.events.named("dispatch.queued") == []
+    assert world.events.named(Event.DISPATCH_QUEUED) == []
     assert world.tmux.sessions == {}
 
 
@@ -146,7 +147,7 @@ def test_a_comment_edited_by_someone_not_authorized_before_its_first_read_is_ski
     assert [p for p in world.session(ref).received if "rm -rf" in p] == []
     assert [p for p in world.session(ref).received if "please add a doc" in p] != []
     assert world.ledger(ref).resolved[tampered.id].kind is Resolution.SKIPPED
-    (said,) = world.events.named("poll.comment_edited_by_other")
+    (said,) = world.events.named(Event.POLL_COMMENT_EDITED_BY_OTHER)
     assert (said["comment_id"], said["author"], said["editor"]) == (tampered.id, "alice", "mallory")
 
 
@@ -178,9 +179,9 @@ def test_each_failed_attempt_counts_and_the_budget_abandons_after_max_retries() 
     world.cycle()
     world.cycle()
 
-    assert [f["will_retry"] for f in world.events.named("dispatch.failed")] == [True, False]
+    assert [f["will_retry"] for f in world.events.named(Event.DISPATCH_FAILED)] == [True, False]
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.ABANDONED
-    assert len([q for q in world.events.named("dispatch.queued") if q.get("comment_id") == comment.id]) == 2
+    assert len([q for q in world.events.named(Event.DISPATCH_QUEUED) if q.get("comment_id") == comment.id]) == 2
 
 
 def test_a_skipped_comment_is_resolved_and_reported_like_an_abandoned_one() -> None:
@@ -221,7 +222,7 @@ def test_a_comment_deleted_while_pending_is_not_delivered_on_retry() -> None:
 
     assert world.ledger(ref).resolved[comment.id].reason == "comment-deleted"
     assert "soon deleted" not in "".join(world.session(ref).received)
-    assert world.events.named("dispatch.dropped")[-1]["reason"] == "comment-deleted"
+    assert world.events.named(Event.DISPATCH_DROPPED)[-1]["reason"] == "comment-deleted"
 
 
 def test_an_authorized_quote_reply_to_a_notice_is_delivered_not_dropped_as_ours() -> None:
@@ -245,7 +246,7 @@ def test_a_comment_skipped_as_ours_leaves_an_event() -> None:
 
     world.cycle()
 
-    ours = world.events.named("poll.comment_ours")
+    ours = world.events.named(Event.POLL_COMMENT_OURS)
     assert [(e["comment_id"], e["level"]) for e in ours] == [(reply.id, "debug"), (agents.id, "debug")]
     assert agents.id not in world.ledger(ref).resolved and world.session(ref).received == []
 
@@ -279,5 +280,5 @@ def test_a_comment_carrying_the_marker_is_said_once_naming_the_rule_and_its_auth
     world.cycle()
     world.cycle()
 
-    ours = [e for e in world.events.named("poll.comment_ours") if e["comment_id"] == agents.id]
+    ours = [e for e in world.events.named(Event.POLL_COMMENT_OURS) if e["comment_id"] == agents.id]
     assert [(e["author"], e["rule"]) for e in ours] == [("alice", "marker")]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from domain.events import Event
 from domain.refs import WorkItemRef
 from tests.service.world import CLAUDE, World
 
@@ -31,14 +32,14 @@ def resumed_then_crashed(world: World) -> WorkItemRef:
 def test_a_harness_whose_resume_was_judged_when_the_daemon_died_is_ended_before_the_next_respawn() -> None:
     w = world()
     ref = resumed_then_crashed(w)
-    assert len(w.events.named("session.leftover_ended")) == 1  # the first one's, before this respawn
+    assert len(w.events.named(Event.SESSION_LEFTOVER_ENDED)) == 1  # the first one's, before this respawn
     w.tmux.kill(ref.target)  # the resumed one outlives its session too
     w.comment(ref, "and again")
 
     w.cycle()
 
     assert w.tmux.outliving == set()  # nothing of either is left running beside the new one
-    assert len(w.events.named("session.leftover_ended")) == 2
+    assert len(w.events.named(Event.SESSION_LEFTOVER_ENDED)) == 2
 
 
 def test_a_harness_adopted_after_a_crash_cut_its_spawns_record_has_its_group_learnt() -> None:

@@ -62,7 +62,7 @@ def test_a_second_comment_to_a_receiptless_item_is_pasted_while_the_first_awaits
     ledger = world.ledger(ref)
     assert ledger.resolved[first.id].kind is Resolution.DELIVERED
     assert ledger.resolved[second.id].kind is Resolution.DELIVERED
-    confirmed = [e["comment_id"] for e in world.events.named("dispatch.confirmed") if "comment_id" in e]
+    confirmed = [e["comment_id"] for e in world.events.named(Event.DISPATCH_CONFIRMED) if "comment_id" in e]
     assert confirmed == [first.id, second.id]
     received = world.session(ref).received
     assert [p for p in received if "TOKEN-" in p] == [received[-2], received[-1]]
@@ -78,7 +78,7 @@ def test_a_receiptless_harness_that_dies_fails_each_pasted_comment_and_both_go_a
     died = threading.Event()
 
     def sleeping(seconds: float) -> None:  # both pasted, then the harness dies before either is confirmed
-        if len(world.events.named("dispatch.pasted")) >= 2 and not died.is_set():
+        if len(world.events.named(Event.DISPATCH_PASTED)) >= 2 and not died.is_set():
             died.set()
             world.tmux.exit_harness(ref.target.name)
         sleep(seconds)
@@ -86,7 +86,7 @@ def test_a_receiptless_harness_that_dies_fails_each_pasted_comment_and_both_go_a
     world.clock.sleep = sleeping  # type: ignore[method-assign]
     world.cycle()
 
-    failed = [e["comment_id"] for e in world.events.named("dispatch.unconfirmed")]
+    failed = [e["comment_id"] for e in world.events.named(Event.DISPATCH_UNCONFIRMED)]
     assert died.is_set() and failed[:2] == [first.id, second.id]
     world.clock.sleep = sleep  # type: ignore[method-assign]
     world.cycle()
@@ -139,7 +139,7 @@ def test_the_cycle_goes_on_delivering_to_item_b_while_item_a_waits_for_its_harne
     assert b_delivered and world.ledger(b).resolved[for_b.id].kind is Resolution.DELIVERED
     assert not a_confirmed, "item A's start was confirmed without its wait"
     assert world.store.ledger(a) is not None and world.ledger(a).start is None  # after the wait: started
-    assert world.events.named("session.spawned")[-1]["work_item"] == str(a)
+    assert world.events.named(Event.SESSION_SPAWNED)[-1]["work_item"] == str(a)
 
 
 def test_beside_the_cycle_reactions_are_posted_off_the_delivery_path_in_order_by_the_drain() -> None:
@@ -157,7 +157,7 @@ def test_beside_the_cycle_reactions_are_posted_off_the_delivery_path_in_order_by
     world.tracker.react = slow_github  # type: ignore[method-assign]
 
     def pasted() -> list[str]:
-        return [e["comment_id"] for e in world.events.named("dispatch.pasted") if "comment_id" in e]
+        return [e["comment_id"] for e in world.events.named(Event.DISPATCH_PASTED) if "comment_id" in e]
 
     cycle = threading.Thread(target=world.poll.run, daemon=True)
     cycle.start()
@@ -198,5 +198,5 @@ def test_what_a_lane_finishes_after_its_cycle_was_said_counts_in_the_next_cycle(
 
     assert returned, "the cycle waited for the spawn"
 
-    spawned = [cycle["spawned"] for cycle in world.events.named("poll.cycle")]
+    spawned = [cycle["spawned"] for cycle in world.events.named(Event.POLL_CYCLE)]
     assert spawned == [0, 1]

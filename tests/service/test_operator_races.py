@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from app.usecases.sessions_admin import SessionsAdmin
+from domain.events import Event
 from domain.model import ItemState, SessionStatus
 from domain.refs import TmuxTarget, WorkItemRef
 from tests.fakes.tmux import FakeTmux
@@ -67,7 +68,7 @@ def test_a_reset_during_a_delivery_stays_reset_record_and_ledger_not_resurrected
 
     assert (world.store.session(ref), world.store.ledger(ref)) == (None, None)
     assert len(world.session(ref).received) == 1  # the worker stopped: "second" waits for a re-read
-    (conflict,) = world.events.named("poll.item_conflict")
+    (conflict,) = world.events.named(Event.POLL_ITEM_CONFLICT)
     assert conflict["work_item"] == str(ref)
 
 
@@ -81,7 +82,7 @@ def test_a_close_during_a_delivery_stays_closed() -> None:
 
     assert world.record(ref).status is SessionStatus.CLOSED
     assert world.record(ref).last_event == "session.closed"
-    assert len(world.events.named("poll.item_conflict")) == 1
+    assert len(world.events.named(Event.POLL_ITEM_CONFLICT)) == 1
 
 
 def test_after_a_conflict_the_item_is_worked_again_next_cycle_from_what_is_stored() -> None:
@@ -94,7 +95,7 @@ def test_after_a_conflict_the_item_is_worked_again_next_cycle_from_what_is_store
     world.cycle()
 
     assert world.store.ledger(ref) is not None  # first sight again: the reset's fresh start
-    assert world.events.names().count("poll.baselined") == 2
+    assert world.events.names().count(Event.POLL_BASELINED) == 2
 
 
 def test_an_operators_close_racing_a_poller_write_re_reads_and_still_closes() -> None:
@@ -118,4 +119,4 @@ def test_a_close_while_the_poller_pauses_a_departed_item_stays_closed() -> None:
     world.cycle()
 
     assert world.record(ref).status is SessionStatus.CLOSED
-    assert [c["work_item"] for c in world.events.named("poll.item_conflict")] == [str(ref)]
+    assert [c["work_item"] for c in world.events.named(Event.POLL_ITEM_CONFLICT)] == [str(ref)]

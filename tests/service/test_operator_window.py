@@ -3,6 +3,7 @@ operator's shell, and closing the item signals the harness alone (FakeTmux, the 
 
 from __future__ import annotations
 
+from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import ItemState
 from tests.service.world import World
@@ -39,4 +40,4 @@ def test_closing_an_item_terminates_the_harness_and_leaves_the_operator_window_a
 
     session = world.session(ref)
     assert (session.pane_dead, session.operator_dead) == (True, False)
-    assert world.events.named("session.closed")[0]["harness_terminated"] is True
+    assert world.events.named(Event.SESSION_CLOSED)[0]["harness_terminated"] is True

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
+from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import DeliveryId, Reaction
 from domain.parking import ParkCause
@@ -50,7 +51,7 @@ def test_a_turn_failed_on_a_rate_limit_gets_the_failure_reaction_and_parks_the_i
     assert parked is not None and parked.cause is ParkCause.RATE_LIMIT
     assert parked.until == parked.since + timedelta(minutes=5)  # the error named no reset
     assert [f.comment_id for f in parked.comments] == [comment_id]
-    assert len(world.events.named("session.parked")) == 1
+    assert len(world.events.named(Event.SESSION_PARKED)) == 1
     assert len(world.tracker.posted) == 1 and "parked" in world.tracker.posted[0][1]
 
 
@@ -68,7 +69,7 @@ def test_while_parked_nothing_is_pasted_no_attempt_is_spent_and_no_second_notice
     assert world.ledger(ref).attempts(held.id) == 0
     assert held.id not in world.ledger(ref).resolved
     assert len(world.tracker.posted) == 1
-    assert len(world.events.named("session.parked")) == 1
+    assert len(world.events.named(Event.SESSION_PARKED)) == 1
 
 
 def test_at_the_reset_one_resume_prompt_restates_the_failed_turn_then_the_held_comment_follows() -> None:
@@ -91,7 +92,7 @@ def test_at_the_reset_one_resume_prompt_restates_the_failed_turn_then_the_held_c
     assert str(DeliveryId.for_comment(held.id)) in then
     assert world.ledger(ref).resolved[held.id].kind is Resolution.DELIVERED
     assert world.ledger(ref).resolved[held.id].attempts == 1
-    assert len(world.events.named("session.unparked")) == 1
+    assert len(world.events.named(Event.SESSION_UNPARKED)) == 1
     # nothing twice: the failed comment's own prompt went in once, before the park
     every = _pasted(world, ref)
     assert sum(f"Delivery: {DeliveryId.for_comment(failed_id)} " in p for p in every) == 1
@@ -112,7 +113,7 @@ def test_a_second_failure_right_after_a_resume_doubles_the_wait() -> None:
     assert parked is not None and not parked.resuming
     assert parked.until == parked.since + timedelta(minutes=10)
     assert [f.comment_id for f in parked.comments] == [failed_id]  # still owed to the agent
-    assert len(world.events.named("session.parked")) == 2
+    assert len(world.events.named(Event.SESSION_PARKED)) == 2
     assert len(world.tracker.posted) == 2  # a new episode, a new notice
 
 
@@ -170,7 +171,7 @@ def test_an_authentication_failure_parks_until_an_operator_resumes_it() -> None:
     world.cycle()
 
     assert _pasted(world, ref)[before:][0].startswith("[the-loop] Resuming")
-    assert world.events.named("session.unparked")[0]["by"] == "resume"
+    assert world.events.named(Event.SESSION_UNPARKED)[0]["by"] == "resume"
 
 
 def test_the_status_reply_says_parked_until_when_and_for_how_long() -> None:

@@ -10,6 +10,7 @@ cut is made again before any paste."""
 
 from __future__ import annotations
 
+from domain.events import Event
 from domain.ledger import DeliveryState, Resolution
 from domain.refs import WorkItemRef
 from tests.fakes.receipts import FakeReceipts
@@ -37,7 +38,7 @@ def test_a_prompt_pasted_before_a_crash_into_a_harness_still_running_is_not_past
 
     assert [p.count("TOKEN-1") for p in world.session(ref).received] == [1]
     assert world.ledger(ref).resolved[comment_id].kind is Resolution.DELIVERED
-    assert world.events.named("dispatch.confirmed")[-1]["confirmed_by"] == "alive-on-retry"
+    assert world.events.named(Event.DISPATCH_CONFIRMED)[-1]["confirmed_by"] == "alive-on-retry"
 
 
 def test_a_prompt_pasted_before_a_crash_into_a_harness_gone_since_is_delivered_again() -> None:
@@ -59,7 +60,7 @@ def test_a_prompt_pasted_before_a_crash_whose_receipt_comes_late_is_confirmed_by
 
     assert [p.count("TOKEN-1") for p in world.session(ref).received] == [1]
     assert world.ledger(ref).resolved[comment_id].kind is Resolution.DELIVERED
-    assert world.events.named("dispatch.confirmed")[-1]["confirmed_by"] == "receipt-on-retry"
+    assert world.events.named(Event.DISPATCH_CONFIRMED)[-1]["confirmed_by"] == "receipt-on-retry"
 
 
 def test_a_prompt_pasted_before_a_crash_that_never_gets_a_receipt_is_pasted_again_once_its_wait_is_over() -> None:

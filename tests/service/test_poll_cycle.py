@@ -6,6 +6,7 @@ import threading
 import time
 
 from app.usecases.closing import CloseConfig
+from domain.events import Event
 from domain.model import ItemState, Reaction, SessionState, SessionStatus
 from domain.refs import RepoRef, TmuxTarget
 from tests.fakes.tmux import FakeTmux
@@ -71,7 +72,7 @@ def test_a_failing_reaction_is_reported_and_changes_nothing_else() -> None:
     world.cycle()
 
     assert len(world.session(ref).received) == 1
-    assert len(world.events.named("reaction.failed")) == 2
+    assert len(world.events.named(Event.REACTION_FAILED)) == 2
 
 
 def test_items_are_worked_concurrently_up_to_the_limit_and_one_item_strictly_in_order() -> None:
@@ -99,7 +100,7 @@ def test_an_item_closed_upstream_is_closed_harness_terminated_session_kept() -> 
 
     assert world.record(ref).status is SessionStatus.CLOSED
     assert world.tmux.session_state(ref.target) is SessionState.DEAD
-    closed = world.events.named("session.closed")[0]
+    closed = world.events.named(Event.SESSION_CLOSED)[0]
     assert closed["reason"] == "closed" and closed["harness_terminated"] is True
 
 
@@ -113,7 +114,7 @@ def test_closing_honours_kill_harness_and_keep_session_settings() -> None:
 
     assert keep_all.tmux.session_state(ref.target) is SessionState.LIVE
     assert kill_all.tmux.session_state(ref.target) is SessionState.ABSENT
-    assert kill_all.events.named("session.closed")[0]["tmux_killed"] is True
+    assert kill_all.events.named(Event.SESSION_CLOSED)[0]["tmux_killed"] is True
 
 
 def test_an_item_that_lost_its_label_is_paused_and_its_session_retained() -> None:
@@ -126,7 +127,7 @@ def test_an_item_that_lost_its_label_is_paused_and_its_session_retained() -> Non
 
     assert world.record(ref).status is SessionStatus.PAUSED
     assert world.tmux.session_state(ref.target) is SessionState.LIVE
-    assert len(world.events.named("session.retained")) == 1
+    assert len(world.events.named(Event.SESSION_RETAINED)) == 1
 
 
 def test_an_idle_cycle_asks_no_item_state_when_every_session_is_still_listed() -> None:
@@ -149,7 +150,7 @@ def test_a_failing_repository_is_reported_and_the_others_carry_on() -> None:
     summary = world.cycle()
 
     assert summary.sources_failed == 1
-    assert world.events.named("poll.source_failed")[0]["repo"] == "acme/widgets"
+    assert world.events.named(Event.POLL_SOURCE_FAILED)[0]["repo"] == "acme/widgets"
     assert len(world.session(good).received) == 1
 
 
@@ -163,7 +164,7 @@ def test_a_rate_limited_repository_is_backed_off_until_allowed_again() -> None:
     world.poll.run()  # still inside the backoff window: not even asked
 
     assert world.tracker.requests == requests
-    assert world.events.named("poll.backoff")
+    assert world.events.named(Event.POLL_BACKOFF)
     world.clock.advance(120)
     world.cycle()
     assert len(world.session(ref).received) == 1

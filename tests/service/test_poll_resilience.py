@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 
 from app.usecases.poll import PAUSED_CHECK_EVERY
+from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import ItemState, SessionRecord, SessionStatus, Source
 from domain.refs import Naming, RepoRef, WorkItemRef
@@ -54,7 +55,7 @@ def test_an_unexpected_error_in_one_item_is_contained_and_its_comment_is_not_los
     world.cycle()
 
     assert summary.items_failed == 1
-    assert world.events.named("poll.item_failed")[0]["work_item"] == str(broken)
+    assert world.events.named(Event.POLL_ITEM_FAILED)[0]["work_item"] == str(broken)
     assert len(world.session(fine).received) == 1
     assert world.ledger(broken).resolved[comment.id].kind is Resolution.DELIVERED
 
@@ -67,7 +68,7 @@ def test_an_error_reading_a_repository_never_stops_the_cycle() -> None:
     summary = world.cycle()
 
     assert summary.sources_failed == 1
-    assert "Boom: bad" in world.events.named("poll.source_failed")[0]["cause"]
+    assert "Boom: bad" in world.events.named(Event.POLL_SOURCE_FAILED)[0]["cause"]
 
 
 def test_attempts_spent_by_crashes_abandon_the_comment_instead_of_crashing_forever() -> None:
@@ -113,7 +114,7 @@ def test_two_items_whose_old_names_coincide_both_get_a_session(first: str, secon
 
     assert world.record(one).target != world.record(other).target
     assert not world.session(one).all_dead and not world.session(other).all_dead
-    assert world.events.named("session.spawn_failed") == []
+    assert world.events.named(Event.SESSION_SPAWN_FAILED) == []
 
 
 def _as_before_the_upgrade(world: World, item: WorkItemRef) -> SessionRecord:
@@ -153,7 +154,7 @@ def test_an_item_named_like_a_record_from_before_the_upgrade_is_refused_with_a_r
 
     assert legacy.target == underscored.target
     assert world.store.session(underscored) is None
-    failed = world.events.named("session.spawn_failed")[0]
+    failed = world.events.named(Event.SESSION_SPAWN_FAILED)[0]
     assert "recorded for another work item" in failed["reason"] and str(dotted) in failed["remedy"]
 
 

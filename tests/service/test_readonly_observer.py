@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from domain.errors import TmuxFailed
+from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import AGENT_MARKER
 from domain.refs import TmuxTarget
@@ -55,7 +56,7 @@ def test_r2_an_abandoned_comment_gets_exactly_one_notice_with_marker_attempts_an
     assert f"comment {comment_id}" in body and "Attempts: 3" in body
     assert "will not be retried" in body
     assert "post the instruction again as a new comment" in body
-    assert len(world.events.named("poll.giveup_reported")) == 1
+    assert len(world.events.named(Event.POLL_GIVEUP_REPORTED)) == 1
 
 
 def test_r2_the_notice_never_echoes_the_abandoned_comments_text() -> None:
@@ -85,8 +86,8 @@ def test_r2_a_failed_notice_post_leaves_the_ledger_exactly_as_a_successful_one()
 
     assert failing.ledger(ref) == posting.ledger(ref)
     assert failing.ledger(ref).resolved[comment_id].kind is Resolution.ABANDONED
-    assert len(failing.events.named("poll.giveup_report_failed")) == 1
-    assert failing.events.named("poll.cycle")[-1]["abandoned"] == 1  # the cycle carried on
+    assert len(failing.events.named(Event.POLL_GIVEUP_REPORT_FAILED)) == 1
+    assert failing.events.named(Event.POLL_CYCLE)[-1]["abandoned"] == 1  # the cycle carried on
 
 
 def test_r2_the_abandonment_records_the_running_version() -> None:
@@ -95,7 +96,7 @@ def test_r2_the_abandonment_records_the_running_version() -> None:
 
     resolved = world.ledger(ref).resolved[comment_id]
     assert resolved.version == "2.3.4" and resolved.attempts == 3
-    assert world.events.named("poll.comment_failed")[0]["will_retry"] is False
+    assert world.events.named(Event.POLL_COMMENT_FAILED)[0]["will_retry"] is False
 
 
 def test_r3_an_absent_session_still_takes_the_respawn_path() -> None:
@@ -106,7 +107,7 @@ def test_r3_an_absent_session_still_takes_the_respawn_path() -> None:
 
     world.cycle()
 
-    assert world.events.named("session.respawned")
+    assert world.events.named(Event.SESSION_RESPAWNED)
 
 
 def test_r3_a_non_terminal_paste_failure_is_retried_without_a_respawn() -> None:
@@ -116,8 +117,8 @@ def test_r3_a_non_terminal_paste_failure_is_retried_without_a_respawn() -> None:
 
     world.cycle()
 
-    assert world.events.named("dispatch.failed")[0]["will_retry"] is True
-    assert not {"session.respawned", "session.respawn_averted"} & set(world.events.names())
+    assert world.events.named(Event.DISPATCH_FAILED)[0]["will_retry"] is True
+    assert not {Event.SESSION_RESPAWNED, Event.SESSION_RESPAWN_AVERTED} & set(world.events.names())
     assert world.spawns() == 1
     assert sum(1 for op, _ in world.tmux.calls if op == "deliver") == 1  # one attempt, no respawn path
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from domain.errors import TmuxFailed
+from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import Probe, SessionState, SpawnRequest
 from domain.refs import TmuxTarget
@@ -43,7 +44,7 @@ def test_ac1_an_unanswered_probe_is_unknown_and_never_starts_a_respawn() -> None
     assert world.tmux.session_state(ref.target) is SessionState.UNKNOWN
     assert world.spawns() == 1  # only the first-sight spawn
     assert world.kills() == 0
-    assert "session.respawned" not in world.events.names()
+    assert Event.SESSION_RESPAWNED not in world.events.names()
 
 
 def test_ac2_reporters_scenario_busy_live_session_is_retried_then_delivered_once() -> None:
@@ -53,7 +54,7 @@ def test_ac2_reporters_scenario_busy_live_session_is_retried_then_delivered_once
     comment = world.comment(ref)
 
     world.cycle()
-    failed = world.events.named("dispatch.failed")
+    failed = world.events.named(Event.DISPATCH_FAILED)
     world.tmux.unresponsive_targets.clear()
     world.cycle()
     world.cycle()
@@ -73,7 +74,7 @@ def test_ac3_first_spawn_against_a_live_occupant_kills_nothing_and_says_exists_l
 
     world.cycle()
 
-    failed = world.events.named("session.spawn_failed")
+    failed = world.events.named(Event.SESSION_SPAWN_FAILED)
     assert failed and failed[0]["reason"].startswith("exists, live")
     assert f"tmux kill-session -t {ref.target.name}" in failed[0]["remedy"]
     assert f"sessions reset --work-item {ref}" in failed[0]["remedy"]
@@ -106,7 +107,7 @@ def test_ac4_an_unverified_clear_reports_the_collision_and_never_calls_new_sessi
     world.cycle()
 
     assert world.spawns() == 1  # the first-sight spawn only
-    assert world.events.named("dispatch.dropped")[0]["reason"] == "session-occupied"
+    assert world.events.named(Event.DISPATCH_DROPPED)[0]["reason"] == "session-occupied"
 
 
 def test_ac5_duplicate_session_with_a_live_occupant_is_resolved_once_into_a_window_of_the_harnesss_own() -> None:
@@ -157,7 +158,7 @@ def test_ac5_a_second_duplicate_session_is_not_retried_again() -> None:
     world.cycle()
 
     assert world.spawns() == 3  # first sight + at most two in this dispatch, never a loop
-    assert world.events.named("dispatch.failed")[0]["will_retry"] is True
+    assert world.events.named(Event.DISPATCH_FAILED)[0]["will_retry"] is True
 
 
 def test_ac6_a_respawn_that_finds_the_session_live_delivers_into_it_instead() -> None:
@@ -171,7 +172,7 @@ def test_ac6_a_respawn_that_finds_the_session_live_delivers_into_it_instead() ->
     assert world.spawns() == 1 and world.kills() == 0
     assert len(world.session(ref).received) == 1
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
-    averted = world.events.named("session.respawn_averted")
+    averted = world.events.named(Event.SESSION_RESPAWN_AVERTED)
     assert averted and averted[0]["delivery_id"] == f"poll-comment-{comment.id}"
 
 
@@ -203,8 +204,8 @@ def test_ac8_an_unclearable_dead_occupant_skips_the_comment_and_never_retries_it
 
     resolved = world.ledger(ref).resolved[comment.id]
     assert resolved.kind is Resolution.SKIPPED and resolved.reason == "skipped-session-occupied"
-    assert len(world.events.named("dispatch.dropped")) == 1
-    assert len([q for q in world.events.named("dispatch.queued") if q.get("comment_id") == comment.id]) == 1
+    assert len(world.events.named(Event.DISPATCH_DROPPED)) == 1
+    assert len([q for q in world.events.named(Event.DISPATCH_QUEUED) if q.get("comment_id") == comment.id]) == 1
     assert len(world.tracker.posted) == 1
 
 
@@ -218,7 +219,7 @@ def test_ac9_any_other_respawn_failure_is_a_retried_dispatch_failure() -> None:
     world.cycle()
     world.cycle()
 
-    failed = world.events.named("dispatch.failed")
+    failed = world.events.named(Event.DISPATCH_FAILED)
     assert [f["will_retry"] for f in failed] == [True, True]
     assert world.ledger(ref).attempts(comment.id) == 2
     assert comment.id not in world.ledger(ref).resolved
@@ -237,10 +238,10 @@ def test_ac10_averted_respawns_and_occupied_skips_have_their_own_events() -> Non
     skipping.comment(other)
     skipping.cycle()
 
-    distinct = {"session.respawned", "session.resume_failed", "dispatch.failed"}
-    assert "session.respawn_averted" in averting.events.names()
+    distinct = {Event.SESSION_RESPAWNED, Event.SESSION_RESUME_FAILED, Event.DISPATCH_FAILED}
+    assert Event.SESSION_RESPAWN_AVERTED in averting.events.names()
     assert not distinct & set(averting.events.names())
-    assert skipping.events.named("dispatch.dropped")[0]["reason"] == "session-occupied"
+    assert skipping.events.named(Event.DISPATCH_DROPPED)[0]["reason"] == "session-occupied"
     assert not distinct & set(skipping.events.names())
 
 
@@ -258,8 +259,8 @@ def test_ac11_comments_abandoned_by_another_version_are_rearmed_once_with_a_fres
     world.cycle()
     world.cycle()
 
-    assert len(world.events.named("poll.rearmed")) == 1
-    assert len([q for q in world.events.named("dispatch.queued") if q.get("comment_id") == comment.id]) == 4
+    assert len(world.events.named(Event.POLL_REARMED)) == 1
+    assert len([q for q in world.events.named(Event.DISPATCH_QUEUED) if q.get("comment_id") == comment.id]) == 4
     resolved = world.ledger(ref).resolved[comment.id]
     assert resolved.kind is Resolution.ABANDONED and resolved.version == "1.1.0"
 
@@ -289,8 +290,8 @@ def test_ac11_the_same_version_never_rearms_so_cron_cannot_loop() -> None:
         world.restart(version="1.0.0")
         world.cycle()
 
-    assert world.events.named("poll.rearmed") == []
-    assert len([q for q in world.events.named("dispatch.queued") if q.get("comment_id") == comment.id]) == 1
+    assert world.events.named(Event.POLL_REARMED) == []
+    assert len([q for q in world.events.named(Event.DISPATCH_QUEUED) if q.get("comment_id") == comment.id]) == 1
 
 
 def test_ac12_a_killed_session_is_respawned_with_resume_and_keeps_its_conversation_id() -> None:
@@ -305,8 +306,8 @@ def test_ac12_a_killed_session_is_respawned_with_resume_and_keeps_its_conversati
     assert session.argv == ("claude", "--resume", "sid-1")
     assert "New comment" in session.prompt  # the pending event went in on the argv
     assert world.record(ref).harness_session_id == "sid-1"
-    assert world.events.named("session.respawned")[0]["resumed"] is True
-    assert world.events.named("session.resume_failed") == []  # judged by the harness's ready receipt
+    assert world.events.named(Event.SESSION_RESPAWNED)[0]["resumed"] is True
+    assert world.events.named(Event.SESSION_RESUME_FAILED) == []  # judged by the harness's ready receipt
 
 
 def test_ac12_an_unknown_conversation_id_falls_back_to_a_fresh_conversation() -> None:
@@ -321,7 +322,7 @@ def test_ac12_an_unknown_conversation_id_falls_back_to_a_fresh_conversation() ->
     session = world.session(ref)
     assert session.argv == ("claude", "--session-id", "sid-2")
     assert world.record(ref).harness_session_id == "sid-2"
-    assert world.events.named("session.resume_failed")[0]["old_session_id"] == "sid-1"
+    assert world.events.named(Event.SESSION_RESUME_FAILED)[0]["old_session_id"] == "sid-1"
     assert not session.pane_dead
 
 
@@ -335,4 +336,4 @@ def test_ac12_a_harness_without_resume_gets_a_fresh_conversation_with_resume_fai
 
     assert world.session(ref).argv == ("cursor-agent",)
     assert world.record(ref).harness_session_id == "sid-2"
-    assert world.events.named("session.resume_failed")[0]["reason"] == "harness has no resume"
+    assert world.events.named(Event.SESSION_RESUME_FAILED)[0]["reason"] == "harness has no resume"

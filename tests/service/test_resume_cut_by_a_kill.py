@@ -7,6 +7,7 @@ with its session says nothing about the conversation: it is resumed again, never
 
 from __future__ import annotations
 
+from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import Probe
 from domain.receipts import ReceiptKind
@@ -58,11 +59,11 @@ def test_a_resume_cut_short_by_a_killed_tmux_server_keeps_its_conversation() -> 
         world.cycle()
 
     assert tmux.cut == 1
-    assert world.events.named("session.resume_failed") == []
+    assert world.events.named(Event.SESSION_RESUME_FAILED) == []
     assert world.record(ref).harness_session_id == "sid-1"  # the conversation that holds the earlier comments
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
     assert sum(prompt.count("TOKEN-1") for prompt in tmux.took) == 1
-    assert [e["resumed"] for e in world.events.named("session.respawned")] == [True]  # again, after the cut
+    assert [e["resumed"] for e in world.events.named(Event.SESSION_RESPAWNED)] == [True]  # again, after the cut
 
 
 class EndsTheOldSessionFirst(FakeTmux):
@@ -91,6 +92,6 @@ def test_an_ended_receipt_from_a_resume_whose_pane_still_runs_is_not_its_death()
 
     world.cycle()
 
-    assert world.events.named("session.resume_failed") == []
-    assert [e["resumed"] for e in world.events.named("session.respawned")] == [True]
+    assert world.events.named(Event.SESSION_RESUME_FAILED) == []
+    assert [e["resumed"] for e in world.events.named(Event.SESSION_RESPAWNED)] == [True]
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED

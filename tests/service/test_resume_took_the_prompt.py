@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import Probe
 from domain.refs import TmuxTarget
@@ -51,4 +52,4 @@ def test_a_resumed_harness_that_took_the_comment_and_died_is_not_given_it_again(
     assert sum(prompt.count("TOKEN-1") for prompt in tmux.took) == 1
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
     assert world.record(ref).harness_session_id == "sid-1"  # the conversation that holds it
-    assert world.events.named("session.resume_failed") == []
+    assert world.events.named(Event.SESSION_RESUME_FAILED) == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import SessionState
 from tests.service.world import World
@@ -16,7 +17,7 @@ def test_decision_1_unanswered_probe_is_unknown_so_the_paste_is_tried_and_fails_
     world.cycle()
 
     assert ("deliver", ref.target.name) in world.tmux.calls
-    assert world.events.named("dispatch.failed")[0]["will_retry"] is True
+    assert world.events.named(Event.DISPATCH_FAILED)[0]["will_retry"] is True
     assert world.ledger(ref).attempts(comment.id) == 1
 
 
@@ -45,9 +46,9 @@ def test_decision_2_first_spawn_against_a_live_occupant_fails_loudly_and_retries
     for _ in range(3):  # polling.maxRetries of the item's start
         world.cycle()
 
-    refusals = world.events.named("session.spawn_failed")
+    refusals = world.events.named(Event.SESSION_SPAWN_FAILED)
     assert len(refusals) == 3 and all(r["level"] == "error" and "sessions reset" in r["remedy"] for r in refusals)
-    assert [f["outcome"] for f in world.events.named("dispatch.failed")] == ["spawn-refused"] * 3
+    assert [f["outcome"] for f in world.events.named(Event.DISPATCH_FAILED)] == ["spawn-refused"] * 3
     assert world.store.session(ref) is None  # a refused first spawn leaves no record
     assert world.tmux.session_state(ref.target) is SessionState.LIVE
     assert world.tmux.sessions[ref.target.name].received == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.usecases.sessions_admin import SessionsAdmin, UnknownWorkItem
+from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import ClosedBy, ItemState, Reaction, SessionState, SessionStatus
 from domain.refs import WorkItemRef
@@ -52,7 +53,7 @@ def test_a_reset_plan_changes_nothing() -> None:
     assert [(p.item, p.state, p.ends_harness) for p in plan] == [(ref, SessionState.LIVE, True)]
     assert (world.store.session(ref), world.store.ledger(ref)) == before
     assert not _fake(world).sessions[ref.target.name].pane_dead
-    assert "session.reset" not in world.events.names()
+    assert Event.SESSION_RESET not in world.events.names()
 
 
 def test_reset_ends_the_live_harness_and_forgets_record_and_ledger() -> None:
@@ -64,7 +65,7 @@ def test_reset_ends_the_live_harness_and_forgets_record_and_ledger() -> None:
 
     assert (world.store.session(ref), world.store.ledger(ref)) == (None, None)
     assert _fake(world).sessions[ref.target.name].pane_dead
-    (reset,) = world.events.named("session.reset")
+    (reset,) = world.events.named(Event.SESSION_RESET)
     assert (reset["source"], reset["work_item"], reset["harness_ended"]) == ("operator", str(ref), True)
 
 
@@ -91,7 +92,7 @@ def test_after_a_reset_the_next_cycle_is_first_sight_with_a_fresh_session() -> N
     world.cycle()
 
     assert world.record(ref).harness_session_id != old
-    assert world.events.names().count("poll.baselined") == 2
+    assert world.events.names().count(Event.POLL_BASELINED) == 2
     assert all("said before the reset" not in text for text in _fake(world).sessions[ref.target.name].received)
 
 
@@ -143,7 +144,7 @@ def test_close_by_the_operator_closes_the_record_with_reason_operator() -> None:
 
     assert closed and world.record(ref).status is SessionStatus.CLOSED
     assert ref.target.name not in _fake(world).sessions
-    assert world.events.named("session.closed")[0]["reason"] == "operator"
+    assert world.events.named(Event.SESSION_CLOSED)[0]["reason"] == "operator"
 
 
 def test_closing_a_closed_session_again_changes_nothing() -> None:
@@ -154,7 +155,7 @@ def test_closing_a_closed_session_again_changes_nothing() -> None:
 
     again = admin.close(ref, keep_tmux=None)
 
-    assert not again and world.events.names().count("session.closed") == 1
+    assert not again and world.events.names().count(Event.SESSION_CLOSED) == 1
 
 
 def test_attaching_to_a_closed_session_is_forced_read_only() -> None:
@@ -206,7 +207,7 @@ def test_an_operators_close_holds_while_the_item_stays_labelled_until_reopened()
     assert world.ledger(ref).resolved[after.id].kind is Resolution.DELIVERED
     assert world.spawns() == spawned_before + 1  # the harness the close ended: resumed
     assert "while closed" not in "".join([*world.session(ref).received, world.session(ref).prompt])
-    assert world.events.named("session.reopened")[0]["closed_by"] == "operator"
+    assert world.events.named(Event.SESSION_REOPENED)[0]["closed_by"] == "operator"
 
 
 def test_a_session_closed_upstream_reopens_when_its_item_is_watched_again() -> None:
@@ -267,7 +268,7 @@ def test_a_closed_notice_that_could_not_be_posted_is_tried_again_with_the_next_c
 
     (told,) = _closed_notices(world, ref)
     assert f"comment {later.id}" in told and world.record(ref).closed_notice == later.id
-    assert world.events.named("notice.failed")[0]["notice"] == "closed"
+    assert world.events.named(Event.NOTICE_FAILED)[0]["notice"] == "closed"
 
 
 def test_one_items_view_asks_tmux_about_that_item_alone() -> None:

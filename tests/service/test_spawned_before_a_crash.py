@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 
+from domain.events import Event
 from domain.ledger import Resolution
 from tests.fakes.tmux import FakePane
 from tests.service.world import World
@@ -42,5 +43,5 @@ def test_a_comment_on_the_argv_of_a_harness_spawned_before_a_crash_is_not_pasted
     took = [p.count("TOKEN-1") for p in (world.session(ref).prompt, *world.session(ref).received)]
     assert sum(took) == 1, took
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
-    assert world.events.named("dispatch.confirmed")[-1]["confirmed_by"] == "receipt-on-retry"
+    assert world.events.named(Event.DISPATCH_CONFIRMED)[-1]["confirmed_by"] == "receipt-on-retry"
     assert world.tracker.posted == []

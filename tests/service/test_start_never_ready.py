@@ -4,6 +4,7 @@ every comment on its item fails against it."""
 
 from __future__ import annotations
 
+from domain.events import Event
 from domain.ledger import Resolution
 from tests.service.world import CLAUDE, World
 
@@ -14,7 +15,7 @@ def test_a_start_that_never_said_ready_is_ended_and_the_next_attempt_starts_the_
     ref = world.item()
     world.cycle()
     stuck = world.record(ref)
-    assert world.events.named("dispatch.unconfirmed")  # its start prompt, never confirmed
+    assert world.events.named(Event.DISPATCH_UNCONFIRMED)  # its start prompt, never confirmed
     world.receipts.never_ready = False  # a start from now on gets ready as usual
     comment = world.comment(ref, "after the hung start")
 
@@ -24,7 +25,7 @@ def test_a_start_that_never_said_ready_is_ended_and_the_next_attempt_starts_the_
     assert record.spawn_id != stuck.spawn_id, "the hung harness was left in place"
     ended = [call for call in world.tmux.calls if call[0] == "terminate_harness"]
     assert ended == [("terminate_harness", ref.target.name)]  # ended first: never two harnesses for one item
-    (not_ready,) = world.events.named("session.not_ready")
+    (not_ready,) = world.events.named(Event.SESSION_NOT_READY)
     assert not_ready["spawn_id"] == stuck.spawn_id
     assert not_ready["reason"] == f"not ready {CLAUDE.hung_seconds:g}s after its spawn: ended and started again"
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
@@ -43,7 +44,7 @@ def test_an_item_without_comments_gets_its_hung_start_replaced_on_the_next_cycle
 
     assert world.record(ref).spawn_id != stuck.spawn_id, "the hung harness was left in place"
     assert world.ledger(ref).start is None  # the start went in and was confirmed
-    assert [e["confirmed_by"] for e in world.events.named("dispatch.confirmed")] == ["receipt"]
+    assert [e["confirmed_by"] for e in world.events.named(Event.DISPATCH_CONFIRMED)] == ["receipt"]
 
 
 def test_a_start_slower_than_its_first_budget_is_waited_for_by_the_retry_not_ended() -> None:
@@ -54,11 +55,11 @@ def test_a_start_slower_than_its_first_budget_is_waited_for_by_the_retry_not_end
     world.receipts.ready_after = CLAUDE.start_seconds + 20  # its first attempt fails unconfirmed
     ref = world.item()
     world.poll.run()
-    assert world.events.named("dispatch.unconfirmed")
+    assert world.events.named(Event.DISPATCH_UNCONFIRMED)
 
     world.poll.run()  # the next cycle, at once
 
-    assert world.events.named("session.not_ready") == []
+    assert world.events.named(Event.SESSION_NOT_READY) == []
     assert world.spawns() == 1
     assert world.ledger(ref).start is None
-    assert [e["confirmed_by"] for e in world.events.named("dispatch.confirmed")] == ["receipt-on-retry"]
+    assert [e["confirmed_by"] for e in world.events.named(Event.DISPATCH_CONFIRMED)] == ["receipt-on-retry"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import AGENT_MARKER, ClosedBy, Reaction, SessionStatus, SpawnMode
 from tests.service.world import World
@@ -43,7 +44,7 @@ def test_while_paused_comments_wait_without_an_attempt_and_pause_survives_a_rest
 
     assert world.ledger(ref).paused and world.ledger(ref).attempts(waiting.id) == 0
     assert world.session(ref).received == []
-    assert [q for q in world.events.named("dispatch.queued") if q.get("comment_id") == waiting.id] == []
+    assert [q for q in world.events.named(Event.DISPATCH_QUEUED) if q.get("comment_id") == waiting.id] == []
 
 
 def test_stop_then_a_comment_then_start_spawns_and_the_comment_made_while_stopped_is_not_delivered() -> None:
@@ -61,7 +62,7 @@ def test_stop_then_a_comment_then_start_spawns_and_the_comment_made_while_stoppe
     assert (stopped.status, stopped.closed_by) == (SessionStatus.CLOSED, ClosedBy.CONTROL)
     assert world.ledger(ref).resolved[during.id].reason == "session-stopped"
     assert world.record(ref).status is SessionStatus.ACTIVE and not world.session(ref).pane_dead
-    assert world.events.named("session.respawned")  # started again
+    assert world.events.named(Event.SESSION_RESPAWNED)  # started again
     assert "said while stopped" not in _prompts(world, ref)
 
 
@@ -73,7 +74,7 @@ def test_start_spawns_now_even_when_spawn_on_unmatched_would_not() -> None:
 
     world.cycle()
 
-    assert not world.session(ref).pane_dead and world.events.named("session.spawned")
+    assert not world.session(ref).pane_dead and world.events.named(Event.SESSION_SPAWNED)
 
 
 def test_status_answers_with_one_comment_of_the_loops_own_values() -> None:
@@ -102,7 +103,7 @@ def test_an_unknown_verb_gets_one_short_reply_listing_the_verbs_and_never_its_ow
 
     (reply,) = [body for _, body in world.tracker.posted]
     assert "`the-loop pause`" in reply and "rm-rf-everything" not in reply
-    assert world.events.named("control.unknown") and world.session(ref).received == []
+    assert world.events.named(Event.CONTROL_UNKNOWN) and world.session(ref).received == []
 
 
 def test_an_unauthorized_authors_control_comment_is_ignored_event_only() -> None:
@@ -114,7 +115,7 @@ def test_an_unauthorized_authors_control_comment_is_ignored_event_only() -> None
 
     assert world.record(ref).status is SessionStatus.ACTIVE
     assert world.tracker.posted == [] and world.tracker.reactions == []
-    assert world.events.named("control.ignored")[0]["comment_id"]
+    assert world.events.named(Event.CONTROL_IGNORED)[0]["comment_id"]
 
 
 def test_a_replayed_control_comment_does_nothing() -> None:
@@ -127,7 +128,7 @@ def test_a_replayed_control_comment_does_nothing() -> None:
 
     world.cycle()
 
-    assert len(world.tracker.posted) == 1 and world.events.names().count("control.executed") == 1
+    assert len(world.tracker.posted) == 1 and world.events.names().count(Event.CONTROL_EXECUTED) == 1
 
 
 def test_with_a_trigger_only_comments_holding_it_reach_the_agent_the_others_are_not_for_it() -> None:
@@ -142,7 +143,7 @@ def test_with_a_trigger_only_comments_holding_it_reach_the_agent_the_others_are_
     assert world.ledger(ref).resolved[ask.id].kind is Resolution.DELIVERED
     assert "colleagues talking" not in _prompts(world, ref)
     assert [r for r in world.tracker.reactions if r[0] == chat.id] == []
-    assert world.events.named("poll.not_for_agent")[0]["comment_id"] == chat.id
+    assert world.events.named(Event.POLL_NOT_FOR_AGENT)[0]["comment_id"] == chat.id
 
 
 def test_start_does_not_undo_an_operators_close() -> None:
@@ -153,7 +154,7 @@ def test_start_does_not_undo_an_operators_close() -> None:
 
     world.cycle()
 
-    assert world.record(ref).closed_by is ClosedBy.OPERATOR and world.events.named("control.refused")
+    assert world.record(ref).closed_by is ClosedBy.OPERATOR and world.events.named(Event.CONTROL_REFUSED)
 
 
 def test_an_indented_resume_on_a_paused_item_waits_like_any_comment_and_goes_as_a_prompt() -> None:
@@ -168,7 +169,7 @@ def test_an_indented_resume_on_a_paused_item_waits_like_any_comment_and_goes_as_
 
     world.cycle()
 
-    assert still_paused and waiting == [code.id] and world.events.names().count("control.executed") == 2
+    assert still_paused and waiting == [code.id] and world.events.names().count(Event.CONTROL_EXECUTED) == 2
     assert world.ledger(ref).resolved[code.id].kind is Resolution.DELIVERED
     assert "the-loop resume" in "".join(world.session(ref).received)  # as a prompt, fenced like any
 
@@ -184,7 +185,7 @@ def test_verbs_in_code_or_a_quote_on_an_active_item_are_delivered_as_prompts() -
     ledger = world.ledger(ref)
     assert not ledger.paused and not ledger.stopped and world.record(ref).status is SessionStatus.ACTIVE
     assert [ledger.resolved[c.id].kind for c in comments] == [Resolution.DELIVERED] * 4
-    assert world.events.named("control.executed") == []
+    assert world.events.named(Event.CONTROL_EXECUTED) == []
 
 
 def test_a_mention_of_the_loop_pauses_and_is_never_delivered_to_the_agent() -> None:
@@ -197,7 +198,7 @@ def test_a_mention_of_the_loop_pauses_and_is_never_delivered_to_the_agent() -> N
     assert world.ledger(ref).paused and world.ledger(ref).resolved[pause.id].kind is Resolution.CONTROL
     assert [p.comment.id for p in world.ledger(ref).pending] == [waiting.id]
     assert "pause" not in _prompts(world, ref)
-    assert world.events.named("control.executed")[0]["verb"] == "pause"
+    assert world.events.named(Event.CONTROL_EXECUTED)[0]["verb"] == "pause"
 
 
 def test_a_mention_not_written_as_a_command_gets_the_reply_saying_how_and_never_its_own_words() -> None:
@@ -210,4 +211,4 @@ def test_a_mention_not_written_as_a_command_gets_the_reply_saying_how_and_never_
     (reply,) = [body for _, body in world.tracker.posted]
     assert "`the-loop stop`" in reply and "`@the-loop pause`" in reply and "@the-loop: stop" not in reply
     assert world.record(ref).status is SessionStatus.ACTIVE and world.session(ref).received == []
-    assert world.events.named("control.unknown")
+    assert world.events.named(Event.CONTROL_UNKNOWN)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
+from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import Comment
 from domain.webhook import Pushed
@@ -61,7 +62,7 @@ def test_a_redelivered_webhook_of_a_comment_from_before_the_item_was_armed_is_no
 
     assert world.ledger(ref).resolved[stale.id].reason == "before-armed" and world.ledger(ref).pending == ()
     assert world.session(ref).received == [] and world.store.inbox(ref) == []
-    (history,) = world.events.named("poll.comment_history")  # not silently: the log says why
+    (history,) = world.events.named(Event.POLL_COMMENT_HISTORY)  # not silently: the log says why
     assert (history["comment_id"], history["work_item"]) == (stale.id, str(ref))
 
 

@@ -14,6 +14,7 @@ from app.usecases.cycle_summary import CycleSummary
 from app.usecases.daemon import Daemon
 from app.usecases.repo_read import RepoReader, Watch
 from app.usecases.webhook import WebhookIntake
+from domain.events import Event
 from domain.model import Comment
 from domain.refs import RepoRef, WorkItemRef
 from domain.webhook import InboxLimits, Pushed
@@ -49,11 +50,11 @@ def _running(world: World, intake: WebhookIntake) -> Iterator[Daemon]:
         interval_seconds=3600, version="1.0.0",
     )  # fmt: skip
     intake.notify = daemon.wake
-    cycles = world.events.names().count("poll.cycle")
+    cycles = world.events.names().count(Event.POLL_CYCLE)
     runner = threading.Thread(target=daemon.run)
     runner.start()
     try:
-        _wait_until(lambda: world.events.names().count("poll.cycle") > cycles)  # its first cycle
+        _wait_until(lambda: world.events.names().count(Event.POLL_CYCLE) > cycles)  # its first cycle
         yield daemon
     finally:
         daemon.stop()
@@ -75,9 +76,9 @@ def test_a_strangers_deliveries_on_an_unlabelled_issue_are_not_kept_and_cost_no_
 
         assert world.tracker.requests == requests
     assert world.store.inbox_items() == []
-    (dropped,) = world.events.named("webhook.dropped")  # said once, with the count: not 40 lines
+    (dropped,) = world.events.named(Event.WEBHOOK_DROPPED)  # said once, with the count: not 40 lines
     assert (dropped["reason"], dropped["count"]) == ("unauthorized", 1)
-    assert "webhook.received" not in world.events.names()
+    assert Event.WEBHOOK_RECEIVED not in world.events.names()
 
 
 def test_an_authorized_comment_on_an_item_neither_listed_nor_labelled_is_dropped() -> None:
@@ -89,7 +90,7 @@ def test_an_authorized_comment_on_an_item_neither_listed_nor_labelled_is_dropped
     _push(intake, Comment("6001", unlabelled, "alice", "hello", world.clock.now()))
 
     assert world.store.inbox_items() == []
-    assert [e["reason"] for e in world.events.named("webhook.dropped")] == ["not-listed"]
+    assert [e["reason"] for e in world.events.named(Event.WEBHOOK_DROPPED)] == ["not-listed"]
 
 
 def test_a_comment_on_an_item_labelled_after_the_last_read_is_kept_and_delivered() -> None:
@@ -114,7 +115,7 @@ def test_a_burst_of_kept_comments_is_handled_without_a_read_of_every_repository(
     intake = _intake(world)
     burst = 20
     with _running(world, intake):
-        cycles = world.events.names().count("poll.cycle")
+        cycles = world.events.names().count(Event.POLL_CYCLE)
         pushed = []
         for n in range(burst):
             comment = replace(world.comment(ref, f"kept {n}"), id=str(7000 + n))
@@ -124,7 +125,7 @@ def test_a_burst_of_kept_comments_is_handled_without_a_read_of_every_repository(
         _wait_until(lambda: world.store.inbox_items() == [])
 
         # an hour between cycles: no full read is due, and every kept item was listed
-        assert world.events.names().count("poll.cycle") == cycles
+        assert world.events.names().count(Event.POLL_CYCLE) == cycles
     ledger = world.ledger(ref)
     assert all(c in ledger.resolved or c in {p.comment.id for p in ledger.pending} for c in pushed)
 
@@ -140,7 +141,7 @@ def test_drops_are_counted_and_said_at_most_once_a_minute_per_reason() -> None:
     world.clock.advance(61)
     _push(intake, Comment("5200", stranger, "mallory", "spam", world.clock.now()))
 
-    assert [(e["reason"], e["count"]) for e in world.events.named("webhook.dropped")] == [
+    assert [(e["reason"], e["count"]) for e in world.events.named(Event.WEBHOOK_DROPPED)] == [
         ("unauthorized", 1),
         ("unauthorized", 5),  # the four held back and this one
     ]
@@ -155,7 +156,7 @@ def test_a_delivery_past_the_inbox_limit_is_dropped_and_said() -> None:
         _push(intake, replace(world.comment(ref, f"kept {n}"), id=str(8000 + n)), labels=("loop",))
 
     assert sorted(e.comment_id for e in world.store.inbox_index()) == ["8000", "8001"]
-    assert [(e["reason"], e["count"]) for e in world.events.named("webhook.dropped")] == [("inbox-full", 1)]
+    assert [(e["reason"], e["count"]) for e in world.events.named(Event.WEBHOOK_DROPPED)] == [("inbox-full", 1)]
 
 
 def test_a_kept_comment_of_an_item_no_read_lists_is_pruned_once_it_is_older_than_the_window() -> None:
@@ -173,7 +174,7 @@ def test_a_kept_comment_of_an_item_no_read_lists_is_pruned_once_it_is_older_than
 
     assert kept == ["9200"]
     assert world.store.inbox_index() == []
-    (pruned,) = world.events.named("poll.inbox_pruned")
+    (pruned,) = world.events.named(Event.POLL_INBOX_PRUNED)
     assert (pruned["work_item"], pruned["comments"]) == (str(ref), 1)
 
 
@@ -191,7 +192,7 @@ def test_kept_comments_of_an_item_that_leaves_the_listing_are_pruned_at_the_next
     reader.read(Watch("github", REPO, ("loop",)), [], CycleSummary(started_at=world.clock.now()), cycle=1)
 
     assert world.store.inbox_index() == []
-    assert [e["work_item"] for e in world.events.named("poll.inbox_pruned")] == [str(ref)]
+    assert [e["work_item"] for e in world.events.named(Event.POLL_INBOX_PRUNED)] == [str(ref)]
 
 
 def test_a_strangers_deliveries_leave_the_store_as_small_as_it_was() -> None:
@@ -215,7 +216,7 @@ def test_a_delivery_for_the_same_repository_on_another_github_host_is_dropped() 
     _push(intake, Comment("9400", elsewhere, "alice", "not this repository", world.clock.now()), labels=("loop",))
 
     assert world.store.inbox_index() == []
-    assert [e["reason"] for e in world.events.named("webhook.dropped")] == ["other-host"]
+    assert [e["reason"] for e in world.events.named(Event.WEBHOOK_DROPPED)] == ["other-host"]
 
 
 def test_a_kept_comment_whose_item_no_listing_has_yet_wakes_one_read_and_is_delivered() -> None:
@@ -223,11 +224,11 @@ def test_a_kept_comment_whose_item_no_listing_has_yet_wakes_one_read_and_is_deli
     world.watched()
     intake = _intake(world)
     with _running(world, intake):
-        cycles = world.events.names().count("poll.cycle")
+        cycles = world.events.names().count(Event.POLL_CYCLE)
         ref = world.item(2)  # labelled after the daemon's last read
         _push(intake, replace(world.comment(ref, "labelled, then asked"), id="9500"), labels=("loop",))
         _wait_until(lambda: any("labelled, then asked" in t for t in _received(world, ref)))
         # the item is worked beside that cycle (no wait holds the cycle): the cycle may be said just after
-        _wait_until(lambda: world.events.names().count("poll.cycle") > cycles)
+        _wait_until(lambda: world.events.names().count(Event.POLL_CYCLE) > cycles)
 
-        assert world.events.names().count("poll.cycle") == cycles + 1  # the one read that lists it
+        assert world.events.names().count(Event.POLL_CYCLE) == cycles + 1  # the one read that lists it

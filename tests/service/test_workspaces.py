@@ -8,6 +8,7 @@ import threading
 
 from app.usecases.closing import CloseConfig
 from app.usecases.workspaces import WorkspaceConfig
+from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import ItemKind, ItemState, SessionStatus
 from domain.refs import WorkItemRef
@@ -33,9 +34,9 @@ def test_an_issues_agent_starts_in_a_worktree_at_the_default_branchs_tip() -> No
     assert world.session(ref).cwd == folder == world.record(ref).cwd
     tree = world.git.worktrees[folder]
     assert (tree.ready, tree.commit, tree.spec.branch) == (True, world.git.remotes[REPO].tip, "the-loop/" + ref.slug)
-    (ready,) = world.events.named("workspace.ready")
+    (ready,) = world.events.named(Event.WORKSPACE_READY)
     assert (ready["work_item"], ready["branch"], ready["start"]) == (str(ref), tree.spec.branch, tree.spec.start)
-    assert world.events.names().index("workspace.ready") < world.events.names().index("session.spawned")
+    assert world.events.names().index(Event.WORKSPACE_READY) < world.events.names().index(Event.SESSION_SPAWNED)
 
 
 def test_a_pull_requests_agent_starts_on_the_pull_requests_head() -> None:
@@ -56,7 +57,7 @@ def test_mode_none_keeps_todays_empty_folder_and_asks_git_nothing() -> None:
 
     assert world.session(ref).cwd == "/work/github-acme-widgets-7"
     assert (world.git.fetches, world.git.worktrees) == (0, {})
-    assert not [name for name in world.events.names() if name.startswith("workspace.")]
+    assert not [name for name in world.events.names() if name.value.startswith("workspace.")]
 
 
 def test_a_failing_clone_is_a_failed_attempt_with_gits_message_then_abandoned_with_one_notice() -> None:
@@ -67,12 +68,12 @@ def test_a_failing_clone_is_a_failed_attempt_with_gits_message_then_abandoned_wi
     for _ in range(3):  # the start's attempt 2 (abandoned), then the comment's two
         world.cycle()
 
-    failed = world.events.named("dispatch.failed")
+    failed = world.events.named(Event.DISPATCH_FAILED)
     mine = [f["will_retry"] for f in failed if f.get("comment_id") == comment.id]
     assert [f["will_retry"] for f in failed if "comment_id" not in f] == [True, False]  # the start
     assert mine == [True, False]
     assert all("fatal: repository 'https://github.com/acme/widgets.git/' not found" in f["error"] for f in failed)
-    assert "fatal: repository" in world.events.named("workspace.failed")[0]["cause"]
+    assert "fatal: repository" in world.events.named(Event.WORKSPACE_FAILED)[0]["cause"]
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.ABANDONED
     assert len(world.tracker.posted) == 2 and not any("fatal" in body for _, body in world.tracker.posted)
     assert ref.target.name not in world.tmux.sessions and world.store.session(ref) is None
@@ -86,9 +87,9 @@ def test_a_failing_setup_is_a_failed_attempt_with_its_message_and_leaves_nothing
 
     world.cycle()  # and its second
 
-    failed, _ = world.events.named("dispatch.failed")
+    failed, _ = world.events.named(Event.DISPATCH_FAILED)
     assert failed["error"] == "workspace failed: setup `npm ci` exited 1 in /work/github-acme-widgets-7"
-    ran = world.events.named("workspace.setup_ran")
+    ran = world.events.named(Event.WORKSPACE_SETUP_RAN)
     assert [(r["exit_status"], r["output_tail"]) for r in ran] == [(1, "npm ERR! code ENOENT␛[0m")] * 2
     assert world.git.worktrees == {} and world.git.branches == {}
     assert ref.target.name not in world.tmux.sessions
@@ -118,7 +119,7 @@ def test_a_respawn_reuses_the_worktree_with_the_agents_changes() -> None:
 
     world.cycle()
 
-    assert world.events.named("session.respawned")
+    assert world.events.named(Event.SESSION_RESPAWNED)
     assert world.git.worktrees[world.record(ref).cwd] is tree and tree.files == ["half-done.py"]
     assert (world.git.created, world.git.fetches) == (1, 1)
 
@@ -141,7 +142,7 @@ def test_a_first_spawn_into_a_folder_holding_other_work_is_refused_and_the_folde
 
     ref = world.watched(7)
 
-    (failed,) = world.events.named("workspace.failed")
+    (failed,) = world.events.named(Event.WORKSPACE_FAILED)
     assert failed["cause"] == (
         "/work/github-acme-widgets-7 exists, is not empty and is not a the-loop worktree; move it away"
     )
@@ -158,7 +159,7 @@ def test_remove_on_close_removes_a_clean_worktree_when_the_item_closes() -> None
 
     assert world.record(ref).status is SessionStatus.CLOSED
     assert folder not in world.git.worktrees
-    (removed,) = world.events.named("workspace.removed")
+    (removed,) = world.events.named(Event.WORKSPACE_REMOVED)
     assert (removed["by"], removed["bytes_freed"]) == ("close", 8192)
 
 
@@ -171,7 +172,7 @@ def test_remove_on_close_keeps_a_worktree_with_unpushed_work_and_says_why() -> N
     world.cycle()
 
     assert world.record(ref).cwd in world.git.worktrees
-    (kept,) = world.events.named("workspace.kept")
+    (kept,) = world.events.named(Event.WORKSPACE_KEPT)
     assert (kept["by"], kept["reason"]) == ("close", "commit missing from every remote branch")
 
 
@@ -183,7 +184,7 @@ def test_without_remove_on_close_a_closed_items_worktree_stays() -> None:
     world.cycle()
 
     assert world.record(ref).cwd in world.git.worktrees
-    assert not world.events.named("workspace.removed") and not world.events.named("workspace.kept")
+    assert not world.events.named(Event.WORKSPACE_REMOVED) and not world.events.named(Event.WORKSPACE_KEPT)
 
 
 def test_close_keeps_the_worktree_of_a_harness_left_running() -> None:
@@ -198,7 +199,7 @@ def test_close_keeps_the_worktree_of_a_harness_left_running() -> None:
     world.cycle()
 
     assert world.record(ref).cwd in world.git.worktrees
-    assert world.events.named("workspace.kept")[0]["reason"] == "its tmux session is live"
+    assert world.events.named(Event.WORKSPACE_KEPT)[0]["reason"] == "its tmux session is live"
 
 
 class PausingWorkspaces(FakeWorkspaces):
@@ -236,4 +237,4 @@ def test_a_respawn_waits_for_a_removal_under_way_and_gets_a_fresh_worktree() -> 
 
     assert world.record(ref).status is SessionStatus.ACTIVE and world.session(ref).cwd == folder
     assert folder in world.git.worktrees and world.git.created == 2  # made afresh after the removal
-    assert world.events.names().count("session.respawned") == 1
+    assert world.events.names().count(Event.SESSION_RESPAWNED) == 1

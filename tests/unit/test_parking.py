@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
+from adapters.opencode.plugin import source
 from domain.model import CommentKind
-from domain.parking import FailedTurn, Park, ParkCause, failed_turn, park, park_line, reset_named
+from domain.parking import (
+    DEFAULT_WAIT,
+    OTHER_WAIT,
+    FailedTurn,
+    Park,
+    ParkCause,
+    failed_turn,
+    park,
+    park_line,
+    reset_named,
+)
 from domain.receipts import Receipt, ReceiptKind
 
 NOW = datetime(2026, 12, 1, 15, 0, tzinfo=UTC)
@@ -95,3 +108,24 @@ def test_claude_codes_stop_failure_hook_is_a_turn_failed_receipt_with_its_error_
     receipt = receipt_of("1796100000000000000-1", text)
     assert receipt is not None and receipt.kind is ReceiptKind.TURN_FAILED
     assert (receipt.detail, receipt.message) == ("rate_limit", "API Error: Request rejected (429) · scripted limit")
+
+
+def test_each_cause_waits_by_default_as_long_as_its_kind_asks() -> None:
+    waits = {cause: DEFAULT_WAIT.get(cause, OTHER_WAIT) for cause in ParkCause}
+    assert waits == {
+        ParkCause.RATE_LIMIT: timedelta(minutes=5),
+        ParkCause.SERVER_ERROR: timedelta(minutes=1),
+        ParkCause.AUTHENTICATION: OTHER_WAIT,
+        ParkCause.OTHER: OTHER_WAIT,
+    }
+
+
+def test_the_opencode_plugin_names_each_park_cause_by_the_word_parking_reads() -> None:
+    # the plugin's `kind(error)` is JavaScript: a cause renamed or added here must be renamed or added there
+    kind = re.search(r"^function kind\(error\) \{\n(.*?)^\}", source(Path("receipts")), re.DOTALL | re.MULTILINE)
+    assert kind is not None
+    *named, fallback = re.findall(r'return "([a-z_]+)"', kind.group(1))
+    assert sorted(ParkCause(word).name for word in named) == sorted(
+        c.name for c in ParkCause if c is not ParkCause.OTHER
+    )
+    assert ParkCause.of(fallback) is ParkCause.OTHER
