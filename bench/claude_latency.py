@@ -23,10 +23,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from domain.model import SpawnRequest
 from domain.refs import TmuxTarget
+from tests.agent_tmux import AgentTmux
 from tests.anthropic_standin.server import AnthropicStandIn
-from tests.claude.home import ClaudeHome, claude_env, installed_binary
+from tests.claude.home import ClaudeHome, claude_env
 from tests.claude.hooks import HookLog
-from tests.claude.rig import ClaudeRig, ClaudeTmux
+from tests.claude.rig import ClaudeRig
+from tests.pinned_tools import installed
 from tests.tmux_support import kinds, sim_argv
 
 # a prompt framed like the-loop's: several lines, so Claude wraps it as pasted content
@@ -137,10 +139,10 @@ def main() -> None:
     (base / "folders" / "trusted").mkdir(parents=True)
     standin = AnthropicStandIn()
     home = ClaudeHome(base / "home", trusted=(base / "folders" / "trusted",))
-    tmux = ClaudeTmux(base / "tmux")
+    tmux = AgentTmux(base / "tmux")
     tmux.tmpdir.mkdir()
     tmux.start(claude_env(home, standin.base_url))
-    rig = ClaudeRig(installed_binary(), home, tmux, HookLog(base / "hooks"), root=base / "folders")
+    rig = ClaudeRig(installed("claude_code"), home, tmux, HookLog(base / "hooks"), root=base / "folders")
     try:
         first = claude_spawns(rig, 1)  # a HOME's first start migrates its configuration
         row("first spawn -> SessionStart", first, sim_spawns(rig, base, 1))

@@ -33,11 +33,13 @@ from bench.claude_latency import _percentiles
 from domain.model import HarnessSpec
 from domain.receipts import ReceiptKind, ReceiptMode
 from domain.refs import TmuxTarget, WorkItemRef
+from tests.agent_tmux import AgentTmux
 from tests.anthropic_standin.server import AnthropicStandIn
-from tests.claude.home import ClaudeHome, claude_env, installed_binary
+from tests.claude.home import ClaudeHome, claude_env
 from tests.claude.hooks import HookLog
 from tests.claude.loop import ClaudeLoop, claude_spec
-from tests.claude.rig import ClaudeRig, ClaudeTmux
+from tests.claude.rig import ClaudeRig
+from tests.pinned_tools import installed
 from tests.service.world import World
 from tests.tmux_support import SIM, wait_for
 
@@ -122,11 +124,11 @@ def main() -> None:
     base = Path(tempfile.mkdtemp(prefix="claude-loop-bench-"))
     standin = AnthropicStandIn()
     home = ClaudeHome(base / "home")
-    tmux = ClaudeTmux(base / "tmux")
+    tmux = AgentTmux(base / "tmux")
     tmux.tmpdir.mkdir()
     tmux.start(claude_env(home, standin.base_url))
-    rig = ClaudeRig(installed_binary(), home, tmux, HookLog(base / "hooks"), root=base / "folders")
-    loop, claude, sim = ClaudeLoop(rig, base / "loop"), claude_spec(installed_binary()), simulator(base)
+    rig = ClaudeRig(installed("claude_code"), home, tmux, HookLog(base / "hooks"), root=base / "folders")
+    loop, claude, sim = ClaudeLoop(rig, base / "loop"), claude_spec(installed("claude_code")), simulator(base)
     try:
         spawns(loop, claude, 1, first=999, trusted=True)  # a HOME's first start migrates its configuration
         new_folder = spawns(loop, claude, n, first=1000, trusted=False), spawns(loop, sim, n, first=3000, trusted=False)

@@ -32,9 +32,10 @@ from app.usecases.watch import HarnessWatch, Verdict
 from domain.model import SessionRecord, SpawnRequest
 from domain.receipts import ReceiptKind, ReceiptMode, receipt_line, still_typed
 from domain.refs import RepoRef, TmuxTarget, WorkItemRef
-from tests.claude.rig import ClaudeTmux
-from tests.gemini.rig import gemini_env, gemini_home, installed_binary
+from tests.agent_tmux import AgentTmux
+from tests.gemini.rig import gemini_env, gemini_home
 from tests.gemini_standin.server import GeminiStandIn
+from tests.pinned_tools import installed
 
 CLOCK = SystemClock()
 
@@ -64,13 +65,13 @@ def main() -> int:
     parser.add_argument("--comments", type=int, default=100)
     parser.add_argument("--submit-delay-ms", type=int, default=None, help="instead of the profile's")
     args = parser.parse_args()
-    spec = Settings.model_validate({"routing": {"harnesses": {"gemini": {"binary": str(installed_binary())}}}})
+    spec = Settings.model_validate({"routing": {"harnesses": {"gemini": {"binary": str(installed("gemini"))}}}})
     harness = spec.harness_spec("gemini")
     delay = harness.submit_delay_ms if args.submit_delay_ms is None else args.submit_delay_ms
     api = GeminiStandIn()
     base = Path(tempfile.mkdtemp(prefix="gemini-bench-"))
     folder = gemini_home(base / "home")
-    tmux = ClaudeTmux(base / "tmux")
+    tmux = AgentTmux(base / "tmux")
     tmux.tmpdir.mkdir()
     tmux.start(gemini_env(base / "home", api.base_url))
     adapter = CountingTmux(socket_name=tmux.socket, env=tmux.env)
@@ -136,7 +137,9 @@ def main() -> int:
                 [r for r in receipts.read(item, record.spawn_id) if r.kind is ReceiptKind.TURN_ENDED]
             ):
                 time.sleep(0.05)
-        print(f"Gemini CLI {installed_binary().parts[-3]}, submitDelayMs {delay}, enterRetries {harness.enter_retries}")
+        print(
+            f"Gemini CLI {installed('gemini').parts[-3]}, submitDelayMs {delay}, enterRetries {harness.enter_retries}"
+        )
         print(figures("spawn -> ready receipt", ready))
         print(figures("paste -> prompt receipt (from the paste)", from_paste))
         print(figures("paste -> prompt receipt (from its Enter)", from_enter))

@@ -27,6 +27,12 @@ def pin(name: str) -> Any:
     return module.PIN
 
 
+def installed(name: str) -> Path:
+    """Where scripts/install_<name>.py installs its executable."""
+    path: Path = pin(name).target(ROOT)
+    return path
+
+
 def required(name: str) -> Path:
     """The installed executable of scripts/install_<name>.py, or the test skipped loudly (failed in CI)."""
     tool = pin(name)

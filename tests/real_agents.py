@@ -1,10 +1,11 @@
-"""What the tests of every real agent share (tests/claude/, tests/codex/, tests/gemini/): the pinned
-binary or a loud skip, a stand-in and a rig for a fixture's lifetime, a private tmux server."""
+"""What the tests of every real agent share (tests/claude/, tests/codex/, tests/gemini/, tests/opencode/):
+the pinned binary or a loud skip, a stand-in and a rig for a fixture's lifetime, a private tmux server,
+never-seen folders to spawn in."""
 
 from __future__ import annotations
 
-import os
 import subprocess
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -12,7 +13,8 @@ from typing import Any, Protocol, TypeVar
 import pytest
 
 from domain.refs import WorkItemRef
-from tests.claude.rig import ClaudeTmux
+from tests.agent_tmux import AgentTmux
+from tests.pinned_tools import required
 from tests.service.world import World
 from tests.tmux_support import require_tmux
 
@@ -33,22 +35,12 @@ S = TypeVar("S", bound=_StandIn)
 R = TypeVar("R", bound=_Rig)
 
 
-def required(path: Path, tool: str) -> Path:
-    """A pinned tool's executable; in CI its absence fails the run, elsewhere it skips loudly."""
-    if not os.access(path, os.X_OK):
-        reason = f"{tool} is not installed at {path}: scripts/bootstrap.sh --tests installs it"
-        if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(f"SKIPPED LOUDLY: {reason}")
-    return path
-
-
-def binary_fixture(name: str, path: Callable[[], Path], tool: str) -> Any:
-    """A session fixture `name`: the pinned executable at `path()`, as `required` gives it."""
+def binary_fixture(name: str, tool: str) -> Any:
+    """A session fixture `name`: the pinned executable of scripts/install_<tool>.py, as `required` gives it."""
 
     @pytest.fixture(scope="session", name=name)
     def binary() -> Path:
-        return required(path(), tool)
+        return required(tool)
 
     return binary
 
@@ -71,15 +63,15 @@ def serving(standin: S) -> Iterator[S]:
         standin.close()
 
 
-def private_tmux(folder: Path, env: dict[str, str]) -> ClaudeTmux:
+def private_tmux(folder: Path, env: dict[str, str]) -> AgentTmux:
     """A tmux server of its own under `folder`, started with the agent's environment."""
-    tmux = ClaudeTmux(folder)
+    tmux = AgentTmux(folder)
     tmux.tmpdir.mkdir()
     tmux.start(env)
     return tmux
 
 
-def running(rig: R, tmux: ClaudeTmux) -> Iterator[R]:
+def running(rig: R, tmux: AgentTmux) -> Iterator[R]:
     """A rig for a fixture's lifetime: what it spawned closed, then its tmux server gone."""
     try:
         yield rig
@@ -103,6 +95,14 @@ def rig_base(factory: pytest.TempPathFactory, name: str) -> Path:
     """A module's folder for a rig on real tmux (which the rig needs)."""
     require_tmux()
     return factory.mktemp(name)
+
+
+def git_folder(root: Path) -> Path:
+    """A never-seen git repository under `root` (the-loop's workspaces are git worktrees)."""
+    folder = root / uuid.uuid4().hex[:8]
+    folder.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(folder)], check=True, timeout=30)
+    return folder
 
 
 def worktree(base: Path, slug: str) -> Path:

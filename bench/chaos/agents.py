@@ -265,10 +265,11 @@ class Codex(RealAgent):
     turns_in = staticmethod(openai_turns)
 
     def setup(self, root: Path, record: Path) -> tuple[dict[str, Any], dict[str, str]]:
-        from tests.codex.rig import codex_home, installed_binary
+        from tests.codex.rig import codex_home
         from tests.openai_standin.server import OpenAIStandIn
+        from tests.pinned_tools import installed
 
-        self.binary = self.binary if self.binary != Path() else installed_binary()
+        self.binary = self.binary if self.binary != Path() else installed("codex")
         self.standin = OpenAIStandIn()
         home = root / "home"
         folder = codex_home(home / ".codex", self.standin.base_url)
@@ -302,9 +303,10 @@ class Claude(RealAgent):
 
     def setup(self, root: Path, record: Path) -> tuple[dict[str, Any], dict[str, str]]:
         from tests.anthropic_standin.server import AnthropicStandIn
-        from tests.claude.home import ClaudeHome, claude_env, installed_binary
+        from tests.claude.home import ClaudeHome, claude_env
+        from tests.pinned_tools import installed
 
-        self.binary = self.binary if self.binary != Path() else installed_binary()
+        self.binary = self.binary if self.binary != Path() else installed("claude_code")
         self.standin = AnthropicStandIn()
         env = claude_env(ClaudeHome(root / "home"), self.standin.base_url)
         env.pop("PATH")  # the poller's own: it runs Python and tmux
@@ -328,10 +330,11 @@ class Gemini(RealAgent):
     settle_seconds: float = 900.0
 
     def setup(self, root: Path, record: Path) -> tuple[dict[str, Any], dict[str, str]]:
-        from tests.gemini.rig import gemini_env, gemini_home, installed_binary
+        from tests.gemini.rig import gemini_env, gemini_home
         from tests.gemini_standin.server import GeminiStandIn
+        from tests.pinned_tools import installed
 
-        self.binary = self.binary if self.binary != Path() else installed_binary()
+        self.binary = self.binary if self.binary != Path() else installed("gemini")
         self.standin = GeminiStandIn()
         gemini_home(root / "home")  # its sign-in chosen, as a user does once
         env = gemini_env(root / "home", self.standin.base_url)
@@ -361,9 +364,9 @@ class Opencode(RealAgent):
     def setup(self, root: Path, record: Path) -> tuple[dict[str, Any], dict[str, str]]:
         from tests.openai_standin.server import OpenAIStandIn
         from tests.opencode.rig import opencode_env, opencode_home
-        from tests.pinned_tools import pin
+        from tests.pinned_tools import installed
 
-        self.binary = self.binary if self.binary != Path() else pin("opencode").target(ROOT)
+        self.binary = self.binary if self.binary != Path() else installed("opencode")
         self.standin = OpenAIStandIn()
         opencode_home(root / "home", self.standin.base_url)
         env = opencode_env(root / "home")

@@ -9,17 +9,13 @@ from typing import Any
 import pytest
 
 from tests.anthropic_standin.server import AnthropicStandIn
-from tests.claude.home import ClaudeHome, claude_env, installed_binary, pinned_version
+from tests.claude.home import ClaudeHome, claude_env
 from tests.claude.hooks import HookLog
 from tests.claude.rig import ClaudeRig
-from tests.real_agents import for_one_test, private_tmux, required, running, serving
+from tests.real_agents import binary_fixture, for_one_test, private_tmux, running, serving
 from tests.tmux_support import require_tmux
 
-
-@pytest.fixture(scope="session")
-def claude_binary() -> Path:
-    """The pinned Claude Code; in CI its absence fails the run, elsewhere it skips loudly."""
-    return required(installed_binary(), f"Claude Code {pinned_version()}")
+claude_binary = binary_fixture("claude_binary", "claude_code")
 
 
 @pytest.fixture(scope="module")

@@ -7,20 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.pinned_tools import pin
-
-ROOT = Path(__file__).resolve().parents[2]
 # any long key in the API's shape: Claude checks its form, the stand-in takes any
 API_KEY = "sk-ant-api03-" + "x" * 80 + "A" * 20
-
-
-def pinned_version() -> str:
-    """The version scripts/install_claude_code.py installs."""
-    return str(pin("claude_code").version)
-
-
-def installed_binary() -> Path:
-    return ROOT / ".tools" / "claude-code" / pinned_version() / "claude"
 
 
 @dataclass

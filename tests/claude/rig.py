@@ -1,21 +1,21 @@
-"""Real Claude Code in tmux: a server carrying its environment, and spawns and pastes the-loop's way."""
+"""Real Claude Code in a private tmux server: spawns and pastes the-loop's way, its hooks recorded."""
 
 from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from adapters.tmux.adapter import ShTmux
-from adapters.tmux.screen import ShTmuxScreen
 from domain.model import SpawnRequest
 from domain.refs import TmuxTarget
+from tests.agent_tmux import AgentTmux, end_since, pane_pid, paste
 from tests.claude.home import ClaudeHome
 from tests.claude.hooks import HookLog
-from tests.tmux_support import RealTmux, wait_for
+from tests.processes import gone, zombie_status
+from tests.tmux_support import wait_for
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,39 +30,12 @@ class ClaudeSession:
 
 
 @dataclass
-class ClaudeTmux(RealTmux):
-    """A private tmux server started with Claude's environment: panes inherit the server's
-    environment, not the client's."""
-
-    server_env: dict[str, str] = field(default_factory=dict)
-
-    def start(self, env: dict[str, str]) -> None:
-        self.server_env = env
-        conf = self.tmpdir / "tmux.conf"
-        # stays up with no session; panes wide enough that Claude's lines are not wrapped
-        conf.write_text("set -g exit-empty off\nset -g default-size 160x50\n", encoding="utf-8")
-        subprocess.run(
-            ["tmux", "-L", self.socket, "-f", str(conf), "start-server"],
-            env={**env, **self.env},
-            check=True,
-            timeout=10,
-        )
-
-    def global_env(self) -> dict[str, str]:
-        rows = self.run("show-environment", "-g").splitlines()
-        return dict(row.split("=", 1) for row in rows if "=" in row and not row.startswith("-"))
-
-    def screen(self, session: ClaudeSession) -> str:
-        return ShTmuxScreen(socket_name=self.socket, env=self.env).text(session.target)
-
-
-@dataclass
 class ClaudeRig:
     """Spawns Claude in tmux through the-loop's own tmux adapter, with hooks recorded per event."""
 
     binary: Path
     home: ClaudeHome
-    tmux: ClaudeTmux
+    tmux: AgentTmux
     hooks: HookLog
     root: Path  # folders to spawn in: `trusted/` was recorded in the home before any Claude ran
     spawned: list[ClaudeSession] = field(default_factory=list)
@@ -92,8 +65,7 @@ class ClaudeRig:
 
     def paste(self, session: ClaudeSession, text: str) -> None:
         """The-loop's delivery: a bracketed paste of `text`, then a carriage return unbracketed."""
-        delivery = f"fact-{uuid.uuid4().hex[:6]}"
-        self.adapter().deliver(session.target, text, delivery_id=delivery, pane=session.pane, mark=session.mark)
+        paste(self.tmux, session, text)
 
     def adapter(self) -> ShTmux:
         return self.tmux.adapter()
@@ -102,7 +74,7 @@ class ClaudeRig:
         """SIGKILL Claude (the pane's process: the spawn wrapper execs it), leaving the dead pane."""
         pid = self._pid(session)
         os.kill(pid, signal.SIGKILL)
-        wait_for(lambda: _gone(pid), what=f"Claude {pid} killed")
+        wait_for(lambda: gone(pid), what=f"Claude {pid} killed")
 
     def end(self, session: ClaudeSession) -> None:
         """Close its tmux session (tmux sends Claude SIGHUP) and wait until Claude has exited:
@@ -110,13 +82,11 @@ class ClaudeRig:
         pid = self._pid(session) if not self.pane_dead(session) else 0
         self.tmux.run("kill-session", "-t", session.target.exact, check=False)
         if pid:
-            wait_for(lambda: _gone(pid), what=f"Claude {pid} exited")
+            wait_for(lambda: gone(pid), what=f"Claude {pid} exited")
 
     def close(self, since: int = 0) -> None:
         """End the sessions spawned since the `since`th (all by default)."""
-        for session in self.spawned[since:]:
-            self.end(session)
-        del self.spawned[since:]
+        end_since(self.spawned, self.end, since)
 
     def pane_dead(self, session: ClaudeSession) -> bool:
         return self._pane(session, "#{pane_dead}") == "1"
@@ -125,29 +95,10 @@ class ClaudeRig:
         """Claude's exit status, from tmux (remain-on-exit keeps the dead pane) or, where tmux
         3.3 marked the pane dead but never reaped the process, from the zombie's /proc entry."""
         pid = self._pid(session)
-        return int(wait_for(lambda: self._pane(session, "#{pane_dead_status}") or _zombie_status(pid), what="a status"))
+        return int(wait_for(lambda: self._pane(session, "#{pane_dead_status}") or zombie_status(pid), what="a status"))
 
     def _pane(self, session: ClaudeSession, fmt: str) -> str:
         return self.tmux.run("display-message", "-p", "-t", session.pane, fmt, check=False).strip()
 
     def _pid(self, session: ClaudeSession) -> int:
-        return int(self._pane(session, "#{pane_pid}") or 0)
-
-
-def _zombie_status(pid: int) -> str:
-    """The exit status of an unreaped process ('' while it runs or once reaped): the last
-    field of /proc/PID/stat holds it as waitpid(2) would report it."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8").rsplit(")", 1)[1].split()
-    except OSError:
-        return ""
-    return str(int(fields[-1]) >> 8) if fields[0] == "Z" else ""
-
-
-def _gone(pid: int) -> bool:
-    """The process has exited (a zombie counts: this container's init may never reap it)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
-    except OSError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+        return pane_pid(self.tmux, session.pane)

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from app.config.pins import PINNED_CLAUDE_CODE
 from tests.anthropic_standin.script import Busy, Fail, Say, UseTool
 from tests.anthropic_standin.server import AnthropicStandIn, Kind
 from tests.claude.fixtures import anthropic, claude, claude_binary, claude_config, claude_rig
-from tests.claude.home import API_KEY, ClaudeHome, claude_env, pinned_version
+from tests.claude.home import API_KEY, ClaudeHome, claude_env
 from tests.claude.hooks import Hook
 from tests.claude.rig import ClaudeRig, ClaudeSession
 from tests.tmux_support import wait_for
@@ -66,7 +67,7 @@ def test_the_installed_binary_is_the_pinned_version(claude_binary: Path, tmp_pat
     done = subprocess.run(
         [str(claude_binary), "--version"], env=env, capture_output=True, text=True, timeout=60, check=False
     )
-    assert done.stdout.split()[0] == pinned_version()
+    assert done.stdout.split()[0] == PINNED_CLAUDE_CODE
 
 
 def test_a_spawn_fires_session_start_from_startup_with_the_session_id_it_was_given(
@@ -105,7 +106,7 @@ def test_claude_asks_the_stand_in_for_its_turns_and_nothing_else(
     requests = anthropic.requests()
     assert [r.kind for r in requests] == [Kind.TURN]
     assert requests[0].headers["x-api-key"] == API_KEY
-    assert requests[0].headers["User-Agent"].startswith(f"claude-cli/{pinned_version()} ")
+    assert requests[0].headers["User-Agent"].startswith(f"claude-cli/{PINNED_CLAUDE_CODE} ")
     assert requests[0].body["stream"] is True
 
 

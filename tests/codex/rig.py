@@ -3,43 +3,21 @@ spawns and pastes the-loop's way in a private tmux server."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 
 from adapters.codex.hooks import arguments
 from adapters.codex.trust import CodexTrust
-from adapters.receipts.hooks import receipt_of
-from adapters.support.receipt_line import SUFFIX
-from domain.model import SpawnRequest
 from domain.receipts import Receipt, ReceiptKind
-from domain.refs import TmuxTarget
-from tests.claude.rig import ClaudeTmux, _gone
+from tests import agent_tmux
+from tests.agent_tmux import AgentSession, AgentTmux
 from tests.openai_standin.server import OpenAIStandIn
-from tests.pinned_tools import pin
-from tests.real_agents import for_one_test, required, serving
-from tests.tmux_support import require_tmux, wait_for
+from tests.real_agents import binary_fixture, for_one_test, git_folder, private_tmux, rig_base, running, standin_fixture
 
-ROOT = Path(__file__).resolve().parents[2]
-R = TypeVar("R", bound="CodexRig")
 PROVIDER = "standin"
-
-
-def pinned_version() -> str:
-    """The version scripts/install_codex.py installs."""
-    return str(pin("codex").version)
-
-
-def installed_binary() -> Path:
-    return ROOT / ".tools" / "codex" / pinned_version() / "codex"
 
 
 def codex_home(path: Path, base_url: str) -> Path:
@@ -65,130 +43,64 @@ def codex_env(home: Path, codex_dir: Path) -> dict[str, str]:
     }
 
 
-@dataclass(frozen=True, slots=True)
-class CodexSession:
-    target: TmuxTarget
-    pane: str
-    cwd: Path
-    receipts: Path  # the folder its hooks write into
-    mark: str
-
-
 @dataclass
 class CodexRig:
     binary: Path
     codex_dir: Path
-    tmux: ClaudeTmux
+    tmux: AgentTmux
     root: Path
-    spawned: list[CodexSession] = field(default_factory=list)
+    spawned: list[AgentSession] = field(default_factory=list)
 
     @property
     def config(self) -> Path:
         return self.codex_dir / "config.toml"
 
     def git_folder(self) -> Path:
-        """A never-seen git repository (the-loop's workspaces are git worktrees)."""
-        folder = self.root / uuid.uuid4().hex[:8]
-        folder.mkdir(parents=True)
-        subprocess.run(["git", "init", "-q", str(folder)], check=True, timeout=30)
-        return folder
+        return git_folder(self.root)
 
     def trust(self, folder: Path) -> None:
         CodexTrust(self.config).trust(str(folder))
 
-    def spawn(self, cwd: Path, *args: str, prompt: str = "", hooks: bool = True) -> CodexSession:
+    def spawn(self, cwd: Path, *args: str, prompt: str = "", hooks: bool = True) -> AgentSession:
         """`codex [-c hooks…] ARGS PROMPT` in a new tmux session, as the-loop's spawn does it."""
-        receipts = self.root / "receipts" / uuid.uuid4().hex[:8]
-        receipts.mkdir(parents=True)
-        target = TmuxTarget(f"loop-codex-{uuid.uuid4().hex[:8]}")
+        receipts = agent_tmux.receipts_folder(self.root)
         argv = (str(self.binary), *(arguments(receipts) if hooks else ()), *args)
-        mark = uuid.uuid4().hex
-        request = SpawnRequest(target=target, argv=argv, cwd=str(cwd), prompt=prompt, mark=mark, remain_on_exit=True)
-        session = CodexSession(target, self.tmux.adapter().spawn(request), cwd, receipts, mark)
+        session = agent_tmux.spawn(self.tmux, "loop-codex", argv, cwd=cwd, prompt=prompt, receipts=receipts)
         self.spawned.append(session)
         return session
 
-    def paste(self, session: CodexSession, text: str) -> None:
-        delivery = f"fact-{uuid.uuid4().hex[:6]}"
-        self.tmux.adapter().deliver(session.target, text, delivery_id=delivery, pane=session.pane, mark=session.mark)
+    def paste(self, session: AgentSession, text: str) -> None:
+        agent_tmux.paste(self.tmux, session, text)
 
-    def screen(self, session: CodexSession) -> str:
-        return self.tmux.run("capture-pane", "-p", "-t", session.pane, check=False)
+    def screen(self, session: AgentSession) -> str:
+        return agent_tmux.pane_text(self.tmux, session)
 
-    def receipts(self, session: CodexSession) -> list[Receipt]:
-        names = sorted(p.name for p in session.receipts.iterdir() if p.name.endswith(SUFFIX))
-        found = [receipt_of(n.removesuffix(SUFFIX), (session.receipts / n).read_text()) for n in names]
-        return [r for r in found if r is not None]
+    def receipts(self, session: AgentSession) -> list[Receipt]:
+        return agent_tmux.receipts(session)
 
-    def wait(self, session: CodexSession, kind: ReceiptKind, count: int = 1, timeout: float = 60.0) -> list[Receipt]:
-        return list(
-            wait_for(
-                lambda: (r := [x for x in self.receipts(session) if x.kind is kind])[count - 1 :] and r,
-                timeout=timeout,
-                what=f"{count} {kind.value} receipt(s); screen:\n{self.screen(session)}",
-            )
-        )
+    def wait(self, session: AgentSession, kind: ReceiptKind, count: int = 1, timeout: float = 60.0) -> list[Receipt]:
+        return agent_tmux.wait_for_receipts(self.tmux, session, kind, count, timeout)
 
-    def kill(self, session: CodexSession) -> None:
+    def kill(self, session: AgentSession) -> None:
         """Close its tmux session and wait for Codex to exit."""
-        pid = int(self.tmux.run("display-message", "-p", "-t", session.pane, "#{pane_pid}", check=False).strip() or 0)
-        if pid and not _gone(pid):
-            os.kill(pid, signal.SIGHUP)
-        self.tmux.run("kill-session", "-t", session.target.exact, check=False)
-        if pid:
-            wait_for(lambda: _gone(pid), timeout=20, what=f"Codex {pid} exited")
+        agent_tmux.end_process(self.tmux, session, "Codex")
 
     def close(self, since: int = 0) -> None:
-        for session in self.spawned[since:]:
-            self.kill(session)
-        del self.spawned[since:]
+        agent_tmux.end_since(self.spawned, self.kill, since)
 
 
-@pytest.fixture(scope="session")
-def codex_binary() -> Path:
-    return required(installed_binary(), f"Codex {pinned_version()}")
-
-
-@pytest.fixture(scope="module")
-def openai() -> Iterator[OpenAIStandIn]:
-    yield from serving(OpenAIStandIn())
-
-
-@contextmanager
-def served(kind: type[R], binary: Path, config_dir: Path, env: dict[str, str], base: Path) -> Iterator[R]:
-    """A rig of `kind` on a private tmux server started with `env`; everything it spawned ended after."""
-    require_tmux()
-    tmux = ClaudeTmux(base / "tmux")
-    tmux.tmpdir.mkdir()
-    tmux.start(env)
-    rig = kind(binary, config_dir, tmux, root=base / "folders")
-    try:
-        yield rig
-    finally:
-        rig.close()
-        tmux.kill_server()
-
-
-@contextmanager
-def one_test(rig: R, standin: OpenAIStandIn) -> Iterator[R]:
-    """The rig for one test: a fresh stand-in script, and what the test spawned ended after it."""
-    standin.reset()
-    before = len(rig.spawned)
-    try:
-        yield rig
-    finally:
-        standin.release()
-        rig.close(since=before)
+codex_binary = binary_fixture("codex_binary", "codex")
+openai = standin_fixture("openai", OpenAIStandIn)
 
 
 @pytest.fixture(scope="module")
 def codex_rig(
     codex_binary: Path, openai: OpenAIStandIn, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[CodexRig]:
-    base = tmp_path_factory.mktemp("codex")
+    base = rig_base(tmp_path_factory, "codex")
     codex_dir = codex_home(base / "home" / ".codex", openai.base_url)
-    with served(CodexRig, codex_binary, codex_dir, codex_env(base / "home", codex_dir), base) as rig:
-        yield rig
+    tmux = private_tmux(base / "tmux", codex_env(base / "home", codex_dir))
+    yield from running(CodexRig(codex_binary, codex_dir, tmux, root=base / "folders"), tmux)
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from adapters.codex.hooks import arguments
+from app.config.pins import PINNED_CODEX
 from domain.receipts import ReceiptKind
 from tests.codex.rig import (
     CodexRig,
@@ -18,9 +19,7 @@ from tests.codex.rig import (
     codex_binary,
     codex_env,
     codex_rig,
-    installed_binary,
     openai,
-    pinned_version,
 )
 from tests.openai_standin.server import OpenAIStandIn, Say
 from tests.tmux_support import wait_for
@@ -38,9 +37,9 @@ QUIET_SECONDS = 4.0
 def test_the_installed_binary_is_the_pinned_version(codex_binary: Path, tmp_path: Path) -> None:
     env = codex_env(tmp_path, tmp_path / ".codex")
     done = subprocess.run(
-        [str(installed_binary()), "--version"], env=env, capture_output=True, text=True, timeout=60, check=False
+        [str(codex_binary), "--version"], env=env, capture_output=True, text=True, timeout=60, check=False
     )
-    assert done.stdout.split() == ["codex-cli", pinned_version()]
+    assert done.stdout.split() == ["codex-cli", PINNED_CODEX]
 
 
 def test_a_never_seen_git_folder_opens_trust_this_folder_and_no_hook_runs(

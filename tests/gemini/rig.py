@@ -1,41 +1,26 @@
 """Real Gemini CLI offline: the pinned bundle, a home whose Gemini has chosen its API key and finds
 the-loop's extension, the Gemini API stand-in, and spawns and pastes the-loop's way in a private
-tmux server (the Codex rig's, with Gemini's start)."""
+tmux server."""
 
 from __future__ import annotations
 
 import json
-import os
-import signal
-import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from adapters.gemini import hooks
 from adapters.receipts.files import ENV_VARIABLE
-from domain.model import SpawnRequest
-from domain.refs import TmuxTarget
-from tests.claude.rig import _gone
-from tests.codex.rig import CodexRig, CodexSession
+from domain.receipts import Receipt, ReceiptKind
+from tests import agent_tmux
+from tests.agent_tmux import AgentSession, AgentTmux
 from tests.gemini_standin.server import GeminiStandIn
-from tests.pinned_tools import pin
-from tests.real_agents import binary_fixture, for_one_test, private_tmux, rig_base, running, standin_fixture
+from tests.real_agents import binary_fixture, for_one_test, git_folder, private_tmux, rig_base, running, standin_fixture
 
-ROOT = Path(__file__).resolve().parents[2]
 AUTH = {"security": {"auth": {"selectedType": "gemini-api-key"}}}  # what a user chooses once
-
-
-def pinned_version() -> str:
-    """The version scripts/install_gemini.py installs."""
-    return str(pin("gemini").version)
-
-
-def installed_binary() -> Path:
-    return ROOT / ".tools" / "gemini" / pinned_version() / "bundle" / "gemini.js"
 
 
 def gemini_home(home: Path, *, auth: bool = True) -> Path:
@@ -60,82 +45,52 @@ def gemini_env(home: Path, base_url: str) -> dict[str, str]:
 
 
 @dataclass
-class GeminiRig(CodexRig):
-    """`codex_dir` is Gemini's folder (`~/.gemini`) here."""
+class GeminiRig:
+    binary: Path
+    gemini_dir: Path  # ~/.gemini
+    tmux: AgentTmux
+    root: Path
+    spawned: list[AgentSession] = field(default_factory=list)
 
-    def spawn(self, cwd: Path, *args: str, prompt: str = "", hooks: bool = True) -> CodexSession:
+    def git_folder(self) -> Path:
+        return git_folder(self.root)
+
+    def spawn(self, cwd: Path, *args: str, prompt: str = "", hooks: bool = True) -> AgentSession:
         """`gemini --skip-trust ARGS PROMPT` in a new tmux session, receipts into a folder of its own."""
-        receipts = self.root / "receipts" / uuid.uuid4().hex[:8]
-        receipts.mkdir(parents=True)
-        target = TmuxTarget(f"loop-gemini-{uuid.uuid4().hex[:8]}")
-        mark = uuid.uuid4().hex
+        receipts = agent_tmux.receipts_folder(self.root)
         env = ((ENV_VARIABLE, str(receipts)),) if hooks else ()
-        request = SpawnRequest(
-            target=target,
-            argv=(str(self.binary), "--skip-trust", *args),
-            cwd=str(cwd),
-            prompt=prompt,
-            mark=mark,
-            remain_on_exit=True,
-            env=env,
-        )
-        session = CodexSession(target, self.tmux.adapter().spawn(request), cwd, receipts, mark)
+        argv = (str(self.binary), "--skip-trust", *args)
+        session = agent_tmux.spawn(self.tmux, "loop-gemini", argv, cwd=cwd, prompt=prompt, receipts=receipts, env=env)
         self.spawned.append(session)
         return session
 
-    def fresh(self, cwd: Path, prompt: str) -> tuple[CodexSession, str]:
+    def fresh(self, cwd: Path, prompt: str) -> tuple[AgentSession, str]:
         """A new conversation under an id of ours, as the built-in profile starts it."""
         conversation = str(uuid.uuid4())
         return self.spawn(cwd, "--session-id", conversation, "--prompt-interactive", prompt=prompt), conversation
 
-    def paste(self, session: CodexSession, text: str, *, submit_delay_ms: int = 3000) -> None:
+    def paste(self, session: AgentSession, text: str, *, submit_delay_ms: int = 3000) -> None:
         """As the built-in profile pastes (Gemini takes an Enter right after a paste for a newline)."""
-        adapter = self.tmux.adapter()
-        delivery = f"fact-{uuid.uuid4().hex[:6]}"
-        adapter.deliver(
-            session.target,
-            text,
-            delivery_id=delivery,
-            pane=session.pane,
-            mark=session.mark,
-            submit_delay_ms=submit_delay_ms,
-        )
+        agent_tmux.paste(self.tmux, session, text, submit_delay_ms=submit_delay_ms)
 
-    def group(self, session: CodexSession) -> int:
-        out = self.tmux.run("display-message", "-p", "-t", session.pane, "#{pane_pid}", check=False).strip()
-        return int(out or 0)
+    def screen(self, session: AgentSession) -> str:
+        return agent_tmux.pane_text(self.tmux, session)
 
-    def kill(self, session: CodexSession) -> None:
+    def receipts(self, session: AgentSession) -> list[Receipt]:
+        return agent_tmux.receipts(session)
+
+    def wait(self, session: AgentSession, kind: ReceiptKind, count: int = 1, timeout: float = 60.0) -> list[Receipt]:
+        return agent_tmux.wait_for_receipts(self.tmux, session, kind, count, timeout)
+
+    def kill(self, session: AgentSession) -> None:
         """Close its tmux session and end what Gemini left of its process group (it outlives it)."""
-        pid = self.group(session)
-        self.tmux.run("kill-session", "-t", session.target.exact, check=False)
-        if pid:
-            for signum in (signal.SIGTERM, signal.SIGKILL):
-                try:
-                    os.killpg(pid, signum)
-                except ProcessLookupError:
-                    break
-                deadline = time.monotonic() + 10
-                while group_members(pid) and time.monotonic() < deadline:
-                    time.sleep(0.05)
+        agent_tmux.end_group(self.tmux, session)
+
+    def close(self, since: int = 0) -> None:
+        agent_tmux.end_since(self.spawned, self.kill, since)
 
 
-def group_members(group: int) -> list[int]:
-    """Live processes of process group `group` (zombies left out)."""
-    members = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text(encoding="utf-8").rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == group and not _gone(int(entry.name)):
-            members.append(int(entry.name))
-    return members
-
-
-gemini_binary = binary_fixture("gemini_binary", installed_binary, f"Gemini CLI {pinned_version()}")
+gemini_binary = binary_fixture("gemini_binary", "gemini")
 gemini_api = standin_fixture("gemini_api", GeminiStandIn)
 
 

@@ -71,7 +71,7 @@ def test_with_no_sign_in_chosen_gemini_says_ready_while_its_authentication_dialo
     gemini: GeminiRig, gemini_api: GeminiStandIn
 ) -> None:
     """So a ready receipt alone does not prove Gemini reads its input: the-loop reads the screen."""
-    settings = gemini.codex_dir / "settings.json"
+    settings = gemini.gemini_dir / "settings.json"
     kept = settings.read_text(encoding="utf-8")
     settings.unlink()
     try:

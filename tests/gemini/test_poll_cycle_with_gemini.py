@@ -31,7 +31,7 @@ pytestmark = pytest.mark.gemini
 
 def world_for(rig: GeminiRig, base: Path, spec: HarnessSpec | None = None) -> World:
     spec = spec or loop.builtin_spec("gemini", rig.binary)
-    channels = {ReceiptMode.GEMINI: partial(receipt_channel, home=rig.codex_dir)}
+    channels = {ReceiptMode.GEMINI: partial(receipt_channel, home=rig.gemini_dir)}
     return loop.real_world(rig.tmux.adapter(), spec, base, receipts=FileReceipts(base / "receipts", channels=channels))
 
 

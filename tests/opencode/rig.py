@@ -1,32 +1,25 @@
 """Real opencode offline: the pinned binary, a HOME whose configuration points it at the OpenAI stand-in
-(Chat Completions), and spawns and pastes the-loop's way in a private tmux server. The pane work is
-Codex's rig's (`CodexRig`); only the start differs."""
+(Chat Completions), and spawns and pastes the-loop's way in a private tmux server."""
 
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from adapters.opencode.plugin import channel
-from domain.model import SpawnRequest
-from domain.refs import TmuxTarget
-from tests.codex.rig import CodexRig, CodexSession, one_test, openai, served
+from app.config.pins import PINNED_OPENCODE
+from domain.receipts import Receipt, ReceiptKind
+from tests import agent_tmux
+from tests.agent_tmux import AgentSession, AgentTmux
 from tests.openai_standin.server import OpenAIStandIn
-from tests.pinned_tools import pin, required
-
-__all__ = ["openai"]
+from tests.real_agents import binary_fixture, for_one_test, git_folder, private_tmux, rig_base, running, standin_fixture
 
 PROVIDER = "standin"
 CLOSED = "http://127.0.0.1:9"  # every proxy points at a closed port: nothing leaves the machine
-
-
-def pinned_version() -> str:
-    return str(pin("opencode").version)
 
 
 def opencode_home(home: Path, base_url: str) -> Path:
@@ -44,7 +37,7 @@ def opencode_home(home: Path, base_url: str) -> Path:
     # the user's own rule: a shell command is asked about (the dialog the plugin reports as blocked)
     settings = {"model": f"{PROVIDER}/standin-model", "provider": {PROVIDER: provider}, "permission": {"bash": "ask"}}
     (folder / "opencode.json").write_text(json.dumps(settings), encoding="utf-8")
-    dependency = {"@opencode-ai/plugin": pinned_version()}
+    dependency = {"@opencode-ai/plugin": PINNED_OPENCODE}
     (folder / "package.json").write_text(json.dumps({"dependencies": dependency}), encoding="utf-8")
     lock = {"lockfileVersion": 3, "packages": {"": {"dependencies": dependency}}}
     (folder / "package-lock.json").write_text(json.dumps(lock), encoding="utf-8")
@@ -70,46 +63,59 @@ def opencode_env(home: Path) -> dict[str, str]:
 
 
 @dataclass
-class OpencodeRig(CodexRig):
-    """`codex_dir` is opencode's configuration folder here."""
+class OpencodeRig:
+    binary: Path
+    config_dir: Path  # ~/.config/opencode
+    tmux: AgentTmux
+    root: Path
+    spawned: list[AgentSession] = field(default_factory=list)
 
-    def spawn(self, cwd: Path, *args: str, prompt: str = "", hooks: bool = True) -> CodexSession:
+    def git_folder(self) -> Path:
+        return git_folder(self.root)
+
+    def spawn(self, cwd: Path, *args: str, prompt: str = "", hooks: bool = True) -> AgentSession:
         """`opencode ARGS PROMPT` in a new tmux session, with the-loop's plugin (`hooks`), as the spawn does it."""
-        receipts = self.root / "receipts" / uuid.uuid4().hex[:8]
-        receipts.mkdir(parents=True)
+        receipts = agent_tmux.receipts_folder(self.root)
         env = channel(receipts) if hooks else ()
-        target = TmuxTarget(f"loop-oc-{uuid.uuid4().hex[:8]}")
-        mark = uuid.uuid4().hex
-        request = SpawnRequest(
-            target=target,
-            argv=(str(self.binary), *args),
-            cwd=str(cwd),
-            prompt=prompt,
-            mark=mark,
-            remain_on_exit=True,
-            env=env,
-        )
-        session = CodexSession(target, self.tmux.adapter().spawn(request), cwd, receipts, mark)
+        argv = (str(self.binary), *args)
+        session = agent_tmux.spawn(self.tmux, "loop-oc", argv, cwd=cwd, prompt=prompt, receipts=receipts, env=env)
         self.spawned.append(session)
         return session
 
+    def paste(self, session: AgentSession, text: str) -> None:
+        agent_tmux.paste(self.tmux, session, text)
 
-@pytest.fixture(scope="session")
-def opencode_binary() -> Path:
-    return required("opencode")
+    def screen(self, session: AgentSession) -> str:
+        return agent_tmux.pane_text(self.tmux, session)
+
+    def receipts(self, session: AgentSession) -> list[Receipt]:
+        return agent_tmux.receipts(session)
+
+    def wait(self, session: AgentSession, kind: ReceiptKind, count: int = 1, timeout: float = 60.0) -> list[Receipt]:
+        return agent_tmux.wait_for_receipts(self.tmux, session, kind, count, timeout)
+
+    def kill(self, session: AgentSession) -> None:
+        """Close its tmux session and wait for opencode to exit."""
+        agent_tmux.end_process(self.tmux, session, "opencode")
+
+    def close(self, since: int = 0) -> None:
+        agent_tmux.end_since(self.spawned, self.kill, since)
+
+
+opencode_binary = binary_fixture("opencode_binary", "opencode")
+openai = standin_fixture("openai", OpenAIStandIn)
 
 
 @pytest.fixture(scope="module")
 def opencode_rig(
     opencode_binary: Path, openai: OpenAIStandIn, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[OpencodeRig]:
-    base = tmp_path_factory.mktemp("opencode")
+    base = rig_base(tmp_path_factory, "opencode")
     config_dir = opencode_home(base / "home", openai.base_url)
-    with served(OpencodeRig, opencode_binary, config_dir, opencode_env(base / "home"), base) as rig:
-        yield rig
+    tmux = private_tmux(base / "tmux", opencode_env(base / "home"))
+    yield from running(OpencodeRig(opencode_binary, config_dir, tmux, root=base / "folders"), tmux)
 
 
 @pytest.fixture
 def opencode(opencode_rig: OpencodeRig, openai: OpenAIStandIn) -> Iterator[OpencodeRig]:
-    with one_test(opencode_rig, openai) as rig:
-        yield rig
+    yield from for_one_test(opencode_rig, openai)

@@ -7,8 +7,9 @@ import subprocess
 import time
 from pathlib import Path
 
+from app.config.pins import PINNED_OPENCODE
 from domain.receipts import HarnessState, ReceiptKind, harness_state
-from tests.codex.rig import CodexSession
+from tests.agent_tmux import AgentSession
 from tests.openai_standin.server import Busy, Call, Fail, OpenAIStandIn, Say
 from tests.opencode.rig import (
     OpencodeRig,
@@ -17,7 +18,6 @@ from tests.opencode.rig import (
     opencode_binary,
     opencode_env,
     opencode_rig,
-    pinned_version,
 )
 from tests.tmux_support import wait_for
 
@@ -32,7 +32,7 @@ def said(openai: OpenAIStandIn, text: str) -> bool:
     return any(text in " ".join(turn.user_texts()) for turn in openai.turns())
 
 
-def started(opencode: OpencodeRig, prompt: str = ARGV_PROMPT) -> tuple[CodexSession, str]:
+def started(opencode: OpencodeRig, prompt: str = ARGV_PROMPT) -> tuple[AgentSession, str]:
     """A fresh TUI in a never-seen git folder, its first turn over; its conversation id."""
     session = opencode.spawn(opencode.git_folder(), "--prompt", prompt=prompt)
     (ready,) = opencode.wait(session, ReceiptKind.READY, timeout=START_SECONDS)
@@ -49,7 +49,7 @@ def test_the_installed_binary_is_the_pinned_version(opencode_binary: Path, tmp_p
         timeout=60,
         check=False,
     )
-    assert done.stdout.split() == [pinned_version()]
+    assert done.stdout.split() == [PINNED_OPENCODE]
 
 
 def test_a_never_seen_git_folder_blocks_nothing_and_the_plugin_says_ready_prompt_and_turn_end(
@@ -65,7 +65,7 @@ def test_a_never_seen_git_folder_blocks_nothing_and_the_plugin_says_ready_prompt
     assert ended.conversation == ready.conversation
     assert said(openai, ARGV_PROMPT)
     # the plugin came in the environment: nothing was written to the user's configuration
-    assert "the-loop" not in (opencode.codex_dir / "opencode.json").read_text(encoding="utf-8")
+    assert "the-loop" not in (opencode.config_dir / "opencode.json").read_text(encoding="utf-8")
 
 
 def test_a_paste_is_submitted_and_chat_message_carries_its_text(opencode: OpencodeRig, openai: OpenAIStandIn) -> None:

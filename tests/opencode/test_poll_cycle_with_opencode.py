@@ -11,14 +11,15 @@ from typing import Any
 import pytest
 
 from adapters.opencode.plugin import receipt_channel
+from adapters.receipts.files import FileReceipts
 from app.config.settings import Settings
 from domain.events import Event
 from domain.model import HarnessSpec
 from domain.receipts import ReceiptKind, ReceiptMode
 from domain.refs import WorkItemRef
-from tests.claude.loop import RunningWallClock, a_comment_while_busy, exits_at_once, resumed_after_a_kill
-from tests.codex.rig import CodexSession
-from tests.codex.test_poll_cycle_with_codex import events_of, world_for
+from tests.agent_tmux import AgentSession
+from tests.claude.loop import RunningWallClock, a_comment_while_busy, exits_at_once, real_world, resumed_after_a_kill
+from tests.codex.test_poll_cycle_with_codex import events_of
 from tests.openai_standin.server import OpenAIStandIn
 from tests.opencode.rig import OpencodeRig, openai, opencode_binary, opencode_rig
 from tests.real_agents import first_spawn
@@ -38,7 +39,8 @@ def opencode_spec(binary: Path, **keys: Any) -> HarnessSpec:
 
 def opencode_world(rig: OpencodeRig, base: Path, spec: HarnessSpec, **options: Any) -> World:
     """A world whose receipts reach opencode's spawns through its plugins, as the container wires them."""
-    return world_for(rig, base, spec, channels={ReceiptMode.OPENCODE: receipt_channel}, **options)
+    receipts = FileReceipts(base / "receipts", channels={ReceiptMode.OPENCODE: receipt_channel})
+    return real_world(rig.tmux.adapter(), spec, base, receipts=receipts, **options)
 
 
 def said(openai: OpenAIStandIn, text: str) -> bool:
@@ -97,7 +99,7 @@ def test_a_killed_opencode_is_resumed_by_the_next_comment_in_the_same_conversati
     world, ref, _ = agent
     conversation = world.record(ref).harness_session_id
     record = world.record(ref)
-    opencode_rig.kill(CodexSession(record.target, record.pane_id, Path(record.cwd), Path(record.cwd), ""))
+    opencode_rig.kill(AgentSession(record.target, record.pane_id, Path(record.cwd), Path(record.cwd), ""))
     openai.reset()
     # the plugin submitted the prompt the TUI drops on a resume
     resumed_after_a_kill(world, ref, conversation, openai, earlier="Fix the widget.")
