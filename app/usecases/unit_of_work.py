@@ -60,3 +60,21 @@ class UnitOfWork:
                 if current is None or not again(current):
                     break
         return Saved(current, won=False)
+
+
+class InUnitOfWork:
+    """A use case that writes through its unit of work: its store, events and clock are the unit's."""
+
+    uow: UnitOfWork
+
+    @property
+    def store(self) -> StateStore:
+        return self.uow.store
+
+    @property
+    def events(self) -> EventSink:
+        return self.uow.events
+
+    @property
+    def clock(self) -> ClockPort:
+        return self.uow.clock

@@ -30,6 +30,7 @@ from app.usecases.poll import PollConfig, PollCycle
 from app.usecases.secret import receipt_secret
 from app.usecases.sessions_admin import AdminConfig, SessionsAdmin
 from app.usecases.spawner import SpawnConfig, Spawner
+from app.usecases.unit_of_work import UnitOfWork
 from app.usecases.watch import HarnessWatch
 from app.usecases.webhook import WebhookIntake
 from app.usecases.workspaces import WorkspaceConfig, Workspaces
@@ -136,6 +137,10 @@ class UseCases:
         self.ports, self.configs = ports, configs
 
     @cached_property
+    def uow(self) -> UnitOfWork:
+        return UnitOfWork(store=self.ports.store, events=self.ports.events, clock=self.ports.clock)
+
+    @cached_property
     def secret(self) -> str:
         return self.configs.secret if self.configs.secret is not None else receipt_secret(self.ports.store)
 
@@ -203,7 +208,7 @@ class UseCases:
     def asks(self) -> Asks:
         ports, configs = self.ports, self.configs
         return Asks(
-            store=ports.store, events=ports.events, clock=ports.clock, watch=self.watch, receipts=ports.receipts,
+            uow=self.uow, watch=self.watch, receipts=ports.receipts,
             feedback=self.feedback, config=AskConfig(wait_seconds=configs.ask_wait_seconds, host=configs.host),
         )  # fmt: skip
 
@@ -211,7 +216,7 @@ class UseCases:
     def closer(self) -> Closer:
         ports = self.ports
         return Closer(
-            tmux=self.tmux, store=ports.store, events=ports.events, clock=ports.clock, config=self.configs.close,
+            tmux=self.tmux, uow=self.uow, config=self.configs.close,
             workspaces=self.workspaces, receipts=ports.receipts,
         )  # fmt: skip
 
@@ -246,24 +251,24 @@ class UseCases:
     def parking(self) -> Parking:
         ports = self.ports
         return Parking(
-            store=ports.store, events=ports.events, clock=ports.clock, feedback=self.feedback,
+            uow=self.uow, feedback=self.feedback,
             tracker_for=ports.tracker_for, authorized=self.configs.authorized,
         )  # fmt: skip
 
     @cached_property
     def worker(self) -> ItemWorker:
-        ports, configs = self.ports, self.configs
+        configs = self.configs
         return ItemWorker(
-            store=ports.store, events=ports.events, clock=ports.clock, intake=self.intake, delivery=self.delivery,
+            uow=self.uow, intake=self.intake, delivery=self.delivery,
             controls=self.controls, watch=self.watch, feedback=self.feedback, parking=self.parking, asks=self.asks,
             config=WorkerConfig(secret=self.secret, trigger=configs.trigger, host=configs.host),
         )  # fmt: skip
 
     @cached_property
     def pruner(self) -> LedgerPruner:
-        ports, configs = self.ports, self.configs
+        configs = self.configs
         return LedgerPruner(
-            store=ports.store, events=ports.events, clock=ports.clock, pass_every_seconds=configs.prune_every_seconds,
+            uow=self.uow, pass_every_seconds=configs.prune_every_seconds,
             margin=configs.prune_margin, host=configs.prune_host, interval_seconds=configs.interval_seconds,
         )  # fmt: skip
 
@@ -297,8 +302,8 @@ class UseCases:
     def mover(self) -> Mover:
         ports = self.ports
         return Mover(
-            cluster=ports.cluster, leases=self.leases, store=ports.store, tmux=ports.tmux, events=ports.events,
-            clock=ports.clock, grace_seconds=self.configs.close.grace_seconds, pause=ports.clock.sleep,
+            cluster=ports.cluster, leases=self.leases, uow=self.uow, tmux=ports.tmux,
+            grace_seconds=self.configs.close.grace_seconds, pause=ports.clock.sleep,
         )  # fmt: skip
 
     @cached_property
