@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from datetime import timedelta
+from typing import Any, cast
 
 from dependency_injector import containers, providers
 
@@ -34,31 +35,28 @@ from adapters.tmux.server import root_mark
 from adapters.watchdog.process import ProcessWatchdog
 from app import version
 from app.config.settings import Settings
-from app.usecases.asks import AskConfig, Asks
-from app.usecases.closing import CloseConfig, Closer
-from app.usecases.control import ControlConfig, Controls
+from app.usecases.closing import CloseConfig
 from app.usecases.daemon import Daemon, heartbeat_key
-from app.usecases.delivery import Delivery, DeliveryConfig
-from app.usecases.dispatcher import DispatchConfig, Dispatcher
-from app.usecases.feedback import Feedback
-from app.usecases.fleet import Fleet
 from app.usecases.heartbeat import LeaseHeartbeat
-from app.usecases.intake import Intake, IntakeConfig
-from app.usecases.item_worker import ItemWorker, WorkerConfig
-from app.usecases.leases import LeasedTmux, Leases
-from app.usecases.ledger_pruning import LedgerPruner
-from app.usecases.moving import Mover
-from app.usecases.orphans import Orphans
-from app.usecases.parking import Parking
-from app.usecases.poll import PollConfig, PollCycle
-from app.usecases.secret import receipt_secret
-from app.usecases.sessions_admin import AdminConfig, SessionsAdmin
-from app.usecases.spawner import SpawnConfig, Spawner
-from app.usecases.watch import HarnessWatch
+from app.usecases.leases import Leases
+from app.usecases.poll import PollConfig
+from app.usecases.spawner import SpawnConfig
 from app.usecases.webhook import WebhookIntake
-from app.usecases.workspaces import WorkspaceConfig, Workspaces
+from app.usecases.wiring import Configs, UseCases
+from app.usecases.workspaces import WorkspaceConfig
 from domain.model import HarnessSpec, Reaction, WorkItem
-from domain.ports import ClusterPort, StateStore, TmuxPort, TrackerPort, TrustPort
+from domain.ports import (
+    AgentWatchdogPort,
+    ClockPort,
+    ClusterPort,
+    EventSink,
+    ReceiptPort,
+    StateStore,
+    TmuxPort,
+    TrackerPort,
+    TrustPort,
+    WorkspacePort,
+)
 from domain.receipts import ReceiptMode
 from domain.refs import TmuxTarget, WorkItemRef
 from domain.webhook import InboxLimits
@@ -116,6 +114,15 @@ def _workdir(settings: Settings) -> Callable[[WorkItem], str]:
     return lambda item: settings.spawn_workdir(item.ref)
 
 
+def _close_config(settings: Settings) -> CloseConfig:
+    tmux = settings.routing.tmux
+    return CloseConfig(
+        kill_harness_on_close=tmux.kill_harness_on_close,
+        keep_session_on_close=tmux.keep_session_on_close,
+        grace_seconds=tmux.harness_kill_grace_seconds,
+    )
+
+
 def _prune_margin(settings: Settings) -> timedelta:
     return timedelta(seconds=settings.state.prune_margin_seconds)
 
@@ -134,6 +141,32 @@ def _inbox_limits(settings: Settings) -> InboxLimits:
     return InboxLimits(hook.inbox_max_comments, hook.inbox_max_bytes)
 
 
+def _configs(settings: Settings) -> Configs:
+    """What the settings say each use case does."""
+    return Configs(
+        spawn=_spawn_config(settings),
+        workspace=_workspace_config(settings),
+        close=_close_config(settings),
+        poll=_poll_config(settings),
+        authorized=settings.authorized,
+        version=version(),
+        workdir=_workdir(settings),
+        host=_host(settings),
+        trigger=settings.routing.trigger,
+        max_retries=settings.polling.max_retries,
+        resume_on_respawn=settings.routing.tmux.resume_on_respawn,
+        ask_wait_seconds=settings.routing.ask_wait_seconds,
+        reactions=settings.routing.reactions.enabled,
+        timing=settings.lease_timing,
+        prune_every_seconds=settings.state.prune_pass_seconds,
+        prune_margin=_prune_margin(settings),
+        prune_host=settings.host_id,
+        interval_seconds=settings.polling.interval_seconds,
+        inbox_limits=_inbox_limits(settings),
+        heartbeat_key=heartbeat_key(settings.host_id, shared=_shared(settings)),
+    )
+
+
 def _shared(settings: Settings) -> bool:
     return settings.state.backend == "postgres"
 
@@ -141,6 +174,32 @@ def _shared(settings: Settings) -> bool:
 def _host(settings: Settings) -> str:
     """This host's id where hosts share the work; "" alone (nothing recorded, as before clusters)."""
     return settings.host_id if _shared(settings) else ""
+
+
+def _rotation(settings: Settings) -> Rotation:
+    return Rotation(settings.event_log.max_bytes, settings.event_log.keep)
+
+
+def _events(settings: Settings, clock: SystemClock) -> JsonlEventLog:
+    return JsonlEventLog(path=settings.event_log_path, clock=clock.now, rotation=_rotation(settings))
+
+
+def _store(settings: Settings) -> StateStore:
+    if _shared(settings):
+        from adapters.postgres.store import PostgresStateStore  # psycopg: only on this backend
+
+        return PostgresStateStore(settings.state.dsn.get_secret_value())
+    return SqliteStateStore(settings.state_root / FILE_NAME)
+
+
+def _store_present(settings: Settings) -> bool:
+    """Whether a state store may be opened without creating one: looking must not create a file.
+    (A PostgreSQL database is the operator's: opening it creates only the-loop's tables.)"""
+    return _shared(settings) or (settings.state_root / FILE_NAME).exists()
+
+
+def _lock(settings: Settings) -> PollerLock:
+    return PollerLock(path=settings.state_root / "poller.lock")
 
 
 def _cluster(settings: Settings) -> ClusterPort:
@@ -156,23 +215,6 @@ def _cluster(settings: Settings) -> ClusterPort:
     return SingleHost(host=settings.host_id, max_sessions=settings.cluster.max_sessions)
 
 
-def _guarded(tmux: TmuxPort, leased: TmuxPort, leases: Leases) -> TmuxPort:
-    """Several hosts: no tmux action on a session whose item this host does not hold right then."""
-    return LeasedTmux(leased, leases) if leases.shared else tmux
-
-
-def _last_check(leases: Leases) -> Callable[[str, TmuxTarget], None]:
-    """The lease checked once more as the very last step before a spawn's or a paste's tmux call
-    (then a fault test's pause point, which does nothing in production)."""
-    pause = stop_point()
-
-    def check(action: str, target: TmuxTarget) -> None:
-        leases.require(target)
-        pause(action)
-
-    return check
-
-
 def _watchdog(settings: Settings) -> ProcessWatchdog:
     return ProcessWatchdog(
         state_root=settings.state_root,
@@ -181,8 +223,75 @@ def _watchdog(settings: Settings) -> ProcessWatchdog:
         timing=settings.lease_timing,
         grace_seconds=settings.routing.tmux.harness_kill_grace_seconds,
         version=version(),  # an upgraded daemon's watchdog replaces the one of the earlier code
-        rotation=Rotation(settings.event_log.max_bytes, settings.event_log.keep),
+        rotation=_rotation(settings),
     )
+
+
+def _tmux(settings: Settings, last_check: Callable[[str, TmuxTarget], None] | None = None) -> ShTmux:
+    return ShTmux(
+        socket_name=settings.routing.tmux.socket_name,
+        command_timeout=settings.routing.dispatch_timeout_seconds,
+        last_check=last_check,
+        root_mark=root_mark(str(settings.state_root.absolute())),
+    )
+
+
+def _leased_tmux(settings: Settings) -> Callable[[Leases], TmuxPort]:
+    """This host's tmux whose spawn and paste check the lease once more as the very last step before
+    the tmux call (then a fault test's pause point, which does nothing in production)."""
+
+    def leased(leases: Leases) -> TmuxPort:
+        pause = stop_point()
+
+        def check(action: str, target: TmuxTarget) -> None:
+            leases.require(target)
+            pause(action)
+
+        return _tmux(settings, last_check=check)
+
+    return leased
+
+
+def _github(settings: Settings, clock: SystemClock) -> GhTracker:
+    github = settings.integrations.github
+    return GhTracker(
+        binary=github.cli.binary,
+        host=github.host,
+        timeout=github.cli.timeout_seconds,
+        clock=clock.epoch,
+        monotonic=clock.monotonic,
+        reactions=_reactions(settings),
+        # the labelled listing between processes, so `poll --once` from cron costs what the daemon does
+        state_dir=settings.state_root / "github",
+    )
+
+
+def _sandbox(settings: Settings, clock: SystemClock) -> SandboxTracker:
+    return SandboxTracker(path=settings.state_root / "sandbox.sqlite3", clock=clock.now)
+
+
+def _workspace_port(settings: Settings) -> GitWorkspaces:
+    workspace = settings.routing.workspace
+    return GitWorkspaces(
+        root=settings.state_root.absolute() / "clones",
+        url_template=workspace.clone_url,
+        gh=settings.integrations.github.cli.binary,
+        timeout=settings.routing.dispatch_timeout_seconds,
+        keep_ignored=workspace.keep_ignored,
+        setup_env=workspace.setup_env,
+    )
+
+
+def _receipts(settings: Settings) -> FileReceipts:
+    return FileReceipts(
+        root=settings.state_root / "receipts",
+        ask_wait_seconds=settings.routing.ask_wait_seconds,
+        channels=RECEIPT_CHANNELS,
+    )
+
+
+def _trust() -> HarnessTrust:
+    return HarnessTrust(claude=ClaudeTrust(), codex=CodexTrust())
 
 
 def _tighten(settings: Settings) -> Callable[[], list[tuple[str, str]]]:
@@ -203,18 +312,9 @@ def _tidy(settings: Settings, github: GhTracker) -> Callable[[], None]:
     return tidied
 
 
-def _store(settings: Settings) -> StateStore:
-    if settings.state.backend == "postgres":
-        from adapters.postgres.store import PostgresStateStore  # psycopg: only on this backend
-
-        return PostgresStateStore(settings.state.dsn.get_secret_value())
-    return SqliteStateStore(settings.state_root / FILE_NAME)
-
-
-def _store_present(settings: Settings) -> bool:
-    """Whether a state store may be opened without creating one: looking must not create a file.
-    (A PostgreSQL database is the operator's: opening it creates only the-loop's tables.)"""
-    return settings.state.backend == "postgres" or (settings.state_root / FILE_NAME).exists()
+def _beat(settings: Settings, usecases: UseCases) -> LeaseHeartbeat | None:
+    """Several hosts: the daemon renews this host's leases; one host holds everything."""
+    return usecases.lease_heartbeat if _shared(settings) else None
 
 
 def _reactions(settings: Settings) -> dict[Reaction, str]:
@@ -227,249 +327,126 @@ def _tracker_for(settings: Settings, trackers: Mapping[str, TrackerPort]) -> Cal
     return lambda item: by_repo.get(item.repo, fallback)
 
 
+def _webhook_server(settings: Settings, intake: WebhookIntake) -> GhWebhookServer:
+    hook = settings.webhooks.gh_webhook
+    return GhWebhookServer(
+        host=hook.host,
+        port=hook.port,
+        secret=hook.secret.get_secret_value(),
+        accept=intake.accept,
+        max_body=hook.max_body_bytes,
+        read_timeout=hook.read_timeout_seconds,
+        max_connections=hook.max_connections,
+        refused=intake.refused,
+    )
+
+
+class _Adapters:
+    """The container's adapters as the use cases' ports, each resolved through its provider when
+    first asked for (an override reaches the use cases too)."""
+
+    def __init__(self, container: Any) -> None:
+        self._c = container
+
+    @property
+    def store(self) -> StateStore:
+        return cast(StateStore, self._c.store())
+
+    @property
+    def events(self) -> EventSink:
+        return cast(EventSink, self._c.events())
+
+    @property
+    def clock(self) -> ClockPort:
+        return cast(ClockPort, self._c.clock())
+
+    @property
+    def tmux(self) -> TmuxPort:
+        return cast(TmuxPort, self._c.shell_tmux())
+
+    @property
+    def leased_tmux(self) -> Callable[[Leases], TmuxPort]:
+        return _leased_tmux(self._c.settings())
+
+    @property
+    def cluster(self) -> ClusterPort:
+        return cast(ClusterPort, self._c.cluster())
+
+    @property
+    def watchdog(self) -> AgentWatchdogPort | None:
+        return cast(AgentWatchdogPort, self._c.watchdog())
+
+    @property
+    def receipts(self) -> ReceiptPort:
+        return cast(ReceiptPort, self._c.receipts())
+
+    @property
+    def trust(self) -> TrustPort:
+        return cast(TrustPort, self._c.trust())
+
+    @property
+    def workspace(self) -> WorkspacePort:
+        return cast(WorkspacePort, self._c.workspace_port())
+
+    @property
+    def trackers(self) -> Mapping[str, TrackerPort]:
+        return cast(Mapping[str, TrackerPort], self._c.trackers())
+
+    @property
+    def tracker_for(self) -> Callable[[WorkItemRef], TrackerPort]:
+        return cast(Callable[[WorkItemRef], TrackerPort], self._c.tracker_for())
+
+
 class Container(containers.DeclarativeContainer):
+    __self__ = providers.Self()
     settings = providers.Dependency(instance_of=Settings)
 
     clock = providers.Singleton(SystemClock)
     doctor_probe = providers.Singleton(ShDoctorProbe)
-    events = providers.Singleton(
-        JsonlEventLog,
-        path=settings.provided.event_log_path,
-        clock=clock.provided.now,
-        rotation=providers.Callable(lambda s: Rotation(s.event_log.max_bytes, s.event_log.keep), settings),
-    )
+    events = providers.Singleton(_events, settings, clock)
     store = providers.Singleton(_store, settings)
     store_present = providers.Callable(_store_present, settings)
-    lock = providers.Singleton(PollerLock, path=providers.Callable(lambda s: s.state_root / "poller.lock", settings))
+    lock = providers.Singleton(_lock, settings)
     cluster = providers.Singleton(_cluster, settings)
     watchdog = providers.Singleton(_watchdog, settings)
-    leases = providers.Singleton(
-        Leases,
-        cluster=cluster,
-        timing=settings.provided.lease_timing,
-        monotonic=clock.provided.monotonic,
-        watchdog=watchdog,
-    )
     # this host's own tmux server, unguarded: for looking, and for ending its own orphaned sessions
-    shell_tmux = providers.Singleton(
-        ShTmux,
-        socket_name=settings.provided.routing.tmux.socket_name,
-        command_timeout=settings.provided.routing.dispatch_timeout_seconds,
-        root_mark=providers.Callable(lambda s: root_mark(str(s.state_root.absolute())), settings),
-    )
-    leased_shell_tmux = providers.Singleton(
-        ShTmux,
-        socket_name=settings.provided.routing.tmux.socket_name,
-        command_timeout=settings.provided.routing.dispatch_timeout_seconds,
-        last_check=providers.Callable(_last_check, leases),
-        root_mark=providers.Callable(lambda s: root_mark(str(s.state_root.absolute())), settings),
-    )
-    tmux = providers.Singleton(_guarded, shell_tmux, leased_shell_tmux, leases)
+    shell_tmux = providers.Singleton(_tmux, settings)
     tmux_screen = providers.Singleton(ShTmuxScreen, socket_name=settings.provided.routing.tmux.socket_name)
-    github = providers.Singleton(
-        GhTracker,
-        binary=settings.provided.integrations.github.cli.binary,
-        host=settings.provided.integrations.github.host,
-        timeout=settings.provided.integrations.github.cli.timeout_seconds,
-        clock=clock.provided.epoch,
-        monotonic=clock.provided.monotonic,
-        reactions=providers.Callable(_reactions, settings),
-        # the labelled listing between processes, so `poll --once` from cron costs what the daemon does
-        state_dir=providers.Callable(lambda s: s.state_root / "github", settings),
-    )
-    sandbox = providers.Singleton(
-        SandboxTracker,
-        path=providers.Callable(lambda s: s.state_root / "sandbox.sqlite3", settings),
-        clock=clock.provided.now,
-    )
+    github = providers.Singleton(_github, settings, clock)
+    sandbox = providers.Singleton(_sandbox, settings, clock)
     trackers = providers.Dict(github=github, sandbox=sandbox)
     tracker_for = providers.Callable(_tracker_for, settings, trackers)
+    workspace_port = providers.Singleton(_workspace_port, settings)
+    receipts = providers.Singleton(_receipts, settings)
+    trust = providers.Singleton(_trust)
 
-    workspace_port = providers.Singleton(
-        GitWorkspaces,
-        root=providers.Callable(lambda s: s.state_root.absolute() / "clones", settings),
-        url_template=settings.provided.routing.workspace.clone_url,
-        gh=settings.provided.integrations.github.cli.binary,
-        timeout=settings.provided.routing.dispatch_timeout_seconds,
-        keep_ignored=settings.provided.routing.workspace.keep_ignored,
-        setup_env=settings.provided.routing.workspace.setup_env,
+    # every use case, built by the one composition root the service tests build theirs with
+    usecases = providers.Singleton(
+        UseCases, providers.Factory(_Adapters, __self__), providers.Callable(_configs, settings)
     )
-    workspaces = providers.Singleton(
-        Workspaces,
-        tracker_for=tracker_for,
-        port=workspace_port,
-        tmux=tmux,
-        store=store,
-        events=events,
-        clock=clock,
-        config=providers.Callable(_workspace_config, settings),
-    )
-    receipts = providers.Singleton(
-        FileReceipts,
-        root=providers.Callable(lambda s: s.state_root / "receipts", settings),
-        ask_wait_seconds=providers.Callable(lambda s: s.routing.ask_wait_seconds, settings),
-        channels=RECEIPT_CHANNELS,
-    )
-    trust = providers.Singleton(
-        HarnessTrust, claude=providers.Singleton(ClaudeTrust), codex=providers.Singleton(CodexTrust)
-    )
-    secret = providers.Singleton(receipt_secret, store)
-    watch = providers.Singleton(HarnessWatch, tmux=tmux, receipts=receipts, clock=clock)
-    spawner = providers.Singleton(
-        Spawner,
-        tmux=tmux,
-        store=store,
-        events=events,
-        clock=clock,
-        watch=watch,
-        receipts=receipts,
-        trust=trust,
-        workdir=providers.Callable(_workdir, settings),
-        config=providers.Callable(_spawn_config, settings),
-        workspaces=workspaces,
-    )
-    orphans = providers.Singleton(Orphans, tmux=shell_tmux, cluster=cluster, events=events)
-    lease_heartbeat = providers.Singleton(
-        LeaseHeartbeat,
-        leases=leases,
-        cluster=cluster,
-        events=events,
-        monotonic=clock.provided.monotonic,
-        watchdog=watchdog,
-    )
-    dispatcher = providers.Singleton(
-        Dispatcher,
-        tmux=tmux,
-        events=events,
-        watch=watch,
-        spawner=spawner,
-        config=providers.Callable(
-            lambda s: DispatchConfig(resume_on_respawn=s.routing.tmux.resume_on_respawn, host=_host(s)), settings
-        ),
-    )
-    feedback = providers.Singleton(
-        Feedback, tracker_for=tracker_for, events=events, reactions=settings.provided.routing.reactions.enabled
-    )
-    delivery = providers.Singleton(
-        Delivery,
-        store=store,
-        events=events,
-        clock=clock,
-        dispatcher=dispatcher,
-        watch=watch,
-        receipts=receipts,
-        feedback=feedback,
-        tracker_for=tracker_for,
-        config=providers.Callable(
-            lambda s, secret: DeliveryConfig(max_retries=s.polling.max_retries, version=version(), secret=secret),
-            settings,
-            secret,
-        ),
-        default_harness=settings.provided.routing.default_harness,
-    )
-    closer = providers.Singleton(
-        Closer,
-        tmux=tmux,
-        store=store,
-        events=events,
-        clock=clock,
-        config=providers.Callable(
-            lambda s: CloseConfig(
-                kill_harness_on_close=s.routing.tmux.kill_harness_on_close,
-                keep_session_on_close=s.routing.tmux.keep_session_on_close,
-                grace_seconds=s.routing.tmux.harness_kill_grace_seconds,
-            ),
-            settings,
-        ),
-        workspaces=workspaces,
-        receipts=receipts,
-    )
-    asks = providers.Singleton(
-        Asks,
-        store=store,
-        events=events,
-        clock=clock,
-        watch=watch,
-        receipts=receipts,
-        feedback=feedback,
-        config=providers.Callable(
-            lambda s: AskConfig(wait_seconds=s.routing.ask_wait_seconds, host=_host(s)), settings
-        ),
-    )
-    controls = providers.Singleton(
-        Controls,
-        tmux=tmux,
-        store=store,
-        events=events,
-        clock=clock,
-        closer=closer,
-        watch=watch,
-        feedback=feedback,
-        harness=spawner.provided.harness,
-        config=providers.Callable(
-            lambda s: ControlConfig(keep_session_on_close=s.routing.tmux.keep_session_on_close), settings
-        ),
-        asks=asks,
-    )
-    intake = providers.Singleton(
-        Intake,
-        tracker_for=tracker_for,
-        store=store,
-        events=events,
-        clock=clock,
-        config=providers.Callable(lambda s: IntakeConfig(authorized=s.authorized, version=version()), settings),
-    )
-    parking = providers.Singleton(
-        Parking,
-        store=store,
-        events=events,
-        clock=clock,
-        feedback=feedback,
-        tracker_for=tracker_for,
-        authorized=settings.provided.authorized,
-    )
-    worker = providers.Singleton(
-        ItemWorker,
-        store=store,
-        events=events,
-        clock=clock,
-        intake=intake,
-        delivery=delivery,
-        controls=controls,
-        watch=watch,
-        feedback=feedback,
-        parking=parking,
-        asks=asks,
-        config=providers.Callable(
-            lambda s, secret: WorkerConfig(secret=secret, trigger=s.routing.trigger, host=_host(s)),
-            settings,
-            secret,
-        ),
-    )
-    poll_cycle = providers.Singleton(
-        PollCycle,
-        trackers=trackers,
-        store=store,
-        events=events,
-        clock=clock,
-        worker=worker,
-        closer=closer,
-        config=providers.Callable(_poll_config, settings),
-        cluster=cluster,
-        leases=leases,
-        orphans=orphans,
-        pruner=providers.Singleton(
-            LedgerPruner,
-            store=store,
-            events=events,
-            clock=clock,
-            pass_every_seconds=settings.provided.state.prune_pass_seconds,
-            margin=providers.Callable(_prune_margin, settings),
-            host=settings.provided.host_id,
-            interval_seconds=settings.provided.polling.interval_seconds,
-        ),
-        feedback=feedback,
-    )
+    secret = usecases.provided.secret
+    leases = usecases.provided.leases
+    tmux = usecases.provided.tmux
+    workspaces = usecases.provided.workspaces
+    watch = usecases.provided.watch
+    spawner = usecases.provided.spawner
+    orphans = usecases.provided.orphans
+    lease_heartbeat = usecases.provided.lease_heartbeat
+    dispatcher = usecases.provided.dispatcher
+    feedback = usecases.provided.feedback
+    delivery = usecases.provided.delivery
+    closer = usecases.provided.closer
+    asks = usecases.provided.asks
+    controls = usecases.provided.controls
+    intake = usecases.provided.intake
+    parking = usecases.provided.parking
+    worker = usecases.provided.worker
+    poll_cycle = usecases.provided.poll
+    webhook_intake = usecases.provided.webhook_intake
+    sessions_admin = usecases.provided.sessions_admin
+    mover = usecases.provided.mover
+    fleet = usecases.provided.fleet
+
     # a Factory: `poll` passes its own `report` (the per-cycle line on stderr)
     daemon = providers.Factory(
         Daemon,
@@ -480,73 +457,12 @@ class Container(containers.DeclarativeContainer):
         lock=lock,
         interval_seconds=settings.provided.polling.interval_seconds,
         version=providers.Callable(version),
-        leases=providers.Callable(lambda s, beat: beat if _shared(s) else None, settings, lease_heartbeat),
+        leases=providers.Callable(_beat, settings, usecases),
         orphans=orphans,
-        heartbeat_key=providers.Callable(lambda s: heartbeat_key(s.host_id, shared=_shared(s)), settings),
+        heartbeat_key=usecases.provided.configs.heartbeat_key,
         watch=watch,
         tighten=providers.Callable(_tighten, settings),
         asks=asks.provided.sweep,
         tidy=providers.Callable(_tidy, settings, github),
     )
-    webhook_intake = providers.Singleton(
-        WebhookIntake,
-        store=store,
-        sources=providers.Callable(lambda s: s.sources(), settings),
-        authorized=settings.provided.authorized,
-        cluster=cluster,
-        events=events,
-        clock=clock,
-        limits=providers.Callable(_inbox_limits, settings),
-    )
-    webhook_server = providers.Singleton(
-        GhWebhookServer,
-        host=settings.provided.webhooks.gh_webhook.host,
-        port=settings.provided.webhooks.gh_webhook.port,
-        secret=providers.Callable(lambda s: s.webhooks.gh_webhook.secret.get_secret_value(), settings),
-        accept=webhook_intake.provided.accept,
-        max_body=settings.provided.webhooks.gh_webhook.max_body_bytes,
-        read_timeout=settings.provided.webhooks.gh_webhook.read_timeout_seconds,
-        max_connections=settings.provided.webhooks.gh_webhook.max_connections,
-        refused=webhook_intake.provided.refused,
-    )
-    sessions_admin = providers.Singleton(
-        SessionsAdmin,
-        cluster=cluster,
-        tmux=tmux,
-        store=store,
-        events=events,
-        closer=closer,
-        watch=watch,
-        harnesses=providers.Callable(_harnesses, settings),
-        clock=clock,
-        config=providers.Callable(
-            lambda s: AdminConfig(
-                grace_seconds=s.routing.tmux.harness_kill_grace_seconds,
-                keep_session_on_close=s.routing.tmux.keep_session_on_close,
-            ),
-            settings,
-        ),
-    )
-    mover = providers.Singleton(
-        Mover,
-        cluster=cluster,
-        leases=leases,
-        store=store,
-        tmux=shell_tmux,
-        events=events,
-        clock=clock,
-        grace_seconds=settings.provided.routing.tmux.harness_kill_grace_seconds,
-        pause=clock.provided.sleep,
-    )
-    fleet = providers.Singleton(
-        Fleet,
-        admin=sessions_admin,
-        store=store,
-        cluster=cluster,
-        tmux=shell_tmux,  # the page only reads a pane's last lines
-        events=events,
-        clock=clock,
-        heartbeat=providers.Callable(
-            lambda store, s: lambda: store.meta().get(heartbeat_key(s.host_id, shared=_shared(s))), store, settings
-        ),
-    )
+    webhook_server = providers.Singleton(_webhook_server, settings, webhook_intake)

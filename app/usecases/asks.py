@@ -16,6 +16,7 @@ from datetime import timedelta
 
 from app.usecases.feedback import Feedback
 from app.usecases.meta import requests_made, save_requests_made
+from app.usecases.unit_of_work import InUnitOfWork, UnitOfWork
 from app.usecases.watch import HarnessWatch
 from domain.asks import (
     UNBOUND_SAID,
@@ -33,10 +34,9 @@ from domain.asks import (
     pane_answered_notice,
 )
 from domain.control import Control
-from domain.errors import StaleWrite
 from domain.events import Event, Level
 from domain.model import Comment, PostedRequest, Reaction, SessionRecord, SessionStatus
-from domain.ports import ClockPort, EventSink, ReceiptPort, StateStore
+from domain.ports import ReceiptPort
 from domain.receipts import Receipt
 from domain.refs import WorkItemRef
 
@@ -60,10 +60,8 @@ class _Retry:
 
 
 @dataclass(kw_only=True, eq=False)
-class Asks:
-    store: StateStore
-    events: EventSink
-    clock: ClockPort
+class Asks(InUnitOfWork):
+    uow: UnitOfWork
     watch: HarnessWatch
     receipts: ReceiptPort
     feedback: Feedback
@@ -99,15 +97,17 @@ class Asks:
     def _look(self, record: SessionRecord) -> SessionRecord | None:
         receipts = self.watch.receipts(record)
         asks = open_asks(receipts, taken=self.watch.taken(record, receipts))
-        try:
+
+        def answered(record: SessionRecord) -> SessionRecord:
             record = self._close(record, receipts, {ask.key for ask in asks})
             for ask in asks:
                 made = next((request for request in record.requests if request.key == ask.key), None)
                 if made is None or made.pending:
                     record = self._post(record, ask, made, episode=blocked_episode(receipts))
-        except StaleWrite:
-            return self.store.session(record.item)
-        return record
+            return record
+
+        # another writer first: what it stored stands, looked at again next time
+        return self.uow.save(answered, read=lambda: self.store.session(record.item), value=record).value
 
     def _lock(self, item: WorkItemRef) -> threading.Lock:
         with self._guard:
@@ -221,16 +221,19 @@ class Asks:
         """The request's comment is on the item: its record says so. The request's comment stands
         for the episode's blocked notice: no second comment for it. A save that lost to another
         writer is made again on what it saved (the number stays the request's either way)."""
-        for _ in range(3):
+
+        def said(record: SessionRecord) -> SessionRecord:
             requests = tuple(posted if r.key == posted.key else r for r in record.requests)
-            try:
-                return self.store.save_session(replace(record, requests=requests, blocked_notice=episode))
-            except StaleWrite:
-                stored = self.store.session(record.item)
-                if stored is None or not any(r.key == posted.key for r in stored.requests):
-                    return stored or record
-                record = stored
-        return record  # still pending: posted again, under its number, next time
+            return self.store.save_session(replace(record, requests=requests, blocked_notice=episode))
+
+        saved = self.uow.save(
+            said,
+            read=lambda: self.store.session(record.item),
+            value=record,
+            tries=3,
+            again=lambda stored: any(r.key == posted.key for r in stored.requests),
+        )
+        return saved.value or record  # still pending: posted again, under its number, next time
 
     def _close(self, record: SessionRecord, receipts: list[Receipt], still: set[str]) -> SessionRecord:
         """The requests posted that are no longer open: answered from here (nothing more to say),

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from app.usecases.unit_of_work import InUnitOfWork, Lost, UnitOfWork
 from app.usecases.workspaces import Workspaces
-from domain.errors import StaleWrite, TmuxFailed, TmuxUnanswered
+from domain.errors import TmuxFailed, TmuxUnanswered
 from domain.events import Event, Level
 from domain.ledger import receipts_wanted
 from domain.model import ClosedBy, ItemState, SessionRecord, SessionState, SessionStatus
-from domain.ports import ClockPort, EventSink, ReceiptPort, StateStore, TmuxPort
+from domain.ports import ReceiptPort, TmuxPort
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,11 +21,9 @@ class CloseConfig:
 
 
 @dataclass(kw_only=True, eq=False)
-class Closer:
+class Closer(InUnitOfWork):
     tmux: TmuxPort
-    store: StateStore
-    events: EventSink
-    clock: ClockPort
+    uow: UnitOfWork
     config: CloseConfig
     workspaces: Workspaces | None = None
     receipts: ReceiptPort | None = None
@@ -57,13 +56,15 @@ class Closer:
         holds until they reopen it; an upstream close until the item is watched again)."""
         terminated = self.config.kill_harness_on_close and self._stop(record, keep_tmux=keep_tmux)
         killed = not keep_tmux and self._kill(record)
-        try:
-            closed: SessionRecord | None = self.store.save_session(self._closed(record, by))
-        except StaleWrite:
-            # written meanwhile (the poller's delivery): a close stands, so close what is stored now
-            fresh = self.store.session(record.item)
-            # forgotten meanwhile (a reset): nothing is left to close
-            closed = None if fresh is None else self.store.save_session(self._closed(fresh, by))
+        # written meanwhile (the poller's delivery): a close stands, so close what is stored now;
+        # forgotten meanwhile (a reset): nothing is left to close
+        closed = self.uow.save(
+            lambda current: self.store.save_session(self._closed(current, by)),
+            read=lambda: self.store.session(record.item),
+            value=record,
+            tries=2,
+            lost=Lost.RAISE,
+        ).value
         self.events.emit(
             Event.SESSION_CLOSED,
             source=source,
@@ -87,10 +88,10 @@ class Closer:
         ledger = self.store.ledger(record.item)
         if receipts_wanted(ledger, harness_ended=ended).choice:
             return
-        if ledger is not None and ledger.turns:
-            try:  # its harness ended: no turn of it can be seen to end any more
-                self.store.save_ledger(replace(ledger, turns=()))
-            except StaleWrite:
+        if ledger is not None and ledger.turns:  # its harness ended: no turn of it can be seen to end any more
+            no_turns = replace(ledger, turns=())
+            saved = self.uow.save(self.store.save_ledger, read=lambda: self.store.ledger(record.item), value=no_turns)
+            if not saved.won:
                 return  # the poller wrote it meanwhile: kept, as when anything still reads them
         self.receipts.forget(record.item)
 

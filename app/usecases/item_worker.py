@@ -13,15 +13,14 @@ from app.usecases.feedback import Feedback
 from app.usecases.intake import Intake, Listing
 from app.usecases.parking import RESUME, Parking, resume_turn
 from app.usecases.subjects import CommentSubject, StartSubject
+from app.usecases.unit_of_work import InUnitOfWork, UnitOfWork
 from app.usecases.watch import HarnessWatch
 from domain.control import Verb, control_of, triggered
-from domain.errors import StaleWrite
 from domain.events import Event, Level
 from domain.ledger import DeliveryState, Ledger, Resolution, StartRequest
 from domain.model import ClosedBy, Comment, DeliveryId, Reaction, SessionRecord, SessionStatus, WorkItem
 from domain.notice import closed_notice
 from domain.parking import failed_turn
-from domain.ports import ClockPort, EventSink, StateStore
 from domain.receipts import delivery_tag, receipt_line, turn_ended_after
 
 if TYPE_CHECKING:
@@ -60,10 +59,8 @@ class WorkerConfig:
 
 
 @dataclass(kw_only=True, eq=False)
-class ItemWorker:
-    store: StateStore
-    events: EventSink
-    clock: ClockPort
+class ItemWorker(InUnitOfWork):
+    uow: UnitOfWork
     intake: Intake
     delivery: Delivery
     controls: Controls
@@ -239,10 +236,12 @@ class ItemWorker:
             return
         if self.feedback.notify(comment.item, closed_notice(comment), notice="closed", comment_id=comment.id) is None:
             return
-        try:
-            walk.record = self.store.save_session(replace(record, closed_notice=comment.id))
-        except StaleWrite:  # reopened or reset meanwhile: what is stored now decides the next comment
-            walk.record = self.store.session(comment.item)
+        # reopened or reset meanwhile: what is stored now decides the next comment
+        walk.record = self.uow.save(
+            lambda current: self.store.save_session(replace(current, closed_notice=comment.id)),
+            read=lambda: self.store.session(comment.item),
+            value=record,
+        ).value
 
     def _not_for_agent(self, ledger: Ledger, comment: Comment) -> Ledger:
         """With a trigger phrase set, a comment without it is not a prompt (no reaction)."""

@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from app.usecases.meta import read_through_key
+from app.usecases.unit_of_work import InUnitOfWork, UnitOfWork
 from domain.cluster import Held
-from domain.errors import StaleWrite, StateError, StoreUnreachable
+from domain.errors import StateError, StoreUnreachable
 from domain.events import Event, Level
 from domain.ledger import PRUNE_MARGIN
-from domain.ports import ClockPort, EventSink, StateStore
 from domain.refs import WorkItemRef
 
 PRUNE_BATCH = 20  # ledgers looked at per poll interval: each in its own short transaction, the cycle never waits long
@@ -25,7 +25,7 @@ POSITION_KEY = "ledger-pruning-after"  # meta: the last item a pass looked at, s
 
 
 @dataclass(kw_only=True, eq=False)
-class LedgerPruner:
+class LedgerPruner(InUnitOfWork):
     """Each `run` looks at the next `batch` ledgers of a pass over every item (the list is read once
     a pass, so a cycle costs the same whatever the backlog), those this host holds, and prunes each
     up to a horizon its repository's reads vouch for: `margin` (an hour) before the last read that moved
@@ -36,9 +36,7 @@ class LedgerPruner:
     often than a pass takes — its cycles long while they deliver — resumes the pass there instead
     of beginning again at the first item and never reaching the last ones."""
 
-    store: StateStore
-    events: EventSink
-    clock: ClockPort
+    uow: UnitOfWork
     batch: int = PRUNE_BATCH
     pass_every_seconds: float = PASS_EVERY_SECONDS
     margin: timedelta = PRUNE_MARGIN  # how far the horizon trails the last read
@@ -115,9 +113,8 @@ class LedgerPruner:
         pruned = ledger.prune(before=before) if ledger is not None else None
         if ledger is None or pruned is None or pruned is ledger:
             return 0
-        try:
-            self.store.save_ledger(pruned)  # compare-and-set: a worker or an operator that wrote meanwhile wins
-        except StaleWrite:
+        # compare-and-set: a worker or an operator that wrote meanwhile wins
+        if not self.uow.save(self.store.save_ledger, read=lambda: self.store.ledger(item), value=pruned).won:
             return 0
         count = len(ledger.resolved) - len(pruned.resolved)
         horizon = pruned.horizon.isoformat() if pruned.horizon else ""

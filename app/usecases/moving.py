@@ -9,11 +9,12 @@ from contextlib import suppress
 from dataclasses import dataclass, replace
 
 from app.usecases.leases import Leases
-from domain.errors import StaleWrite, TmuxFailed, TmuxUnanswered
+from app.usecases.unit_of_work import UnitOfWork
+from domain.errors import TmuxFailed, TmuxUnanswered
 from domain.events import Event
 from domain.ledger import StartRequest
-from domain.model import SessionState, SessionStatus
-from domain.ports import ClockPort, ClusterPort, EventSink, StateStore, TmuxPort
+from domain.model import SessionRecord, SessionState, SessionStatus
+from domain.ports import ClusterPort, TmuxPort
 from domain.refs import WorkItemRef
 
 OPERATOR = "operator"
@@ -33,19 +34,16 @@ class Mover:
         *,
         cluster: ClusterPort,
         leases: Leases,
-        store: StateStore,
+        uow: UnitOfWork,
         tmux: TmuxPort,
-        events: EventSink,
-        clock: ClockPort,
         grace_seconds: float,
         pause: Callable[[float], None],
     ) -> None:
         self._cluster = cluster
         self._leases = leases
-        self._store = store
+        self._uow = uow
+        self._store, self._events, self._clock = uow.store, uow.events, uow.clock
         self._tmux = tmux  # this host's own server: once handed over, the session here is an orphan
-        self._events = events
-        self._clock = clock
         self._grace = grace_seconds
         self._pause = pause
 
@@ -71,17 +69,19 @@ class Mover:
     def _record_moved(self, item: WorkItemRef, to: str) -> None:
         """The receiver may resume the conversation (its harness decides); an open session starts
         there right away, before any comment."""
-        for _ in range(3):  # the daemon here may be saving them too: read again and retry
-            with suppress(StaleWrite):
-                record = self._store.session(item)
-                if record is not None:
-                    moved = replace(record, host=to, previous_host=self._cluster.host, last_event="session.moved")
-                    self._store.save_session(moved)
-                ledger = self._store.ledger(item)
-                active = record is not None and record.status is SessionStatus.ACTIVE
-                if active and ledger is not None and ledger.start is None and not ledger.stopped:
-                    self._store.save_ledger(replace(ledger, start=StartRequest("moved", self._clock.now())))
-                return
+
+        def moved(record: SessionRecord) -> SessionRecord:
+            saved = self._store.save_session(
+                replace(record, host=to, previous_host=self._cluster.host, last_event="session.moved")
+            )
+            ledger = self._store.ledger(item)
+            active = record.status is SessionStatus.ACTIVE
+            if active and ledger is not None and ledger.start is None and not ledger.stopped:
+                self._store.save_ledger(replace(ledger, start=StartRequest("moved", self._clock.now())))
+            return saved
+
+        # the daemon here may be saving them too: read again and decide again
+        self._uow.save(moved, read=lambda: self._store.session(item), tries=3)
 
     def _wait_untrusted(self) -> None:
         """Until this host's daemon has renewed since (and so knows the item is gone) or its trust

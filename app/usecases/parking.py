@@ -10,13 +10,14 @@ from datetime import datetime
 from app.usecases.feedback import Feedback
 from app.usecases.spawner import Dispatch
 from app.usecases.subjects import StartSubject
-from domain.errors import StaleWrite, TrackerError
+from app.usecases.unit_of_work import InUnitOfWork, UnitOfWork
+from domain.errors import TrackerError
 from domain.events import Event, Level
 from domain.ledger import Authorized, Ledger, Screen, StartRequest, Turn, screen
 from domain.model import Comment, CommentKind, Reaction, SessionRecord, WorkItem
 from domain.notice import parked_notice
 from domain.parking import FailedTurn, Park, park, resume_prompt
-from domain.ports import ClockPort, EventSink, StateStore, TrackerPort
+from domain.ports import TrackerPort
 from domain.prompts import spawn_prompt
 from domain.receipts import Receipt, delivery_tag, receipt_line
 from domain.refs import WorkItemRef
@@ -52,10 +53,8 @@ class ResumeSubject(StartSubject):
 
 
 @dataclass(kw_only=True, eq=False)
-class Parking:
-    store: StateStore
-    events: EventSink
-    clock: ClockPort
+class Parking(InUnitOfWork):
+    uow: UnitOfWork
     feedback: Feedback
     tracker_for: Callable[[WorkItemRef], TrackerPort]
     authorized: Authorized
@@ -149,7 +148,6 @@ class Parking:
         return found
 
     def _save(self, record: SessionRecord) -> SessionRecord:
-        try:
-            return self.store.save_session(record)
-        except StaleWrite:  # changed meanwhile (closed, reset): what is stored decides
-            return self.store.session(record.item) or record
+        # changed meanwhile (closed, reset): what is stored decides
+        saved = self.uow.save(self.store.save_session, read=lambda: self.store.session(record.item), value=record)
+        return saved.value or record

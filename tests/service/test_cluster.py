@@ -214,8 +214,8 @@ def mover_on(hosts: Hosts, name: str) -> Mover:
     world = hosts[name]
     assert world.cluster is not None
     return Mover(
-        cluster=world.cluster, leases=world.leases, store=world.store, tmux=world.tmux, events=world.events,
-        clock=world.clock, grace_seconds=0, pause=world.clock.sleep,
+        cluster=world.cluster, leases=world.leases, uow=world.usecases.uow, tmux=world.tmux, grace_seconds=0,
+        pause=world.clock.sleep,
     )  # fmt: skip
 
 

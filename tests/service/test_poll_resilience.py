@@ -20,7 +20,6 @@ class Boom(Exception):
 
 def test_two_labels_on_one_repository_both_get_their_comments() -> None:
     world = World()
-    world.poll = world._poll()
     world.poll._watches = __import__("app.usecases.poll", fromlist=["watches"]).watches(
         [Source("github", REPO, "loop"), Source("github", REPO, "agent")]
     )

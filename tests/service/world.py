@@ -1,31 +1,26 @@
-"""A whole the-loop over fakes: the poll cycle wired as the container wires it."""
+"""A whole the-loop over fakes: the use cases built by the container's own composition root."""
 
 from __future__ import annotations
 
 import contextlib
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 from adapters.sqlite.cluster import SingleHost
-from app.usecases.asks import AskConfig, Asks
+from app.usecases.asks import Asks
 from app.usecases.closing import CloseConfig, Closer
-from app.usecases.control import ControlConfig, Controls
-from app.usecases.delivery import Delivery, DeliveryConfig
-from app.usecases.dispatcher import DispatchConfig, Dispatcher
-from app.usecases.feedback import Feedback
-from app.usecases.intake import Intake, IntakeConfig
-from app.usecases.item_worker import ItemWorker, WorkerConfig
-from app.usecases.leases import LeasedTmux, Leases
-from app.usecases.ledger_pruning import PASS_EVERY_SECONDS, LedgerPruner
+from app.usecases.item_worker import ItemWorker
+from app.usecases.leases import Leases
+from app.usecases.ledger_pruning import PASS_EVERY_SECONDS
 from app.usecases.orphans import Orphans
-from app.usecases.parking import Parking
 from app.usecases.poll import CycleSummary, PollConfig, PollCycle
 from app.usecases.sessions_admin import AdminConfig, SessionsAdmin
 from app.usecases.spawner import SpawnConfig, Spawner
 from app.usecases.watch import HarnessWatch
 from app.usecases.webhook import WebhookIntake
+from app.usecases.wiring import Configs, PortSet, UseCases
 from app.usecases.workspaces import WorkspaceConfig, Workspaces
 from domain.cluster import LeaseTiming
 from domain.ledger import PRUNE_MARGIN, Authorized, Ledger
@@ -99,164 +94,97 @@ class World:
             self.cluster = SingleHost(host="solo", max_sessions=20)
         self.host = self.cluster.host if self.cluster.shared else ""
         self.watchdog = FakeWatchdog(self.tmux, self.clock) if isinstance(self.tmux, FakeTmux) else None
-        self.leases = Leases(
-            cluster=self.cluster, timing=self.timing, monotonic=self.clock.monotonic, watchdog=self.watchdog
-        )
-        self.guarded: TmuxPort = LeasedTmux(self.tmux, self.leases) if self.cluster.shared else self.tmux
-        self.orphans = Orphans(tmux=self.tmux, cluster=self.cluster, events=self.events)
         self.trust = FakeTrust()
-        self.workspaces = Workspaces(
-            port=self.git,
-            tmux=self.guarded,
-            store=self.store,
-            events=self.events,
-            clock=self.clock,
-            config=self.workspace,
-            tracker_for=lambda _ref: self.tracker,
-        )
-        self.watch = HarnessWatch(tmux=self.guarded, receipts=self.receipts, clock=self.clock)
-        self.spawner = Spawner(
-            tmux=self.guarded,
-            store=self.store,
-            events=self.events,
-            clock=self.clock,
-            watch=self.watch,
-            receipts=self.receipts,
-            trust=self.trust_port or self.trust,
-            workdir=lambda item: self.workdir.replace("{slug}", item.ref.slug),
-            config=SpawnConfig(
+        self.new_id = self.session_ids or (lambda: next(ids))
+        self.ports = PortSet(
+            store=self.store, events=self.events, clock=self.clock, tmux=self.tmux,
+            leased_tmux=lambda _leases: self.tmux, cluster=self.cluster, watchdog=self.watchdog,
+            receipts=self.receipts, trust=self.trust_port or self.trust, workspace=self.git,
+            trackers={"github": self.tracker}, tracker_for=lambda _ref: self.tracker,
+        )  # fmt: skip
+        self.usecases = UseCases(self.ports, self.configs())
+
+    def configs(self) -> Configs:
+        """The settings of this world, as the container reads them from the configuration."""
+        return Configs(
+            spawn=SpawnConfig(
                 harnesses=self.harnesses, default_harness=self.harness, host=self.host, environ=self.environ
             ),
-            new_id=self.session_ids or (lambda: next(ids)),
-            workspaces=self.workspaces,
-        )
-        self.dispatcher = Dispatcher(
-            tmux=self.guarded, events=self.events, watch=self.watch, spawner=self.spawner,
-            config=DispatchConfig(host=self.host),
-        )  # fmt: skip
-        self.feedback = Feedback(tracker_for=lambda _ref: self.tracker, events=self.events)
-        self.asks = Asks(
-            store=self.store, events=self.events, clock=self.clock, watch=self.watch, receipts=self.receipts,
-            feedback=self.feedback, config=AskConfig(wait_seconds=self.ask_wait_seconds),
-        )  # fmt: skip
-        self.closer = Closer(
-            tmux=self.guarded,
-            store=self.store,
-            events=self.events,
-            clock=self.clock,
-            config=self.close,
-            workspaces=self.workspaces,
-            receipts=self.receipts,
-        )
-        self.worker = self._worker()
-        self.poll = self._poll()
-
-    def _controls(self) -> Controls:
-        return Controls(
-            tmux=self.guarded,
-            store=self.store,
-            events=self.events,
-            clock=self.clock,
-            closer=self.closer,
-            watch=self.watch,
-            feedback=self.feedback,
-            harness=self.spawner.harness,
-            config=ControlConfig(keep_session_on_close=self.close.keep_session_on_close),
-            asks=self.asks,
-        )
-
-    def _worker(self) -> ItemWorker:
-        delivery = Delivery(
-            store=self.store,
-            events=self.events,
-            clock=self.clock,
-            dispatcher=self.dispatcher,
-            watch=self.watch,
-            receipts=self.receipts,
-            feedback=self.feedback,
-            tracker_for=lambda _ref: self.tracker,
-            config=DeliveryConfig(max_retries=self.max_retries, version=self.version, secret=self.secret),
-            default_harness=self.harness,
-        )
-        intake = Intake(
-            tracker_for=lambda _ref: self.tracker,
-            store=self.store,
-            events=self.events,
-            clock=self.clock,
-            config=IntakeConfig(authorized=self.authorized_logins, version=self.version),
-        )
-        parking = Parking(
-            store=self.store, events=self.events, clock=self.clock, feedback=self.feedback,
-            tracker_for=lambda _ref: self.tracker, authorized=self.authorized_logins,
-        )  # fmt: skip
-        return ItemWorker(
-            store=self.store,
-            events=self.events,
-            clock=self.clock,
-            intake=intake,
-            delivery=delivery,
-            controls=self._controls(),
-            watch=self.watch,
-            feedback=self.feedback,
-            parking=parking,
-            asks=self.asks,
-            config=WorkerConfig(secret=self.secret, trigger=self.trigger, host=self.host),
-        )
-
-    def _poll(self) -> PollCycle:
-        config = PollConfig(
-            sources=tuple(Source("github", repo, "loop") for repo in self.repos),
-            spawn_mode=self.spawn_mode,
-            max_concurrent=self.max_concurrent,
-        )
-        return PollCycle(
-            trackers={"github": self.tracker},
-            store=self.store,
-            events=self.events,
-            clock=self.clock,
-            worker=self.worker,
-            closer=self.closer,
-            config=config,
-            cluster=self.cluster,
-            leases=self.leases,
-            orphans=self.orphans,
-            pruner=LedgerPruner(
-                store=self.store,
-                events=self.events,
-                clock=self.clock,
-                pass_every_seconds=self.prune_every_seconds,
-                margin=self.prune_margin,
+            workspace=self.workspace,
+            close=self.close,
+            poll=PollConfig(
+                sources=tuple(Source("github", repo, "loop") for repo in self.repos),
+                spawn_mode=self.spawn_mode,
+                max_concurrent=self.max_concurrent,
             ),
-            feedback=self.feedback,
+            authorized=self.authorized_logins,
+            version=self.version,
+            workdir=lambda item: self.workdir.replace("{slug}", item.ref.slug),
+            host=self.host,
+            secret=self.secret,
+            trigger=self.trigger,
+            max_retries=self.max_retries,
+            ask_wait_seconds=self.ask_wait_seconds,
+            timing=self.timing,
+            new_id=self.new_id,
+            prune_every_seconds=self.prune_every_seconds,
+            prune_margin=self.prune_margin,
         )
+
+    # --- the use cases, as the container has them ------------------------------------
+
+    @property
+    def leases(self) -> Leases:
+        return self.usecases.leases
+
+    @property
+    def guarded(self) -> TmuxPort:
+        return self.usecases.tmux
+
+    @property
+    def orphans(self) -> Orphans:
+        return self.usecases.orphans
+
+    @property
+    def workspaces(self) -> Workspaces:
+        return self.usecases.workspaces
+
+    @property
+    def watch(self) -> HarnessWatch:
+        return self.usecases.watch
+
+    @property
+    def spawner(self) -> Spawner:
+        return self.usecases.spawner
+
+    @property
+    def asks(self) -> Asks:
+        return self.usecases.asks
+
+    @property
+    def closer(self) -> Closer:
+        return self.usecases.closer
+
+    @property
+    def worker(self) -> ItemWorker:
+        return self.usecases.worker
+
+    @property
+    def poll(self) -> PollCycle:
+        return self.usecases.poll
 
     def intake(self, limits: InboxLimits | None = None) -> WebhookIntake:
         """The webhook's intake over this world, as the container wires it."""
-        sources = [Source("github", repo, "loop") for repo in self.repos]
-        assert self.cluster is not None
-        return WebhookIntake(
-            store=self.store, sources=sources, authorized=self.authorized_logins, cluster=self.cluster,
-            events=self.events, clock=self.clock, limits=limits or InboxLimits(),
-        )  # fmt: skip
+        configs = replace(self.configs(), inbox_limits=limits or InboxLimits())
+        return UseCases(self.ports, configs).webhook_intake
 
     def admin(self, **config: object) -> SessionsAdmin:
-        return SessionsAdmin(
-            tmux=self.guarded,
-            store=self.store,
-            events=self.events,
-            closer=self.closer,
-            watch=self.watch,
-            harnesses=self.harnesses,
-            clock=self.clock,
-            config=AdminConfig(**config),  # type: ignore[arg-type]
-        )
+        return replace(self.usecases.sessions_admin, config=AdminConfig(**config))  # type: ignore[arg-type]
 
     def restart(self, *, version: str) -> None:
         """A new run of the daemon (a new process) on the same state, possibly a new version."""
         self.version = version
-        self.worker = self._worker()
-        self.poll = self._poll()
-        self.watch.stopping = lambda: False  # a stop was the process's, not the state's
+        self.usecases = UseCases(self.ports, self.configs())
 
     # --- arranging ----------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from adapters.support.state_codec import decode_ledger, encode_ledger
 from app.usecases.ledger_pruning import LedgerPruner
 from app.usecases.meta import read_through_key
+from app.usecases.unit_of_work import UnitOfWork
 from domain.cluster import Held
 from domain.ledger import LEGACY_SKEW, Authorized, Ledger, Resolution, Resolved
 from domain.model import Comment
@@ -128,7 +129,7 @@ def test_a_restarted_daemon_resumes_the_pass_where_it_stood_and_reaches_the_last
     clock = FakeClock()
 
     def pruner() -> LedgerPruner:
-        return LedgerPruner(store=store, events=RecordingEvents(), clock=clock, batch=2, host="h1")
+        return LedgerPruner(uow=UnitOfWork(store, RecordingEvents(), clock), batch=2, host="h1")
 
     first = pruner()
     first.run(Held(everything=True))
@@ -147,7 +148,7 @@ def test_a_cycle_longer_than_the_interval_looks_at_that_many_intervals_worth_at_
         store.save_ledger(replace(armed(), item=WorkItemRef.parse(f"github:acme/widgets#{number}")))
     store.save_meta(read_through_key(ITEM.repo), T0.isoformat())
     clock = FakeClock()
-    pruner = LedgerPruner(store=store, events=RecordingEvents(), clock=clock, batch=2, interval_seconds=1.0)
+    pruner = LedgerPruner(uow=UnitOfWork(store, RecordingEvents(), clock), batch=2, interval_seconds=1.0)
 
     pruner.run(Held(everything=True))  # an idle cycle: one interval's worth
     clock.ticks += 3  # a cycle that delivered a burst took three intervals

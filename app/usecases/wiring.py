@@ -1,0 +1,316 @@
+"""The one composition root of the use cases: the container builds them over the adapters, the
+service tests over fakes, so the two cannot wire them differently."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+from functools import cached_property
+from typing import Protocol
+
+from app.usecases.asks import AskConfig, Asks
+from app.usecases.closing import CloseConfig, Closer
+from app.usecases.control import ControlConfig, Controls
+from app.usecases.daemon import HEARTBEAT
+from app.usecases.delivery import Delivery, DeliveryConfig
+from app.usecases.dispatcher import DispatchConfig, Dispatcher
+from app.usecases.feedback import Feedback
+from app.usecases.fleet import Fleet
+from app.usecases.heartbeat import LeaseHeartbeat
+from app.usecases.intake import Intake, IntakeConfig
+from app.usecases.item_worker import ItemWorker, WorkerConfig
+from app.usecases.leases import LeasedTmux, Leases
+from app.usecases.ledger_pruning import PASS_EVERY_SECONDS, LedgerPruner
+from app.usecases.moving import Mover
+from app.usecases.orphans import Orphans
+from app.usecases.parking import Parking
+from app.usecases.poll import PollConfig, PollCycle
+from app.usecases.secret import receipt_secret
+from app.usecases.sessions_admin import AdminConfig, SessionsAdmin
+from app.usecases.spawner import SpawnConfig, Spawner
+from app.usecases.unit_of_work import UnitOfWork
+from app.usecases.watch import HarnessWatch
+from app.usecases.webhook import WebhookIntake
+from app.usecases.workspaces import WorkspaceConfig, Workspaces
+from domain.cluster import LeaseTiming
+from domain.ledger import PRUNE_MARGIN, Authorized
+from domain.model import WorkItem
+from domain.ports import (
+    AgentWatchdogPort,
+    ClockPort,
+    ClusterPort,
+    EventSink,
+    ReceiptPort,
+    StateStore,
+    TmuxPort,
+    TrackerPort,
+    TrustPort,
+    WorkspacePort,
+)
+from domain.refs import WorkItemRef
+from domain.webhook import InboxLimits
+
+
+class Ports(Protocol):
+    """The adapters the use cases are built over. The container's are made when first asked for
+    (opening a store creates its file: a command that needs no store must not open one)."""
+
+    @property
+    def store(self) -> StateStore: ...
+    @property
+    def events(self) -> EventSink: ...
+    @property
+    def clock(self) -> ClockPort: ...
+    @property
+    def tmux(self) -> TmuxPort: ...  # this host's own tmux server, unguarded
+    @property
+    def leased_tmux(self) -> Callable[[Leases], TmuxPort]: ...  # the tmux a lease guard wraps
+    @property
+    def cluster(self) -> ClusterPort: ...
+    @property
+    def watchdog(self) -> AgentWatchdogPort | None: ...
+    @property
+    def receipts(self) -> ReceiptPort: ...
+    @property
+    def trust(self) -> TrustPort: ...
+    @property
+    def workspace(self) -> WorkspacePort: ...
+    @property
+    def trackers(self) -> Mapping[str, TrackerPort]: ...
+    @property
+    def tracker_for(self) -> Callable[[WorkItemRef], TrackerPort]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PortSet:
+    """Ports given as they are (the service tests' fakes)."""
+
+    store: StateStore
+    events: EventSink
+    clock: ClockPort
+    tmux: TmuxPort
+    leased_tmux: Callable[[Leases], TmuxPort]
+    cluster: ClusterPort
+    watchdog: AgentWatchdogPort | None
+    receipts: ReceiptPort
+    trust: TrustPort
+    workspace: WorkspacePort
+    trackers: Mapping[str, TrackerPort]
+    tracker_for: Callable[[WorkItemRef], TrackerPort]
+
+
+@dataclass(frozen=True, slots=True)
+class Configs:
+    """Every value the use cases are configured with; what one use case's settings say of another's
+    (a close's grace is a reset's) is read from the one place here."""
+
+    spawn: SpawnConfig
+    workspace: WorkspaceConfig
+    close: CloseConfig
+    poll: PollConfig
+    authorized: Authorized
+    version: str
+    workdir: Callable[[WorkItem], str]
+    host: str = ""  # this host's id where hosts share the work ("": one host)
+    secret: str | None = None  # keys the receipt tags; None: the store's own
+    trigger: str = ""
+    max_retries: int = 3
+    resume_on_respawn: bool = True
+    ask_wait_seconds: float = 0.0
+    reactions: bool = True
+    timing: LeaseTiming = field(default_factory=LeaseTiming)
+    new_id: Callable[[], str] = lambda: str(uuid.uuid4())
+    prune_every_seconds: float = PASS_EVERY_SECONDS
+    prune_margin: timedelta = PRUNE_MARGIN
+    prune_host: str = ""  # where this host's pruning pass stands is its own
+    interval_seconds: float = 0.0  # the poll interval
+    inbox_limits: InboxLimits = field(default_factory=InboxLimits)
+    heartbeat_key: str = HEARTBEAT
+
+
+class UseCases:
+    """Each use case built once, when first asked for, over `ports` and `configs`."""
+
+    def __init__(self, ports: Ports, configs: Configs) -> None:
+        self.ports, self.configs = ports, configs
+
+    @cached_property
+    def uow(self) -> UnitOfWork:
+        return UnitOfWork(store=self.ports.store, events=self.ports.events, clock=self.ports.clock)
+
+    @cached_property
+    def secret(self) -> str:
+        return self.configs.secret if self.configs.secret is not None else receipt_secret(self.ports.store)
+
+    @cached_property
+    def leases(self) -> Leases:
+        ports = self.ports
+        return Leases(
+            cluster=ports.cluster, timing=self.configs.timing, monotonic=ports.clock.monotonic, watchdog=ports.watchdog
+        )
+
+    @cached_property
+    def tmux(self) -> TmuxPort:
+        """Several hosts: no tmux action on a session whose item this host does not hold right then."""
+        leases = self.leases
+        return LeasedTmux(self.ports.leased_tmux(leases), leases) if leases.shared else self.ports.tmux
+
+    @cached_property
+    def orphans(self) -> Orphans:
+        return Orphans(tmux=self.ports.tmux, cluster=self.ports.cluster, events=self.ports.events)
+
+    @cached_property
+    def lease_heartbeat(self) -> LeaseHeartbeat:
+        ports = self.ports
+        return LeaseHeartbeat(
+            leases=self.leases,
+            cluster=ports.cluster,
+            events=ports.events,
+            monotonic=ports.clock.monotonic,
+            watchdog=ports.watchdog,
+        )
+
+    @cached_property
+    def workspaces(self) -> Workspaces:
+        ports = self.ports
+        return Workspaces(
+            port=ports.workspace, tmux=self.tmux, store=ports.store, events=ports.events, clock=ports.clock,
+            config=self.configs.workspace, tracker_for=ports.tracker_for,
+        )  # fmt: skip
+
+    @cached_property
+    def watch(self) -> HarnessWatch:
+        return HarnessWatch(tmux=self.tmux, receipts=self.ports.receipts, clock=self.ports.clock)
+
+    @cached_property
+    def spawner(self) -> Spawner:
+        ports, configs = self.ports, self.configs
+        return Spawner(
+            tmux=self.tmux, store=ports.store, events=ports.events, clock=ports.clock, watch=self.watch,
+            receipts=ports.receipts, trust=ports.trust, workdir=configs.workdir, config=configs.spawn,
+            new_id=configs.new_id, workspaces=self.workspaces,
+        )  # fmt: skip
+
+    @cached_property
+    def dispatcher(self) -> Dispatcher:
+        config = DispatchConfig(resume_on_respawn=self.configs.resume_on_respawn, host=self.configs.host)
+        return Dispatcher(
+            tmux=self.tmux, events=self.ports.events, watch=self.watch, spawner=self.spawner, config=config
+        )
+
+    @cached_property
+    def feedback(self) -> Feedback:
+        return Feedback(tracker_for=self.ports.tracker_for, events=self.ports.events, reactions=self.configs.reactions)
+
+    @cached_property
+    def asks(self) -> Asks:
+        ports, configs = self.ports, self.configs
+        return Asks(
+            uow=self.uow, watch=self.watch, receipts=ports.receipts,
+            feedback=self.feedback, config=AskConfig(wait_seconds=configs.ask_wait_seconds, host=configs.host),
+        )  # fmt: skip
+
+    @cached_property
+    def closer(self) -> Closer:
+        ports = self.ports
+        return Closer(
+            tmux=self.tmux, uow=self.uow, config=self.configs.close,
+            workspaces=self.workspaces, receipts=ports.receipts,
+        )  # fmt: skip
+
+    @cached_property
+    def controls(self) -> Controls:
+        ports = self.ports
+        return Controls(
+            tmux=self.tmux, store=ports.store, events=ports.events, clock=ports.clock, closer=self.closer,
+            watch=self.watch, feedback=self.feedback, harness=self.spawner.harness,
+            config=ControlConfig(keep_session_on_close=self.configs.close.keep_session_on_close), asks=self.asks,
+        )  # fmt: skip
+
+    @cached_property
+    def delivery(self) -> Delivery:
+        ports, configs = self.ports, self.configs
+        return Delivery(
+            store=ports.store, events=ports.events, clock=ports.clock, dispatcher=self.dispatcher, watch=self.watch,
+            receipts=ports.receipts, feedback=self.feedback, tracker_for=ports.tracker_for,
+            config=DeliveryConfig(max_retries=configs.max_retries, version=configs.version, secret=self.secret),
+            default_harness=configs.spawn.default_harness,
+        )  # fmt: skip
+
+    @cached_property
+    def intake(self) -> Intake:
+        ports, configs = self.ports, self.configs
+        return Intake(
+            tracker_for=ports.tracker_for, store=ports.store, events=ports.events, clock=ports.clock,
+            config=IntakeConfig(authorized=configs.authorized, version=configs.version),
+        )  # fmt: skip
+
+    @cached_property
+    def parking(self) -> Parking:
+        ports = self.ports
+        return Parking(
+            uow=self.uow, feedback=self.feedback,
+            tracker_for=ports.tracker_for, authorized=self.configs.authorized,
+        )  # fmt: skip
+
+    @cached_property
+    def worker(self) -> ItemWorker:
+        configs = self.configs
+        return ItemWorker(
+            uow=self.uow, intake=self.intake, delivery=self.delivery,
+            controls=self.controls, watch=self.watch, feedback=self.feedback, parking=self.parking, asks=self.asks,
+            config=WorkerConfig(secret=self.secret, trigger=configs.trigger, host=configs.host),
+        )  # fmt: skip
+
+    @cached_property
+    def pruner(self) -> LedgerPruner:
+        configs = self.configs
+        return LedgerPruner(
+            uow=self.uow, pass_every_seconds=configs.prune_every_seconds,
+            margin=configs.prune_margin, host=configs.prune_host, interval_seconds=configs.interval_seconds,
+        )  # fmt: skip
+
+    @cached_property
+    def poll(self) -> PollCycle:
+        ports = self.ports
+        return PollCycle(
+            trackers=ports.trackers, store=ports.store, events=ports.events, clock=ports.clock, worker=self.worker,
+            closer=self.closer, config=self.configs.poll, cluster=ports.cluster, leases=self.leases,
+            orphans=self.orphans, pruner=self.pruner, feedback=self.feedback,
+        )  # fmt: skip
+
+    @cached_property
+    def webhook_intake(self) -> WebhookIntake:
+        ports, configs = self.ports, self.configs
+        return WebhookIntake(
+            store=ports.store, sources=configs.poll.sources, authorized=configs.authorized, cluster=ports.cluster,
+            events=ports.events, clock=ports.clock, limits=configs.inbox_limits,
+        )  # fmt: skip
+
+    @cached_property
+    def sessions_admin(self) -> SessionsAdmin:
+        ports, close = self.ports, self.configs.close
+        return SessionsAdmin(
+            cluster=ports.cluster, tmux=self.tmux, store=ports.store, events=ports.events, closer=self.closer,
+            watch=self.watch, harnesses=self.configs.spawn.harnesses, clock=ports.clock,
+            config=AdminConfig(grace_seconds=close.grace_seconds, keep_session_on_close=close.keep_session_on_close),
+        )  # fmt: skip
+
+    @cached_property
+    def mover(self) -> Mover:
+        ports = self.ports
+        return Mover(
+            cluster=ports.cluster, leases=self.leases, uow=self.uow, tmux=ports.tmux,
+            grace_seconds=self.configs.close.grace_seconds, pause=ports.clock.sleep,
+        )  # fmt: skip
+
+    @cached_property
+    def fleet(self) -> Fleet:
+        ports, key = self.ports, self.configs.heartbeat_key
+        return Fleet(
+            admin=self.sessions_admin, store=ports.store, cluster=ports.cluster,
+            tmux=ports.tmux,  # the page only reads a pane's last lines
+            events=ports.events, clock=ports.clock, heartbeat=lambda: ports.store.meta().get(key),
+        )  # fmt: skip
