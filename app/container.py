@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from dependency_injector import containers, providers
 
+from adapters.claude.first_run import ClaudeFirstRun
 from adapters.claude.trust import ClaudeTrust
 from adapters.clock import SystemClock
 from adapters.codex import hooks as codex_hooks
@@ -232,6 +233,7 @@ class Container(containers.DeclarativeContainer):
 
     clock = providers.Singleton(SystemClock)
     doctor_probe = providers.Singleton(ShDoctorProbe)
+    claude_first_run = providers.Singleton(ClaudeFirstRun)  # `doctor --fix`, with the operator's consent
     events = providers.Singleton(
         JsonlEventLog,
         path=settings.provided.event_log_path,
