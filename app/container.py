@@ -9,6 +9,7 @@ from typing import Any, cast
 
 from dependency_injector import containers, providers
 
+from adapters.claude.first_run import ClaudeFirstRun
 from adapters.claude.trust import ClaudeTrust
 from adapters.clock import SystemClock
 from adapters.codex import hooks as codex_hooks
@@ -403,6 +404,7 @@ class Container(containers.DeclarativeContainer):
 
     clock = providers.Singleton(SystemClock)
     doctor_probe = providers.Singleton(ShDoctorProbe)
+    claude_first_run = providers.Singleton(ClaudeFirstRun)  # `doctor --fix`, with the operator's consent
     events = providers.Singleton(_events, settings, clock)
     store = providers.Singleton(_store, settings)
     store_present = providers.Callable(_store_present, settings)

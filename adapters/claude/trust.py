@@ -21,7 +21,7 @@ from adapters.support.agent_config import claude_config_file
 from adapters.support.folder_trust import ATTEMPTS, ROUNDS, FolderTrust
 from domain.errors import TrustError
 
-__all__ = ["ATTEMPTS", "KEY", "ROUNDS", "SETTLE_SECONDS", "ClaudeTrust"]
+__all__ = ["ATTEMPTS", "KEY", "ROUNDS", "SETTLE_SECONDS", "ClaudeTrust", "parsed"]
 
 KEY = "hasTrustDialogAccepted"
 SETTLE_SECONDS = 1.0  # Claude Code's file watcher polls about once a second
@@ -44,7 +44,7 @@ class ClaudeTrust(FolderTrust):
         return claude_config_lock(self._path, sleep=self._sleep)  # beside the name Claude uses
 
     def _changed(self, path: Path, content: bytes | None, directory: str) -> str | None:
-        config = _parsed(path, content)
+        config = parsed(path, content)
         return json.dumps(config, indent=2) if _add(path, config, directory) else None
 
 
@@ -62,7 +62,8 @@ def _add(path: Path, config: dict[str, Any], directory: str) -> bool:
     return True
 
 
-def _parsed(path: Path, content: bytes | None) -> dict[str, Any]:
+def parsed(path: Path, content: bytes | None) -> dict[str, Any]:
+    """The file's JSON object ({} when absent); `TrustError` for one that must not be touched."""
     if content is None:
         return {}
     try:

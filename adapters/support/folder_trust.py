@@ -80,18 +80,29 @@ class FolderTrust(TrustPort):
         """Write the record unless it is there; whether it was written."""
         path = self._path.resolve()  # a symlinked dotfile stays a symlink: its target is replaced
         with self._locked(path):
-            for attempt in range(ATTEMPTS):
-                seen = _Seen.of(path)
-                changed = self._changed(path, seen.content, directory)
-                if changed is None:
-                    return False
-                if _replace(path, changed, unless_changed_from=seen):
-                    return True
-                self._sleep(0.001 * (attempt % 8))  # another writer is busy: let it finish
-        raise TrustError(
-            f"{path}: another writer changed the file before each of {ATTEMPTS} writes; projects[{directory!r}] "
-            "not trusted"
-        )
+            return rewrite(
+                path,
+                lambda content: self._changed(path, content, directory),
+                sleep=self._sleep,
+                what=f"projects[{directory!r}] not trusted",
+            )
+
+
+def rewrite(
+    path: Path, change: Callable[[bytes | None], str | None], *, sleep: Callable[[float], None], what: str
+) -> bool:
+    """Replace the file at `path` (resolved, its lock held) with `change(its bytes)` (None: absent)
+    unless that is None; whether it was written. Retried while another writer changes it first;
+    `TrustError` saying `what` was not done once every attempt lost."""
+    for attempt in range(ATTEMPTS):
+        seen = _Seen.of(path)
+        changed = change(seen.content)
+        if changed is None:
+            return False
+        if _replace(path, changed, unless_changed_from=seen):
+            return True
+        sleep(0.001 * (attempt % 8))  # another writer is busy: let it finish
+    raise TrustError(f"{path}: another writer changed the file before each of {ATTEMPTS} writes; {what}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from adapters.support.agent_config import claude_config_file, codex_config_file, codex_home, gemini_home
+from app.cli.doctor_fix import FirstRunRepair
 from app.config.pins import PINNED_CLAUDE_CODE, PINNED_CODEX
 from app.config.settings import Settings
 from domain.errors import LoopError, MissingVariable
@@ -80,6 +81,7 @@ class Check:
     subject: str
     detail: str
     fix: str = ""
+    repair: FirstRunRepair | None = None  # what `doctor --fix` may write, with the operator's consent
 
     def line(self) -> str:
         fix = f" — fix: {self.fix}" if self.fix and self.mark in {Mark.FAILED, Mark.WARNING} else ""
@@ -166,6 +168,7 @@ def _harness(
         yield _gemini_sign_in(spec, probe, pane)
     if version.mark is Mark.FAILED or not _is_claude(spec):
         return
+    yield _autoupdater(subject, key, given=dict(given), inherited=environ if server is None else server, server=server)
     found = version.detail.split()[0] if version.detail.split() else ""
     if found != PINNED_CLAUDE_CODE:
         yield Check(
@@ -175,6 +178,33 @@ def _harness(
             f"install {PINNED_CLAUDE_CODE} (scripts/install_claude_code.py) and set DISABLE_AUTOUPDATER=1 in {key}.env",
         )
     yield from _claude_login(spec, probe, pane, environ)
+
+
+_TRUTHY = {"1", "true", "yes", "on"}  # how Claude Code reads DISABLE_AUTOUPDATER (read from the 2.1.328 binary)
+
+
+def _autoupdater(
+    subject: str,
+    key: str,
+    *,
+    given: Mapping[str, str],
+    inherited: Mapping[str, str],
+    server: Mapping[str, str] | None,
+) -> Check:
+    """Claude Code updates itself while it runs unless its spawn says not to: above all a daemon's
+    agent must stay at the version doctor checked (docs/claude-code-production.md)."""
+    subject, fix = (
+        f"{subject} autoupdater",
+        f'set DISABLE_AUTOUPDATER: "1" in {key}.env (docs/claude-code-production.md)',
+    )
+    if given.get("DISABLE_AUTOUPDATER", "").strip().lower() in _TRUTHY:
+        return Check(Mark.OK, subject, "off in every spawn (DISABLE_AUTOUPDATER)")
+    if "DISABLE_AUTOUPDATER" not in given and inherited.get("DISABLE_AUTOUPDATER", "").strip().lower() in _TRUTHY:
+        where = "the running tmux server's" if server is not None else "the daemon's"
+        detail = f"off only in {where} environment: a tmux server started again without it updates every new agent"
+        return Check(Mark.WARNING, subject, detail, fix)
+    detail = "on: Claude Code updates itself while it runs, to a version nobody tested with the-loop"
+    return Check(Mark.FAILED, subject, detail, fix)
 
 
 def _gemini_sign_in(spec: HarnessSpec, probe: DoctorProbe, pane: Mapping[str, str]) -> Check:
@@ -300,11 +330,21 @@ def _claude_login(
     except LoopError as error:
         yield Check(Mark.FAILED, f"{subject} onboarding", str(error), f"fix or remove {path}")
         return
-    if config.get("hasCompletedOnboarding") is True:
+    onboarded = config.get("hasCompletedOnboarding") is True
+    key = pane.get("ANTHROPIC_API_KEY", "")
+    unapproved = key[-20:] if key and key[-20:] not in _approved(config) else ""
+    repair = FirstRunRepair(path, approve=unapproved) if unapproved or not onboarded else None
+    if onboarded:
         yield Check(Mark.OK, f"{subject} onboarding", f"done ({path})")
     else:
-        yield Check(Mark.FAILED, f"{subject} onboarding", f"not done: {path} has no hasCompletedOnboarding", first_run)
-    yield _claude_auth(subject, path, config, pane, first_run)
+        fix = (
+            f"{first_run}; a first run that cannot reach Anthropic's service (no outside network, only a gateway) "
+            "stops at 'Unable to connect to Anthropic services': `the-loop doctor --fix` records it done instead, "
+            "with your consent"
+        )
+        detail = f"not done: {path} has no hasCompletedOnboarding"
+        yield Check(Mark.FAILED, f"{subject} onboarding", detail, fix, repair)
+    yield _claude_auth(subject, path, config, pane, first_run, repair=repair)
     if spec.trust_workdir:
         writer = claude_config_file(environ)  # the daemon writes trust where its own environment says
         if writer != path:
@@ -322,18 +362,32 @@ def _claude_login(
             )
 
 
-def _claude_auth(subject: str, path: Path, config: Mapping[str, Any], pane: Mapping[str, str], first_run: str) -> Check:
+def _approved(config: Mapping[str, Any]) -> list[str]:
+    responses = config.get("customApiKeyResponses")
+    approved = responses.get("approved", []) if isinstance(responses, dict) else []
+    return approved if isinstance(approved, list) else []
+
+
+def _claude_auth(
+    subject: str,
+    path: Path,
+    config: Mapping[str, Any],
+    pane: Mapping[str, str],
+    first_run: str,
+    *,
+    repair: FirstRunRepair | None,
+) -> Check:
     key = pane.get("ANTHROPIC_API_KEY", "")
     if key:
-        responses = config.get("customApiKeyResponses")
-        approved = responses.get("approved", []) if isinstance(responses, dict) else []
-        if key[-20:] in approved:
+        if key[-20:] in _approved(config):
             return Check(Mark.OK, f"{subject} login", "an API key (ANTHROPIC_API_KEY), approved")
         return Check(
             Mark.FAILED,
             f"{subject} login",
             f"ANTHROPIC_API_KEY is set but not approved in {path}: Claude Code would ask about it",
-            first_run + " (answer yes to the API key)",
+            first_run
+            + " (answer yes to the API key), or `the-loop doctor --fix` records it approved, with your consent",
+            repair,
         )
     for variable in ("ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"):
         if pane.get(variable):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
+import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from app.cli.context import CliContext, Commands, UsageProblem, command, work_item
@@ -65,7 +67,7 @@ def _count(text: str) -> int:
 
 
 def add_doctor(commands: Commands) -> None:
-    command(
+    parser = command(
         commands,
         "doctor",
         run_doctor,
@@ -73,20 +75,47 @@ def add_doctor(commands: Commands) -> None:
         check this machine: tmux, each harness as its panes start it, gh and its login, the state root, each repository
 
         One line per check, ✓ or ✗ with the fix (– when the configuration does not need it).
-        Exit status 1 when any check fails.
+        Exit status 1 when any check fails. It changes nothing, unless --fix: then what a failed check
+        can write itself (Claude Code's first run recorded done, its API key approved) is written once
+        the operator consents — asked on a terminal, or given with --yes — and the checks run again.
         """,
     )
+    parser.add_argument("--fix", action="store_true", help="write what a failed check can fix, with your consent")
+    parser.add_argument("--yes", action="store_true", help="with --fix: consent without being asked (scripts)")
 
 
 def run_doctor(args: argparse.Namespace, context: CliContext) -> int:
-    from app.cli.doctor import DoctorProbe, Mark, diagnose, parked_checks  # the settings model: only when run
+    from app.cli.doctor import Check, DoctorProbe, Mark, diagnose, parked_checks  # the settings model: only when run
+    from app.cli.doctor_fix import repair
 
+    if args.yes and not args.fix:
+        raise UsageProblem("doctor: --yes consents to --fix; give both")
     probe: DoctorProbe = context.provided("doctor_probe")
-    failed = False
-    checks = diagnose(context.settings, origin=context.loaded.origin, probe=probe, environ=os.environ)
-    if context.container.store_present():  # never creates a store to look at it
-        checks = itertools.chain(checks, parked_checks(context.provided("store").sessions()))
-    for check in checks:
-        print(check.line(), flush=True)
-        failed = failed or check.mark is Mark.FAILED
-    return 1 if failed else 0
+
+    def run(shown: Callable[[Check], bool]) -> list[Check]:
+        checks = diagnose(context.settings, origin=context.loaded.origin, probe=probe, environ=os.environ)
+        if context.container.store_present():  # never creates a store to look at it
+            checks = itertools.chain(checks, parked_checks(context.provided("store").sessions()))
+        found = []
+        for check in checks:
+            if shown(check):
+                print(check.line(), flush=True)
+            found.append(check)
+        return found
+
+    found = run(lambda check: True)
+    repairs = [check.repair for check in found if check.mark is Mark.FAILED and check.repair is not None]
+    if args.fix and repairs:
+        consent = (
+            (lambda what: True) if args.yes else (_consent if sys.stdin.isatty() and sys.stdout.isatty() else None)
+        )
+        if repair(repairs, writer=context.provided("claude_first_run"), consent=consent, say=print):
+            failing = {check.subject for check in found if check.mark is Mark.FAILED}
+            print("after the fix:")
+            found = run(lambda check: check.subject in failing)
+    return 1 if any(check.mark is Mark.FAILED for check in found) else 0
+
+
+def _consent(what: str) -> bool:
+    print(f"{what}? [y/N] ", end="", flush=True)  # on stdout, where the terminal is
+    return sys.stdin.readline().strip().lower() in {"y", "yes"}

@@ -146,7 +146,8 @@ BUILTIN_HARNESSES: Mapping[str, HarnessSettings] = {
             "readySeconds": 60,
             "confirmSeconds": 30,
             "trustWorkdir": True,
-            # chosen on purpose: `default` asks before each risky tool (docs/claude-code.md)
+            # chosen on purpose: `auto`, what Claude Code runs without the flag; `default` would ask
+            # before each risky tool (docs/claude-code.md); `init` asks the operator which
             "permissionMode": "auto",
             # pinned in tests/claude/test_claude_unvouched_facts.py
             "unvouchedArgs": ["--setting-sources", "user", "--strict-mcp-config"],

@@ -94,7 +94,9 @@ def test_doctor_passes_a_claude_that_is_installed_onboarded_and_given_its_key(tm
     (tmp_path / "home" / ".claude.json").write_text(json.dumps(config), encoding="utf-8")
     (tmp_path / "loop.yaml").write_text(
         CLAUDE_SANDBOX.replace(
-            "defaultHarness: claude,", "defaultHarness: claude, harnesses: {claude: {passEnv: [ANTHROPIC_API_KEY]}},"
+            "defaultHarness: claude,",
+            "defaultHarness: claude, "
+            "harnesses: {claude: {passEnv: [ANTHROPIC_API_KEY], env: {DISABLE_AUTOUPDATER: '1'}}},",
         ),
         encoding="utf-8",
     )
@@ -108,10 +110,59 @@ def test_doctor_passes_a_claude_that_is_installed_onboarded_and_given_its_key(tm
     assert result.returncode == 0, result.stdout + result.stderr
     harness = [line for line in result.stdout.splitlines() if line.startswith("✓ harness claude")]
     assert harness == [
-        "✓ harness claude environment: every spawn gets ANTHROPIC_API_KEY (tmux -e)",
+        "✓ harness claude environment: every spawn gets DISABLE_AUTOUPDATER, ANTHROPIC_API_KEY (tmux -e)",
         f"✓ harness claude: {PINNED_CLAUDE_CODE} (Claude Code) ({fake})",
+        "✓ harness claude autoupdater: off in every spawn (DISABLE_AUTOUPDATER)",
         f"✓ harness claude onboarding: done ({tmp_path / 'home' / '.claude.json'})",
         "✓ harness claude login: an API key (ANTHROPIC_API_KEY), approved",
         f"✓ harness claude trust: {tmp_path / 'home' / '.claude.json'} is writable",
     ]
     assert key[-20:] not in result.stdout
+
+
+def claude_unready(tmp_path: Path) -> tuple[Path, dict[str, str], str]:
+    """A pinned Claude Code given its key, never run by the daemon's user: its first run not done,
+    its key not approved; what `doctor --fix` can write. Its ~/.claude.json, the environment, the key."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "home").mkdir()
+    fake = tmp_path / "bin" / "claude"
+    fake.write_text(f'#!/bin/sh\necho "{PINNED_CLAUDE_CODE} (Claude Code)"\n', encoding="utf-8")
+    fake.chmod(0o755)
+    file = tmp_path / "home" / ".claude.json"
+    file.write_text(json.dumps({"theme": "dark", "projects": {"/srv/x": {"hasTrustDialogAccepted": True}}}))
+    harness = "harnesses: {claude: {passEnv: [ANTHROPIC_API_KEY], env: {DISABLE_AUTOUPDATER: '1'}}},"
+    (tmp_path / "loop.yaml").write_text(
+        CLAUDE_SANDBOX.replace("defaultHarness: claude,", f"defaultHarness: claude, {harness}")
+    )
+    key = "sk-ant-api03-" + "y" * 40 + "B" * 20
+    env = {"PATH": str(tmp_path / "bin"), "HOME": str(tmp_path / "home"), "TMUX_TMPDIR": str(tmp_path)}
+    return file, {**env, "ANTHROPIC_API_KEY": key}, key
+
+
+def test_doctor_fix_with_consent_records_the_first_run_done_and_the_key_approved_keeping_every_other_key(
+    tmp_path: Path,
+) -> None:
+    file, env, key = claude_unready(tmp_path)
+    result = run_cli(tmp_path, "--config", "loop.yaml", "doctor", "--fix", "--yes", env=env)
+    config = json.loads(file.read_text(encoding="utf-8"))
+    assert config["hasCompletedOnboarding"] is True
+    assert config["customApiKeyResponses"]["approved"] == [key[-20:]]
+    assert (config["theme"], config["projects"]) == ("dark", {"/srv/x": {"hasTrustDialogAccepted": True}})
+    assert key[-20:] not in result.stdout + result.stderr
+    assert f"✓ harness claude onboarding: done ({file})" in result.stdout.splitlines(), result.stdout
+
+
+def test_doctor_fix_without_consent_writes_nothing_and_says_how_to_give_it(tmp_path: Path) -> None:
+    file, env, _ = claude_unready(tmp_path)
+    before = file.read_bytes()
+    result = run_cli(tmp_path, "--config", "loop.yaml", "doctor", "--fix", env=env)  # no terminal to ask on
+    assert result.returncode == 1
+    assert file.read_bytes() == before
+    assert any("not written" in line and "--yes" in line for line in result.stdout.splitlines()), result.stdout
+
+
+def test_doctor_without_fix_writes_nothing(tmp_path: Path) -> None:
+    file, env, _ = claude_unready(tmp_path)
+    before = file.read_bytes()
+    result = run_cli(tmp_path, "--config", "loop.yaml", "doctor", env=env)
+    assert result.returncode == 1 and file.read_bytes() == before

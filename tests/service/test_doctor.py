@@ -198,6 +198,8 @@ def test_without_worktrees_git_is_not_checked() -> None:
 
 
 CLAUDE = {**SANDBOX, "routing": {"defaultHarness": "claude"}}
+KEPT = {"routing": {"defaultHarness": "claude", "harnesses": {"claude": {"env": {"DISABLE_AUTOUPDATER": "1"}}}}}
+READY = {**SANDBOX, **KEPT}  # Claude Code kept at its version, as docs/claude-code-production.md says
 ONBOARDED = {"hasCompletedOnboarding": True, "oauthAccount": {"emailAddress": "loop@example.com"}}
 HOME_FILE = Path("/home/loop/.claude.json")
 
@@ -216,9 +218,11 @@ def test_claude_missing_from_the_panes_path_is_a_failure_with_the_fix() -> None:
 
 
 def test_a_ready_claude_shows_its_version_onboarding_login_and_trust_writer() -> None:
-    found = checks(CLAUDE, FakeMachine(files={HOME_FILE: ONBOARDED}))
+    found = checks(READY, FakeMachine(files={HOME_FILE: ONBOARDED}))
     assert [c.line() for c in found if c.subject.startswith("harness")] == [
+        "✓ harness claude environment: every spawn gets DISABLE_AUTOUPDATER (tmux -e)",
         f"✓ harness claude: {PINNED_CLAUDE_CODE} (Claude Code) (/usr/bin/claude)",
+        "✓ harness claude autoupdater: off in every spawn (DISABLE_AUTOUPDATER)",
         "✓ harness claude onboarding: done (/home/loop/.claude.json)",
         "✓ harness claude login: an account (/home/loop/.claude.json)",
         "✓ harness claude trust: /home/loop/.claude.json is writable",
@@ -233,7 +237,7 @@ def test_the_panes_path_is_the_running_tmux_servers_not_the_daemons() -> None:
 
 
 def test_another_claude_version_is_a_warning_naming_the_pinned_one() -> None:
-    found = checks(CLAUDE, FakeMachine(files={HOME_FILE: ONBOARDED}, claude_version="2.9.0"))
+    found = checks(READY, FakeMachine(files={HOME_FILE: ONBOARDED}, claude_version="2.9.0"))
     assert failed_lines(found) == [
         f"! harness claude version: 2.9.0, not {PINNED_CLAUDE_CODE}, the version whose behaviour the tests pin — "
         f"fix: install {PINNED_CLAUDE_CODE} (scripts/install_claude_code.py) and set DISABLE_AUTOUPDATER=1 in "
@@ -242,10 +246,10 @@ def test_another_claude_version_is_a_warning_naming_the_pinned_one() -> None:
 
 
 def test_claude_never_run_by_the_daemons_user_is_not_onboarded_nor_logged_in() -> None:
-    lines = failed_lines(checks(CLAUDE, FakeMachine()))
-    assert lines[0] == (
+    lines = failed_lines(checks(READY, FakeMachine()))
+    assert lines[0].startswith(
         "✗ harness claude onboarding: not done: /home/loop/.claude.json has no hasCompletedOnboarding — fix: run "
-        "`claude` once as the daemon's user (HOME=/home/loop) and finish its questions"
+        "`claude` once as the daemon's user (HOME=/home/loop) and finish its questions; "
     )
     assert lines[1].startswith(
         "✗ harness claude login: no API key in the panes' environment and no account in /home/loop/.claude.json"
@@ -256,7 +260,10 @@ def test_claude_never_run_by_the_daemons_user_is_not_onboarded_nor_logged_in() -
 def test_an_api_key_claude_would_ask_about_is_a_failure_and_never_printed() -> None:
     document = {
         **SANDBOX,
-        "routing": {"defaultHarness": "claude", "harnesses": {"claude": {"passEnv": ["ANTHROPIC_API_KEY"]}}},
+        "routing": {
+            "defaultHarness": "claude",
+            "harnesses": {"claude": {"passEnv": ["ANTHROPIC_API_KEY"], "env": {"DISABLE_AUTOUPDATER": "1"}}},
+        },
     }
     key = "sk-ant-" + "s" * 40 + "K" * 20
     environ = {**DAEMON, "ANTHROPIC_API_KEY": key}
@@ -266,7 +273,8 @@ def test_an_api_key_claude_would_ask_about_is_a_failure_and_never_printed() -> N
     approved = {"hasCompletedOnboarding": True, "customApiKeyResponses": {"approved": [key[-20:]]}}
     found = checks(document, FakeMachine(files={HOME_FILE: approved}), environ)
     assert failed_lines(found) == []
-    assert "✓ harness claude environment: every spawn gets ANTHROPIC_API_KEY (tmux -e)" in [c.line() for c in found]
+    shown = [c.line() for c in found]
+    assert "✓ harness claude environment: every spawn gets DISABLE_AUTOUPDATER, ANTHROPIC_API_KEY (tmux -e)" in shown
     assert not any(key[-20:] in c.line() for c in asked + found)
 
 
@@ -282,7 +290,10 @@ def test_a_harness_variable_the_daemon_lacks_is_a_failure_naming_it() -> None:
 def test_a_trust_writer_writing_where_the_panes_claude_does_not_read_is_a_failure() -> None:
     document = {
         **SANDBOX,
-        "routing": {"defaultHarness": "claude", "harnesses": {"claude": {"env": {"CLAUDE_CONFIG_DIR": "/srv/claude"}}}},
+        "routing": {
+            "defaultHarness": "claude",
+            "harnesses": {"claude": {"env": {"CLAUDE_CONFIG_DIR": "/srv/claude", "DISABLE_AUTOUPDATER": "1"}}},
+        },
     }
     found = checks(document, FakeMachine(files={Path("/srv/claude/.claude.json"): ONBOARDED}))
     assert failed_lines(found) == [
@@ -292,7 +303,7 @@ def test_a_trust_writer_writing_where_the_panes_claude_does_not_read_is_a_failur
 
 
 def test_an_unwritable_claude_configuration_is_a_failure_of_the_trust_writer() -> None:
-    found = checks(CLAUDE, FakeMachine(files={HOME_FILE: ONBOARDED}, missing={str(HOME_FILE)}))
+    found = checks(READY, FakeMachine(files={HOME_FILE: ONBOARDED}, missing={str(HOME_FILE)}))
     assert failed_lines(found) == [
         "✗ harness claude trust: /home/loop is not writable — fix: let the daemon's user write "
         "/home/loop/.claude.json and its folder, or set claude's trustWorkdir: false"
@@ -432,3 +443,32 @@ def test_a_gemini_with_its_sign_in_chosen_passes() -> None:
     found = checks(GEMINI, FakeMachine(files={GEMINI_SETTINGS: chosen}))
     assert "✓ harness gemini sign-in: gemini-api-key (/home/loop/.gemini/settings.json)" in [c.line() for c in found]
     assert failed_lines(found) == []
+
+
+def test_claude_whose_spawns_keep_the_autoupdater_on_is_a_failure_with_the_fix() -> None:
+    found = checks(CLAUDE, FakeMachine(files={HOME_FILE: ONBOARDED}))
+    assert failed_lines(found) == [
+        "✗ harness claude autoupdater: on: Claude Code updates itself while it runs, to a version nobody tested "
+        'with the-loop — fix: set DISABLE_AUTOUPDATER: "1" in routing.harnesses.claude.env '
+        "(docs/claude-code-production.md)"
+    ]
+
+
+def test_claude_with_the_autoupdater_off_in_every_spawn_passes() -> None:
+    found = checks(READY, FakeMachine(files={HOME_FILE: ONBOARDED}))
+    assert failed_lines(found) == []
+    assert "✓ harness claude autoupdater: off in every spawn (DISABLE_AUTOUPDATER)" in [c.line() for c in found]
+
+
+def test_an_autoupdater_off_only_in_the_tmux_servers_environment_is_a_warning() -> None:
+    server = {**DAEMON, "DISABLE_AUTOUPDATER": "1"}
+    found = checks(CLAUDE, FakeMachine(files={HOME_FILE: ONBOARDED}, server_env=server))
+    (line,) = failed_lines(found)
+    assert line.startswith("! harness claude autoupdater: off only in the running tmux server's environment")
+
+
+def test_a_first_run_that_cannot_reach_the_service_is_explained_and_doctor_fix_offered() -> None:
+    found = checks(READY, FakeMachine())
+    onboarding = next(c for c in found if c.subject == "harness claude onboarding")
+    assert "cannot reach Anthropic's service" in onboarding.fix and "the-loop doctor --fix" in onboarding.fix
+    assert onboarding.repair is not None and onboarding.repair.path == HOME_FILE

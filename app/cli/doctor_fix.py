@@ -1,0 +1,64 @@
+"""`doctor --fix`: what a failed check may write for the operator, and only with their consent."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from domain.errors import LoopError
+
+
+@dataclass(frozen=True, slots=True)
+class FirstRunRepair:
+    """What Claude Code's first run records in its configuration, for one that cannot finish by
+    hand: its onboarding (its connectivity check reaches Anthropic's own hosts, which a machine
+    behind a gateway or without outside network cannot) and, for an API key, the key's approval."""
+
+    path: Path
+    approve: str = field(default="", repr=False)  # the key's last 20 characters, as Claude records them; never shown
+
+    def says(self) -> str:
+        key = " and the panes' ANTHROPIC_API_KEY as approved (its last 20 characters)" if self.approve else ""
+        return f"record Claude Code's first run done (hasCompletedOnboarding){key} in {self.path}"
+
+
+class FirstRunWriter(Protocol):
+    """Writes Claude Code's first-run entries into its user configuration, keeping every other key.
+
+    Failure modes: `LoopError` naming the file — not a JSON object, unreadable, unwritable, or changed
+    by another writer before each attempt; nothing is half-written.
+    """
+
+    def complete(self, path: Path, *, approve: str) -> tuple[str, ...]:
+        """Record the first run done at `path` (and the key ending in `approve` approved, when given);
+        the keys written (empty: all there already)."""
+
+
+Consent = Callable[[str], bool]
+
+
+def repair(
+    repairs: Iterable[FirstRunRepair], *, writer: FirstRunWriter, consent: Consent | None, say: Callable[[str], None]
+) -> bool:
+    """Each repair the operator consents to (`consent` None: no one to ask, nothing written), said
+    line by line; whether any was written."""
+    wrote = False
+    for wanted in dict.fromkeys(repairs):
+        if consent is None:
+            say(
+                f"– not written (no consent): {wanted.says()} — run `the-loop doctor --fix` on a terminal, or add --yes"
+            )
+            continue
+        if not consent(wanted.says()):
+            say(f"– not written: {wanted.says()}")
+            continue
+        try:
+            keys = writer.complete(wanted.path, approve=wanted.approve)
+        except LoopError as error:
+            say(f"✗ not written: {error}")
+            continue
+        say(f"✓ wrote {', '.join(keys)} in {wanted.path}" if keys else f"✓ already there in {wanted.path}")
+        wrote = wrote or bool(keys)
+    return wrote
