@@ -17,8 +17,8 @@ from app.usecases.fleet import SCREEN_LINES, ItemRow
 from app.web.journey import Journey
 from app.web.states import HOST_TONES, STATES, shown
 from domain.durations import duration
-from domain.prompts import readable
 from domain.fleet import ItemState
+from domain.prompts import readable
 from domain.refs import DEFAULT_HOST, WorkItemRef
 
 _TEMPLATE = Template(files("app.web").joinpath("templates/page.html").read_text(encoding="utf-8"))

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from adapters.clock import SystemClock
-from domain.model import SessionStatus
 from domain.events import Event
+from domain.model import SessionStatus
 from tests.e2e.browser import browser, screenshot
 from tests.e2e.loop_rig import Loop, Poller
 from tests.tmux_support import RealTmux, real_tmux, wait_for
