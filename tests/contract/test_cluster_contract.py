@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+import psycopg
 import pytest
 
 from adapters.postgres.cluster import PostgresCluster
@@ -19,6 +20,7 @@ from domain.model import ItemKind, ItemState, WorkItem
 from domain.ports import ClusterPort
 from domain.refs import RepoRef, WorkItemRef
 from tests.fakes.cluster import FakeCluster, FakeClusterDb
+from tests.tmux_support import wait_for
 
 REPO = RepoRef.parse("acme/widgets")
 OTHER_REPO = RepoRef.parse("ghe.example:8443/acme/gadgets")
@@ -58,11 +60,23 @@ def rig(request: pytest.FixtureRequest) -> Iterator[Rig]:
     real = Rig(
         lambda name, most: PostgresCluster(dsn, host=name, max_sessions=most, timing=TIMING),
         time.sleep,
-        lambda port: port.close(),  # type: ignore[attr-defined]
+        lambda port: _end_connection(dsn, port),
     )
     yield real
     for port in real.opened:
         port.close()  # type: ignore[attr-defined]
+
+
+def _end_connection(dsn: str, port: ClusterPort) -> None:
+    """Close the host's connection and wait for its server process to end: the server frees the
+    connection's advisory locks only then, a moment after the client has gone."""
+    backend = port._db.call(lambda db: db.run("SELECT pg_backend_pid()")[0][0])  # type: ignore[attr-defined]
+    port.close()  # type: ignore[attr-defined]
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        wait_for(
+            lambda: admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (backend,)).fetchone() is None,
+            what="the cut connection's server process to end",
+        )
 
 
 def item(ref: WorkItemRef, **changes: object) -> WorkItem:

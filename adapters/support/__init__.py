@@ -1,1 +1,0 @@
-"""Helpers several adapters share; no port is implemented here."""

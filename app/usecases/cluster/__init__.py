@@ -1,0 +1,1 @@
+"""Several hosts sharing the work: leases, the heartbeat, orphans, moves, waits for a slot, and the hosts' view."""
