@@ -13,7 +13,7 @@ from typing import Any
 
 import sh
 
-from adapters.support.git_auth import QUIET_ENV, credential_args
+from adapters.git.auth import QUIET_ENV, credential_args
 from domain.errors import LoopError
 from domain.refs import RepoRef
 

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from adapters.support.private import open_private
+from adapters.files.private import open_private
 
 
 class LockHeld(Exception):

@@ -18,6 +18,7 @@ from adapters.doctor_probe import ShDoctorProbe
 from adapters.eventlog.reader import EventFilter, Skipped, Tail, follow_events, read_events
 from adapters.eventlog.rotation import Rotation
 from adapters.eventlog.writer import JsonlEventLog
+from adapters.files.private import tighten
 from adapters.gemini import hooks as gemini_hooks
 from adapters.git.adapter import GitWorkspaces
 from adapters.github.tracker import GhTracker
@@ -29,22 +30,21 @@ from adapters.sandbox.tracker import SandboxTracker
 from adapters.sqlite.cluster import SingleHost
 from adapters.sqlite.store import FILE_NAME, SqliteStateStore
 from adapters.stop_point import stop_point
-from adapters.support.private import tighten
 from adapters.tmux.adapter import ShTmux
 from adapters.tmux.screen import ShTmuxScreen
 from adapters.tmux.server import root_mark
 from adapters.watchdog.process import ProcessWatchdog
 from app import version
 from app.config.settings import Settings
-from app.usecases.closing import CloseConfig
-from app.usecases.daemon import Daemon, heartbeat_key
-from app.usecases.heartbeat import LeaseHeartbeat
-from app.usecases.leases import Leases
-from app.usecases.poll import PollConfig
-from app.usecases.spawner import SpawnConfig
-from app.usecases.webhook import WebhookIntake
+from app.usecases.cluster.heartbeat import LeaseHeartbeat
+from app.usecases.cluster.leases import Leases
+from app.usecases.cycle.daemon import Daemon, heartbeat_key
+from app.usecases.cycle.poll import PollConfig
+from app.usecases.cycle.webhook import WebhookIntake
+from app.usecases.delivery.closing import CloseConfig
+from app.usecases.delivery.spawner import SpawnConfig
+from app.usecases.delivery.workspaces import WorkspaceConfig
 from app.usecases.wiring import Configs, UseCases
-from app.usecases.workspaces import WorkspaceConfig
 from domain.model import HarnessSpec, Reaction, WorkItem
 from domain.ports import (
     AgentWatchdogPort,

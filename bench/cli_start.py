@@ -71,7 +71,7 @@ LISTED_IMPORTS = (
     (
         "-c",
         "import runpy, app.cli.main, app.cli.fast_reads, app.cli.lean_listing, app.cli.read_views, "
-        "app.usecases.session_shown",
+        "app.usecases.views.session_shown",
     ),
 )
 

@@ -28,7 +28,7 @@ from adapters.gemini.hooks import receipt_channel
 from adapters.receipts.files import FileReceipts
 from adapters.tmux.adapter import ShTmux
 from app.config.settings import Settings
-from app.usecases.watch import HarnessWatch, Verdict
+from app.usecases.delivery.watch import HarnessWatch, Verdict
 from domain.model import SessionRecord, SpawnRequest
 from domain.receipts import ReceiptKind, ReceiptMode, receipt_line, still_typed
 from domain.refs import RepoRef, TmuxTarget, WorkItemRef

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from adapters.eventlog.reader import Tail
 from adapters.sqlite.cluster import SingleHost
-from app.usecases.fleet import Fleet
+from app.usecases.views.fleet import Fleet
 from app.web.auth import Guard
 from app.web.feed import Feed
 from app.web.http import Request, Response

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, TypeVar
 
+from adapters.agents.receipt_line import SUFFIX
 from adapters.receipts.hooks import receipt_of
-from adapters.support.receipt_line import SUFFIX
 from adapters.tmux.screen import ShTmuxScreen
 from domain.model import SpawnRequest
 from domain.receipts import Receipt, ReceiptKind

@@ -5,7 +5,7 @@ What a first run records, and enough for Claude Code to start with no question (
 `tests/claude/` starts it so, `tests/claude/home.py`): `hasCompletedOnboarding: true` and, for an API
 key, the key's last 20 characters under `customApiKeyResponses.approved`. The file is the user's and
 a running Claude Code's: changed under Claude Code's own lock, every other key kept, replaced whole
-(`adapters.support.folder_trust.rewrite`).
+(`adapters.agents.folder_trust.rewrite`).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from adapters.agents.folder_trust import rewrite
 from adapters.claude.config_lock import claude_config_lock
 from adapters.claude.trust import parsed
-from adapters.support.folder_trust import rewrite
 from domain.errors import TrustError
 
 ONBOARDED = "hasCompletedOnboarding"

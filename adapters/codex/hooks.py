@@ -10,7 +10,7 @@ the-loop: the state goes on the same command line, so the user's `config.toml` i
 for hooks, the folder's own hooks stay as untrusted as they were, and no
 `--dangerously-bypass-hook-trust` is used.
 
-Each hook is the same shell line as Claude Code's (`adapters.support.receipt_line.hook_command`): Codex
+Each hook is the same shell line as Claude Code's (`adapters.agents.receipt_line.hook_command`): Codex
 gives it the same JSON fields (`hook_event_name`, `session_id`, `source`, `prompt`), so
 `receipt_of` reads both.
 """
@@ -22,7 +22,7 @@ import json
 import re
 from pathlib import Path
 
-from adapters.support.receipt_line import hook_command
+from adapters.agents.receipt_line import hook_command
 from domain.model import ReceiptChannel
 
 SOURCE = "/<session-flags>/config.toml"  # where Codex says a `-c` hook comes from (its state key)

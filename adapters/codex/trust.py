@@ -6,7 +6,7 @@ Codex 0.169 opens "Trust this folder?" in a git folder it has not seen, and skip
 The file is the user's, and TOML: it is re-read under the same lock beside it as Claude Code's
 trust uses, the record is **appended** as a table of its own (every other byte kept as it was),
 and the file is replaced whole (temp file, fsync, rename/exchange) only if it is still as read
-(`adapters.support.folder_trust`). A folder the user marked otherwise (`untrusted`) is refused,
+(`adapters.agents.folder_trust`). A folder the user marked otherwise (`untrusted`) is refused,
 never rewritten; so is a file that is not TOML.
 """
 
@@ -16,8 +16,8 @@ import os
 import tomllib
 from pathlib import Path
 
-from adapters.support.agent_config import codex_config_file
-from adapters.support.folder_trust import FolderTrust
+from adapters.agents.agent_config import codex_config_file
+from adapters.agents.folder_trust import FolderTrust
 from domain.errors import TrustError
 
 TRUSTED = "trusted"

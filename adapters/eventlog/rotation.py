@@ -18,7 +18,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from adapters.support.private import open_private
+from adapters.files.private import open_private
 
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024
 DEFAULT_KEEP = 5

@@ -18,9 +18,9 @@ import json
 import os
 from pathlib import Path
 
-from adapters.support.agent_config import gemini_home
-from adapters.support.atomic import write_whole
-from adapters.support.receipt_line import FOLDER_VARIABLE, env_hook_command
+from adapters.agents.agent_config import gemini_home
+from adapters.agents.receipt_line import FOLDER_VARIABLE, env_hook_command
+from adapters.files.atomic import write_whole
 from domain.model import ReceiptChannel
 
 NAME = "the-loop-receipts"

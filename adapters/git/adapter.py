@@ -8,13 +8,13 @@ from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
 
+from adapters.files.private import close_tree, write_private
 from adapters.git.clone import SharedClone
 from adapters.git.folder import READY_MARK, admin_dir, found_at, size_on_disk
 from adapters.git.hidden import hidden_edits, ignored_entries, worth_keeping
 from adapters.git.lock import repository_lock
 from adapters.git.occupants import occupants
 from adapters.git.runner import GitRunner, run_shell
-from adapters.support.private import close_tree, write_private
 from domain.errors import WorkspaceError
 from domain.ports import WorkspacePort
 from domain.refs import RepoRef

@@ -6,8 +6,8 @@ import shutil
 from contextlib import suppress
 from pathlib import Path
 
+from adapters.git.auth import credential_args
 from adapters.git.runner import GitRunner
-from adapters.support.git_auth import credential_args
 from domain.errors import WorkspaceError
 from domain.refs import RepoRef
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from adapters.support.private import open_private
+from adapters.files.private import open_private
 from domain.errors import WorkspaceError
 
 POLL_SECONDS = 0.05

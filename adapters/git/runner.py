@@ -12,7 +12,7 @@ from typing import IO, Any
 
 import sh
 
-from adapters.support.git_auth import QUIET_ENV
+from adapters.git.auth import QUIET_ENV
 from domain.errors import WorkspaceError
 from domain.prompts import sanitize
 

@@ -11,11 +11,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from adapters.files.atomic import write_whole
+from adapters.files.private import private_dir
 from adapters.github.listing import LabelledSet, Listing
 from adapters.github.payloads import format_time, parse_time
-from adapters.support.atomic import write_whole
-from adapters.support.private import private_dir
-from adapters.support.state_codec import item_fields, item_of
+from adapters.sql.state_codec import item_fields, item_of
 from domain.model import WorkItem
 from domain.refs import RepoRef, WorkItemRef
 

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from adapters.github.payloads import comment as parse_comment
 from adapters.github.webhook_http import MAX_HEAD, Delivery, Refused, read_delivery, response
-from adapters.support.serving import LoopServer
+from adapters.http_server.serving import LoopServer
 from domain.errors import InvalidRef, TrackerError
 from domain.model import CommentKind
 from domain.refs import RepoRef

@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from adapters.support.atomic import write_whole
+from adapters.files.atomic import write_whole
 from domain.model import ReceiptChannel
 
 PLUGIN_FILE = "the-loop-receipts.js"

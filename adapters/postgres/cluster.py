@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from adapters.postgres.connection import PgConnection, Session
-from adapters.support.state_codec import decode_item, encode_item
+from adapters.sql.state_codec import decode_item, encode_item
 from domain.cluster import (
     Departed,
     Handover,

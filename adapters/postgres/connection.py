@@ -13,7 +13,7 @@ from psycopg.rows import TupleRow
 
 from adapters.postgres.schema import prepare
 from adapters.postgres.server import failure, server_of
-from adapters.support.state_codec import decoding
+from adapters.sql.state_codec import decoding
 from domain.errors import StateError, StoreUnreachable
 
 T = TypeVar("T")

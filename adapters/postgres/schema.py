@@ -6,7 +6,7 @@ from __future__ import annotations
 from psycopg import Connection
 from psycopg.rows import TupleRow
 
-from adapters.support.schema import Schema
+from adapters.sql.schema import Schema
 from domain.errors import StateError
 
 MARKER = "the_loop_schema"  # one row: the schema version; its absence beside other tables means "not ours"

@@ -11,7 +11,7 @@ from psycopg.rows import TupleRow
 
 from adapters.postgres.connection import PgConnection
 from adapters.postgres.schema import LOCK_KEY
-from adapters.support.sql_store import POSTGRES, Params, SqlStateStore
+from adapters.sql.sql_store import POSTGRES, Params, SqlStateStore
 
 
 class PostgresStateStore(SqlStateStore):

@@ -11,11 +11,11 @@ import threading
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 
+from adapters.agents.receipt_line import FOLDER_VARIABLE
+from adapters.files.atomic import write_whole
+from adapters.files.private import private_dir
 from adapters.receipts.hooks import DECISION, EXPIRED, TAKEN, settings
 from adapters.receipts.reading import parse, receipt_names, spawn_folder
-from adapters.support.atomic import write_whole
-from adapters.support.private import private_dir
-from adapters.support.receipt_line import FOLDER_VARIABLE
 from domain.asks import AnswerState
 from domain.model import ReceiptChannel
 from domain.ports import ReceiptPort

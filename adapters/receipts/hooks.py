@@ -1,6 +1,6 @@
 """The hooks the-loop hands Claude Code (`claude --settings <file>`), and how a hook's JSON reads.
 
-Each hook is the receipt line every harness's hooks run (`adapters.support.receipt_line`). The
+Each hook is the receipt line every harness's hooks run (`adapters.agents.receipt_line`). The
 user's own settings are never touched: `--settings` adds a layer.
 """
 
@@ -11,10 +11,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from adapters.agents.receipt_line import hook_command, record
 from adapters.receipts.flat_json import top_level
 from adapters.receipts.gemini_events import BLOCKING as GEMINI_BLOCKING
 from adapters.receipts.gemini_events import KINDS as GEMINI_KINDS
-from adapters.support.receipt_line import hook_command, record
 from domain.receipts import INPUT_DEPTH, Receipt, ReceiptKind, too_deep
 
 # beside a PermissionRequest receipt `<key>.receipt`, the daemon writes `<key>.decision`

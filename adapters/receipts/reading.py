@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from adapters.agents.receipt_line import SUFFIX
 from adapters.receipts.hooks import receipt_of
-from adapters.support.receipt_line import SUFFIX
 from domain.receipts import Receipt
 from domain.refs import Naming, WorkItemRef
 

@@ -12,8 +12,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from adapters.support.schema import Schema
-from adapters.support.sqlite_file import open_checked
+from adapters.sql.schema import Schema
+from adapters.sql.sqlite_file import open_checked
 from domain.errors import TrackerError
 from domain.model import Comment, CommentKind, ItemKind, ItemState, WorkItem
 from domain.refs import RepoRef, WorkItemRef

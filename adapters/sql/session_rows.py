@@ -34,7 +34,7 @@ class Word:
 
 
 class ListedSession:
-    """One session record as a listing reads it (the `ShownRecord` of app.usecases.session_shown)."""
+    """One session record as a listing reads it (the `ShownRecord` of app.usecases.views.session_shown)."""
 
     __slots__ = (
         "_text",
@@ -92,7 +92,7 @@ class ListedSession:
 
     def full(self) -> SessionRecord:
         """The whole record, decoded as the store decodes it (for a parked record: its park)."""
-        from adapters.support.state_codec import decode_session
+        from adapters.sql.state_codec import decode_session
 
         return decode_session(self._text, version=self._version)
 

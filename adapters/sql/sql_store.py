@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from adapters.support.state_codec import (
+from adapters.sql.state_codec import (
     decode_comment,
     decode_ledger,
     decode_session,

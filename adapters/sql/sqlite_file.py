@@ -5,8 +5,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from adapters.support.private import create_private
-from adapters.support.schema import Schema
+from adapters.files.private import create_private
+from adapters.sql.schema import Schema
 from domain.errors import StateError
 
 _INBOX = (

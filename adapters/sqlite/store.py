@@ -9,8 +9,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from adapters.support.sql_store import SQLITE, Params, SqlStateStore
-from adapters.support.sqlite_file import open_checked
+from adapters.sql.sql_store import SQLITE, Params, SqlStateStore
+from adapters.sql.sqlite_file import open_checked
 from domain.errors import StateError
 
 FILE_NAME = "state.sqlite3"

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from adapters.support.atomic import write_whole
+from adapters.files.atomic import write_whole
 from adapters.tmux.server import socket_path
 
 FILE_NAME = "agents-deadline.json"

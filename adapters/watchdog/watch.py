@@ -25,7 +25,7 @@ from pathlib import Path
 from adapters.clock import SystemClock
 from adapters.eventlog.rotation import DEFAULT_KEEP, DEFAULT_MAX_BYTES, Rotation
 from adapters.eventlog.writer import JsonlEventLog
-from adapters.support.atomic import write_whole
+from adapters.files.atomic import write_whole
 from adapters.tmux import commands as cmd
 from adapters.tmux.answers import names_no_server
 from adapters.tmux.local import signal_group

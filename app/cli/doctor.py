@@ -10,7 +10,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
-from adapters.support.agent_config import claude_config_file, codex_config_file, codex_home, gemini_home
+from adapters.agents.agent_config import claude_config_file, codex_config_file, codex_home, gemini_home
 from app.cli.doctor_fix import FirstRunRepair
 from app.config.pins import PINNED_CLAUDE_CODE, PINNED_CODEX
 from app.config.settings import Settings

@@ -12,7 +12,7 @@ printing a byte, and `app.cli.main` runs the full path, which also refreshes the
   store would refuse, a tmux that does not answer cleanly;
 - a state store this version would migrate or refuse, or any SQLite error.
 What they print is made by the same functions as the full path's (`app.cli.read_views`,
-`app.cli.events_view`, `app.usecases.poller_status`, `app.usecases.session_shown`), so the two
+`app.cli.events_view`, `app.usecases.views.poller_status`, `app.usecases.views.session_shown`), so the two
 cannot drift apart.
 
 This module and `app.cli.lean_listing` alone besides `app.container` import adapters (here the
@@ -34,7 +34,7 @@ from app.config import snapshot
 
 STATE_FILE = "state.sqlite3"  # adapters.sqlite.store.FILE_NAME (a test keeps them equal)
 _STATUSES = ("active", "paused", "closed", "stopped")  # `sessions list --status` (a test keeps them equal)
-HEARTBEAT = "heartbeat"  # app.usecases.daemon.heartbeat_key on one host (a test keeps them equal)
+HEARTBEAT = "heartbeat"  # app.usecases.cycle.daemon.heartbeat_key on one host (a test keeps them equal)
 _OPTIONS: dict[str, dict[str, bool]] = {  # option -> takes a value
     "status": {"--json": False},
     "sessions list": {"--json": False, "--status": True},
@@ -101,7 +101,7 @@ def _config(found: snapshot.Snapshot) -> Path | None:
 def _store(state_root: Path) -> sqlite3.Connection | None:
     """The state store opened read-only; None when there is none. A store of another schema
     version (the full path would migrate or refuse it) takes the full path."""
-    from adapters.support.sqlite_file import STATE_SCHEMA
+    from adapters.sql.sqlite_file import STATE_SCHEMA
 
     path = state_root / STATE_FILE
     if not path.exists():
@@ -119,7 +119,7 @@ def _store(state_root: Path) -> sqlite3.Connection | None:
 def _status(found: snapshot.Snapshot, options: Mapping[str, object]) -> int:
     from adapters.lock import PollerLock
     from app.cli.read_views import status_output
-    from app.usecases.poller_status import poller_status
+    from app.usecases.views.poller_status import poller_status
 
     state_root = found.state_root_path
     holder = PollerLock(state_root / "poller.lock").holder()

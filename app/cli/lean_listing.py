@@ -4,12 +4,12 @@ folders, without the domain model, logging, subprocess, the ledger's codec or th
 the items a pause or stop holds that have no session, from their ledgers' rows.
 
 Each part reads as the full path's does: the rows as `state_codec` decodes them
-(`adapters.support.session_rows`), each session's panes as `ShTmux.probe` reads them (the rows and
+(`adapters.sql.session_rows`), each session's panes as `ShTmux.probe` reads them (the rows and
 the harness's pane of `adapters.tmux.panes`), its receipts through the folder reader `FileReceipts`
 uses (`adapters.receipts.reading`), the harness's state as `HarnessWatch.state` judges it (below,
 with the domain's `harness_state`), what it waits on with the domain's `waiting_on` and a park with
 `park_line` (both imported only for a session that is blocked or parked). What is shown of each is
-made by `app.usecases.session_shown`, as for the full path. Anything that fails raises: the caller
+made by `app.usecases.views.session_shown`, as for the full path. Anything that fails raises: the caller
 takes the full path. The one module of `app` besides `app.container` and `app.cli.fast_reads` that
 imports these adapters (the import-linter contract names it and them).
 """
@@ -22,11 +22,11 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from adapters.receipts.reading import read_folder, spawn_folder
-from adapters.support.session_rows import ListedSession, Word, held, held_items, listed_sessions
+from adapters.sql.session_rows import ListedSession, Word, held, held_items, listed_sessions
 from adapters.tmux.listing import sessions_panes
 from adapters.tmux.panes import PaneRow, harness_row
 from app.config.snapshot import Snapshot
-from app.usecases.session_shown import HeldItem, has_status
+from app.usecases.views.session_shown import HeldItem, has_status
 from domain.receipts import HarnessState, Receipt, ReceiptMode, harness_state
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ _BOOTTIME = getattr(time, "CLOCK_BOOTTIME", time.CLOCK_MONOTONIC)  # as adapters
 
 
 class LeanView:
-    """One session as looked at (the `Shown` of app.usecases.session_shown)."""
+    """One session as looked at (the `Shown` of app.usecases.views.session_shown)."""
 
     __slots__ = ("harness", "last_receipt", "now", "parked", "paused", "record", "state", "stopped", "waiting")
     host = ""  # one host: SQLite

@@ -14,11 +14,11 @@ from app.cli.context import CliContext, Commands, UsageProblem, command
 from app.cli.read_views import status_output
 from app.cli.sessions import add_sessions
 from app.config.files import ConfigError
-from app.usecases.poller_status import Exit, describe, poller_status
+from app.usecases.views.poller_status import Exit, describe, poller_status
 from domain.errors import LoopError, StoreUnreachable
 
 if TYPE_CHECKING:
-    from app.usecases.daemon import Daemon
+    from app.usecases.cycle.daemon import Daemon
 
 __all__ = ["add_poll", "add_sessions", "add_status"]
 
@@ -67,7 +67,7 @@ def add_poll(commands: Commands) -> None:
 
 
 def run_poll(args: argparse.Namespace, context: CliContext) -> int:
-    from app.usecases.daemon import Blocked, install_signal_handlers  # the use cases load only when run
+    from app.usecases.cycle.daemon import Blocked, install_signal_handlers  # the use cases load only when run
 
     missing = context.settings.missing_variables(os.environ)  # before any spawn could meet it
     if missing:
@@ -138,8 +138,8 @@ def add_status(commands: Commands) -> None:
 
 
 def run_status(args: argparse.Namespace, context: CliContext) -> int:
-    from app.usecases.cluster_view import cluster_view
-    from app.usecases.daemon import heartbeat_key
+    from app.usecases.cluster.cluster_view import cluster_view
+    from app.usecases.cycle.daemon import heartbeat_key
 
     container, settings = context.container, context.settings
     holder = container.lock().holder()
@@ -162,7 +162,7 @@ def run_status(args: argparse.Namespace, context: CliContext) -> int:
     lines: tuple[str, ...] = ()
     waiting: list[dict[str, Any]] = []
     if view.shared:  # a host alone shows what it always did
-        from app.usecases.slot_wait import waits
+        from app.usecases.cluster.slot_wait import waits
 
         found = waits(store.meta()) if store else []
         cluster, waiting = view.as_json(), [wait.as_json() for wait in found]
@@ -179,7 +179,7 @@ def _unreachable(
     args: argparse.Namespace, context: CliContext, holder: dict[str, Any] | None, error: StoreUnreachable
 ) -> int:
     """The database cannot be reached: what the lock says of the poller here, and of the outage."""
-    from app.usecases.cluster_view import outage_lines
+    from app.usecases.cluster.cluster_view import outage_lines
 
     if args.json:
         store = {"reachable": False, "error": str(error), "poller": (holder or {}).get("failing")}

@@ -11,7 +11,7 @@ from app.cli.context import CliContext, Commands, command, work_item
 SHOWN_IGNORED = 5  # ignored entries named per worktree; the rest counted
 
 if TYPE_CHECKING:
-    from app.usecases.workspaces import Workspaces
+    from app.usecases.delivery.workspaces import Workspaces
     from domain.workspace import Pruned
 
 

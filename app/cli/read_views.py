@@ -2,8 +2,8 @@
 (`CliContext`, the container) and the lean one (`app.cli.fast_reads`, from the settings snapshot).
 
 A change to the output of `status`, `sessions list` or `events` is made here (or in
-`app.cli.events_view`, `app.usecases.poller_status.describe`), never in one path alone. Imports the
-standard library, `app.usecases.poller_status`, `app.usecases.session_shown` and `domain.asks`
+`app.cli.events_view`, `app.usecases.views.poller_status.describe`), never in one path alone. Imports the
+standard library, `app.usecases.views.poller_status`, `app.usecases.views.session_shown` and `domain.asks`
 (when used) only: the lean path's start depends on it.
 """
 
@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from app.usecases.poller_status import PollerStatus
-    from app.usecases.session_shown import Shown
+    from app.usecases.views.poller_status import PollerStatus
+    from app.usecases.views.session_shown import Shown
 
 COLUMNS = ("WORK ITEM", "HARNESS", "CONVERSATION", "TARGET", "STATE", "AGENT", "LAST RECEIPT", "STATUS", "LAST EVENT")
 
@@ -43,7 +43,7 @@ def status_output(
 ) -> str:
     """`status`'s output; `cluster`/`cluster_lines`/`slot_waits` only when hosts share the state
     (PostgreSQL): the hosts, and the items that wait for a free slot."""
-    from app.usecases.poller_status import describe
+    from app.usecases.views.poller_status import describe
 
     shown = status.as_json() | dict(where)
     if cluster is not None:  # a host alone shows what it always did
@@ -60,14 +60,14 @@ def no_sessions_line(status: str | None, state_root: Path) -> str:
 
 def session_json(view: Shown, where: Mapping[str, str | None], host: Mapping[str, object] | None = None) -> str:
     """One `sessions list --json` line."""
-    from app.usecases.session_shown import shown_json
+    from app.usecases.views.session_shown import shown_json
 
     return json.dumps(shown_json(view) | dict(host or {}) | dict(where), ensure_ascii=True)
 
 
 def session_row(view: Shown, *, shared: bool = False) -> tuple[str, ...]:
     """One row of the `sessions list` table (`shared`: with the HOST column first)."""
-    from app.usecases.session_shown import has_session, status_text
+    from app.usecases.views.session_shown import has_session, status_text
 
     record = view.record
     if not has_session(view):  # an item `pause` / `stop` holds, never spawned

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING
 from app.cli.context import CliContext, Commands, UsageProblem, command, group, work_item
 from app.cli.prune import add_prune, add_vouch
 from app.cli.read_views import COLUMNS, no_sessions_line, session_json, session_row, table
-from app.usecases.sessions_admin import STOPPED, UnknownWorkItem
+from app.usecases.views.sessions_admin import STOPPED, UnknownWorkItem
 from domain.model import SessionStatus
 
 if TYPE_CHECKING:
-    from app.usecases.sessions_admin import SessionsAdmin
+    from app.usecases.views.sessions_admin import SessionsAdmin
     from domain.refs import WorkItemRef
 
 _REF_HELP = "github:owner/repo#N, owner/repo#N, #N (the one watched repository) or the item's URL"
@@ -159,8 +159,8 @@ def run_list(args: argparse.Namespace, context: CliContext) -> int:
     for row in table([header, *(session_row(view, shared=shared) for view in views)]):
         print(row)
     if shared:  # several hosts: each one's heartbeat, sessions and free slots, as `status` shows them
-        from app.usecases.cluster_view import cluster_view
-        from app.usecases.slot_wait import waits
+        from app.usecases.cluster.cluster_view import cluster_view
+        from app.usecases.cluster.slot_wait import waits
 
         now = context.provided("clock").now()
         waiting = [wait.line(now) for wait in waits(context.provided("store").meta())]
@@ -170,7 +170,7 @@ def run_list(args: argparse.Namespace, context: CliContext) -> int:
 
 def _hosts(context: CliContext) -> dict[str, dict[str, object]]:
     """What each session line says of its host (`--json`): its state, heartbeat and free slots."""
-    from app.usecases.cluster_view import cluster_view
+    from app.usecases.cluster.cluster_view import cluster_view
 
     shown = cluster_view(context.provided("cluster"), []).as_json()["hosts"]
     return {
@@ -224,7 +224,7 @@ def run_reopen(args: argparse.Namespace, context: CliContext) -> int:
 
 
 def run_move(args: argparse.Namespace, context: CliContext) -> int:
-    from app.usecases.moving import Mover
+    from app.usecases.cluster.moving import Mover
 
     mover: Mover = context.provided("mover")
     try:

@@ -41,7 +41,7 @@ def add_why(commands: Commands) -> None:
 
 def run_why(args: argparse.Namespace, context: CliContext) -> int:
     from app.container import read_events  # the reader lives with the adapters
-    from app.usecases.why import comment_story
+    from app.usecases.views.why import comment_story
     from domain.story import CommentQuery
 
     try:

@@ -148,6 +148,6 @@ def write(loaded: Loaded, environ: Mapping[str, str]) -> None:
         os.chmod(target.parent.parent, 0o700)
         os.chmod(target.parent, 0o700)
         text = json.dumps({"key": wanted, "settings": fields}, sort_keys=True)
-        from adapters.support.atomic import write_whole  # only a full load writes: the lean start does without it
+        from adapters.files.atomic import write_whole  # only a full load writes: the lean start does without it
 
         write_whole(target, text, fsync=False, prefix=".snapshot-")  # 0600

@@ -10,30 +10,30 @@ from datetime import timedelta
 from functools import cached_property
 from typing import Protocol
 
-from app.usecases.asks import AskConfig, Asks
-from app.usecases.closing import CloseConfig, Closer
-from app.usecases.control import ControlConfig, Controls
-from app.usecases.daemon import HEARTBEAT
-from app.usecases.delivery import Delivery, DeliveryConfig
-from app.usecases.dispatcher import DispatchConfig, Dispatcher
-from app.usecases.feedback import Feedback
-from app.usecases.fleet import Fleet
-from app.usecases.heartbeat import LeaseHeartbeat
-from app.usecases.intake import Intake, IntakeConfig
-from app.usecases.item_worker import ItemWorker, WorkerConfig
-from app.usecases.leases import LeasedTmux, Leases
-from app.usecases.ledger_pruning import PASS_EVERY_SECONDS, LedgerPruner
-from app.usecases.moving import Mover
-from app.usecases.orphans import Orphans
-from app.usecases.parking import Parking
-from app.usecases.poll import PollConfig, PollCycle
-from app.usecases.secret import receipt_secret
-from app.usecases.sessions_admin import AdminConfig, SessionsAdmin
-from app.usecases.spawner import SpawnConfig, Spawner
+from app.usecases.cluster.heartbeat import LeaseHeartbeat
+from app.usecases.cluster.leases import LeasedTmux, Leases
+from app.usecases.cluster.moving import Mover
+from app.usecases.cluster.orphans import Orphans
+from app.usecases.cycle.daemon import HEARTBEAT
+from app.usecases.cycle.intake import Intake, IntakeConfig
+from app.usecases.cycle.ledger_pruning import PASS_EVERY_SECONDS, LedgerPruner
+from app.usecases.cycle.poll import PollConfig, PollCycle
+from app.usecases.cycle.webhook import WebhookIntake
+from app.usecases.delivery.asks import AskConfig, Asks
+from app.usecases.delivery.closing import CloseConfig, Closer
+from app.usecases.delivery.control import ControlConfig, Controls
+from app.usecases.delivery.delivery import Delivery, DeliveryConfig
+from app.usecases.delivery.dispatcher import DispatchConfig, Dispatcher
+from app.usecases.delivery.feedback import Feedback
+from app.usecases.delivery.item_worker import ItemWorker, WorkerConfig
+from app.usecases.delivery.parking import Parking
+from app.usecases.delivery.secret import receipt_secret
+from app.usecases.delivery.spawner import SpawnConfig, Spawner
+from app.usecases.delivery.watch import HarnessWatch
+from app.usecases.delivery.workspaces import WorkspaceConfig, Workspaces
 from app.usecases.unit_of_work import UnitOfWork
-from app.usecases.watch import HarnessWatch
-from app.usecases.webhook import WebhookIntake
-from app.usecases.workspaces import WorkspaceConfig, Workspaces
+from app.usecases.views.fleet import Fleet
+from app.usecases.views.sessions_admin import AdminConfig, SessionsAdmin
 from domain.cluster import LeaseTiming
 from domain.ledger import PRUNE_MARGIN, Authorized
 from domain.model import WorkItem

@@ -17,7 +17,7 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from adapters.support.serving import LoopServer
+from adapters.http_server.serving import LoopServer
 from app.web.hosts import answered_hosts, refusal
 
 MAX_HEAD = 16 * 1024

@@ -10,9 +10,9 @@ from http import HTTPStatus
 from importlib.resources import files
 from typing import Any
 
-from app.usecases.fleet import Fleet
-from app.usecases.poller_status import Heartbeat, is_overdue
-from app.usecases.sessions_admin import UnknownWorkItem
+from app.usecases.views.fleet import Fleet
+from app.usecases.views.poller_status import Heartbeat, is_overdue
+from app.usecases.views.sessions_admin import UnknownWorkItem
 from app.web import views
 from app.web.auth import COOKIE, Caller, Guard, Refusal
 from app.web.feed import Feed

@@ -12,8 +12,8 @@ from string import Template
 from typing import Any
 from urllib.parse import quote
 
-from app.usecases.cluster_view import ClusterView
-from app.usecases.fleet import SCREEN_LINES, ItemRow
+from app.usecases.cluster.cluster_view import ClusterView
+from app.usecases.views.fleet import SCREEN_LINES, ItemRow
 from app.web.journey import Journey
 from app.web.states import HOST_TONES, STATES, shown
 from domain.durations import duration

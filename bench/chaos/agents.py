@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from adapters.agents.receipt_line import SUFFIX
 from adapters.receipts.hooks import receipt_of
-from adapters.support.receipt_line import SUFFIX
 from bench.chaos.account import Taken, taken_by_runs
 from bench.chaos.records import HarnessRun, JsonlTail
 from domain.receipts import ReceiptKind

@@ -15,10 +15,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from adapters.agents.receipt_line import SUFFIX
 from adapters.claude.trust import ClaudeTrust
 from adapters.clock import SystemClock
 from adapters.receipts.files import FileReceipts
-from adapters.support.receipt_line import SUFFIX
 from adapters.tmux.adapter import ShTmux
 from app.config.settings import Settings
 from domain.asks import CLOCK_MARGIN

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from adapters.receipts.files import FileReceipts
-from app.usecases.daemon import Daemon
+from app.usecases.cycle.daemon import Daemon
 from domain.asks import AnswerState, open_ask, open_asks
 from domain.events import Event
 from domain.model import Reaction

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from app.usecases.daemon import Daemon
+from app.usecases.cycle.daemon import Daemon
 from domain.asks import open_ask
 from domain.events import Event
 from domain.webhook import Pushed

@@ -5,8 +5,8 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+from adapters.agents.receipt_line import hook_command
 from adapters.codex.hooks import EVENTS, SOURCE, arguments, label, trusted_hash
-from adapters.support.receipt_line import hook_command
 
 
 def test_the_trusted_hash_is_the_one_codex_0_169_wrote_when_a_person_trusted_the_hooks() -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from adapters.agents.agent_config import codex_config_file
 from adapters.codex.trust import CodexTrust
-from adapters.support.agent_config import codex_config_file
 from domain.errors import TrustError
 
 USER = (

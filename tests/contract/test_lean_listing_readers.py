@@ -17,14 +17,14 @@ import pytest
 from adapters.clock import SystemClock
 from adapters.receipts.files import FileReceipts
 from adapters.receipts.reading import read_folder, spawn_folder
-from adapters.support.session_rows import CLOSERS, STATUSES, ListedSession
-from adapters.support.state_codec import decode_session, encode_session
+from adapters.sql.session_rows import CLOSERS, STATUSES, ListedSession
+from adapters.sql.state_codec import decode_session, encode_session
 from adapters.tmux.adapter import ShTmux
 from adapters.tmux.commands import MARK_OPTION
 from adapters.tmux.listing import sessions_panes
 from app.cli import lean_listing
-from app.usecases import session_shown
-from app.usecases.watch import HarnessWatch
+from app.usecases.delivery.watch import HarnessWatch
+from app.usecases.views import session_shown
 from domain.errors import TmuxUnanswered
 from domain.model import (
     ClosedBy,

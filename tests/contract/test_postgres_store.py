@@ -11,7 +11,7 @@ import pytest
 from adapters.postgres.schema import STATE_SCHEMA, prepare
 from adapters.postgres.server import server_of
 from adapters.postgres.store import PostgresStateStore
-from adapters.support.schema import Schema
+from adapters.sql.schema import Schema
 from domain.errors import StateError
 from domain.ledger import Ledger
 from domain.refs import WorkItemRef

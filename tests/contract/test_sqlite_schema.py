@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.support.schema import Schema
-from adapters.support.sqlite_file import open_checked
+from adapters.sql.schema import Schema
+from adapters.sql.sqlite_file import open_checked
 from domain.errors import StateError
 
 V1 = Schema(label="toy", version=1, tables=("CREATE TABLE t (k TEXT PRIMARY KEY)",))

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from adapters.sql.sqlite_file import SCHEMA_VERSION
+from adapters.sql.state_codec import encode_ledger, encode_session
 from adapters.sqlite.store import SqliteStateStore
-from adapters.support.sqlite_file import SCHEMA_VERSION
-from adapters.support.state_codec import encode_ledger, encode_session
 from domain.errors import StateError
 from domain.ledger import Ledger
 from domain.model import Comment, SessionRecord

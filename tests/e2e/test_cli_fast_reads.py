@@ -23,7 +23,7 @@ from adapters.tmux.commands import MARK_OPTION
 from app.cli import fast_reads
 from app.config import snapshot
 from app.config.loader import load
-from app.usecases.daemon import heartbeat_key
+from app.usecases.cycle.daemon import heartbeat_key
 from domain.events import Event
 from domain.ledger import Ledger
 from domain.model import ClosedBy, CommentKind, SessionRecord, SessionStatus
@@ -394,6 +394,6 @@ def test_sessions_list_of_an_unreadable_record_takes_the_full_path(
 
 def test_the_lean_path_knows_the_listing_s_statuses() -> None:
     from app.cli.sessions import add_sessions  # noqa: F401 - the parser's choices are made there
-    from app.usecases.sessions_admin import STOPPED
+    from app.usecases.views.sessions_admin import STOPPED
 
     assert set(fast_reads._STATUSES) == {*(status.value for status in SessionStatus), STOPPED}

@@ -24,8 +24,8 @@ from adapters.eventlog.writer import JsonlEventLog
 from adapters.tmux.adapter import ShTmux
 from adapters.tmux.server import root_mark
 from adapters.watchdog.process import ProcessWatchdog
-from app.usecases.heartbeat import LeaseHeartbeat
-from app.usecases.leases import Leases
+from app.usecases.cluster.heartbeat import LeaseHeartbeat
+from app.usecases.cluster.leases import Leases
 from domain.cluster import LeaseTiming
 from domain.model import SpawnRequest
 from domain.refs import WorkItemRef

@@ -8,7 +8,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from adapters.sqlite.store import SqliteStateStore
-from app.usecases.daemon import Daemon
+from app.usecases.cycle.daemon import Daemon
 from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import Reaction

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from adapters.sqlite.store import SqliteStateStore
-from app.usecases.watch import Verdict, Watched
+from app.usecases.delivery.watch import Verdict, Watched
 from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import HarnessSpec, Reaction, SessionRecord

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from adapters.git.adapter import GitWorkspaces
-from app.usecases.meta import vouch
-from app.usecases.workspaces import WorkspaceConfig, Workspaces
+from app.usecases.cycle.meta import vouch
+from app.usecases.delivery.workspaces import WorkspaceConfig, Workspaces
 from domain.events import Event
 from domain.model import ItemKind, WorkItem
 from domain.refs import RepoRef, WorkItemRef

@@ -15,7 +15,7 @@ from adapters.postgres.store import PostgresStateStore
 from adapters.sqlite.store import SqliteStateStore
 from app.config.settings import Settings
 from app.container import _prune_margin
-from app.usecases.ledger_pruning import PRUNE_BATCH
+from app.usecases.cycle.ledger_pruning import PRUNE_BATCH
 from domain.events import Event
 from domain.ledger import PRUNE_MARGIN, Resolution
 from domain.webhook import Pushed

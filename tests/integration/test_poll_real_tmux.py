@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters.receipts.files import FileReceipts
-from app.usecases.poll import watches
+from app.usecases.cycle.poll import watches
 from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import HarnessSpec, SessionState, Source

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from adapters.git.adapter import GitWorkspaces
-from app.usecases.workspaces import WorkspaceConfig, Workspaces
+from app.usecases.delivery.workspaces import WorkspaceConfig, Workspaces
 from domain.errors import WorkspaceError
 from domain.events import Event
 from domain.model import SessionRecord, SessionStatus, WorkItem

@@ -4,7 +4,7 @@ the item reset."""
 
 from __future__ import annotations
 
-from app.usecases.closing import CloseConfig
+from app.usecases.delivery.closing import CloseConfig
 from domain.model import ItemState
 from tests.fakes.receipts import FakeReceipts
 from tests.service.world import World

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.usecases.intake import Listing
-from app.usecases.moving import Mover
+from app.usecases.cluster.moving import Mover
+from app.usecases.cycle.intake import Listing
 from domain.errors import LeaseLost
 from domain.events import Event
 from domain.ledger import Resolution
@@ -220,7 +220,7 @@ def mover_on(hosts: Hosts, name: str) -> Mover:
 
 
 def test_an_item_waiting_for_a_free_slot_is_said_once_shown_and_told_once_it_outlasts_a_cycle() -> None:
-    from app.usecases.slot_wait import waits
+    from app.usecases.cluster.slot_wait import waits
 
     hosts = Hosts()
     a = hosts.add("host-a", max_sessions=1)

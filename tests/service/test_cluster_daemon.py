@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.usecases.daemon import Daemon
-from app.usecases.heartbeat import LeaseHeartbeat
+from app.usecases.cluster.heartbeat import LeaseHeartbeat
+from app.usecases.cycle.daemon import Daemon
 from domain.errors import StoreUnreachable
 from domain.events import Event
 from domain.ledger import Ledger

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from app.usecases.heartbeat import LeaseHeartbeat
-from app.usecases.leases import Leases
+from app.usecases.cluster.heartbeat import LeaseHeartbeat
+from app.usecases.cluster.leases import Leases
 from domain.cluster import Held, LeaseTiming
 from domain.errors import StateError
 from domain.events import Event

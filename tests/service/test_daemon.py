@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from app.usecases.daemon import HEARTBEAT, Blocked, Daemon
-from app.usecases.poller_status import Heartbeat
+from app.usecases.cycle.daemon import HEARTBEAT, Blocked, Daemon
+from app.usecases.views.poller_status import Heartbeat
 from domain.budget import RateBudget
 from domain.errors import StateError
 from domain.events import Event

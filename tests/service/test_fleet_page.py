@@ -11,8 +11,8 @@ from urllib.parse import parse_qsl, quote
 import pytest
 
 from adapters.eventlog.reader import Tail
-from app.usecases.daemon import HEARTBEAT, Daemon
-from app.usecases.fleet import SCREEN_LINES, Fleet
+from app.usecases.cycle.daemon import HEARTBEAT, Daemon
+from app.usecases.views.fleet import SCREEN_LINES, Fleet
 from app.web.auth import COOKIE, Guard
 from app.web.feed import Feed
 from app.web.http import Request, Response, head

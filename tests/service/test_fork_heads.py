@@ -10,8 +10,8 @@ import pytest
 
 from app.config.harnesses import BUILTIN_HARNESSES
 from app.config.settings import Settings
-from app.usecases.meta import vouch
-from app.usecases.workspaces import NotVouched, WorkspaceConfig
+from app.usecases.cycle.meta import vouch
+from app.usecases.delivery.workspaces import NotVouched, WorkspaceConfig
 from domain.events import Event
 from domain.model import ItemKind
 from domain.receipts import ReceiptMode

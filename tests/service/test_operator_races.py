@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from app.usecases.sessions_admin import SessionsAdmin
+from app.usecases.views.sessions_admin import SessionsAdmin
 from domain.events import Event
 from domain.model import ItemState, SessionStatus
 from domain.refs import TmuxTarget, WorkItemRef

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from app.usecases.closing import CloseConfig
+from app.usecases.delivery.closing import CloseConfig
 from domain.events import Event
 from domain.model import ItemState, Reaction, SessionState, SessionStatus
 from domain.refs import RepoRef, TmuxTarget

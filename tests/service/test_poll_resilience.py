@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from app.usecases.poll import PAUSED_CHECK_EVERY
+from app.usecases.cycle.poll import PAUSED_CHECK_EVERY
 from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import ItemState, SessionRecord, SessionStatus, Source
@@ -20,7 +20,7 @@ class Boom(Exception):
 
 def test_two_labels_on_one_repository_both_get_their_comments() -> None:
     world = World()
-    world.poll._watches = __import__("app.usecases.poll", fromlist=["watches"]).watches(
+    world.poll._watches = __import__("app.usecases.cycle.poll", fromlist=["watches"]).watches(
         [Source("github", REPO, "loop"), Source("github", REPO, "agent")]
     )
     first = world.item(1, labels=("loop",))
@@ -90,7 +90,7 @@ def test_attempts_spent_by_crashes_abandon_the_comment_instead_of_crashing_forev
 
 def _two_repositories(world: World, first: RepoRef, second: RepoRef) -> tuple[WorkItemRef, WorkItemRef]:
     world.repos = (first, second)
-    world.poll._watches = __import__("app.usecases.poll", fromlist=["watches"]).watches(
+    world.poll._watches = __import__("app.usecases.cycle.poll", fromlist=["watches"]).watches(
         [Source("github", first, "loop"), Source("github", second, "loop")]
     )
     return world.item(1, repo=first), world.item(1, repo=second)
@@ -98,7 +98,7 @@ def _two_repositories(world: World, first: RepoRef, second: RepoRef) -> tuple[Wo
 
 def _watched_alone(world: World, repo: str) -> WorkItemRef:
     world.repos = (RepoRef.parse(repo),)
-    world.poll._watches = __import__("app.usecases.poll", fromlist=["watches"]).watches(
+    world.poll._watches = __import__("app.usecases.cycle.poll", fromlist=["watches"]).watches(
         [Source("github", world.repos[0], "loop")]
     )
     return world.watched(1, repo=world.repos[0])
@@ -145,7 +145,7 @@ def test_an_item_named_like_a_record_from_before_the_upgrade_is_refused_with_a_r
     legacy = _as_before_the_upgrade(world, dotted)
     underscored = WorkItemRef.parse("github:acme/my_app#1")
     world.tracker.add_item(underscored, author="alice")
-    world.poll._watches = __import__("app.usecases.poll", fromlist=["watches"]).watches(
+    world.poll._watches = __import__("app.usecases.cycle.poll", fromlist=["watches"]).watches(
         [Source("github", dotted.repo, "loop"), Source("github", underscored.repo, "loop")]
     )
 
@@ -163,7 +163,7 @@ def test_the_remedy_applies_a_reset_of_the_old_record_lets_both_items_spawn() ->
     _as_before_the_upgrade(world, dotted)
     underscored = WorkItemRef.parse("github:acme/my_app#1")
     world.tracker.add_item(underscored, author="alice")
-    world.poll._watches = __import__("app.usecases.poll", fromlist=["watches"]).watches(
+    world.poll._watches = __import__("app.usecases.cycle.poll", fromlist=["watches"]).watches(
         [Source("github", dotted.repo, "loop"), Source("github", underscored.repo, "loop")]
     )
     world.cycle()  # refused: the old record holds the name

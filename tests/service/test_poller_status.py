@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.usecases.poller_status import Exit, describe, is_overdue, poller_status
+from app.usecases.views.poller_status import Exit, describe, is_overdue, poller_status
 
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 STARTED = (NOW - timedelta(hours=1)).isoformat()

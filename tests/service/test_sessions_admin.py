@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.usecases.sessions_admin import SessionsAdmin, UnknownWorkItem
+from app.usecases.views.sessions_admin import SessionsAdmin, UnknownWorkItem
 from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import ClosedBy, ItemState, Reaction, SessionState, SessionStatus
@@ -287,7 +287,7 @@ def test_one_items_view_asks_tmux_about_that_item_alone() -> None:
 
 def test_an_item_paused_or_stopped_before_any_spawn_is_listed_with_no_session() -> None:
     from app.cli.read_views import session_row
-    from app.usecases.session_shown import shown_json, status_text
+    from app.usecases.views.session_shown import shown_json, status_text
     from domain.model import SessionRecord, SpawnMode
 
     world = World(spawn_mode=SpawnMode.NEVER)  # items seen, no session spawned for any

@@ -10,10 +10,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 
-from app.usecases.cycle_summary import CycleSummary
-from app.usecases.daemon import Daemon
-from app.usecases.repo_read import RepoReader, Watch
-from app.usecases.webhook import WebhookIntake
+from app.usecases.cycle.cycle_summary import CycleSummary
+from app.usecases.cycle.daemon import Daemon
+from app.usecases.cycle.repo_read import RepoReader, Watch
+from app.usecases.cycle.webhook import WebhookIntake
 from domain.events import Event
 from domain.model import Comment
 from domain.refs import RepoRef, WorkItemRef

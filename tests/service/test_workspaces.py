@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import threading
 
-from app.usecases.closing import CloseConfig
-from app.usecases.workspaces import WorkspaceConfig
+from app.usecases.delivery.closing import CloseConfig
+from app.usecases.delivery.workspaces import WorkspaceConfig
 from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import ItemKind, ItemState, SessionStatus

@@ -9,19 +9,19 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 from adapters.sqlite.cluster import SingleHost
-from app.usecases.asks import Asks
-from app.usecases.closing import CloseConfig, Closer
-from app.usecases.item_worker import ItemWorker
-from app.usecases.leases import Leases
-from app.usecases.ledger_pruning import PASS_EVERY_SECONDS
-from app.usecases.orphans import Orphans
-from app.usecases.poll import CycleSummary, PollConfig, PollCycle
-from app.usecases.sessions_admin import AdminConfig, SessionsAdmin
-from app.usecases.spawner import SpawnConfig, Spawner
-from app.usecases.watch import HarnessWatch
-from app.usecases.webhook import WebhookIntake
+from app.usecases.cluster.leases import Leases
+from app.usecases.cluster.orphans import Orphans
+from app.usecases.cycle.ledger_pruning import PASS_EVERY_SECONDS
+from app.usecases.cycle.poll import CycleSummary, PollConfig, PollCycle
+from app.usecases.cycle.webhook import WebhookIntake
+from app.usecases.delivery.asks import Asks
+from app.usecases.delivery.closing import CloseConfig, Closer
+from app.usecases.delivery.item_worker import ItemWorker
+from app.usecases.delivery.spawner import SpawnConfig, Spawner
+from app.usecases.delivery.watch import HarnessWatch
+from app.usecases.delivery.workspaces import WorkspaceConfig, Workspaces
+from app.usecases.views.sessions_admin import AdminConfig, SessionsAdmin
 from app.usecases.wiring import Configs, PortSet, UseCases
-from app.usecases.workspaces import WorkspaceConfig, Workspaces
 from domain.cluster import LeaseTiming
 from domain.ledger import PRUNE_MARGIN, Authorized, Ledger
 from domain.model import Comment, HarnessSpec, SessionRecord, Source, SpawnMode

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.support import atomic
-from adapters.support.atomic import write_whole
+from adapters.files import atomic
+from adapters.files.atomic import write_whole
 
 
 def test_it_puts_text_or_bytes_at_the_path_and_leaves_no_temporary_file(tmp_path: Path) -> None:

@@ -25,10 +25,11 @@ _LEAN_ADAPTERS = {
     "adapters.eventlog.reader",
     "adapters.eventlog.rotation",  # rotated files are read too
     "adapters.lock",
-    "adapters.support",
-    "adapters.support.private",
-    "adapters.support.schema",
-    "adapters.support.sqlite_file",
+    "adapters.files",
+    "adapters.files.private",
+    "adapters.sql",
+    "adapters.sql.schema",
+    "adapters.sql.sqlite_file",
 }
 _BASELINE = datetime(2026, 1, 1, tzinfo=UTC)
 _REPORT = "import json, sys; print(json.dumps(sorted(m for m in sys.modules if not m.startswith('_'))))"
@@ -110,8 +111,9 @@ _LISTING_ADAPTERS = {
     "adapters.receipts.gemini_events",  # Gemini CLI's hook names, which a receipt's event is read by
     "adapters.receipts.hooks",
     "adapters.receipts.reading",
-    "adapters.support.receipt_line",  # the receipt files' suffix
-    "adapters.support.session_rows",
+    "adapters.agents",
+    "adapters.agents.receipt_line",  # the receipt files' suffix
+    "adapters.sql.session_rows",
     "adapters.tmux",
     "adapters.tmux.answers",
     "adapters.tmux.commands",
@@ -138,7 +140,9 @@ def test_sessions_list_of_recorded_sessions_starts_without_pydantic_or_the_conta
     again = _modules_after(run, tmp_path)
     lean = [m for m in _heavy(again) if m in _LEAN_ADAPTERS | _LISTING_ADAPTERS]
     assert _heavy(again) == lean
-    assert not {m for m in again if m.startswith(("app.config.settings", "app.config.loader", "app.usecases.closing"))}
+    assert not {
+        m for m in again if m.startswith(("app.config.settings", "app.config.loader", "app.usecases.delivery.closing"))
+    }
 
 
 # what the lean `sessions list` left behind (with recorded sessions it must answer within
@@ -154,14 +158,14 @@ _NOT_ON_THE_LISTING_PATH = (
     "domain.policy",
     "logging",
     "subprocess",
-    "adapters.support.state_codec",
-    "adapters.support.sql_store",
+    "adapters.sql.state_codec",
+    "adapters.sql.sql_store",
     "adapters.sqlite.store",
     "adapters.tmux.adapter",
     "adapters.tmux.runner",
     "adapters.receipts.files",
-    "app.usecases.session_listing",
-    "app.usecases.watch",
+    "app.usecases.views.session_listing",
+    "app.usecases.delivery.watch",
 )
 
 

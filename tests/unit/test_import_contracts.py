@@ -44,7 +44,7 @@ def test_the_real_tree_keeps_every_contract(tree: Path) -> None:
     ("module", "line", "contract"),
     [
         ("domain/planted.py", "import adapters.tmux.adapter\n", "domain is pure: no adapters, no app BROKEN"),
-        ("domain/planted.py", "import app.usecases.poll\n", "domain is pure: no adapters, no app BROKEN"),
+        ("domain/planted.py", "import app.usecases.cycle.poll\n", "domain is pure: no adapters, no app BROKEN"),
         ("domain/planted.py", "import subprocess\n", "domain imports no I/O or framework module BROKEN"),
         ("domain/planted.py", "import os\n", "domain imports no I/O or framework module BROKEN"),
         ("domain/planted.py", "import pydantic\n", "domain imports no I/O or framework module BROKEN"),
@@ -59,16 +59,16 @@ def test_the_real_tree_keeps_every_contract(tree: Path) -> None:
         ("app/cli/lean_listing.py", "import adapters.sqlite.store\n", "only app.container imports adapters BROKEN"),
         # the fleet page shares the webhook receiver's server core, and no other adapter
         ("app/web/http.py", "import adapters.github.webhook\n", "only app.container imports adapters BROKEN"),
-        ("adapters/planted.py", "import app.usecases.poll\n", "adapters do not import app BROKEN"),
+        ("adapters/planted.py", "import app.usecases.cycle.poll\n", "adapters do not import app BROKEN"),
         ("app/usecases/planted.py", "import app.cli.main\n", USECASES),
         ("app/usecases/planted.py", "import app.config.settings\n", USECASES),
         ("app/usecases/planted.py", "import pydantic\n", USECASES),
-        ("app/config/planted.py", "import app.usecases.poll\n", CONFIG),
+        ("app/config/planted.py", "import app.usecases.cycle.poll\n", CONFIG),
         ("app/web/planted.py", "import app.container\n", "the fleet page calls use cases and views"),
         ("app/web/planted.py", "import sqlite3\n", "the fleet page calls use cases and views"),
         ("adapters/tmux/planted.py", "import adapters.sqlite.store\n", "adapters are independent"),
         ("adapters/github/planted.py", "import adapters.tmux.commands\n", "adapters are independent"),
-        # Codex's trust writes through adapters.support, never through Claude Code's adapter
+        # Codex's trust writes through adapters.agents, never through Claude Code's adapter
         ("adapters/codex/planted.py", "import adapters.claude.trust\n", "adapters are independent"),
         ("adapters/codex/planted.py", "import adapters.receipts.files\n", "adapters are independent"),
         # every technology under adapters/ is one of the independent ones (shared: support, clock)

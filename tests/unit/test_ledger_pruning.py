@@ -6,9 +6,9 @@ import json
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from adapters.support.state_codec import decode_ledger, encode_ledger
-from app.usecases.ledger_pruning import LedgerPruner
-from app.usecases.meta import read_through_key
+from adapters.sql.state_codec import decode_ledger, encode_ledger
+from app.usecases.cycle.ledger_pruning import LedgerPruner
+from app.usecases.cycle.meta import read_through_key
 from app.usecases.unit_of_work import UnitOfWork
 from domain.cluster import Held
 from domain.ledger import LEGACY_SKEW, Authorized, Ledger, Resolution, Resolved

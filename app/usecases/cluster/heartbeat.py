@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from app.usecases.leases import Leases
+from app.usecases.cluster.leases import Leases
 from domain.errors import StateError
 from domain.events import Event, Level
 from domain.ports import AgentWatchdogPort, ClusterPort, EventSink

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, replace
 
-from app.usecases.leases import Leases
+from app.usecases.cluster.leases import Leases
 from app.usecases.unit_of_work import UnitOfWork
 from domain.errors import TmuxFailed, TmuxUnanswered
 from domain.events import Event

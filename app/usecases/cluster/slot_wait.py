@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from app.usecases.feedback import Feedback
+from app.usecases.delivery.feedback import Feedback
 from domain.events import Event
 from domain.notice import slot_wait_notice
 from domain.ports import ClockPort, ClusterPort, EventSink, StateStore

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any, Protocol
 
-from app.usecases.heartbeat import LeaseHeartbeat
-from app.usecases.orphans import Orphans
-from app.usecases.outage import StoreOutage
-from app.usecases.poll import CycleSummary, PollCycle
-from app.usecases.trouble import Trouble
-from app.usecases.watch import HarnessWatch
+from app.usecases.cluster.heartbeat import LeaseHeartbeat
+from app.usecases.cluster.orphans import Orphans
+from app.usecases.cycle.outage import StoreOutage
+from app.usecases.cycle.poll import CycleSummary, PollCycle
+from app.usecases.cycle.trouble import Trouble
+from app.usecases.delivery.watch import HarnessWatch
 from domain.errors import StoreUnreachable
 from domain.events import Event, Level
 from domain.ports import ClockPort, EventSink, StateStore

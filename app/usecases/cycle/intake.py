@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from app.usecases.meta import armed_floor
+from app.usecases.cycle.meta import armed_floor
 from domain.control import control_of
 from domain.events import Event, Level
 from domain.ledger import ASIDE_EDITED, ASIDE_UNAUTHORIZED, Authorized, Ledger, StartRequest, is_authorized

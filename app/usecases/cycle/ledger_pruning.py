@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from app.usecases.meta import read_through_key
+from app.usecases.cycle.meta import read_through_key
 from app.usecases.unit_of_work import InUnitOfWork, UnitOfWork
 from domain.cluster import Held
 from domain.errors import StateError, StoreUnreachable

@@ -10,18 +10,18 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import InitVar, dataclass
 from datetime import datetime
 
-from app.usecases.closing import Closer
-from app.usecases.cycle_summary import CycleSummary
-from app.usecases.feedback import Feedback
-from app.usecases.intake import Listing
-from app.usecases.item_worker import ItemWorker
-from app.usecases.lanes import Lanes
-from app.usecases.leases import Leases
-from app.usecases.ledger_pruning import LedgerPruner
-from app.usecases.meta import watch_start
-from app.usecases.orphans import Orphans
-from app.usecases.repo_read import PAUSED_CHECK_EVERY, RepoReader, Watch
-from app.usecases.slot_wait import SlotWaits
+from app.usecases.cluster.leases import Leases
+from app.usecases.cluster.orphans import Orphans
+from app.usecases.cluster.slot_wait import SlotWaits
+from app.usecases.cycle.cycle_summary import CycleSummary
+from app.usecases.cycle.intake import Listing
+from app.usecases.cycle.lanes import Lanes
+from app.usecases.cycle.ledger_pruning import LedgerPruner
+from app.usecases.cycle.meta import watch_start
+from app.usecases.cycle.repo_read import PAUSED_CHECK_EVERY, RepoReader, Watch
+from app.usecases.delivery.closing import Closer
+from app.usecases.delivery.feedback import Feedback
+from app.usecases.delivery.item_worker import ItemWorker
 from domain.cluster import Departed, Held, Listed
 from domain.errors import LeaseLost, StaleWrite
 from domain.events import Event, Level

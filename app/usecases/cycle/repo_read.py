@@ -8,10 +8,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from app.usecases.cycle_summary import CycleSummary
-from app.usecases.leases import Leases
-from app.usecases.meta import read_through_key, watch_start, watch_start_key
-from app.usecases.slot_wait import SlotWaits
+from app.usecases.cluster.leases import Leases
+from app.usecases.cluster.slot_wait import SlotWaits
+from app.usecases.cycle.cycle_summary import CycleSummary
+from app.usecases.cycle.meta import read_through_key, watch_start, watch_start_key
 from domain.cluster import Departed, Listed
 from domain.errors import RateLimited, TrackerError
 from domain.events import Event, Level

@@ -14,10 +14,10 @@ import threading
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
-from app.usecases.feedback import Feedback
-from app.usecases.meta import requests_made, save_requests_made
+from app.usecases.cycle.meta import requests_made, save_requests_made
+from app.usecases.delivery.feedback import Feedback
+from app.usecases.delivery.watch import HarnessWatch
 from app.usecases.unit_of_work import InUnitOfWork, UnitOfWork
-from app.usecases.watch import HarnessWatch
 from domain.asks import (
     UNBOUND_SAID,
     AnswerState,

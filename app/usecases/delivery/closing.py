@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from app.usecases.delivery.workspaces import Workspaces
 from app.usecases.unit_of_work import InUnitOfWork, Lost, UnitOfWork
-from app.usecases.workspaces import Workspaces
 from domain.errors import TmuxFailed, TmuxUnanswered
 from domain.events import Event, Level
 from domain.ledger import receipts_wanted

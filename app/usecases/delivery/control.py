@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from app.usecases.asks import Asks
-from app.usecases.closing import Closer
-from app.usecases.feedback import Feedback
-from app.usecases.watch import HarnessWatch
+from app.usecases.delivery.asks import Asks
+from app.usecases.delivery.closing import Closer
+from app.usecases.delivery.feedback import Feedback
+from app.usecases.delivery.watch import HarnessWatch
 from domain.asks import waiting_on
 from domain.control import Control, Status, Verb, control_of, status_reply, unknown_verb_reply, when
 from domain.events import Event, Level

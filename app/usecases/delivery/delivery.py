@@ -7,11 +7,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from app.usecases.dispatcher import Dispatcher
-from app.usecases.feedback import Feedback
-from app.usecases.spawner import Dispatch, Result
-from app.usecases.subjects import Subject
-from app.usecases.watch import HarnessWatch, Verdict, Watched
+from app.usecases.delivery.dispatcher import Dispatcher
+from app.usecases.delivery.feedback import Feedback
+from app.usecases.delivery.spawner import Dispatch, Result
+from app.usecases.delivery.subjects import Subject
+from app.usecases.delivery.watch import HarnessWatch, Verdict, Watched
 from domain.asks import blocked_episode, waiting_on
 from domain.errors import TrackerError
 from domain.events import Event, Level
@@ -24,7 +24,7 @@ from domain.receipts import ReceiptKind, ReceiptMode, conversation_of
 from domain.refs import WorkItemRef
 
 if TYPE_CHECKING:
-    from app.usecases.cycle_summary import CycleSummary
+    from app.usecases.cycle.cycle_summary import CycleSummary
 
 RECENT_DELIVERIES = 20
 NOT_CLEARABLE = "the item's tmux session is held by a session that is not running and could not be cleared"

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from app.usecases.spawner import Dispatch, Result, Spawner
-from app.usecases.watch import HarnessWatch, Verdict, Watched
+from app.usecases.delivery.spawner import Dispatch, Result, Spawner
+from app.usecases.delivery.watch import HarnessWatch, Verdict, Watched
 from domain.errors import SessionMissing, TmuxFailed, TmuxUnanswered
 from domain.events import Event, Level
 from domain.model import HarnessSpec, Probe, SessionRecord, SessionState

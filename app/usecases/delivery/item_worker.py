@@ -6,15 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from app.usecases.asks import Asks
-from app.usecases.control import Controls
-from app.usecases.delivery import Delivery
-from app.usecases.feedback import Feedback
-from app.usecases.intake import Intake, Listing
-from app.usecases.parking import RESUME, Parking, resume_turn
-from app.usecases.subjects import CommentSubject, StartSubject
+from app.usecases.cycle.intake import Intake, Listing
+from app.usecases.delivery.asks import Asks
+from app.usecases.delivery.control import Controls
+from app.usecases.delivery.delivery import Delivery
+from app.usecases.delivery.feedback import Feedback
+from app.usecases.delivery.parking import RESUME, Parking, resume_turn
+from app.usecases.delivery.subjects import CommentSubject, StartSubject
+from app.usecases.delivery.watch import HarnessWatch
 from app.usecases.unit_of_work import InUnitOfWork, UnitOfWork
-from app.usecases.watch import HarnessWatch
 from domain.control import Verb, control_of, triggered
 from domain.events import Event, Level
 from domain.ledger import DeliveryState, Ledger, Resolution, StartRequest
@@ -24,7 +24,7 @@ from domain.parking import failed_turn
 from domain.receipts import delivery_tag, receipt_line, turn_ended_after
 
 if TYPE_CHECKING:
-    from app.usecases.cycle_summary import CycleSummary
+    from app.usecases.cycle.cycle_summary import CycleSummary
 
 
 @dataclass

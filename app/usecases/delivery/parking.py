@@ -7,9 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from app.usecases.feedback import Feedback
-from app.usecases.spawner import Dispatch
-from app.usecases.subjects import StartSubject
+from app.usecases.delivery.feedback import Feedback
+from app.usecases.delivery.spawner import Dispatch
+from app.usecases.delivery.subjects import StartSubject
 from app.usecases.unit_of_work import InUnitOfWork, UnitOfWork
 from domain.errors import TrackerError
 from domain.events import Event, Level

@@ -9,8 +9,8 @@ from contextlib import nullcontext, suppress
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from app.usecases.watch import HarnessWatch, Verdict
-from app.usecases.workspaces import EMPTY, Workspaces
+from app.usecases.delivery.watch import HarnessWatch, Verdict
+from app.usecases.delivery.workspaces import EMPTY, Workspaces
 from domain.cluster import handover_note
 from domain.errors import DuplicateSession, MissingVariable, TmuxFailed, TmuxUnanswered, TrustError, WorkspaceError
 from domain.events import Event, Level

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Protocol
 
-from app.usecases.spawner import Dispatch
+from app.usecases.delivery.spawner import Dispatch
 from domain.ledger import DeliveryState, Ledger, Resolution, StartRequest, Turn
 from domain.model import Comment, WorkItem
 from domain.notice import giveup_notice, start_failed_notice

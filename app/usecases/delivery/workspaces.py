@@ -7,7 +7,7 @@ from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from app.usecases.meta import save_vouched_tree, vouch, vouched_head, vouched_tree
+from app.usecases.cycle.meta import save_vouched_tree, vouch, vouched_head, vouched_tree
 from domain.errors import LoopError, TrackerError, WorkspaceError
 from domain.events import Event, Level
 from domain.model import ItemKind, PullHead, SessionRecord, SessionStatus, WorkItem

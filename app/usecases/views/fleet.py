@@ -8,8 +8,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from app.usecases.cluster_view import ClusterView, cluster_view
-from app.usecases.sessions_admin import ResetPlan, SessionsAdmin, SessionView, UnknownWorkItem
+from app.usecases.cluster.cluster_view import ClusterView, cluster_view
+from app.usecases.views.sessions_admin import ResetPlan, SessionsAdmin, SessionView, UnknownWorkItem
 from domain.events import Event
 from domain.fleet import ItemState, item_state
 from domain.model import SessionStatus

@@ -1,6 +1,6 @@
 """Looking at the sessions: each record with what tmux says of its harness's pane now and what the
 harness last said (its receipts). `SessionsAdmin` lists with it. What a view shows is made in
-`app.usecases.session_shown`, which the lean start of `sessions list` (`app.cli.lean_listing`)
+`app.usecases.views.session_shown`, which the lean start of `sessions list` (`app.cli.lean_listing`)
 shows its own reading of the store's rows with.
 """
 
@@ -11,9 +11,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from app.usecases.session_shown import STOPPED as STOPPED  # noqa: PLC0414 - re-exported: the admin names it here
-from app.usecases.session_shown import HeldItem, has_status, shown_json, status_text
-from app.usecases.watch import HarnessWatch
+from app.usecases.delivery.watch import HarnessWatch
+from app.usecases.views.session_shown import STOPPED as STOPPED  # noqa: PLC0414 - re-exported: the admin names it here
+from app.usecases.views.session_shown import HeldItem, has_status, shown_json, status_text
 from domain.asks import Waiting, waiting_on
 from domain.model import HarnessSpec, SessionRecord, SessionState, SessionStatus
 from domain.parking import park_line

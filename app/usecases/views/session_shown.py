@@ -1,5 +1,5 @@
 """What `sessions list` shows of one session, made once for both of its paths: the full one
-(`SessionView`, app.usecases.session_listing) and the lean one (app.cli.lean_listing),
+(`SessionView`, app.usecases.views.session_listing) and the lean one (app.cli.lean_listing),
 which reads the store's rows without the domain model and so holds no `SessionRecord`.
 
 Both hand these functions an object of the `Shown` shape. Imports the standard library only (the

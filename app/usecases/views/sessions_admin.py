@@ -6,9 +6,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import timedelta
 
-from app.usecases.closing import Closer
-from app.usecases.meta import armed_floor_key, save_requests_made
-from app.usecases.session_listing import STOPPED, SessionsListing, SessionView
+from app.usecases.cycle.meta import armed_floor_key, save_requests_made
+from app.usecases.delivery.closing import Closer
+from app.usecases.views.session_listing import STOPPED, SessionsListing, SessionView
 from domain.errors import LoopError
 from domain.events import Event
 from domain.model import ClosedBy, SessionRecord, SessionState, SessionStatus
