@@ -16,9 +16,11 @@ from adapters.opencode.plugin import (
     PLUGIN_FILE,
     TUI_CONFIG_VARIABLE,
     TUI_PLUGIN_FILE,
+    VALUES_FILE,
     receipt_channel,
     source,
     tui_source,
+    values,
 )
 from adapters.receipts.files import FileReceipts
 from app.config.harnesses import BUILTIN_HARNESSES
@@ -57,7 +59,7 @@ def test_an_opencode_spawn_gets_its_plugin_in_its_config_content_writing_into_it
     env = dict(channel.env)
     assert (sorted(env), channel.args) == (sorted([CONFIG_VARIABLE, TUI_CONFIG_VARIABLE]), ())
     assert json.loads(env[CONFIG_VARIABLE]) == {"plugin": [(folder / PLUGIN_FILE).as_uri()]}
-    assert (folder / PLUGIN_FILE).read_text(encoding="utf-8") == source(folder)
+    assert (folder / PLUGIN_FILE).read_text(encoding="utf-8") == source()
     tui = json.loads(Path(env[TUI_CONFIG_VARIABLE]).read_text(encoding="utf-8"))
     assert tui == {"plugin": [(folder / TUI_PLUGIN_FILE).as_uri()]} and (folder / TUI_PLUGIN_FILE).is_file()
 
@@ -203,7 +205,8 @@ def run_tui_plugin(tmp_path: Path, steps: list[list[object]]) -> dict[str, list[
     folder = tmp_path / "receipts"
     folder.mkdir()
     plugin = tmp_path / TUI_PLUGIN_FILE
-    plugin.write_text(tui_source(folder), encoding="utf-8")
+    plugin.write_text(tui_source(), encoding="utf-8")
+    (tmp_path / VALUES_FILE).write_text(values(folder), encoding="utf-8")
     driver = tmp_path / "tui-driver.mjs"
     driver.write_text(TUI_DRIVER, encoding="utf-8")
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}

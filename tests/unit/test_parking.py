@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 from adapters.opencode.plugin import source
 from domain.model import CommentKind
@@ -122,7 +121,7 @@ def test_each_cause_waits_by_default_as_long_as_its_kind_asks() -> None:
 
 def test_the_opencode_plugin_names_each_park_cause_by_the_word_parking_reads() -> None:
     # the plugin's `kind(error)` is JavaScript: a cause renamed or added here must be renamed or added there
-    kind = re.search(r"^function kind\(error\) \{\n(.*?)^\}", source(Path("receipts")), re.DOTALL | re.MULTILINE)
+    kind = re.search(r"^function kind\(error\) \{\n(.*?)^\}", source(), re.DOTALL | re.MULTILINE)
     assert kind is not None
     *named, fallback = re.findall(r'return "([a-z_]+)"', kind.group(1))
     assert sorted(ParkCause(word).name for word in named) == sorted(

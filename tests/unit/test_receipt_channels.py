@@ -5,12 +5,22 @@ folders never import another harness's adapter)."""
 from __future__ import annotations
 
 import json
+import tomllib
+from fnmatch import fnmatch
+from importlib.resources import files
 from pathlib import Path
 
 import pytest
 
 from adapters.codex.hooks import arguments
-from adapters.opencode.plugin import CONFIG_VARIABLE, TUI_CONFIG_VARIABLE
+from adapters.opencode.plugin import (
+    CONFIG_VARIABLE,
+    PLUGIN_FILE,
+    TUI_CONFIG_VARIABLE,
+    TUI_PLUGIN_FILE,
+    VALUES_FILE,
+    receipt_channel,
+)
 from adapters.receipts.files import ENV_VARIABLE, SETTINGS_FILE, FileReceipts
 from app.config.settings import Settings
 from app.container import Container
@@ -54,3 +64,25 @@ def test_a_harness_mode_whose_channel_no_one_named_is_refused_never_handed_an_em
     with pytest.raises(LookupError, match="codex"):
         receipts.prepare(ITEM, "s1", mode=ReceiptMode.CODEX)
     assert receipts.prepare(ITEM, "s1", mode=ReceiptMode.OPENCODE) == ReceiptChannel()
+
+
+def test_an_opencode_spawns_plugins_are_the_package_files_and_what_they_are_told_is_data_beside_them(
+    tmp_path: Path,
+) -> None:
+    # the folder is handed to the plugins as JSON they read, never written into their code
+    folder = tmp_path / 'a "quoted" folder'
+    folder.mkdir()
+    receipt_channel(folder)
+
+    shipped = files("adapters.opencode").joinpath("plugins")
+    assert (folder / PLUGIN_FILE).read_bytes() == shipped.joinpath("receipts.js").read_bytes()
+    assert (folder / TUI_PLUGIN_FILE).read_bytes() == shipped.joinpath("tui.js").read_bytes()
+    assert json.loads((folder / VALUES_FILE).read_text(encoding="utf-8")) == {"folder": str(folder)}
+
+
+def test_the_opencode_plugins_are_named_in_the_package_data_a_wheel_ships() -> None:
+    root = Path(__file__).resolve().parents[2]
+    shipped = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    patterns = shipped.get("package-data", {}).get("adapters.opencode", [])
+    plugins = [f"plugins/{p.name}" for p in files("adapters.opencode").joinpath("plugins").iterdir()]
+    assert plugins and all(any(fnmatch(p, pattern) for pattern in patterns) for p in plugins)
