@@ -184,6 +184,7 @@ class World:
     def restart(self, *, version: str) -> None:
         """A new run of the daemon (a new process) on the same state, possibly a new version."""
         self.version = version
+        self.ports = replace(self.ports, trackers={"github": self.tracker})  # a tracker swapped meanwhile
         self.usecases = UseCases(self.ports, self.configs())
 
     # --- arranging ----------------------------------------------------------------------
