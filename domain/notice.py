@@ -1,4 +1,4 @@
-"""The notice posted on a work item when a comment is abandoned or skipped (spec R2)."""
+"""The notice posted on a work item when a comment is abandoned or skipped."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ledger rules of DESIGN §6, through the poll cycle."""
+"""The ledger rules (`domain/ledger.py`), through the poll cycle."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Found by the kill campaign (bench/chaos, seed 11): a resumed harness that took the comment on its
 argv, said so, and died before the resume was judged must not get the comment again in a fresh
-conversation — a receipt-capable harness never gets a comment twice (DESIGN §5a)."""
+conversation — a receipt-capable harness never gets a comment twice."""
 
 from __future__ import annotations
 

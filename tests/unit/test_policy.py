@@ -1,4 +1,4 @@
-"""The session policy as pure decisions (DESIGN §4), over what tmux says of the session and of the
+"""The session policy as pure decisions (`domain/policy.py`), over what tmux says of the session and of the
 harness's own (marked) pane."""
 
 from __future__ import annotations
