@@ -1,4 +1,5 @@
-"""The settings model: the documented defaults (`docs/config.md`), the embedded default, merges, env overrides, helpers."""
+"""The settings model: the documented defaults (`docs/config.md`), the embedded default, merges,
+env overrides, helpers."""
 
 from __future__ import annotations
 
