@@ -160,5 +160,10 @@ def park_line(park: Park | None, now: datetime) -> str:
     if park is None or park.resuming:
         return ""
     since = duration((now - park.since).total_seconds(), parts=1, least=2)
-    until = f"until {park.until:%Y-%m-%d %H:%M:%S} UTC" if park.until else "until an operator resumes it"
-    return f"parked ({park.cause.value}) {until}, for {since}"
+    return f"{parked_until(park.cause, park.until)}, for {since}"
+
+
+def parked_until(cause: ParkCause, until: datetime | None) -> str:
+    """A park in a few words: its cause, and until when."""
+    said = f"until {until:%Y-%m-%d %H:%M:%S} UTC" if until else "until an operator resumes it"
+    return f"parked ({cause.value}) {said}"

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from domain.errors import InvalidRef
+from domain.holds import Hold, TurnFailed
 from domain.ledger import (
     ASIDE_EDITED,
     ASIDE_HISTORY,
@@ -74,17 +75,29 @@ _WAITING = {
 }
 
 
-def verdict(resolved: Resolved | None, pending: Pending | None, records: Iterable[Record]) -> str:
-    """What became of the comment, in one line."""
+def verdict(
+    resolved: Resolved | None,
+    pending: Pending | None,
+    records: Iterable[Record],
+    *,
+    held: Hold | None = None,
+    failed: TurnFailed | None = None,
+) -> str:
+    """What became of the comment, in one line: for a waiting one, the rule or state that holds it
+    (`held`); for a delivered one, whether its turn then failed on the API (`failed`)."""
     seen = list(records)
     if pending is not None:
-        return f"{_WAITING[pending.state]} (attempts so far: {pending.attempts})"
+        waiting = f"waiting: {held.said()}" if held is not None else _WAITING[pending.state]
+        return f"{waiting} (attempts so far: {pending.attempts})"
     if resolved is None:
         if any(r.get("event") == "poll.comment_ours" for r in seen):
             return "not a prompt: it carries the agent marker (the-loop's own, or the agent's)"
         return "not in the ledger: no ingress brought it as a candidate (see the events below)"
     author = next((str(r["author"]) for r in seen if r.get("author")), "unknown")
-    return f"{_resolved(resolved, author)} (resolved {resolved.at:%Y-%m-%d %H:%M:%S})"
+    said = f"{_resolved(resolved, author)} (resolved {resolved.at:%Y-%m-%d %H:%M:%S})"
+    if failed is not None and resolved.kind is Resolution.DELIVERED:
+        said += f"; {failed.said()}"
+    return said
 
 
 def _resolved(resolved: Resolved, author: str) -> str:

@@ -27,8 +27,10 @@ def add_why(commands: Commands) -> None:
 
         The whole story of one comment, from its item's ledger and the event log: seen by poll
         or webhook, queued, each attempt, pasted, confirmed, its reactions — or why it is not a prompt
-        (an author not in routing.authorizedUsers, history, the agent marker, held by `the-loop pause`
-        or `stop`, ...). The comment's text is never shown.
+        (an author not in routing.authorizedUsers, history, the agent marker, ...). A waiting comment
+        names what holds it: its item parked until a time (and why), the agent waiting on a request,
+        paused (by which comment), stopped, closed, or no free slot; a delivered one whose turn then
+        failed on the API says so. The comment's text is never shown.
 
         exit status: 0 told, 1 neither the ledger nor the event log knows the comment, 2 usage error.
         """,
@@ -66,5 +68,6 @@ def run_why(args: argparse.Namespace, context: CliContext) -> int:
     if story.events:
         print("", line(COLUMNS), *(line(as_row(record)) for record in story.events), sep="\n")
     else:
-        print("no event names it (the log may have been rotated)", file=sys.stderr)
+        said = "; the line above is from its ledger and session record" if story.resolved or story.pending else ""
+        print(f"no event names it (the log may have been rotated){said}", file=sys.stderr)
     return 0

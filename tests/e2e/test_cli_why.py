@@ -80,7 +80,7 @@ def test_why_of_an_unknown_comment_says_so_and_exits_1(loop: Loop) -> None:
 
 def test_a_comment_held_by_pause_gets_one_event_and_the_item_lists_as_paused(loop: Loop) -> None:
     (ref,) = loop.with_sessions(1)
-    _comment(loop, ref, "the-loop pause")
+    pause_id = _comment(loop, ref, "the-loop pause")
     _once(loop)
     comment_id = _comment(loop, ref, "work on the parser")
 
@@ -92,7 +92,7 @@ def test_a_comment_held_by_pause_gets_one_event_and_the_item_lists_as_paused(loo
     paused = loop.cli("sessions", "list", "--status", "paused")
     assert paused.returncode == 0, paused.stderr
     assert str(ref) in paused.stdout and "paused (control)" in paused.stdout
-    assert "held by `the-loop pause`" in loop.cli("why", comment_id).stdout
+    assert f"paused by comment {pause_id} (`the-loop pause`)" in loop.cli("why", comment_id).stdout
 
 
 def test_a_comment_held_by_stop_gets_one_event_naming_the_rule_and_its_author(loop: Loop) -> None:

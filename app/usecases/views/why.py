@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
+from app.usecases.cluster.slot_wait import waits
+from domain.holds import Hold, TurnFailed, hold, turn_failed
 from domain.ledger import Ledger, Pending, Resolved
 from domain.ports import StateStore
 from domain.refs import WorkItemRef
@@ -20,6 +23,8 @@ class Story:
     events: list[Record]
     resolved: Resolved | None = None
     pending: Pending | None = None
+    held: Hold | None = None  # what holds it, while it waits
+    turn_failed: TurnFailed | None = None  # delivered, and its turn then failed on the API
 
     def as_json(self) -> dict[str, Any]:
         ledger: dict[str, Any] | None = None
@@ -33,6 +38,8 @@ class Story:
             "work_item": str(self.item) if self.item else None,
             "verdict": self.verdict,
             "ledger": ledger,
+            "held": self.held.as_json() if self.held is not None and self.pending is not None else None,
+            "turn_failed": self.turn_failed.as_json() if self.turn_failed is not None else None,
             "events": self.events,
         }
 
@@ -52,7 +59,20 @@ def comment_story(
     pending = ledger.pending_entry(comment_id) if ledger else None
     if item is None:
         item = ledger.item if ledger else _item_of(events)
-    return Story(comment_id, item, verdict(resolved, pending, events), events, resolved, pending)
+    record = store.session(item) if store is not None and item is not None else None
+    held = (
+        hold(ledger, record, slot_since=_slot_since(store, ledger.item))
+        if ledger and pending and store is not None
+        else None
+    )
+    failed = turn_failed(comment_id, record, events) if resolved is not None else None
+    said = verdict(resolved, pending, events, held=held, failed=failed)
+    return Story(comment_id, item, said, events, resolved, pending, held, failed)
+
+
+def _slot_since(store: StateStore, item: WorkItemRef) -> datetime | None:
+    """Since when the item waits for a free slot; None when it does not."""
+    return next((w.since for w in waits(store.meta()) if w.item == str(item)), None)
 
 
 def _ledger_of(store: StateStore, comment_id: str, item: WorkItemRef | None) -> Ledger | None:
