@@ -121,14 +121,18 @@ class Event(enum.Enum):
     )
     SESSION_PARKED = (
         "session.parked",
-        "The agent's turn failed on the API (`cause`: rate_limit, server_error, authentication_failed, …): "
-        "the comment got the failure reaction and the item is parked `until` the reset (none: until an "
-        "operator resumes it); nothing is pasted and no attempt is spent meanwhile; one notice per episode.",
+        "The agent's turn failed on the API (`cause`: rate_limit, server_error, authentication_failed, …) "
+        "at `since`: the comment got the failure reaction and the item is parked `until` (none: until an "
+        "operator resumes it), counted from `since` by `rule`: named_reset (the reset the error named), "
+        "default_wait (no reset named: the cause's default wait), doubled (failed again right after a "
+        "resume), longest_wait (cut to 6 h), operator; nothing is pasted and no attempt is spent meanwhile; "
+        "one notice per episode, which says the same cause and rule.",
     )
     SESSION_UNPARKED = (
         "session.unparked",
         "A parked item's reset came (`by`: reset, or resume for `the-loop resume`): its agent is given one "
-        "prompt with the comments whose turns failed, then the held comments follow.",
+        "prompt with the comments whose turns failed, then the held comments follow; once that prompt is "
+        "in, the park's notice is edited to say when and by what the park ended.",
     )
     SESSION_TURN_FINISHED = (
         "session.turn_finished",
@@ -258,7 +262,11 @@ class Event(enum.Enum):
     )
     POLL_GIVEUP_REPORT_FAILED = ("poll.giveup_report_failed", "Posting that notice failed; the ledger is unchanged.")
     NOTICE_POSTED = ("notice.posted", "A notice (`notice`: blocked, closed, start-failed, …) was posted on the item.")
-    NOTICE_FAILED = ("notice.failed", "Posting a notice failed; nothing else changed.")
+    NOTICE_EDITED = (
+        "notice.edited",
+        "A notice the-loop posted was brought up to date in place (`notice`: unparked — the park it told of ended).",
+    )
+    NOTICE_FAILED = ("notice.failed", "Posting (or editing) a notice failed; nothing else changed.")
     REACTION_ADDED = ("reaction.added", "A reaction was added to a comment.")
     REACTION_FAILED = ("reaction.failed", "Adding a reaction failed; nothing else changed.")
     WEBHOOK_RECEIVED = (

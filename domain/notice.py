@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
+from domain.durations import duration
 from domain.model import AGENT_MARKER, Comment
+from domain.parking import Park, ParkRule, Unpark
 from domain.refs import WorkItemRef
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_=-]{1,100}$")
@@ -27,21 +29,39 @@ def blocked_notice(item: WorkItemRef) -> str:
     )
 
 
-def parked_notice(item: WorkItemRef, *, cause: str, until: str | None) -> str:
-    """The item is parked on an API failure: said once per episode, with the-loop's own words only
-    (`cause` is the harness's error kind, `until` a time the-loop formatted)."""
-    if until is None:
+def parked_notice(item: WorkItemRef, park: Park, *, ended: tuple[datetime, Unpark] | None = None) -> str:
+    """The item is parked on an API failure: said once per episode, and edited when the park ends
+    (`ended`: when, and by what). The cause and the rule that set the end are those `session.parked`
+    names; the-loop's own words only, never the error's text or a comment's."""
+    if park.until is None:
         when = (
             "until an operator acts: the API refused the agent's credentials. The operator fixes them "
             f"(`the-loop doctor` says what is wrong) and writes `the-loop resume` here, or runs it for `{item}`"
         )
     else:
-        when = f"until **{until}** (the reset); `the-loop resume` here resumes it sooner"
-    return (
-        f"{_HEADER}The agent's turn **failed on the API** (`{cause}`), and this item is **parked** {when}.\n\n"
+        when = f"until **{park.until:%Y-%m-%d %H:%M:%S} UTC** ({_rule(park)}); `the-loop resume` here resumes it sooner"
+    body = (
+        f"{_HEADER}The agent's turn **failed on the API**: **{park.cause.words}** (`{park.cause.value}`), and this "
+        f"item is **parked** {when}.\n\n"
         "While parked nothing is pasted and no delivery attempt is spent: new comments are held, not lost. "
         "At the reset the agent is given the comments whose turns failed again, then the held ones.\n"
     )
+    if ended is not None:
+        at, by = ended
+        body += f"\n**Unparked** at {at:%Y-%m-%d %H:%M:%S} UTC: {by.words}.\n"
+    return body
+
+
+def _rule(park: Park) -> str:
+    """The rule that set the park's end, as `session.parked` names it in `rule`."""
+    wait = duration(park.wait_seconds, parts=1)
+    if park.rule is ParkRule.NAMED_RESET:
+        return "the reset the API named"
+    if park.rule is ParkRule.DOUBLED:
+        return f"failed again right after a resume: twice the last wait, {wait}"
+    if park.rule is ParkRule.LONGEST:
+        return f"cut to the longest wait, {wait}"
+    return f"no reset was named: the default wait of {wait} for {park.cause.words}"
 
 
 def start_failed_notice(item: WorkItemRef, *, attempts: int, reason: str) -> str:

@@ -41,6 +41,40 @@ class ParkCause(enum.Enum):
     def waits_for_operator(self) -> bool:
         return self is ParkCause.AUTHENTICATION
 
+    @property
+    def words(self) -> str:
+        """The cause as the park notice says it."""
+        return _CAUSE_WORDS[self]
+
+
+_CAUSE_WORDS = {
+    ParkCause.RATE_LIMIT: "a rate limit",
+    ParkCause.SERVER_ERROR: "a server error",  # 5xx, 529 overloaded included: the harness names them alike
+    ParkCause.AUTHENTICATION: "refused credentials",
+    ParkCause.OTHER: "an API error",
+}
+
+
+class ParkRule(enum.Enum):
+    """Which rule set the park's end: what `session.parked` names as `rule`, and the notice says."""
+
+    NAMED_RESET = "named_reset"  # the reset the error named
+    DEFAULT_WAIT = "default_wait"  # no reset named: the cause's default wait
+    DOUBLED = "doubled"  # failed again right after a resume: twice the last wait
+    LONGEST = "longest_wait"  # cut to MAX_WAIT
+    OPERATOR = "operator"  # until an operator resumes it
+
+
+class Unpark(enum.Enum):
+    """What ended a park: what `session.unparked` names as `by`, and the edited notice says."""
+
+    RESET = "reset"
+    RESUME = "resume"  # an operator's `the-loop resume`
+
+    @property
+    def words(self) -> str:
+        return "the reset was reached" if self is Unpark.RESET else "an operator's `the-loop resume`"
+
 
 # when the error names no reset: how long each kind waits before one careful try
 DEFAULT_WAIT = {
@@ -71,6 +105,8 @@ class Park:
     noticed: bool = False
     resumed_at: datetime | None = None  # set when the reset came: the resume prompt is being given
     detail: str = ""  # the error's kind as the harness named it (never its message)
+    rule: ParkRule = ParkRule.DEFAULT_WAIT
+    notice_id: str = ""  # the episode's notice, as posted: edited when the park ends
 
     def due(self, now: datetime) -> bool:
         return self.resumed_at is None and self.until is not None and now >= self.until
@@ -115,7 +151,8 @@ def park(
     """The park a failed turn puts the item in. A park already on (another queued turn failing
     too) keeps its time and adds the comment. A failure right after a resume waits twice as long as
     the last wait did; the wait never shrinks below what the error names, and never passes MAX_WAIT.
-    A resumed park's comments are carried over while the resume prompt's turn has not ended well."""
+    A resumed park's comments are carried over while the resume prompt's turn has not ended well.
+    `now` is when the turn failed: the wait counts from then."""
     cause = ParkCause.of(error)
     if previous is not None and not previous.resuming:
         comments = previous.comments + ((comment,) if comment is not None and comment not in previous.comments else ())
@@ -124,22 +161,25 @@ def park(
     comments = carried + ((comment,) if comment is not None and comment not in carried else ())
     if cause.waits_for_operator:
         why = "the API refused the credentials: parked until an operator acts (`the-loop resume`)"
-        return Decision(Park(cause, now, None, comments, detail=error), why)
+        return Decision(Park(cause, now, None, comments, detail=error, rule=ParkRule.OPERATOR), why)
     named = reset_named(message, now=now)
     wait = DEFAULT_WAIT.get(cause, OTHER_WAIT)
     why = f"{cause.value}: "
     if named is not None and named > now:
-        wait = named - now
+        wait, rule = named - now, ParkRule.NAMED_RESET
         why += "the error names its reset"
     else:
+        rule = ParkRule.DEFAULT_WAIT
         why += f"no reset named, the default wait of {wait.total_seconds():g}s"
     if previous is not None and previous.resumed_at is not None and now - previous.resumed_at <= RIGHT_AFTER:
         doubled = timedelta(seconds=2 * previous.wait_seconds)
         if doubled > wait:
-            wait = doubled
+            wait, rule = doubled, ParkRule.DOUBLED
             why += f"; failed again right after a resume: the wait doubles to {wait.total_seconds():g}s"
-    wait = min(wait, MAX_WAIT)
-    return Decision(Park(cause, now, now + wait, comments, wait.total_seconds(), detail=error), why)
+    if wait > MAX_WAIT:
+        wait, rule = MAX_WAIT, ParkRule.LONGEST
+        why += f"; cut to the longest wait, {MAX_WAIT.total_seconds():g}s"
+    return Decision(Park(cause, now, now + wait, comments, wait.total_seconds(), detail=error, rule=rule), why)
 
 
 def resume_prompt(item: WorkItemRef, park: Park, comments: Sequence[Comment], *, receipt: str) -> str:

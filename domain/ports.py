@@ -183,6 +183,10 @@ class TrackerPort(Protocol):
     def post_comment(self, item: WorkItemRef, body: str) -> str:
         """Post `body` on `item`; the id of the comment it created."""
 
+    def edit_posted(self, item: WorkItemRef, comment_id: str, body: str) -> None:
+        """`body` becomes the text of `item`'s comment `comment_id`, one `post_comment` created (a
+        notice brought up to date). The comment keeps its id and its place: it is not new again."""
+
     def min_interval_seconds(self, repo: RepoRef) -> float:
         """The poll interval the tracker last asked for on `repo` (GitHub's
         `x-poll-interval`), or 0 when it asked for none. Never fails."""

@@ -19,7 +19,7 @@ Cost model, per repository (N labelled items, one label; every GET carries If-No
   comments since it was armed (usually 1), and for a pull request its review comments (usually
   1); one more only for an item handed in without its creation time and no `labeled` event;
 - `comment`, `item_state` (only for an item with a session that left the list), `react`,
-  `post_comment`: 1 request each.
+  `post_comment`, `edit_posted`: 1 request each.
 A second label on the same repository adds one issue-stream request per cycle. A listing read
 over several pages moves `since` from page to page rather than counting pages (see
 `GhClient.since_pages`): a page that fills up costs the same, plus the overlap of one second.
@@ -163,6 +163,12 @@ class GhTracker(TrackerPort):
         if not isinstance(created, dict) or not str(created.get("id", "")).isdigit():
             raise TrackerError(f"{item.repo}: posted on {item}, but the reply names no comment id")
         return str(created["id"])
+
+    def edit_posted(self, item: WorkItemRef, comment_id: str, body: str) -> None:
+        if not comment_id.isdigit():
+            raise TrackerError(f"{item.repo}: cannot edit comment id {comment_id!r}")
+        path = f"repos/{item.repo.full_name}/issues/comments/{comment_id}"
+        self._client.send(item.repo, "PATCH", path, payload={"body": body})
 
     # --- streams -------------------------------------------------------------------------
 

@@ -244,6 +244,11 @@ class SandboxTracker(TrackerPort):
     def post_comment(self, item: WorkItemRef, body: str) -> str:
         return self.add_comment(item, body, author=self.login).id
 
+    def edit_posted(self, item: WorkItemRef, comment_id: str, body: str) -> None:
+        if not any(c.id == comment_id and c.author == self.login for c in self.comments(item)):
+            raise TrackerError(f"{item.repo}: no comment {comment_id} of ours on {item}")
+        self.edit_comment(comment_id, body)
+
     def min_interval_seconds(self, repo: RepoRef) -> float:
         return 0.0  # a local file asks for no particular pace
 

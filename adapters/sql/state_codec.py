@@ -20,7 +20,7 @@ from domain.model import (
     SessionStatus,
     WorkItem,
 )
-from domain.parking import FailedTurn, Park, ParkCause
+from domain.parking import FailedTurn, Park, ParkCause, ParkRule
 from domain.refs import Naming, WorkItemRef
 
 Json = dict[str, Any]
@@ -205,6 +205,8 @@ def _park_to_json(park: Park | None) -> Json | None:
         "comments": [{"id": c.comment_id, "kind": c.kind.value} for c in park.comments],
         "wait_seconds": park.wait_seconds,
         "noticed": park.noticed,
+        "notice_id": park.notice_id,
+        "rule": park.rule.value,
         "resumed_at": _when(park.resumed_at),
         "detail": park.detail,
     }
@@ -222,6 +224,8 @@ def _park_from_json(data: Json | None) -> Park | None:
         noticed=bool(data.get("noticed", False)),
         resumed_at=_from_when(data.get("resumed_at")),
         detail=data.get("detail", ""),
+        rule=ParkRule(data.get("rule", ParkRule.DEFAULT_WAIT.value)),  # parks from before the rule was kept
+        notice_id=data.get("notice_id", ""),
     )
 
 

@@ -15,7 +15,7 @@ from adapters.sqlite.store import SqliteStateStore
 from domain.errors import StaleWrite
 from domain.ledger import DeliveryState, Ledger, Pending, Resolution, Resolved, StartRequest, Turn
 from domain.model import ClosedBy, Comment, CommentKind, SessionRecord, SessionStatus
-from domain.parking import FailedTurn, Park, ParkCause
+from domain.parking import FailedTurn, Park, ParkCause, ParkRule
 from domain.ports import StateStore
 from domain.refs import Naming, RepoRef, WorkItemRef
 from tests.contract.state_backends import (
@@ -148,6 +148,7 @@ def test_a_parked_session_record_comes_back_equal(store: StateStore) -> None:
         ParkCause.RATE_LIMIT, T0, T0 + timedelta(minutes=5),
         (FailedTurn("2", CommentKind.ISSUE_COMMENT), FailedTurn("r7", CommentKind.REVIEW_COMMENT)),
         wait_seconds=300.0, noticed=True, resumed_at=T0 + timedelta(minutes=6), detail="rate_limit",
+        rule=ParkRule.NAMED_RESET, notice_id="1001",
     )  # fmt: skip
     store.save_session(record(park=parked))
     store.save_session(record(OTHER, park=replace(parked, until=None, cause=ParkCause.AUTHENTICATION)))

@@ -206,6 +206,21 @@ def test_a_posted_comment_lands_on_the_item_and_comes_back_as_the_trackers_own(r
     assert rig.posted() == [(3, "notice")] and (comment.author, comment.body) == (BOT, "notice")
 
 
+def test_a_posted_comment_edited_keeps_its_id_and_author_and_is_not_new_again(rig: Rig) -> None:
+    item = rig.item(3)
+    start = cycle(rig, None)
+    rig.later()
+    posted = rig.tracker.post_comment(item, "notice")
+    seen = cycle(rig, start.cursor)
+    rig.later()
+
+    rig.tracker.edit_posted(item, posted, "notice, brought up to date")
+
+    now = rig.tracker.comment(item, posted, CommentKind.ISSUE_COMMENT)
+    assert [c.id for c in seen.comments] == [posted] and cycle(rig, seen.cursor).comments == ()
+    assert now is not None and (now.id, now.author, now.body) == (posted, BOT, "notice, brought up to date")
+
+
 # --- failures --------------------------------------------------------------------------
 
 
@@ -230,6 +245,15 @@ def test_a_failed_post_is_a_tracker_error_and_posts_nothing(rig: Rig) -> None:
     with pytest.raises(TrackerError, match=str(rig.repo)):
         rig.tracker.post_comment(item, "notice")
     assert rig.posted() == []
+
+
+def test_a_failed_edit_is_a_tracker_error_naming_the_repository(rig: Rig) -> None:
+    item = rig.item(1)
+    posted = rig.tracker.post_comment(item, "notice")
+    rig.break_writes()
+    with pytest.raises(TrackerError, match=str(rig.repo)):
+        rig.tracker.edit_posted(item, posted, "changed")
+    assert rig.posted() == [(1, "notice")]
 
 
 def test_a_failed_reaction_is_a_tracker_error_and_adds_nothing(rig: Rig) -> None:

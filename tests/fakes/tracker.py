@@ -223,6 +223,14 @@ class FakeTracker(TrackerPort):
         self.posted.append((item, body))
         return self.add_comment(item, body, author=self.login).id
 
+    def edit_posted(self, item: WorkItemRef, comment_id: str, body: str) -> None:
+        self._request(item.repo, read=False)
+        if self.fail_posts:
+            raise TrackerError(f"{item.repo}: editing comment {comment_id} on {item} failed (injected)")
+        if not any(c.id == comment_id and c.author == self.login for c in self.comments_of(item)):
+            raise TrackerError(f"{item.repo}: no comment {comment_id} of ours on {item}")
+        self.edit_comment(comment_id, body)
+
     def min_interval_seconds(self, repo: RepoRef) -> float:
         return self.poll_interval.get(repo, 0.0)
 

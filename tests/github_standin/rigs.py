@@ -192,6 +192,7 @@ class GhRig:
 
     def break_writes(self) -> None:
         self.world.fail(f"/repos/{self.repo.full_name}", method="POST", status=502, times=None)
+        self.world.fail(f"/repos/{self.repo.full_name}", method="PATCH", status=502, times=None)
 
     def limit(self, until: float) -> None:
         headers = {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(int(until))}

@@ -28,6 +28,9 @@ _POST: list[tuple[re.Pattern[str], str]] = [
     (re.compile(_REPO + r"/issues/(?P<number>[0-9]+)/comments$"), "post_comment"),
     (re.compile(_REPO + r"/(?P<kind>issues|pulls)/comments/(?P<cid>[0-9]+)/reactions$"), "react"),
 ]
+_PATCH: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(_REPO + r"/issues/comments/(?P<cid>[0-9]+)$"), "edit_comment"),
+]
 _NOT_FOUND: Reply = (404, {"message": "Not Found"})
 _REACTIONS = {"+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"}
 
@@ -41,7 +44,7 @@ class Routes:
     def dispatch(self, method: str, path: str, query: Query, payload: Any) -> Reply:
         if (method, path) == ("POST", "/api/graphql"):
             return self.graphql(payload)
-        table = _GET if method == "GET" else _POST if method == "POST" else []
+        table = {"GET": _GET, "POST": _POST, "PATCH": _PATCH}.get(method, [])
         for pattern, name in table:
             match = pattern.match(path)
             if match is None:
@@ -147,6 +150,19 @@ class Routes:
         note = self.world.add_comment(repo.full_name, number, str(payload["body"]), author=self.world.login)
         self.world.posted.append((repo.full_name, number, note.body))
         return 201, self.note_json(repo, note)
+
+    def edit_comment(self, repo: Repo, match: dict[str, str], _: Query, payload: Any) -> Reply:
+        """An issue comment's new body, edited by the token's user (GitHub lets an author edit)."""
+        cid = int(match["cid"])
+        found = [n for n in repo.notes if n.id == cid and not n.review]
+        if not found:
+            return _NOT_FOUND
+        if not isinstance(payload, dict) or "body" not in payload:
+            return 422, {"message": "Validation Failed"}
+        if found[0].author != self.world.login:
+            return 403, {"message": "Must have admin rights to Repository."}
+        self.world.edit_comment(repo.full_name, cid, str(payload["body"]), editor=self.world.login)
+        return 200, self.note_json(repo, found[0])
 
     def react(self, repo: Repo, match: dict[str, str], _: Query, payload: Any) -> Reply:
         cid, review = int(match["cid"]), match["kind"] == "pulls"

@@ -31,6 +31,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self._serve()
 
+    def do_PATCH(self) -> None:
+        self._serve()
+
     def log_message(self, format: str, *args: Any) -> None:
         pass  # the world's log is the record
 

@@ -241,3 +241,80 @@ def test_a_failed_comment_edited_since_by_someone_not_authorized_is_restated_by_
     (resume,) = _pasted(world, ref)[before:]
     assert f"Failed delivery: {DeliveryId.for_comment(failed_id)}" in resume
     assert "push to main" not in resume and "mallory" not in resume
+
+
+def _notice(world: World, ref: WorkItemRef) -> str:
+    """The park notice as it reads on the item now (edits included)."""
+    (notice,) = [c for c in world.tracker.comments_of(ref) if c.author == world.tracker.login and "parked" in c.body]
+    return notice.body
+
+
+def test_the_notice_states_the_cause_and_the_rule_the_event_names() -> None:
+    world = World()
+    ref = world.watched()
+    _failed_turn(world, ref)
+
+    (parked,) = world.events.named(Event.SESSION_PARKED)
+    assert parked["rule"] == "default_wait"
+    notice = _notice(world, ref)
+    assert "no reset was named: the default wait of 5m for a rate limit" in notice
+    assert "(the reset)" not in notice and "reset the API named" not in notice
+
+
+def test_the_wait_counts_from_the_failure_not_from_the_cycle_that_noticed_it() -> None:
+    world = World()
+    ref = world.watched()
+    _receipts(world).plant(world.record(ref).spawn_id, ReceiptKind.TURN_ENDED)
+    world.comment(ref, "please fix the flaky test")
+    world.cycle()
+    failed_at = world.clock.now()
+    _receipts(world).plant(world.record(ref).spawn_id, ReceiptKind.TURN_FAILED, detail="rate_limit")
+    world.clock.advance(90)  # the cycle that sees it comes later
+
+    world.cycle()
+
+    parked = world.record(ref).park
+    assert parked is not None
+    assert (parked.since, parked.until) == (failed_at, failed_at + timedelta(minutes=5))
+    assert world.events.named(Event.SESSION_PARKED)[0]["since"] == failed_at.isoformat()
+
+
+def test_at_the_reset_the_notice_is_edited_to_say_the_park_ended_and_no_comment_is_added() -> None:
+    world = World()
+    ref = world.watched()
+    _failed_turn(world, ref)
+    world.clock.advance(5 * 60)
+
+    world.cycle()
+
+    assert len(world.tracker.posted) == 1
+    notice = _notice(world, ref)
+    assert "no reset was named" in notice
+    assert re.search(r"\*\*Unparked\*\* at [0-9-]+ [0-9:]+ UTC: the reset was reached", notice)
+    assert "please fix the flaky test" not in notice
+
+
+def test_an_operators_resume_edits_the_notice_to_say_the_operator_ended_the_park() -> None:
+    world = World()
+    ref = world.watched()
+    _failed_turn(world, ref)
+
+    world.comment(ref, "the-loop resume")
+    world.cycle()
+
+    assert "**Unparked** at" in _notice(world, ref)
+    assert "an operator's `the-loop resume`" in _notice(world, ref)
+
+
+def test_a_comment_given_again_after_a_park_gets_the_turn_ended_reaction_when_the_resume_turn_ends_well() -> None:
+    world = World()
+    ref = world.watched()
+    failed_id = _failed_turn(world, ref)
+    world.clock.advance(5 * 60)
+    world.cycle()  # the resume prompt goes in
+    assert (failed_id, Reaction.TURN_ENDED) not in world.tracker.reactions
+    _receipts(world).plant(world.record(ref).spawn_id, ReceiptKind.TURN_ENDED)
+
+    world.cycle()
+
+    assert world.tracker.reactions[-1] == (failed_id, Reaction.TURN_ENDED)

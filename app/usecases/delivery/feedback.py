@@ -103,3 +103,16 @@ class Feedback:
             return None
         self._events.emit(Event.POLL_GIVEUP_REPORTED if giveup else Event.NOTICE_POSTED, work_item=str(item), **fields)
         return comment_id
+
+    def amend(self, item: WorkItemRef, comment_id: str, body: str, **fields: Any) -> bool:
+        """`body` (the-loop's own values only) replaces the notice `comment_id` the-loop posted on
+        the item; False when editing failed (reported)."""
+        if not carries_marker(body):
+            raise ValueError("a notice without the agent marker would come back as a prompt")
+        try:
+            self._tracker_for(item).edit_posted(item, comment_id, body)
+        except TrackerError as error:
+            self._events.emit(Event.NOTICE_FAILED, level=Level.WARNING, work_item=str(item), cause=str(error), **fields)
+            return False
+        self._events.emit(Event.NOTICE_EDITED, work_item=str(item), comment_id=comment_id, **fields)
+        return True

@@ -20,7 +20,7 @@ from domain.events import Event, Level
 from domain.ledger import DeliveryState, Ledger, Resolution, StartRequest
 from domain.model import ClosedBy, Comment, DeliveryId, Reaction, SessionRecord, SessionStatus, WorkItem
 from domain.notice import closed_notice
-from domain.parking import failed_turn
+from domain.parking import Unpark, failed_turn
 from domain.receipts import delivery_tag, receipt_line, turn_ended_after
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ class ItemWorker(InUnitOfWork):
         if self.asks is not None:
             record = self.asks.look(record)  # what the agent asks, on the item once
         walk = _Walk(item, listing, summary, ledger, record)
-        self._unpark(walk, by="reset")
+        self._unpark(walk, by=Unpark.RESET)
         walk.go_on = walk.go_on and not self.parking.holds(walk.record)  # parked: comments wait, no attempt
         self._advance(walk)
         for pending in walk.ledger.pending:
@@ -103,7 +103,7 @@ class ItemWorker(InUnitOfWork):
                     assert walk.record is not None
                     walk.record = self.parking.release(walk.record)
                     walk.go_on = True
-                    self._unpark(walk, by="resume")
+                    self._unpark(walk, by=Unpark.RESUME)
                 resumed, walk.waiting = walk.waiting, []
                 for waiting in resumed:
                     self._deliver(walk, waiting)
@@ -139,7 +139,7 @@ class ItemWorker(InUnitOfWork):
         )
         walk.go_on = go_on and settled
 
-    def _unpark(self, walk: _Walk, *, by: str) -> None:
+    def _unpark(self, walk: _Walk, *, by: Unpark) -> None:
         """A parked item's reset came: its agent gets the one resume prompt (its own delivery, with
         its own attempts), and the comments held meanwhile follow it."""
         if walk.record is None or not self.parking.due(walk.record):
@@ -149,7 +149,7 @@ class ItemWorker(InUnitOfWork):
             walk.item, walk.ledger, walk.record, subject, armed=True, summary=walk.summary
         )
         if walk.record is not None and (walk.ledger.start is None or walk.ledger.start.reason != RESUME):
-            walk.record = self.parking.resumed(walk.record)
+            walk.record = self.parking.resumed(walk.record, by=by)
 
     def _advance(self, walk: _Walk) -> None:
         """The item's start, when one is wanted and its harness is not running already."""

@@ -16,7 +16,7 @@ from domain.events import Event, Level
 from domain.ledger import Authorized, Ledger, Screen, StartRequest, Turn, screen
 from domain.model import Comment, CommentKind, Reaction, SessionRecord, WorkItem
 from domain.notice import parked_notice
-from domain.parking import FailedTurn, Park, park, resume_prompt
+from domain.parking import FailedTurn, Park, Unpark, park, resume_prompt
 from domain.ports import TrackerPort
 from domain.prompts import spawn_prompt
 from domain.receipts import Receipt, delivery_tag, receipt_line
@@ -61,12 +61,14 @@ class Parking(InUnitOfWork):
 
     def failed(self, record: SessionRecord, turn: Turn, receipt: Receipt, item: WorkItemRef) -> SessionRecord:
         """A turn ended in an API failure: 😕 on its comment, the item parked (or the episode it is
-        in grown), and the episode's one notice."""
+        in grown), and the episode's one notice. The wait counts from when the turn failed (its
+        receipt's time), not from the cycle that read it."""
         now = self.clock.now()
+        failed_at = min(receipt.at, now) if receipt.at is not None else now
         failed = None if resume_turn(turn) else FailedTurn(turn.comment_id, turn.kind)
         if failed is not None:
             self.feedback.react(Comment(turn.comment_id, item, None, "", now, kind=turn.kind), Reaction.FAILED)
-        decided = park(receipt.detail, receipt.message, comment=failed, now=now, previous=record.park)
+        decided = park(receipt.detail, receipt.message, comment=failed, now=failed_at, previous=record.park)
         parked = decided.choice
         if record.park is None or record.park.resuming:
             self.events.emit(
@@ -74,7 +76,9 @@ class Parking(InUnitOfWork):
                 level=Level.WARNING,
                 work_item=str(item),
                 cause=parked.cause.value,
+                since=parked.since.isoformat(),
                 until=parked.until.isoformat() if parked.until else None,
+                rule=parked.rule.value,
                 reason=decided.reason,
                 comment_id=turn.comment_id,
             )
@@ -85,11 +89,11 @@ class Parking(InUnitOfWork):
         parked = record.park
         if parked is None or parked.noticed or parked.resuming:
             return record
-        until = f"{parked.until:%Y-%m-%d %H:%M:%S} UTC" if parked.until else None
-        body = parked_notice(record.item, cause=parked.cause.value, until=until)
-        if self.feedback.notify(record.item, body, notice="parked", cause=parked.cause.value) is None:
+        body = parked_notice(record.item, parked)
+        posted = self.feedback.notify(record.item, body, notice="parked", cause=parked.cause.value)
+        if posted is None:
             return record
-        return self._save(replace(record, park=replace(parked, noticed=True)))
+        return self._save(replace(record, park=replace(parked, noticed=True, notice_id=posted)))
 
     def holds(self, record: SessionRecord | None) -> bool:
         """Parked, and its reset has not come: nothing is pasted."""
@@ -107,7 +111,9 @@ class Parking(InUnitOfWork):
             return record
         return self._save(replace(record, park=replace(parked, until=self.clock.now())))
 
-    def resume(self, item: WorkItem, ledger: Ledger, record: SessionRecord, *, by: str) -> tuple[Ledger, ResumeSubject]:
+    def resume(
+        self, item: WorkItem, ledger: Ledger, record: SessionRecord, *, by: Unpark
+    ) -> tuple[Ledger, ResumeSubject]:
         """The reset came: the park is marked resumed (kept, so a failure right after doubles the
         wait) and the resume prompt's subject made, with the failed comments as they are now."""
         parked = record.park
@@ -117,22 +123,37 @@ class Parking(InUnitOfWork):
         request = ledger.start if ledger.start and ledger.start.reason == RESUME else StartRequest(RESUME, now)
         ledger = self.store.save_ledger(replace(ledger, start=request))
         self.events.emit(
-            Event.SESSION_UNPARKED, work_item=str(item.ref), by=by, comments=[f.comment_id for f in parked.comments]
+            Event.SESSION_UNPARKED,
+            work_item=str(item.ref),
+            by=by.value,
+            comments=[f.comment_id for f in parked.comments],
         )
         return ledger, ResumeSubject(item, request, park=parked, failed=comments)
 
-    def resumed(self, record: SessionRecord) -> SessionRecord:
+    def resumed(self, record: SessionRecord, *, by: Unpark) -> SessionRecord:
+        """The resume prompt went in: the park ended, and its notice is edited to say when and by
+        what (best-effort: a failed edit is reported, the park ends all the same)."""
         parked = record.park
         if parked is None or parked.resuming:
             return record
-        return self._save(replace(record, park=replace(parked, resumed_at=self.clock.now())))
+        now = self.clock.now()
+        if parked.notice_id:
+            body = parked_notice(record.item, parked, ended=(now, by))
+            self.feedback.amend(record.item, parked.notice_id, body, notice="unparked", by=by.value)
+        return self._save(replace(record, park=replace(parked, resumed_at=now)))
 
     def done(self, record: SessionRecord) -> SessionRecord:
-        """The resume prompt's turn ended well: its comments were acted on (the park stays, resumed,
-        so a failure right after still doubles the wait)."""
+        """The resume prompt's turn ended well: its comments were acted on, and each gets the
+        reaction of a turn ended, as a comment whose first turn ended well does (the park stays,
+        resumed, so a failure right after still doubles the wait)."""
         parked = record.park
         if parked is None or not parked.resuming or not parked.comments:
             return record
+        now = self.clock.now()
+        for failed in parked.comments:
+            self.feedback.react(
+                Comment(failed.comment_id, record.item, None, "", now, kind=failed.kind), Reaction.TURN_ENDED
+            )
         return self._save(replace(record, park=replace(parked, comments=())))
 
     def _fetch(self, item: WorkItemRef, failed: FailedTurn, now: datetime) -> Comment | None:
