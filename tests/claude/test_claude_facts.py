@@ -50,7 +50,9 @@ def submit(rig: ClaudeRig, session: ClaudeSession, text: str) -> tuple[Hook, Hoo
     return received, ended
 
 
-PASTED = re.compile(r'\n\n<pasted_content id="(\w+)">\n(.*)\n</pasted_content id="\1">\n', re.DOTALL)
+# the blank lines around the wrapper come and go with how the paste's chunks reach Claude Code's input
+# (seen both with and without them): only what is inside is the fact
+PASTED = re.compile(r'\s*<pasted_content id="(\w+)">\n(.*)\n</pasted_content id="\1">\s*', re.DOTALL)
 
 
 def unwrapped(prompt: str) -> str | None:
