@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pty
 import subprocess
 import sys
 import tempfile
@@ -38,3 +39,27 @@ def run_cli(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> subp
 def tree(root: Path) -> list[str]:
     """Every path under `root`, relative: what a command left on disk."""
     return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+def on_a_terminal(cwd: Path, *args: str, typed: bytes, env: Mapping[str, str] | None = None) -> tuple[int, str]:
+    """`python -m app ARGS` with its stdin and stdout on a terminal that holds `typed` (typed ahead,
+    as a person would answer its questions): its exit code and everything the terminal showed."""
+    master, slave = pty.openpty()
+    os.write(master, typed)
+    with subprocess.Popen(
+        [sys.executable, "-m", "app", *args], cwd=cwd, env=dict(env) if env is not None else clean_env(),
+        stdin=slave, stdout=slave, stderr=subprocess.PIPE,
+    ) as process:  # fmt: skip
+        os.close(slave)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # the terminal's other end closed: the command has gone
+                break
+            if not chunk:
+                break
+            shown += chunk
+        process.wait(timeout=120)
+    os.close(master)
+    return process.returncode, shown.decode(errors="replace")

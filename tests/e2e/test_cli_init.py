@@ -4,14 +4,11 @@ of its own."""
 
 from __future__ import annotations
 
-import os
-import pty
 import subprocess
-import sys
 from pathlib import Path
 
 from app.config.loader import load
-from tests.e2e.cli import clean_env, run_cli
+from tests.e2e.cli import on_a_terminal, run_cli
 
 WATCH = ("--repo", "acme/widgets", "--user", "alice")
 SECRET = "sk-ant-api03-" + "s" * 60 + "K" * 20
@@ -66,27 +63,12 @@ def test_init_refuses_a_permission_mode_claude_code_does_not_know(tmp_path: Path
 
 
 def test_init_on_a_terminal_asks_for_the_permission_mode_explaining_default_and_auto(tmp_path: Path) -> None:
-    master, slave = pty.openpty()
-    os.write(master, b"default\n\n\n")  # the mode, then the login's and the base URL's defaults
     target = tmp_path / "loop.yaml"
-    with subprocess.Popen(
-        [sys.executable, "-m", "app", "init", *WATCH, "--label", "agent", "--harness", "claude", "--path", str(target)],
-        cwd=tmp_path, env=clean_env(), stdin=slave, stdout=slave, stderr=subprocess.PIPE,
-    ) as process:  # fmt: skip
-        os.close(slave)
-        shown = b""
-        while True:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            shown += chunk
-        process.wait(timeout=120)
-    os.close(master)
-    text = shown.decode()
-    assert process.returncode == 0, text
+    returncode, text = on_a_terminal(
+        tmp_path, "init", *WATCH, "--label", "agent", "--harness", "claude", "--path", str(target),
+        typed=b"default\n\n\n",  # the mode, then the login's and the base URL's defaults
+    )  # fmt: skip
+    assert returncode == 0, text
     assert "permission mode" in text and "default: " in text and "auto: " in text
     assert "--permission-mode default" in " ".join(load(str(target)).settings.harness_spec("claude").args)
 

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from app.config.loader import load
-from tests.e2e.cli import clean_env, run_cli, tree
+from tests.e2e.cli import clean_env, on_a_terminal, run_cli, tree
 
 RECORD = {"ts": "2026-11-30T09:00:00+00:00", "source": "poller", "level": "info"}
 
@@ -185,27 +185,13 @@ def test_init_with_no_terminal_and_no_flags_says_which_are_needed(tmp_path: Path
 
 
 def test_init_on_a_terminal_asks_for_what_the_flags_leave_out(tmp_path: Path) -> None:
-    master, slave = pty.openpty()
     env = clean_env({"XDG_CONFIG_HOME": str(tmp_path / "xdg")})
-    os.write(master, b"acme/widgets acme/gadgets\nalice\n")  # typed ahead: the terminal holds it
-    with subprocess.Popen(
-        [sys.executable, "-m", "app", "init", "--label", "agent", "--harness", "codex"],
-        cwd=elsewhere(tmp_path), env=env, stdin=slave, stdout=slave, stderr=subprocess.PIPE,
-    ) as process:  # fmt: skip
-        os.close(slave)
-        shown = b""
-        while True:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            shown += chunk
-        process.wait(timeout=120)
-    os.close(master)
-    assert process.returncode == 0, shown
-    assert b"repositories to watch" in shown and b"whose comments become prompts" in shown
+    returncode, shown = on_a_terminal(
+        elsewhere(tmp_path), "init", "--label", "agent", "--harness", "codex", env=env,
+        typed=b"acme/widgets acme/gadgets\nalice\n",  # typed ahead: the terminal holds it
+    )  # fmt: skip
+    assert returncode == 0, shown
+    assert "repositories to watch" in shown and "whose comments become prompts" in shown
     settings = load(str(tmp_path / "xdg" / "the-loop" / "cli-config.yaml")).settings
     assert [str(s.repo) for s in settings.sources()] == ["acme/widgets", "acme/gadgets"]
     assert (settings.routing.authorized_users, settings.routing.default_harness) == (("alice",), "codex")
