@@ -120,7 +120,7 @@ class FleetPage:
             + views.actions(item, csrf=self._guard.csrf, paused=row.paused, closed=row.state is ItemState.CLOSED)
             + views.journeys_list(journeys(records), now)
             + views.screen_block(detail.screen)
-            + views.events_list([r for _, r in shown.shown], now=now, pager=views.events_pager(item, shown))
+            + views.events_list(shown.shown, now=now, pager=views.events_pager(item, shown))
         )
         return self._html(request, str(item), body)
 

@@ -16,7 +16,7 @@ from urllib.parse import quote
 from app.usecases.cluster.cluster_view import ClusterView
 from app.usecases.views.fleet import SCREEN_LINES, ItemRow
 from app.web.journey import Journey
-from app.web.paging import EventsPage
+from app.web.paging import EventsPage, Numbered
 from app.web.states import HOST_TONES, STATES, shown
 from app.web.words import field_name, labelled, time_tag
 from domain.durations import duration
@@ -165,16 +165,16 @@ def _fact_words(key: str) -> str:
     return f"{head}: {field_name(figure)}" if colon else key
 
 
-def events_list(records: Sequence[Mapping[str, Any]], *, now: datetime, pager: str = "") -> str:
+def events_list(records: Sequence[Numbered], *, now: datetime, pager: str = "") -> str:
     """The records given, each its time, its event and its own fields labelled in words."""
     lines = []
-    for record in records:
+    for seq, record in records:
         fields = "".join(
             f"<div><dt>{escape(sanitized(name))}</dt><dd>{escape(sanitized(value))}</dd></div>"
             for name, value in labelled(record)
         )
         lines.append(
-            f"<tr><td>{time_tag(record.get('ts'), now=now)}</td>"
+            f'<tr data-seq="{seq}"><td>{time_tag(record.get("ts"), now=now)}</td>'
             f"<td><code>{escape(sanitized(str(record.get('event', ''))))}</code></td>"
             f'<td><dl class="fields">{fields}</dl></td></tr>'
         )

@@ -81,7 +81,7 @@ def test_the_events_list_shows_each_field_as_a_label_and_its_value() -> None:
     record = {"ts": "2026-12-06T12:03:05+00:00", "event": "dispatch.confirmed", "comment_id": "7",
               "confirmed_by": "<b>receipt</b>"}  # fmt: skip
 
-    html = events_list([record], now=NOW)
+    html = events_list([(1, record)], now=NOW)
 
     assert "<dt>comment</dt><dd>7</dd>" in html
     assert "<dt>confirmed by</dt><dd>&lt;b&gt;receipt&lt;/b&gt;</dd>" in html
