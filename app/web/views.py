@@ -180,8 +180,8 @@ def events_list(records: Sequence[Numbered], *, now: datetime, pager: str = "") 
         )
     head = "<tr><th>time</th><th>event</th><th>details</th></tr>"
     return (
-        f'<h2 id="events">Events</h2><table class="events"><thead>{head}</thead>'
-        f"<tbody>{''.join(lines) or '<tr><td colspan=3>none yet</td></tr>'}</tbody></table>{pager}"
+        f'<section class="events"><h2 id="events">Events</h2><table class="events"><thead>{head}</thead>'
+        f"<tbody>{''.join(lines) or '<tr><td colspan=3>none yet</td></tr>'}</tbody></table>{pager}</section>"
     )
 
 

@@ -322,7 +322,7 @@ def test_a_person_reads_times_in_words_pages_the_events_and_reads_the_hosts_on_a
     page.wait_for_selector("#live.ok")
     older = _seqs(page)
     assert len(older) == EVENTS_PER_PAGE and older == sorted(older, reverse=True) and max(older) < min(newest)
-    screenshot(page, "events")
+    screenshot(page, "events", part="section.events")
     shown_before = page.evaluate("window.__loopShown.length")
     _toggle(base, first, 2)  # new events re-render the view: the older page keeps its records
     wait_for(lambda: page.evaluate("window.__loopShown.length") > shown_before, what="the view re-rendered")
