@@ -130,7 +130,7 @@ class Spawner:
         """Ready the folder, clear the name, spawn; after `duplicate session` re-decide once from a
         fresh probe. With worktrees, the repository's lock is held from the prepare to the spawn
         (a prune never removes the worktree in between); not while a resume is judged."""
-        record = replace(record, cwd=record.cwd or self.workdir(job.item))
+        record = replace(record, cwd=record.cwd or self.workdir(job.item), title=job.item.title or record.title)
         try:
             with self.workspaces.holding(job.item) if self.workspaces is not None else nullcontext():
                 started = self._prepare_and_start(record, job, probe, resume=resume, first=first)
