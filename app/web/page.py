@@ -113,7 +113,7 @@ class FleetPage:
             f"<p>host {escape(row.host)} · last receipt {escape(receipt)} · {row.pending} pending · "
             f'<a href="{escape(views.item_url(item))}" rel="noreferrer">on GitHub</a></p>'
             + views.actions(item, csrf=self._guard.csrf, paused=row.paused, closed=row.state is ItemState.CLOSED)
-            + views.journeys_list(journeys(records), now)
+            + views.journeys_list(journeys(records), now, item)
             + views.screen_block(detail.screen)
             + views.events_list(records[-50:][::-1])
         )

@@ -125,7 +125,25 @@ def daemon_panel(facts: Mapping[str, Any]) -> str:
     return f'<h2 id="daemon">Daemon</h2><dl class="daemon">{cells}</dl>'
 
 
-def journeys_list(found: Iterable[Journey], now: datetime) -> str:
+def comment_url(item: WorkItemRef, comment_id: str) -> str:
+    """A comment's address built from its item and id, for one whose events carry none (an issue
+    comment's anchor: a review comment's own address is what the tracker said of it)."""
+    return f"{item_url(item)}#issuecomment-{quote(comment_id, safe='')}"
+
+
+def _comment_head(journey: Journey, item: WorkItemRef) -> str:
+    """Who wrote the comment, its first words (as the page shows every untrusted text: sanitized,
+    escaped) and its link on GitHub."""
+    url = journey.url if journey.url.startswith("https://") else comment_url(item, journey.comment_id)
+    author = f" by @{escape(sanitized(journey.author))}" if journey.author else ""
+    excerpt = f" <q>{escape(sanitized(journey.excerpt))}</q>" if journey.excerpt else ""
+    return (
+        f"<b>comment {escape(journey.comment_id)}</b>{author}{excerpt}"
+        f' <a href="{escape(url)}" rel="noreferrer">on GitHub</a>'
+    )
+
+
+def journeys_list(found: Iterable[Journey], now: datetime, item: WorkItemRef) -> str:
     items = []
     for journey in found:
         stops = "".join(
@@ -135,7 +153,7 @@ def journeys_list(found: Iterable[Journey], now: datetime) -> str:
             for stop in journey.stops
         )
         items.append(
-            f'<li data-comment="{escape(journey.comment_id)}"><b>comment {escape(journey.comment_id)}</b>'
+            f'<li data-comment="{escape(journey.comment_id)}">{_comment_head(journey, item)}'
             f'<ol class="journey">{stops}</ol></li>'
         )
     return f'<h2 id="comments">Comments</h2><ul class="comments">{"".join(items) or "<li>none yet</li>"}</ul>'
