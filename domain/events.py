@@ -119,8 +119,10 @@ class Event(enum.Enum):
     )
     SESSION_ANSWERED = (
         "session.answered",
-        "An authorized `the-loop allow`/`deny`/`answer` comment answered the agent's request number `request` "
-        "(`answer`); its hook took the decision (`comment_id`, `waited_seconds` since the request).",
+        "An authorized `the-loop allow`/`deny`/`answer` comment (`comment_id`, by `author`), or a button on the "
+        "fleet page (`source`: page), answered the agent's request number `request` (`answer`); its hook took the "
+        "decision (`waited_seconds` since the request), and the request's comment is edited to say how, by whom, "
+        "from where and when.",
     )
     SESSION_ANSWER_UNUSED = (
         "session.answer_unused",
@@ -128,7 +130,7 @@ class Event(enum.Enum):
         "several-open — no number while more than one is open; another-recent — no number while another "
         "request was posted within the hook's wait before it; written-before — written before the request was "
         "posted; already-answered; too-late; no-request; does-not-fit); the reply says why in the-loop's own "
-        "words and names the requests open.",
+        "words and names the requests open. From the fleet page (`source`: page) the page says why, not the item.",
     )
     SESSION_ANSWERED_IN_PANE = (
         "session.answered_in_pane",
