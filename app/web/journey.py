@@ -61,7 +61,7 @@ class _Reading:
         for key in _ABOUT:
             if record.get(key) and key not in trail.about:
                 trail.about[key] = str(record[key])
-        filled = self._filled(record, at)
+        filled = self._filled(record, event, at)
         while True:
             before = trail.stops[-1].at if trail.stops else None
             after = (at - before).total_seconds() if at and before else None
@@ -70,17 +70,17 @@ class _Reading:
                 break
             step = step.then
 
-    def _filled(self, record: Mapping[str, Any], at: datetime | None) -> dict[str, Any]:
+    def _filled(self, record: Mapping[str, Any], event: Event, at: datetime | None) -> dict[str, Any]:
         """The record's fields, and the words a label makes of them."""
         filled = {k: v for k, v in record.items() if v is not None}
         kind, tool = record.get("kind"), record.get("tool")
         filled["asked"] = f"permission to use {tool}" if kind == "permission" and tool else kind or "?"
         if record.get("source") == "page":
-            filled["by"] = "from the page"
+            filled["by"] = " from the page"
         elif record.get("author"):
-            filled["by"] = f"by @{record['author']}"
-        else:
-            filled.setdefault("by", "")  # a resume's `by` is its own field
+            filled["by"] = f" by @{record['author']}"
+        elif event is Event.SESSION_ANSWERED:
+            filled["by"] = ""
         waited = record.get("waited_seconds")
         asked_at = self.asked.get(record.get("request"))
         if waited is None and asked_at is not None and at is not None:
@@ -102,8 +102,9 @@ def journeys(records: Iterable[Mapping[str, Any]]) -> list[Journey]:
         if event is None or step is None:
             continue
         comment = str(record.get("comment_id") or "")
-        if event is Event.SESSION_ASKED and record.get("ts"):
-            reading.asked.setdefault(record.get("request"), _at(record.get("ts")) or datetime.min)
+        asked_at = _at(record.get("ts")) if event is Event.SESSION_ASKED else None
+        if asked_at is not None:
+            reading.asked.setdefault(record.get("request"), asked_at)
         if event in _OF_THE_TURN and reading.turn and reading.turn != comment:
             reading.add(reading.turn, step, record, event)
         resumed = record.get("comments") if event is Event.SESSION_UNPARKED else None

@@ -62,7 +62,7 @@ JOURNEY: dict[Event, Step] = {
     Event.COMMENT_HELD: Step("held: {rule}", "warn"),
     # the turn's request, and its answer: `asked`, `by` and `after` are made by app/web/journey.py
     Event.SESSION_ASKED: Step("asked request {request}: {asked}", "warn"),
-    Event.SESSION_ANSWERED: Step("request {request}: {answer} {by}{after}", "ok"),
+    Event.SESSION_ANSWERED: Step("request {request}: {answer}{by}{after}", "ok"),
     Event.SESSION_ANSWERED_IN_PANE: Step("request {request}: answered in the session", "ok"),
     Event.SESSION_PARKED: Step(
         "turn failed: {cause}", "bad", ends=True, then=Step("parked: until {until} ({rule})", "warn", ends=True)

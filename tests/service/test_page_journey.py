@@ -143,3 +143,12 @@ def test_the_events_that_take_a_comment_in_say_its_author_first_words_and_addres
     assert len(queued["excerpt"]) <= FIRST_WORDS
     assert (control["author"], control["excerpt"]) == ("alice", "the-loop pause")
     assert (waiting["comment_id"], waiting["excerpt"], waiting["url"]) == (held.id, "later", held.url)
+
+
+def test_a_journey_read_from_a_log_with_a_broken_time_still_reads() -> None:
+    broken = [{**STORY[3], "ts": "not a time"}, *STORY[4:5]]
+
+    assert _labels(journeys([*STORY[:3], *broken]), "7")[-2:] == [
+        "asked request 3: permission to use Bash",
+        "request 3: allow by @bob",
+    ]
