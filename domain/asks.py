@@ -225,6 +225,7 @@ class OpenRequest:
     ask: Ask
     number: int | None = None
     posted_at: datetime | None = None
+    comment_id: str = ""  # its comment on the item ("": not posted, or posted before ids were kept)
 
     def named(self) -> str:
         what = f"permission to use `{tool_name(self.ask)}`" if self.ask.kind is AskKind.PERMISSION else "a question"
@@ -367,10 +368,47 @@ def tool_name(ask: Ask) -> str:
 
 
 _HEADER = f"{AGENT_MARKER}\n> 🤖 **the-loop** (the agent of this item waits for an answer)\n\n"
+_LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$")
 
 
-def ask_comment(item: WorkItemRef, ask: Ask, *, number: int, wait_seconds: float) -> str:
-    """The one comment a request gets: its number, what the agent asks, fenced, and how to answer it."""
+class AnswerSource(enum.Enum):
+    """Where an answer was given; its value is the `source` of the event a page's answer writes."""
+
+    GITHUB = "github"  # a comment on the item
+    PAGE = "page"  # a button on the fleet page
+
+
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """How a request was answered (the decision's own words), by whom, from where, and when."""
+
+    how: str  # `decision_for`'s reason: allowed once, allowed for the session, denied, answered, declined
+    source: AnswerSource
+    at: datetime
+    login: str = ""  # the comment's author; "" from the page (its token names no one)
+
+    def line(self) -> str:
+        """The line the request's comment is edited to begin with: the-loop's words and a login only."""
+        if self.source is AnswerSource.PAGE:
+            who = "from the fleet page"
+        else:
+            login = f"@{self.login}" if _LOGIN.match(self.login) else "an authorized user"
+            who = f"by {login} on GitHub"
+        return f"> ✅ **Answered**: {self.how} {who} at {self.at:%H:%M} UTC."
+
+
+def ask_comment(
+    item: WorkItemRef, ask: Ask, *, number: int, wait_seconds: float, answered: Answered | None = None
+) -> str:
+    """The one comment a request gets: its number, what the agent asks, fenced, and how to answer it;
+    once answered (`answered`), it begins by saying so."""
+    body = _asked(item, ask, number=number, wait_seconds=wait_seconds)
+    if answered is None:
+        return body
+    return body.replace(f"{AGENT_MARKER}\n", f"{AGENT_MARKER}\n{answered.line()}\n>\n", 1)
+
+
+def _asked(item: WorkItemRef, ask: Ask, *, number: int, wait_seconds: float) -> str:
     minutes = f"{wait_seconds / 60:g} minutes" if wait_seconds >= 60 else f"{wait_seconds:g} seconds"
     after = (
         f"\n\nThe agent waits for an answer here up to {minutes}; after that only someone attached to its "

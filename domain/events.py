@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
+from typing import Any
 
 
 class Level(enum.Enum):
@@ -10,6 +12,16 @@ class Level(enum.Enum):
     INFO = "info"
     WARNING = "warning"
     ERROR = "error"
+
+
+# fields a person reads on the fleet page and no command prints (`events`, `why`): a comment's own
+# words, which an agent reading a command's output would otherwise take in unfenced
+PAGE_ONLY_FIELDS = frozenset({"excerpt"})
+
+
+def for_commands(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A record as a command shows it: without the fields only the page shows."""
+    return {k: v for k, v in record.items() if k not in PAGE_ONLY_FIELDS}
 
 
 class Event(enum.Enum):
@@ -30,7 +42,11 @@ class Event(enum.Enum):
         found = cls._value2member_map_.get(name) if isinstance(name, str) else None
         return found if isinstance(found, cls) else None
 
-    DISPATCH_QUEUED = ("dispatch.queued", "A comment became a prompt and was queued for its work item.")
+    DISPATCH_QUEUED = (
+        "dispatch.queued",
+        "A comment became a prompt and was queued for its work item (`author`, `excerpt`: its first words, "
+        "redacted and sanitized, for the page only; `url`).",
+    )
     DISPATCH_SUCCEEDED = (
         "dispatch.succeeded",
         "A comment was delivered: the harness confirmed it (`confirmed_by`), and the ledger resolved it.",
@@ -103,8 +119,10 @@ class Event(enum.Enum):
     )
     SESSION_ANSWERED = (
         "session.answered",
-        "An authorized `the-loop allow`/`deny`/`answer` comment answered the agent's request number `request` "
-        "(`answer`); its hook took the decision (`comment_id`, `waited_seconds` since the request).",
+        "An authorized `the-loop allow`/`deny`/`answer` comment (`comment_id`, by `author`), or a button on the "
+        "fleet page (`source`: page), answered the agent's request number `request` (`answer`); its hook took the "
+        "decision (`waited_seconds` since the request), and the request's comment is edited to say how, by whom, "
+        "from where and when.",
     )
     SESSION_ANSWER_UNUSED = (
         "session.answer_unused",
@@ -112,7 +130,7 @@ class Event(enum.Enum):
         "several-open — no number while more than one is open; another-recent — no number while another "
         "request was posted within the hook's wait before it; written-before — written before the request was "
         "posted; already-answered; too-late; no-request; does-not-fit); the reply says why in the-loop's own "
-        "words and names the requests open.",
+        "words and names the requests open. From the fleet page (`source`: page) the page says why, not the item.",
     )
     SESSION_ANSWERED_IN_PANE = (
         "session.answered_in_pane",
@@ -172,7 +190,8 @@ class Event(enum.Enum):
     SESSION_RESET = ("session.reset", "The operator reset a work item: harness ended, record and ledger forgotten.")
     CONTROL_EXECUTED = (
         "control.executed",
-        "A control comment was executed (`verb`: pause, resume, stop, start, status); it is never delivered.",
+        "A control comment was executed (`verb`: pause, resume, stop, start, status, allow, deny, answer; "
+        "`author`, `excerpt` and `url` as for dispatch.queued); it is never delivered.",
     )
     CONTROL_UNKNOWN = (
         "control.unknown",
@@ -228,7 +247,8 @@ class Event(enum.Enum):
     COMMENT_HELD = (
         "comment.held",
         "A comment waits, not delivered yet, because its item is paused (`rule`: the-loop pause; `author` "
-        "wrote the comment); it goes right after `the-loop resume`. Said once per comment.",
+        "wrote the comment, `excerpt` and `url` as for dispatch.queued); it goes right after `the-loop resume`. "
+        "Said once per comment.",
     )
     POLL_COMMENT_OURS = (
         "poll.comment_ours",

@@ -266,6 +266,7 @@ class PostedRequest:
     # it): tried again with the same number; `posted_at` is when the number was given, and no answer
     # binds to it by that time
     pending: bool = False
+    comment_id: str = ""  # its comment on the item, once posted: edited to say how it was answered
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,8 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from domain.prompts import untrusted_block
+from domain.model import Comment
+from domain.prompts import readable, untrusted_block
 
 REDACTED = "[redacted]"
 EXCERPT_LINES = 6  # of a file's content a request shows; the whole is in the session, on the host
@@ -192,3 +193,19 @@ def excerpt(text: str, *, env: bool = False) -> dict[str, Any]:
     shown = (redact_env(head) if env else redact(head)).splitlines()[:EXCERPT_LINES]
     cut = [line if len(line) <= EXCERPT_LINE_CHARS else line[:EXCERPT_LINE_CHARS] + "…" for line in shown]
     return {"bytes": len(text.encode("utf-8", "surrogatepass")), "lines": len(lines), "first_lines": cut}
+
+
+FIRST_WORDS = 80  # characters of a comment the event log keeps: enough to know it by on the page
+
+
+def first_words(text: str, limit: int = FIRST_WORDS) -> str:
+    """The start of an untrusted text, to know it by: secrets redacted, control and bidirectional
+    characters dropped, on one line, cut with `…`. Read by a person on the page only; never put in
+    a comment the-loop posts."""
+    flat = " ".join(readable(redact(text)).split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def comment_fields(comment: Comment) -> dict[str, Any]:
+    """What the event log says of a comment it takes in: who wrote it, its first words, its address."""
+    return {"author": comment.author or "", "excerpt": first_words(comment.body), "url": comment.url}

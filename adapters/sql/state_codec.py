@@ -181,6 +181,7 @@ def encode_session(record: SessionRecord) -> str:
                     "posted_at": _when(r.posted_at),
                     "closed": r.closed,
                     "pending": r.pending,
+                    "comment_id": r.comment_id,
                 }
                 for r in record.requests
             ],
@@ -261,6 +262,7 @@ def decode_session(text: str, *, version: int) -> SessionRecord:
                 _required_when(r["posted_at"]),
                 bool(r["closed"]),
                 bool(r.get("pending", False)),  # records from before numbers were reserved first have none
+                str(r.get("comment_id", "")),  # nor their comment's id, before answers edited it
             )
             for r in data.get("requests", ())
         ),

@@ -10,6 +10,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from domain.events import for_commands
+
 Record = Mapping[str, Any]
 _OVERLAP = 100  # more lines than can be appended between starting the tail and reading the log
 
@@ -69,11 +71,11 @@ def _unseen(tail: Iterator[Record], shown: Sequence[Record]) -> Iterator[Record]
 
 def as_json(record: Mapping[str, Any]) -> str:
     # ASCII escapes keep any control character in a field from reaching the terminal raw
-    return json.dumps(record, ensure_ascii=True, separators=(",", ":"))
+    return json.dumps(for_commands(record), ensure_ascii=True, separators=(",", ":"))
 
 
 def as_row(record: Mapping[str, Any]) -> tuple[str, ...]:
-    details = {k: v for k, v in record.items() if k not in _HEADER}
+    details = {k: v for k, v in for_commands(record).items() if k not in _HEADER}
     if record.get("source", "poller") != "poller":
         details = {"source": record["source"], **details}
     detail = " ".join(f"{key}={_plain(value)}" for key, value in details.items())

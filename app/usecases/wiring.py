@@ -312,5 +312,5 @@ class UseCases:
         return Fleet(
             admin=self.sessions_admin, store=ports.store, cluster=ports.cluster,
             tmux=ports.tmux,  # the page only reads a pane's last lines
-            events=ports.events, clock=ports.clock, heartbeat=lambda: ports.store.meta().get(key),
+            events=ports.events, clock=ports.clock, heartbeat=lambda: ports.store.meta().get(key), asks=self.asks,
         )  # fmt: skip

@@ -20,14 +20,17 @@ from app.web.http import Request, Response, Stream
 from app.web.journey import journeys
 from app.web.paging import events_page
 from app.web.words import time_tag
+from domain.asks import Answer, AnswerVerb
 from domain.budget import RateBudget
 from domain.errors import InvalidRef
 from domain.events import Event, Level
 from domain.fleet import ItemState
+from domain.policy import Decision
 from domain.refs import WorkItemRef
 
 _STATIC = {"page.js": "text/javascript; charset=utf-8", "page.css": "text/css; charset=utf-8"}
-_ACTIONS = ("pause", "resume", "close", "reopen", "reset")
+_ANSWERS = tuple(verb.value for verb in AnswerVerb)  # an open request's buttons: allow, allow always, deny, answer
+_ACTIONS = ("pause", "resume", "close", "reopen", "reset", *_ANSWERS)
 
 
 def _text(status: int, text: str) -> Response:
@@ -118,7 +121,8 @@ class FleetPage:
             f"{row.pending} pending · "
             f'<a href="{escape(views.item_url(item))}" rel="noreferrer">on GitHub</a></p>'
             + views.actions(item, csrf=self._guard.csrf, paused=row.paused, closed=row.state is ItemState.CLOSED)
-            + views.journeys_list(journeys(records), now)
+            + views.requests_block(item, self._fleet.requests(item), csrf=self._guard.csrf)
+            + views.journeys_list(journeys(records), now, item)
             + views.screen_block(detail.screen)
             + views.events_list(shown.shown, now=now, pager=views.events_pager(item, shown))
         )
@@ -139,12 +143,16 @@ class FleetPage:
             return _text(HTTPStatus.FORBIDDEN, f"refused: {why}")
         try:
             item = WorkItemRef.parse(form.get("ref", ""))
-            said = self._act(verb, item, confirmed=form.get("confirm") == "yes")
+            said = (
+                self._answered(request, item, self._answer(verb, item, form))
+                if verb in _ANSWERS
+                else self._act(verb, item, confirmed=form.get("confirm") == "yes")
+            )
         except (InvalidRef, UnknownWorkItem) as error:
             return _text(HTTPStatus.NOT_FOUND, str(error))
         script = request.headers.get("authorization") is not None
-        if isinstance(said, Response):
-            return _text(200, said.body.decode()) if script else said
+        if isinstance(said, Response):  # an answer's says what it did to script and browser alike
+            return _text(200, said.body.decode()) if script and verb not in _ANSWERS else said
         if script:
             return _text(HTTPStatus.OK, said)
         # a reset forgets the item (its page is gone until a cycle sees it again): back to the fleet
@@ -155,6 +163,29 @@ class FleetPage:
         shown = views.page(title="not done", body=views.refusal(refusal.said, refusal.remedy, back, label),
                            where=self._where, live=False)  # fmt: skip
         return Response(status, shown.encode())
+
+    def _answer(self, verb: str, item: WorkItemRef, form: Mapping[str, str]) -> Decision[bool]:
+        """An open request answered from its buttons: the request by its number, a deny's reason, a
+        question's option."""
+        number = form.get("request", "")
+        if not (number.isascii() and number.isdigit()) or len(number) > 9:
+            return Decision(False, "which request? (its number, as the item's page shows it)")
+        text = form.get("reason", "") if verb == AnswerVerb.DENY.value else form.get("option", "")
+        return self._fleet.answer(item, Answer(AnswerVerb(verb), text, int(number)))
+
+    def _answered(self, request: Request, item: WorkItemRef, done: Decision[bool]) -> Response:
+        """What was done, or why not: one plain line to a script; a browser goes back to the item,
+        or is shown why nothing was answered."""
+        if request.headers.get("authorization") is not None:
+            said = f"{item}: {done.reason}" if done.choice else f"{item}: not answered: {done.reason}"
+            return _text(HTTPStatus.OK if done.choice else HTTPStatus.CONFLICT, said)
+        if done.choice:
+            return Response(HTTPStatus.SEE_OTHER, headers=(("Location", views.item_link(item)),))
+        remedy = "look at the item's page again: the request may have been answered or its wait ended"
+        shown = views.refusal(f"not answered: {done.reason}", remedy, views.item_link(item), f"back to {item}")
+        return Response(
+            HTTPStatus.CONFLICT, views.page(title="not done", body=shown, where=self._where, live=False).encode()
+        )
 
     def _act(self, verb: str, item: WorkItemRef, *, confirmed: bool) -> str | Response:
         fleet = self._fleet

@@ -43,6 +43,7 @@ class Step:
     label: str
     tone: str
     ends: bool = False  # the journey is over with it
+    then: Step | None = None  # a second step the same event makes (a failed turn parks its item)
 
 
 # event -> the journey step it is; fields of the record fill `{…}` in the label
@@ -58,4 +59,13 @@ JOURNEY: dict[Event, Step] = {
     Event.POLL_COMMENT_FAILED: Step("abandoned after {attempts} attempts", "bad", ends=True),
     Event.POLL_NOT_FOR_AGENT: Step("skipped: not for the agent", "off", ends=True),
     Event.CONTROL_EXECUTED: Step("control: {verb}", "ok", ends=True),
+    Event.COMMENT_HELD: Step("held: {rule}", "warn"),
+    # the turn's request, and its answer: `asked`, `by` and `after` are made by app/web/journey.py
+    Event.SESSION_ASKED: Step("asked request {request}: {asked}", "warn"),
+    Event.SESSION_ANSWERED: Step("request {request}: {answer}{by}{after}", "ok"),
+    Event.SESSION_ANSWERED_IN_PANE: Step("request {request}: answered in the session", "ok"),
+    Event.SESSION_PARKED: Step(
+        "turn failed: {cause}", "bad", ends=True, then=Step("parked: until {until} ({rule})", "warn", ends=True)
+    ),
+    Event.SESSION_UNPARKED: Step("resumed: {by}", "ok"),
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -19,9 +20,11 @@ from app.web.journey import Journey
 from app.web.paging import EventsPage, Numbered
 from app.web.states import HOST_TONES, STATES, shown
 from app.web.words import field_name, labelled, time_tag
+from domain.asks import Ask, AskKind, OpenRequest, tool_name
 from domain.durations import duration
 from domain.fleet import ItemState
 from domain.prompts import readable
+from domain.redaction import first_words
 from domain.refs import DEFAULT_HOST, WorkItemRef
 
 _TEMPLATE = Template(files("app.web").joinpath("templates/page.html").read_text(encoding="utf-8"))
@@ -144,7 +147,25 @@ def daemon_panel(facts: Mapping[str, Any]) -> str:
     return f'<h2 id="daemon">Daemon</h2><dl class="daemon">{cells}</dl>'
 
 
-def journeys_list(found: Iterable[Journey], now: datetime) -> str:
+def comment_url(item: WorkItemRef, comment_id: str) -> str:
+    """A comment's address built from its item and id, for one whose events carry none (an issue
+    comment's anchor: a review comment's own address is what the tracker said of it)."""
+    return f"{item_url(item)}#issuecomment-{quote(comment_id, safe='')}"
+
+
+def _comment_head(journey: Journey, item: WorkItemRef) -> str:
+    """Who wrote the comment, its first words (as the page shows every untrusted text: sanitized,
+    escaped) and its link on GitHub."""
+    url = journey.url if journey.url.startswith("https://") else comment_url(item, journey.comment_id)
+    author = f" by @{escape(sanitized(journey.author))}" if journey.author else ""
+    excerpt = f" <q>{escape(sanitized(journey.excerpt))}</q>" if journey.excerpt else ""
+    return (
+        f"<b>comment {escape(journey.comment_id)}</b>{author}{excerpt}"
+        f' <a href="{escape(url)}" rel="noreferrer">on GitHub</a>'
+    )
+
+
+def journeys_list(found: Iterable[Journey], now: datetime, item: WorkItemRef) -> str:
     items = []
     for journey in found:
         stops = "".join(
@@ -154,7 +175,7 @@ def journeys_list(found: Iterable[Journey], now: datetime) -> str:
             for stop in journey.stops
         )
         items.append(
-            f'<li data-comment="{escape(journey.comment_id)}"><b>comment {escape(journey.comment_id)}</b>'
+            f'<li data-comment="{escape(journey.comment_id)}">{_comment_head(journey, item)}'
             f'<ol class="journey">{stops}</ol></li>'
         )
     return f'<h2 id="comments">Comments</h2><ul class="comments">{"".join(items) or "<li>none yet</li>"}</ul>'
@@ -227,6 +248,57 @@ def actions(item: WorkItemRef, *, csrf: str, paused: bool, closed: bool) -> str:
         for verb in chosen
     )
     return f'<h2 id="actions">Actions</h2><div class="actions">{forms}</div>'
+
+
+def requests_block(item: WorkItemRef, opened: Sequence[OpenRequest], *, csrf: str) -> str:
+    """The requests the item's agent waits on, each with the buttons that answer it as an authorized
+    comment would; the agent's words (a tool's input, a question and its options) sanitized and escaped."""
+    if not opened:
+        return ""
+    rows = []
+    for request in opened:
+        ask, number = request.ask, str(request.number)
+        link = comment_url(item, request.comment_id) if request.comment_id else item_url(item)
+        when = f" · asked {request.ask.at:%H:%M:%S} UTC" if request.ask.at else ""
+        head = f"<b>request {escape(number)}</b>: {_asked(ask)}{when} · "
+        head += f'<a href="{escape(link)}" rel="noreferrer">on GitHub</a>'
+        buttons = (
+            _answer_buttons(item, number, ask, csrf) if csrf else ' <span class="off">(answers need ui.token)</span>'
+        )
+        rows.append(f'<li data-request="{escape(number)}">{head}<div class="actions">{buttons}</div></li>')
+    return f'<h2 id="requests">Requests</h2><ul class="requests">{"".join(rows)}</ul>'
+
+
+def _asked(ask: Ask) -> str:
+    if ask.kind is AskKind.PERMISSION:
+        shown = first_words(json.dumps(ask.tool_input, ensure_ascii=False), limit=160)
+        return f"permission to use <code>{escape(tool_name(ask))}</code> <code>{escape(sanitized(shown))}</code>"
+    asked = "; ".join(first_words(q.text, limit=160) for q in ask.questions())
+    return f"a question: <q>{escape(sanitized(asked))}</q>"
+
+
+def _answer_buttons(item: WorkItemRef, number: str, ask: Ask, csrf: str) -> str:
+    def form(verb: str, label: str, extra: str = "") -> str:
+        return (
+            f'<form method="post" action="/action"><input type="hidden" name="csrf" value="{escape(csrf)}">'
+            f'<input type="hidden" name="ref" value="{escape(str(item))}">'
+            f'<input type="hidden" name="request" value="{escape(number)}">{extra}'
+            f'<button name="action" value="{escape(verb)}">{escape(label)}</button></form> '
+        )
+
+    questions = ask.questions() if ask.kind is AskKind.QUESTION else ()
+    deny = form("deny", "deny" if not questions else "decline",
+                '<input name="reason" placeholder="reason (optional)" aria-label="reason"> ')  # fmt: skip
+    if not questions:
+        return form("allow", "allow") + form("allow always", "allow always") + deny
+    if len(questions) == 1:
+        picks = "".join(
+            form("answer", sanitized(option), f'<input type="hidden" name="option" value="{n}">')
+            for n, option in enumerate(questions[0].options, start=1)
+        )
+        return picks + deny
+    typed = '<input name="option" placeholder="one option number per question" aria-label="options" required> '
+    return form("answer", "answer", typed) + deny
 
 
 def login_form(message: str = "") -> str:

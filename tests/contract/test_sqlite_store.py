@@ -14,7 +14,7 @@ from adapters.sql.state_codec import encode_ledger, encode_session
 from adapters.sqlite.store import SqliteStateStore
 from domain.errors import StateError
 from domain.ledger import Ledger
-from domain.model import Comment, SessionRecord
+from domain.model import Comment, PostedRequest, SessionRecord
 from domain.refs import WorkItemRef
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -168,3 +168,19 @@ def test_a_reopened_store_keeps_its_data_and_schema(tmp_path: Path) -> None:
     path = tmp_path / "state.sqlite3"
     saved_store(path, items=3)
     assert len(list(SqliteStateStore(path).items())) == 3
+
+
+def test_a_posted_requests_comment_is_kept_and_a_record_from_before_reads_with_none(tmp_path: Path) -> None:
+    path, item = tmp_path / "state.sqlite3", WorkItemRef.parse("github:acme/widgets#1")
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    store = SqliteStateStore(path)
+    saved = store.save_session(
+        SessionRecord(item, "claude", "sid-1", "/w", requests=(PostedRequest("k", 1, at, comment_id="42"),))
+    )
+    store.close()
+    kept = SqliteStateStore(path).session(item)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE sessions SET data = json_remove(data, '$.requests[0].comment_id')")
+
+    assert kept == saved
+    assert SqliteStateStore(path).session(item) == replace(saved, requests=(PostedRequest("k", 1, at),))

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
+from domain.asks import Answered, AnswerSource, Ask, ask_comment
 from domain.errors import RateLimited, TrackerError
 from domain.model import CommentBatch, CommentKind, ItemKind, ItemState, PullHead, Reaction
 from domain.refs import WorkItemRef
@@ -219,6 +222,20 @@ def test_a_posted_comment_edited_keeps_its_id_and_author_and_is_not_new_again(ri
     now = rig.tracker.comment(item, posted, CommentKind.ISSUE_COMMENT)
     assert [c.id for c in seen.comments] == [posted] and cycle(rig, seen.cursor).comments == ()
     assert now is not None and (now.id, now.author, now.body) == (posted, BOT, "notice, brought up to date")
+
+
+def test_a_requests_comment_edited_to_say_how_it_was_answered_comes_back_whole(rig: Rig) -> None:
+    item = rig.item(3)
+    ask = Ask("k", "Bash", {"command": "echo ```\n# not a heading", "description": "caf\u00e9 \u4e2d\u6587"})
+    posted = rig.tracker.post_comment(item, ask_comment(item, ask, number=1, wait_seconds=600))
+    answered = Answered("allowed once", AnswerSource.PAGE, datetime(2026, 1, 1, 12, 3, tzinfo=UTC))
+    body = ask_comment(item, ask, number=1, wait_seconds=600, answered=answered)
+
+    rig.tracker.edit_posted(item, posted, body)
+
+    now = rig.tracker.comment(item, posted, CommentKind.ISSUE_COMMENT)
+    assert now is not None and now.body == body
+    assert now.body.split("\n")[1] == "> ✅ **Answered**: allowed once from the fleet page at 12:03 UTC."
 
 
 # --- failures --------------------------------------------------------------------------

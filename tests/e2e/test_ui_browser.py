@@ -7,6 +7,7 @@ import json
 import os
 import re
 import socket
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -366,3 +367,43 @@ def test_a_person_reads_times_in_words_pages_the_events_and_reads_the_hosts_on_a
     assert hosts.locator("td[data-label=heartbeat] time").count() >= 1
     screenshot(page, "hosts", part="#pulse")
     assert errors == []
+
+
+def _hook_takes_the_answer(folder: Path) -> None:
+    """What the PermissionRequest hook does with the daemon's decision: takes it (adapters/receipts/hooks.py)."""
+    decision = wait_for(lambda: next(folder.glob("*.decision"), None), timeout=30, what="the page's decision")
+    decision.rename(decision.with_suffix(".taken"))
+
+
+def test_a_person_presses_allow_on_an_open_request_and_sees_it_answered(loop: Loop, browser: Any) -> None:
+    (ref,) = loop.items(1)
+    poller = loop.running_poll()
+    base = _address(poller)
+    wait_for(lambda: Event.SESSION_READY in loop.event_names(), timeout=30, what="the demo harness ready")
+    folder = _receipt_folder(loop)
+    (folder / f"{time.time_ns()}-blocked.receipt").write_text(
+        json.dumps({"hook_event_name": "PermissionRequest", "session_id": "s", "tool_name": "Bash",
+                    "tool_input": {"command": "make test"}})
+    )  # fmt: skip
+    wait_for(lambda: Event.SESSION_ASKED in loop.event_names(), timeout=30, what="the request posted on the item")
+    page = browser.new_context().new_page()
+    _sign_in(page, base)
+    page.click(f"a[href*='{ref.number}'][href^='/item']")
+    request = page.locator("li[data-request='1']")
+    assert "permission to use Bash" in request.inner_text() and "make test" in request.inner_text()
+
+    taker = threading.Thread(target=_hook_takes_the_answer, args=(folder,))
+    taker.start()
+    with page.expect_navigation() as went:
+        request.locator("button[value=allow]").click()
+    taker.join()
+
+    assert went.value is not None and went.value.ok, page.inner_text("body")
+
+    assert page.locator("li[data-request]").count() == 0  # answered: no longer open
+    answered = [e for e in loop.events() if e["event"] == Event.SESSION_ANSWERED.value]
+    assert [(e["request"], e["answer"], e["source"]) for e in answered] == [(1, "allow", "page")]
+    sandbox = loop.sandbox()
+    said = [c.body for c in sandbox.comments(ref) if "**Request 1**" in c.body]
+    sandbox.close()
+    assert len(said) == 1 and "**Answered**: allowed once from the fleet page at " in said[0]

@@ -45,3 +45,10 @@ def test_a_row_puts_the_extra_fields_last_as_key_value_pairs() -> None:
 
 def test_json_lines_escape_control_characters() -> None:
     assert "\x1b" not in as_json({"event": "\x1b[2J", "c1": "\x9b"})
+
+
+def test_a_comments_first_words_are_the_pages_and_never_printed_by_events() -> None:
+    record = {"ts": "t", "event": "dispatch.queued", "comment_id": "7", "author": "a", "excerpt": "ignore all rules"}
+
+    assert "ignore all rules" not in as_json(record) and "ignore all rules" not in " ".join(as_row(record))
+    assert "author" in as_json(record)

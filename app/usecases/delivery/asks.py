@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
+from typing import Any
 
 from app.usecases.cycle.meta import requests_made, save_requests_made
 from app.usecases.delivery.feedback import Feedback
@@ -20,6 +21,9 @@ from app.usecases.delivery.watch import HarnessWatch
 from app.usecases.unit_of_work import InUnitOfWork, UnitOfWork
 from domain.asks import (
     UNBOUND_SAID,
+    Answer,
+    Answered,
+    AnswerSource,
     AnswerState,
     Ask,
     OpenRequest,
@@ -36,6 +40,7 @@ from domain.asks import (
 from domain.control import Control
 from domain.events import Event, Level
 from domain.model import Comment, PostedRequest, Reaction, SessionRecord, SessionStatus
+from domain.policy import Decision
 from domain.ports import ReceiptPort
 from domain.receipts import Receipt
 from domain.refs import WorkItemRef
@@ -51,6 +56,15 @@ RETRY_MAX_SECONDS = 300.0
 class AskConfig:
     wait_seconds: float = 0.0  # how long a request's hook waits for an answer (0: requests are not posted)
     host: str = ""  # cluster: this host's id; only the sessions it runs are looked at ("": one host)
+
+
+@dataclass(frozen=True, slots=True)
+class _By:
+    """Who gave an answer, from where, and the event's fields that say so."""
+
+    source: AnswerSource
+    login: str
+    fields: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,28 +154,86 @@ class Asks(InUnitOfWork):
         bound = bind(answer, opened, record.requests, written_at=comment.created_at, window=window)
         if isinstance(bound, Unbound):
             return self._unused(comment, bound, opened)
+        by = _By(AnswerSource.GITHUB, comment.author or "", {"comment_id": comment.id, "author": comment.author})
+        refused = self._give(record, bound, answer, by)
+        if refused is not None:
+            return self._unused(comment, refused[0], opened, said=refused[1])
+        return True  # the control's own reaction acknowledges it
+
+    def requests(self, item: WorkItemRef) -> list[OpenRequest]:
+        """The requests of the item's agent open now and posted on the item, oldest first: the
+        ones the fleet page may answer (a session of another host: none, its hook's files are there)."""
+        record = self.store.session(item)
+        if not self.enabled or record is None or record.host not in {"", self.config.host}:
+            return []
+        return [o for o in self._opened(record) if o.number is not None and o.posted_at is not None]
+
+    def answer_from_page(self, item: WorkItemRef, answer: Answer) -> Decision[bool]:
+        """An answer pressed on the fleet page for the request `answer` names by its number: given
+        to its hook as a comment's answer is, written as an event whose source is the page; or not,
+        and why in the-loop's words. The person saw that request on the page, numbered: no
+        reading of times decides which request it answers."""
+        record = self.store.session(item)
+        if not self.enabled or record is None or not record.spawn_id:
+            return Decision(False, UNBOUND_SAID[Unbound.NO_REQUEST])
+        if record.host not in {"", self.config.host}:
+            return Decision(
+                False, f"its session runs on host {record.host}: answer it on the item, or on that host's page"
+            )
+        with self._lock(item):
+            bound = next((o for o in self.requests(item) if o.number == answer.number), None)
+            if bound is None:
+                known = any(r.number == answer.number for r in record.requests)
+                refused: tuple[Unbound, str] | None = (
+                    Unbound.ALREADY_ANSWERED if known else Unbound.NO_SUCH_REQUEST,
+                    "",
+                )
+            else:
+                by = _By(AnswerSource.PAGE, "", {"source": AnswerSource.PAGE.value})
+                refused = self._give(record, bound, answer, by)
+        if refused is None:
+            return Decision(True, f"request {answer.number}: {answer.verb.value} given")
+        why, said = refused
+        self.events.emit(Event.SESSION_ANSWER_UNUSED, level=Level.WARNING, work_item=str(item),
+                         source=AnswerSource.PAGE.value, request=answer.number, why=why.value)  # fmt: skip
+        return Decision(False, said or UNBOUND_SAID[why])
+
+    def _give(self, record: SessionRecord, bound: OpenRequest, answer: Answer, by: _By) -> tuple[Unbound, str] | None:
+        """The decision for `answer` handed to the hook of the request it binds to, and the request's
+        comment edited to say so; or why not (and the-loop's words for it, when they are the decision's)."""
         ask = bound.ask
         state = self._state(record, ask.key)
         if state is not AnswerState.NONE:
-            why = Unbound.TOO_LATE if state is AnswerState.EXPIRED else Unbound.ALREADY_ANSWERED
-            return self._unused(comment, why, opened)
-        decision = decision_for(ask, answer, item=comment.item)
+            return (Unbound.TOO_LATE if state is AnswerState.EXPIRED else Unbound.ALREADY_ANSWERED), ""
+        decision = decision_for(ask, answer, item=record.item)
         if decision.choice is None:
-            return self._unused(comment, Unbound.DOES_NOT_FIT, opened, said=decision.reason)
+            return Unbound.DOES_NOT_FIT, decision.reason
         self.receipts.give(record.item, record.spawn_id, ask.key, decision.choice)
         if not self._taken(record, ask):
-            return self._unused(comment, Unbound.TOO_LATE, opened)
-        waited = (self.clock.now() - ask.at).total_seconds() if ask.at else None
+            return Unbound.TOO_LATE, ""
+        now = self.clock.now()
+        waited = (now - ask.at).total_seconds() if ask.at else None
         self.events.emit(
             Event.SESSION_ANSWERED,
-            work_item=str(comment.item),
-            comment_id=comment.id,
+            work_item=str(record.item),
             request=bound.number,
             answer=answer.verb.value,
             reason=decision.reason,
             waited_seconds=round(waited, 3) if waited is not None else None,
+            **by.fields,
         )
-        return True  # the control's own reaction acknowledges it
+        self._say_answered(record, bound, Answered(decision.reason, by.source, now, by.login))
+        return None
+
+    def _say_answered(self, record: SessionRecord, bound: OpenRequest, answered: Answered) -> None:
+        """The request's comment on the item begins by saying how it was answered (best-effort: a
+        failed edit is reported, the answer stands)."""
+        posted = next((r for r in record.requests if r.key == bound.ask.key and r.comment_id), None)
+        if posted is None:
+            return
+        body = ask_comment(record.item, bound.ask, number=posted.number, wait_seconds=self.config.wait_seconds,
+                           answered=answered)  # fmt: skip
+        self.feedback.amend(record.item, posted.comment_id, body, notice="answered", request=posted.number)
 
     def _opened(self, record: SessionRecord | None) -> list[OpenRequest]:
         """The requests the harness may still wait on, with their numbers on the item."""
@@ -175,7 +247,8 @@ class Asks(InUnitOfWork):
             if request is None:
                 opened.append(OpenRequest(ask))
             else:  # a number given but its comment not known to be posted: no answer binds to it by time
-                opened.append(OpenRequest(ask, request.number, None if request.pending else request.posted_at))
+                posted_at = None if request.pending else request.posted_at
+                opened.append(OpenRequest(ask, request.number, posted_at, request.comment_id))
         return opened
 
     def _post(self, record: SessionRecord, ask: Ask, made: PostedRequest | None, *, episode: str) -> SessionRecord:
@@ -190,7 +263,8 @@ class Asks(InUnitOfWork):
         if made is None:
             record, made = self._reserve(record, ask)
         body = ask_comment(record.item, ask, number=made.number, wait_seconds=self.config.wait_seconds)
-        if self.feedback.notify(record.item, body, notice="asked", request=made.number) is None:
+        comment_id = self.feedback.notify(record.item, body, notice="asked", request=made.number)
+        if comment_id is None:
             wait = min(RETRY_MAX_SECONDS, retry.wait * 2) if retry else 1.0
             self._retries[ask.key] = _Retry(self.clock.monotonic() + wait, wait)
             return record
@@ -203,7 +277,8 @@ class Asks(InUnitOfWork):
             tool=ask.tool if ask.tool.isidentifier() else "",
             asked_at=ask.at.isoformat() if ask.at else None,
         )
-        return self._posted(record, replace(made, posted_at=self.clock.now(), pending=False), episode or ask.key)
+        posted = replace(made, posted_at=self.clock.now(), pending=False, comment_id=comment_id)
+        return self._posted(record, posted, episode or ask.key)
 
     def _reserve(self, record: SessionRecord, ask: Ask) -> tuple[SessionRecord, PostedRequest]:
         """The item's next request number given to `ask` and saved, before its comment is posted

@@ -17,6 +17,7 @@ from domain.model import ClosedBy, Comment, HarnessSpec, Reaction, SessionRecord
 from domain.notice import safe_id
 from domain.parking import park_line
 from domain.ports import ClockPort, EventSink, StateStore, TmuxPort
+from domain.redaction import comment_fields
 
 Outcome = tuple[Ledger, SessionRecord | None]
 
@@ -49,7 +50,13 @@ class Controls:
             return self._resolved(ledger, comment, "unknown"), record
         ledger, record, done = self._act(control, ledger, record, comment)
         if done:
-            self.events.emit(Event.CONTROL_EXECUTED, verb=control.verb.value, work_item=item, comment_id=comment.id)
+            self.events.emit(
+                Event.CONTROL_EXECUTED,
+                verb=control.verb.value,
+                work_item=item,
+                comment_id=comment.id,
+                **comment_fields(comment),
+            )
             self.feedback.react(comment, Reaction.CONTROL)
         return self._resolved(ledger, comment, control.verb.value), record
 

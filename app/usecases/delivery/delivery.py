@@ -21,6 +21,7 @@ from domain.notice import blocked_notice
 from domain.policy import Outcome
 from domain.ports import ClockPort, EventSink, ReceiptPort, StateStore, TrackerPort
 from domain.receipts import ReceiptKind, ReceiptMode, conversation_of
+from domain.redaction import comment_fields
 from domain.refs import WorkItemRef
 
 if TYPE_CHECKING:
@@ -219,7 +220,8 @@ class Delivery:
         """The attempt is spent, and saved, before it is made: a crash mid-delivery still counts."""
         run.ledger = self.store.save_ledger(run.subject.spend(run.ledger))
         run.attempt = run.subject.attempts(run.ledger)
-        self.events.emit(Event.DISPATCH_QUEUED, **run.fields())
+        comment = run.subject.comment
+        self.events.emit(Event.DISPATCH_QUEUED, **run.fields(), **(comment_fields(comment) if comment else {}))
 
     def _spent(self, run: _Run) -> bool:
         return run.subject.attempts(run.ledger) >= max(1, self.config.max_retries)

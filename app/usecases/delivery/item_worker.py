@@ -22,6 +22,7 @@ from domain.model import ClosedBy, Comment, DeliveryId, Reaction, SessionRecord,
 from domain.notice import closed_notice
 from domain.parking import Unpark, failed_turn
 from domain.receipts import delivery_tag, receipt_line, turn_ended_after
+from domain.redaction import comment_fields
 
 if TYPE_CHECKING:
     from app.usecases.cycle.cycle_summary import CycleSummary
@@ -200,8 +201,8 @@ class ItemWorker(InUnitOfWork):
             work_item=str(comment.item),
             comment_id=comment.id,
             delivery_id=str(comment.delivery_id),
-            author=comment.author,
             rule="the-loop pause",
+            **comment_fields(comment),
         )
         walk.ledger = self.store.save_ledger(walk.ledger.mark(comment.id, DeliveryState.HELD))
 

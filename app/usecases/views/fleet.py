@@ -9,10 +9,13 @@ from datetime import datetime
 from typing import Any
 
 from app.usecases.cluster.cluster_view import ClusterView, cluster_view
+from app.usecases.delivery.asks import Asks
 from app.usecases.views.sessions_admin import ResetPlan, SessionsAdmin, SessionView, UnknownWorkItem
+from domain.asks import Answer, OpenRequest
 from domain.events import Event
 from domain.fleet import ItemState, item_state
 from domain.model import SessionStatus
+from domain.policy import Decision
 from domain.ports import ClockPort, ClusterPort, EventSink, StateStore, TmuxPort
 from domain.refs import RepoRef, WorkItemRef
 
@@ -54,9 +57,10 @@ class Fleet:
         events: EventSink,
         clock: ClockPort,
         heartbeat: Callable[[], str | None] = lambda: None,
+        asks: Asks | None = None,
     ) -> None:
         self._admin, self._store, self._cluster, self._tmux = admin, store, cluster, tmux
-        self._events, self._clock, self._heartbeat = events, clock, heartbeat
+        self._events, self._clock, self._heartbeat, self._asks = events, clock, heartbeat, asks
 
     def hosts(self) -> ClusterView:
         return cluster_view(self._cluster, self._store.sessions())
@@ -150,6 +154,16 @@ class Fleet:
         plan = self.reset_preview(item)
         self._admin.reset(plan, source=PAGE)
         return plan
+
+    def requests(self, item: WorkItemRef) -> list[OpenRequest]:
+        """The requests of the item's agent the page may answer: open, and posted on the item."""
+        return self._asks.requests(item) if self._asks is not None else []
+
+    def answer(self, item: WorkItemRef, answer: Answer) -> Decision[bool]:
+        """The answer given to the request it names, as a comment's answer would be (the event's source: page)."""
+        if self._asks is None:
+            return Decision(False, "this page does not answer requests: answer on the item")
+        return self._asks.answer_from_page(item, answer)
 
     def as_json(self) -> dict[str, Any]:
         return {"hosts": self.hosts().as_json(), "items": [_row_json(row) for row in self.rows()]}

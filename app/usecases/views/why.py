@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from app.usecases.cluster.slot_wait import waits
+from domain.events import for_commands
 from domain.holds import Hold, TurnFailed, hold, turn_failed
 from domain.ledger import Ledger, Pending, Resolved
 from domain.ports import StateStore
@@ -49,7 +50,7 @@ def comment_story(
 ) -> Story | None:
     """The story of `comment_id` (on `item`, when known); None when neither the ledger nor the
     event log knows it."""
-    events = [r for r in records if names(r, comment_id)]
+    events: list[Record] = [for_commands(r) for r in records if names(r, comment_id)]
     if item is not None and not any(r.get("work_item") in {None, str(item)} for r in events):
         events = []  # an id of another item's comment: not this one
     ledger = _ledger_of(store, comment_id, item) if store is not None else None
