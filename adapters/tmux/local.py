@@ -43,12 +43,23 @@ def signal_group(pid: int, signum: signal.Signals) -> None:
         log.warning("may not signal process group %d: %s", group, exc)
 
 
-def group_of(pid: int) -> str:
+LEADS_WITHIN_SECONDS = 2.0  # a pane's process just forked by tmux leads its own group by then
+
+
+def group_of(pid: int, *, within: float = LEADS_WITHIN_SECONDS, poll_seconds: float = 0.01) -> str:
     """`<pgid>:<start>` of the process group `pid` leads (tmux starts each pane's process as the
     leader of its own), its leader's start time in clock ticks telling it from a later process
-    given the same number; "" when it cannot be read."""
-    start = _start_of(pid)
-    return f"{pid}:{start}" if start is not None and _stat(pid)[2] == str(pid) else ""
+    given the same number; "" when it cannot be read. tmux's child makes itself the leader (its
+    `setsid`) a moment after the fork, and a look right after the spawn can come first on a loaded
+    machine: it looks again until the process leads its group, is gone, or `within` seconds pass."""
+    deadline = time.monotonic() + within
+    while (start := _start_of(pid)) is not None:
+        if _stat(pid)[2:3] == [str(pid)]:  # [] once it is gone
+            return f"{pid}:{start}"
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(poll_seconds)
+    return ""
 
 
 def end_group(group: str, *, grace_seconds: float, poll_seconds: float = 0.05) -> bool:
