@@ -140,6 +140,7 @@ def add_status(commands: Commands) -> None:
 def run_status(args: argparse.Namespace, context: CliContext) -> int:
     from app.usecases.cluster.cluster_view import cluster_view
     from app.usecases.cycle.daemon import heartbeat_key
+    from app.usecases.views.attention import attention
 
     container, settings = context.container, context.settings
     holder = container.lock().holder()
@@ -149,6 +150,7 @@ def run_status(args: argparse.Namespace, context: CliContext) -> int:
         key = heartbeat_key(settings.host_id, shared=settings.state.backend == "postgres")
         beat = store.meta().get(key) if store else None
         view = cluster_view(container.cluster(), store.sessions() if store else [])
+        held = attention(store) if store else {}
     except StoreUnreachable as error:
         return _unreachable(args, context, holder, error)
     status = poller_status(
@@ -169,7 +171,13 @@ def run_status(args: argparse.Namespace, context: CliContext) -> int:
         lines = (*view.lines(), *(wait.line(container.clock().now()) for wait in found))
     print(
         status_output(
-            status, context.where_json(), json_out=args.json, cluster=cluster, cluster_lines=lines, slot_waits=waiting
+            status,
+            context.where_json(),
+            json_out=args.json,
+            cluster=cluster,
+            cluster_lines=lines,
+            slot_waits=waiting,
+            attention=held,
         )
     )
     return int(status.exit)

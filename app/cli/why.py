@@ -65,6 +65,8 @@ def run_why(args: argparse.Namespace, context: CliContext) -> int:
         return 0
     print(f"comment {story.comment_id} on {story.item or 'an unknown item'}")
     print(story.verdict)
+    if story.item_state is not None:
+        print(f"its item: {story.item_state.line(container.clock().now())}")
     if story.events:
         print("", line(COLUMNS), *(line(as_row(record)) for record in story.events), sep="\n")
     else:

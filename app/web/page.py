@@ -112,6 +112,7 @@ class FleetPage:
             f"<h2>{escape(str(item))} {escape(views.sanitized(row.title))} {views.tag(row.state)}</h2>"
             f"<p>host {escape(row.host)} · last receipt {escape(receipt)} · {row.pending} pending · "
             f'<a href="{escape(views.item_url(item))}" rel="noreferrer">on GitHub</a></p>'
+            + views.state_block(row.shows, detail.held, now)
             + views.actions(item, csrf=self._guard.csrf, paused=row.paused, closed=row.state is ItemState.CLOSED)
             + views.journeys_list(journeys(records), now)
             + views.screen_block(detail.screen)
