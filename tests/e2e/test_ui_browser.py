@@ -12,14 +12,19 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from adapters.clock import SystemClock
+from domain.errors import StaleWrite
 from domain.events import Event
 from domain.model import SessionStatus
+from domain.parking import Park, ParkCause
+from domain.refs import WorkItemRef
 from tests.e2e.browser import browser, screenshot
 from tests.e2e.loop_rig import Loop, Poller
 from tests.tmux_support import RealTmux, real_tmux, wait_for
@@ -71,6 +76,21 @@ def _receipt_folder(loop: Loop) -> Path:
     return folders[0]
 
 
+def _parked(loop: Loop, ref: WorkItemRef) -> None:
+    """The item parked for an hour on a rate limit, as a failed turn parks it (its notice said)."""
+    store = loop.store()
+    for _ in range(PROBES):  # the running daemon saves the record too: a save it beat is made again
+        record = store.session(ref)
+        assert record is not None
+        park = Park(ParkCause.RATE_LIMIT, CLOCK.now(), CLOCK.now() + timedelta(hours=1), noticed=True)
+        try:
+            store.save_session(replace(record, park=park))
+            return
+        except StaleWrite:
+            continue
+    raise AssertionError("the daemon saved the record on every try")
+
+
 def test_a_comment_walks_its_journey_live_a_blocked_agent_shows_blocked(loop: Loop, browser: Any) -> None:
     (ref,) = loop.items(1)
     poller = loop.running_poll()
@@ -109,6 +129,13 @@ def test_a_comment_walks_its_journey_live_a_blocked_agent_shows_blocked(loop: Lo
     page.wait_for_selector(f"tr[data-item='{ref}'] [data-state=blocked]", timeout=20_000)
     assert page.evaluate("window.__notReloaded") is True
     screenshot(page, "items")
+
+    # its turn failed on the API: parked, in the attention tone and counted so, never a green idle
+    _parked(loop, ref)
+    loop.comment(ref, "this one is held")  # any change re-renders the view
+    page.wait_for_selector(f"tr[data-item='{ref}'] [data-state=parked][data-tone=attention]", timeout=20_000)
+    assert page.locator("[data-count=parked]").inner_text() == "1"
+    assert page.locator(f"tr[data-item='{ref}'] [data-state=idle]").count() == 0
     page.set_viewport_size({"width": 390, "height": 844})
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")  # usable at phone width
     screenshot(page, "phone")
