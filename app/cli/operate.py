@@ -26,7 +26,10 @@ _STATUS = f"""\
 is the poller running, and how did its last cycle go
 
 Whether a poller holds the state root (its pid and start), its last cycle and summary,
-how long ago, and whether that is overdue.
+how long ago, and whether that is overdue; then "needs attention": each item the store says is
+parked, blocked on a request, paused, stopped, waiting for a slot or has a comment given up, by
+the state's word and line as the page and `sessions list` show it (docs/operating.md says what each
+means and what to do).
 
 exit status: {Exit.RUNNING.value} running and on time, {Exit.NOT_RUNNING.value} not running, \
 {Exit.OVERDUE.value} running but overdue
