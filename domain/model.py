@@ -296,6 +296,8 @@ class SessionRecord:
     naming: Naming = Naming.INJECTIVE  # LEGACY: written before slugs were injective; keeps its names
     park: Park | None = None  # its agent's turn failed on the API: nothing is pasted until the reset
     harness_group: str = ""  # the process group the latest spawn's harness leads (TmuxPort.harness_group)
+    # the item's title when it was last spawned: a closed item leaves the listing that names it
+    title: str = ""
 
     @property
     def slug(self) -> str:

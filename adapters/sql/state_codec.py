@@ -191,6 +191,7 @@ def encode_session(record: SessionRecord) -> str:
             "naming": record.naming.value,
             "park": _park_to_json(record.park),
             "harness_group": record.harness_group,
+            "title": record.title,
         }
     )
 
@@ -272,6 +273,7 @@ def decode_session(text: str, *, version: int) -> SessionRecord:
         # branch were given then
         naming=Naming(data.get("naming", Naming.LEGACY.value)),
         park=_park_from_json(data.get("park")),
+        title=data.get("title", ""),  # records from before titles were kept have none
     )
 
 

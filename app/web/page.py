@@ -18,6 +18,8 @@ from app.web.auth import COOKIE, Caller, Guard, Refusal
 from app.web.feed import Feed
 from app.web.http import Request, Response, Stream
 from app.web.journey import journeys
+from app.web.paging import events_page
+from app.web.words import time_tag
 from domain.budget import RateBudget
 from domain.errors import InvalidRef
 from domain.events import Event, Level
@@ -96,8 +98,9 @@ class FleetPage:
 
     def _pulse(self) -> str:
         """The hosts and the daemon: what changes with every cycle, read without asking tmux."""
-        hosts = views.hosts_table(self._fleet.hosts(), self._fleet.lease_seconds())
-        return hosts + views.daemon_panel(self._daemon(self._now()))
+        now = self._now()
+        hosts = views.hosts_table(self._fleet.hosts(), self._fleet.lease_seconds(), now=now)
+        return hosts + views.daemon_panel(self._daemon(now))
 
     def _item(self, request: Request) -> Response:
         try:
@@ -105,18 +108,20 @@ class FleetPage:
             detail = self._fleet.detail(item)
         except (InvalidRef, UnknownWorkItem) as error:
             return _text(HTTPStatus.NOT_FOUND, str(error))
-        records = [record for _, record in self._feed.recent(work_item=str(item))]
+        numbered = self._feed.recent(work_item=str(item))
+        records = [record for _, record in numbered]
         row, now = detail.row, self._now()
-        receipt = f"{row.last_receipt} {views.age(row.receipt_at, now)} ago" if row.last_receipt else "none yet"
+        shown = events_page(numbered, before=_number(request, "before"), after=_number(request, "after"))
         body = (
             f"<h2>{escape(str(item))} {escape(views.sanitized(row.title))} {views.tag(row.state)}</h2>"
-            f"<p>host {escape(row.host)} · last receipt {escape(receipt)} · {row.pending} pending · "
+            f"<p>host {escape(row.host)} · last receipt {views.receipt_said(row, now, none='none yet')} · "
+            f"{row.pending} pending · "
             f'<a href="{escape(views.item_url(item))}" rel="noreferrer">on GitHub</a></p>'
             + views.state_block(row.shows, detail.held, now)
             + views.actions(item, csrf=self._guard.csrf, paused=row.paused, closed=row.state is ItemState.CLOSED)
             + views.journeys_list(journeys(records), now)
             + views.screen_block(detail.screen)
-            + views.events_list(records[-50:][::-1])
+            + views.events_list(shown.shown, now=now, pager=views.events_pager(item, shown))
         )
         return self._html(request, str(item), body)
 
@@ -178,7 +183,7 @@ class FleetPage:
         tally = self._feed.tally()
         last, backoff = tally.last.get(Event.POLL_CYCLE, {}), tally.last.get(Event.POLL_BACKOFF)
         facts: dict[str, Any] = {
-            "last cycle": f"{views.age(beat.cycle_finished, now)} ago" if beat else "none yet",
+            "last cycle": views.Html(time_tag(beat.cycle_finished, now=now)) if beat else "none yet",
             "cycle took": f"{(beat.cycle_finished - beat.cycle_started).total_seconds():.2f}s" if beat else "–",
             "overdue": "yes" if beat and is_overdue((now - beat.cycle_finished).total_seconds(), beat.interval_seconds)
             else "no",
@@ -192,6 +197,12 @@ class FleetPage:
             facts["broken log lines skipped"] = skipped
         facts |= {f"last cycle: {k}": v for k, v in last.items() if k not in {"ts", "event", "level", "source"}}
         return facts
+
+
+def _number(request: Request, name: str) -> int | None:
+    """A whole number the query names; None when it names none (or something else)."""
+    text = request.query.get(name, "")
+    return int(text) if text.isascii() and text.isdigit() and len(text) < 19 else None
 
 
 def _browser(request: Request) -> bool:

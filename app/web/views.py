@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from html import escape
 from importlib.resources import files
 from string import Template
@@ -15,7 +16,9 @@ from urllib.parse import quote
 from app.usecases.cluster.cluster_view import ClusterView
 from app.usecases.views.fleet import SCREEN_LINES, Held, ItemRow
 from app.web.journey import Journey
+from app.web.paging import EventsPage, Numbered
 from app.web.states import HOST_TONES, STATES, shown
+from app.web.words import field_name, labelled, time_tag
 from domain.durations import duration
 from domain.fleet import ItemState, ItemStatus
 from domain.prompts import readable
@@ -31,6 +34,13 @@ SORTS: dict[str, Callable[[ItemRow], tuple[Any, ...]]] = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class Html:
+    """A value already rendered (a `<time>`): shown as it is, where any other value is escaped."""
+
+    text: str
+
+
 def page(*, title: str, body: str, where: str, controls: str = "", live: bool = True) -> str:
     """A whole page; `live`: it follows the server's events (not the sign-in form: no token yet)."""
     return _TEMPLATE.substitute(
@@ -41,12 +51,6 @@ def page(*, title: str, body: str, where: str, controls: str = "", live: bool = 
         live="1" if live else "",
         status="connecting…" if live else "",
     )
-
-
-def age(then: datetime | None, now: datetime) -> str:
-    if then is None:
-        return "–"
-    return duration((now - then).total_seconds(), parts=1)
 
 
 def item_url(item: WorkItemRef) -> str:
@@ -84,19 +88,25 @@ def state_block(shows: ItemStatus, held: Sequence[Held], now: datetime) -> str:
     )
 
 
-def hosts_table(view: ClusterView, leases: Mapping[str, float]) -> str:
+HOST_COLUMNS = ("host", "state", "heartbeat", "sessions", "free", "leases")
+
+
+def hosts_table(view: ClusterView, leases: Mapping[str, float], *, now: datetime) -> str:
     rows = []
     for host in view.hosts:
         lease = leases.get(host.host)
-        health = "–" if lease is None else f"soonest expiry in {lease:.0f}s"
+        health = "–" if lease is None else f"soonest expiry in {duration(lease, parts=1, spoken=True)}"
         here = " (this host)" if host.host == view.host else ""
-        rows.append(
-            f'<tr data-host="{escape(host.host)}"><td>{escape(host.host)}{here}</td>'
-            f'<td><span class="tag {HOST_TONES.get(host.state.value, "off")}">{host.state.value}</span></td>'
-            f"<td>{duration(host.heartbeat_age_seconds, parts=1)} ago</td><td>{host.leases}/{host.max_sessions}</td>"
-            f"<td>{host.free}</td><td>{health}</td></tr>"
-        )
-    head = "<tr><th>host</th><th>state</th><th>heartbeat</th><th>sessions</th><th>free</th><th>leases</th></tr>"
+        beat = time_tag(now - timedelta(seconds=host.heartbeat_age_seconds), now=now)
+        cells = (
+            f"{escape(host.host)}{here}",
+            f'<span class="tag {HOST_TONES.get(host.state.value, "off")}">{host.state.value}</span>',
+            beat, f"{host.leases}/{host.max_sessions}", str(host.free), health,
+        )  # fmt: skip
+        # each cell names its column: at phone width the row is a block of labelled cells
+        labelled_cells = "".join(f'<td data-label="{c}">{v}</td>' for c, v in zip(HOST_COLUMNS, cells, strict=True))
+        rows.append(f'<tr data-host="{escape(host.host)}">{labelled_cells}</tr>')
+    head = "<tr>" + "".join(f"<th>{column}</th>" for column in HOST_COLUMNS) + "</tr>"
     return f'<h2 id="hosts">Hosts</h2><table class="hosts"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
 
 
@@ -129,7 +139,7 @@ def items_table(rows: Sequence[ItemRow], *, now: datetime, state: str = "", sort
 
 
 def _item_row(row: ItemRow, now: datetime) -> str:
-    receipt = f"{escape(row.last_receipt)} {age(row.receipt_at, now)} ago" if row.last_receipt else "–"
+    receipt = receipt_said(row, now)
     ref = escape(str(row.item))
     return (
         f'<tr data-item="{ref}"><td><a href="{item_link(row.item)}">{ref}</a> {escape(sanitized(row.title))}</td>'
@@ -139,9 +149,18 @@ def _item_row(row: ItemRow, now: datetime) -> str:
     )
 
 
+def receipt_said(row: ItemRow, now: datetime, *, none: str = "–") -> str:
+    """The last receipt's kind and when it came (HTML)."""
+    return f"{escape(row.last_receipt)} {time_tag(row.receipt_at, now=now)}" if row.last_receipt else none
+
+
 def daemon_panel(facts: Mapping[str, Any]) -> str:
+    """Each fact under its name; a cycle's figure named in words (`last cycle: duration (ms)`),
+    its `data-fact` the log's key, which the script fills from a tick."""
     cells = "".join(
-        f'<div><dt>{escape(k)}</dt><dd data-fact="{escape(k)}">{escape(str(v))}</dd></div>' for k, v in facts.items()
+        f'<div><dt>{escape(_fact_words(k))}</dt><dd data-fact="{escape(k)}">'
+        f"{v.text if isinstance(v, Html) else escape(str(v))}</dd></div>"
+        for k, v in facts.items()
     )
     return f'<h2 id="daemon">Daemon</h2><dl class="daemon">{cells}</dl>'
 
@@ -162,15 +181,41 @@ def journeys_list(found: Iterable[Journey], now: datetime) -> str:
     return f'<h2 id="comments">Comments</h2><ul class="comments">{"".join(items) or "<li>none yet</li>"}</ul>'
 
 
-def events_list(records: Sequence[Mapping[str, Any]]) -> str:
+def _fact_words(key: str) -> str:
+    head, colon, figure = key.partition(": ")
+    return f"{head}: {field_name(figure)}" if colon else key
+
+
+def events_list(records: Sequence[Numbered], *, now: datetime, pager: str = "") -> str:
+    """The records given, each its time, its event and its own fields labelled in words."""
     lines = []
-    for record in records:
-        details = " ".join(f"{k}={v}" for k, v in record.items() if k not in {"ts", "event", "work_item", "level"})
-        lines.append(
-            f"<tr><td>{escape(str(record.get('ts', '')))}</td><td>{escape(str(record.get('event', '')))}</td>"
-            f"<td>{escape(sanitized(details))}</td></tr>"
+    for seq, record in records:
+        fields = "".join(
+            f"<div><dt>{escape(sanitized(name))}</dt><dd>{escape(sanitized(value))}</dd></div>"
+            for name, value in labelled(record)
         )
-    return f'<h2 id="events">Events</h2><table class="events"><tbody>{"".join(lines)}</tbody></table>'
+        lines.append(
+            f'<tr data-seq="{seq}"><td>{time_tag(record.get("ts"), now=now)}</td>'
+            f"<td><code>{escape(sanitized(str(record.get('event', ''))))}</code></td>"
+            f'<td><dl class="fields">{fields}</dl></td></tr>'
+        )
+    head = "<tr><th>time</th><th>event</th><th>details</th></tr>"
+    return (
+        f'<section class="events"><h2 id="events">Events</h2><table class="events"><thead>{head}</thead>'
+        f"<tbody>{''.join(lines) or '<tr><td colspan=3>none yet</td></tr>'}</tbody></table>{pager}</section>"
+    )
+
+
+def events_pager(item: WorkItemRef, shown: EventsPage) -> str:
+    """Newer and older events: GET forms, so a page of them is an address (reload, back, the
+    live refresh all keep it) and each is a button a keyboard reaches."""
+    buttons = [
+        f'<form method="get" action="/item"><input type="hidden" name="ref" value="{escape(str(item))}">'
+        f'<button name="{name}" value="{seq}">{label}</button></form>'
+        for name, seq, label in (("after", shown.newer, "← newer events"), ("before", shown.older, "older events →"))
+        if seq is not None
+    ]
+    return f'<nav class="pager" aria-label="events pages">{"".join(buttons)}</nav>' if buttons else ""
 
 
 def sanitized(text: str) -> str:

@@ -22,8 +22,8 @@ FLAGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-SHOTS = "THE_LOOP_UI_SCREENSHOTS"  # set: the test writes its screenshots into docs/ (never in CI)
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+SHOTS = "THE_LOOP_UI_SCREENSHOTS"  # set: the test writes its screenshots into docs/ui/ (never in CI)
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "ui"
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +39,13 @@ def browser() -> Iterator[Any]:
             launched.close()
 
 
-def screenshot(page: Any, name: str) -> None:
-    """docs/ui-NAME.png, only when asked (`THE_LOOP_UI_SCREENSHOTS=1`): CI leaves the tree clean."""
-    if os.environ.get(SHOTS):
-        page.screenshot(path=str(DOCS / f"ui-{name}.png"), full_page=True)
+def screenshot(page: Any, name: str, *, part: str = "") -> None:
+    """docs/ui/NAME.png, only when asked (`THE_LOOP_UI_SCREENSHOTS=1`): CI leaves the tree clean.
+    The whole page; or only the element `part` selects."""
+    if not os.environ.get(SHOTS):
+        return
+    path = str(DOCS / f"{name}.png")
+    if part:
+        page.locator(part).screenshot(path=path)
+    else:
+        page.screenshot(path=path, full_page=True)

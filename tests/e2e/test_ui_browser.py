@@ -20,10 +20,11 @@ from typing import Any
 import pytest
 
 from adapters.clock import SystemClock
+from app.web.paging import EVENTS_PER_PAGE
 from domain.errors import StaleWrite
 from domain.events import Event
-from domain.model import SessionStatus
-from domain.parking import Park, ParkCause
+from domain.model import CommentKind, SessionStatus
+from domain.parking import FailedTurn, Park, ParkCause
 from domain.refs import WorkItemRef
 from tests.e2e.browser import browser, screenshot
 from tests.e2e.loop_rig import Loop, Poller
@@ -96,7 +97,7 @@ def test_a_comment_walks_its_journey_live_a_blocked_agent_shows_blocked(loop: Lo
     poller = loop.running_poll()
     base = _address(poller)
     wait_for(lambda: Event.SESSION_READY in loop.event_names(), timeout=30, what="the demo harness ready")
-    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    context = browser.new_context(viewport={"width": 1000, "height": 900})  # screenshots 1000 px wide
     page = context.new_page()
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
@@ -291,3 +292,101 @@ def test_a_port_in_use_stops_poll_in_one_line_naming_the_keys(loop: Loop) -> Non
         assert poller.process.wait(timeout=60) == 1
     (said,) = poller.stderr.strip().splitlines()[-1:]
     assert "the fleet page cannot bind 127.0.0.1:" in said and "(ui.host, ui.port)" in said
+
+
+CLOCK_TIME = r"(\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d"
+READ_TIME = re.compile(rf"({CLOCK_TIME}) \((just now|\d+ (s|min|h|d) ago|in \d+ s)\)")
+
+
+def _item_address(base: str, ref: WorkItemRef) -> str:
+    return f"{base}item?ref={urllib.parse.quote(str(ref), safe='')}"
+
+
+def _seqs(page: Any) -> list[int]:
+    return [
+        int(seq) for seq in page.eval_on_selector_all("table.events tbody tr", "rows => rows.map(r => r.dataset.seq)")
+    ]
+
+
+def _toggle(base: str, ref: WorkItemRef, times: int) -> None:
+    """Pause and resume the item by a script with the token: each press one event of the item."""
+    for n in range(times):
+        form = f"action={'pause' if n % 2 == 0 else 'resume'}&ref={urllib.parse.quote(str(ref))}".encode()
+        assert _status(f"{base}action", data=form, headers={"Authorization": f"Bearer {TOKEN}"}) == 200
+
+
+def test_a_person_reads_times_in_words_pages_the_events_and_reads_the_hosts_on_a_phone(
+    loop: Loop, browser: Any
+) -> None:
+    first, second = loop.items(2)
+    poller = loop.running_poll()
+    base = _address(poller)
+    wait_for(lambda: loop.event_names().count(Event.SESSION_READY) >= 2, timeout=30, what="two harnesses ready")
+    _toggle(base, first, 2 * EVENTS_PER_PAGE)  # more than two pages of the item's events
+    page = browser.new_context(viewport={"width": 1000, "height": 800}).new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    _sign_in(page, base)
+
+    page.goto(_item_address(base, first))
+    page.wait_for_selector("#live.ok")
+    when = page.locator("table.events tbody tr time").first
+    shown, exact = when.inner_text(), str(when.get_attribute("title"))
+    said = READ_TIME.fullmatch(shown)
+    assert said is not None, shown  # 12:03:05 (2 min ago)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", exact) and exact.endswith(said.group(1)[-8:] + " UTC")
+    labels = page.locator("table.events tbody tr").first.locator("dt").all_inner_texts()
+    assert "source" in labels and not any("_" in label for label in labels), labels  # names in words
+    newest = _seqs(page)
+    assert len(newest) == EVENTS_PER_PAGE and newest == sorted(newest, reverse=True)
+
+    with page.expect_navigation():
+        page.click("button[name=before]")  # older events, as a person presses it
+    page.wait_for_selector("#live.ok")
+    older = _seqs(page)
+    assert len(older) == EVENTS_PER_PAGE and older == sorted(older, reverse=True) and max(older) < min(newest)
+    screenshot(page, "events", part="section.events")
+    shown_before = page.evaluate("window.__loopShown.length")
+    _toggle(base, first, 2)  # new events re-render the view: the older page keeps its records
+    wait_for(lambda: page.evaluate("window.__loopShown.length") > shown_before, what="the view re-rendered")
+    assert _seqs(page) == older
+    with page.expect_navigation():
+        page.click("button[name=after]")
+    assert min(_seqs(page)) > max(older)
+
+    # blocked on a permission request: the agent's hook says so
+    spawn = loop.store().session(first).spawn_id  # type: ignore[union-attr]
+    (folder,) = [p for p in (loop.state / "receipts").rglob(spawn) if p.is_dir()]
+    (folder / f"{time.time_ns()}-blocked.receipt").write_text(
+        json.dumps({"hook_event_name": "PermissionRequest", "session_id": "s", "tool_name": "Bash",
+                    "tool_input": {"command": "rm -rf build"}})
+    )  # fmt: skip
+    page.goto(_item_address(base, first))
+    page.wait_for_selector("h2 [data-state=blocked]", timeout=20_000)
+    screenshot(page, "blocked")
+
+    # parked: its agent's turn failed on a rate limit, an hour to wait (the record as the daemon parks it)
+    page.goto("about:blank")  # no stream open on the daemon stopped now
+    assert poller.stop() == 0
+    store, now = loop.store(), CLOCK.now()
+    record = store.session(second)
+    assert record is not None
+    park = Park(ParkCause.RATE_LIMIT, now - timedelta(minutes=2), now + timedelta(hours=1),
+                (FailedTurn("1", CommentKind.ISSUE_COMMENT),), wait_seconds=3600, detail="rate_limit")  # fmt: skip
+    store.save_session(replace(record, park=park))
+    base = _address(loop.running_poll())
+    page.goto(_item_address(base, second))  # the cookie is the host's, whatever its port
+    page.wait_for_selector("#live.ok")
+    assert "item 1" in page.locator("h2").first.inner_text()  # its title
+    assert page.locator("h2 [data-state=parked][data-tone=attention]").count() == 1  # not a green idle
+    screenshot(page, "parked")
+
+    page.goto(base)
+    page.wait_for_selector("table.hosts")
+    page.set_viewport_size({"width": 390, "height": 844})
+    hosts = page.locator("table.hosts")
+    assert hosts.evaluate("e => e.scrollWidth <= e.clientWidth"), hosts.evaluate("e => [e.scrollWidth, e.clientWidth]")
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    assert hosts.locator("td[data-label=heartbeat] time").count() >= 1
+    screenshot(page, "hosts", part="#pulse")
+    assert errors == []

@@ -32,6 +32,7 @@ class FakeReceipts(ReceiptPort):
         self.never_ready = False  # a trust dialog: no hook ever fires
         self.ignore_pastes = False  # pastes never reach the agent (no receipt)
         self.prompt_after = 0.0  # seconds a paste's prompt receipt takes (opencode's: its TUI hands it on)
+        self.argv_prompt_after = 0.0  # seconds its command line's prompt's receipt takes beyond its ready one
         self.spawns: dict[str, _Spawn] = {}
         self.modes: dict[str, ReceiptMode] = {}
         self._due: dict[str, float] = {}  # receipt key -> when it shows, on the clock that never jumps
@@ -104,7 +105,7 @@ class FakeReceipts(ReceiptPort):
             source = "resume" if "--resume" in pane.argv else "startup"
             spawn.receipts.append(self._receipt(ReceiptKind.READY, ready, source=source))
             if text:
-                spawn.receipts.append(self._receipt(ReceiptKind.PROMPT, ready, prompt=text))
+                spawn.receipts.append(self._receipt(ReceiptKind.PROMPT, ready + self.argv_prompt_after, prompt=text))
         elif not self.ignore_pastes:
             after = max(self._ready_in(spawn), self.prompt_after)
             spawn.receipts.append(self._receipt(ReceiptKind.PROMPT, after, prompt=text))

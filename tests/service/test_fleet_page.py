@@ -17,9 +17,11 @@ from app.web.auth import COOKIE, Guard
 from app.web.feed import Feed
 from app.web.http import Request, Response, head
 from app.web.page import FleetPage
+from app.web.paging import EVENTS_PER_PAGE
 from app.web.views import screen_block
 from domain.budget import RateBudget
 from domain.ledger import Ledger
+from domain.model import ItemState as UpstreamState
 from domain.model import SessionStatus
 from domain.refs import WorkItemRef
 from tests.service.world import REPO, World
@@ -333,3 +335,46 @@ def test_the_pane_is_shown_by_its_last_whole_lines_without_the_blank_rows_below(
     shown = screen_block(captured).split('<pre class="screen">')[1].split("</pre>")[0]
 
     assert shown.split("\n") == lines[-SCREEN_LINES:]
+
+
+def test_an_item_closed_on_github_keeps_its_title_on_the_page(tmp_path: Path) -> None:
+    world = World()
+    ref = WorkItemRef(REPO, 4)
+    world.tracker.add_item(ref, title="Fix the widget", author="alice", labels=("loop",), body="x")
+    world.cycle()
+    world.tracker.set_state(ref, UpstreamState.CLOSED)  # it leaves the listing the titles come from
+    world.cycle()
+    page = _page(world, tmp_path / "events.jsonl")
+
+    fleet = _get(page, "/", **BEARER).body.decode()
+    item = _get(page, f"/item?ref={quote(str(ref), safe='')}", **BEARER).body.decode()
+
+    assert world.record(ref).status is SessionStatus.CLOSED
+    row = fleet.split(f'<tr data-item="{ref}">')[1].split("</tr>")[0]
+    assert "Fix the widget" in row and 'data-state="closed"' in row
+    assert "Fix the widget" in item.split("<h2>")[1].split("</h2>")[0]
+
+
+def test_the_items_events_are_shown_a_page_at_a_time_newest_first_with_a_button_to_older_ones(
+    tmp_path: Path,
+) -> None:
+    world = World()
+    ref = world.watched(1)
+    log = tmp_path / "events.jsonl"
+    log.write_text("".join(
+        json.dumps({"ts": f"2026-01-01T00:{n:02d}:00+00:00", "event": "delivery.paused", "work_item": str(ref),
+                    "n": n}) + "\n" for n in range(EVENTS_PER_PAGE + 5)
+    ))  # fmt: skip
+    page = _page(world, log)
+    url = f"/item?ref={quote(str(ref), safe='')}"
+
+    first = _get(page, url, **BEARER).body.decode()
+    older = first.split('name="before" value="')[1].split('"')[0]
+    second = _get(page, f"{url}&before={older}", **BEARER).body.decode()
+
+    def shown(html: str) -> list[str]:
+        return [cell.split("</dd>")[0] for cell in html.split("<dt>n</dt><dd>")[1:]]
+
+    assert shown(first) == [str(n) for n in range(EVENTS_PER_PAGE + 4, 4, -1)]
+    assert shown(second) == ["4", "3", "2", "1", "0"]
+    assert 'name="after"' in second and 'name="before"' not in second  # newer from here; nothing older

@@ -95,3 +95,51 @@ def test_an_ended_receipt_from_a_resume_whose_pane_still_runs_is_not_its_death()
     assert world.events.named(Event.SESSION_RESUME_FAILED) == []
     assert [e["resumed"] for e in world.events.named(Event.SESSION_RESPAWNED)] == [True]
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
+
+
+class KilledOnceReady(FakeTmux):
+    """Seen with the real Codex in the kill campaign (`--harness codex`, seed 1002471062): a resumed
+    harness said it was ready, took the prompt on its command line, and was SIGKILLed while its
+    `UserPromptSubmit` hook ran. The pane was dead at the first look, the hook's receipt was written a
+    moment later: the resume was judged failed and a fresh conversation was given the prompt too."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.took: list[str] = []  # every prompt a harness took: its receipt says so, now or later
+        self.doomed: list[FakePane] = []  # resumed panes to kill at the next look
+        self.cut = 0
+        self.listeners.append(self._heard)
+
+    def _heard(self, what: str, pane: FakePane, text: str) -> None:
+        if what == "spawn" and "--resume" in pane.argv and not self.cut:
+            self.cut += 1
+            self.doomed.append(pane)
+        if text:
+            self.took.append(text)
+
+    def probe(self, target: TmuxTarget, *, mark: str, pane: str = "") -> Probe:
+        for doomed in self.doomed:
+            session = next(s for s in self.sessions.values() if doomed in s.panes)
+            self._pane_exited(session, doomed)
+        self.doomed.clear()
+        return super().probe(target, mark=mark, pane=pane)
+
+
+def test_a_resumed_harness_killed_once_ready_keeps_its_conversation_and_is_not_given_the_prompt_again() -> None:
+    tmux = KilledOnceReady()
+    world = World(tmux=tmux)
+    assert isinstance(world.receipts, FakeReceipts)
+    world.receipts.ready_after = 0.0  # it said it was ready at once
+    world.receipts.argv_prompt_after = 2.0  # its prompt's receipt comes after its death is seen
+    ref = world.watched()
+    world.vanish(ref)  # its harness is gone: the next comment resumes its conversation
+    comment = world.comment(ref, "please look at TOKEN-3")
+
+    for _ in range(world.max_retries + 1):
+        world.cycle()
+
+    assert tmux.cut == 1
+    assert sum(prompt.count("TOKEN-3") for prompt in tmux.took) == 1
+    assert world.record(ref).harness_session_id == "sid-1"  # the conversation that holds it
+    assert world.events.named(Event.SESSION_RESUME_FAILED) == []
+    assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED

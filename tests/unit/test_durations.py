@@ -32,3 +32,9 @@ def test_a_unit_may_lead_only_from_two_of_it(seconds: float, expected: str) -> N
 
 def test_a_negative_span_reads_as_none_at_all() -> None:
     assert (duration(-5), duration(-5, parts=1)) == ("0s", "0s")
+
+
+@pytest.mark.parametrize(("seconds", "parts", "expected"), [(5, 1, "5 s"), (150, 1, "2 min"), (125, 2, "2 min 05 s"),
+                                                             (7200, 1, "2 h"), (3 * 86400, 1, "3 d")])  # fmt: skip
+def test_spoken_units_are_words_a_space_apart(seconds: float, parts: int, expected: str) -> None:
+    assert duration(seconds, parts=parts, spoken=True) == expected

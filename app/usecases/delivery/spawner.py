@@ -17,7 +17,7 @@ from domain.events import Event, Level
 from domain.model import HarnessSpec, Probe, SessionRecord, SessionState, SessionStatus, SpawnRequest, WorkItem
 from domain.policy import Clear, Decision, Outcome, clear_decision, cleared, remedy
 from domain.ports import ClockPort, EventSink, ReceiptPort, StateStore, TmuxPort, TrustPort
-from domain.receipts import confirms, conversation_of
+from domain.receipts import ReceiptKind, confirms, conversation_of
 
 RECENT_DELIVERIES = 20
 
@@ -130,7 +130,7 @@ class Spawner:
         """Ready the folder, clear the name, spawn; after `duplicate session` re-decide once from a
         fresh probe. With worktrees, the repository's lock is held from the prepare to the spawn
         (a prune never removes the worktree in between); not while a resume is judged."""
-        record = replace(record, cwd=record.cwd or self.workdir(job.item))
+        record = replace(record, cwd=record.cwd or self.workdir(job.item), title=job.item.title or record.title)
         try:
             with self.workspaces.holding(job.item) if self.workspaces is not None else nullcontext():
                 started = self._prepare_and_start(record, job, probe, resume=resume, first=first)
@@ -284,9 +284,13 @@ class Spawner:
         watched = self.watch.wait_ready(record, harness)
         if watched.verdict in {Verdict.YES, Verdict.BLOCKED}:  # running: a dialog is not a failed resume
             return self._spawned(record, job, resumed=True, first=False, ready=watched.verdict is Verdict.YES)
-        if confirms(self.watch.receipts(record), job.receipt):
-            # it took the prompt, then died: its conversation holds it and is resumed next time; a
-            # fresh conversation would get the prompt a second time
+        said = self.watch.receipts(record)
+        if confirms(said, job.receipt) or any(r.kind is ReceiptKind.READY for r in said):
+            # it took the prompt, or said it was ready, then died: its conversation was found and may
+            # hold the prompt — a hook SIGKILLed with its harness writes its receipt a moment after the
+            # pane is seen dead (bench.chaos --harness codex). The confirmation wait and a retry look
+            # for that receipt; a fresh conversation would get the prompt a second time. A resume
+            # refused (an unknown id) exits before it says it is ready, with every agent run here.
             return self._spawned(record, job, resumed=True, first=False, ready=True)
         if watched.verdict is Verdict.DEAD and self.config.remain_on_exit and self._vanished(record):
             # seen under bench.chaos --harness codex: its session went whole — its tmux server or

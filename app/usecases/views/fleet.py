@@ -35,7 +35,7 @@ class ItemRow:
     pending: int
     status: SessionStatus
     paused: bool
-    title: str = ""  # as the repository's last listing had it ("": not listed now)
+    title: str = ""  # as the repository's last listing has it; else as its session last kept it
 
     @property
     def state(self) -> ItemState:
@@ -93,7 +93,7 @@ class Fleet:
         with_session = {row.item for row in rows}
         rows += [self._bare(item, slots) for item in self._store.items() if item not in with_session]
         titles = self._titles({row.item.repo for row in rows})
-        return [replace(row, title=titles.get(row.item, "")) for row in rows]
+        return [replace(row, title=titles.get(row.item, row.title)) for row in rows]
 
     def _titles(self, repos: Iterable[RepoRef]) -> dict[WorkItemRef, str]:
         """From each repository's last listing, shared by its reader: no request to GitHub."""
@@ -111,7 +111,7 @@ class Fleet:
         else:
             screen = self._tmux.screen(view.record.target, view.record.pane_id, lines=SCREEN_LINES) if view.here else ""
             row = self._row(view, self._slots())
-        titled = replace(row, title=self._titles([item.repo]).get(item, ""))
+        titled = replace(row, title=self._titles([item.repo]).get(item, row.title))
         return ItemDetail(titled, screen, self._held(self._store.ledger(item), item))
 
     def _held(self, ledger: Ledger | None, item: WorkItemRef) -> tuple[Held, ...]:
@@ -150,6 +150,7 @@ class Fleet:
             pending=len(ledger.pending) if ledger else 0,
             status=view.record.status,
             paused=paused,
+            title=view.record.title,
         )
 
     # the actions: each writes one event whose source is the page

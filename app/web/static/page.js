@@ -16,7 +16,7 @@
       if (cell) cell.textContent = String(data[key]);
     });
     var last = document.querySelector('[data-fact="last cycle"]');
-    if (last) last.textContent = "0s ago";
+    if (last) last.textContent = "just now";  // as the server says a time of this second
     if (!pulse || busy || Date.now() - lastPulse < 10000) return;
     lastPulse = Date.now();
     fetch(location.pathname + location.search, { headers: { "X-Fragment": "pulse" }, credentials: "same-origin" })
