@@ -99,6 +99,7 @@ class Status:
     """What a status reply says, all of it the-loop's own values."""
 
     item: WorkItemRef
+    state: str  # the item's state in one line, as every view says it (`domain.fleet.ItemStatus.line`)
     session: str  # e.g. "loop-github-acme-widgets-7: active, tmux live" or "none yet"
     agent: str  # the harness's state and its last receipt
     last_delivery: str  # e.g. "poll-comment-123, confirmed by receipt at 10:02:03 UTC"
@@ -112,6 +113,7 @@ def status_reply(status: Status) -> str:
     return (
         f"{AGENT_MARKER}\n"
         f"> 🤖 **the-loop** status of {status.item}\n\n"
+        f"- State: {status.state}\n"
         f"- Session: {status.session}\n"
         f"- Agent: {status.agent}\n"
         f"- Last delivery: {status.last_delivery}\n"

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from domain.refs import Naming, TmuxTarget, WorkItemRef
 
 if TYPE_CHECKING:
+    from domain.ledger import Ledger
     from domain.model import SessionRecord
 
 STATUSES = ("active", "paused", "closed")  # SessionStatus's values (a test keeps them equal)
@@ -107,13 +108,14 @@ def listed_sessions(db: sqlite3.Connection) -> list[ListedSession]:
     return sorted((ListedSession(str(text), int(version)) for text, version in rows), key=lambda row: row.item)
 
 
-def held(db: sqlite3.Connection, item: WorkItemRef) -> tuple[bool, bool]:
-    """Whether `the-loop pause` / `the-loop stop` holds the item's comments (its ledger; none: neither)."""
+def held(db: sqlite3.Connection, item: WorkItemRef) -> tuple[bool, bool, int]:
+    """Whether `the-loop pause` / `the-loop stop` holds the item's comments, and how many wait (its
+    ledger; none: neither, and none)."""
     row = db.execute("SELECT data FROM ledgers WHERE item = ?", (str(item),)).fetchone()
     if row is None:
-        return False, False
+        return False, False, 0
     data = json.loads(row[0])
-    return bool(data.get("paused", False)), bool(data.get("stopped", False))
+    return bool(data.get("paused", False)), bool(data.get("stopped", False)), len(data["pending"])
 
 
 def held_items(db: sqlite3.Connection) -> list[tuple[WorkItemRef, bool, bool]]:
@@ -127,3 +129,60 @@ def held_items(db: sqlite3.Connection) -> list[tuple[WorkItemRef, bool, bool]]:
         if paused or stopped:
             found.append((WorkItemRef.parse(str(item)), paused, stopped))
     return found
+
+
+SLOT_WAIT = "slot-wait:"  # app.usecases.cluster.slot_wait.KEY (a test keeps them equal)
+
+
+def held_rows(
+    db: sqlite3.Connection, *, flags: bool = True
+) -> tuple[list[tuple[str, SessionRecord | None, Ledger | None]], dict[str, datetime]]:
+    """The rows of each item they say something holds — a park, an open request, a comment given up,
+    a wait for a slot, and (with `flags`) a pause or a stop — decoded whole as the store decodes them
+    (the others are left undecoded), and since when each item waits for a slot."""
+    sessions = {
+        str(item): (str(text), int(v)) for item, text, v in db.execute("SELECT item, data, version FROM sessions")
+    }
+    ledgers = {
+        str(item): (str(text), int(v)) for item, text, v in db.execute("SELECT item, data, version FROM ledgers")
+    }
+    slots = {}
+    for key, value in db.execute(
+        "SELECT key, value FROM meta WHERE substr(key, 1, ?) = ?", (len(SLOT_WAIT), SLOT_WAIT)
+    ):
+        if value:
+            slots[str(key)[len(SLOT_WAIT) :]] = datetime.fromisoformat(json.loads(value)["since"])
+    held = sorted(
+        {item for item, (text, _) in sessions.items() if _session_holds(json.loads(text))}
+        | {item for item, (text, _) in ledgers.items() if (_ledger_holds if flags else _given_up)(json.loads(text))}
+        | set(slots),
+        key=WorkItemRef.parse,
+    )
+    if not held:
+        return [], slots
+    from adapters.sql.state_codec import decode_ledger, decode_session
+
+    found = []
+    for item in held:
+        session, ledger = sessions.get(item), ledgers.get(item)
+        found.append(
+            (
+                item,
+                decode_session(session[0], version=session[1]) if session else None,
+                decode_ledger(ledger[0], version=ledger[1]) if ledger else None,
+            )
+        )
+    return found, slots
+
+
+def _session_holds(data: dict[str, Any]) -> bool:
+    requests = data.get("requests", ())
+    return bool(data.get("park")) or any(not r.get("closed") and not r.get("pending") for r in requests)
+
+
+def _ledger_holds(data: dict[str, Any]) -> bool:
+    return bool(data.get("paused") or data.get("stopped") or data.get("abandoned"))
+
+
+def _given_up(data: dict[str, Any]) -> bool:
+    return bool(data.get("abandoned"))

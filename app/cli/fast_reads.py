@@ -124,11 +124,15 @@ def _status(found: snapshot.Snapshot, options: Mapping[str, object]) -> int:
     state_root = found.state_root_path
     holder = PollerLock(state_root / "poller.lock").holder()
     db = _store(state_root)
-    beat = None
+    beat, held = None, {}
     if db is not None:
         try:
             row = db.execute("SELECT value FROM meta WHERE key = ?", (HEARTBEAT,)).fetchone()
-        except sqlite3.Error:
+            if db.execute("SELECT EXISTS (SELECT 1 FROM sessions) OR EXISTS (SELECT 1 FROM ledgers)").fetchone()[0]:
+                from app.cli.lean_attention import attention
+
+                held = attention(db)
+        except Exception:
             raise _Fallback from None
         finally:
             db.close()
@@ -142,7 +146,7 @@ def _status(found: snapshot.Snapshot, options: Mapping[str, object]) -> int:
     )
     where = where_json(_config(found), state_root.absolute())
     _where(found, options)
-    print(status_output(status, where, json_out=bool(options.get("--json"))))
+    print(status_output(status, where, json_out=bool(options.get("--json")), attention=held))
     return int(status.exit)
 
 

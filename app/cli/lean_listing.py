@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from adapters.receipts.reading import read_folder, spawn_folder
-from adapters.sql.session_rows import ListedSession, Word, held, held_items, listed_sessions
+from adapters.sql.session_rows import ListedSession, Word, held, held_items, held_rows, listed_sessions
 from adapters.tmux.listing import sessions_panes
 from adapters.tmux.panes import PaneRow, harness_row
 from app.config.snapshot import Snapshot
@@ -31,6 +31,9 @@ from domain.receipts import HarnessState, Receipt, ReceiptMode, harness_state
 
 if TYPE_CHECKING:
     from domain.asks import Waiting
+    from domain.fleet import ItemStatus
+    from domain.ledger import Ledger
+    from domain.model import SessionRecord
 
 PROBE_SECONDS = 10.0  # ShTmux's probe_timeout, as the container leaves it (a test keeps them equal)
 LIVE, DEAD, ABSENT, UNKNOWN = "live", "dead", "absent", "unknown"  # SessionState's values (a test keeps them)
@@ -40,7 +43,9 @@ _BOOTTIME = getattr(time, "CLOCK_BOOTTIME", time.CLOCK_MONOTONIC)  # as adapters
 class LeanView:
     """One session as looked at (the `Shown` of app.usecases.views.session_shown)."""
 
-    __slots__ = ("harness", "last_receipt", "now", "parked", "paused", "record", "state", "stopped", "waiting")
+    __slots__ = (
+        "harness", "last_receipt", "now", "parked", "paused", "record", "shows", "state", "stopped", "waiting"
+    )  # fmt: skip
     host = ""  # one host: SQLite
     here = True
 
@@ -51,6 +56,7 @@ class LeanView:
         self.now = datetime.now(UTC)  # noqa: TID251 - as adapters.clock.SystemClock reads it
         self.parked = _parked(record, self.now)
         self.paused = self.stopped = False
+        self.shows: ItemStatus | None = None
 
 
 def listing(found: Snapshot, db: sqlite3.Connection, status: str | None = None) -> list[LeanView | HeldItem]:
@@ -58,6 +64,9 @@ def listing(found: Snapshot, db: sqlite3.Connection, status: str | None = None) 
     holds without one; `db` is the store opened read-only; `status` as `--status`.
     Raises whatever a part raises."""
     records = listed_sessions(db)
+    # a pause or a stop is read from the ledger's row as it is: only a park, a request or a comment
+    # given up needs the rows decoded whole
+    holding = {item: (record, ledger) for item, record, ledger in held_rows(db, flags=False)[0]}
     panes = sessions_panes(socket_name=found.tmux_socket, timeout=PROBE_SECONDS) if records else {}
     root = found.state_root_path / "receipts"
     views: list[LeanView | HeldItem] = []
@@ -68,11 +77,33 @@ def listing(found: Snapshot, db: sqlite3.Connection, status: str | None = None) 
         view = LeanView(
             record, state, _harness(record, state, spec, receipts) if spec else HarnessState.UNKNOWN, receipts
         )
-        view.paused, view.stopped = held(db, record.item)
+        view.paused, view.stopped, waiting = held(db, record.item)
+        view.shows = _shows(view, holding.get(str(record.item)), waiting)
         views.append(view)
     views += [HeldItem(item, paused=paused, stopped=stopped) for item, paused, stopped in held_items(db)]
     views.sort(key=lambda view: view.record.item)  # in the order of their items, as the full path's
     return [view for view in views if status is None or has_status(view, status)]
+
+
+def _shows(view: LeanView, rows: tuple[SessionRecord | None, Ledger | None] | None, waiting: int) -> ItemStatus:
+    """The item's state as the full path makes it: from its rows decoded whole when they say
+    something holds it, else from what its harness does (all the rest of its rows could say)."""
+    from domain.fleet import Facts, item_status
+
+    if rows is not None:
+        from domain.item_facts import status_of
+
+        return status_of(*rows, harness=view.harness, waiting=view.waiting)
+    closed = view.record.status.value == "closed"
+    facts = Facts(
+        harness=view.harness,
+        closed=closed,
+        paused=view.paused,
+        stopped=view.stopped,
+        waiting=view.waiting,
+        held=waiting,
+    )
+    return item_status(facts)
 
 
 def _probed(rows: list[PaneRow] | None, *, mark: str, pane: str) -> str:

@@ -26,7 +26,10 @@ _STATUS = f"""\
 is the poller running, and how did its last cycle go
 
 Whether a poller holds the state root (its pid and start), its last cycle and summary,
-how long ago, and whether that is overdue.
+how long ago, and whether that is overdue; then "needs attention": each item the store says is
+parked, blocked on a request, paused, stopped, waiting for a slot or has a comment given up, by
+the state's word and line as the page and `sessions list` show it (docs/operating.md says what each
+means and what to do).
 
 exit status: {Exit.RUNNING.value} running and on time, {Exit.NOT_RUNNING.value} not running, \
 {Exit.OVERDUE.value} running but overdue
@@ -140,6 +143,7 @@ def add_status(commands: Commands) -> None:
 def run_status(args: argparse.Namespace, context: CliContext) -> int:
     from app.usecases.cluster.cluster_view import cluster_view
     from app.usecases.cycle.daemon import heartbeat_key
+    from app.usecases.views.attention import attention
 
     container, settings = context.container, context.settings
     holder = container.lock().holder()
@@ -149,6 +153,7 @@ def run_status(args: argparse.Namespace, context: CliContext) -> int:
         key = heartbeat_key(settings.host_id, shared=settings.state.backend == "postgres")
         beat = store.meta().get(key) if store else None
         view = cluster_view(container.cluster(), store.sessions() if store else [])
+        held = attention(store) if store else {}
     except StoreUnreachable as error:
         return _unreachable(args, context, holder, error)
     status = poller_status(
@@ -169,7 +174,13 @@ def run_status(args: argparse.Namespace, context: CliContext) -> int:
         lines = (*view.lines(), *(wait.line(container.clock().now()) for wait in found))
     print(
         status_output(
-            status, context.where_json(), json_out=args.json, cluster=cluster, cluster_lines=lines, slot_waits=waiting
+            status,
+            context.where_json(),
+            json_out=args.json,
+            cluster=cluster,
+            cluster_lines=lines,
+            slot_waits=waiting,
+            attention=held,
         )
     )
     return int(status.exit)

@@ -11,14 +11,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from app.usecases.views.poller_status import PollerStatus
     from app.usecases.views.session_shown import Shown
+    from domain.fleet import ItemStatus
 
-COLUMNS = ("WORK ITEM", "HARNESS", "CONVERSATION", "TARGET", "STATE", "AGENT", "LAST RECEIPT", "STATUS", "LAST EVENT")
+COLUMNS = (
+    "WORK ITEM", "HARNESS", "CONVERSATION", "TARGET", "STATE", "AGENT", "LAST RECEIPT", "STATUS", "LAST EVENT",
+    "ITEM STATE",
+)  # fmt: skip
 
 
 def where_line(config_path: Path | None, state_root: Path) -> str:
@@ -40,16 +45,32 @@ def status_output(
     cluster: Mapping[str, Any] | None = None,
     cluster_lines: tuple[str, ...] = (),
     slot_waits: Sequence[Mapping[str, Any]] = (),
+    attention: Mapping[str, ItemStatus] | None = None,
 ) -> str:
     """`status`'s output; `cluster`/`cluster_lines`/`slot_waits` only when hosts share the state
-    (PostgreSQL): the hosts, and the items that wait for a free slot."""
+    (PostgreSQL): the hosts, and the items that wait for a free slot. `attention`: the items that
+    need it (`app.usecases.views.attention`), each by its state's line."""
     from app.usecases.views.poller_status import describe
 
+    attention = attention or {}
     shown = status.as_json() | dict(where)
+    shown["needs_attention"] = [{"work_item": item} | shows.as_json() for item, shows in attention.items()]
     if cluster is not None:  # a host alone shows what it always did
         shown |= {"cluster": dict(cluster), "store": {"reachable": True}}
         shown["waiting_for_slot"] = [dict(wait) for wait in slot_waits]
-    return json.dumps(shown) if json_out else "\n".join([*describe(status), *cluster_lines])
+    if json_out:
+        return json.dumps(shown)
+    return "\n".join([*describe(status), *cluster_lines, *attention_lines(attention, status.now)])
+
+
+def attention_lines(attention: Mapping[str, ItemStatus], now: datetime) -> list[str]:
+    """`status`'s "needs attention" list: one line an item, its state as every view says it."""
+    if not attention:
+        return ["needs attention: none"]
+    return [
+        f"needs attention: {len(attention)}",
+        *(f"  {item}  {shows.line(now)}" for item, shows in attention.items()),
+    ]
 
 
 def no_sessions_line(status: str | None, state_root: Path) -> str:
@@ -67,11 +88,11 @@ def session_json(view: Shown, where: Mapping[str, str | None], host: Mapping[str
 
 def session_row(view: Shown, *, shared: bool = False) -> tuple[str, ...]:
     """One row of the `sessions list` table (`shared`: with the HOST column first)."""
-    from app.usecases.views.session_shown import has_session, status_text
+    from app.usecases.views.session_shown import has_session, state_text, status_text
 
     record = view.record
     if not has_session(view):  # an item `pause` / `stop` holds, never spawned
-        held = (str(record.item), "", "", "", "no session", "", "", status_text(view), "")
+        held = (str(record.item), "", "", "", "no session", "", "", status_text(view), "", state_text(view))
         return tuple(cell or "-" for cell in ((view.host, *held) if shared else held))
     cells = (
         str(record.item),
@@ -83,6 +104,7 @@ def session_row(view: Shown, *, shared: bool = False) -> tuple[str, ...]:
         _receipt(view) if view.here else "",
         status_text(view) + (f", {view.parked}" if view.parked else ""),
         record.last_event,
+        state_text(view),
     )
     return tuple(cell or "-" for cell in ((view.host, *cells) if shared else cells))
 

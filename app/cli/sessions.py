@@ -35,6 +35,8 @@ def add_sessions(commands: Commands) -> None:
         harness says of itself (its receipts): starting, ready, busy, tool (about to run a tool, for 2 s:
         it may ask first), idle, blocked (waiting on a dialog: on what — permission TOOL, question or
         dialog — and for how long), ended or dead; LAST RECEIPT is the last thing it said, and when.
+        ITEM STATE is the item's state as the page, `status` and the status reply show it (parked, blocked,
+        paused, stopped, abandoned, closed, or what the harness does), with since when, until when and why.
         """,
     )
     listing.add_argument(

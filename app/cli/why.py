@@ -30,7 +30,8 @@ def add_why(commands: Commands) -> None:
         (an author not in routing.authorizedUsers, history, the agent marker, ...). A waiting comment
         names what holds it: its item parked until a time (and why), the agent waiting on a request,
         paused (by which comment), stopped, closed, or no free slot; a delivered one whose turn then
-        failed on the API says so. The comment's text is never shown.
+        failed on the API says so; then its item's state, when the store says something holds it
+        (`its item: parked: …`, as `status` and the page say it). The comment's text is never shown.
 
         exit status: 0 told, 1 neither the ledger nor the event log knows the comment, 2 usage error.
         """,
@@ -65,6 +66,8 @@ def run_why(args: argparse.Namespace, context: CliContext) -> int:
         return 0
     print(f"comment {story.comment_id} on {story.item or 'an unknown item'}")
     print(story.verdict)
+    if story.item_state is not None:
+        print(f"its item: {story.item_state.line(container.clock().now())}")
     if story.events:
         print("", line(COLUMNS), *(line(as_row(record)) for record in story.events), sep="\n")
     else:

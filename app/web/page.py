@@ -120,6 +120,7 @@ class FleetPage:
             f"<p>host {escape(row.host)} · last receipt {views.receipt_said(row, now, none='none yet')} · "
             f"{row.pending} pending · "
             f'<a href="{escape(views.item_url(item))}" rel="noreferrer">on GitHub</a></p>'
+            + views.state_block(row.shows, detail.held, now)
             + views.actions(item, csrf=self._guard.csrf, paused=row.paused, closed=row.state is ItemState.CLOSED)
             + views.requests_block(item, self._fleet.requests(item), csrf=self._guard.csrf)
             + views.journeys_list(journeys(records), now, item)

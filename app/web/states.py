@@ -1,12 +1,12 @@
-"""The words the page shows for an item's state and a comment's journey: one mapping entry each,
-so a new state (blocked on permission, waiting for an answer, parked until …) is one line here."""
+"""The words the page shows for an item's state and a comment's journey. An item's badge word and
+tone are the domain's (`domain.fleet.MEANINGS`): the page adds only the colour of each tone."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from domain.events import Event
-from domain.fleet import ItemState
+from domain.fleet import ItemState, Tone
 
 
 @dataclass(frozen=True, slots=True)
@@ -15,21 +15,8 @@ class Shown:
     tone: str  # a CSS class: ok, busy, warn, bad, off
 
 
-STATES: dict[ItemState, Shown] = {
-    ItemState.STARTING: Shown("starting", "busy"),
-    ItemState.READY: Shown("ready", "ok"),
-    ItemState.BUSY: Shown("busy", "busy"),
-    ItemState.TOOL: Shown("busy (tool)", "busy"),
-    ItemState.IDLE: Shown("idle", "ok"),
-    ItemState.BLOCKED: Shown("blocked", "warn"),
-    ItemState.ENDED: Shown("ended", "off"),
-    ItemState.DEAD: Shown("dead", "bad"),
-    ItemState.UNKNOWN: Shown("unknown", "off"),
-    ItemState.CLOSED: Shown("closed", "off"),
-    ItemState.PAUSED: Shown("paused", "warn"),
-    ItemState.ELSEWHERE: Shown("on another host", "off"),
-    ItemState.NONE: Shown("no session", "off"),
-}
+TONES = {Tone.HEALTHY: "ok", Tone.ATTENTION: "warn", Tone.ENDED: "off"}
+STATES: dict[ItemState, Shown] = {state: Shown(state.meaning.badge, TONES[state.meaning.tone]) for state in ItemState}
 
 HOST_TONES = {"alive": "ok", "stopped": "off", "lost": "bad"}
 

@@ -15,14 +15,14 @@ from typing import Any
 from urllib.parse import quote
 
 from app.usecases.cluster.cluster_view import ClusterView
-from app.usecases.views.fleet import SCREEN_LINES, ItemRow
+from app.usecases.views.fleet import SCREEN_LINES, Held, ItemRow
 from app.web.journey import Journey
 from app.web.paging import EventsPage, Numbered
 from app.web.states import HOST_TONES, STATES, shown
 from app.web.words import field_name, labelled, time_tag
 from domain.asks import Ask, AskKind, OpenRequest, tool_name
 from domain.durations import duration
-from domain.fleet import ItemState
+from domain.fleet import ItemState, ItemStatus
 from domain.prompts import readable
 from domain.redaction import first_words
 from domain.refs import DEFAULT_HOST, WorkItemRef
@@ -66,8 +66,29 @@ def item_link(item: WorkItemRef) -> str:
 
 
 def tag(state: ItemState) -> str:
-    look = shown(state)
-    return f'<span class="tag {look.tone}" data-state="{escape(state.value)}">{escape(look.label)}</span>'
+    look, meaning = shown(state), state.meaning
+    said = escape(f"{meaning.means}. Do: {meaning.do}")
+    return (
+        f'<span class="tag {look.tone}" data-state="{escape(state.value)}" data-tone="{meaning.tone.value}" '
+        f'title="{said}">{escape(look.label)}</span>'
+    )
+
+
+def state_block(shows: ItemStatus, held: Sequence[Held], now: datetime) -> str:
+    """One item's state in words, what to do, and its comments waiting with what holds each."""
+    meaning = shows.meaning
+    waiting = "".join(
+        f'<li data-held="{escape(h.comment_id)}">comment {escape(h.comment_id)}'
+        + (f": {escape(h.said)}" if h.said else ": waits its turn")
+        + "</li>"
+        for h in held
+    )
+    return (
+        f'<p class="state" data-state-line="{escape(shows.state.value)}">{escape(shows.line(now))} — '
+        f"{escape(meaning.means)}. Do: {escape(meaning.do)}.</p>"
+        f'<h2 id="held">Comments waiting <small>({len(held)})</small></h2>'
+        f'<ul class="held">{waiting or "<li>none</li>"}</ul>'
+    )
 
 
 HOST_COLUMNS = ("host", "state", "heartbeat", "sessions", "free", "leases")

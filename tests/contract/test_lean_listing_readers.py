@@ -17,12 +17,13 @@ import pytest
 from adapters.clock import SystemClock
 from adapters.receipts.files import FileReceipts
 from adapters.receipts.reading import read_folder, spawn_folder
-from adapters.sql.session_rows import CLOSERS, STATUSES, ListedSession
+from adapters.sql.session_rows import CLOSERS, SLOT_WAIT, STATUSES, ListedSession
 from adapters.sql.state_codec import decode_session, encode_session
 from adapters.tmux.adapter import ShTmux
 from adapters.tmux.commands import MARK_OPTION
 from adapters.tmux.listing import sessions_panes
 from app.cli import lean_listing
+from app.usecases.cluster import slot_wait
 from app.usecases.delivery.watch import HarnessWatch
 from app.usecases.views import session_shown
 from domain.errors import TmuxUnanswered
@@ -53,6 +54,7 @@ def test_the_lean_listing_names_the_domain_s_values_as_the_domain_does() -> None
     shown = (lean_listing.LIVE, lean_listing.DEAD, lean_listing.ABSENT, lean_listing.UNKNOWN)
     assert shown == tuple(state.value for state in SessionState)
     assert inspect.signature(ShTmux).parameters["probe_timeout"].default == lean_listing.PROBE_SECONDS
+    assert SLOT_WAIT == slot_wait.KEY
 
 
 RECORDS = [

@@ -229,6 +229,7 @@ def _masked(run: tuple[int, str, str]) -> tuple[int, str, str]:
     code, out, err = run
     out = re.sub(r"(parked \(rate_limit\) [^,]*), for [0-9hms]+", r"\1, for N", out)
     out = re.sub(r"(blocked: permission Bash) [0-9hms]+", r"\1 N", out)
+    out = re.sub(r'"seconds_ago": [0-9.]+', '"seconds_ago": N', out)  # `status --json`: its last cycle's age
     return code, re.sub(r'"seconds": [0-9.]+', '"seconds": N', out), err
 
 
@@ -241,6 +242,8 @@ def _masked(run: tuple[int, str, str]) -> tuple[int, str, str]:
         ("sessions", "list", "--status", "stopped"),
         ("sessions", "list", "--status", "closed", "--json"),
         ("sessions", "list", "--status", "active"),
+        ("status",),
+        ("status", "--json"),
     ],
     ids=" ".join,
 )
@@ -256,7 +259,8 @@ def test_sessions_list_with_recorded_sessions_is_answered_lean_byte_for_byte(
     full = _masked(_run_env(folder, argv, env))  # no snapshot yet: the full load, which saves one
     lean = _masked(_run_env(folder, argv, env))
     assert lean == full
-    assert full[0] == 0 and ("widgets#" in full[1] or "no sessions recorded" in full[2])
+    assert full[0] == (3 if argv[0] == "status" else 0)  # status: no poller runs
+    assert "widgets#" in full[1] or "no sessions recorded" in full[2]
     assert _lean_answers(folder, argv, env)
 
 
@@ -277,6 +281,8 @@ def test_the_listing_compared_shows_every_kind_of_session(tmp_path: Path, tmux_s
         "stopped (control)",
         "closed (operator)",
         "parked (rate_limit)",
+        "parked: a rate limit, until an operator resumes it",
+        "blocked: on permission Bash",
         "loop-github-acme-co-widgets_js-11",
         "dead",
         "absent",
@@ -397,3 +403,25 @@ def test_the_lean_path_knows_the_listing_s_statuses() -> None:
     from app.usecases.views.sessions_admin import STOPPED
 
     assert set(fast_reads._STATUSES) == {*(status.value for status in SessionStatus), STOPPED}
+
+
+def test_status_names_what_needs_attention_by_the_state_sessions_list_shows(
+    tmp_path: Path, tmux_server: RealTmux
+) -> None:
+    folder = _folder(tmp_path / "work", store=True)
+    config = CONFIG + f"routing:\n  tmux: {{socketName: {tmux_server.socket}}}\n"
+    (folder / ".the-loop" / "cli-config.yaml").write_text(config, encoding="utf-8")
+    _recorded(folder, tmux_server)
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), **tmux_server.env}
+
+    _, out, _ = _run_env(folder, ("status",), env)
+
+    held = out.split("needs attention: ")[1].splitlines()
+    assert held[0] == "5"
+    assert [line.split()[:2] for line in held[1:]] == [
+        ["github:acme/widgets#3", "paused"],
+        ["github:acme/widgets#4", "parked:"],
+        ["github:acme/widgets#6", "stopped"],
+        ["github:acme/widgets#12", "paused"],
+        ["github:acme/widgets#13", "stopped"],
+    ]

@@ -15,7 +15,7 @@ __all__ = ["loop", "real_tmux"]
 def test_status_before_any_poller_says_not_running_and_creates_nothing(loop: Loop) -> None:
     result = loop.cli("status")
 
-    assert (result.returncode, result.stdout) == (3, "not running\nlast cycle: none recorded\n")
+    assert (result.returncode, result.stdout) == (3, "not running\nlast cycle: none recorded\nneeds attention: none\n")
     assert tree(loop.root) == ["loop.yaml", "work"]  # no state root
 
 

@@ -22,6 +22,7 @@ import pytest
 
 from adapters.clock import SystemClock
 from app.web.paging import EVENTS_PER_PAGE
+from domain.errors import StaleWrite
 from domain.events import Event
 from domain.model import CommentKind, SessionStatus
 from domain.parking import FailedTurn, Park, ParkCause
@@ -77,6 +78,21 @@ def _receipt_folder(loop: Loop) -> Path:
     return folders[0]
 
 
+def _parked(loop: Loop, ref: WorkItemRef) -> None:
+    """The item parked for an hour on a rate limit, as a failed turn parks it (its notice said)."""
+    store = loop.store()
+    for _ in range(PROBES):  # the running daemon saves the record too: a save it beat is made again
+        record = store.session(ref)
+        assert record is not None
+        park = Park(ParkCause.RATE_LIMIT, CLOCK.now(), CLOCK.now() + timedelta(hours=1), noticed=True)
+        try:
+            store.save_session(replace(record, park=park))
+            return
+        except StaleWrite:
+            continue
+    raise AssertionError("the daemon saved the record on every try")
+
+
 def test_a_comment_walks_its_journey_live_a_blocked_agent_shows_blocked(loop: Loop, browser: Any) -> None:
     (ref,) = loop.items(1)
     poller = loop.running_poll()
@@ -115,6 +131,13 @@ def test_a_comment_walks_its_journey_live_a_blocked_agent_shows_blocked(loop: Lo
     page.wait_for_selector(f"tr[data-item='{ref}'] [data-state=blocked]", timeout=20_000)
     assert page.evaluate("window.__notReloaded") is True
     screenshot(page, "items")
+
+    # its turn failed on the API: parked, in the attention tone and counted so, never a green idle
+    _parked(loop, ref)
+    loop.comment(ref, "this one is held")  # any change re-renders the view
+    page.wait_for_selector(f"tr[data-item='{ref}'] [data-state=parked][data-tone=attention]", timeout=20_000)
+    assert page.locator("[data-count=parked]").inner_text() == "1"
+    assert page.locator(f"tr[data-item='{ref}'] [data-state=idle]").count() == 0
     page.set_viewport_size({"width": 390, "height": 844})
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")  # usable at phone width
     screenshot(page, "phone")
@@ -356,6 +379,7 @@ def test_a_person_reads_times_in_words_pages_the_events_and_reads_the_hosts_on_a
     page.goto(_item_address(base, second))  # the cookie is the host's, whatever its port
     page.wait_for_selector("#live.ok")
     assert "item 1" in page.locator("h2").first.inner_text()  # its title
+    assert page.locator("h2 [data-state=parked][data-tone=attention]").count() == 1  # not a green idle
     screenshot(page, "parked")
 
     page.goto(base)

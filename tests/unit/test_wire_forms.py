@@ -11,7 +11,7 @@ from adapters.eventlog.writer import encode
 from app.web.states import STATES
 from domain.asks import WaitingOn
 from domain.events import Event
-from domain.fleet import ItemState, item_state
+from domain.fleet import Facts, ItemState, item_status
 from domain.receipts import HarnessState
 from domain.webhook import Refusal
 
@@ -32,11 +32,12 @@ def test_an_items_state_is_the_same_word_in_the_pages_json_and_reads_back() -> N
     words = {state: json.loads(json.dumps({"state": state}))["state"] for state in ItemState}
     assert words == {state: state.value for state in ItemState}
     assert {ItemState(word) for word in words.values()} == set(ItemState)
-    assert {s.value for s in ItemState} == {h.value for h in HarnessState} | {"closed", "paused", "elsewhere", "none"}
+    held = {"parked", "waiting_slot", "paused", "stopped", "abandoned"}
+    assert {s.value for s in ItemState} == {h.value for h in HarnessState} | held | {"closed", "elsewhere", "none"}
 
 
 def test_an_item_here_shows_its_harness_state_by_the_same_word() -> None:
-    shown = {h: item_state(h, closed=False, paused=False, here=True) for h in HarnessState}
+    shown = {h: item_status(Facts(harness=h)).state for h in HarnessState}
     assert all(state.value == harness.value for harness, state in shown.items())
 
 

@@ -12,6 +12,7 @@ from app.usecases.delivery.watch import HarnessWatch
 from domain.asks import waiting_on
 from domain.control import Control, Status, Verb, control_of, status_reply, unknown_verb_reply, when
 from domain.events import Event, Level
+from domain.item_facts import status_of
 from domain.ledger import DeliveryState, Ledger, Resolution, StartRequest
 from domain.model import ClosedBy, Comment, HarnessSpec, Reaction, SessionRecord, SessionStatus
 from domain.notice import safe_id
@@ -107,6 +108,7 @@ class Controls:
         waiting = sum(1 for p in ledger.pending if control_of(p.comment.body) is None)
         return Status(
             item=ledger.item,
+            state=self._state_line(ledger, record),
             session=self._session_line(record),
             agent=self._agent_line(record),
             last_delivery=_last_delivery(ledger),
@@ -114,6 +116,20 @@ class Controls:
             paused=ledger.paused,
             stopped=ledger.stopped,
         )
+
+    def _state_line(self, ledger: Ledger, record: SessionRecord | None) -> str:
+        """The item's state as the page, `sessions list` and `why` say it (this command not counted as held)."""
+        ledger = replace(ledger, pending=tuple(p for p in ledger.pending if control_of(p.comment.body) is None))
+        if record is None:
+            return status_of(None, ledger).line(self.clock.now())
+        receipts = self.watch.receipts(record)
+        shows = status_of(
+            record,
+            ledger,
+            harness=self.watch.state(record, self.harness(record.harness), settled=False),
+            waiting=waiting_on(receipts, taken=self.watch.taken(record, receipts)),
+        )
+        return shows.line(self.clock.now())
 
     def _session_line(self, record: SessionRecord | None) -> str:
         if record is None:

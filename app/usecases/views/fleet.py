@@ -9,11 +9,16 @@ from datetime import datetime
 from typing import Any
 
 from app.usecases.cluster.cluster_view import ClusterView, cluster_view
+from app.usecases.cluster.slot_wait import waits
 from app.usecases.delivery.asks import Asks
 from app.usecases.views.sessions_admin import ResetPlan, SessionsAdmin, SessionView, UnknownWorkItem
 from domain.asks import Answer, OpenRequest
+from domain.control import control_of
 from domain.events import Event
-from domain.fleet import ItemState, item_state
+from domain.fleet import ItemState, ItemStatus
+from domain.holds import hold
+from domain.item_facts import status_of
+from domain.ledger import Ledger
 from domain.model import SessionStatus
 from domain.policy import Decision
 from domain.ports import ClockPort, ClusterPort, EventSink, StateStore, TmuxPort
@@ -27,7 +32,7 @@ SCREEN_LINES = 30  # the pane's last lines an item's page shows, whole lines
 class ItemRow:
     item: WorkItemRef
     host: str
-    state: ItemState
+    shows: ItemStatus  # its state, and since when, until when, why
     last_receipt: str
     receipt_at: datetime | None
     pending: int
@@ -35,15 +40,24 @@ class ItemRow:
     paused: bool
     title: str = ""  # as the repository's last listing has it; else as its session last kept it
 
+    @property
+    def state(self) -> ItemState:
+        return self.shows.state
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """A comment waiting on the item, and what holds it ("": nothing, it waits its turn)."""
+
+    comment_id: str
+    said: str
+
 
 @dataclass(frozen=True, slots=True)
 class ItemDetail:
     row: ItemRow
     screen: str  # the harness pane's last lines, as tmux shows them (the page sanitizes and bounds them)
-
-
-def row_state(view: SessionView, *, paused: bool) -> ItemState:
-    return item_state(view.harness, closed=view.record.status is SessionStatus.CLOSED, paused=paused, here=view.here)
+    held: tuple[Held, ...] = ()  # its comments waiting, oldest first
 
 
 class Fleet:
@@ -78,9 +92,10 @@ class Fleet:
 
     def rows(self) -> list[ItemRow]:
         """One row per item the store knows: with a session, what its harness does; without, "none"."""
-        rows = [self._row(view) for view in self._admin.listing()]
+        slots = self._slots()
+        rows = [self._row(view, slots) for view in self._admin.listing()]
         with_session = {row.item for row in rows}
-        rows += [self._bare(item) for item in self._store.items() if item not in with_session]
+        rows += [self._bare(item, slots) for item in self._store.items() if item not in with_session]
         titles = self._titles({row.item.repo for row in rows})
         return [replace(row, title=titles.get(row.item, row.title)) for row in rows]
 
@@ -96,26 +111,44 @@ class Fleet:
         except UnknownWorkItem:
             if self._store.ledger(item) is None:
                 raise
-            row, screen = self._bare(item), ""  # known, never spawned: its comments still have journeys
+            row, screen = self._bare(item, self._slots()), ""  # known, never spawned: its comments still have journeys
         else:
             screen = self._tmux.screen(view.record.target, view.record.pane_id, lines=SCREEN_LINES) if view.here else ""
-            row = self._row(view)
-        return ItemDetail(replace(row, title=self._titles([item.repo]).get(item, row.title)), screen)
+            row = self._row(view, self._slots())
+        titled = replace(row, title=self._titles([item.repo]).get(item, row.title))
+        return ItemDetail(titled, screen, self._held(self._store.ledger(item), item))
 
-    def _bare(self, item: WorkItemRef) -> ItemRow:
+    def _held(self, ledger: Ledger | None, item: WorkItemRef) -> tuple[Held, ...]:
+        """The comments waiting for the agent, each with what holds it (as `why` says it)."""
+        if ledger is None:
+            return ()
+        held = hold(ledger, self._store.session(item), slot_since=self._slots().get(str(item)))
+        said = held.said() if held is not None else ""
+        return tuple(Held(p.comment.id, said) for p in ledger.pending if control_of(p.comment.body) is None)
+
+    def _slots(self) -> dict[str, datetime]:
+        """Since when each item waits for a free slot."""
+        return {wait.item: wait.since for wait in waits(self._store.meta())}
+
+    def _bare(self, item: WorkItemRef, slots: Mapping[str, datetime]) -> ItemRow:
         """An item with a ledger and no session."""
         ledger = self._store.ledger(item)
         pending, paused = (len(ledger.pending), ledger.paused) if ledger else (0, False)
-        return ItemRow(item, "", ItemState.NONE, "", None, pending, SessionStatus.ACTIVE, paused)
+        shows = status_of(None, ledger, slot_since=slots.get(str(item)))
+        return ItemRow(item, "", shows, "", None, pending, SessionStatus.ACTIVE, paused)
 
-    def _row(self, view: SessionView) -> ItemRow:
+    def _row(self, view: SessionView, slots: Mapping[str, datetime]) -> ItemRow:
         ledger = self._store.ledger(view.record.item)
         paused = bool(ledger and ledger.paused)
         receipt = view.last_receipt
+        slot = slots.get(str(view.record.item))
+        shows = status_of(
+            view.record, ledger, harness=view.harness, here=view.here, waiting=view.waiting, slot_since=slot
+        )
         return ItemRow(
             item=view.record.item,
             host=view.host or view.record.host or self._cluster.host,
-            state=row_state(view, paused=paused),
+            shows=shows,
             last_receipt=receipt.kind.value if receipt else "",
             receipt_at=receipt.at if receipt else None,
             pending=len(ledger.pending) if ledger else 0,
@@ -175,6 +208,7 @@ def _row_json(row: ItemRow) -> dict[str, Any]:
         "title": row.title,
         "host": row.host,
         "state": row.state.value,
+        "state_detail": row.shows.as_json(),
         "last_receipt": row.last_receipt or None,
         "receipt_at": row.receipt_at.isoformat() if row.receipt_at else None,
         "pending": row.pending,

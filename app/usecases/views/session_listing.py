@@ -15,6 +15,8 @@ from app.usecases.delivery.watch import HarnessWatch
 from app.usecases.views.session_shown import STOPPED as STOPPED  # noqa: PLC0414 - re-exported: the admin names it here
 from app.usecases.views.session_shown import HeldItem, has_status, shown_json, status_text
 from domain.asks import Waiting, waiting_on
+from domain.fleet import ItemStatus
+from domain.item_facts import status_of
 from domain.model import HarnessSpec, SessionRecord, SessionState, SessionStatus
 from domain.parking import park_line
 from domain.ports import ClockPort, ClusterPort, StateStore, TmuxPort
@@ -38,6 +40,7 @@ class SessionView:
     waiting: Waiting | None = None  # what its blocked agent waits on, since when
     now: datetime | None = None  # when it was looked at
     parked: str = ""  # parked on an API failure: until when, and for how long already
+    shows: ItemStatus | None = None  # the item's state, as everything shows it (None: not yet looked at)
 
     @property
     def status(self) -> str:
@@ -104,10 +107,12 @@ class SessionsListing:
         ]  # fmt: skip
 
     def _held(self, view: SessionView) -> SessionView:
+        """The view with what its ledger holds, and the item's state made from both."""
         ledger = self.store.ledger(view.record.item)
+        shows = status_of(view.record, ledger, harness=view.harness, here=view.here, waiting=view.waiting)
         if ledger is None or not (ledger.paused or ledger.stopped):
-            return view
-        return replace(view, paused=ledger.paused, stopped=ledger.stopped)
+            return replace(view, shows=shows)
+        return replace(view, paused=ledger.paused, stopped=ledger.stopped, shows=shows)
 
     def _view(self, record: SessionRecord) -> SessionView:
         probe = self.tmux.probe(record.target, mark=record.spawn_id, pane=record.pane_id)

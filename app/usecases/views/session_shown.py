@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from domain.asks import Waiting
+    from domain.fleet import ItemStatus
     from domain.receipts import Receipt
     from domain.refs import WorkItemRef
 
@@ -80,6 +81,8 @@ class Shown(Protocol):
     def now(self) -> datetime | None: ...
     @property
     def parked(self) -> str: ...
+    @property
+    def shows(self) -> ItemStatus | None: ...
 
 
 class _Blank:
@@ -107,7 +110,7 @@ class NoSession:
 class HeldItem:
     """A held item without a session as `sessions list` shows it: one row, "no session", its hold (a `Shown`)."""
 
-    __slots__ = ("here", "paused", "record", "stopped")
+    __slots__ = ("here", "paused", "record", "shows", "stopped")
     state = harness = _Blank()
     last_receipt = None
     waiting = None
@@ -116,7 +119,10 @@ class HeldItem:
     host = ""
 
     def __init__(self, item: WorkItemRef, *, paused: bool, stopped: bool, here: bool = True) -> None:
+        from domain.fleet import Facts, item_status
+
         self.record, self.paused, self.stopped, self.here = NoSession(item), paused, stopped, here
+        self.shows: ItemStatus | None = item_status(Facts(session=False, paused=paused, stopped=stopped))
 
 
 def has_session(view: Shown) -> bool:
@@ -134,6 +140,14 @@ def status_text(view: Shown) -> str:
     return record.status.value + (f" ({record.closed_by.value})" if record.closed_by else "")
 
 
+def state_text(view: Shown) -> str:
+    """The item's state, as the page, `status`, the status reply and `why` say it."""
+    shows = view.shows
+    if shows is None:
+        return ""
+    return shows.line(view.now) if view.now is not None else shows.meaning.badge
+
+
 def has_status(view: Shown, wanted: str) -> bool:
     """`sessions list --status`: paused matches a paused record or item, stopped a stopped item."""
     if wanted == STOPPED:
@@ -149,6 +163,7 @@ def shown_json(view: Shown) -> dict[str, Any]:
         return {**cluster, **dict.fromkeys(_KEYS), "work_item": str(record.item)} | {
             "paused": view.paused,
             "stopped": view.stopped,
+            "item_state": view.shows.as_json() if view.shows else None,
         }
     return {
         **cluster,
@@ -171,6 +186,7 @@ def shown_json(view: Shown) -> dict[str, Any]:
         "updated_at": record.updated_at.isoformat() if record.updated_at else None,
         "cwd": record.cwd,
         "waiting": None if view.waiting is None else _waiting(view.waiting, view.now),
+        "item_state": view.shows.as_json() if view.shows else None,
     }
 
 
@@ -192,6 +208,7 @@ _KEYS = (  # shown_json's keys after the host's, in its order
     "updated_at",
     "cwd",
     "waiting",
+    "item_state",
 )
 
 

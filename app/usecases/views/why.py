@@ -9,7 +9,9 @@ from typing import Any
 
 from app.usecases.cluster.slot_wait import waits
 from domain.events import for_commands
+from domain.fleet import ItemStatus
 from domain.holds import Hold, TurnFailed, hold, turn_failed
+from domain.item_facts import held_of
 from domain.ledger import Ledger, Pending, Resolved
 from domain.ports import StateStore
 from domain.refs import WorkItemRef
@@ -26,6 +28,7 @@ class Story:
     pending: Pending | None = None
     held: Hold | None = None  # what holds it, while it waits
     turn_failed: TurnFailed | None = None  # delivered, and its turn then failed on the API
+    item_state: ItemStatus | None = None  # its item's state as the store says it (None: nothing holds it)
 
     def as_json(self) -> dict[str, Any]:
         ledger: dict[str, Any] | None = None
@@ -41,6 +44,7 @@ class Story:
             "ledger": ledger,
             "held": self.held.as_json() if self.held is not None and self.pending is not None else None,
             "turn_failed": self.turn_failed.as_json() if self.turn_failed is not None else None,
+            "item_state": self.item_state.as_json() if self.item_state is not None else None,
             "events": self.events,
         }
 
@@ -61,14 +65,12 @@ def comment_story(
     if item is None:
         item = ledger.item if ledger else _item_of(events)
     record = store.session(item) if store is not None and item is not None else None
-    held = (
-        hold(ledger, record, slot_since=_slot_since(store, ledger.item))
-        if ledger and pending and store is not None
-        else None
-    )
+    slot = _slot_since(store, item) if store is not None and item is not None else None
+    held = hold(ledger, record, slot_since=slot) if ledger and pending else None
     failed = turn_failed(comment_id, record, events) if resolved is not None else None
     said = verdict(resolved, pending, events, held=held, failed=failed)
-    return Story(comment_id, item, said, events, resolved, pending, held, failed)
+    shows = held_of(record, store.ledger(item), slot_since=slot) if store is not None and item is not None else None
+    return Story(comment_id, item, said, events, resolved, pending, held, failed, shows)
 
 
 def _slot_since(store: StateStore, item: WorkItemRef) -> datetime | None:

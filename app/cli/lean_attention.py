@@ -1,0 +1,26 @@
+"""The lean `status`'s "needs attention": what `app.usecases.views.attention` finds, from the rows of
+the SQLite store opened read-only. Only the rows of an item they say something holds are decoded
+whole (`adapters.sql.session_rows.held_rows`), and only then are the domain model and the state's
+rules imported; the state of each is made by the same function as the full path's. The one module of
+`app` besides `app.cli.lean_listing` that reads those rows (the import-linter contract names it)."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import TYPE_CHECKING
+
+from adapters.sql.session_rows import held_rows
+
+if TYPE_CHECKING:
+    from domain.fleet import ItemStatus
+
+
+def attention(db: sqlite3.Connection) -> dict[str, ItemStatus]:
+    """Each item that needs attention, by its name, in the order of the items. Raises what a row raises."""
+    rows, slots = held_rows(db)
+    if not rows:
+        return {}
+    from domain.fleet import needs_attention
+    from domain.item_facts import held_of
+
+    return needs_attention({item: held_of(record, ledger, slot_since=slots.get(item)) for item, record, ledger in rows})
