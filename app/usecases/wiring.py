@@ -188,9 +188,8 @@ class UseCases:
     def spawner(self) -> Spawner:
         ports, configs = self.ports, self.configs
         return Spawner(
-            tmux=self.tmux, store=ports.store, events=ports.events, clock=ports.clock, watch=self.watch,
-            receipts=ports.receipts, trust=ports.trust, workdir=configs.workdir, config=configs.spawn,
-            new_id=configs.new_id, workspaces=self.workspaces,
+            tmux=self.tmux, uow=self.uow, watch=self.watch, receipts=ports.receipts, trust=ports.trust,
+            workdir=configs.workdir, config=configs.spawn, new_id=configs.new_id, workspaces=self.workspaces,
         )  # fmt: skip
 
     @cached_property
@@ -222,9 +221,8 @@ class UseCases:
 
     @cached_property
     def controls(self) -> Controls:
-        ports = self.ports
         return Controls(
-            tmux=self.tmux, store=ports.store, events=ports.events, clock=ports.clock, closer=self.closer,
+            tmux=self.tmux, uow=self.uow, closer=self.closer,
             watch=self.watch, feedback=self.feedback, harness=self.spawner.harness,
             config=ControlConfig(keep_session_on_close=self.configs.close.keep_session_on_close), asks=self.asks,
         )  # fmt: skip
@@ -243,7 +241,7 @@ class UseCases:
     def intake(self) -> Intake:
         ports, configs = self.ports, self.configs
         return Intake(
-            tracker_for=ports.tracker_for, store=ports.store, events=ports.events, clock=ports.clock,
+            tracker_for=ports.tracker_for, uow=self.uow,
             config=IntakeConfig(authorized=configs.authorized, version=configs.version),
         )  # fmt: skip
 
@@ -285,8 +283,8 @@ class UseCases:
     def webhook_intake(self) -> WebhookIntake:
         ports, configs = self.ports, self.configs
         return WebhookIntake(
-            store=ports.store, sources=configs.poll.sources, authorized=configs.authorized, cluster=ports.cluster,
-            events=ports.events, clock=ports.clock, limits=configs.inbox_limits,
+            uow=self.uow, sources=configs.poll.sources, authorized=configs.authorized, cluster=ports.cluster,
+            limits=configs.inbox_limits,
         )  # fmt: skip
 
     @cached_property
