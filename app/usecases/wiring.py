@@ -231,7 +231,7 @@ class UseCases:
     def delivery(self) -> Delivery:
         ports, configs = self.ports, self.configs
         return Delivery(
-            store=ports.store, events=ports.events, clock=ports.clock, dispatcher=self.dispatcher, watch=self.watch,
+            uow=self.uow, dispatcher=self.dispatcher, watch=self.watch,
             receipts=ports.receipts, feedback=self.feedback, tracker_for=ports.tracker_for,
             config=DeliveryConfig(max_retries=configs.max_retries, version=configs.version, secret=self.secret),
             default_harness=configs.spawn.default_harness,
@@ -274,7 +274,7 @@ class UseCases:
     def poll(self) -> PollCycle:
         ports = self.ports
         return PollCycle(
-            trackers=ports.trackers, store=ports.store, events=ports.events, clock=ports.clock, worker=self.worker,
+            trackers=ports.trackers, uow=self.uow, worker=self.worker,
             closer=self.closer, config=self.configs.poll, cluster=ports.cluster, leases=self.leases,
             orphans=self.orphans, pruner=self.pruner, feedback=self.feedback,
         )  # fmt: skip
