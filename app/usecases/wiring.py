@@ -188,9 +188,8 @@ class UseCases:
     def spawner(self) -> Spawner:
         ports, configs = self.ports, self.configs
         return Spawner(
-            tmux=self.tmux, store=ports.store, events=ports.events, clock=ports.clock, watch=self.watch,
-            receipts=ports.receipts, trust=ports.trust, workdir=configs.workdir, config=configs.spawn,
-            new_id=configs.new_id, workspaces=self.workspaces,
+            tmux=self.tmux, uow=self.uow, watch=self.watch, receipts=ports.receipts, trust=ports.trust,
+            workdir=configs.workdir, config=configs.spawn, new_id=configs.new_id, workspaces=self.workspaces,
         )  # fmt: skip
 
     @cached_property
@@ -222,9 +221,8 @@ class UseCases:
 
     @cached_property
     def controls(self) -> Controls:
-        ports = self.ports
         return Controls(
-            tmux=self.tmux, store=ports.store, events=ports.events, clock=ports.clock, closer=self.closer,
+            tmux=self.tmux, uow=self.uow, closer=self.closer,
             watch=self.watch, feedback=self.feedback, harness=self.spawner.harness,
             config=ControlConfig(keep_session_on_close=self.configs.close.keep_session_on_close), asks=self.asks,
         )  # fmt: skip
@@ -233,7 +231,7 @@ class UseCases:
     def delivery(self) -> Delivery:
         ports, configs = self.ports, self.configs
         return Delivery(
-            store=ports.store, events=ports.events, clock=ports.clock, dispatcher=self.dispatcher, watch=self.watch,
+            uow=self.uow, dispatcher=self.dispatcher, watch=self.watch,
             receipts=ports.receipts, feedback=self.feedback, tracker_for=ports.tracker_for,
             config=DeliveryConfig(max_retries=configs.max_retries, version=configs.version, secret=self.secret),
             default_harness=configs.spawn.default_harness,
@@ -243,7 +241,7 @@ class UseCases:
     def intake(self) -> Intake:
         ports, configs = self.ports, self.configs
         return Intake(
-            tracker_for=ports.tracker_for, store=ports.store, events=ports.events, clock=ports.clock,
+            tracker_for=ports.tracker_for, uow=self.uow,
             config=IntakeConfig(authorized=configs.authorized, version=configs.version),
         )  # fmt: skip
 
@@ -276,7 +274,7 @@ class UseCases:
     def poll(self) -> PollCycle:
         ports = self.ports
         return PollCycle(
-            trackers=ports.trackers, store=ports.store, events=ports.events, clock=ports.clock, worker=self.worker,
+            trackers=ports.trackers, uow=self.uow, worker=self.worker,
             closer=self.closer, config=self.configs.poll, cluster=ports.cluster, leases=self.leases,
             orphans=self.orphans, pruner=self.pruner, feedback=self.feedback,
         )  # fmt: skip
@@ -285,8 +283,8 @@ class UseCases:
     def webhook_intake(self) -> WebhookIntake:
         ports, configs = self.ports, self.configs
         return WebhookIntake(
-            store=ports.store, sources=configs.poll.sources, authorized=configs.authorized, cluster=ports.cluster,
-            events=ports.events, clock=ports.clock, limits=configs.inbox_limits,
+            uow=self.uow, sources=configs.poll.sources, authorized=configs.authorized, cluster=ports.cluster,
+            limits=configs.inbox_limits,
         )  # fmt: skip
 
     @cached_property

@@ -9,11 +9,12 @@ from datetime import datetime
 from typing import Any
 
 from app.usecases.cycle.meta import armed_floor
+from app.usecases.unit_of_work import InUnitOfWork, UnitOfWork
 from domain.control import control_of
 from domain.events import Event, Level
 from domain.ledger import ASIDE_EDITED, ASIDE_UNAUTHORIZED, Authorized, Ledger, StartRequest, is_authorized
 from domain.model import Arming, Comment, WorkItem
-from domain.ports import ClockPort, EventSink, StateStore, TrackerPort
+from domain.ports import TrackerPort
 from domain.refs import WorkItemRef
 
 AUTHORIZED_RULE = "routing.authorizedUsers"
@@ -37,11 +38,9 @@ class IntakeConfig:
 
 
 @dataclass(kw_only=True, eq=False)
-class Intake:
+class Intake(InUnitOfWork):
     tracker_for: Callable[[WorkItemRef], TrackerPort]
-    store: StateStore
-    events: EventSink
-    clock: ClockPort
+    uow: UnitOfWork
     config: IntakeConfig
     _rearmed: set[WorkItemRef] = field(init=False, default_factory=set)  # re-arm at most once per run per item
 

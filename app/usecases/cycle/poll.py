@@ -22,12 +22,13 @@ from app.usecases.cycle.repo_read import PAUSED_CHECK_EVERY, RepoReader, Watch
 from app.usecases.delivery.closing import Closer
 from app.usecases.delivery.feedback import Feedback
 from app.usecases.delivery.item_worker import ItemWorker
+from app.usecases.unit_of_work import InUnitOfWork, UnitOfWork
 from domain.cluster import Departed, Held, Listed
 from domain.errors import LeaseLost, StaleWrite
 from domain.events import Event, Level
 from domain.model import SessionRecord, SessionStatus, Source, SpawnMode
 from domain.policy import spawn_armed
-from domain.ports import ClockPort, ClusterPort, EventSink, StateStore, TrackerPort
+from domain.ports import ClusterPort, TrackerPort
 from domain.refs import RepoRef, WorkItemRef
 
 __all__ = ["PAUSED_CHECK_EVERY", "CycleSummary", "PollConfig", "PollCycle", "Watch", "watches"]
@@ -62,13 +63,11 @@ class _Quiet:
 
 
 @dataclass(kw_only=True, eq=False)
-class PollCycle:
+class PollCycle(InUnitOfWork):
     """One pass over every watched repository; `run()` is what `poll` repeats and `--once` runs once."""
 
     trackers: InitVar[Mapping[str, TrackerPort]]
-    store: StateStore
-    events: EventSink
-    clock: ClockPort
+    uow: UnitOfWork
     worker: ItemWorker
     closer: Closer
     config: PollConfig

@@ -12,10 +12,11 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import InitVar, dataclass
 
+from app.usecases.unit_of_work import InUnitOfWork, UnitOfWork
 from domain.events import Event, Level
 from domain.ledger import Authorized
 from domain.model import Source
-from domain.ports import ClockPort, ClusterPort, EventSink, StateStore
+from domain.ports import ClusterPort
 from domain.refs import RepoRef
 from domain.webhook import InboxLimits, Pushed, Refusal, has_room, keep_decision, sender_decision
 
@@ -23,13 +24,11 @@ DROPS_SAID_EVERY = 60.0  # seconds: one `webhook.dropped` per reason at most thi
 
 
 @dataclass(kw_only=True, eq=False)
-class WebhookIntake:
-    store: StateStore
+class WebhookIntake(InUnitOfWork):
+    uow: UnitOfWork
     sources: InitVar[Iterable[Source]]
     authorized: Authorized
     cluster: ClusterPort
-    events: EventSink
-    clock: ClockPort
     limits: InboxLimits
     notify: Callable[[], None] = lambda: None  # the daemon's cue: something to work now
 

@@ -9,6 +9,7 @@ from app.usecases.delivery.asks import Asks
 from app.usecases.delivery.closing import Closer
 from app.usecases.delivery.feedback import Feedback
 from app.usecases.delivery.watch import HarnessWatch
+from app.usecases.unit_of_work import InUnitOfWork, UnitOfWork
 from domain.asks import waiting_on
 from domain.control import Control, Status, Verb, control_of, status_reply, unknown_verb_reply, when
 from domain.events import Event, Level
@@ -17,7 +18,7 @@ from domain.ledger import DeliveryState, Ledger, Resolution, StartRequest
 from domain.model import ClosedBy, Comment, HarnessSpec, Reaction, SessionRecord, SessionStatus
 from domain.notice import safe_id
 from domain.parking import park_line
-from domain.ports import ClockPort, EventSink, StateStore, TmuxPort
+from domain.ports import TmuxPort
 from domain.redaction import comment_fields
 
 Outcome = tuple[Ledger, SessionRecord | None]
@@ -29,11 +30,9 @@ class ControlConfig:
 
 
 @dataclass(kw_only=True, eq=False)
-class Controls:
+class Controls(InUnitOfWork):
     tmux: TmuxPort
-    store: StateStore
-    events: EventSink
-    clock: ClockPort
+    uow: UnitOfWork
     closer: Closer
     watch: HarnessWatch
     feedback: Feedback

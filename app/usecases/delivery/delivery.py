@@ -12,6 +12,7 @@ from app.usecases.delivery.feedback import Feedback
 from app.usecases.delivery.spawner import Dispatch, Result
 from app.usecases.delivery.subjects import Subject
 from app.usecases.delivery.watch import HarnessWatch, Verdict, Watched
+from app.usecases.unit_of_work import InUnitOfWork, UnitOfWork
 from domain.asks import blocked_episode, waiting_on
 from domain.errors import TrackerError
 from domain.events import Event, Level
@@ -19,7 +20,7 @@ from domain.ledger import DeliveryState, Ledger, Resolution
 from domain.model import Comment, HarnessSpec, Reaction, SessionRecord, SessionStatus, WorkItem
 from domain.notice import blocked_notice
 from domain.policy import Outcome
-from domain.ports import ClockPort, EventSink, ReceiptPort, StateStore, TrackerPort
+from domain.ports import ReceiptPort, TrackerPort
 from domain.receipts import ReceiptKind, ReceiptMode, conversation_of
 from domain.redaction import comment_fields
 from domain.refs import WorkItemRef
@@ -71,10 +72,8 @@ class _Awaited:
 
 
 @dataclass(kw_only=True, eq=False)
-class Delivery:
-    store: StateStore
-    events: EventSink
-    clock: ClockPort
+class Delivery(InUnitOfWork):
+    uow: UnitOfWork
     dispatcher: Dispatcher
     watch: HarnessWatch
     receipts: ReceiptPort

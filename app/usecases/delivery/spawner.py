@@ -11,12 +11,13 @@ from typing import Any
 
 from app.usecases.delivery.watch import HarnessWatch, Verdict
 from app.usecases.delivery.workspaces import EMPTY, Workspaces
+from app.usecases.unit_of_work import InUnitOfWork, UnitOfWork
 from domain.cluster import handover_note
 from domain.errors import DuplicateSession, MissingVariable, TmuxFailed, TmuxUnanswered, TrustError, WorkspaceError
 from domain.events import Event, Level
 from domain.model import HarnessSpec, Probe, SessionRecord, SessionState, SessionStatus, SpawnRequest, WorkItem
 from domain.policy import Clear, Decision, Outcome, clear_decision, cleared, remedy
-from domain.ports import ClockPort, EventSink, ReceiptPort, StateStore, TmuxPort, TrustPort
+from domain.ports import ReceiptPort, TmuxPort, TrustPort
 from domain.receipts import ReceiptKind, confirms, conversation_of
 
 RECENT_DELIVERIES = 20
@@ -62,11 +63,9 @@ class SpawnConfig:
 
 
 @dataclass(kw_only=True, eq=False)
-class Spawner:
+class Spawner(InUnitOfWork):
     tmux: TmuxPort
-    store: StateStore
-    events: EventSink
-    clock: ClockPort
+    uow: UnitOfWork
     watch: HarnessWatch
     receipts: ReceiptPort
     trust: TrustPort
