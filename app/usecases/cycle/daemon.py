@@ -28,6 +28,9 @@ from domain.ports import ClockPort, EventSink, StateStore
 HEARTBEAT = "heartbeat"
 # `status` holds the lock shared for an instant to see whether a poller holds it: not a poller
 _ACQUIRE_TRIES, _ACQUIRE_PAUSE = 3, 0.02
+# how often the pause looks at the receipts: a look is one read of the records and a folder
+# listing per running session, and a turn's end reaches its item within this and one reaction
+SCAN_SECONDS = 0.25
 
 
 def heartbeat_key(host: str, *, shared: bool) -> str:
@@ -69,9 +72,11 @@ class Daemon:
     tighten: Callable[[], list[tuple[str, str]]] = lambda: []
     # what runs beside the cycles once the lock is held (the webhook receiver); returns its stop
     serve: Callable[[], Callable[[], None]] | None = None
-    # what the agents ask, posted while the daemon pauses (Asks.sweep), every scan interval
+    # looked at while the daemon pauses, every scan interval: what the agents ask, posted (Asks.sweep);
+    # their turns that ended, said (TurnEnds.sweep)
     asks: Callable[[], object] | None = None
-    ask_scan_seconds: float = 1.0
+    turns: Callable[[], object] | None = None
+    scan_seconds: float = SCAN_SECONDS
     tidy: Callable[[], None] = lambda: None  # at start, under the lock: what no longer serves goes
 
     def __post_init__(self) -> None:
@@ -111,8 +116,8 @@ class Daemon:
             left = deadline - time.monotonic()
             if left <= 0:
                 return
-            if not self._wake.wait(min(left, self.ask_scan_seconds) if self.asks else left):
-                self._scan_asks()
+            if not self._wake.wait(min(left, self.scan_seconds) if self.asks or self.turns else left):
+                self._scan()
                 continue
             self._wake.clear()  # after the wait: a comment kept since is in the inbox already
             if self._stop.is_set() or self.cycle.kept_unlisted():
@@ -122,13 +127,12 @@ class Daemon:
             except Exception:  # the next cycle meets the same fault, and says it
                 return
 
-    def _scan_asks(self) -> None:
-        if self.asks is None or self._stop.is_set():
-            return
-        try:
-            self.asks()
-        except Exception:  # the next cycle meets the same fault, and says it
-            return
+    def _scan(self) -> None:
+        for scan in (self.asks, self.turns):
+            if scan is None or self._stop.is_set():
+                continue
+            with contextlib.suppress(Exception):  # the next cycle meets the same fault, and says it
+                scan()
 
     def run(self, *, once: bool = False) -> int:
         started = self.clock.now().isoformat()
