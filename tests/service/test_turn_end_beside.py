@@ -1,6 +1,6 @@
-"""An agent's turn that ends between cycles is acted on as soon as its receipt is written: the
-daemon's pause watches the receipts, as it does for what the agents ask; no cycle, no GitHub read,
-and the cycle that follows does not do it again."""
+"""An agent's turn that ends is acted on as soon as its receipt is written: the daemon watches the
+receipts beside the cycle, as it does for what the agents ask — while it pauses and while a cycle
+reads GitHub; no GitHub read but the reaction, and the cycle that follows does not do it again."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from dataclasses import replace
 
 from app.usecases.cycle.daemon import Daemon
 from domain.events import Event
-from domain.model import Reaction
+from domain.model import Comment, Reaction, WorkItem
 from domain.receipts import ReceiptKind
-from domain.refs import WorkItemRef
+from domain.refs import RepoRef, WorkItemRef
 from tests.fakes.receipts import FakeReceipts
 from tests.service.test_daemon import FakeLock, wait_until
 from tests.service.world import World
@@ -122,3 +122,32 @@ def test_a_turn_whose_end_was_written_before_its_delivery_was_saved_is_said_at_t
     sweep()
 
     assert world.tracker.reactions.count((comment, Reaction.TURN_ENDED)) == 1
+
+
+def test_a_turn_that_ends_while_a_cycle_reads_github_is_said_before_the_read_returns() -> None:
+    world = World()
+    ref, comment = _delivered(world)
+    said, read, react = threading.Event(), world.tracker.work_items, world.tracker.react
+    in_time: list[bool] = []
+
+    def slow_read(repo: RepoRef, label: str) -> list[WorkItem]:
+        if not said.is_set():
+            _receipts(world).plant(world.record(ref).spawn_id, ReceiptKind.TURN_ENDED)
+            in_time.append(said.wait(timeout=10))  # GitHub answers slowly: the turn's end is said meanwhile
+        return read(repo, label)
+
+    def reacted(on: Comment, reaction: Reaction) -> None:
+        react(on, reaction)
+        if (on.id, reaction) == (comment, Reaction.TURN_ENDED):
+            said.set()
+
+    world.tracker.work_items = slow_read  # type: ignore[method-assign]
+    world.tracker.react = reacted  # type: ignore[method-assign]
+    cycles, daemon = world.events.names().count(Event.POLL_CYCLE), _daemon(world)
+    runner = threading.Thread(target=daemon.run)
+    runner.start()
+    wait_until(lambda: world.events.names().count(Event.POLL_CYCLE) > cycles)
+    daemon.stop()
+    runner.join(timeout=10)
+
+    assert in_time == [True]

@@ -186,9 +186,9 @@ class PollCycle:
         self._work(watch.repo, todo, since, summary)
 
     def work_now(self, items: Collection[WorkItemRef]) -> None:
-        """Work `items` on their lanes now, from the last listing: no GitHub read. Between cycles,
-        when something of theirs changed beside the cycle (an agent's turn ended); beside the
-        cycle, counted in the cycle's summary. An item its lane works already is worked right after."""
+        """Work `items` on their lanes now, from the last listing: no GitHub read. When something of
+        theirs changed beside the cycle (an agent's turn ended); counted in the cycle's summary. An
+        item its lane works already is worked right after."""
         self._work_listed(set(items), self._tally if self._beside else CycleSummary(started_at=self.clock.now()))
 
     def _kept_first(self, summary: CycleSummary) -> None:

@@ -1,5 +1,5 @@
 """An agent's turn that ended is acted on as soon as its receipt is written, not at the next cycle:
-the daemon's pause looks at the receipts, as it does for what the agents ask."""
+the daemon looks at the receipts beside the cycle, as it does for what the agents ask."""
 
 from __future__ import annotations
 
@@ -31,12 +31,12 @@ class TurnEnds:
     _seen: dict[WorkItemRef, _Seen] = field(init=False, default_factory=dict)
 
     def sweep(self) -> None:
-        """Between cycles: each running session of this host whose agent said a turn ended since
-        the last look, while a delivered comment's turn is open, is worked now on its item's lane
-        (which says it once, and saves its ledger as the cycle does: the cycle then finds it
-        closed). A look costs one read of the records and of each spawn's receipts; a ledger is
-        read only when a turn ended or the record changed (a delivery opened a turn whose end may
-        already be written). No GitHub read: the reaction is the only call."""
+        """Beside the cycle (ReceiptWatch): each running session of this host whose agent said a
+        turn ended since the last look, while a delivered comment's turn is open, is worked now on
+        its item's lane (which says it once, and saves its ledger as the cycle does: the cycle then
+        finds it closed). A look costs one read of the records and of each spawn's receipts; a
+        ledger is read only when a turn ended or the record changed (a delivery opened a turn whose
+        end may already be written). No GitHub read: the reaction is the only call."""
         seen, due = {}, []
         for record in self.store.sessions():
             if record.status is not SessionStatus.ACTIVE or not record.spawn_id:
