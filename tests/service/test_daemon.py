@@ -240,7 +240,7 @@ def test_a_request_made_between_cycles_is_posted_before_the_next_cycle() -> None
         interval_seconds=3600,
         version="1.0.0",
         asks=world.asks.sweep,
-        scan_seconds=0.05,
+        ask_scan_seconds=0.05,
     )
     runner = threading.Thread(target=daemon.run)
     runner.start()

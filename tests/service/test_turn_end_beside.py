@@ -32,7 +32,7 @@ def _daemon(world: World) -> Daemon:
         interval_seconds=3600,
         version="1.0.0",
         turns=world.usecases.turn_ends.sweep,
-        scan_seconds=0.05,
+        turn_scan_seconds=0.05,
     )
 
 

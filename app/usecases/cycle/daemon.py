@@ -29,9 +29,10 @@ from domain.ports import ClockPort, EventSink, StateStore
 HEARTBEAT = "heartbeat"
 # `status` holds the lock shared for an instant to see whether a poller holds it: not a poller
 _ACQUIRE_TRIES, _ACQUIRE_PAUSE = 3, 0.02
-# how often the receipts are looked at beside the cycle: a look is one read of the records and a
-# folder listing per running session; a turn's end reaches its item within this and one reaction
-SCAN_SECONDS = 0.25
+# how often the receipts are looked at beside the cycle for turns that ended: a look is one read of
+# the records and a folder listing per running session; a turn's end reaches its item within this
+# and one reaction
+TURN_SCAN_SECONDS = 0.25
 
 
 def heartbeat_key(host: str, *, shared: bool) -> str:
@@ -73,11 +74,12 @@ class Daemon:
     tighten: Callable[[], list[tuple[str, str]]] = lambda: []
     # what runs beside the cycles once the lock is held (the webhook receiver); returns its stop
     serve: Callable[[], Callable[[], None]] | None = None
-    # looked at beside the cycle, every scan interval (ReceiptWatch): what the agents ask, posted
-    # (Asks.sweep); their turns that ended, said (TurnEnds.sweep)
+    # looked at beside the cycle (ReceiptWatch), each every its scan interval: what the agents ask,
+    # posted (Asks.sweep); their turns that ended, said (TurnEnds.sweep)
     asks: Callable[[], object] | None = None
+    ask_scan_seconds: float = 1.0
     turns: Callable[[], object] | None = None
-    scan_seconds: float = SCAN_SECONDS
+    turn_scan_seconds: float = TURN_SCAN_SECONDS
     tidy: Callable[[], None] = lambda: None  # at start, under the lock: what no longer serves goes
 
     def __post_init__(self) -> None:
@@ -185,8 +187,10 @@ class Daemon:
                 f"started as pid {os.getpid()}, a cycle every {self.interval_seconds:g}s; "
                 "SIGTERM or Ctrl-C stops after the item in hand"
             )
-        looks = [] if once else [look for look in (self.asks, self.turns) if look is not None]
-        receipts = ReceiptWatch(looks, every=self.scan_seconds, stopping=self._stop.is_set)
+        looks = [(self.asks, self.ask_scan_seconds), (self.turns, self.turn_scan_seconds)]
+        receipts = ReceiptWatch(
+            [(look, every) for look, every in looks if look is not None and not once], stopping=self._stop.is_set
+        )
         receipts.start()
         try:
             while not self._stop.is_set():

@@ -1,18 +1,20 @@
 """The agents' receipts, watched beside the cycle on a thread of the daemon's own: what they ask is
-posted and a turn that ended is said within a look's interval, whether a cycle runs or the daemon
-pauses; neither waits for the other."""
+posted and a turn that ended is said within its look's interval, whether a cycle runs or the
+daemon pauses; neither waits for the other."""
 
 from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Callable, Sequence
+
+Look = tuple[Callable[[], object], float]  # a look, and how often (seconds) it is taken
 
 
 class ReceiptWatch:
-    def __init__(self, looks: Sequence[Callable[[], object]], *, every: float, stopping: Callable[[], bool]) -> None:
+    def __init__(self, looks: Sequence[Look], *, stopping: Callable[[], bool]) -> None:
         self._looks = tuple(looks)
-        self._every = every
         self._stopping = stopping
         self._ended = threading.Event()
         self._thread: threading.Thread | None = None
@@ -29,9 +31,14 @@ class ReceiptWatch:
             self._thread.join()
 
     def _watch(self) -> None:
-        while not self._ended.wait(self._every):
-            for look in self._looks:
+        # on the machine's clock, whatever the daemon's clock is (as the pause between cycles)
+        due = [time.monotonic() + every for _, every in self._looks]
+        while not self._ended.wait(max(0.0, min(due) - time.monotonic())):
+            for index, (look, every) in enumerate(self._looks):
                 if self._stopping() or self._ended.is_set():
                     return
+                if time.monotonic() < due[index]:
+                    continue
+                due[index] = time.monotonic() + every
                 with contextlib.suppress(Exception):  # the next cycle meets the same fault, and says it
                     look()
