@@ -439,6 +439,7 @@ class Container(containers.DeclarativeContainer):
     delivery = usecases.provided.delivery
     closer = usecases.provided.closer
     asks = usecases.provided.asks
+    turn_ends = usecases.provided.turn_ends
     controls = usecases.provided.controls
     intake = usecases.provided.intake
     parking = usecases.provided.parking
@@ -465,6 +466,7 @@ class Container(containers.DeclarativeContainer):
         watch=watch,
         tighten=providers.Callable(_tighten, settings),
         asks=asks.provided.sweep,
+        turns=turn_ends.provided.sweep,
         tidy=providers.Callable(_tidy, settings, github),
     )
     webhook_server = providers.Singleton(_webhook_server, settings, webhook_intake)

@@ -266,6 +266,11 @@ def confirms(receipts: Iterable[Receipt], line: str) -> bool:
     return any(r.kind is ReceiptKind.PROMPT and line in r.prompt for r in receipts)
 
 
+def turns_ended(receipts: Iterable[Receipt]) -> int:
+    """How many turns the agent said ended, well or failed: one more is a turn to close."""
+    return sum(r.kind in {ReceiptKind.TURN_ENDED, ReceiptKind.TURN_FAILED} for r in receipts)
+
+
 def turn_ended_after(receipts: Sequence[Receipt], line: str) -> bool:
     """The agent's turn for that prompt ended. Prompts queued while the agent was busy are taken in
     order, so each turn end closes the oldest prompt still open."""

@@ -18,6 +18,7 @@ from app.usecases.cycle.daemon import HEARTBEAT
 from app.usecases.cycle.intake import Intake, IntakeConfig
 from app.usecases.cycle.ledger_pruning import PASS_EVERY_SECONDS, LedgerPruner
 from app.usecases.cycle.poll import PollConfig, PollCycle
+from app.usecases.cycle.turn_ends import TurnEnds
 from app.usecases.cycle.webhook import WebhookIntake
 from app.usecases.delivery.asks import AskConfig, Asks
 from app.usecases.delivery.closing import CloseConfig, Closer
@@ -278,6 +279,10 @@ class UseCases:
             closer=self.closer, config=self.configs.poll, cluster=ports.cluster, leases=self.leases,
             orphans=self.orphans, pruner=self.pruner, feedback=self.feedback,
         )  # fmt: skip
+
+    @cached_property
+    def turn_ends(self) -> TurnEnds:
+        return TurnEnds(store=self.ports.store, watch=self.watch, cycle=self.poll, host=self.configs.host)
 
     @cached_property
     def webhook_intake(self) -> WebhookIntake:

@@ -4,15 +4,18 @@ Run as `python -S harness.py --record FILE --session-id ID [PROMPT]` (that order
 in a raw tty and appends one JSON line per prompt to FILE, `{"at": <epoch seconds>, "delivery":
 <id>}`, when a paste has arrived whole (a prompt on the argv is recorded at start). With
 $THE_LOOP_RECEIPTS set it writes receipts there as Claude Code's hooks would: SessionStart once
-listening, then for each prompt submitted UserPromptSubmit and, its turn taking no time, Stop.
+listening, then for each prompt submitted UserPromptSubmit and, its turn taking no time, Stop
+(with $LIGHT_TURN_SECONDS set, a turn takes a random time up to that many seconds: Stop comes then).
 Self-contained and small on purpose: a hundred of these run at once.
 """
 
 import json
 import os
+import random
 import re
 import sys
 import termios
+import threading
 import time
 import tty
 
@@ -25,7 +28,9 @@ class Harness:
         self.record = os.open(record, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         self.session_id = session_id
         self.receipts = os.environ.get("THE_LOOP_RECEIPTS", "")
+        self.turn_seconds = float(os.environ.get("LIGHT_TURN_SECONDS") or 0)
         self.count = 0
+        self._writing = threading.Lock()  # a turn's Stop may come from its timer's thread
 
     def noted(self, prompt: str) -> None:
         """The harness's record of a paste: one write, so lines of a hundred harnesses never mix."""
@@ -36,15 +41,21 @@ class Harness:
     def receipt(self, event: str, **fields: str) -> None:
         if not self.receipts:
             return
-        self.count += 1
-        path = os.path.join(self.receipts, f"{time.time_ns()}-{os.getpid()}-{self.count}")
+        with self._writing:
+            self.count += 1
+            path = os.path.join(self.receipts, f"{time.time_ns()}-{os.getpid()}-{self.count}")
         with open(path + ".part", "w", encoding="utf-8") as file:
             json.dump({"hook_event_name": event, "session_id": self.session_id, **fields}, file)
         os.replace(path + ".part", path + ".receipt")
 
     def prompt(self, text: str) -> None:
         self.receipt("UserPromptSubmit", prompt=text)
-        self.receipt("Stop")
+        if self.turn_seconds > 0:
+            turn = threading.Timer(random.uniform(0.1, self.turn_seconds), self.receipt, args=("Stop",))
+            turn.daemon = True
+            turn.start()
+        else:
+            self.receipt("Stop")
 
 
 def listen(harness: Harness) -> None:

@@ -19,6 +19,7 @@ from app.usecases.cluster.heartbeat import LeaseHeartbeat
 from app.usecases.cluster.orphans import Orphans
 from app.usecases.cycle.outage import StoreOutage
 from app.usecases.cycle.poll import CycleSummary, PollCycle
+from app.usecases.cycle.receipt_watch import ReceiptWatch
 from app.usecases.cycle.trouble import Trouble
 from app.usecases.delivery.watch import HarnessWatch
 from domain.errors import StoreUnreachable
@@ -28,6 +29,10 @@ from domain.ports import ClockPort, EventSink, StateStore
 HEARTBEAT = "heartbeat"
 # `status` holds the lock shared for an instant to see whether a poller holds it: not a poller
 _ACQUIRE_TRIES, _ACQUIRE_PAUSE = 3, 0.02
+# how often the receipts are looked at beside the cycle for turns that ended: a look is one read of
+# the records and a folder listing per running session; a turn's end reaches its item within this
+# and one reaction
+TURN_SCAN_SECONDS = 0.25
 
 
 def heartbeat_key(host: str, *, shared: bool) -> str:
@@ -69,9 +74,12 @@ class Daemon:
     tighten: Callable[[], list[tuple[str, str]]] = lambda: []
     # what runs beside the cycles once the lock is held (the webhook receiver); returns its stop
     serve: Callable[[], Callable[[], None]] | None = None
-    # what the agents ask, posted while the daemon pauses (Asks.sweep), every scan interval
+    # looked at beside the cycle (ReceiptWatch), each every its scan interval: what the agents ask,
+    # posted (Asks.sweep); their turns that ended, said (TurnEnds.sweep)
     asks: Callable[[], object] | None = None
     ask_scan_seconds: float = 1.0
+    turns: Callable[[], object] | None = None
+    turn_scan_seconds: float = TURN_SCAN_SECONDS
     tidy: Callable[[], None] = lambda: None  # at start, under the lock: what no longer serves goes
 
     def __post_init__(self) -> None:
@@ -111,8 +119,7 @@ class Daemon:
             left = deadline - time.monotonic()
             if left <= 0:
                 return
-            if not self._wake.wait(min(left, self.ask_scan_seconds) if self.asks else left):
-                self._scan_asks()
+            if not self._wake.wait(left):
                 continue
             self._wake.clear()  # after the wait: a comment kept since is in the inbox already
             if self._stop.is_set() or self.cycle.kept_unlisted():
@@ -121,14 +128,6 @@ class Daemon:
                 self.cycle.run_kept()
             except Exception:  # the next cycle meets the same fault, and says it
                 return
-
-    def _scan_asks(self) -> None:
-        if self.asks is None or self._stop.is_set():
-            return
-        try:
-            self.asks()
-        except Exception:  # the next cycle meets the same fault, and says it
-            return
 
     def run(self, *, once: bool = False) -> int:
         started = self.clock.now().isoformat()
@@ -188,12 +187,20 @@ class Daemon:
                 f"started as pid {os.getpid()}, a cycle every {self.interval_seconds:g}s; "
                 "SIGTERM or Ctrl-C stops after the item in hand"
             )
-        while not self._stop.is_set():
-            pause = self._cycle(started, trouble, once=once)
-            if once:
-                break
-            # the interval is counted after each cycle, so a slow cycle never overlaps the next
-            self._wait(pause)
+        looks = [(self.asks, self.ask_scan_seconds), (self.turns, self.turn_scan_seconds)]
+        receipts = ReceiptWatch(
+            [(look, every) for look, every in looks if look is not None and not once], stopping=self._stop.is_set
+        )
+        receipts.start()
+        try:
+            while not self._stop.is_set():
+                pause = self._cycle(started, trouble, once=once)
+                if once:
+                    break
+                # the interval is counted after each cycle, so a slow cycle never overlaps the next
+                self._wait(pause)
+        finally:
+            receipts.stop()  # before the drain: no item's work is started after it
         self.cycle.drain()  # the items' work in hand (a wait cut short by the stop) ends under the lock
         self.cycle.beside = False  # a cycle run after this daemon's (a test's, `--once`) waits for its items
         self.events.emit(Event.POLLER_STOPPED, pid=os.getpid(), once=once)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import InitVar, dataclass
 from datetime import datetime
 
@@ -184,17 +184,26 @@ class PollCycle(InUnitOfWork):
             self._quiet[watch.repo] = quiet
         self._work(watch.repo, todo, since, summary)
 
+    def work_now(self, items: Collection[WorkItemRef]) -> None:
+        """Work `items` on their lanes now, from the last listing: no GitHub read. When something of
+        theirs changed beside the cycle (an agent's turn ended); counted in the cycle's summary. An
+        item its lane works already is worked right after."""
+        self._work_listed(set(items), self._tally if self._beside else CycleSummary(started_at=self.clock.now()))
+
     def _kept_first(self, summary: CycleSummary) -> None:
         """Comments already kept — a webhook's, pushed since the last cycle — go before this cycle's
         GitHub reads: their items were listed last cycle, so nothing waits for the reads of every
         repository before its own, or for a read that fails."""
-        kept = set(self.store.inbox_items())
-        if not kept:
+        self._work_listed(set(self.store.inbox_items()), summary)
+
+    def _work_listed(self, items: set[WorkItemRef], summary: CycleSummary) -> None:
+        """Those of `items` the last listing has and this host holds, each worked from it."""
+        if not items:
             return
         held = self.leases.held()
-        for watch in [w for w in self._watches if any(ref.repo == w.repo for ref in kept)]:
+        for watch in [w for w in self._watches if any(ref.repo == w.repo for ref in items)]:
             listed = self.cluster.shared_listing(watch.repo).listed
-            waiting = [entry for entry in listed if entry.item.ref in kept and entry.item.ref in held]
+            waiting = [entry for entry in listed if entry.item.ref in items and entry.item.ref in held]
             if waiting and not self.stopping():
                 self._work(watch.repo, waiting, watch_start(self.store, watch.repo), summary)
 

@@ -128,8 +128,8 @@ class Asks(InUnitOfWork):
             return self._looking.setdefault(item, threading.Lock())
 
     def sweep(self) -> None:
-        """Between cycles (the daemon's pause): every running session of this host looked at, so a
-        request reaches the item within a second or so, not at the next cycle."""
+        """Beside the cycle (the daemon's ReceiptWatch): every running session of this host looked
+        at, so a request reaches the item within a second or so, not at the next cycle."""
         if not self.enabled:
             return
         for record in self.store.sessions():

@@ -1,0 +1,45 @@
+"""`python -m bench.turn_end_latency --quick` completes in both modes, and every turn gets its 🚀
+once — none missing, none said again by the cycle that follows."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from tests.e2e.cli import ROOT, clean_env
+from tests.github_standin.rigs import require_gh
+from tests.tmux_support import require_tmux
+
+pytestmark = [pytest.mark.tmux, pytest.mark.gh]
+
+
+@pytest.fixture(scope="module")
+def bench() -> dict[str, Any]:
+    require_tmux()
+    require_gh()
+    result = subprocess.run(
+        [sys.executable, "-m", "bench.turn_end_latency", "--quick", "--json"],
+        cwd=ROOT,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=400,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return dict(json.loads(result.stdout))
+
+
+def test_the_turn_end_latency_bench_runs_poll_and_webhook_mode(bench: dict[str, Any]) -> None:
+    assert [run["mode"] for run in bench["runs"]] == ["poll", "webhook"]
+
+
+def test_every_turn_gets_its_rocket_once(bench: dict[str, Any]) -> None:
+    turns = bench["form"]["turns"]
+    counts = [(run["turns"], run["said_once"], run["missing"], run["doubled"]) for run in bench["runs"]]
+
+    assert counts == [(turns, turns, 0, 0)] * 2
