@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 from adapters.agents.receipt_line import SUFFIX
-from adapters.receipts.hooks import receipt_of
+from adapters.receipts.hook_json import receipt_of
 from adapters.tmux.screen import ShTmuxScreen
 from domain.model import SpawnRequest
 from domain.receipts import Receipt, ReceiptKind
