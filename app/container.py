@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from datetime import timedelta
+from functools import partial
 from typing import Any, cast
 
 from dependency_injector import containers, providers
 
+from adapters.claude import hooks as claude_hooks
 from adapters.claude.first_run import ClaudeFirstRun
 from adapters.claude.trust import ClaudeTrust
 from adapters.clock import SystemClock
@@ -64,9 +66,9 @@ from domain.webhook import InboxLimits
 
 __all__ = ["Container", "EventFilter", "LockHeld", "Skipped", "Tail", "follow_events", "read_events"]
 
-# each harness's own receipt channel, which the receipt folders hand a spawn of its mode (Claude Code's
-# and a plain receipt-file harness's they prepare themselves); Gemini CLI's extension goes to its own
-# folder as it finds it at the spawn
+# each harness's own receipt channel, which the receipt folders hand a spawn of its mode (a plain
+# receipt-file harness's they prepare themselves; Claude Code's takes `routing.askWaitSeconds`, at
+# `_receipts`); Gemini CLI's extension goes to its own folder as it finds it at the spawn
 RECEIPT_CHANNELS: Mapping[ReceiptMode, Channel] = {
     ReceiptMode.CODEX: codex_hooks.receipt_channel,
     ReceiptMode.GEMINI: gemini_hooks.receipt_channel,
@@ -286,8 +288,12 @@ def _workspace_port(settings: Settings) -> GitWorkspaces:
 def _receipts(settings: Settings) -> FileReceipts:
     return FileReceipts(
         root=settings.state_root / "receipts",
-        ask_wait_seconds=settings.routing.ask_wait_seconds,
-        channels=RECEIPT_CHANNELS,
+        channels={
+            ReceiptMode.CLAUDE: partial(
+                claude_hooks.receipt_channel, ask_wait_seconds=settings.routing.ask_wait_seconds
+            ),
+            **RECEIPT_CHANNELS,
+        },
     )
 
 

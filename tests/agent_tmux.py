@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 from adapters.agents.receipt_line import SUFFIX
-from adapters.receipts.hooks import receipt_of
+from adapters.receipts.hook_json import receipt_of
 from adapters.tmux.screen import ShTmuxScreen
 from domain.model import SpawnRequest
 from domain.receipts import Receipt, ReceiptKind
@@ -80,26 +80,6 @@ def receipts_folder(root: Path) -> Path:
     folder = root / "receipts" / uuid.uuid4().hex[:8]
     folder.mkdir(parents=True)
     return folder
-
-
-def spawn(
-    tmux: RealTmux,
-    prefix: str,
-    argv: tuple[str, ...],
-    *,
-    cwd: Path,
-    prompt: str,
-    receipts: Path,
-    env: tuple[tuple[str, str], ...] = (),
-) -> AgentSession:
-    """`argv` in a new tmux session named `prefix-…`, the prompt its last argument, its dead pane
-    kept: as the-loop's spawn does it."""
-    target = TmuxTarget(f"{prefix}-{uuid.uuid4().hex[:8]}")
-    mark = uuid.uuid4().hex
-    request = SpawnRequest(
-        target=target, argv=argv, cwd=str(cwd), prompt=prompt, mark=mark, remain_on_exit=True, env=env
-    )
-    return AgentSession(target, tmux.adapter().spawn(request), cwd, receipts, mark)
 
 
 def paste(tmux: RealTmux, session: Spawned, text: str, *, submit_delay_ms: int = 0) -> None:
@@ -174,3 +154,52 @@ def end_since(spawned: list[S], end: Callable[[S], None], since: int = 0) -> Non
     for session in spawned[since:]:
         end(session)
     del spawned[since:]
+
+
+class RigSessions:
+    """What every agent's rig does with the sessions it spawns on its tmux server: start one, paste
+    into it, read its screen and receipts, wait for a receipt, end those spawned since a count. A rig (a
+    dataclass with these fields) takes it as its one base, never another agent's rig, and says how
+    its agent ends (`kill`)."""
+
+    tmux: AgentTmux
+    spawned: list[AgentSession]
+
+    def kill(self, session: AgentSession) -> None:
+        raise NotImplementedError
+
+    def start(
+        self,
+        prefix: str,
+        argv: tuple[str, ...],
+        *,
+        cwd: Path,
+        prompt: str,
+        receipts: Path,
+        env: tuple[tuple[str, str], ...] = (),
+    ) -> AgentSession:
+        """`argv` in a new tmux session named `prefix-…`, the prompt its last argument, its dead pane
+        kept, as the-loop's spawn does it; the rig ends it (`close`)."""
+        target = TmuxTarget(f"{prefix}-{uuid.uuid4().hex[:8]}")
+        mark = uuid.uuid4().hex
+        request = SpawnRequest(
+            target=target, argv=argv, cwd=str(cwd), prompt=prompt, mark=mark, remain_on_exit=True, env=env
+        )
+        session = AgentSession(target, self.tmux.adapter().spawn(request), cwd, receipts, mark)
+        self.spawned.append(session)
+        return session
+
+    def paste(self, session: AgentSession, text: str) -> None:
+        paste(self.tmux, session, text)
+
+    def screen(self, session: AgentSession) -> str:
+        return pane_text(self.tmux, session)
+
+    def receipts(self, session: AgentSession) -> list[Receipt]:
+        return receipts(session)
+
+    def wait(self, session: AgentSession, kind: ReceiptKind, count: int = 1, timeout: float = 60.0) -> list[Receipt]:
+        return wait_for_receipts(self.tmux, session, kind, count, timeout)
+
+    def close(self, since: int = 0) -> None:
+        end_since(self.spawned, self.kill, since)

@@ -1,7 +1,8 @@
 """The shell line a harness's hook runs to leave a receipt, shared by every harness whose hooks
-the-loop writes: Claude Code's settings (`adapters.receipts.hooks`), Codex's command-line hooks
+the-loop writes: Claude Code's settings (`adapters.claude.hooks`), Codex's command-line hooks
 (`adapters.codex.hooks`) and Gemini CLI's extension (`adapters.gemini.hooks`). The receipt folders
-read what it writes (`adapters.receipts.reading`).
+read what it writes (`adapters.receipts.reading`), and Claude Code's PermissionRequest hook
+takes the daemon's answer from the files beside its receipt.
 
 Each hook is one tiny shell line, no interpreter start-up: it writes the JSON the harness gives it
 on stdin to a file of its own and renames it into place, so a reader never sees half a receipt and
@@ -15,6 +16,10 @@ from pathlib import Path
 
 SUFFIX = ".receipt"
 FOLDER_VARIABLE = "THE_LOOP_RECEIPTS"  # where a harness that writes its own receipts puts them
+# beside a PermissionRequest receipt `<key>.receipt`, the daemon writes `<key>.decision`
+# (the hook's whole output); the hook takes it by renaming it `<key>.taken`, or, its wait over,
+# leaves `<key>.expired` and the dialog to the pane
+DECISION, TAKEN, EXPIRED = ".decision", ".taken", ".expired"
 
 
 def hook_command(folder: Path) -> str:

@@ -1,2 +1,3 @@
-"""Claude Code's user configuration: `ClaudeTrust` implements `TrustPort` (trusted folders in
-`~/.claude.json`, so a new folder does not open on the trust dialog)."""
+"""Claude Code: its hooks handed by `--settings` (`hooks`, its receipt channel), and its user
+configuration: `ClaudeTrust` implements `TrustPort` (trusted folders in `~/.claude.json`, so a new
+folder does not open on the trust dialog)."""

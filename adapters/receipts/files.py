@@ -1,20 +1,18 @@
 """`FileReceipts`: the receipt folders of every spawn, under `<state.root>/receipts/<slug>/<spawn>/`.
 
-Claude Code's hooks and a harness writing its own receipt files are prepared here; every other
-harness's channel (Codex's hooks, Gemini CLI's extension, opencode's plugin) lives in its own adapter,
-and the container names it for its mode (`channels`): the receipt folders import no harness's adapter."""
+A harness writing its own receipt files is prepared here; every harness's hooks channel (Claude Code's
+settings, Codex's hooks, Gemini CLI's extension, opencode's plugin) lives in its own adapter, and the
+container names it for its mode (`channels`): the receipt folders import no harness's adapter."""
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 
-from adapters.agents.receipt_line import FOLDER_VARIABLE
+from adapters.agents.receipt_line import DECISION, EXPIRED, FOLDER_VARIABLE, TAKEN
 from adapters.files.atomic import write_whole
 from adapters.files.private import private_dir
-from adapters.receipts.hooks import DECISION, EXPIRED, TAKEN, settings
 from adapters.receipts.reading import parse, receipt_names, spawn_folder
 from domain.asks import AnswerState
 from domain.model import ReceiptChannel
@@ -23,7 +21,6 @@ from domain.receipts import Receipt, ReceiptMode
 from domain.refs import Naming, WorkItemRef
 
 ENV_VARIABLE = FOLDER_VARIABLE  # where a harness that writes its own receipts puts them
-SETTINGS_FILE = "hooks.settings.json"
 # a harness's own channel: given the spawn's receipt folder (made, private), what its harness is handed
 Channel = Callable[[Path], ReceiptChannel]
 
@@ -31,12 +28,9 @@ Channel = Callable[[Path], ReceiptChannel]
 class FileReceipts(ReceiptPort):
     """Each file is parsed once per process; a folder is listed on every read (a few entries)."""
 
-    def __init__(
-        self, root: Path, *, ask_wait_seconds: float = 0.0, channels: Mapping[ReceiptMode, Channel] | None = None
-    ) -> None:
+    def __init__(self, root: Path, *, channels: Mapping[ReceiptMode, Channel] | None = None) -> None:
         self._root = root
-        self._channels = dict(channels or {})  # each other harness's channel, by its mode
-        self._ask_wait_seconds = ask_wait_seconds  # how long a PermissionRequest hook waits
+        self._channels = dict(channels or {})  # each hooks harness's channel, by its mode
         self._lock = threading.Lock()
         self._parsed: dict[Path, Receipt | None] = {}
 
@@ -46,10 +40,6 @@ class FileReceipts(ReceiptPort):
     def prepare(self, item: WorkItemRef, spawn: str, *, mode: ReceiptMode) -> ReceiptChannel:
         folder = self.folder(item, spawn)
         private_dir(folder)
-        if mode is ReceiptMode.CLAUDE:
-            path = folder / SETTINGS_FILE
-            _write_whole(path, json.dumps(settings(folder, ask_wait_seconds=self._ask_wait_seconds), indent=2))
-            return ReceiptChannel(args=("--settings", str(path)))
         if mode is ReceiptMode.FILE:
             return ReceiptChannel(env=((ENV_VARIABLE, str(folder)),))
         if mode is ReceiptMode.NONE:

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from adapters.agents.receipt_line import SUFFIX
-from adapters.receipts.hooks import receipt_of
+from adapters.receipts.hook_json import receipt_of
 from domain.receipts import Receipt
 from domain.refs import Naming, WorkItemRef
 

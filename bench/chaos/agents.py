@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from adapters.agents.receipt_line import SUFFIX
-from adapters.receipts.hooks import receipt_of
+from adapters.receipts.hook_json import receipt_of
 from bench.chaos.account import Taken, taken_by_runs
 from bench.chaos.records import HarnessRun, JsonlTail
 from domain.receipts import ReceiptKind

@@ -12,10 +12,12 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from adapters.agents.receipt_line import SUFFIX
+from adapters.claude.hooks import receipt_channel
 from adapters.claude.trust import ClaudeTrust
 from adapters.clock import SystemClock
 from adapters.receipts.files import FileReceipts
@@ -25,7 +27,7 @@ from domain.asks import CLOCK_MARGIN
 from domain.events import Event, Level
 from domain.ledger import Resolution
 from domain.model import HarnessSpec, Reaction
-from domain.receipts import HarnessState, harness_state
+from domain.receipts import HarnessState, ReceiptMode, harness_state
 from domain.refs import WorkItemRef
 from tests.claude.rig import ClaudeRig
 from tests.fakes.clock import FakeClock
@@ -34,6 +36,14 @@ from tests.service.world import World
 from tests.tmux_support import wait_for
 
 Hook = dict[str, Any]
+
+
+def claude_receipts(root: Path, *, ask_wait_seconds: float = 0.0) -> FileReceipts:
+    """The receipt folders under `root` handing a Claude spawn its hooks, as the container's do;
+    `ask_wait_seconds`: how long its PermissionRequest hook waits for an answer."""
+    return FileReceipts(
+        root, channels={ReceiptMode.CLAUDE: partial(receipt_channel, ask_wait_seconds=ask_wait_seconds)}
+    )
 
 
 class WallClock(FakeClock):
@@ -207,7 +217,7 @@ class ClaudeLoop:
             clock=WallClock(),
             events=TimedEvents(),
             workdir=str(self.workdirs / "{slug}"),
-            receipts=FileReceipts(self.base / "receipts", ask_wait_seconds=ask_wait_seconds),
+            receipts=claude_receipts(self.base / "receipts", ask_wait_seconds=ask_wait_seconds),
             ask_wait_seconds=ask_wait_seconds,
             trust_port=ClaudeTrust(self.rig.home.config_file),
             session_ids=lambda: str(uuid.uuid4()),

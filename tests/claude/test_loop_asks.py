@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from adapters.receipts.files import FileReceipts
 from app.usecases.cycle.daemon import Daemon
 from domain.asks import AnswerState, open_ask, open_asks
 from domain.events import Event
@@ -23,7 +22,7 @@ from domain.webhook import Pushed
 from tests.anthropic_standin.script import Say, UseTool, UseTools
 from tests.anthropic_standin.server import AnthropicStandIn, Kind
 from tests.claude.fixtures import anthropic, claude, claude_binary, claude_config, claude_rig
-from tests.claude.loop import ClaudeLoop, answerable, claude_spec
+from tests.claude.loop import ClaudeLoop, answerable, claude_receipts, claude_spec
 from tests.claude.rig import ClaudeRig
 from tests.claude.test_loop_hooks import ITEM, Spawn
 from tests.service.world import World
@@ -64,7 +63,7 @@ def test_while_the_hook_waits_the_dialog_is_on_screen_and_a_given_answer_runs_th
     claude: ClaudeRig, anthropic: AnthropicStandIn, tmp_path: Path
 ) -> None:
     anthropic.script(UseTool(), Say("tool done"))
-    receipts = FileReceipts(tmp_path / "receipts", ask_wait_seconds=60)
+    receipts = claude_receipts(tmp_path / "receipts", ask_wait_seconds=60)
     spawn = Spawn(claude, receipts, "--permission-mode", "default", prompt="make x")
     key = asked(spawn)
     wait_for(lambda: PERMISSION_QUESTION in claude.tmux.screen(spawn.session), what="the dialog while the hook waits")
@@ -81,7 +80,7 @@ def test_someone_attached_still_answers_in_the_pane_while_the_hook_waits(
     claude: ClaudeRig, anthropic: AnthropicStandIn, tmp_path: Path
 ) -> None:
     anthropic.script(UseTool(), Say("tool done"))
-    receipts = FileReceipts(tmp_path / "receipts", ask_wait_seconds=60)
+    receipts = claude_receipts(tmp_path / "receipts", ask_wait_seconds=60)
     spawn = Spawn(claude, receipts, "--permission-mode", "default", prompt="make x")
     key = asked(spawn)
     wait_for(lambda: PERMISSION_QUESTION in claude.tmux.screen(spawn.session), what="the dialog")
@@ -98,7 +97,7 @@ def test_when_the_hooks_wait_ends_the_dialog_is_the_panes_as_before(
     claude: ClaudeRig, anthropic: AnthropicStandIn, tmp_path: Path
 ) -> None:
     anthropic.script(UseTool(), Say("tool done"))
-    receipts = FileReceipts(tmp_path / "receipts", ask_wait_seconds=1)
+    receipts = claude_receipts(tmp_path / "receipts", ask_wait_seconds=1)
     spawn = Spawn(claude, receipts, "--permission-mode", "default", prompt="make x")
     key = asked(spawn)
     wait_for(lambda: receipts.answer_state(ITEM, spawn.spawn, key) is AnswerState.EXPIRED, what="the wait's end")

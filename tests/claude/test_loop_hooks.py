@@ -18,6 +18,7 @@ from domain.refs import RepoRef, TmuxTarget, WorkItemRef
 from tests.anthropic_standin.script import Say, UseTool
 from tests.anthropic_standin.server import AnthropicStandIn, Kind
 from tests.claude.fixtures import anthropic, claude, claude_binary, claude_config, claude_rig
+from tests.claude.loop import claude_receipts
 from tests.claude.rig import ClaudeRig, ClaudeSession
 from tests.tmux_support import wait_for
 
@@ -58,7 +59,7 @@ class Spawn:
 def blocked(claude: ClaudeRig, anthropic: AnthropicStandIn, tmp_path: Path) -> Spawn:
     """Claude in the default permission mode, its first turn asking to run a tool: the dialog is on screen."""
     anthropic.script(UseTool(), Say("tool done"), Say("after the dialog"))
-    spawn = Spawn(claude, FileReceipts(tmp_path / "receipts"), "--permission-mode", "default", prompt="make x")
+    spawn = Spawn(claude, claude_receipts(tmp_path / "receipts"), "--permission-mode", "default", prompt="make x")
     wait_for(lambda: PERMISSION_QUESTION in claude.tmux.screen(spawn.session), what="the dialog on screen")
     time.sleep(DIALOG_SETTLE)
     return spawn
@@ -69,7 +70,7 @@ def test_the_loops_receipts_never_accept_a_paste_once_a_permission_dialog_is_dra
 ) -> None:
     """Claude may draw the dialog before PermissionRequest's receipt exists; PreToolUse's is there."""
     anthropic.script(UseTool(), Say("tool done"))
-    spawn = Spawn(claude, FileReceipts(tmp_path / "receipts"), "--permission-mode", "default", prompt="make x")
+    spawn = Spawn(claude, claude_receipts(tmp_path / "receipts"), "--permission-mode", "default", prompt="make x")
     wait_for(lambda: PERMISSION_QUESTION in claude.tmux.screen(spawn.session), timeout=30, what="the dialog")
     now = SystemClock().now()  # the first moment this test saw the dialog, as the-loop's clock reads it
     state = harness_state(spawn.receipts.read(ITEM, spawn.spawn), now=now)
@@ -116,7 +117,7 @@ def test_a_declined_permission_dialog_writes_no_receipt_so_the_harness_stays_blo
 def test_a_hook_whose_receipt_folder_is_gone_never_blocks_a_prompt(
     claude: ClaudeRig, anthropic: AnthropicStandIn, tmp_path: Path
 ) -> None:
-    spawn = Spawn(claude, FileReceipts(tmp_path / "receipts"), prompt="hello")
+    spawn = Spawn(claude, claude_receipts(tmp_path / "receipts"), prompt="hello")
     spawn.wait(ReceiptKind.TURN_ENDED)
     shutil.rmtree(spawn.receipts.folder(ITEM, spawn.spawn))  # the state root moved, or was cleaned
     claude.paste(spawn.session, "after the folder went")

@@ -11,9 +11,8 @@ import pytest
 
 from adapters.codex.hooks import arguments
 from adapters.codex.trust import CodexTrust
-from domain.receipts import Receipt, ReceiptKind
 from tests import agent_tmux
-from tests.agent_tmux import AgentSession, AgentTmux
+from tests.agent_tmux import AgentSession, AgentTmux, RigSessions
 from tests.openai_standin.server import OpenAIStandIn
 from tests.real_agents import binary_fixture, for_one_test, git_folder, private_tmux, rig_base, running, standin_fixture
 
@@ -44,7 +43,7 @@ def codex_env(home: Path, codex_dir: Path) -> dict[str, str]:
 
 
 @dataclass
-class CodexRig:
+class CodexRig(RigSessions):
     binary: Path
     codex_dir: Path
     tmux: AgentTmux
@@ -65,28 +64,11 @@ class CodexRig:
         """`codex [-c hooks…] ARGS PROMPT` in a new tmux session, as the-loop's spawn does it."""
         receipts = agent_tmux.receipts_folder(self.root)
         argv = (str(self.binary), *(arguments(receipts) if hooks else ()), *args)
-        session = agent_tmux.spawn(self.tmux, "loop-codex", argv, cwd=cwd, prompt=prompt, receipts=receipts)
-        self.spawned.append(session)
-        return session
-
-    def paste(self, session: AgentSession, text: str) -> None:
-        agent_tmux.paste(self.tmux, session, text)
-
-    def screen(self, session: AgentSession) -> str:
-        return agent_tmux.pane_text(self.tmux, session)
-
-    def receipts(self, session: AgentSession) -> list[Receipt]:
-        return agent_tmux.receipts(session)
-
-    def wait(self, session: AgentSession, kind: ReceiptKind, count: int = 1, timeout: float = 60.0) -> list[Receipt]:
-        return agent_tmux.wait_for_receipts(self.tmux, session, kind, count, timeout)
+        return self.start("loop-codex", argv, cwd=cwd, prompt=prompt, receipts=receipts)
 
     def kill(self, session: AgentSession) -> None:
         """Close its tmux session and wait for Codex to exit."""
         agent_tmux.end_process(self.tmux, session, "Codex")
-
-    def close(self, since: int = 0) -> None:
-        agent_tmux.end_since(self.spawned, self.kill, since)
 
 
 codex_binary = binary_fixture("codex_binary", "codex")

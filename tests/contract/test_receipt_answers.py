@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
 
+from adapters.agents.receipt_line import EXPIRED, TAKEN
+from adapters.claude.hooks import receipt_channel
 from adapters.receipts.files import FileReceipts
-from adapters.receipts.hooks import EXPIRED, TAKEN
 from domain.asks import AnswerState
 from domain.ports import ReceiptPort
 from domain.receipts import ReceiptKind, ReceiptMode
@@ -29,7 +31,7 @@ Hook = tuple[ReceiptPort, Callable[[], None], Callable[[], None]]
 
 
 def _files(tmp_path: Path) -> Hook:
-    receipts = FileReceipts(tmp_path, ask_wait_seconds=60)
+    receipts = FileReceipts(tmp_path, channels={ReceiptMode.CLAUDE: partial(receipt_channel, ask_wait_seconds=60)})
     receipts.prepare(ITEM, SPAWN, mode=ReceiptMode.CLAUDE)
     folder = receipts.folder(ITEM, SPAWN)
     body = {"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": {"command": "ls"}}

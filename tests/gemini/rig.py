@@ -14,9 +14,8 @@ import pytest
 
 from adapters.gemini import hooks
 from adapters.receipts.files import ENV_VARIABLE
-from domain.receipts import Receipt, ReceiptKind
 from tests import agent_tmux
-from tests.agent_tmux import AgentSession, AgentTmux
+from tests.agent_tmux import AgentSession, AgentTmux, RigSessions
 from tests.gemini_standin.server import GeminiStandIn
 from tests.real_agents import binary_fixture, for_one_test, git_folder, private_tmux, rig_base, running, standin_fixture
 
@@ -45,7 +44,7 @@ def gemini_env(home: Path, base_url: str) -> dict[str, str]:
 
 
 @dataclass
-class GeminiRig:
+class GeminiRig(RigSessions):
     binary: Path
     gemini_dir: Path  # ~/.gemini
     tmux: AgentTmux
@@ -60,9 +59,7 @@ class GeminiRig:
         receipts = agent_tmux.receipts_folder(self.root)
         env = ((ENV_VARIABLE, str(receipts)),) if hooks else ()
         argv = (str(self.binary), "--skip-trust", *args)
-        session = agent_tmux.spawn(self.tmux, "loop-gemini", argv, cwd=cwd, prompt=prompt, receipts=receipts, env=env)
-        self.spawned.append(session)
-        return session
+        return self.start("loop-gemini", argv, cwd=cwd, prompt=prompt, receipts=receipts, env=env)
 
     def fresh(self, cwd: Path, prompt: str) -> tuple[AgentSession, str]:
         """A new conversation under an id of ours, as the built-in profile starts it."""
@@ -73,21 +70,9 @@ class GeminiRig:
         """As the built-in profile pastes (Gemini takes an Enter right after a paste for a newline)."""
         agent_tmux.paste(self.tmux, session, text, submit_delay_ms=submit_delay_ms)
 
-    def screen(self, session: AgentSession) -> str:
-        return agent_tmux.pane_text(self.tmux, session)
-
-    def receipts(self, session: AgentSession) -> list[Receipt]:
-        return agent_tmux.receipts(session)
-
-    def wait(self, session: AgentSession, kind: ReceiptKind, count: int = 1, timeout: float = 60.0) -> list[Receipt]:
-        return agent_tmux.wait_for_receipts(self.tmux, session, kind, count, timeout)
-
     def kill(self, session: AgentSession) -> None:
         """Close its tmux session and end what Gemini left of its process group (it outlives it)."""
         agent_tmux.end_group(self.tmux, session)
-
-    def close(self, since: int = 0) -> None:
-        agent_tmux.end_since(self.spawned, self.kill, since)
 
 
 gemini_binary = binary_fixture("gemini_binary", "gemini")

@@ -12,9 +12,8 @@ import pytest
 
 from adapters.opencode.plugin import channel
 from app.config.pins import PINNED_OPENCODE
-from domain.receipts import Receipt, ReceiptKind
 from tests import agent_tmux
-from tests.agent_tmux import AgentSession, AgentTmux
+from tests.agent_tmux import AgentSession, AgentTmux, RigSessions
 from tests.openai_standin.server import OpenAIStandIn
 from tests.real_agents import binary_fixture, for_one_test, git_folder, private_tmux, rig_base, running, standin_fixture
 
@@ -63,7 +62,7 @@ def opencode_env(home: Path) -> dict[str, str]:
 
 
 @dataclass
-class OpencodeRig:
+class OpencodeRig(RigSessions):
     binary: Path
     config_dir: Path  # ~/.config/opencode
     tmux: AgentTmux
@@ -78,28 +77,11 @@ class OpencodeRig:
         receipts = agent_tmux.receipts_folder(self.root)
         env = channel(receipts) if hooks else ()
         argv = (str(self.binary), *args)
-        session = agent_tmux.spawn(self.tmux, "loop-oc", argv, cwd=cwd, prompt=prompt, receipts=receipts, env=env)
-        self.spawned.append(session)
-        return session
-
-    def paste(self, session: AgentSession, text: str) -> None:
-        agent_tmux.paste(self.tmux, session, text)
-
-    def screen(self, session: AgentSession) -> str:
-        return agent_tmux.pane_text(self.tmux, session)
-
-    def receipts(self, session: AgentSession) -> list[Receipt]:
-        return agent_tmux.receipts(session)
-
-    def wait(self, session: AgentSession, kind: ReceiptKind, count: int = 1, timeout: float = 60.0) -> list[Receipt]:
-        return agent_tmux.wait_for_receipts(self.tmux, session, kind, count, timeout)
+        return self.start("loop-oc", argv, cwd=cwd, prompt=prompt, receipts=receipts, env=env)
 
     def kill(self, session: AgentSession) -> None:
         """Close its tmux session and wait for opencode to exit."""
         agent_tmux.end_process(self.tmux, session, "opencode")
-
-    def close(self, since: int = 0) -> None:
-        agent_tmux.end_since(self.spawned, self.kill, since)
 
 
 opencode_binary = binary_fixture("opencode_binary", "opencode")

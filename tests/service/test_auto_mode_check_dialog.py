@@ -4,7 +4,7 @@ blocked while it shows, and nothing is pasted into it."""
 
 from __future__ import annotations
 
-from adapters.receipts.hooks import receipt_of
+from adapters.receipts.hook_json import receipt_of
 from app.config.settings import Settings
 from domain.events import Event
 from domain.receipts import ReceiptKind

@@ -109,7 +109,7 @@ _LISTING_ADAPTERS = {
     "adapters.receipts",
     "adapters.receipts.flat_json",  # a receipt whose tool input is nested too deep, read by its top level
     "adapters.receipts.gemini_events",  # Gemini CLI's hook names, which a receipt's event is read by
-    "adapters.receipts.hooks",
+    "adapters.receipts.hook_json",
     "adapters.receipts.reading",
     "adapters.agents",
     "adapters.agents.receipt_line",  # the receipt files' suffix

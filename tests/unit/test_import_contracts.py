@@ -79,8 +79,9 @@ def test_the_real_tree_keeps_every_contract(tree: Path) -> None:
         # the receipt folders hand each harness its channel through what the container gives them
         ("adapters/receipts/planted.py", "import adapters.gemini.hooks\n", "adapters are independent"),
         ("adapters/receipts/files.py", "import adapters.codex.hooks\n", "adapters are independent"),
-        ("adapters/receipts/hooks.py", "import adapters.gemini.hooks\n", "adapters are independent"),
-        ("adapters/codex/hooks.py", "import adapters.receipts.hooks\n", "adapters are independent"),
+        ("adapters/receipts/files.py", "import adapters.claude.hooks\n", "adapters are independent"),
+        ("adapters/receipts/hook_json.py", "import adapters.gemini.hooks\n", "adapters are independent"),
+        ("adapters/codex/hooks.py", "import adapters.receipts.hook_json\n", "adapters are independent"),
         # the watchdog's exception names its own tmux and event-log imports, no other adapter
         ("adapters/watchdog/watch.py", "import adapters.sqlite.store\n", "adapters are independent"),
         ("adapters/watchdog/deadline.py", "import adapters.tmux.commands\n", "adapters are independent"),

@@ -98,7 +98,7 @@ def test_a_park_reads_as_until_when_and_for_how_long() -> None:
 
 
 def test_claude_codes_stop_failure_hook_is_a_turn_failed_receipt_with_its_error_and_text() -> None:
-    from adapters.receipts.hooks import receipt_of
+    from adapters.receipts.hook_json import receipt_of
 
     text = (  # as Claude Code 2.1.328 gave it (tests/claude/test_claude_limit_facts.py)
         '{"session_id": "b0c3", "prompt_id": "6538", "hook_event_name": "StopFailure", "error": "rate_limit",'

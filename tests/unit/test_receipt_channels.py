@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from adapters.claude.hooks import SETTINGS_FILE
 from adapters.codex.hooks import arguments
 from adapters.opencode.plugin import (
     CONFIG_VARIABLE,
@@ -21,7 +22,7 @@ from adapters.opencode.plugin import (
     VALUES_FILE,
     receipt_channel,
 )
-from adapters.receipts.files import ENV_VARIABLE, SETTINGS_FILE, FileReceipts
+from adapters.receipts.files import ENV_VARIABLE, FileReceipts
 from app.config.settings import Settings
 from app.container import Container
 from domain.model import ReceiptChannel

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.receipts.hooks import receipt_of, settings
+from adapters.claude.hooks import settings
+from adapters.receipts.hook_json import receipt_of
 from domain.policy import Ready, readiness
 from domain.receipts import (
     TOOL_GRACE_SECONDS,

@@ -1,41 +1,19 @@
-"""The hooks the-loop hands Claude Code (`claude --settings <file>`), and how a hook's JSON reads.
-
-Each hook is the receipt line every harness's hooks run (`adapters.agents.receipt_line`). The
-user's own settings are never touched: `--settings` adds a layer.
+"""A hook's JSON read as a receipt, the same for every harness whose hooks the-loop writes: Claude
+Code's (`adapters.claude.hooks`), Codex's, which gives the same fields under the same event names
+(`adapters.codex.hooks`), and Gemini CLI's, under its own names (`gemini_events`).
 """
 
 from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-from adapters.agents.receipt_line import hook_command, record
 from adapters.receipts.flat_json import top_level
 from adapters.receipts.gemini_events import BLOCKING as GEMINI_BLOCKING
 from adapters.receipts.gemini_events import KINDS as GEMINI_KINDS
 from domain.receipts import INPUT_DEPTH, Receipt, ReceiptKind, too_deep
 
-# beside a PermissionRequest receipt `<key>.receipt`, the daemon writes `<key>.decision`
-# (the hook's whole output); the hook takes it by renaming it `<key>.taken`, or, its wait over,
-# leaves `<key>.expired` and the dialog to the pane
-DECISION, TAKEN, EXPIRED = ".decision", ".taken", ".expired"
-TICK_SECONDS = 0.2
-EVENTS = (
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PermissionRequest",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "Stop",
-    "StopFailure",
-    "Notification",
-    "SessionEnd",
-)
-# matched per tool: "*" is every tool
-_TOOL_EVENTS = {"PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure"}
 # a request names its tool; so does a tool's run, which answers the request for it (`open_requests`)
 _NAMES_TOOL = {"PermissionRequest", "PostToolUse", "PostToolUseFailure"}
 # agent_needs_input: Claude Code's own dialogs that wait for a choice (its auto mode's "can't check
@@ -56,33 +34,6 @@ _KINDS = {
     "SessionEnd": ReceiptKind.ENDED,
     **GEMINI_KINDS,  # its own names for the same moments (SessionStart, SessionEnd, Notification: the same)
 }
-
-
-def asking_command(folder: Path, wait_seconds: float) -> str:
-    """The PermissionRequest hook: its receipt, then up to `wait_seconds` for the daemon's decision
-    (an answer from the item), printed whole to Claude Code. Nothing printed leaves the dialog to
-    the pane, as without the-loop; Claude Code draws the dialog while the hook waits, so someone
-    attached can still answer it (tests/claude/test_loop_asks.py)."""
-    ticks = max(1, round(wait_seconds / TICK_SECONDS))
-    wait = (
-        f"n=0; while [ $n -lt {ticks} ]; do "
-        f'if mv "$f{DECISION}" "$f{TAKEN}" 2>/dev/null; then cat "$f{TAKEN}"; exit 0; fi; '
-        f"sleep {TICK_SECONDS}; n=$((n+1)); done; "
-        f': > "$f{EXPIRED}"'
-    )
-    return f"{record(folder)} || exit 0; {wait}; exit 0"
-
-
-def settings(folder: Path, *, ask_wait_seconds: float = 0.0) -> dict[str, Any]:
-    """Claude Code settings holding only the-loop's hooks."""
-    entry = [{"hooks": [{"type": "command", "command": hook_command(folder)}]}]
-    tool_entry = [{"matcher": "*", "hooks": [{"type": "command", "command": hook_command(folder)}]}]
-    hooks = {event: tool_entry if event in _TOOL_EVENTS else entry for event in EVENTS}
-    if ask_wait_seconds > 0:
-        # its own timeout, longer than its wait: Claude Code's default would cut it short
-        asking = {"type": "command", "command": asking_command(folder, ask_wait_seconds)}
-        hooks["PermissionRequest"] = [{"matcher": "*", "hooks": [asking | {"timeout": int(ask_wait_seconds) + 30}]}]
-    return {"hooks": hooks}
 
 
 def receipt_of(key: str, text: str) -> Receipt | None:
