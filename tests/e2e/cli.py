@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import subprocess
@@ -63,3 +64,19 @@ def on_a_terminal(cwd: Path, *args: str, typed: bytes, env: Mapping[str, str] | 
         process.wait(timeout=120)
     os.close(master)
     return process.returncode, shown.decode(errors="replace")
+
+
+def bench_json(module: str, *args: str, timeout: float = 400) -> dict[str, object]:
+    """`python -m MODULE --quick --json ARGS` from the project's root: the figures it printed (a
+    non-zero exit fails, with its last words)."""
+    result = subprocess.run(
+        [sys.executable, "-m", module, "--quick", "--json", *args],
+        cwd=ROOT,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return dict(json.loads(result.stdout))

@@ -3,14 +3,11 @@ harnesses is pasted once and confirmed once — none lost, none doubled, no fail
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from typing import Any
 
 import pytest
 
-from tests.e2e.cli import ROOT, clean_env
+from tests.e2e.cli import bench_json
 from tests.github_standin.rigs import require_gh
 from tests.tmux_support import require_tmux
 
@@ -21,17 +18,7 @@ pytestmark = [pytest.mark.tmux, pytest.mark.gh]
 def bench() -> dict[str, Any]:
     require_tmux()
     require_gh()
-    result = subprocess.run(
-        [sys.executable, "-m", "bench.delivery_latency", "--quick", "--json"],
-        cwd=ROOT,
-        env=clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=400,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    return dict(json.loads(result.stdout))
+    return bench_json("bench.delivery_latency")
 
 
 def test_the_delivery_latency_bench_runs_both_harnesses(bench: dict[str, Any]) -> None:
