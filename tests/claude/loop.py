@@ -113,9 +113,15 @@ def resumed_after_a_kill(world: World, ref: WorkItemRef, conversation: str, stan
     API's stand-in, reset since the kill."""
     comment = world.comment(ref, "carry on after the kill")
     world.cycle()
+    # what the respawn did, said when it did something else (a resume judged failed names its reason)
+    story = [
+        {k: v for k, v in e.items() if k in {"event", "resumed", "reason", "screen", "spawn_id"}}
+        for e in world.events.records
+        if e.get("event", "").startswith("session.")
+    ]
     confirmed = [e for e in world.events.named(Event.DISPATCH_SUCCEEDED) if e.get("comment_id") == comment.id]
-    assert confirmed[0]["confirmed_by"] == "receipt"
-    assert world.events.named(Event.SESSION_RESPAWNED)[0]["resumed"] is True
+    assert confirmed[0]["confirmed_by"] == "receipt", story
+    assert world.events.named(Event.SESSION_RESPAWNED)[0]["resumed"] is True, story
     assert world.record(ref).harness_session_id == conversation
     ready = [r for r in world.receipts.read(ref, world.record(ref).spawn_id) if r.source == "resume"]
     assert [r.conversation for r in ready] == [conversation]
