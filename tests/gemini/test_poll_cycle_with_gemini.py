@@ -77,6 +77,10 @@ def test_a_killed_gemini_is_resumed_by_the_next_comment_in_the_same_conversation
 ) -> None:
     world, ref, _ = agent
     conversation = world.record(ref).harness_session_id
+    # its conversation is saved once its turns ended: this test may be the first its worker runs on
+    # the module's agent (the suite's workers split a module), minutes before the others would have
+    # let it end its start's turn — a resume of a conversation never saved starts a fresh one
+    wait_for(lambda: loop.idle(world, ref), timeout=120, what="Gemini idle after its start's turn")
     gemini_rig.tmux.run("kill-session", "-t", ref.target.exact)
     gemini_api.reset()
     loop.resumed_after_a_kill(world, ref, conversation, gemini_api, earlier="Fix the widget.")
