@@ -69,7 +69,9 @@ class Lanes:
             self._fault = fault
         finally:
             with self._lock:
-                self._lanes.pop(key, None)
+                # its own lane only: once said over (`_next`), the item's next lane may be here already
+                if self._lanes.get(key) is lane:
+                    del self._lanes[key]
                 self._lock.notify_all()
 
     def _next(self, key: Hashable, lane: _Lane, due: float | None) -> Run | None:
