@@ -10,11 +10,13 @@ scripts/bootstrap.sh --tests
 if [ "${1:-}" = "--quick" ]; then
   shift
   # most of these tests wait on tmux, gh or PostgreSQL rather than compute: more workers than cores
-  exec .venv/bin/pytest -n 4 tests/unit tests/service tests/contract "$@"
+  exec .venv/bin/pytest -n 4 --dist worksteal tests/unit tests/service tests/contract "$@"
 fi
 echo "== mypy --strict" && .venv/bin/mypy
 echo "== ruff" && .venv/bin/ruff check . && .venv/bin/ruff format --check .
 echo "== import-linter" && .venv/bin/lint-imports
 # Most tests wait on tmux, an agent's turn, gh or PostgreSQL rather than compute: four at a time on two
-# cores took a third of the serial run's time (docs/reliability.md, "The test suite").
-echo "== pytest" && .venv/bin/pytest -n "${TEST_WORKERS:-4}" --durations=25 "$@"
+# cores took a third of the serial run's time (docs/reliability.md, "The test suite"). The slow folders
+# run first (tests/conftest.py); a worker left without work takes queued tests from a busy one
+# (`--dist worksteal`), so no worker ends the run alone on a queue the others could have shared.
+echo "== pytest" && .venv/bin/pytest -n "${TEST_WORKERS:-4}" --dist worksteal --durations=25 "$@"
