@@ -194,8 +194,12 @@ def text_of(path: Path) -> str:
 
 
 def holder(state_root: Path) -> int:
-    """The pid of the watchdog keeping the state root's lock, as it recorded it."""
-    return int((state_root / "watchdog.pid").read_text())
+    """The pid of the watchdog keeping the state root's lock, as it recorded it; 0 while none has, or
+    while one writes it (an older code's write is not atomic: the file is empty for a moment)."""
+    try:
+        return int((state_root / "watchdog.pid").read_text())
+    except (FileNotFoundError, ValueError):
+        return 0
 
 
 def test_a_restart_with_another_tmux_socket_replaces_the_watchdog_and_the_new_servers_agent_ends_at_its_deadline(
@@ -275,7 +279,7 @@ def test_a_watchdog_of_an_older_code_that_does_not_step_aside_is_made_to_leave(
         [sys.executable, "-c", _OLDER_WATCHDOG, "adapters.watchdog", "--state-root", str(tmp_path)]
     )
     try:
-        wait_for(lambda: (tmp_path / "watchdog.pid").exists() and holder(tmp_path) == older.pid, what="the older one")
+        wait_for(lambda: holder(tmp_path) == older.pid, what="the older one")
         upgraded = ProcessWatchdog(state_root=tmp_path, events=tmp_path / "events.jsonl", socket_name=real_tmux.socket,
                                    timing=TIMING, grace_seconds=5, version="2")  # fmt: skip
         upgraded.arm(SystemClock().monotonic() + 60)
