@@ -177,8 +177,8 @@ class UseCases:
     def workspaces(self) -> Workspaces:
         ports = self.ports
         return Workspaces(
-            port=ports.workspace, tmux=self.tmux, store=ports.store, events=ports.events, clock=ports.clock,
-            config=self.configs.workspace, tracker_for=ports.tracker_for,
+            port=ports.workspace, tmux=self.tmux, uow=self.uow, config=self.configs.workspace,
+            tracker_for=ports.tracker_for,
         )  # fmt: skip
 
     @cached_property
