@@ -34,6 +34,7 @@ from app.usecases.delivery.watch import HarnessWatch
 from app.usecases.delivery.workspaces import WorkspaceConfig, Workspaces
 from app.usecases.unit_of_work import UnitOfWork
 from app.usecases.views.fleet import Fleet
+from app.usecases.views.session_listing import SessionsListing
 from app.usecases.views.sessions_admin import AdminConfig, SessionsAdmin
 from domain.cluster import LeaseTiming
 from domain.ledger import PRUNE_MARGIN, Authorized
@@ -294,11 +295,18 @@ class UseCases:
 
     @cached_property
     def sessions_admin(self) -> SessionsAdmin:
-        ports, close = self.ports, self.configs.close
+        close = self.configs.close
         return SessionsAdmin(
-            cluster=ports.cluster, tmux=self.tmux, store=ports.store, events=ports.events, closer=self.closer,
-            watch=self.watch, harnesses=self.configs.spawn.harnesses, clock=ports.clock,
+            uow=self.uow, views=self.sessions_listing, tmux=self.tmux, watch=self.watch, closer=self.closer,
             config=AdminConfig(grace_seconds=close.grace_seconds, keep_session_on_close=close.keep_session_on_close),
+        )  # fmt: skip
+
+    @cached_property
+    def sessions_listing(self) -> SessionsListing:
+        ports = self.ports
+        return SessionsListing(
+            cluster=ports.cluster, tmux=self.tmux, store=self.uow.store, watch=self.watch,
+            harnesses=self.configs.spawn.harnesses, clock=ports.clock,
         )  # fmt: skip
 
     @cached_property
