@@ -321,7 +321,7 @@ class UseCases:
     def fleet(self) -> Fleet:
         ports, key = self.ports, self.configs.heartbeat_key
         return Fleet(
-            admin=self.sessions_admin, store=ports.store, cluster=ports.cluster,
+            admin=self.sessions_admin, uow=self.uow, cluster=ports.cluster,
             tmux=ports.tmux,  # the page only reads a pane's last lines
-            events=ports.events, clock=ports.clock, heartbeat=lambda: ports.store.meta().get(key), asks=self.asks,
+            heartbeat=lambda: ports.store.meta().get(key), asks=self.asks,
         )  # fmt: skip

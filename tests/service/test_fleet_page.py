@@ -32,8 +32,8 @@ TOKEN = "t0ken-for-the-page"
 def _page(world: World, log: Path, token: str = TOKEN) -> FleetPage:
     assert world.cluster is not None
     fleet = Fleet(
-        admin=world.admin(), store=world.store, cluster=world.cluster, tmux=world.tmux,
-        events=world.events, clock=world.clock, heartbeat=lambda: world.store.meta().get(HEARTBEAT),
+        admin=world.admin(), uow=world.uow, cluster=world.cluster, tmux=world.tmux,
+        heartbeat=lambda: world.store.meta().get(HEARTBEAT),
     )  # fmt: skip
     return FleetPage(fleet=fleet, feed=Feed(log, Tail), guard=Guard(token), now=world.clock.now, where="here")
 

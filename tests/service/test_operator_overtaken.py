@@ -44,3 +44,14 @@ def test_a_reopen_overtaken_by_another_save_of_the_closed_record_reopens_it() ->
 
     assert reopened and world.record(ref).status is SessionStatus.ACTIVE
     assert len(world.events.named(Event.SESSION_REOPENED)) == 1
+
+
+def test_a_page_pause_overtaken_by_another_save_of_the_ledger_pauses_it_and_keeps_that_save() -> None:
+    store = OvertakingStore()
+    world = World(store=store)
+    ref = world.watched()
+    store.before_save = lambda: store.save_ledger(replace(world.ledger(ref), stopped=True))
+
+    paused = world.usecases.fleet.pause(ref, paused=True)
+
+    assert paused and world.ledger(ref).paused and world.ledger(ref).stopped
