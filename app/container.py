@@ -460,9 +460,7 @@ class Container(containers.DeclarativeContainer):
     daemon = providers.Factory(
         Daemon,
         cycle=poll_cycle,
-        store=store,
-        events=events,
-        clock=clock,
+        uow=usecases.provided.uow,
         lock=lock,
         interval_seconds=settings.provided.polling.interval_seconds,
         version=providers.Callable(version),

@@ -53,8 +53,7 @@ def items_view_bytes(items: int, sessions: int, log: Path) -> tuple[int, float]:
         world.store.save_ledger(Ledger(item=WorkItemRef(REPO, number), baseline_at=world.clock.now()))
     assert world.cluster is not None
     fleet = Fleet(
-        admin=world.admin(), store=world.store, cluster=world.cluster, tmux=world.tmux,
-        events=world.events, clock=world.clock,
+        admin=world.admin(), uow=world.uow, cluster=world.cluster, tmux=world.tmux,
     )  # fmt: skip
     page = FleetPage(fleet=fleet, feed=Feed(log, Tail), guard=Guard(""), now=world.clock.now, where="bench")
     start = time.perf_counter()

@@ -34,6 +34,7 @@ from app.usecases.delivery.watch import HarnessWatch
 from app.usecases.delivery.workspaces import WorkspaceConfig, Workspaces
 from app.usecases.unit_of_work import UnitOfWork
 from app.usecases.views.fleet import Fleet
+from app.usecases.views.session_listing import SessionsListing
 from app.usecases.views.sessions_admin import AdminConfig, SessionsAdmin
 from domain.cluster import LeaseTiming
 from domain.ledger import PRUNE_MARGIN, Authorized
@@ -177,8 +178,8 @@ class UseCases:
     def workspaces(self) -> Workspaces:
         ports = self.ports
         return Workspaces(
-            port=ports.workspace, tmux=self.tmux, store=ports.store, events=ports.events, clock=ports.clock,
-            config=self.configs.workspace, tracker_for=ports.tracker_for,
+            port=ports.workspace, tmux=self.tmux, uow=self.uow, config=self.configs.workspace,
+            tracker_for=ports.tracker_for,
         )  # fmt: skip
 
     @cached_property
@@ -294,11 +295,18 @@ class UseCases:
 
     @cached_property
     def sessions_admin(self) -> SessionsAdmin:
-        ports, close = self.ports, self.configs.close
+        close = self.configs.close
         return SessionsAdmin(
-            cluster=ports.cluster, tmux=self.tmux, store=ports.store, events=ports.events, closer=self.closer,
-            watch=self.watch, harnesses=self.configs.spawn.harnesses, clock=ports.clock,
+            uow=self.uow, views=self.sessions_listing, tmux=self.tmux, watch=self.watch, closer=self.closer,
             config=AdminConfig(grace_seconds=close.grace_seconds, keep_session_on_close=close.keep_session_on_close),
+        )  # fmt: skip
+
+    @cached_property
+    def sessions_listing(self) -> SessionsListing:
+        ports = self.ports
+        return SessionsListing(
+            cluster=ports.cluster, tmux=self.tmux, store=self.uow.store, watch=self.watch,
+            harnesses=self.configs.spawn.harnesses, clock=ports.clock,
         )  # fmt: skip
 
     @cached_property
@@ -313,7 +321,7 @@ class UseCases:
     def fleet(self) -> Fleet:
         ports, key = self.ports, self.configs.heartbeat_key
         return Fleet(
-            admin=self.sessions_admin, store=ports.store, cluster=ports.cluster,
+            admin=self.sessions_admin, uow=self.uow, cluster=ports.cluster,
             tmux=ports.tmux,  # the page only reads a pane's last lines
-            events=ports.events, clock=ports.clock, heartbeat=lambda: ports.store.meta().get(key), asks=self.asks,
+            heartbeat=lambda: ports.store.meta().get(key), asks=self.asks,
         )  # fmt: skip

@@ -218,9 +218,7 @@ def test_an_allow_pushed_by_a_webhook_runs_the_tool_and_the_comments_turn_ends_w
     world.cycle()  # delivered: its turn asks to run a tool
     daemon = Daemon(
         cycle=world.poll,
-        store=world.store,
-        events=world.events,
-        clock=world.clock,
+        uow=world.uow,
         lock=_Lock(),
         interval_seconds=3600,
         version="1.0.0",

@@ -97,9 +97,7 @@ def _one(loop: ClaudeLoop, fresh: AnthropicStandIn, number: int, *, webhook: boo
     ref = world.item(number)
     daemon = Daemon(
         cycle=world.poll,
-        store=world.store,
-        events=world.events,
-        clock=world.clock,
+        uow=world.uow,
         lock=_Lock(),
         interval_seconds=3600,
         version="1.0.0",

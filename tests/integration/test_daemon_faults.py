@@ -36,9 +36,7 @@ def test_faults_a_state_database_locked_by_another_process_fails_the_cycle_clean
 
     daemon = Daemon(
         cycle=world.poll,
-        store=world.store,
-        events=world.events,
-        clock=world.clock,
+        uow=world.uow,
         lock=lock,
         interval_seconds=60,
         version="1.0.0",

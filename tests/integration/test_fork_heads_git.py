@@ -12,6 +12,7 @@ import pytest
 from adapters.git.adapter import GitWorkspaces
 from app.usecases.cycle.meta import vouch
 from app.usecases.delivery.workspaces import WorkspaceConfig, Workspaces
+from app.usecases.unit_of_work import UnitOfWork
 from domain.events import Event
 from domain.model import ItemKind, WorkItem
 from domain.refs import RepoRef, WorkItemRef
@@ -41,9 +42,7 @@ class Rig:
         self.workspaces = Workspaces(
             port=self.port,
             tmux=FakeTmux(),
-            store=self.store,
-            events=self.events,
-            clock=FakeClock(),
+            uow=UnitOfWork(store=self.store, events=self.events, clock=FakeClock()),
             config=WorkspaceConfig(mode=WorkspaceMode.WORKTREE, setup=setup, trust_forks=trust_forks),
             tracker_for=lambda _ref: self.tracker,
         )

@@ -16,6 +16,7 @@ import pytest
 
 from adapters.git.adapter import GitWorkspaces
 from app.usecases.delivery.workspaces import WorkspaceConfig, Workspaces
+from app.usecases.unit_of_work import UnitOfWork
 from domain.errors import WorkspaceError
 from domain.events import Event
 from domain.model import SessionRecord, SessionStatus, WorkItem
@@ -68,9 +69,7 @@ class Rig:
         self.workspaces = Workspaces(
             port=self.port,
             tmux=self.tmux,
-            store=self.store,
-            events=self.events,
-            clock=FakeClock(),
+            uow=UnitOfWork(store=self.store, events=self.events, clock=FakeClock()),
             config=WorkspaceConfig(mode=WorkspaceMode.WORKTREE, **config),  # type: ignore[arg-type]
         )
 

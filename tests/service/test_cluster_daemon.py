@@ -77,7 +77,7 @@ def test_while_the_database_is_away_no_delivery_is_counted_sessions_keep_running
             daemon.stop()
 
     daemon = Daemon(
-        cycle=world.poll, store=store, events=world.events, clock=world.clock, lock=lock, interval_seconds=5,
+        cycle=world.poll, uow=world.uow, lock=lock, interval_seconds=5,
         version="1.0.0", wait=wait,
     )  # fmt: skip
     daemon.run()

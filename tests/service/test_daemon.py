@@ -51,9 +51,7 @@ def _daemon(world: World, lock: FakeLock, waits: list[float], *, stop_after: int
 
     daemon = Daemon(
         cycle=world.poll,
-        store=world.store,
-        events=world.events,
-        clock=world.clock,
+        uow=world.uow,
         lock=lock,
         interval_seconds=60,
         version="1.0.0",
@@ -110,9 +108,7 @@ def test_a_pushed_comment_wakes_the_daemon_before_the_interval_is_up() -> None:
     comment = Comment("9001", ref, "alice", "pushed only", world.clock.now())  # not in the poll stream
     daemon = Daemon(
         cycle=world.poll,
-        store=world.store,
-        events=world.events,
-        clock=world.clock,
+        uow=world.uow,
         lock=FakeLock(),
         interval_seconds=3600,
         version="1.0.0",
@@ -168,9 +164,7 @@ def test_faults_a_daemon_whose_state_store_cannot_be_written_keeps_running_says_
 
     daemon = Daemon(
         cycle=world.poll,
-        store=world.store,
-        events=world.events,
-        clock=world.clock,
+        uow=world.uow,
         lock=lock,
         interval_seconds=60,
         version="1.0.0",
@@ -233,9 +227,7 @@ def test_a_request_made_between_cycles_is_posted_before_the_next_cycle() -> None
     ref = world.watched()
     daemon = Daemon(
         cycle=world.poll,
-        store=world.store,
-        events=world.events,
-        clock=world.clock,
+        uow=world.uow,
         lock=FakeLock(),
         interval_seconds=3600,
         version="1.0.0",

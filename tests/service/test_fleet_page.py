@@ -32,8 +32,8 @@ TOKEN = "t0ken-for-the-page"
 def _page(world: World, log: Path, token: str = TOKEN) -> FleetPage:
     assert world.cluster is not None
     fleet = Fleet(
-        admin=world.admin(), store=world.store, cluster=world.cluster, tmux=world.tmux,
-        events=world.events, clock=world.clock, heartbeat=lambda: world.store.meta().get(HEARTBEAT),
+        admin=world.admin(), uow=world.uow, cluster=world.cluster, tmux=world.tmux,
+        heartbeat=lambda: world.store.meta().get(HEARTBEAT),
     )  # fmt: skip
     return FleetPage(fleet=fleet, feed=Feed(log, Tail), guard=Guard(token), now=world.clock.now, where="here")
 
@@ -222,7 +222,7 @@ def test_the_daemon_panel_says_the_github_budget_left_and_its_reset(tmp_path: Pa
     reset = datetime(2026, 12, 1, 16, 42, 30, tzinfo=UTC).timestamp()
     world.tracker.budget_seen = RateBudget(remaining=4873, limit=5000, reset_epoch=reset)
     daemon = Daemon(
-        cycle=world.poll, store=world.store, events=world.events, clock=world.clock, lock=_Lock(),
+        cycle=world.poll, uow=world.uow, lock=_Lock(),
         interval_seconds=60, version="t",
     )  # fmt: skip
     daemon.run(once=True)  # the cycle's heartbeat carries what the tracker's replies said

@@ -67,8 +67,8 @@ def _blocked(world: World) -> WorkItemRef:
 def _page(world: World, log: Path) -> FleetPage:
     assert world.cluster is not None
     fleet = Fleet(
-        admin=world.admin(), store=world.store, cluster=world.cluster, tmux=world.tmux,
-        events=world.events, clock=world.clock, heartbeat=lambda: world.store.meta().get(HEARTBEAT),
+        admin=world.admin(), uow=world.uow, cluster=world.cluster, tmux=world.tmux,
+        heartbeat=lambda: world.store.meta().get(HEARTBEAT),
     )  # fmt: skip
     return FleetPage(fleet=fleet, feed=Feed(log, Tail), guard=Guard(TOKEN), now=world.clock.now, where="here")
 

@@ -40,8 +40,8 @@ QUESTION = {
 
 def _page(world: World, log: Path) -> FleetPage:
     assert world.cluster is not None
-    fleet = Fleet(admin=world.admin(), store=world.store, cluster=world.cluster, tmux=world.tmux,
-                  events=world.events, clock=world.clock, asks=world.asks)  # fmt: skip
+    fleet = Fleet(admin=world.admin(), uow=world.uow, cluster=world.cluster, tmux=world.tmux,
+                  asks=world.asks)  # fmt: skip
     return FleetPage(fleet=fleet, feed=Feed(log, Tail), guard=Guard(TOKEN), now=world.clock.now, where="here")
 
 

@@ -91,8 +91,7 @@ def test_a_comments_row_names_its_author_a_short_excerpt_and_its_link() -> None:
 
 
 def _item_page(world: World, log: Path, ref: WorkItemRef) -> str:
-    fleet = Fleet(admin=world.admin(), store=world.store, cluster=world.cluster, tmux=world.tmux,  # type: ignore[arg-type]
-                  events=world.events, clock=world.clock)  # fmt: skip
+    fleet = Fleet(admin=world.admin(), uow=world.uow, cluster=world.cluster, tmux=world.tmux)  # type: ignore[arg-type]
     page = FleetPage(fleet=fleet, feed=Feed(log, Tail), guard=Guard(TOKEN), now=world.clock.now, where="here")
     answer = page(Request("GET", "/item", {"ref": str(ref)}, {"authorization": f"Bearer {TOKEN}"}))
     assert isinstance(answer, Response)

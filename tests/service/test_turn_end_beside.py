@@ -25,9 +25,7 @@ def _receipts(world: World) -> FakeReceipts:
 def _daemon(world: World) -> Daemon:
     return Daemon(
         cycle=world.poll,
-        store=world.store,
-        events=world.events,
-        clock=world.clock,
+        uow=world.uow,
         lock=FakeLock(),
         interval_seconds=3600,
         version="1.0.0",

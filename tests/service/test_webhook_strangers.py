@@ -46,7 +46,7 @@ def _received(world: World, ref: WorkItemRef) -> list[str]:
 def _running(world: World, intake: WebhookIntake) -> Iterator[Daemon]:
     """The daemon in a thread, an hour between cycles: only a wake makes anything happen sooner."""
     daemon = Daemon(
-        cycle=world.poll, store=world.store, events=world.events, clock=world.clock, lock=FakeLock(),
+        cycle=world.poll, uow=world.uow, lock=FakeLock(),
         interval_seconds=3600, version="1.0.0",
     )  # fmt: skip
     intake.notify = daemon.wake

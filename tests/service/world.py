@@ -20,6 +20,7 @@ from app.usecases.delivery.item_worker import ItemWorker
 from app.usecases.delivery.spawner import SpawnConfig, Spawner
 from app.usecases.delivery.watch import HarnessWatch
 from app.usecases.delivery.workspaces import WorkspaceConfig, Workspaces
+from app.usecases.unit_of_work import UnitOfWork
 from app.usecases.views.sessions_admin import AdminConfig, SessionsAdmin
 from app.usecases.wiring import Configs, PortSet, UseCases
 from domain.cluster import LeaseTiming
@@ -132,6 +133,10 @@ class World:
         )
 
     # --- the use cases, as the container has them ------------------------------------
+
+    @property
+    def uow(self) -> UnitOfWork:
+        return self.usecases.uow
 
     @property
     def leases(self) -> Leases:

@@ -22,9 +22,9 @@ from app.usecases.cycle.poll import CycleSummary, PollCycle
 from app.usecases.cycle.receipt_watch import ReceiptWatch
 from app.usecases.cycle.trouble import Trouble
 from app.usecases.delivery.watch import HarnessWatch
+from app.usecases.unit_of_work import InUnitOfWork, UnitOfWork
 from domain.errors import StoreUnreachable
 from domain.events import Event, Level
-from domain.ports import ClockPort, EventSink, StateStore
 
 HEARTBEAT = "heartbeat"
 # `status` holds the lock shared for an instant to see whether a poller holds it: not a poller
@@ -56,11 +56,9 @@ class Blocked(Exception):
 
 
 @dataclass
-class Daemon:
+class Daemon(InUnitOfWork):
     cycle: PollCycle
-    store: StateStore
-    events: EventSink
-    clock: ClockPort
+    uow: UnitOfWork  # its heartbeat, a meta value, has no version: no conflict to settle
     lock: Lock
     interval_seconds: float
     version: str

@@ -1,4 +1,6 @@
-"""The state store's small named values (its `meta`): what they are called, and how they read."""
+"""The state store's small named values (its `meta`): what they are called, and how they read.
+A value here has no version: the last write wins, so a write never loses to another writer and
+has no `StaleWrite` for the unit of work's save to settle."""
 
 from __future__ import annotations
 

@@ -8,11 +8,12 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from app.usecases.cycle.meta import save_vouched_tree, vouch, vouched_head, vouched_tree
+from app.usecases.unit_of_work import UnitOfWork
 from domain.errors import LoopError, TrackerError, WorkspaceError
 from domain.events import Event, Level
 from domain.model import ItemKind, PullHead, SessionRecord, SessionStatus, WorkItem
 from domain.policy import Decision
-from domain.ports import ClockPort, EventSink, StateStore, TmuxPort, TrackerPort, WorkspacePort
+from domain.ports import TmuxPort, TrackerPort, WorkspacePort
 from domain.refs import Naming, WorkItemRef
 from domain.vouching import Checkout, VouchedTree, vouched_tree_decision
 from domain.workspace import (
@@ -64,18 +65,14 @@ class Workspaces:
         *,
         port: WorkspacePort,
         tmux: TmuxPort,
-        store: StateStore,
-        events: EventSink,
-        clock: ClockPort,
+        uow: UnitOfWork,
         config: WorkspaceConfig,
         tracker_for: Callable[[WorkItemRef], TrackerPort] | None = None,
     ) -> None:
         self._tracker_for = tracker_for  # None: no pull request's head can be told, so none is vouched for
         self._port = port
         self._tmux = tmux
-        self._store = store
-        self._events = events
-        self._clock = clock
+        self._store, self._events, self._clock = uow.store, uow.events, uow.clock
         self._config = config
 
     def holding(self, item: WorkItem) -> AbstractContextManager[None]:

@@ -11,6 +11,7 @@ from typing import Any
 from app.usecases.cluster.cluster_view import ClusterView, cluster_view
 from app.usecases.cluster.slot_wait import waits
 from app.usecases.delivery.asks import Asks
+from app.usecases.unit_of_work import Lost, UnitOfWork
 from app.usecases.views.sessions_admin import ResetPlan, SessionsAdmin, SessionView, UnknownWorkItem
 from domain.asks import Answer, OpenRequest
 from domain.control import control_of
@@ -21,7 +22,7 @@ from domain.item_facts import status_of
 from domain.ledger import Ledger
 from domain.model import SessionStatus
 from domain.policy import Decision
-from domain.ports import ClockPort, ClusterPort, EventSink, StateStore, TmuxPort
+from domain.ports import ClusterPort, TmuxPort
 from domain.refs import RepoRef, WorkItemRef
 
 PAGE = "page"  # the `source` of every event an action on the page writes
@@ -65,16 +66,15 @@ class Fleet:
         self,
         *,
         admin: SessionsAdmin,
-        store: StateStore,
+        uow: UnitOfWork,
         cluster: ClusterPort,
         tmux: TmuxPort,
-        events: EventSink,
-        clock: ClockPort,
         heartbeat: Callable[[], str | None] = lambda: None,
         asks: Asks | None = None,
     ) -> None:
-        self._admin, self._store, self._cluster, self._tmux = admin, store, cluster, tmux
-        self._events, self._clock, self._heartbeat, self._asks = events, clock, heartbeat, asks
+        self._admin, self._uow, self._cluster, self._tmux = admin, uow, cluster, tmux
+        self._store, self._events = uow.store, uow.events
+        self._heartbeat, self._asks = heartbeat, asks
 
     def hosts(self) -> ClusterView:
         return cluster_view(self._cluster, self._store.sessions())
@@ -161,13 +161,25 @@ class Fleet:
 
     def pause(self, item: WorkItemRef, *, paused: bool) -> bool:
         """Comments to the item wait (or are delivered again); False when it already was so."""
-        with self._store.transaction():
-            ledger = self._store.ledger(item)
-            if ledger is None:
-                raise UnknownWorkItem(item, what="ledger")
-            if ledger.paused == paused:
-                return False
-            self._store.save_ledger(replace(ledger, paused=paused))
+        ledger = self._store.ledger(item)
+        if ledger is None:
+            raise UnknownWorkItem(item, what="ledger")
+        if ledger.paused == paused:
+            return False
+        # the daemon may save the ledger meanwhile: decided again while it is not yet so; a
+        # conflict on every try reaches the page, whose action is then not done
+        saved = self._uow.save(
+            lambda stored: self._store.save_ledger(replace(stored, paused=paused)),
+            read=lambda: self._store.ledger(item),
+            value=ledger,
+            tries=3,
+            again=lambda stored: stored.paused != paused,
+            lost=Lost.RAISE,
+        )
+        if saved.value is None:
+            raise UnknownWorkItem(item, what="ledger")
+        if not saved.won:
+            return False
         if paused:
             self._events.emit(Event.DELIVERY_PAUSED, source=PAGE, work_item=str(item))
         else:

@@ -1,5 +1,5 @@
 """Looking at the sessions: each record with what tmux says of its harness's pane now and what the
-harness last said (its receipts). `SessionsAdmin` lists with it. What a view shows is made in
+harness last said (its receipts): it only reads the store. `SessionsAdmin` lists with it. What a view shows is made in
 `app.usecases.views.session_shown`, which the lean start of `sessions list` (`app.cli.lean_listing`)
 shows its own reading of the store's rows with.
 """
@@ -113,6 +113,15 @@ class SessionsListing:
         if ledger is None or not (ledger.paused or ledger.stopped):
             return replace(view, shows=shows)
         return replace(view, paused=ledger.paused, stopped=ledger.stopped, shows=shows)
+
+    def viewed(self, record: SessionRecord) -> SessionView:
+        """One record, looked at as `listing` looks at each (only its own tmux is asked)."""
+        if not self.shared or self.cluster is None:
+            return self._held(self._view(record))
+        holder = next((lease.host for lease in self.cluster.leases() if lease.item == record.item and lease.live), "")
+        if holder == self.cluster.host:
+            return self._held(replace(self._view(record), host=holder))
+        return self._held(SessionView(record, SessionState.UNKNOWN, HarnessState.UNKNOWN, host=holder, here=False))
 
     def _view(self, record: SessionRecord) -> SessionView:
         probe = self.tmux.probe(record.target, mark=record.spawn_id, pane=record.pane_id)

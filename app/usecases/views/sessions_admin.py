@@ -8,12 +8,14 @@ from datetime import timedelta
 
 from app.usecases.cycle.meta import armed_floor_key, save_requests_made
 from app.usecases.delivery.closing import Closer
+from app.usecases.delivery.watch import HarnessWatch
+from app.usecases.unit_of_work import InUnitOfWork, Lost, UnitOfWork
 from app.usecases.views.session_listing import STOPPED, SessionsListing, SessionView
+from app.usecases.views.session_shown import HeldItem
 from domain.errors import LoopError
 from domain.events import Event
 from domain.model import ClosedBy, SessionRecord, SessionState, SessionStatus
-from domain.ports import EventSink
-from domain.receipts import HarnessState
+from domain.ports import TmuxPort
 from domain.refs import TmuxTarget, WorkItemRef
 
 __all__ = ["STOPPED", "AdminConfig", "Attachment", "ResetPlan", "SessionView", "SessionsAdmin", "UnknownWorkItem"]
@@ -78,20 +80,27 @@ class Attachment:
 
 
 @dataclass(kw_only=True, eq=False)
-class SessionsAdmin(SessionsListing):
-    events: EventSink
+class SessionsAdmin(InUnitOfWork):
+    uow: UnitOfWork
+    views: SessionsListing  # what it shows, read from the same store
+    tmux: TmuxPort
+    watch: HarnessWatch
     closer: Closer
     config: AdminConfig
 
+    @property
+    def shared(self) -> bool:
+        return self.views.shared
+
+    def listing(self, status: SessionStatus | str | None = None) -> list[SessionView]:
+        return self.views.listing(status)
+
+    def listed(self, status: SessionStatus | str | None = None) -> list[SessionView | HeldItem]:
+        return self.views.listed(status)
+
     def view(self, item: WorkItemRef) -> SessionView:
         """One item's session, looked at as `listing` looks at each (only its own tmux is asked)."""
-        record = self._record(item)
-        if not self.shared or self.cluster is None:
-            return self._held(self._view(record))
-        holder = next((lease.host for lease in self.cluster.leases() if lease.item == item and lease.live), "")
-        if holder == self.cluster.host:
-            return self._held(replace(self._view(record), host=holder))
-        return self._held(SessionView(record, SessionState.UNKNOWN, HarnessState.UNKNOWN, host=holder, here=False))
+        return self.views.viewed(self._record(item))
 
     def attachment(self, item: WorkItemRef, *, read_only: bool) -> Attachment:
         record = self._record(item)
@@ -163,21 +172,43 @@ class SessionsAdmin(SessionsListing):
         record = self._record(item)
         if record.status is not SessionStatus.CLOSED:
             return False
-        opened = replace(
-            record,
-            status=SessionStatus.ACTIVE,
-            closed_by=None,
-            closed_notice="",
-            updated_at=self.clock.now(),
-            last_event=Event.SESSION_REOPENED.value,
+        reopened: list[SessionRecord] = []  # the closed record the save landed on
+
+        def opened(closed: SessionRecord) -> SessionRecord:
+            saved = self.store.save_session(
+                replace(
+                    closed,
+                    status=SessionStatus.ACTIVE,
+                    closed_by=None,
+                    closed_notice="",
+                    updated_at=self.clock.now(),
+                    last_event=Event.SESSION_REOPENED.value,
+                )
+            )
+            reopened.append(closed)
+            return saved
+
+        # the daemon may save the record meanwhile: decided again while it is still closed; a
+        # conflict on every try reaches the operator, whose command is then not done
+        saved = self.uow.save(
+            opened,
+            read=lambda: self.store.session(item),
+            value=record,
+            tries=3,
+            again=lambda stored: stored.status is SessionStatus.CLOSED,
+            lost=Lost.RAISE,
         )
-        self.store.save_session(opened)
+        if saved.value is None:
+            raise UnknownWorkItem(item, what="session record")
+        if not saved.won:
+            return False
+        closed_by = reopened[-1].closed_by
         self.events.emit(
             Event.SESSION_REOPENED,
             source=source,
             work_item=str(item),
             target=record.target.name,
-            closed_by=record.closed_by.value if record.closed_by else None,
+            closed_by=closed_by.value if closed_by else None,
         )
         return True
 
