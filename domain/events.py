@@ -418,6 +418,13 @@ class Event(enum.Enum):
         "The operator moved an item to another host (`sessions move`): its session here ended, and `to` starts "
         "it, resuming the conversation where the harness can, else fresh.",
     )
+    RECEIPTS_LOOK_FAILED = (
+        "receipts.look_failed",
+        "A look the daemon takes at the receipts beside the cycle (`look`: `asks`, what the agents ask; "
+        "`turn-ends`, their turns that ended) failed (`cause`: the error, never a comment's words); the other "
+        "looks go on, and this one is taken again at its next interval. Said once for a fault that repeats, "
+        "until the look succeeds again.",
+    )
     STORE_UNREACHABLE = (
         "store.unreachable",
         "The state store's database could not be reached (`cause`): no delivery is counted, sessions keep "

@@ -19,7 +19,7 @@ from app.usecases.cluster.heartbeat import LeaseHeartbeat
 from app.usecases.cluster.orphans import Orphans
 from app.usecases.cycle.outage import StoreOutage
 from app.usecases.cycle.poll import CycleSummary, PollCycle
-from app.usecases.cycle.receipt_watch import ReceiptWatch
+from app.usecases.cycle.receipt_watch import Look, ReceiptWatch
 from app.usecases.cycle.trouble import Trouble
 from app.usecases.delivery.watch import HarnessWatch
 from app.usecases.unit_of_work import InUnitOfWork, UnitOfWork
@@ -185,9 +185,11 @@ class Daemon(InUnitOfWork):
                 f"started as pid {os.getpid()}, a cycle every {self.interval_seconds:g}s; "
                 "SIGTERM or Ctrl-C stops after the item in hand"
             )
-        looks = [(self.asks, self.ask_scan_seconds), (self.turns, self.turn_scan_seconds)]
+        looks = [("asks", self.asks, self.ask_scan_seconds), ("turn-ends", self.turns, self.turn_scan_seconds)]
         receipts = ReceiptWatch(
-            [(look, every) for look, every in looks if look is not None and not once], stopping=self._stop.is_set
+            [Look(name, take, every) for name, take, every in looks if take is not None and not once],
+            events=self.events,
+            stopping=self._stop.is_set,
         )
         receipts.start()
         try:

@@ -34,8 +34,7 @@ class Trouble:
     def failed(self, error: Exception, *, at: datetime, pause: float) -> None:
         self.cycles += 1
         self.since = self.since or at
-        # one line, nothing a terminal would act on: it is shown by `status` and on stderr
-        cause = "".join(c if c.isprintable() else " " for c in f"{type(error).__name__}: {error}")
+        cause = cause_of(error)
         self.events.emit(Event.POLLER_CYCLE_FAILED, level=Level.ERROR, cause=cause, cycles=self.cycles)
         self.report(f"cycle failed ({self.cycles} in a row), the next in {pause:g}s: {cause}")
         failing = {"since": self.since.isoformat(), "cycles": self.cycles, "cause": cause[:CAUSE_MAX]}
@@ -46,3 +45,9 @@ class Trouble:
             self.report(f"cycles succeed again after {self.cycles} failed")
             self.cycles, self.since = 0, None
             self.lock.note(dict(self.info))
+
+
+def cause_of(error: Exception) -> str:
+    """An error as an event's `cause`: its type and its words on one line, nothing a terminal would
+    act on (it is shown by `status`, `events` and on stderr)."""
+    return "".join(c if c.isprintable() else " " for c in f"{type(error).__name__}: {error}")
