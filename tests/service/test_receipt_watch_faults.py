@@ -78,9 +78,7 @@ def test_the_daemon_says_which_of_its_looks_failed_and_takes_the_others() -> Non
 
     daemon = Daemon(
         cycle=world.poll,
-        store=world.store,
-        events=world.events,
-        clock=world.clock,
+        uow=world.uow,
         lock=FakeLock(),
         interval_seconds=3600,
         version="1.0.0",
