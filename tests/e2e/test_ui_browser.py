@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from adapters.clock import SystemClock
+from adapters.eventlog.writer import JsonlEventLog
 from app.web.paging import EVENTS_PER_PAGE
 from domain.errors import StaleWrite
 from domain.events import Event
@@ -79,7 +80,9 @@ def _receipt_folder(loop: Loop) -> Path:
 
 
 def _parked(loop: Loop, ref: WorkItemRef) -> None:
-    """The item parked for an hour on a rate limit, as a failed turn parks it (its notice said)."""
+    """The item parked for an hour on a rate limit, as a failed turn parks it (its notice said): its
+    record saved with the park, then `session.parked` in the event log — the event is what the page
+    re-renders on (a comment held behind a parked or blocked agent writes none)."""
     store = loop.store()
     for _ in range(PROBES):  # the running daemon saves the record too: a save it beat is made again
         record = store.session(ref)
@@ -87,9 +90,12 @@ def _parked(loop: Loop, ref: WorkItemRef) -> None:
         park = Park(ParkCause.RATE_LIMIT, CLOCK.now(), CLOCK.now() + timedelta(hours=1), noticed=True)
         try:
             store.save_session(replace(record, park=park))
-            return
         except StaleWrite:
             continue
+        JsonlEventLog(loop.log, clock=CLOCK.now).emit(
+            Event.SESSION_PARKED, work_item=str(ref), cause=park.cause.value, since=park.since.isoformat()
+        )
+        return
     raise AssertionError("the daemon saved the record on every try")
 
 
@@ -134,7 +140,6 @@ def test_a_comment_walks_its_journey_live_a_blocked_agent_shows_blocked(loop: Lo
 
     # its turn failed on the API: parked, in the attention tone and counted so, never a green idle
     _parked(loop, ref)
-    loop.comment(ref, "this one is held")  # any change re-renders the view
     page.wait_for_selector(f"tr[data-item='{ref}'] [data-state=parked][data-tone=attention]", timeout=20_000)
     assert page.locator("[data-count=parked]").inner_text() == "1"
     assert page.locator(f"tr[data-item='{ref}'] [data-state=idle]").count() == 0
