@@ -8,9 +8,11 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic.alias_generators import to_camel
 
-from app.config.harnesses import HarnessSettings, check_harnesses, merge_harnesses
+from app.config.harnesses import HarnessSettings, PermissionMode, check_harnesses, merge_harnesses
 from domain.model import SpawnMode
+from domain.receipts import ReceiptMode
 from domain.refs import DEFAULT_HOST, RepoRef
+from domain.routing import RepoPattern
 from domain.workspace import DEFAULT_CLONE_URL, DEFAULT_KEEP_IGNORED, WorkspaceMode, check_clone_url
 
 _LOGIN = re.compile(r"[A-Za-z0-9_.\[\]-]+")  # GitHub's, an Enterprise's `_shortcode`, an app's `[bot]`
@@ -239,6 +241,30 @@ class WorkspaceSettings(Section):
     )
 
 
+def _repo_pattern(text: str) -> str:
+    RepoPattern.parse(text, host=DEFAULT_HOST)  # raises BadPattern, a ValueError: pydantic names the key
+    return text.strip()
+
+
+class RuleSettings(Section):
+    """One `routing.rules` entry: which items it covers, and the agent they get."""
+
+    repos: tuple[Annotated[str, AfterValidator(_repo_pattern)], ...] = Field(
+        default=(),
+        description="Repositories whose items it covers: `owner/repo` (on `integrations.github.host`) or "
+        "`host/owner/repo`, each part a glob (`acme/*`, `acme/api-?`); any case. Empty: every repository.",
+    )
+    labels: tuple[str, ...] = Field(
+        default=(), description="Labels, any one of which an item must carry (any case). Empty: any item."
+    )
+    harness: str = Field(description="The harness its items get: a built-in or a key of `routing.harnesses`.")
+    permission_mode: PermissionMode | None = Field(
+        default=None,
+        description="Claude Code's `--permission-mode` for its items, over the harness's own `permissionMode` "
+        "(only for a harness with `receipts: claude`).",
+    )
+
+
 class RoutingSettings(Section):
     authorized_users: tuple[Annotated[str, AfterValidator(_user_entry)], ...] = Field(
         default=(),
@@ -252,7 +278,15 @@ class RoutingSettings(Section):
         description="When a new work item gets a session: `never`, `labeled` (has the source's label), `always`.",
     )
     default_harness: str = Field(
-        default="demo", description="Harness used for new sessions; a built-in or a key of `harnesses`."
+        default="demo",
+        description="Harness of a new session no rule of `rules` covers; a built-in or a key of `harnesses`. "
+        'Empty (`""`): only the rules pick, and an item none covers waits, told once on the item.',
+    )
+    rules: tuple[RuleSettings, ...] = Field(
+        default=(),
+        description="Which agent an item gets, in order: the first rule whose `repos` and `labels` match the item "
+        "picks its harness (and overrides), else `defaultHarness`. An item keeps the harness of its first spawn "
+        "(a changed rule never moves a live conversation); `the-loop start <harness>` changes it.",
     )
     harnesses: Annotated[dict[str, HarnessSettings], AfterValidator(check_harnesses)] = Field(
         default_factory=dict,
@@ -292,10 +326,28 @@ class RoutingSettings(Section):
     @model_validator(mode="after")
     def _default_harness_is_known(self) -> RoutingSettings:
         known = merge_harnesses(self.harnesses)
-        if self.default_harness not in known:
+        if self.default_harness and self.default_harness not in known:
             raise ValueError(
                 f"defaultHarness: unknown harness {self.default_harness!r} (known: {', '.join(sorted(known))})"
             )
+        if not self.default_harness and not self.rules:
+            raise ValueError('defaultHarness: empty ("": only the rules pick) but no `rules` are given')
+        return self
+
+    @model_validator(mode="after")
+    def _rules_name_known_harnesses(self) -> RoutingSettings:
+        known = merge_harnesses(self.harnesses)
+        for index, rule in enumerate(self.rules):
+            harness = known.get(rule.harness)
+            if harness is None:
+                raise ValueError(
+                    f"rules[{index}].harness: unknown harness {rule.harness!r} (known: {', '.join(sorted(known))})"
+                )
+            if rule.permission_mode and harness.receipts is not ReceiptMode.CLAUDE:
+                raise ValueError(
+                    f"rules[{index}].permissionMode: only a harness with `receipts: claude` takes one "
+                    f"({rule.harness!r} does not)"
+                )
         return self
 
     @model_validator(mode="after")

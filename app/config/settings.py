@@ -30,6 +30,7 @@ from domain.ledger import Authorized
 from domain.model import HarnessSpec, Reaction, Source, SpawnMode
 from domain.receipts import ReceiptMode
 from domain.refs import DEFAULT_HOST, RepoRef, WorkItemRef
+from domain.routing import RepoPattern, Rule
 
 PYTHON_PLACEHOLDER = "{python}"
 SLUG_PLACEHOLDER = "{slug}"
@@ -120,10 +121,41 @@ class Settings(BaseSettings):
     def harness_names(self) -> tuple[str, ...]:
         return tuple(sorted(merge_harnesses(self.routing.harnesses)))
 
-    def harness_spec(self, name: str | None = None) -> HarnessSpec:
-        """The harness `name` (default: `routing.defaultHarness`); `LookupError` if unknown."""
+    @property
+    def routing_rules(self) -> tuple[Rule, ...]:
+        """`routing.rules` as the domain matches them: a bare `owner/repo` is on `integrations.github.host`."""
+        host = self.integrations.github.host
+        return tuple(
+            Rule(
+                harness=rule.harness,
+                repos=tuple(RepoPattern.parse(text, host=host) for text in rule.repos),
+                labels=frozenset(label.casefold() for label in rule.labels),
+                permission_mode=rule.permission_mode or "",
+            )
+            for rule in self.routing.rules
+        )
+
+    @property
+    def routed_harnesses(self) -> tuple[str, ...]:
+        """Every harness a new session can get: the default's, then each rule's, once each."""
+        named = [self.routing.default_harness, *(rule.harness for rule in self.routing.rules)]
+        return tuple(dict.fromkeys(name for name in named if name))
+
+    def harness_variants(self) -> dict[tuple[str, str], HarnessSpec]:
+        """The harnesses as the rules that override their permission mode start them, by name and mode."""
+        return {
+            (rule.harness, rule.permission_mode): self.harness_spec(rule.harness, permission_mode=rule.permission_mode)
+            for rule in self.routing.rules
+            if rule.permission_mode
+        }
+
+    def harness_spec(self, name: str | None = None, *, permission_mode: str = "") -> HarnessSpec:
+        """The harness `name` (default: `routing.defaultHarness`), with `permission_mode` over its own
+        when given; `LookupError` if unknown."""
         name = name or self.routing.default_harness
         harness = merge_harnesses(self.routing.harnesses).get(name)
+        if harness is not None and permission_mode:
+            harness = harness.model_copy(update={"permission_mode": permission_mode})
         if harness is None or harness.binary is None:
             raise LookupError(f"unknown harness {name!r} (known: {', '.join(self.harness_names)})")
         ready = harness.ready_seconds

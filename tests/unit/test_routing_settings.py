@@ -1,0 +1,80 @@
+"""`routing.rules` as the configuration reads them: bad rules stop the daemon naming the rule."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from app.cli.main import main
+from app.config.settings import Settings
+from domain.routing import RepoPattern, Rule
+
+
+def _settings(routing: dict[str, object], **more: object) -> Settings:
+    return Settings.model_validate({"routing": routing, **more})
+
+
+def test_rules_read_as_the_domain_matches_them_with_a_bare_repository_on_the_configured_host() -> None:
+    settings = _settings(
+        {
+            "rules": [
+                {"repos": ["acme/api"], "harness": "claude", "permissionMode": "plan"},
+                {"labels": ["Codex"], "harness": "codex"},
+            ]
+        },
+        integrations={"github": {"host": "ghe.example.com"}},
+    )
+
+    assert settings.routing_rules == (
+        Rule("claude", (RepoPattern("ghe.example.com", "acme", "api"),), frozenset(), "plan"),
+        Rule("codex", (), frozenset({"codex"}), ""),
+    )
+    assert settings.routed_harnesses == ("demo", "claude", "codex")
+
+
+def test_a_rules_permission_mode_starts_its_harness_with_that_mode_and_the_harness_keeps_its_own() -> None:
+    settings = _settings({"rules": [{"repos": ["acme/api"], "harness": "claude", "permissionMode": "plan"}]})
+
+    variant = settings.harness_variants()[("claude", "plan")]
+
+    assert variant.args[variant.args.index("--permission-mode") + 1] == "plan"
+    own = settings.harness_spec("claude").args
+    assert own[own.index("--permission-mode") + 1] == "auto"
+
+
+@pytest.mark.parametrize(
+    ("routing", "says"),
+    [
+        (
+            {"rules": [{"harness": "demo"}, {"labels": ["x"], "harness": "nope"}]},
+            "rules[1].harness: unknown harness 'nope'",
+        ),
+        ({"rules": [{"repos": ["acme/[api"], "harness": "codex"}]}, "routing.rules.0.repos.0"),
+        ({"rules": [{"harness": "codex", "permissionMode": "plan"}]}, "rules[0].permissionMode: only a harness"),
+        ({"defaultHarness": ""}, "defaultHarness: empty"),
+        ({"rules": [{"labels": ["x"]}]}, "routing.rules.0.harness"),
+        ({"rules": [{"harness": "codex", "label": ["x"]}]}, "routing.rules.0.label"),
+    ],
+)
+def test_a_bad_rule_is_a_configuration_error_naming_the_rule(routing: dict[str, object], says: str) -> None:
+    with pytest.raises(ValidationError) as raised:
+        _settings(routing)
+
+    assert says in str(raised.value)
+
+
+def test_the_daemon_refuses_to_start_on_a_bad_rule_with_exit_2_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "loop.yaml").write_text(
+        "routing:\n  rules:\n    - harness: demo\n    - labels: [x]\n      harness: nope\n"
+    )
+
+    code = main(["--config", "loop.yaml", "poll", "--once"])
+
+    assert code == 2
+    assert "rules[1].harness: unknown harness 'nope'" in capsys.readouterr().err
+    assert not (tmp_path / ".the-loop").exists()  # nothing written
