@@ -106,6 +106,8 @@ def _spawn_config(settings: Settings) -> SpawnConfig:
     return SpawnConfig(
         harnesses=_harnesses(settings),
         default_harness=settings.routing.default_harness,
+        rules=settings.routing_rules,
+        variants=settings.harness_variants(),
         remain_on_exit=settings.routing.tmux.remain_on_exit,
         host=_host(settings),
         environ=dict(os.environ),

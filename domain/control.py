@@ -23,13 +23,14 @@ from domain.refs import WorkItemRef
 # it may start too (`@the-loop: please look`), so it makes a command only when nothing else follows
 _CONTROL_LINE = re.compile(r"[/@]?the-loop(?P<mark>[:,]?)[ \t]+(?P<word>\S+)(?:[ \t]+(?P<rest>.*))?", re.IGNORECASE)
 _WORDS = re.compile(r"\w")
+_HARNESS_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")  # a harness's name as configuration keys are written
 
 
 class Verb(enum.Enum):
     PAUSE = "pause"  # later comments wait: not attempted, no budget spent; the session runs on
     RESUME = "resume"  # the waiting comments are delivered, in order
     STOP = "stop"  # the session is closed as on an upstream close; later comments are not delivered
-    START = "start"  # spawn now (whatever spawnOnUnmatched says), or undo a stop
+    START = "start"  # spawn now (whatever spawnOnUnmatched says), or undo a stop; `start codex`: with that agent
     STATUS = "status"  # one reply: session, agent, last delivery, comments waiting, paused or not
     # answers to what the agent asks (domain/asks.py); the rest of the line is theirs
     ALLOW = "allow"  # the tool it asks for runs (`allow always`: and later ones of the session)
@@ -45,7 +46,7 @@ class Control:
     """A control comment's command; `verb` None: a word the-loop does not know."""
 
     verb: Verb | None
-    text: str = ""  # ALLOW, DENY, ANSWER: what follows the verb (DENY: the whole rest of the comment)
+    text: str = ""  # ALLOW, DENY, ANSWER: what follows the verb (DENY: all the rest); START: the harness named
 
 
 def control_of(body: str) -> Control | None:
@@ -61,6 +62,8 @@ def control_of(body: str) -> Control | None:
         if verb is Verb.DENY:  # the lines after the first are the reason too
             rest = f"{rest}\n{body.split(match.group(0), 1)[-1].strip()}".strip()
         return Control(verb, rest)
+    if verb is Verb.START and not match["mark"] and _HARNESS_NAME.fullmatch(rest):
+        return Control(verb, rest)  # `the-loop start codex`: the agent it asks for
     if _WORDS.search(rest):
         return None  # more words on the line: a sentence for the agent
     return Control(verb) if verb and not (match["mark"] or rest) else Control(None)

@@ -78,6 +78,21 @@ class Event(enum.Enum):
         "never retried.",
     )
     SESSION_SPAWNED = ("session.spawned", "A new tmux session was started for a work item (fresh conversation).")
+    SESSION_HARNESS_CHANGED = (
+        "session.harness_changed",
+        "`the-loop start <harness>` (`by`: a control comment's author, or `operator`: `sessions start --harness`) "
+        "gave the item another harness (`harness`, `was`): the earlier one was ended, a fresh conversation starts.",
+    )
+    SESSION_START_REQUESTED = (
+        "session.start_requested",
+        "An operator asked for the item's agent to start (`sessions start`; `harness`: the one named, if any); "
+        "the daemon starts it at its next look at the item.",
+    )
+    ROUTING_UNMATCHED = (
+        "routing.unmatched",
+        "No routing rule covers a work item that would get a session, and there is no default harness: its "
+        "comments wait (told once on the item) until `the-loop start <harness>` or a rule covers it.",
+    )
     SESSION_SPAWN_FAILED = (
         "session.spawn_failed",
         "A spawn was refused or failed; `remedy` names what the operator can do.",
@@ -205,7 +220,8 @@ class Event(enum.Enum):
     )
     CONTROL_REFUSED = (
         "control.refused",
-        "`the-loop start` met a session an operator closed: only `sessions reopen` undoes that.",
+        "`the-loop start` was not done (`reason`): it met a session an operator closed (only `sessions reopen` "
+        "undoes that), it named no configured harness, or the running harness could not be ended.",
     )
     POLL_NOT_FOR_AGENT = (
         "poll.not_for_agent",

@@ -79,6 +79,7 @@ class StartRequest:
     reason: str
     requested_at: datetime
     attempts: int = 0
+    harness: str = ""  # `the-loop start <harness>`: the item gets this one ("": the routing rules')
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +96,7 @@ class Ledger:
     stopped: bool = False  # `the-loop stop`: later comments are not delivered until `the-loop start`
     turns: tuple[Turn, ...] = ()  # delivered comments whose agent turn has not been seen to end
     horizon: datetime | None = None  # pruned: a comment written before it is history, its id dropped
+    unrouted_noticed: bool = False  # no rule and no default harness cover it: the item was told once
 
     @classmethod
     def first_sight(

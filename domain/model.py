@@ -299,6 +299,7 @@ class SessionRecord:
     harness_group: str = ""  # the process group the latest spawn's harness leads (TmuxPort.harness_group)
     # the item's title when it was last spawned: a closed item leaves the listing that names it
     title: str = ""
+    permission_mode: str = ""  # a routing rule's over its harness's own, kept for every spawn ("": its own)
 
     @property
     def slug(self) -> str:

@@ -87,6 +87,38 @@ def slot_wait_notice(item: WorkItemRef, *, since: datetime) -> str:
     )
 
 
+def unrouted_notice(item: WorkItemRef) -> str:
+    """No routing rule covers the item and there is no default harness: said once per item."""
+    return (
+        f"{_HEADER}This item has **no agent configured**: none of the-loop's routing rules "
+        "(`routing.rules`) covers it, and there is no default harness (`routing.defaultHarness`). Its "
+        "comments are kept, not lost; they are delivered once it has an agent.\n\n"
+        "To give it one, an authorized author writes `the-loop start <harness>` (a harness the operator "
+        f"configured), or the operator adds a rule that covers {item}.\n"
+    )
+
+
+def harness_started_notice(item: WorkItemRef, *, harness: str, was: str = "") -> str:
+    """`the-loop start <harness>` was done; `harness` and `was` are configured names, never a comment's text."""
+    switched = f" instead of **{was}**, in a fresh conversation (its earlier one was ended)" if was else ""
+    return (
+        f"{_HEADER}This item's agent is now **{harness}**{switched}. It starts with the item's text; the "
+        "comments after this one go to it.\n\n"
+        f"Every later respawn or resume keeps {harness}; `the-loop start <harness>` changes it again "
+        f"(item: {item}).\n"
+    )
+
+
+def unknown_harness_reply(known: tuple[str, ...]) -> str:
+    """`the-loop start <word>` named no harness this daemon has: the known ones, never what was written."""
+    names = ", ".join(f"`{name}`" for name in known)
+    return (
+        f"{_HEADER}That `the-loop start` names **no harness the-loop has**; nothing was done, and it was not "
+        f"passed to the agent.\n\nThe harnesses it has: {names}. Write `the-loop start` alone to start the "
+        "item's own agent.\n"
+    )
+
+
 def closed_notice(comment: Comment) -> str:
     """Said once per period an operator keeps the item's session closed, naming the comment that
     found it closed — never its text."""

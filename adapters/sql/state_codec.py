@@ -117,11 +117,17 @@ def encode_ledger(ledger: Ledger) -> str:
             "armed_at": _when(ledger.armed_at),
             "start": None
             if start is None
-            else {"reason": start.reason, "requested_at": _when(start.requested_at), "attempts": start.attempts},
+            else {
+                "reason": start.reason,
+                "requested_at": _when(start.requested_at),
+                "attempts": start.attempts,
+                "harness": start.harness,
+            },
             "paused": ledger.paused,
             "stopped": ledger.stopped,
             "turns": [{"comment": t.comment_id, "kind": t.kind.value, "spawn": t.spawn} for t in ledger.turns],
             "horizon": _when(ledger.horizon),
+            "unrouted_noticed": ledger.unrouted_noticed,
         }
     )
 
@@ -148,11 +154,14 @@ def decode_ledger(text: str, *, version: int) -> Ledger:
         armed_at=_from_when(data.get("armed_at")),
         start=None
         if start is None
-        else StartRequest(start["reason"], _required_when(start["requested_at"]), start["attempts"]),
+        else StartRequest(
+            start["reason"], _required_when(start["requested_at"]), start["attempts"], start.get("harness", "")
+        ),
         paused=bool(data.get("paused", False)),
         stopped=bool(data.get("stopped", False)),
         turns=tuple(Turn(t["comment"], CommentKind(t["kind"]), t["spawn"]) for t in data.get("turns", ())),
         horizon=_from_when(data.get("horizon")),
+        unrouted_noticed=bool(data.get("unrouted_noticed", False)),
     )
 
 
@@ -192,6 +201,7 @@ def encode_session(record: SessionRecord) -> str:
             "naming": record.naming.value,
             "park": _park_to_json(record.park),
             "harness_group": record.harness_group,
+            "permission_mode": record.permission_mode,
             "title": record.title,
         }
     )
@@ -269,6 +279,7 @@ def decode_session(text: str, *, version: int) -> SessionRecord:
         requests_made=int(data.get("requests_made", 0)),
         closed_notice=data.get("closed_notice", ""),
         harness_group=data.get("harness_group", ""),  # records from before harness groups were kept have none
+        permission_mode=data.get("permission_mode", ""),  # records from before routing rules have none
         host=data.get("host", ""),  # records from before clusters ran on the one host there was
         previous_host=data.get("previous_host", ""),
         # a record from before names were injective keeps the names its session, receipts and

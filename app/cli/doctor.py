@@ -114,11 +114,31 @@ def diagnose(
         yield _check(
             server, partial(probe.tmux_server, socket), f"check `tmux {'-L ' + socket + ' ' if socket else ''}ls`"
         )
+    yield from _routing(settings)
     yield from _harnesses(settings, probe, environ, tmux_ok=tmux.mark is Mark.OK)
     yield from _webhook(settings, probe)
     yield from _spawn_workdir(settings)
     yield from _github(settings, probe)
     yield from _workspaces(settings, probe)
+
+
+def _routing(settings: Settings) -> Iterator[Check]:
+    """Which agent an item gets, as the rules say it, in their order."""
+    rules = settings.routing.rules
+    if not rules:
+        return
+    said = []
+    for index, rule in enumerate(rules):
+        covers = " and ".join(
+            part for part in (", ".join(rule.repos), " or ".join(f"label {label}" for label in rule.labels)) if part
+        )
+        mode = f" ({rule.permission_mode})" if rule.permission_mode else ""
+        said.append(f"rules[{index}]: {covers or 'every item'} → {rule.harness}{mode}")
+    default = settings.routing.default_harness
+    said.append(f"else → {default}" if default else "else: no agent (an item no rule covers waits, told once)")
+    mark = Mark.OK if default else Mark.WARNING
+    fix = "set routing.defaultHarness, or a last rule that covers every item"
+    yield Check(mark, "routing", "; ".join(said), fix)
 
 
 def _harnesses(settings: Settings, probe: DoctorProbe, environ: Mapping[str, str], *, tmux_ok: bool) -> Iterator[Check]:
@@ -130,7 +150,7 @@ def _harnesses(settings: Settings, probe: DoctorProbe, environ: Mapping[str, str
             server = probe.tmux_environment(settings.tmux_socket)
         except LoopError:
             server = None  # the tmux server check above says what is wrong
-    for name in dict.fromkeys([settings.routing.default_harness, *settings.routing.harnesses]):
+    for name in dict.fromkeys([*settings.routed_harnesses, *settings.routing.harnesses]):
         yield from _harness(settings.harness_spec(name), probe, environ, server)
 
 

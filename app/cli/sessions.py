@@ -92,6 +92,20 @@ def add_sessions(commands: Commands) -> None:
         """,
     )
     reopen.add_argument("--work-item", type=work_item, required=True, metavar="REF", help=_REF_HELP)
+    start = command(
+        sessions,
+        "start",
+        run_start,
+        """
+        start an item's agent, or give it another
+
+        As `the-loop start` on the item: the daemon starts the item's agent at its next look at it (an
+        item waiting for one, or whose agent is gone). With --harness, the item gets that harness from
+        then on: one it runs that is another is ended, and the named one starts in a fresh conversation.
+        """,
+    )
+    start.add_argument("--work-item", type=work_item, required=True, metavar="REF", help=_REF_HELP)
+    start.add_argument("--harness", default="", metavar="NAME", help="a configured harness (routing.harnesses)")
     add_prune(sessions)
     add_vouch(sessions)
     _add_move(sessions)
@@ -222,6 +236,14 @@ def run_reopen(args: argparse.Namespace, context: CliContext) -> int:
         print(f"reopened {args.work_item}")
     else:
         print(f"{args.work_item} is not closed; nothing to do")
+    return 0
+
+
+def run_start(args: argparse.Namespace, context: CliContext) -> int:
+    try:
+        print(_admin(context, [args.work_item]).start(args.work_item, harness=args.harness))
+    except ValueError as error:
+        raise UsageProblem(f"sessions start: {error}") from None
     return 0
 
 

@@ -30,6 +30,7 @@ from app.usecases.delivery.item_worker import ItemWorker, WorkerConfig
 from app.usecases.delivery.parking import Parking
 from app.usecases.delivery.secret import receipt_secret
 from app.usecases.delivery.spawner import SpawnConfig, Spawner
+from app.usecases.delivery.switching import HarnessSwitch
 from app.usecases.delivery.watch import HarnessWatch
 from app.usecases.delivery.workspaces import WorkspaceConfig, Workspaces
 from app.usecases.unit_of_work import UnitOfWork
@@ -226,7 +227,15 @@ class UseCases:
         return Controls(
             tmux=self.tmux, uow=self.uow, closer=self.closer,
             watch=self.watch, feedback=self.feedback, harness=self.spawner.harness,
-            config=ControlConfig(keep_session_on_close=self.configs.close.keep_session_on_close), asks=self.asks,
+            config=ControlConfig(keep_session_on_close=self.configs.close.keep_session_on_close),
+            switch=self.switch, asks=self.asks,
+        )  # fmt: skip
+
+    @cached_property
+    def switch(self) -> HarnessSwitch:
+        return HarnessSwitch(
+            tmux=self.tmux, uow=self.uow, known=tuple(self.configs.spawn.harnesses),
+            grace_seconds=self.configs.close.grace_seconds,
         )  # fmt: skip
 
     @cached_property
@@ -236,7 +245,6 @@ class UseCases:
             uow=self.uow, dispatcher=self.dispatcher, watch=self.watch,
             receipts=ports.receipts, feedback=self.feedback, tracker_for=ports.tracker_for,
             config=DeliveryConfig(max_retries=configs.max_retries, version=configs.version, secret=self.secret),
-            default_harness=configs.spawn.default_harness,
         )  # fmt: skip
 
     @cached_property
@@ -299,6 +307,7 @@ class UseCases:
         return SessionsAdmin(
             uow=self.uow, views=self.sessions_listing, tmux=self.tmux, watch=self.watch, closer=self.closer,
             config=AdminConfig(grace_seconds=close.grace_seconds, keep_session_on_close=close.keep_session_on_close),
+            switch=self.switch,
         )  # fmt: skip
 
     @cached_property

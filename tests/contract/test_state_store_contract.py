@@ -93,10 +93,11 @@ def full_ledger(item: WorkItemRef = ITEM) -> Ledger:
         ),
         abandoned={"3": comment("3", item, body=hostile)},
         armed_at=T0 - timedelta(minutes=5),
-        start=StartRequest("first-sight", T0, attempts=1),
+        start=StartRequest("control", T0, attempts=1, harness="codex"),
         paused=True,
         stopped=True,
         turns=(Turn("2", CommentKind.ISSUE_COMMENT, "ab12"), Turn("r7", CommentKind.REVIEW_COMMENT, "ab12")),
+        unrouted_noticed=True,
     )
 
 
@@ -108,6 +109,7 @@ def record(item: WorkItemRef = ITEM, **changes: Any) -> SessionRecord:
         created_at=T0, updated_at=T0 + timedelta(hours=1), last_event="dispatch.succeeded",
         spawn_id="0f" * 16, spawned_at=T0, spawned_monotonic=81234.567891, closed_by=ClosedBy.OPERATOR,
         blocked_notice="123-4", closed_notice="88", host="host-b", previous_host="host-a", naming=Naming.LEGACY,
+        permission_mode="plan",
     )  # fmt: skip
     return replace(base, **changes)
 

@@ -472,3 +472,20 @@ def test_a_first_run_that_cannot_reach_the_service_is_explained_and_doctor_fix_o
     onboarding = next(c for c in found if c.subject == "harness claude onboarding")
     assert "cannot reach Anthropic's service" in onboarding.fix and "the-loop doctor --fix" in onboarding.fix
     assert onboarding.repair is not None and onboarding.repair.path == HOME_FILE
+
+
+def test_every_harness_a_routing_rule_can_pick_is_checked_and_the_rules_are_said_in_order() -> None:
+    rules = [
+        {"repos": ["acme/api"], "harness": "claude", "permissionMode": "plan"},
+        {"labels": ["codex"], "harness": "codex"},
+    ]
+    document = {**SANDBOX, "routing": {"defaultHarness": "", "rules": rules}}
+
+    found = checks(document, FakeMachine(missing={"codex"}))
+
+    routing = next(c for c in found if c.subject == "routing")
+    assert routing.mark is Mark.WARNING  # no default: an item no rule covers waits
+    assert routing.detail.startswith("rules[0]: acme/api → claude (plan); rules[1]: label codex → codex; else: no")
+    harnesses = {c.subject: c.mark for c in found if c.subject.startswith("harness ") and " " not in c.subject[8:]}
+    assert harnesses["harness claude"] is Mark.OK and harnesses["harness codex"] is Mark.FAILED
+    assert "harness demo" not in harnesses  # no default harness to check

@@ -378,3 +378,22 @@ def test_the_items_events_are_shown_a_page_at_a_time_newest_first_with_a_button_
     assert shown(first) == [str(n) for n in range(EVENTS_PER_PAGE + 4, 4, -1)]
     assert shown(second) == ["4", "3", "2", "1", "0"]
     assert 'name="after"' in second and 'name="before"' not in second  # newer from here; nothing older
+
+
+def test_each_item_shows_the_agent_its_session_runs_on_the_page_and_in_its_json(tmp_path: Path) -> None:
+    world = World()
+    world.watched(1)
+    bare = WorkItemRef(REPO, 2)
+    world.store.save_ledger(Ledger(item=bare, baseline_at=world.clock.now()))
+    page = _page(world, tmp_path / "events.jsonl")
+
+    rows = json.loads(_get(page, "/api/fleet", **BEARER).body)["items"]
+    html = _get(page, "/", **BEARER).body.decode()
+    one = _get(page, f"/item?ref={quote(str(WorkItemRef(REPO, 1)), safe='')}", **BEARER).body.decode()
+
+    assert sorted((r["work_item"], r["harness"]) for r in rows) == [
+        (str(WorkItemRef(REPO, 1)), "claude"),
+        (str(bare), None),
+    ]
+    assert "<th>agent</th>" in html and "<td>claude</td>" in html
+    assert "agent claude" in one

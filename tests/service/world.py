@@ -29,6 +29,7 @@ from domain.model import Comment, HarnessSpec, SessionRecord, Source, SpawnMode
 from domain.ports import ClusterPort, ReceiptPort, TmuxPort, TrustPort
 from domain.receipts import ReceiptMode
 from domain.refs import RepoRef, WorkItemRef
+from domain.routing import Rule
 from domain.webhook import InboxLimits
 from tests.fakes.clock import FakeClock
 from tests.fakes.events import RecordingEvents
@@ -84,6 +85,8 @@ class World:
     prune_every_seconds: float = PASS_EVERY_SECONDS  # how often a ledger pruning pass may begin
     prune_margin: timedelta = PRUNE_MARGIN  # how far the horizon trails the last read
     ask_wait_seconds: float = 600.0  # how long a permission request's hook waits for an answer from the item
+    rules: tuple[Rule, ...] = ()  # routing.rules, as the domain matches them
+    variants: dict[tuple[str, str], HarnessSpec] = field(default_factory=dict)  # harnesses as rules override them
 
     def __post_init__(self) -> None:
         ids = (f"sid-{n}" for n in itertools.count(1))
@@ -109,7 +112,12 @@ class World:
         """The settings of this world, as the container reads them from the configuration."""
         return Configs(
             spawn=SpawnConfig(
-                harnesses=self.harnesses, default_harness=self.harness, host=self.host, environ=self.environ
+                harnesses=self.harnesses,
+                default_harness=self.harness,
+                rules=self.rules,
+                variants=self.variants,
+                host=self.host,
+                environ=self.environ,
             ),
             workspace=self.workspace,
             close=self.close,

@@ -145,3 +145,32 @@ def test_the_reply_to_a_command_not_written_as_one_says_how_to_write_it_and_neve
 
     assert "`@the-loop pause`" in reply and "alone on the first line" in reply
     assert "not passed to the agent" in reply
+
+
+@pytest.mark.parametrize(
+    ("body", "harness"),
+    [
+        ("the-loop start codex", "codex"),
+        ("/the-loop START Claude", "Claude"),  # matched against the configured names, any case
+        ("@the-loop start my-agent.v2", "my-agent.v2"),
+    ],
+)
+def test_start_takes_the_name_of_the_harness_it_asks_for(body: str, harness: str) -> None:
+    assert control_of(body) == Control(Verb.START, harness)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "the-loop start working on the tests",  # more words: a sentence for the agent
+        "the-loop start `rm -rf`",
+        "@the-loop start codex now",
+    ],
+)
+def test_start_followed_by_more_than_one_name_is_a_sentence_for_the_agent(body: str) -> None:
+    assert control_of(body) is None
+
+
+def test_a_start_written_with_a_mark_names_no_harness() -> None:
+    assert control_of("@the-loop: start codex") is None
+    assert control_of("@the-loop: start") == Control(None)

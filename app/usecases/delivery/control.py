@@ -8,15 +8,17 @@ from dataclasses import dataclass, replace
 from app.usecases.delivery.asks import Asks
 from app.usecases.delivery.closing import Closer
 from app.usecases.delivery.feedback import Feedback
+from app.usecases.delivery.switching import HarnessSwitch
 from app.usecases.delivery.watch import HarnessWatch
 from app.usecases.unit_of_work import InUnitOfWork, UnitOfWork
 from domain.asks import waiting_on
 from domain.control import Control, Status, Verb, control_of, status_reply, unknown_verb_reply, when
+from domain.errors import TmuxFailed, TmuxUnanswered
 from domain.events import Event, Level
 from domain.item_facts import status_of
 from domain.ledger import DeliveryState, Ledger, Resolution, StartRequest
 from domain.model import ClosedBy, Comment, HarnessSpec, Reaction, SessionRecord, SessionStatus
-from domain.notice import safe_id
+from domain.notice import harness_started_notice, safe_id, unknown_harness_reply
 from domain.parking import park_line
 from domain.ports import TmuxPort
 from domain.redaction import comment_fields
@@ -38,6 +40,7 @@ class Controls(InUnitOfWork):
     feedback: Feedback
     harness: Callable[[str], HarnessSpec]
     config: ControlConfig
+    switch: HarnessSwitch
     asks: Asks | None = None
 
     def execute(self, ledger: Ledger, record: SessionRecord | None, comment: Comment, control: Control) -> Outcome:
@@ -74,7 +77,7 @@ class Controls(InUnitOfWork):
         if verb is Verb.STOP:
             return replace(ledger, stopped=True, start=None), self._stop(record), True
         if verb is Verb.START:
-            return self._start(ledger, record, comment)
+            return self._start(ledger, record, comment, control.text)
         self.feedback.notify(comment.item, status_reply(self._status(ledger, record)), notice="status")
         return ledger, record, True
 
@@ -86,22 +89,58 @@ class Controls(InUnitOfWork):
         return self.store.session(record.item)
 
     def _start(
-        self, ledger: Ledger, record: SessionRecord | None, comment: Comment
+        self, ledger: Ledger, record: SessionRecord | None, comment: Comment, asked: str
     ) -> tuple[Ledger, SessionRecord | None, bool]:
+        """`the-loop start`, or `the-loop start <harness>`: the item starts (again) with that harness."""
+        harness = self.switch.named(asked) if asked else ""
+        if harness is None:
+            self._refuse(comment, unknown_harness_reply(self.switch.known), reason="no such harness")
+            return ledger, record, False
         if record is not None and record.closed_by is ClosedBy.OPERATOR and record.status is SessionStatus.CLOSED:
             self.events.emit(
                 Event.CONTROL_REFUSED,
                 level=Level.WARNING,
                 work_item=str(comment.item),
                 comment_id=comment.id,
+                reason="closed by the operator",
                 remedy=f"the-loop sessions reopen --work-item {comment.item}",
             )
             self.feedback.react(comment, Reaction.FAILED)
             return ledger, record, False
         if record is not None and record.closed_by is ClosedBy.CONTROL:
             record = self.store.save_session(replace(record, status=SessionStatus.ACTIVE, closed_by=None))
-        started = replace(ledger, stopped=False, start=StartRequest("control", self.clock.now()))
+        was = ""
+        if harness and record is not None and record.harness != harness:
+            try:
+                was, record = record.harness, self.switch.switch(record, harness, by=comment.author or "")
+            except (TmuxFailed, TmuxUnanswered) as error:
+                self.events.emit(
+                    Event.CONTROL_REFUSED,
+                    level=Level.WARNING,
+                    work_item=str(comment.item),
+                    comment_id=comment.id,
+                    reason=f"the running harness could not be ended: {error}",
+                )
+                self.feedback.react(comment, Reaction.FAILED)
+                return ledger, record, False
+            ledger = replace(ledger, turns=())  # the ended agent's turns: none of them can be seen to end now
+        started = replace(ledger, stopped=False, start=StartRequest("control", self.clock.now(), harness=harness))
+        if harness:
+            self.feedback.notify(
+                comment.item, harness_started_notice(comment.item, harness=harness, was=was), notice="harness"
+            )
         return started, record, True
+
+    def _refuse(self, comment: Comment, reply: str, *, reason: str) -> None:
+        self.feedback.notify(comment.item, reply, notice="control-refused", comment_id=comment.id)
+        self.events.emit(
+            Event.CONTROL_REFUSED,
+            level=Level.WARNING,
+            work_item=str(comment.item),
+            comment_id=comment.id,
+            reason=reason,
+        )
+        self.feedback.react(comment, Reaction.FAILED)
 
     def _status(self, ledger: Ledger, record: SessionRecord | None) -> Status:
         waiting = sum(1 for p in ledger.pending if control_of(p.comment.body) is None)
@@ -146,7 +185,7 @@ class Controls(InUnitOfWork):
         waiting = waiting_on(receipts, taken=self.watch.taken(record, receipts))  # what it waits on, how long
         now = self.clock.now()
         said = [waiting.describe(now) if waiting else "", park_line(record.park, now)]
-        return f"{state.value}{last}" + "".join(f"; {part}" for part in said if part)
+        return f"{record.harness}, {state.value}{last}" + "".join(f"; {part}" for part in said if part)
 
     def _resolved(self, ledger: Ledger, comment: Comment, reason: str) -> Ledger:
         return ledger.resolve(comment.id, Resolution.CONTROL, at=self.clock.now(), reason=reason)

@@ -80,7 +80,6 @@ class Delivery(InUnitOfWork):
     feedback: Feedback
     tracker_for: Callable[[WorkItemRef], TrackerPort]
     config: DeliveryConfig
-    default_harness: str
     # receipt-less pastes whose "still alive" wait runs, by item and comment id
     _awaited: dict[tuple[WorkItemRef, str], _Awaited] = field(init=False, default_factory=dict)
 
@@ -131,7 +130,9 @@ class Delivery(InUnitOfWork):
     def _settled_before(self, run: _Run) -> Step | None:
         """What an earlier attempt or the tracker already settled: never paste a comment twice,
         nor one that was deleted."""
-        harness = self.dispatcher.harness(run.record.harness if run.record else self.default_harness)
+        harness = self._harness(run)
+        if harness is None:
+            return None  # no session and none to start: nothing went in
         retry = run.subject.attempts(run.ledger) > 0
         # an earlier attempt may have landed (a crash, a late receipt)
         landed = self._landed_before(run, harness) if retry else None
@@ -145,6 +146,14 @@ class Delivery(InUnitOfWork):
         if retry and self._deleted(run.subject):
             return self._gone(run)
         return None
+
+    def _harness(self, run: _Run) -> HarnessSpec | None:
+        """The item's harness: its record's, else the one its start names or its route gives."""
+        if run.record is not None:
+            return self.dispatcher.harness(run.record.harness)
+        routed = self.dispatcher.spawner.route(run.item)
+        chosen = run.job.harness or (routed.harness if routed else "")
+        return self.dispatcher.harness(chosen) if chosen else None
 
     def _deleted(self, subject: Subject) -> bool:
         """Before a retry: a comment deleted meanwhile is not delivered (a failed look is no answer)."""

@@ -19,7 +19,7 @@ from domain.control import Verb, control_of, triggered
 from domain.events import Event, Level
 from domain.ledger import DeliveryState, Ledger, Resolution, StartRequest
 from domain.model import ClosedBy, Comment, DeliveryId, Reaction, SessionRecord, SessionStatus, WorkItem
-from domain.notice import closed_notice
+from domain.notice import closed_notice, unrouted_notice
 from domain.parking import Unpark, failed_turn
 from domain.receipts import delivery_tag, receipt_line, turn_ended_after
 from domain.redaction import comment_fields
@@ -40,6 +40,7 @@ class _Walk:
     record: SessionRecord | None
     go_on: bool = True
     waiting: list[Comment] = field(default_factory=list)
+    unrouted: bool = False  # no agent for it: no rule covers it, no default harness, no start named one
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +82,8 @@ class ItemWorker(InUnitOfWork):
         walk = _Walk(item, listing, summary, ledger, record)
         self._unpark(walk, by=Unpark.RESET)
         walk.go_on = walk.go_on and not self.parking.holds(walk.record)  # parked: comments wait, no attempt
+        walk.unrouted = walk.go_on and self._unrouted(walk)  # no agent for it: comments wait, no attempt
+        walk.go_on = walk.go_on and not walk.unrouted
         self._advance(walk)
         for pending in walk.ledger.pending:
             self._one(walk, pending.comment)
@@ -99,6 +102,12 @@ class ItemWorker(InUnitOfWork):
         elif control is not None:
             walk.ledger, walk.record = self.controls.execute(walk.ledger, walk.record, comment, control)
             walk.ledger = self.store.save_ledger(walk.ledger)
+            if control.verb is Verb.START and walk.unrouted and walk.ledger.start and walk.ledger.start.harness:
+                walk.unrouted, walk.go_on = False, True  # it has its agent now: it starts, then they go
+                self._advance(walk)
+                named, walk.waiting = walk.waiting, []
+                for waiting in named:
+                    self._deliver(walk, waiting)
             if control.verb is Verb.RESUME:
                 if self.parking.holds(walk.record):
                     assert walk.record is not None
@@ -151,6 +160,21 @@ class ItemWorker(InUnitOfWork):
         )
         if walk.record is not None and (walk.ledger.start is None or walk.ledger.start.reason != RESUME):
             walk.record = self.parking.resumed(walk.record, by=by)
+
+    def _unrouted(self, walk: _Walk) -> bool:
+        """The item would get a session (it is armed, or a start is wanted) but no routing rule covers
+        it, there is no default harness, and no start named one: told once on the item, with an event."""
+        ledger = walk.ledger
+        if walk.record is not None or not (walk.listing.armed or ledger.start):
+            return False
+        if (ledger.start and ledger.start.harness) or self.delivery.dispatcher.spawner.route(walk.item):
+            return False
+        if not ledger.unrouted_noticed:
+            self.events.emit(Event.ROUTING_UNMATCHED, level=Level.WARNING, work_item=str(walk.item.ref))
+            told = self.feedback.notify(walk.item.ref, unrouted_notice(walk.item.ref), notice="unrouted")
+            if told is not None:  # a failed post is tried again next cycle
+                walk.ledger = self.store.save_ledger(replace(ledger, unrouted_noticed=True))
+        return True
 
     def _advance(self, walk: _Walk) -> None:
         """The item's start, when one is wanted and its harness is not running already."""

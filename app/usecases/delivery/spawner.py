@@ -19,6 +19,7 @@ from domain.model import HarnessSpec, Probe, SessionRecord, SessionState, Sessio
 from domain.policy import Clear, Decision, Outcome, clear_decision, cleared, remedy
 from domain.ports import ReceiptPort, TmuxPort, TrustPort
 from domain.receipts import ReceiptKind, confirms, conversation_of
+from domain.routing import Route, Rule, route_of
 
 RECENT_DELIVERIES = 20
 
@@ -33,6 +34,7 @@ class Dispatch:
     spawn_prompt: str
     delivery_id: str
     receipt: str
+    harness: str = ""  # a start that names its harness (`the-loop start codex`): over the routing rules
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +57,10 @@ class _Duplicate(Exception):
 @dataclass(frozen=True, slots=True)
 class SpawnConfig:
     harnesses: Mapping[str, HarnessSpec]
-    default_harness: str
+    default_harness: str  # "": only the rules pick
+    rules: tuple[Rule, ...] = ()
+    # the harnesses as rules that override their permission mode start them, by name and mode
+    variants: Mapping[tuple[str, str], HarnessSpec] = field(default_factory=dict)
     remain_on_exit: bool = True
     host: str = ""  # cluster: this host's id, recorded on each spawn ("": one host, nothing recorded)
     environ: Mapping[str, str] = field(default_factory=dict)  # the daemon's: `env` and `passEnv` read it
@@ -80,17 +85,30 @@ class Spawner(InUnitOfWork):
             raise KeyError(f"no harness named {name!r} and no default harness")
         return harness
 
+    def route(self, item: WorkItem) -> Route | None:
+        """The harness a first spawn of `item` gets: the first rule matching it, else the default."""
+        return route_of(self.config.rules, self.config.default_harness, item)
+
+    def spec(self, record: SessionRecord) -> HarnessSpec:
+        """The record's harness as its spawns start it: with its rule's permission mode, while a rule gives it."""
+        return self.config.variants.get((record.harness, record.permission_mode)) or self.harness(record.harness)
+
     def first_spawn(self, job: Dispatch, spend: Callable[[], None]) -> Result:
-        """A work item with no session record gets one; a live occupant is never touched, and a
-        refused or failed first spawn leaves no record behind."""
+        """A work item with no session record gets one, with the harness its start named or its
+        route gives; a live occupant is never touched, and a refused or failed first spawn leaves
+        no record behind."""
         target = job.item.ref.target
+        chosen = Route(job.harness) if job.harness else self.route(job.item)
+        if chosen is None:
+            return Result(Outcome.SPAWN_REFUSED, "no routing rule covers the item and there is no default harness")
         holder = next((r.item for r in self.store.sessions() if r.target == target and r.item != job.item.ref), None)
         record = SessionRecord(
             item=job.item.ref,
-            harness=self.harness(self.config.default_harness).name,
+            harness=self.harness(chosen.harness).name,
             harness_session_id=self.new_id(),
             cwd="",
             created_at=self.clock.now(),
+            permission_mode=chosen.permission_mode,
         )
         if holder is not None:
             # two refs can sanitise to one name; the other item's session is never ours to take
@@ -205,7 +223,7 @@ class Spawner(InUnitOfWork):
         self, record: SessionRecord, job: Dispatch, *, resume: bool, window: bool, vouched: Decision[bool]
     ) -> Result | SessionRecord:
         """The harness started (its record), or why it did not."""
-        harness = self.harness(record.harness)
+        harness = self.spec(record)
         # never the folder's own settings, hooks, MCP servers for a head nobody vouched for;
         # so started, trusting the folder (Claude Code's dialog) lets none of them run
         safe = () if vouched.choice else (harness.unvouched_args or ())

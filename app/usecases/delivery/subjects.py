@@ -97,7 +97,7 @@ class StartSubject:
     def job(self, item: WorkItem, secret: str) -> Dispatch:
         line = receipt_line(self.delivery_id, delivery_tag(secret, self.delivery_id))
         prompt = spawn_prompt(item, receipt=line)
-        return Dispatch(item, prompt, prompt, self.delivery_id, line)
+        return Dispatch(item, prompt, prompt, self.delivery_id, line, harness=self.request.harness)
 
     def attempts(self, ledger: Ledger) -> int:
         return ledger.start.attempts if ledger.start else 0

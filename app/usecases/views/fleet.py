@@ -40,6 +40,7 @@ class ItemRow:
     status: SessionStatus
     paused: bool
     title: str = ""  # as the repository's last listing has it; else as its session last kept it
+    harness: str = ""  # the agent its session runs ("": none yet)
 
     @property
     def state(self) -> ItemState:
@@ -155,6 +156,7 @@ class Fleet:
             status=view.record.status,
             paused=paused,
             title=view.record.title,
+            harness=view.record.harness,
         )
 
     # the actions: each writes one event whose source is the page
@@ -219,6 +221,7 @@ def _row_json(row: ItemRow) -> dict[str, Any]:
         "work_item": str(row.item),
         "title": row.title,
         "host": row.host,
+        "harness": row.harness or None,
         "state": row.state.value,
         "state_detail": row.shows.as_json(),
         "last_receipt": row.last_receipt or None,

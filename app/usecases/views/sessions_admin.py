@@ -1,4 +1,4 @@
-"""Sessions by hand: list them with their probed tmux state, attach, reset, close."""
+"""Sessions by hand: list them with their probed tmux state, attach, reset, close, start."""
 
 from __future__ import annotations
 
@@ -8,12 +8,14 @@ from datetime import timedelta
 
 from app.usecases.cycle.meta import armed_floor_key, save_requests_made
 from app.usecases.delivery.closing import Closer
+from app.usecases.delivery.switching import HarnessSwitch
 from app.usecases.delivery.watch import HarnessWatch
 from app.usecases.unit_of_work import InUnitOfWork, Lost, UnitOfWork
 from app.usecases.views.session_listing import STOPPED, SessionsListing, SessionView
 from app.usecases.views.session_shown import HeldItem
 from domain.errors import LoopError
 from domain.events import Event
+from domain.ledger import StartRequest
 from domain.model import ClosedBy, SessionRecord, SessionState, SessionStatus
 from domain.ports import TmuxPort
 from domain.refs import TmuxTarget, WorkItemRef
@@ -87,6 +89,7 @@ class SessionsAdmin(InUnitOfWork):
     watch: HarnessWatch
     closer: Closer
     config: AdminConfig
+    switch: HarnessSwitch | None = None
 
     @property
     def shared(self) -> bool:
@@ -211,6 +214,39 @@ class SessionsAdmin(InUnitOfWork):
             closed_by=closed_by.value if closed_by else None,
         )
         return True
+
+    def start(self, item: WorkItemRef, *, harness: str = "", source: str = OPERATOR) -> str:
+        """Start the item's agent at the daemon's next look at it, as `the-loop start [harness]` does:
+        a harness named that is not the one it runs ends that one and starts this one fresh. What
+        was done, said for the operator; `ValueError` for a harness the configuration lacks."""
+        record, ledger = self.store.session(item), self.store.ledger(item)
+        if ledger is None:
+            raise UnknownWorkItem(item, what="ledger")
+        if record is not None and record.held and record.closed_by is ClosedBy.OPERATOR:
+            raise ValueError(f"{item} is closed by the operator: `the-loop sessions reopen --work-item {item}` first")
+        named = ""
+        if harness:
+            known = self.switch.known if self.switch else ()
+            named = (self.switch.named(harness) if self.switch else None) or ""
+            if not named:
+                raise ValueError(f"no harness named {harness!r} (known: {', '.join(known)})")
+        switched = ""
+        if named and record is not None and record.harness != named and self.switch is not None:
+            switched, record = record.harness, self.switch.switch(record, named, by=source)
+        wanted = StartRequest(source, self.clock.now(), harness=named)
+        self.uow.save(
+            lambda current: self.store.save_ledger(
+                replace(current, start=wanted, stopped=False, turns=() if switched else current.turns)
+            ),
+            read=lambda: self.store.ledger(item),
+            value=ledger,
+            tries=3,
+            lost=Lost.RAISE,
+        )
+        self.events.emit(Event.SESSION_START_REQUESTED, source=source, work_item=str(item), harness=named or None)
+        if switched:
+            return f"{item}: {switched} ended; {named} starts fresh at the daemon's next cycle"
+        return f"{item}: its agent starts at the daemon's next cycle" + (f" ({named})" if named else "")
 
     def _record(self, item: WorkItemRef) -> SessionRecord:
         record = self.store.session(item)

@@ -1,0 +1,211 @@
+"""One daemon, several agents: routing rules pick each item's harness at its first spawn, the item
+keeps it, and `the-loop start <harness>` changes it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from app.usecases.wiring import UseCases
+from domain.events import Event
+from domain.model import AGENT_MARKER, Reaction
+from domain.refs import RepoRef, WorkItemRef
+from domain.routing import RepoPattern, Rule
+from tests.service.world import CLAUDE, World
+
+API = RepoRef.parse("acme/api")
+CODEX = replace(CLAUDE, name="codex", binary="codex")
+HARNESSES = {"claude": CLAUDE, "codex": CODEX}
+PLAN = replace(CLAUDE, args=("--permission-mode", "plan"))
+
+
+def _rules(*, api: str = "claude", label: str = "codex") -> tuple[Rule, ...]:
+    return (
+        Rule(api, (RepoPattern("github.com", "acme", "api"),), frozenset(), "plan" if api == "claude" else ""),
+        Rule(label, (), frozenset({"codex"})),
+    )
+
+
+def _world(**overrides: object) -> World:
+    settings: dict[str, object] = {
+        "harness": "",
+        "harnesses": dict(HARNESSES),
+        "rules": _rules(),
+        "variants": {("claude", "plan"): PLAN},
+        "repos": (API, RepoRef.parse("acme/widgets")),
+    }
+    return World(**{**settings, **overrides})  # type: ignore[arg-type]
+
+
+def _reconfigured(world: World, **changes: object) -> None:
+    """The daemon restarted on a changed configuration, its state kept."""
+    for key, value in changes.items():
+        setattr(world, key, value)
+    world.usecases = UseCases(world.ports, world.configs())
+
+
+def _binary(world: World, ref: WorkItemRef) -> str:
+    return world.session(ref).argv[0]
+
+
+def _notices(world: World, ref: WorkItemRef) -> list[str]:
+    return [body for item, body in world.tracker.posted if item == ref and AGENT_MARKER in body]
+
+
+def test_each_item_gets_the_harness_of_the_first_rule_that_matches_it() -> None:
+    world = _world()
+    api = world.item(1, repo=API)
+    second_opinion = world.item(2, labels=("loop", "codex"))
+
+    world.cycle()
+
+    assert (world.record(api).harness, _binary(world, api)) == ("claude", "claude")
+    assert world.session(api).argv[1:3] == ("--permission-mode", "plan")  # the rule's mode
+    assert world.record(api).permission_mode == "plan"
+    assert (world.record(second_opinion).harness, _binary(world, second_opinion)) == ("codex", "codex")
+
+
+def test_changed_rules_never_move_a_live_conversation_nor_a_respawned_one() -> None:
+    world = _world()
+    api = world.item(1, repo=API)
+    world.cycle()
+    first_conversation = world.record(api).harness_session_id
+    _reconfigured(world, rules=_rules(api="codex"))
+
+    world.comment(api, "go on")
+    world.cycle()
+    assert world.record(api).harness == "claude" and world.spawns() == 1
+    assert any("go on" in text for text in world.session(api).received)
+
+    world.vanish(api)  # its session ends: the next comment respawns it
+    world.comment(api, "and then")
+    world.cycle()
+
+    record = world.record(api)
+    assert (record.harness, _binary(world, api)) == ("claude", "claude")
+    assert record.harness_session_id == first_conversation  # resumed, its own conversation
+    assert "--resume" in world.session(api).argv and "plan" in world.session(api).argv
+
+
+def test_start_with_a_harness_ends_the_running_agent_and_starts_that_one_fresh_with_one_notice() -> None:
+    world = _world()
+    api = world.item(1, repo=API)
+    world.cycle()
+    claude_conversation = world.record(api).harness_session_id
+    switch = world.comment(api, "the-loop start codex")
+
+    world.cycle()
+
+    record = world.record(api)
+    assert (record.harness, _binary(world, api)) == ("codex", "codex")
+    assert record.harness_session_id != claude_conversation and "--resume" not in world.session(api).argv
+    assert record.permission_mode == ""  # the rule's mode was for claude
+    assert world.tmux.calls.count(("terminate_harness", api.target.name)) == 1
+    notices = [body for body in _notices(world, api) if "agent is now" in body]
+    assert len(notices) == 1 and "**codex** instead of **claude**" in notices[0]
+    changed = world.events.named(Event.SESSION_HARNESS_CHANGED)
+    assert [(e["harness"], e["was"], e["by"]) for e in changed] == [("codex", "claude", "alice")]
+    assert (switch.id, Reaction.CONTROL) in world.tracker.reactions
+
+    world.comment(api, "now you")
+    world.cycle()
+    assert any("now you" in text for text in world.session(api).received)  # into codex
+    assert world.record(api).harness == "codex"
+
+
+def test_start_naming_no_configured_harness_does_nothing_and_never_echoes_the_name() -> None:
+    world = _world()
+    api = world.item(1, repo=API)
+    world.cycle()
+    asked = world.comment(api, "the-loop start hal9000")
+
+    world.cycle()
+
+    assert world.record(api).harness == "claude" and world.spawns() == 1
+    reply = _notices(world, api)[-1]
+    assert "no harness the-loop has" in reply and "`claude`, `codex`" in reply and "hal9000" not in reply
+    assert (asked.id, Reaction.FAILED) in world.tracker.reactions
+    assert [e["reason"] for e in world.events.named(Event.CONTROL_REFUSED)] == ["no such harness"]
+
+
+def test_an_item_no_rule_covers_waits_told_once_until_a_start_names_its_harness() -> None:
+    world = _world()
+    other = world.item(3)  # acme/widgets, no codex label: no rule, no default
+    world.cycle()
+    waiting = world.comment(other, "please look")
+    world.cycle()
+    world.cycle()
+
+    assert other.target.name not in world.tmux.sessions
+    assert world.ledger(other).attempts(waiting.id) == 0 and world.ledger(other).pending_entry(waiting.id)
+    assert len([body for body in _notices(world, other) if "no agent configured" in body]) == 1
+    assert len(world.events.named(Event.ROUTING_UNMATCHED)) == 1
+
+    world.comment(other, "the-loop start codex")
+    world.cycle()
+
+    assert world.record(other).harness == "codex"
+    assert any("please look" in text for text in [world.session(other).prompt, *world.session(other).received])
+    assert world.ledger(other).pending == ()
+
+
+def test_a_default_harness_covers_what_no_rule_does() -> None:
+    world = _world(harness="claude", variants={})
+    other = world.item(3)
+
+    world.cycle()
+
+    assert world.record(other).harness == "claude" and "plan" not in world.session(other).argv
+
+
+def test_the_status_reply_names_the_agent_the_item_runs() -> None:
+    world = _world()
+    second_opinion = world.item(2, labels=("loop", "codex"))
+    world.cycle()
+    world.comment(second_opinion, "the-loop status")
+
+    world.cycle()
+
+    assert "- Agent: codex, " in _notices(world, second_opinion)[-1]
+
+
+def test_the_operator_gives_an_item_another_harness_from_the_command_line() -> None:
+    world = _world()
+    api = world.item(1, repo=API)
+    world.cycle()
+
+    said = world.admin().start(api, harness="CODEX")  # the configured name, any case
+    world.cycle()
+
+    assert said == f"{api}: claude ended; codex starts fresh at the daemon's next cycle"
+    assert (world.record(api).harness, _binary(world, api)) == ("codex", "codex")
+    assert [(e["harness"], e["by"]) for e in world.events.named(Event.SESSION_HARNESS_CHANGED)] == [
+        ("codex", "operator")
+    ]
+    assert world.ledger(api).start is None  # it started
+
+
+def test_the_operator_starts_an_item_no_rule_covers_with_a_named_harness() -> None:
+    world = _world()
+    other = world.item(3)
+    world.cycle()
+    world.comment(other, "please look")
+    world.cycle()
+
+    world.admin().start(other, harness="codex")
+    world.cycle()
+
+    assert world.record(other).harness == "codex" and world.ledger(other).pending == ()
+
+
+def test_the_operator_naming_an_unknown_harness_changes_nothing() -> None:
+    world = _world()
+    api = world.item(1, repo=API)
+    world.cycle()
+    before = world.ledger(api)
+
+    with pytest.raises(ValueError, match=r"no harness named 'hal' \(known: claude, codex\)"):
+        world.admin().start(api, harness="hal")
+
+    assert world.ledger(api) == before and world.record(api).harness == "claude"
