@@ -13,7 +13,8 @@ from typing import Any
 from domain.events import Event
 from domain.ledger import Ledger, Resolution
 from domain.model import ClosedBy, SessionRecord, SessionStatus
-from domain.parking import ParkCause, parked_until
+from domain.park import ParkCause
+from domain.parking import parked_until
 
 Record = Mapping[str, Any]
 

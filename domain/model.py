@@ -7,16 +7,14 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from domain.budget import RateBudget as RateBudget  # noqa: PLC0414 - re-exported: trackers name it here
+from domain.comment_kind import CommentKind as CommentKind  # noqa: PLC0414 - re-exported: comments name it here
 from domain.errors import MissingVariable
 from domain.markdown import prose_lines
+from domain.park import Park
 from domain.receipts import ReceiptMode
 from domain.refs import Naming, RepoRef, TmuxTarget, WorkItemRef
-
-if TYPE_CHECKING:
-    from domain.parking import Park
 
 AGENT_MARKER = "<!-- the-loop:agent-comment -->"
 
@@ -68,16 +66,6 @@ class ItemState(enum.Enum):
 class ItemKind(enum.Enum):
     ISSUE = "issue"
     PULL_REQUEST = "pull_request"
-
-
-class CommentKind(enum.Enum):
-    ISSUE_COMMENT = "issue_comment"
-    REVIEW_COMMENT = "review_comment"
-
-    @property
-    def event(self) -> str:
-        """GitHub's name for the event of a new comment of this kind (its webhook event)."""
-        return "pull_request_review_comment" if self is CommentKind.REVIEW_COMMENT else "issue_comment"
 
 
 class Reaction(enum.Enum):

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from domain.durations import duration
 from domain.model import AGENT_MARKER, Comment
-from domain.parking import Park, ParkRule, Unpark
+from domain.park import Park, ParkRule, Unpark
 from domain.refs import WorkItemRef
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_=-]{1,100}$")

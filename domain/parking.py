@@ -4,14 +4,14 @@ failed turns were for, and the comments that queued meanwhile follow."""
 
 from __future__ import annotations
 
-import enum
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from domain.durations import duration
-from domain.model import Comment, CommentKind
+from domain.model import Comment
+from domain.park import FailedTurn, Park, ParkCause, ParkRule
 from domain.policy import Decision
 from domain.prompts import event_prompt
 from domain.receipts import Receipt, ReceiptKind
@@ -25,95 +25,12 @@ _ISO = re.compile(r"\b(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:Z|[+
 _RETRY_AFTER = re.compile(r"\bretry[- ]after[:= ]+(\d{1,6})\b", re.IGNORECASE)
 
 
-class ParkCause(enum.Enum):
-    """Why the item is parked: what the harness said its failed turn hit."""
-
-    RATE_LIMIT = "rate_limit"
-    SERVER_ERROR = "server_error"
-    AUTHENTICATION = "authentication_failed"  # parks until an operator acts
-    OTHER = "other"
-
-    @classmethod
-    def of(cls, error: str) -> ParkCause:
-        return next((c for c in cls if c.value == error), cls.OTHER)
-
-    @property
-    def waits_for_operator(self) -> bool:
-        return self is ParkCause.AUTHENTICATION
-
-    @property
-    def words(self) -> str:
-        """The cause as the park notice says it."""
-        return _CAUSE_WORDS[self]
-
-
-_CAUSE_WORDS = {
-    ParkCause.RATE_LIMIT: "a rate limit",
-    ParkCause.SERVER_ERROR: "a server error",  # 5xx, 529 overloaded included: the harness names them alike
-    ParkCause.AUTHENTICATION: "refused credentials",
-    ParkCause.OTHER: "an API error",
-}
-
-
-class ParkRule(enum.Enum):
-    """Which rule set the park's end: what `session.parked` names as `rule`, and the notice says."""
-
-    NAMED_RESET = "named_reset"  # the reset the error named
-    DEFAULT_WAIT = "default_wait"  # no reset named: the cause's default wait
-    DOUBLED = "doubled"  # failed again right after a resume: twice the last wait
-    LONGEST = "longest_wait"  # cut to MAX_WAIT
-    OPERATOR = "operator"  # until an operator resumes it
-
-
-class Unpark(enum.Enum):
-    """What ended a park: what `session.unparked` names as `by`, and the edited notice says."""
-
-    RESET = "reset"
-    RESUME = "resume"  # an operator's `the-loop resume`
-
-    @property
-    def words(self) -> str:
-        return "the reset was reached" if self is Unpark.RESET else "an operator's `the-loop resume`"
-
-
 # when the error names no reset: how long each kind waits before one careful try
 DEFAULT_WAIT = {
     ParkCause.RATE_LIMIT: timedelta(minutes=5),
     ParkCause.SERVER_ERROR: timedelta(minutes=1),
 }
 OTHER_WAIT = timedelta(minutes=2)
-
-
-@dataclass(frozen=True, slots=True)
-class FailedTurn:
-    """A delivered comment whose agent turn failed: given again at the reset."""
-
-    comment_id: str
-    kind: CommentKind
-
-
-@dataclass(frozen=True, slots=True)
-class Park:
-    """An item parked: since when, until when (None: until an operator resumes it), the comments
-    whose turns failed (their ids, in order), and whether its one notice was posted."""
-
-    cause: ParkCause
-    since: datetime
-    until: datetime | None
-    comments: tuple[FailedTurn, ...] = ()
-    wait_seconds: float = 0.0  # the wait this episode chose (doubled by a failure right after a resume)
-    noticed: bool = False
-    resumed_at: datetime | None = None  # set when the reset came: the resume prompt is being given
-    detail: str = ""  # the error's kind as the harness named it (never its message)
-    rule: ParkRule = ParkRule.DEFAULT_WAIT
-    notice_id: str = ""  # the episode's notice, as posted: edited when the park ends
-
-    def due(self, now: datetime) -> bool:
-        return self.resumed_at is None and self.until is not None and now >= self.until
-
-    @property
-    def resuming(self) -> bool:
-        return self.resumed_at is not None
 
 
 def failed_turn(receipts: Sequence[Receipt], line: str) -> Receipt | None:

@@ -20,7 +20,7 @@ from domain.model import (
     SessionStatus,
     WorkItem,
 )
-from domain.parking import FailedTurn, Park, ParkCause, ParkRule
+from domain.park import FailedTurn, Park, ParkCause, ParkRule
 from domain.refs import Naming, WorkItemRef
 
 Json = dict[str, Any]

@@ -14,7 +14,7 @@ from adapters.clock import SystemClock
 from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import DeliveryId, Reaction
-from domain.parking import ParkCause
+from domain.park import ParkCause
 from domain.receipts import Receipt, ReceiptKind
 from domain.refs import WorkItemRef
 from tests.anthropic_standin.script import Fail, Say

@@ -37,7 +37,7 @@ from domain.model import (
     SessionState,
     SessionStatus,
 )
-from domain.parking import FailedTurn, Park, ParkCause
+from domain.park import FailedTurn, Park, ParkCause
 from domain.receipts import ReceiptMode
 from domain.refs import Naming, TmuxTarget, WorkItemRef
 from tests.fakes.tmux import FakeTmux

@@ -15,7 +15,7 @@ from adapters.sqlite.store import SqliteStateStore
 from domain.errors import StaleWrite
 from domain.ledger import DeliveryState, Ledger, Pending, Resolution, Resolved, StartRequest, Turn
 from domain.model import ClosedBy, Comment, CommentKind, SessionRecord, SessionStatus
-from domain.parking import FailedTurn, Park, ParkCause, ParkRule
+from domain.park import FailedTurn, Park, ParkCause, ParkRule
 from domain.ports import StateStore
 from domain.refs import Naming, RepoRef, WorkItemRef
 from tests.contract.state_backends import (

@@ -27,7 +27,7 @@ from app.usecases.cycle.daemon import heartbeat_key
 from domain.events import Event
 from domain.ledger import Ledger
 from domain.model import ClosedBy, CommentKind, SessionRecord, SessionStatus
-from domain.parking import FailedTurn, Park, ParkCause
+from domain.park import FailedTurn, Park, ParkCause
 from domain.refs import Naming, TmuxTarget, WorkItemRef
 from tests.e2e.cli import clean_env, run_cli
 from tests.tmux_support import RealTmux, require_tmux

@@ -26,7 +26,7 @@ from app.web.paging import EVENTS_PER_PAGE
 from domain.errors import StaleWrite
 from domain.events import Event
 from domain.model import CommentKind, SessionStatus
-from domain.parking import FailedTurn, Park, ParkCause
+from domain.park import FailedTurn, Park, ParkCause
 from domain.refs import WorkItemRef
 from tests.e2e.browser import browser, screenshot
 from tests.e2e.loop_rig import Loop, Poller

@@ -334,7 +334,7 @@ def test_doctor_says_which_item_waits_for_new_agent_credentials_and_how_to_resum
 
     from app.cli.doctor import parked_checks
     from domain.model import SessionRecord
-    from domain.parking import Park, ParkCause
+    from domain.park import Park, ParkCause
     from domain.refs import WorkItemRef
 
     since = datetime(2026, 12, 1, 15, 0, tzinfo=UTC)

@@ -10,7 +10,7 @@ from datetime import timedelta
 from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import DeliveryId, Reaction
-from domain.parking import ParkCause
+from domain.park import ParkCause
 from domain.receipts import ReceiptKind
 from domain.refs import WorkItemRef
 from tests.fakes.receipts import FakeReceipts

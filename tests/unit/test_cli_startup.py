@@ -152,7 +152,7 @@ _NOT_ON_THE_LISTING_PATH = (
     "domain.model",
     "domain.ledger",
     "domain.asks",
-    "domain.parking",
+    "domain.park",  # its values and its rules (domain.parking)
     "domain.ports",
     "domain.events",
     "domain.policy",

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from domain.holds import HeldBy, hold, turn_failed
 from domain.ledger import Ledger, Resolution, Resolved
 from domain.model import ClosedBy, SessionRecord, SessionStatus
-from domain.parking import ParkCause
+from domain.park import ParkCause
 from domain.refs import WorkItemRef
 
 AT = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)

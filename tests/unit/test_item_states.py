@@ -11,7 +11,7 @@ from domain.fleet import MEANINGS, ItemState, Tone, needs_attention, states_tabl
 from domain.item_facts import held_of, status_of
 from domain.ledger import Ledger, Pending, Resolution, Resolved
 from domain.model import Comment, PostedRequest, SessionRecord, SessionStatus
-from domain.parking import Park, ParkCause
+from domain.park import Park, ParkCause
 from domain.receipts import HarnessState
 from domain.refs import WorkItemRef
 

@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 from domain.model import CommentKind
 from domain.notice import parked_notice
-from domain.parking import FailedTurn, ParkRule, Unpark, park
+from domain.park import FailedTurn, ParkRule, Unpark
+from domain.parking import park
 from domain.refs import RepoRef, WorkItemRef
 
 NOW = datetime(2026, 12, 1, 15, 0, tzinfo=UTC)

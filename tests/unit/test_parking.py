@@ -7,17 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 from adapters.opencode.plugin import source
 from domain.model import CommentKind
-from domain.parking import (
-    DEFAULT_WAIT,
-    OTHER_WAIT,
-    FailedTurn,
-    Park,
-    ParkCause,
-    failed_turn,
-    park,
-    park_line,
-    reset_named,
-)
+from domain.park import FailedTurn, Park, ParkCause
+from domain.parking import DEFAULT_WAIT, OTHER_WAIT, failed_turn, park, park_line, reset_named
 from domain.receipts import Receipt, ReceiptKind
 
 NOW = datetime(2026, 12, 1, 15, 0, tzinfo=UTC)

@@ -20,7 +20,8 @@ from domain.events import Event, Level
 from domain.ledger import DeliveryState, Ledger, Resolution, StartRequest
 from domain.model import ClosedBy, Comment, DeliveryId, Reaction, SessionRecord, SessionStatus, WorkItem
 from domain.notice import closed_notice, unrouted_notice
-from domain.parking import Unpark, failed_turn
+from domain.park import Unpark
+from domain.parking import failed_turn
 from domain.receipts import delivery_tag, receipt_line, turn_ended_after
 from domain.redaction import comment_fields
 

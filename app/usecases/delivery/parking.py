@@ -16,7 +16,8 @@ from domain.events import Event, Level
 from domain.ledger import Authorized, Ledger, Screen, StartRequest, Turn, screen
 from domain.model import Comment, CommentKind, Reaction, SessionRecord, WorkItem
 from domain.notice import parked_notice
-from domain.parking import FailedTurn, Park, Unpark, park, resume_prompt
+from domain.park import FailedTurn, Park, Unpark
+from domain.parking import park, resume_prompt
 from domain.ports import TrackerPort
 from domain.prompts import spawn_prompt
 from domain.receipts import Receipt, delivery_tag, receipt_line
