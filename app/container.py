@@ -67,10 +67,10 @@ from domain.webhook import InboxLimits
 __all__ = ["Container", "EventFilter", "LockHeld", "Skipped", "Tail", "follow_events", "read_events"]
 
 # each harness's own receipt channel, which the receipt folders hand a spawn of its mode (a plain
-# receipt-file harness's they prepare themselves; Claude Code's takes `routing.askWaitSeconds`, at
-# `_receipts`); Gemini CLI's extension goes to its own folder as it finds it at the spawn
+# receipt-file harness's they prepare themselves; Claude Code's and Codex's take
+# `routing.askWaitSeconds`, at `receipt_channels`); Gemini CLI's extension goes to its own folder
+# as it finds it at the spawn
 RECEIPT_CHANNELS: Mapping[ReceiptMode, Channel] = {
-    ReceiptMode.CODEX: codex_hooks.receipt_channel,
     ReceiptMode.GEMINI: gemini_hooks.receipt_channel,
     ReceiptMode.OPENCODE: opencode_plugin.receipt_channel,
 }
@@ -287,15 +287,20 @@ def _workspace_port(settings: Settings) -> GitWorkspaces:
     )
 
 
+def receipt_channels(ask_wait_seconds: float) -> dict[ReceiptMode, Channel]:
+    """Every harness's receipt channel; a PermissionRequest hook (Claude Code's, Codex's) waits
+    `ask_wait_seconds` for an answer from the item."""
+    return {
+        ReceiptMode.CLAUDE: partial(claude_hooks.receipt_channel, ask_wait_seconds=ask_wait_seconds),
+        ReceiptMode.CODEX: partial(codex_hooks.receipt_channel, ask_wait_seconds=ask_wait_seconds),
+        **RECEIPT_CHANNELS,
+    }
+
+
 def _receipts(settings: Settings) -> FileReceipts:
     return FileReceipts(
         root=settings.state_root / "receipts",
-        channels={
-            ReceiptMode.CLAUDE: partial(
-                claude_hooks.receipt_channel, ask_wait_seconds=settings.routing.ask_wait_seconds
-            ),
-            **RECEIPT_CHANNELS,
-        },
+        channels=receipt_channels(settings.routing.ask_wait_seconds),
     )
 
 

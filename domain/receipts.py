@@ -24,6 +24,7 @@ TAG_LENGTH = 16  # hex digits of the HMAC: 64 bits, unguessable for a comment au
 TOOL_GRACE_SECONDS = 2.0
 PASTED_PLACEHOLDER = "[Pasted Text: "  # Gemini CLI's input box shows a long paste so
 QUESTION_TOOL = "AskUserQuestion"  # Claude Code's tool asking a person a question
+_WHY = "description"  # a request's key for why it asks, which its run may not repeat
 
 
 class ReceiptMode(enum.Enum):
@@ -149,6 +150,8 @@ def open_requests(receipts: Iterable[Receipt], *, taken: Collection[str] = ()) -
 def _request_run(requests: list[Receipt], ran: Receipt) -> Receipt | None:
     """The request a tool's run answers: the oldest for the same tool with the same input. A question
     (AskUserQuestion) runs with the answers it was given added to its input: the same but for them.
+    A request may say why it asks (`description`, the model's justification) where its run does not
+    (tests/codex/test_codex_permission_facts.py): the same but for that.
     A run of another input (a tool the same message used unasked, say) answers none, nor does a run
     naming no tool (opencode and Gemini CLI name none, and their requests are not hook requests):
     such a request stays open until the turn ends, and comments are held meanwhile, never lost."""
@@ -161,7 +164,16 @@ def _request_run(requests: list[Receipt], ran: Receipt) -> Receipt | None:
         asked = _parsed(request.tool_input)
         if asked == done or (ran.tool == QUESTION_TOOL and _unanswered(asked) == _unanswered(done)):
             return request
+        if _without_why(asked, done) == done:
+            return request
     return None
+
+
+def _without_why(asked: object, done: object) -> object:
+    """A request's input without the why it gave, when its run gives none."""
+    if isinstance(asked, dict) and isinstance(done, dict) and _WHY not in done:
+        return {key: value for key, value in asked.items() if key != _WHY}
+    return asked
 
 
 def _unanswered(tool_input: object) -> object:

@@ -60,10 +60,14 @@ class CodexRig(RigSessions):
     def trust(self, folder: Path) -> None:
         CodexTrust(self.config).trust(str(folder))
 
-    def spawn(self, cwd: Path, *args: str, prompt: str = "", hooks: bool = True) -> AgentSession:
-        """`codex [-c hooks…] ARGS PROMPT` in a new tmux session, as the-loop's spawn does it."""
+    def spawn(
+        self, cwd: Path, *args: str, prompt: str = "", hooks: bool = True, ask_wait_seconds: float = 0.0
+    ) -> AgentSession:
+        """`codex [-c hooks…] ARGS PROMPT` in a new tmux session, as the-loop's spawn does it
+        (`ask_wait_seconds` > 0: its PermissionRequest hook waits that long for an answer)."""
         receipts = agent_tmux.receipts_folder(self.root)
-        argv = (str(self.binary), *(arguments(receipts) if hooks else ()), *args)
+        hooked = arguments(receipts, ask_wait_seconds=ask_wait_seconds) if hooks else ()
+        argv = (str(self.binary), *hooked, *args)
         return self.start("loop-codex", argv, cwd=cwd, prompt=prompt, receipts=receipts)
 
     def kill(self, session: AgentSession) -> None:

@@ -3,11 +3,13 @@ conversation learned from the ready receipt."""
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
+from adapters.agents.receipt_line import asking_command, asking_timeout
 from adapters.codex.hooks import arguments, receipt_channel
 from adapters.receipts.files import FileReceipts
-from app.container import HarnessTrust
+from app.container import HarnessTrust, receipt_channels
 from domain.receipts import Receipt, ReceiptKind, ReceiptMode, conversation_of
 from domain.refs import RepoRef, WorkItemRef
 from tests.fakes.receipts import FakeTrust
@@ -43,3 +45,17 @@ def test_the_conversation_is_the_one_the_last_ready_receipt_named_else_the_first
     # no ready receipt (opencode's waits for its TUI, a kill may come first): the first prompt's
     assert conversation_of(receipts[1:2]) == "first"
     assert conversation_of(receipts[3:]) == ""
+
+
+def test_a_codex_spawns_permission_request_hook_waits_ask_wait_seconds_for_an_answer_from_the_item(
+    tmp_path: Path,
+) -> None:
+    receipts = FileReceipts(tmp_path, channels=receipt_channels(ask_wait_seconds=60))
+    item = WorkItemRef(RepoRef.parse("acme/widgets"), 7)
+    channel = receipts.prepare(item, "s1", mode=ReceiptMode.CODEX)
+    folder = receipts.folder(item, "s1")
+    assert channel.args == arguments(folder, ask_wait_seconds=60)
+    hooks = dict(tomllib.loads(value)["hooks"].popitem() for value in channel.args[1:-2:2])
+    assert hooks["PermissionRequest"] == [
+        {"hooks": [{"type": "command", "command": asking_command(folder, 60), "timeout": asking_timeout(60)}]}
+    ]

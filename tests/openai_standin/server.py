@@ -44,7 +44,8 @@ class Fail:
 
 @dataclass(frozen=True, slots=True)
 class Call:
-    """Ask for one tool call (Chat Completions only): `name` with `arguments`, then end the turn for it."""
+    """Ask for one tool call: `name` with `arguments`, then end the turn for it (Chat Completions: a
+    `tool_calls` delta; Responses: a `function_call` output item)."""
 
     name: str
     arguments: str = "{}"  # JSON text, as the API carries it
@@ -143,8 +144,8 @@ class OpenAIStandIn:
         if isinstance(behaviour, Fail):
             return behaviour.status, {"Content-Type": "application/json"}, json.dumps(self.failure(behaviour)).encode()
         stream = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
-        if isinstance(behaviour, Call):  # a tool call asked for over Chat Completions (opencode)
-            return 200, stream, call_sse(number, behaviour)
+        if isinstance(behaviour, Call):
+            return 200, stream, call_sse(number, behaviour) if request.is_chat else function_call_sse(number, behaviour)
         return 200, stream, chat_sse(number, behaviour.text) if request.is_chat else self.reply(number, behaviour)
 
     def reply(self, number: int, behaviour: Any) -> bytes:
@@ -188,9 +189,21 @@ def call_sse(number: int, call: Call) -> bytes:
     return b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks) + b"data: [DONE]\n\n"
 
 
+def function_call_sse(number: int, call: Call) -> bytes:
+    """One streamed Responses turn asking for a function call (Codex runs it, then asks again)."""
+    item = {
+        "type": "function_call",
+        "id": f"fc_standin_{number:04d}",
+        "call_id": f"call_standin_{number:04d}",
+        "name": call.name,
+        "arguments": call.arguments,
+        "status": "completed",
+    }
+    return _responses_sse(number, item)
+
+
 def sse(number: int, text: str) -> bytes:
     """One streamed turn: created, the message, completed."""
-    response_id = f"resp_standin_{number:04d}"
     message = {
         "type": "message",
         "id": f"msg_standin_{number:04d}",
@@ -198,6 +211,12 @@ def sse(number: int, text: str) -> bytes:
         "status": "completed",
         "content": [{"type": "output_text", "text": text, "annotations": []}],
     }
+    return _responses_sse(number, message, text)
+
+
+def _responses_sse(number: int, item: dict[str, Any], text: str = "") -> bytes:
+    """created, the item added (and its text's delta), the item done, completed."""
+    response_id = f"resp_standin_{number:04d}"
     usage = {
         "input_tokens": 1,
         "input_tokens_details": {"cached_tokens": 0},
@@ -205,24 +224,19 @@ def sse(number: int, text: str) -> bytes:
         "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": 2,
     }
+    added: dict[str, Any] = item | {"status": "in_progress"} | ({"content": []} if "content" in item else {})
     events: list[dict[str, Any]] = [
         {"type": "response.created", "response": {"id": response_id}},
-        {
-            "type": "response.output_item.added",
-            "output_index": 0,
-            "item": message | {"status": "in_progress", "content": []},
-        },
-        {
-            "type": "response.output_text.delta",
-            "output_index": 0,
-            "content_index": 0,
-            "item_id": message["id"],
-            "delta": text,
-        },
-        {"type": "response.output_item.done", "output_index": 0, "item": message},
+        {"type": "response.output_item.added", "output_index": 0, "item": added},
+    ]
+    if item["type"] == "message":
+        delta = {"output_index": 0, "content_index": 0, "item_id": item["id"], "delta": text}
+        events.append({"type": "response.output_text.delta"} | delta)
+    events += [
+        {"type": "response.output_item.done", "output_index": 0, "item": item},
         {
             "type": "response.completed",
-            "response": {"id": response_id, "status": "completed", "output": [message], "usage": usage},
+            "response": {"id": response_id, "status": "completed", "output": [item], "usage": usage},
         },
     ]
     return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)

@@ -192,6 +192,20 @@ def test_a_question_run_with_the_answers_given_closes_its_request_and_no_other_c
     assert [r.key for r in open_requests(another)] == ["0004"]
 
 
+def test_a_command_run_without_the_why_its_request_gave_closes_the_request_and_another_command_does_not() -> None:
+    # Codex's request names why it asks (`description`); its run names the command alone
+    asked = {"command": "touch x", "description": "to make x"}
+    receipts = [_receipt(1, ReceiptKind.PROMPT), _receipt(4, ReceiptKind.BLOCKED, "Bash", json.dumps(asked))]
+
+    ran = [*receipts, _receipt(5, ReceiptKind.WORKING, "Bash", json.dumps({"command": "touch x"}))]
+    assert open_requests(ran) == []
+    other = [*receipts, _receipt(5, ReceiptKind.WORKING, "Bash", json.dumps({"command": "touch y"}))]
+    assert [r.key for r in open_requests(other)] == ["0004"]
+    why_changed = {"command": "touch x", "description": "another why"}
+    changed = [*receipts, _receipt(5, ReceiptKind.WORKING, "Bash", json.dumps(why_changed))]
+    assert [r.key for r in open_requests(changed)] == ["0004"]
+
+
 def test_a_run_naming_no_tool_closes_no_request() -> None:
     receipts = [
         _receipt(1, ReceiptKind.PROMPT),

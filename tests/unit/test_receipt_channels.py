@@ -46,8 +46,8 @@ def test_the_containers_receipt_folders_hand_every_harness_mode_its_channel(
     assert folder.is_dir()
     if mode is ReceiptMode.CLAUDE:
         assert channel == ReceiptChannel(args=("--settings", str(folder / SETTINGS_FILE)))
-    elif mode is ReceiptMode.CODEX:
-        assert channel == ReceiptChannel(args=arguments(folder))
+    elif mode is ReceiptMode.CODEX:  # its PermissionRequest hook waits `routing.askWaitSeconds`
+        assert channel == ReceiptChannel(args=arguments(folder, ask_wait_seconds=settings.routing.ask_wait_seconds))
     elif mode is ReceiptMode.OPENCODE:
         assert [name for name, _ in channel.env] == [CONFIG_VARIABLE, TUI_CONFIG_VARIABLE] and not channel.args
         assert json.loads(channel.env[0][1])["plugin"]
