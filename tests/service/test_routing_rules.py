@@ -209,3 +209,18 @@ def test_the_operator_naming_an_unknown_harness_changes_nothing() -> None:
         world.admin().start(api, harness="hal")
 
     assert world.ledger(api) == before and world.record(api).harness == "claude"
+
+
+def test_the_operator_starts_again_an_idle_item_whose_agent_is_gone() -> None:
+    world = _world()
+    api = world.item(1, repo=API)
+    world.cycle()
+    world.tmux.exit_harness(api.target.name)  # its agent exited; the item is idle, nothing pending
+    world.cycle()
+    spawns = world.spawns()
+
+    world.admin().start(api)
+    world.cycle()
+
+    assert world.spawns() == spawns + 1 and world.record(api).harness == "claude"
+    assert world.ledger(api).start is None

@@ -233,6 +233,16 @@ class SessionsAdmin(InUnitOfWork):
         switched = ""
         if named and record is not None and record.harness != named and self.switch is not None:
             switched, record = record.harness, self.switch.switch(record, named, by=source)
+        elif record is not None:  # a record written anew: the daemon looks at the item again, idle or not
+            now = self.clock.now()
+            self.uow.save(
+                lambda current: self.store.save_session(
+                    replace(current, updated_at=now, last_event=Event.SESSION_START_REQUESTED.value)
+                ),
+                read=lambda: self.store.session(item),
+                value=record,
+                tries=3,
+            )
         wanted = StartRequest(source, self.clock.now(), harness=named)
         self.uow.save(
             lambda current: self.store.save_ledger(
@@ -246,6 +256,8 @@ class SessionsAdmin(InUnitOfWork):
         self.events.emit(Event.SESSION_START_REQUESTED, source=source, work_item=str(item), harness=named or None)
         if switched:
             return f"{item}: {switched} ended; {named} starts fresh at the daemon's next cycle"
+        if record is None and not ledger.pending:  # nothing of it changes that the daemon watches
+            return f"{item}: its agent starts at the daemon's next look at the item (its next comment or listing)"
         return f"{item}: its agent starts at the daemon's next cycle" + (f" ({named})" if named else "")
 
     def _record(self, item: WorkItemRef) -> SessionRecord:
