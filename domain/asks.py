@@ -8,6 +8,9 @@ question) or deny with a message the model reads. The tool and its input are the
 shown only fenced and sanitized, and the answer is built by the-loop from a number or an option's
 own label — never from the comment's text, but for a deny's reason, which goes to the agent only.
 
+A harness whose hook refuses an allow carrying a rule for the session (`session_rules` false on its
+`HarnessSpec`) is never offered `allow always`, and such an answer to it is refused, not given.
+
 Each request is numbered on its item and an answer binds to the request its author saw (`bind`):
 the one its number names, or, without a number, the only one open — posted, either way, before the
 answer was written. One message may ask for several tools at once, each its own request.
@@ -76,6 +79,7 @@ class Ask:
     tool: str
     tool_input: dict[str, Any]
     at: datetime | None = None
+    session_rules: bool = False  # its hook takes an allow that adds a rule for the session
 
     @property
     def kind(self) -> AskKind:
@@ -92,15 +96,16 @@ class Ask:
         return tuple(found)
 
 
-def ask_of(receipt: Receipt) -> Ask:
-    """The request a PermissionRequest receipt makes."""
+def ask_of(receipt: Receipt, *, session_rules: bool = False) -> Ask:
+    """The request a PermissionRequest receipt makes, to a hook that takes a session's rule or not."""
     tool_input = parsed_input(receipt.tool_input)
-    return Ask(receipt.key, receipt.tool, tool_input if isinstance(tool_input, dict) else {}, receipt.at)
+    found = tool_input if isinstance(tool_input, dict) else {}
+    return Ask(receipt.key, receipt.tool, found, receipt.at, session_rules=session_rules)
 
 
-def open_asks(receipts: Iterable[Receipt], *, taken: Collection[str] = ()) -> list[Ask]:
+def open_asks(receipts: Iterable[Receipt], *, taken: Collection[str] = (), session_rules: bool = False) -> list[Ask]:
     """Every request the harness may still wait on, oldest first (`open_requests`)."""
-    return [ask_of(receipt) for receipt in open_requests(receipts, taken=taken)]
+    return [ask_of(receipt, session_rules=session_rules) for receipt in open_requests(receipts, taken=taken)]
 
 
 def open_ask(receipts: Iterable[Receipt], *, taken: Collection[str] = ()) -> Ask | None:
@@ -308,13 +313,25 @@ def _named(
     return opened[0] if len(opened) == 1 else Unbound.SEVERAL_OPEN
 
 
-def decision_for(ask: Ask, answer: Answer, *, item: WorkItemRef) -> Decision[str | None]:
+def no_session_rules(request: int | None) -> str:
+    """Why an `allow always` does not fit a request whose hook takes no session's rule, and what does."""
+    n = str(request) if request is not None else "<request>"
+    return (
+        "this agent takes no rule for the session with an allow (its hook refuses one, and the agent would "
+        f"ask in its own session instead): write `the-loop allow {n}` to run it this once, "
+        f"or `the-loop deny {n} [reason]`"
+    )
+
+
+def decision_for(ask: Ask, answer: Answer, *, item: WorkItemRef, request: int | None = None) -> Decision[str | None]:
     """The hook's whole output for `answer` (Claude Code's PermissionRequest decision), or None
-    with the reason the answer does not fit the request."""
+    with the reason the answer does not fit the request (`request`: its number, for those words)."""
     if ask.kind is AskKind.QUESTION:
         return _question_decision(ask, answer, item=item)
     if answer.verb is AnswerVerb.ALLOW:
         return Decision(_output({"behavior": "allow"}), "allowed once")
+    if answer.verb is AnswerVerb.ALLOW_ALWAYS and not ask.session_rules:
+        return Decision(None, no_session_rules(request))
     if answer.verb is AnswerVerb.ALLOW_ALWAYS:
         rule = {"type": "addRules", "rules": [{"toolName": ask.tool}], "behavior": "allow", "destination": "session"}
         return Decision(_output({"behavior": "allow", "updatedPermissions": [rule]}), "allowed for the session")
@@ -425,14 +442,19 @@ def _asked(item: WorkItemRef, ask: Ask, *, number: int, wait_seconds: float) -> 
             f"{_HEADER}**Request {number}**: the agent **asks a question**:\n\n{_questions(ask, number)}{bare}{after}\n"
         )
     shown = published_input(ask.tool_input, limit=INPUT_LIMIT)
+    always = (
+        f"- `the-loop allow always {number}` — run it, and every later `{tool_name(ask)}` of this session "
+        "without asking\n"
+        if ask.session_rules
+        else ""
+    )
     return (
         f"{_HEADER}**Request {number}**: the agent asks **permission to use `{tool_name(ask)}`** with this "
         f"input (the agent's text; secrets are redacted and a file's text is shortened: the whole input is "
         f"read on the host):\n\n{shown}\n\n"
         "To answer, an authorized person comments, alone on the first line:\n"
         f"- `the-loop allow {number}` — run it this once\n"
-        f"- `the-loop allow always {number}` — run it, and every later `{tool_name(ask)}` of this session "
-        "without asking\n"
+        f"{always}"
         f"- `the-loop deny {number} [reason]` — do not run it; the agent is told the reason and goes on"
         f"{bare}{after}\n"
     )

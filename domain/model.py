@@ -180,6 +180,9 @@ class HarnessSpec:
     ready_seconds: float = 3.0  # until it must say it is ready (without receipts: stay alive)
     confirm_seconds: float = 3.0  # after a paste, until it must confirm (without receipts: stay alive)
     trust_workdir: bool = False  # record the spawn folder as trusted in the harness's user config
+    # its permission hook takes an allow that adds a rule for the session (`the-loop allow always`);
+    # a hook that refuses one opens its own dialog in the pane instead
+    session_rules: bool = False
     # arguments so it loads none of its folder's settings, hooks, MCP servers, plugins;
     # None: it has no such start, and is never started in a folder holding a head nobody vouched for
     unvouched_args: tuple[str, ...] | None = None

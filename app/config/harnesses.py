@@ -133,6 +133,11 @@ def _check_variable(name: str) -> None:
         raise ValueError(f"{name}: THE_LOOP_ variables are the-loop's own (its receipt channel)")
 
 
+# the receipt channels whose permission hook takes an allow with a rule for the session: Claude
+# Code's (tests/claude/test_claude_permission_facts.py); Codex 0.169 refuses one and opens its own
+# dialog (tests/codex/test_codex_permission_facts.py)
+SESSION_RULES = frozenset({ReceiptMode.CLAUDE})
+
 # written as the YAML would be: these keys are what `routing.harnesses.<name>` merges over
 AUTO_MODE_CHECK_DIALOG = "Auto mode's safety check runs on the server"
 BUILTIN_HARNESSES: Mapping[str, HarnessSettings] = {

@@ -212,6 +212,7 @@ class UseCases:
         return Asks(
             uow=self.uow, watch=self.watch, receipts=ports.receipts,
             feedback=self.feedback, config=AskConfig(wait_seconds=configs.ask_wait_seconds, host=configs.host),
+            harness=self.spawner.spec,
         )  # fmt: skip
 
     @cached_property

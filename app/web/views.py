@@ -314,7 +314,8 @@ def _answer_buttons(item: WorkItemRef, number: str, ask: Ask, csrf: str) -> str:
     deny = form("deny", "deny" if not questions else "decline",
                 '<input name="reason" placeholder="reason (optional)" aria-label="reason"> ')  # fmt: skip
     if not questions:
-        return form("allow", "allow") + form("allow always", "allow always") + deny
+        always = form("allow always", "allow always") if ask.session_rules else ""
+        return form("allow", "allow") + always + deny
     if len(questions) == 1:
         picks = "".join(
             form("answer", sanitized(option), f'<input type="hidden" name="option" value="{n}">')

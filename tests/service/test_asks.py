@@ -7,6 +7,7 @@ import json
 import re
 from typing import Any
 
+from app.config.settings import Settings
 from domain.asks import WaitingOn
 from domain.events import Event
 from domain.model import Reaction
@@ -63,7 +64,7 @@ def test_a_permission_request_is_posted_once_with_the_tool_and_its_input_fenced(
     assert len(asked) == 1 and len(world.tracker.posted) == 1  # and no second "waiting" notice
     body = asked[0]
     assert "````json\n" in body  # a fence longer than the input's own backticks
-    assert "the-loop allow" in body and "the-loop deny" in body
+    assert "the-loop allow 1" in body and "the-loop allow always 1" in body and "the-loop deny 1" in body
     assert len(world.events.named(Event.SESSION_ASKED)) == 1
     assert [r.number for r in world.record(ref).requests] == [1]
 
@@ -91,6 +92,54 @@ def test_allow_always_adds_a_session_rule_for_that_tool() -> None:
 
     rule = {"type": "addRules", "rules": [{"toolName": "Bash"}], "behavior": "allow", "destination": "session"}
     assert _decision(world, key) == {"behavior": "allow", "updatedPermissions": [rule]}
+
+
+def _without_session_rules() -> World:
+    """A world whose agent's hook refuses an allow carrying a rule for the session (the built-in codex)."""
+    return World(harness="codex", harnesses={"codex": Settings().harness_spec("codex")})
+
+
+def test_a_request_of_an_agent_that_takes_no_session_rule_offers_allow_and_deny_but_not_allow_always() -> None:
+    world = _without_session_rules()
+    _asks(world)
+
+    world.cycle()
+
+    (body,) = [body for _, body in world.tracker.posted if "permission to use `Bash`" in body]
+    assert "the-loop allow 1" in body and "the-loop deny 1" in body
+    assert "always" not in body
+
+
+def test_allow_always_to_an_agent_that_takes_no_session_rule_is_refused_saying_what_to_write_instead() -> None:
+    world = _without_session_rules()
+    ref, key = _asks(world)
+    world.cycle()
+    answer = world.comment(ref, "the-loop allow always 1")
+
+    world.cycle()
+
+    assert key not in _receipts(world).given
+    assert (answer.id, Reaction.FAILED) in world.tracker.reactions
+    assert world.events.named(Event.SESSION_ANSWER_UNUSED)[0]["why"] == "does-not-fit"
+    reply = world.tracker.posted[-1][1]
+    assert "not used" in reply and "rule for the session" in reply
+    assert "`the-loop allow 1`" in reply and "`the-loop deny 1 [reason]`" in reply
+    assert "Open now: request 1 (permission to use `Bash`)" in reply
+    assert [r.closed for r in world.record(ref).requests] == [False]
+
+
+def test_a_plain_allow_after_a_refused_allow_always_still_answers_the_request() -> None:
+    world = _without_session_rules()
+    ref, key = _asks(world)
+    world.cycle()
+    world.comment(ref, "the-loop allow always 1")
+    world.cycle()
+    world.clock.advance(5)
+    world.comment(ref, "the-loop allow 1")
+
+    world.cycle()
+
+    assert _decision(world, key) == {"behavior": "allow"}
 
 
 def test_deny_hands_the_agent_the_reason_and_never_echoes_it_on_the_item() -> None:

@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import quote
 
 from adapters.eventlog.reader import Tail
+from app.config.settings import Settings
 from app.usecases.views.fleet import Fleet
 from app.web.auth import COOKIE, Guard
 from app.web.feed import Feed
@@ -181,3 +182,34 @@ def test_an_open_request_shows_its_buttons_on_the_items_page(tmp_path: Path) -> 
     shown = html.body.decode().split('id="requests"')[1]
     assert 'data-request="1"' in shown and "permission to use" in shown and "Bash" in shown
     assert 'value="allow"' in shown and 'value="deny"' in shown and f'value="{Guard(TOKEN).csrf}"' in shown
+    assert 'value="allow always"' in shown
+
+
+def _without_session_rules() -> World:
+    """A world whose agent's hook refuses an allow carrying a rule for the session (the built-in codex)."""
+    return World(harness="codex", harnesses={"codex": Settings().harness_spec("codex")})
+
+
+def test_the_page_offers_no_allow_always_to_an_agent_that_takes_no_session_rule(tmp_path: Path) -> None:
+    world = _without_session_rules()
+    ref, _ = _asked(world)
+
+    html = _page(world, tmp_path / "e.jsonl")(Request("GET", "/item", {"ref": str(ref)}, BEARER))
+
+    assert isinstance(html, Response)
+    shown = html.body.decode().split('id="requests"')[1]
+    assert 'data-request="1"' in shown and 'value="allow"' in shown and 'value="deny"' in shown
+    assert "always" not in shown
+
+
+def test_allow_always_pressed_for_an_agent_that_takes_no_session_rule_gives_nothing_and_says_why(
+    tmp_path: Path,
+) -> None:
+    world = _without_session_rules()
+    ref, _ = _asked(world)
+
+    said = _post(_page(world, tmp_path / "e.jsonl"), {"action": "allow always", "ref": str(ref), "request": "1"},
+                 **BEARER)  # fmt: skip
+
+    assert _given(world) == {}
+    assert "rule for the session" in said.body.decode()

@@ -51,6 +51,7 @@ CLAUDE = HarnessSpec(
     ready_seconds=60,
     confirm_seconds=30,
     trust_workdir=True,
+    session_rules=True,
 )
 CURSOR = HarnessSpec("cursor", "cursor-agent", ready_seconds=3, confirm_seconds=3)
 

@@ -46,6 +46,18 @@ def test_codex_confirms_by_its_own_hooks_and_its_folder_is_trusted_in_its_config
     assert spec("codex").unvouched_args is None  # never started in a fork's folder, never trusts it
 
 
+def test_claude_takes_a_rule_for_the_session_with_an_allow_and_codex_does_not() -> None:
+    # pinned: tests/claude/test_claude_permission_facts.py, tests/codex/test_codex_permission_facts.py
+    assert (spec("claude").session_rules, spec("codex").session_rules) == (True, False)
+    assert not any(spec(name).session_rules for name in ("gemini", "opencode", "cursor", "demo"))
+
+
+def test_a_harness_of_the_operators_own_takes_session_rules_as_its_receipts_hook_does() -> None:
+    harnesses = {"opus": {"binary": "claude", "receipts": "claude"}, "mine": {"binary": "mine", "receipts": "codex"}}
+    settings = Settings.model_validate({"routing": {"harnesses": harnesses}})
+    assert (settings.harness_spec("opus").session_rules, settings.harness_spec("mine").session_rules) == (True, False)
+
+
 def test_gemini_starts_a_fresh_conversation_under_the_loops_id_with_the_prompt_interactive() -> None:
     expected = ("gemini", "--skip-trust", "--session-id", SESSION, "--prompt-interactive", PROMPT)
     assert command_line(spec("gemini"), resume=False) == expected

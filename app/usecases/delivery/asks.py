@@ -5,12 +5,14 @@ decision file (adapters/receipts). `look` posts every request open, each once, a
 its number; an answer comment (`the-loop allow N` / `allow always N` / `deny N [reason]` /
 `answer N <option>`, or without the number for the only one open), executed once through the
 ledger like every control comment, hands the hook of the request it binds to the decision the-loop
-builds for it. The first answer the hook takes wins; any other is told why, with the requests open.
+builds for it (`allow always` only to a harness whose hook takes a rule for the session). The
+first answer the hook takes wins; any other is told why, with the requests open.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
@@ -39,7 +41,7 @@ from domain.asks import (
 )
 from domain.control import Control
 from domain.events import Event, Level
-from domain.model import Comment, PostedRequest, Reaction, SessionRecord, SessionStatus
+from domain.model import Comment, HarnessSpec, PostedRequest, Reaction, SessionRecord, SessionStatus
 from domain.policy import Decision
 from domain.ports import ReceiptPort
 from domain.receipts import Receipt
@@ -80,6 +82,7 @@ class Asks(InUnitOfWork):
     receipts: ReceiptPort
     feedback: Feedback
     config: AskConfig
+    harness: Callable[[SessionRecord], HarnessSpec]  # the record's harness, as its spawns start it
     # requests whose comment failed to post, by receipt key: when each is tried again
     _retries: dict[str, _Retry] = field(init=False, default_factory=dict)
     # one look at a time per item: two at once would each give the item's next number to a request
@@ -110,7 +113,7 @@ class Asks(InUnitOfWork):
 
     def _look(self, record: SessionRecord) -> SessionRecord | None:
         receipts = self.watch.receipts(record)
-        asks = open_asks(receipts, taken=self.watch.taken(record, receipts))
+        asks = open_asks(receipts, taken=self.watch.taken(record, receipts), session_rules=self._session_rules(record))
 
         def answered(record: SessionRecord) -> SessionRecord:
             record = self._close(record, receipts, {ask.key for ask in asks})
@@ -205,7 +208,7 @@ class Asks(InUnitOfWork):
         state = self._state(record, ask.key)
         if state is not AnswerState.NONE:
             return (Unbound.TOO_LATE if state is AnswerState.EXPIRED else Unbound.ALREADY_ANSWERED), ""
-        decision = decision_for(ask, answer, item=record.item)
+        decision = decision_for(ask, answer, item=record.item, request=bound.number)
         if decision.choice is None:
             return Unbound.DOES_NOT_FIT, decision.reason
         self.receipts.give(record.item, record.spawn_id, ask.key, decision.choice)
@@ -242,7 +245,8 @@ class Asks(InUnitOfWork):
         receipts = self.watch.receipts(record)
         posted = {request.key: request for request in record.requests}
         opened = []
-        for ask in open_asks(receipts, taken=self.watch.taken(record, receipts)):
+        taken = self.watch.taken(record, receipts)
+        for ask in open_asks(receipts, taken=taken, session_rules=self._session_rules(record)):
             request = posted.get(ask.key)
             if request is None:
                 opened.append(OpenRequest(ask))
@@ -341,6 +345,14 @@ class Asks(InUnitOfWork):
                     self._state(record, ask.key) is AnswerState.TAKEN
                 )
             self.clock.sleep(TAKE_POLL)
+
+    def _session_rules(self, record: SessionRecord) -> bool:
+        """The record's harness takes an allow with a rule for the session; a harness no longer
+        configured is offered only what every hook takes."""
+        try:
+            return self.harness(record).session_rules
+        except KeyError:
+            return False
 
     def _state(self, record: SessionRecord, key: str) -> AnswerState:
         return self.receipts.answer_state(record.item, record.spawn_id, key)
