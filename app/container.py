@@ -91,6 +91,13 @@ def _harnesses(settings: Settings) -> dict[str, HarnessSpec]:
     return {name: settings.harness_spec(name) for name in settings.harness_names}
 
 
+def _variant(settings: Settings, name: str, permission_mode: str) -> HarnessSpec | None:
+    try:
+        return settings.harness_spec(name, permission_mode=permission_mode)
+    except LookupError:
+        return None
+
+
 def _workspace_config(settings: Settings) -> WorkspaceConfig:
     workspace = settings.routing.workspace
     return WorkspaceConfig(
@@ -107,7 +114,11 @@ def _spawn_config(settings: Settings) -> SpawnConfig:
         harnesses=_harnesses(settings),
         default_harness=settings.routing.default_harness,
         rules=settings.routing_rules,
-        variants=settings.harness_variants(),
+        variant=partial(_variant, settings),
+        startable=(
+            *settings.routed_harnesses,
+            *(n for n in settings.routing.harnesses if n not in settings.routed_harnesses),
+        ),
         remain_on_exit=settings.routing.tmux.remain_on_exit,
         host=_host(settings),
         environ=dict(os.environ),

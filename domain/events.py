@@ -80,13 +80,19 @@ class Event(enum.Enum):
     SESSION_SPAWNED = ("session.spawned", "A new tmux session was started for a work item (fresh conversation).")
     SESSION_HARNESS_CHANGED = (
         "session.harness_changed",
-        "`the-loop start <harness>` (`by`: a control comment's author, or `operator`: `sessions start --harness`) "
-        "gave the item another harness (`harness`, `was`): the earlier one was ended, a fresh conversation starts.",
+        "A start naming a harness (`by`: `control`, a `the-loop start <harness>` comment, or `operator`, `sessions "
+        "start --harness`) gave the item another harness (`harness`, `was`): the earlier one was ended, and the "
+        "named one starts in a fresh conversation.",
     )
     SESSION_START_REQUESTED = (
         "session.start_requested",
         "An operator asked for the item's agent to start (`sessions start`; `harness`: the one named, if any); "
         "the daemon starts it at its next look at the item.",
+    )
+    SESSION_HARNESS_CHANGE_FAILED = (
+        "session.harness_change_failed",
+        "A start naming another harness (`harness`) found the item's running one (`was`) not ended (`reason`: tmux "
+        "did not answer, or its pane still runs): nothing changed, and the start is tried again next cycle.",
     )
     ROUTING_UNMATCHED = (
         "routing.unmatched",

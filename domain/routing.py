@@ -91,3 +91,9 @@ def route_of(rules: Iterable[Rule], default: str, item: WorkItem) -> Route | Non
         if rule.matches(item):
             return Route(rule.harness, rule.permission_mode, index)
     return Route(default) if default else None
+
+
+def mode_for(rules: Iterable[Rule], item: WorkItem, harness: str) -> str:
+    """The permission mode `harness` gets for `item` when a start names it: the first rule that
+    matches the item and names that harness says it ("": none does, the harness's own)."""
+    return next((rule.permission_mode for rule in rules if rule.harness == harness and rule.matches(item)), "")

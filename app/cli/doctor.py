@@ -136,8 +136,13 @@ def _routing(settings: Settings) -> Iterator[Check]:
         said.append(f"rules[{index}]: {covers or 'every item'} → {rule.harness}{mode}")
     default = settings.routing.default_harness
     said.append(f"else → {default}" if default else "else: no agent (an item no rule covers waits, told once)")
-    mark = Mark.OK if default else Mark.WARNING
-    fix = "set routing.defaultHarness, or a last rule that covers every item"
+    if default == "demo":
+        said[-1] += " (the demo harness: no agent works on what the rules leave)"
+    mark = Mark.OK if default and default != "demo" else Mark.WARNING
+    fix = (
+        'set routing.defaultHarness to an agent (or "" to leave uncovered items waiting), or end the rules with '
+        "one that covers every item"
+    )
     yield Check(mark, "routing", "; ".join(said), fix)
 
 

@@ -348,6 +348,11 @@ class RoutingSettings(Section):
                     f"rules[{index}].permissionMode: only a harness with `receipts: claude` takes one "
                     f"({rule.harness!r} does not)"
                 )
+            if rule.permission_mode and any(a.split("=")[0] == "--permission-mode" for a in harness.args):
+                raise ValueError(
+                    f"rules[{index}].permissionMode: harnesses.{rule.harness}.args states --permission-mode "
+                    "itself, which would stand over the rule's: drop it there (its `permissionMode` key gives it)"
+                )
         return self
 
     @model_validator(mode="after")

@@ -141,14 +141,6 @@ class Settings(BaseSettings):
         named = [self.routing.default_harness, *(rule.harness for rule in self.routing.rules)]
         return tuple(dict.fromkeys(name for name in named if name))
 
-    def harness_variants(self) -> dict[tuple[str, str], HarnessSpec]:
-        """The harnesses as the rules that override their permission mode start them, by name and mode."""
-        return {
-            (rule.harness, rule.permission_mode): self.harness_spec(rule.harness, permission_mode=rule.permission_mode)
-            for rule in self.routing.rules
-            if rule.permission_mode
-        }
-
     def harness_spec(self, name: str | None = None, *, permission_mode: str = "") -> HarnessSpec:
         """The harness `name` (default: `routing.defaultHarness`), with `permission_mode` over its own
         when given; `LookupError` if unknown."""

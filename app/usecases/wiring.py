@@ -235,7 +235,7 @@ class UseCases:
     @cached_property
     def switch(self) -> HarnessSwitch:
         return HarnessSwitch(
-            tmux=self.tmux, uow=self.uow, known=tuple(self.configs.spawn.harnesses),
+            tmux=self.tmux, uow=self.uow, known=self.configs.spawn.startable or tuple(self.configs.spawn.harnesses),
             grace_seconds=self.configs.close.grace_seconds,
         )  # fmt: skip
 
@@ -270,7 +270,7 @@ class UseCases:
         return ItemWorker(
             uow=self.uow, intake=self.intake, delivery=self.delivery,
             controls=self.controls, watch=self.watch, feedback=self.feedback, parking=self.parking, asks=self.asks,
-            config=WorkerConfig(secret=self.secret, trigger=configs.trigger, host=configs.host),
+            switch=self.switch, config=WorkerConfig(secret=self.secret, trigger=configs.trigger, host=configs.host),
         )  # fmt: skip
 
     @cached_property

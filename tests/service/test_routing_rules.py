@@ -8,11 +8,12 @@ from dataclasses import replace
 import pytest
 
 from app.usecases.wiring import UseCases
+from domain.errors import TmuxUnanswered
 from domain.events import Event
-from domain.model import AGENT_MARKER, Reaction
+from domain.model import AGENT_MARKER, Reaction, SpawnMode
 from domain.refs import RepoRef, WorkItemRef
 from domain.routing import RepoPattern, Rule
-from tests.service.world import CLAUDE, World
+from tests.service.world import CLAUDE, CURSOR, World
 
 API = RepoRef.parse("acme/api")
 CODEX = replace(CLAUDE, name="codex", binary="codex")
@@ -105,7 +106,7 @@ def test_start_with_a_harness_ends_the_running_agent_and_starts_that_one_fresh_w
     notices = [body for body in _notices(world, api) if "agent is now" in body]
     assert len(notices) == 1 and "**codex** instead of **claude**" in notices[0]
     changed = world.events.named(Event.SESSION_HARNESS_CHANGED)
-    assert [(e["harness"], e["was"], e["by"]) for e in changed] == [("codex", "claude", "alice")]
+    assert [(e["harness"], e["was"], e["by"]) for e in changed] == [("codex", "claude", "control")]
     assert (switch.id, Reaction.CONTROL) in world.tracker.reactions
 
     world.comment(api, "now you")
@@ -178,7 +179,8 @@ def test_the_operator_gives_an_item_another_harness_from_the_command_line() -> N
     said = world.admin().start(api, harness="CODEX")  # the configured name, any case
     world.cycle()
 
-    assert said == f"{api}: claude ended; codex starts fresh at the daemon's next cycle"
+    assert said == f"{api}: the daemon ends claude and starts codex fresh at its next cycle"
+    assert len([body for body in _notices(world, api) if "**codex** instead of **claude**" in body]) == 1
     assert (world.record(api).harness, _binary(world, api)) == ("codex", "codex")
     assert [(e["harness"], e["by"]) for e in world.events.named(Event.SESSION_HARNESS_CHANGED)] == [
         ("codex", "operator")
@@ -224,3 +226,88 @@ def test_the_operator_starts_again_an_idle_item_whose_agent_is_gone() -> None:
 
     assert world.spawns() == spawns + 1 and world.record(api).harness == "claude"
     assert world.ledger(api).start is None
+
+
+def test_a_switch_that_cannot_end_the_running_agent_changes_nothing_and_is_tried_again() -> None:
+    world = _world()
+    api = world.item(1, repo=API)
+    world.cycle()
+    ended = world.tmux.terminate_harness
+
+    def unanswered(*args: object, **kwargs: object) -> None:
+        raise TmuxUnanswered("tmux did not answer within 10 s")
+
+    world.tmux.terminate_harness = unanswered  # type: ignore[method-assign]
+    world.comment(api, "the-loop start codex")
+    world.cycle()
+
+    assert world.record(api).harness == "claude" and not world.session(api).pane_dead  # Claude runs on
+    failed = world.events.named(Event.SESSION_HARNESS_CHANGE_FAILED)
+    assert [(e["harness"], e["was"]) for e in failed] == [("codex", "claude")]
+    assert not [body for body in _notices(world, api) if "agent is now" in body]
+
+    world.tmux.terminate_harness = ended  # type: ignore[method-assign]
+    world.cycle()
+
+    assert (world.record(api).harness, _binary(world, api)) == ("codex", "codex")
+
+
+def test_a_switch_whose_agent_still_runs_after_its_signal_changes_nothing() -> None:
+    world = _world()
+    api = world.item(1, repo=API)
+    world.cycle()
+    world.tmux.terminate_harness = lambda *args, **kwargs: None  # type: ignore[method-assign]
+    world.comment(api, "the-loop start codex")
+
+    world.cycle()
+
+    assert world.record(api).harness == "claude" and _binary(world, api) == "claude"
+    reasons = [e["reason"] for e in world.events.named(Event.SESSION_HARNESS_CHANGE_FAILED)]
+    assert reasons and "its pane is live" in reasons[0]
+
+
+def test_a_start_naming_the_harness_a_rule_gives_the_item_keeps_the_rules_permission_mode() -> None:
+    world = _world(spawn_mode=SpawnMode.NEVER)
+    api = world.item(1, repo=API)  # not armed: only a start spawns it
+    world.cycle()
+    world.comment(api, "the-loop start claude")
+    world.cycle()
+    assert world.session(api).argv[1:3] == ("--permission-mode", "plan")
+
+    world.comment(api, "the-loop start codex")
+    world.cycle()
+    world.comment(api, "the-loop start claude")
+    world.cycle()
+
+    assert world.record(api).permission_mode == "plan" and world.session(api).argv[1:3] == ("--permission-mode", "plan")
+
+
+def test_a_start_may_name_only_a_harness_the_configuration_routes_to_or_defines() -> None:
+    world = _world()
+    world.harnesses["cursor"] = CURSOR
+    api = world.item(1, repo=API)
+    world.cycle()
+    spawn = replace(world.configs().spawn, startable=("claude", "codex"))
+    world.usecases = UseCases(world.ports, replace(world.configs(), spawn=spawn))
+    world.comment(api, "the-loop start cursor")
+
+    world.cycle()
+
+    assert world.record(api).harness == "claude"
+    assert "`claude`, `codex`" in _notices(world, api)[-1] and "cursor" not in _notices(world, api)[-1]
+
+
+def test_the_notice_of_an_item_no_rule_covers_is_said_once_even_when_a_post_fails_first() -> None:
+    world = _world()
+    other = world.item(3)
+    world.tracker.fail_posts = True
+    world.cycle()
+    world.comment(other, "please look")
+    world.cycle()
+    assert world.events.named(Event.NOTICE_FAILED) and not world.events.named(Event.ROUTING_UNMATCHED)
+    world.tracker.fail_posts = False
+    world.cycle()
+    world.cycle()
+
+    assert len([body for body in _notices(world, other) if "no agent configured" in body]) == 1
+    assert len(world.events.named(Event.ROUTING_UNMATCHED)) == 1

@@ -116,7 +116,7 @@ class World:
                 harnesses=self.harnesses,
                 default_harness=self.harness,
                 rules=self.rules,
-                variants=self.variants,
+                variant=lambda name, mode: self.variants.get((name, mode)),
                 host=self.host,
                 environ=self.environ,
             ),

@@ -37,7 +37,7 @@ def test_rules_read_as_the_domain_matches_them_with_a_bare_repository_on_the_con
 def test_a_rules_permission_mode_starts_its_harness_with_that_mode_and_the_harness_keeps_its_own() -> None:
     settings = _settings({"rules": [{"repos": ["acme/api"], "harness": "claude", "permissionMode": "plan"}]})
 
-    variant = settings.harness_variants()[("claude", "plan")]
+    variant = settings.harness_spec("claude", permission_mode="plan")
 
     assert variant.args[variant.args.index("--permission-mode") + 1] == "plan"
     own = settings.harness_spec("claude").args
@@ -54,6 +54,13 @@ def test_a_rules_permission_mode_starts_its_harness_with_that_mode_and_the_harne
         ({"rules": [{"repos": ["acme/[api"], "harness": "codex"}]}, "routing.rules.0.repos.0"),
         ({"rules": [{"harness": "codex", "permissionMode": "plan"}]}, "rules[0].permissionMode: only a harness"),
         ({"defaultHarness": ""}, "defaultHarness: empty"),
+        (
+            {
+                "harnesses": {"claude": {"args": ["--permission-mode=bypassPermissions"]}},
+                "rules": [{"repos": ["acme/api"], "harness": "claude", "permissionMode": "plan"}],
+            },
+            "rules[0].permissionMode: harnesses.claude.args states --permission-mode itself",
+        ),
         ({"rules": [{"labels": ["x"]}]}, "routing.rules.0.harness"),
         ({"rules": [{"harness": "codex", "label": ["x"]}]}, "routing.rules.0.label"),
     ],

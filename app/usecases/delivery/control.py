@@ -13,12 +13,11 @@ from app.usecases.delivery.watch import HarnessWatch
 from app.usecases.unit_of_work import InUnitOfWork, UnitOfWork
 from domain.asks import waiting_on
 from domain.control import Control, Status, Verb, control_of, status_reply, unknown_verb_reply, when
-from domain.errors import TmuxFailed, TmuxUnanswered
 from domain.events import Event, Level
 from domain.item_facts import status_of
 from domain.ledger import DeliveryState, Ledger, Resolution, StartRequest
 from domain.model import ClosedBy, Comment, HarnessSpec, Reaction, SessionRecord, SessionStatus
-from domain.notice import harness_started_notice, safe_id, unknown_harness_reply
+from domain.notice import safe_id, unknown_harness_reply
 from domain.parking import park_line
 from domain.ports import TmuxPort
 from domain.redaction import comment_fields
@@ -109,26 +108,9 @@ class Controls(InUnitOfWork):
             return ledger, record, False
         if record is not None and record.closed_by is ClosedBy.CONTROL:
             record = self.store.save_session(replace(record, status=SessionStatus.ACTIVE, closed_by=None))
-        was = ""
-        if harness and record is not None and record.harness != harness:
-            try:
-                was, record = record.harness, self.switch.switch(record, harness, by=comment.author or "")
-            except (TmuxFailed, TmuxUnanswered) as error:
-                self.events.emit(
-                    Event.CONTROL_REFUSED,
-                    level=Level.WARNING,
-                    work_item=str(comment.item),
-                    comment_id=comment.id,
-                    reason=f"the running harness could not be ended: {error}",
-                )
-                self.feedback.react(comment, Reaction.FAILED)
-                return ledger, record, False
-            ledger = replace(ledger, turns=())  # the ended agent's turns: none of them can be seen to end now
+        # the daemon acts on it on the item's lane: a harness named that is not the one the item
+        # runs is ended there, and the named one started (`ItemWorker._advance`)
         started = replace(ledger, stopped=False, start=StartRequest("control", self.clock.now(), harness=harness))
-        if harness:
-            self.feedback.notify(
-                comment.item, harness_started_notice(comment.item, harness=harness, was=was), notice="harness"
-            )
         return started, record, True
 
     def _refuse(self, comment: Comment, reply: str, *, reason: str) -> None:

@@ -13,13 +13,14 @@ from app.usecases.delivery.delivery import Delivery
 from app.usecases.delivery.feedback import Feedback
 from app.usecases.delivery.parking import RESUME, Parking, resume_turn
 from app.usecases.delivery.subjects import CommentSubject, StartSubject
+from app.usecases.delivery.switching import HarnessSwitch, NotEnded
 from app.usecases.delivery.watch import HarnessWatch
 from app.usecases.unit_of_work import InUnitOfWork, UnitOfWork
 from domain.control import Verb, control_of, triggered
 from domain.events import Event, Level
 from domain.ledger import DeliveryState, Ledger, Resolution, StartRequest
 from domain.model import ClosedBy, Comment, DeliveryId, Reaction, SessionRecord, SessionStatus, WorkItem
-from domain.notice import closed_notice, unrouted_notice
+from domain.notice import closed_notice, harness_started_notice, unrouted_notice
 from domain.park import Unpark
 from domain.parking import failed_turn
 from domain.receipts import delivery_tag, receipt_line, turn_ended_after
@@ -70,6 +71,7 @@ class ItemWorker(InUnitOfWork):
     watch: HarnessWatch
     feedback: Feedback
     parking: Parking
+    switch: HarnessSwitch
     config: WorkerConfig
     asks: Asks | None = None
 
@@ -171,17 +173,19 @@ class ItemWorker(InUnitOfWork):
         if (ledger.start and ledger.start.harness) or self.delivery.dispatcher.spawner.route(walk.item):
             return False
         if not ledger.unrouted_noticed:
-            self.events.emit(Event.ROUTING_UNMATCHED, level=Level.WARNING, work_item=str(walk.item.ref))
             told = self.feedback.notify(walk.item.ref, unrouted_notice(walk.item.ref), notice="unrouted")
-            if told is not None:  # a failed post is tried again next cycle
+            if told is not None:  # a failed post is tried again next cycle (notice.failed says so)
+                self.events.emit(Event.ROUTING_UNMATCHED, level=Level.WARNING, work_item=str(walk.item.ref))
                 walk.ledger = self.store.save_ledger(replace(ledger, unrouted_noticed=True))
         return True
 
     def _advance(self, walk: _Walk) -> None:
         """The item's start, when one is wanted and its harness is not running already."""
-        ledger, record = walk.ledger, walk.record
-        if ledger.start is not None and ledger.start.reason == RESUME:
+        if walk.ledger.start is not None and walk.ledger.start.reason == RESUME:
             return  # a resume prompt's attempts: parking's
+        if not self._given_its_harness(walk):
+            return  # the harness it runs could not be ended: the start is tried again next cycle
+        ledger, record = walk.ledger, walk.record
         if ledger.start is not None and record is not None and self._runs(ledger.start, walk.item, record):
             walk.ledger = self.store.save_ledger(replace(ledger, start=None))  # it runs already
         if walk.ledger.start is None or not walk.go_on:
@@ -191,10 +195,44 @@ class ItemWorker(InUnitOfWork):
             walk.item, walk.ledger, walk.record, start, armed=True, summary=walk.summary
         )
 
+    def _given_its_harness(self, walk: _Walk) -> bool:
+        """A start that names a harness (`the-loop start codex`, `sessions start --harness`): an item
+        running another has it ended and the named one recorded, in a fresh conversation, with the
+        permission mode a rule gives that harness for the item; one notice says so. False when the
+        running one could not be seen to end (nothing changed)."""
+        start, record = walk.ledger.start, walk.record
+        if start is None or not start.harness or not walk.go_on:
+            return True
+        if record is not None and record.harness == start.harness:
+            return True
+        item = walk.item.ref
+        if record is None:
+            if start.attempts == 0:  # said once, before its first attempt
+                self.feedback.notify(item, harness_started_notice(item, harness=start.harness), notice="harness")
+            return True
+        mode = self.delivery.dispatcher.spawner.mode_for(walk.item, start.harness)
+        try:
+            walk.record = self.switch.switch(record, start.harness, permission_mode=mode, by=start.reason)
+        except NotEnded as error:
+            self.events.emit(
+                Event.SESSION_HARNESS_CHANGE_FAILED,
+                level=Level.WARNING,
+                work_item=str(item),
+                harness=start.harness,
+                was=record.harness,
+                reason=str(error),
+            )
+            return False
+        walk.ledger = self.store.save_ledger(replace(walk.ledger, turns=()))  # the ended agent's: none ends now
+        notice = harness_started_notice(item, harness=start.harness, was=record.harness)
+        self.feedback.notify(item, notice, notice="harness")
+        return True
+
     def _runs(self, start: StartRequest, item: WorkItem, record: SessionRecord) -> bool:
         """Its harness runs, and is not the one this start spawned still starting: that one's retry
-        waits for its receipt, and ends it and starts it again if it hung in its start."""
-        if not self.watch.running(record):
+        waits for its receipt, and ends it and starts it again if it hung in its start. A record
+        given another harness and not spawned since runs nothing of it."""
+        if record.spawned_at is None or not self.watch.running(record):
             return False
         spawned = StartSubject(item, start).delivery_id in record.recent_delivery_ids
         return not (spawned and self.delivery.dispatcher.starting(record))

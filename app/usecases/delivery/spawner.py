@@ -19,7 +19,7 @@ from domain.model import HarnessSpec, Probe, SessionRecord, SessionState, Sessio
 from domain.policy import Clear, Decision, Outcome, clear_decision, cleared, remedy
 from domain.ports import ReceiptPort, TmuxPort, TrustPort
 from domain.receipts import ReceiptKind, confirms, conversation_of
-from domain.routing import Route, Rule, route_of
+from domain.routing import Route, Rule, mode_for, route_of
 
 RECENT_DELIVERIES = 20
 
@@ -59,8 +59,9 @@ class SpawnConfig:
     harnesses: Mapping[str, HarnessSpec]
     default_harness: str  # "": only the rules pick
     rules: tuple[Rule, ...] = ()
-    # the harnesses as rules that override their permission mode start them, by name and mode
-    variants: Mapping[tuple[str, str], HarnessSpec] = field(default_factory=dict)
+    # a harness as it starts with a permission mode over its own (None: it cannot be so started)
+    variant: Callable[[str, str], HarnessSpec | None] = lambda _name, _mode: None
+    startable: tuple[str, ...] = ()  # what a start may name: the harnesses routed to or defined (empty: every one)
     remain_on_exit: bool = True
     host: str = ""  # cluster: this host's id, recorded on each spawn ("": one host, nothing recorded)
     environ: Mapping[str, str] = field(default_factory=dict)  # the daemon's: `env` and `passEnv` read it
@@ -89,16 +90,25 @@ class Spawner(InUnitOfWork):
         """The harness a first spawn of `item` gets: the first rule matching it, else the default."""
         return route_of(self.config.rules, self.config.default_harness, item)
 
+    def mode_for(self, item: WorkItem, harness: str) -> str:
+        """The permission mode a start naming `harness` gives `item`: a matching rule's for it, if any."""
+        return mode_for(self.config.rules, item, harness)
+
     def spec(self, record: SessionRecord) -> HarnessSpec:
-        """The record's harness as its spawns start it: with its rule's permission mode, while a rule gives it."""
-        return self.config.variants.get((record.harness, record.permission_mode)) or self.harness(record.harness)
+        """The record's harness as its spawns start it: with the permission mode recorded at its
+        first spawn for its life (a rule changed since never widens it)."""
+        if record.permission_mode:
+            variant = self.config.variant(record.harness, record.permission_mode)
+            if variant is not None:
+                return variant
+        return self.harness(record.harness)
 
     def first_spawn(self, job: Dispatch, spend: Callable[[], None]) -> Result:
         """A work item with no session record gets one, with the harness its start named or its
         route gives; a live occupant is never touched, and a refused or failed first spawn leaves
         no record behind."""
         target = job.item.ref.target
-        chosen = Route(job.harness) if job.harness else self.route(job.item)
+        chosen = Route(job.harness, self.mode_for(job.item, job.harness)) if job.harness else self.route(job.item)
         if chosen is None:
             return Result(Outcome.SPAWN_REFUSED, "no routing rule covers the item and there is no default harness")
         holder = next((r.item for r in self.store.sessions() if r.target == target and r.item != job.item.ref), None)

@@ -216,9 +216,10 @@ class SessionsAdmin(InUnitOfWork):
         return True
 
     def start(self, item: WorkItemRef, *, harness: str = "", source: str = OPERATOR) -> str:
-        """Start the item's agent at the daemon's next look at it, as `the-loop start [harness]` does:
-        a harness named that is not the one it runs ends that one and starts this one fresh. What
-        was done, said for the operator; `ValueError` for a harness the configuration lacks."""
+        """Ask the daemon to start the item's agent, as `the-loop start [harness]` does: it acts on
+        it on the item's lane at its next look at the item (a harness named that is not the one the
+        item runs: that one is ended, and the named one started fresh, told on the item). What was
+        asked, said for the operator; `ValueError` for a harness the configuration lacks."""
         record, ledger = self.store.session(item), self.store.ledger(item)
         if ledger is None:
             raise UnknownWorkItem(item, what="ledger")
@@ -230,10 +231,15 @@ class SessionsAdmin(InUnitOfWork):
             named = (self.switch.named(harness) if self.switch else None) or ""
             if not named:
                 raise ValueError(f"no harness named {harness!r} (known: {', '.join(known)})")
-        switched = ""
-        if named and record is not None and record.harness != named and self.switch is not None:
-            switched, record = record.harness, self.switch.switch(record, named, by=source)
-        elif record is not None:  # a record written anew: the daemon looks at the item again, idle or not
+        wanted = StartRequest(source, self.clock.now(), harness=named)
+        self.uow.save(
+            lambda current: self.store.save_ledger(replace(current, start=wanted, stopped=False)),
+            read=lambda: self.store.ledger(item),
+            value=ledger,
+            tries=3,
+            lost=Lost.RAISE,
+        )
+        if record is not None:  # written anew: the daemon looks at the item again, idle or not
             now = self.clock.now()
             self.uow.save(
                 lambda current: self.store.save_session(
@@ -243,19 +249,9 @@ class SessionsAdmin(InUnitOfWork):
                 value=record,
                 tries=3,
             )
-        wanted = StartRequest(source, self.clock.now(), harness=named)
-        self.uow.save(
-            lambda current: self.store.save_ledger(
-                replace(current, start=wanted, stopped=False, turns=() if switched else current.turns)
-            ),
-            read=lambda: self.store.ledger(item),
-            value=ledger,
-            tries=3,
-            lost=Lost.RAISE,
-        )
         self.events.emit(Event.SESSION_START_REQUESTED, source=source, work_item=str(item), harness=named or None)
-        if switched:
-            return f"{item}: {switched} ended; {named} starts fresh at the daemon's next cycle"
+        if named and record is not None and record.harness != named:
+            return f"{item}: the daemon ends {record.harness} and starts {named} fresh at its next cycle"
         if record is None and not ledger.pending:  # nothing of it changes that the daemon watches
             return f"{item}: its agent starts at the daemon's next look at the item (its next comment or listing)"
         return f"{item}: its agent starts at the daemon's next cycle" + (f" ({named})" if named else "")
