@@ -44,6 +44,10 @@ TUI_CONFIG_FILE = "tui.json"
 VALUES_FILE = "the-loop-values.json"  # the name both plugins read beside themselves
 CONFIG_VARIABLE = "OPENCODE_CONFIG_CONTENT"
 TUI_CONFIG_VARIABLE = "OPENCODE_TUI_CONFIG"
+# opencode installs @opencode-ai/plugin from npm into each configuration folder lacking node_modules,
+# and loads no plugin (so says nothing) until that install ends; npm retries a refused request after
+# 10 s and 60 s, so offline the install failed ~70 s later, at every start: one try fails at once
+NPM_RETRIES = ("npm_config_fetch_retries", "0")
 
 
 def source() -> str:
@@ -67,13 +71,13 @@ def config(plugin: Path) -> str:
 
 
 def channel(folder: Path) -> tuple[tuple[str, str], ...]:
-    """Both plugins written into `folder`, and the environment naming them."""
+    """Both plugins written into `folder`, and the environment naming them (with npm's retries off)."""
     plugin, tui_plugin, tui_config = folder / PLUGIN_FILE, folder / TUI_PLUGIN_FILE, folder / TUI_CONFIG_FILE
     _write(folder / VALUES_FILE, values(folder))
     _write(plugin, source())
     _write(tui_plugin, tui_source())
     _write(tui_config, json.dumps({"plugin": [tui_plugin.as_uri()]}))
-    return ((CONFIG_VARIABLE, config(plugin)), (TUI_CONFIG_VARIABLE, str(tui_config)))
+    return ((CONFIG_VARIABLE, config(plugin)), (TUI_CONFIG_VARIABLE, str(tui_config)), NPM_RETRIES)
 
 
 def receipt_channel(folder: Path) -> ReceiptChannel:

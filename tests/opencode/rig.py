@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from adapters.opencode.plugin import channel
-from app.config.pins import PINNED_OPENCODE
 from tests import agent_tmux
 from tests.agent_tmux import AgentSession, AgentTmux, RigSessions
 from tests.openai_standin.server import OpenAIStandIn
@@ -22,11 +21,10 @@ CLOSED = "http://127.0.0.1:9"  # every proxy points at a closed port: nothing le
 
 
 def opencode_home(home: Path, base_url: str) -> Path:
-    """The user's configuration: the stand-in as its model provider. Its folder also holds what
-    opencode would install there from npm at its first start (offline that install takes ~70 s of
-    retries before it gives up), as a user's machine has after that first start."""
+    """The user's configuration, as a fresh home has it: the stand-in as its model provider, nothing
+    else (not what opencode installs from npm into that folder at a start online)."""
     folder = home / ".config" / "opencode"
-    (folder / "node_modules").mkdir(parents=True, exist_ok=True)
+    folder.mkdir(parents=True, exist_ok=True)
     provider = {
         "npm": "@ai-sdk/openai-compatible",
         "name": PROVIDER,
@@ -36,10 +34,6 @@ def opencode_home(home: Path, base_url: str) -> Path:
     # the user's own rule: a shell command is asked about (the dialog the plugin reports as blocked)
     settings = {"model": f"{PROVIDER}/standin-model", "provider": {PROVIDER: provider}, "permission": {"bash": "ask"}}
     (folder / "opencode.json").write_text(json.dumps(settings), encoding="utf-8")
-    dependency = {"@opencode-ai/plugin": PINNED_OPENCODE}
-    (folder / "package.json").write_text(json.dumps({"dependencies": dependency}), encoding="utf-8")
-    lock = {"lockfileVersion": 3, "packages": {"": {"dependencies": dependency}}}
-    (folder / "package-lock.json").write_text(json.dumps(lock), encoding="utf-8")
     return folder
 
 
@@ -88,16 +82,32 @@ opencode_binary = binary_fixture("opencode_binary", "opencode")
 openai = standin_fixture("openai", OpenAIStandIn)
 
 
+def opencode_rig_in(base: Path, binary: Path, openai: OpenAIStandIn) -> Iterator[OpencodeRig]:
+    """A rig under `base`: a fresh home, a private tmux server started with its environment."""
+    config_dir = opencode_home(base / "home", openai.base_url)
+    tmux = private_tmux(base / "tmux", opencode_env(base / "home"))
+    yield from running(OpencodeRig(binary, config_dir, tmux, root=base / "folders"), tmux)
+
+
 @pytest.fixture(scope="module")
 def opencode_rig(
     opencode_binary: Path, openai: OpenAIStandIn, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[OpencodeRig]:
-    base = rig_base(tmp_path_factory, "opencode")
-    config_dir = opencode_home(base / "home", openai.base_url)
-    tmux = private_tmux(base / "tmux", opencode_env(base / "home"))
-    yield from running(OpencodeRig(opencode_binary, config_dir, tmux, root=base / "folders"), tmux)
+    yield from opencode_rig_in(rig_base(tmp_path_factory, "opencode"), opencode_binary, openai)
 
 
 @pytest.fixture
 def opencode(opencode_rig: OpencodeRig, openai: OpenAIStandIn) -> Iterator[OpencodeRig]:
     yield from for_one_test(opencode_rig, openai)
+
+
+@pytest.fixture
+def opencode_fresh(
+    opencode_binary: Path, openai: OpenAIStandIn, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[OpencodeRig]:
+    """A rig of its own for one test: a home no opencode has started in."""
+    openai.reset()
+    try:
+        yield from opencode_rig_in(rig_base(tmp_path_factory, "opencode-fresh"), opencode_binary, openai)
+    finally:
+        openai.release()

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from app.config.pins import PINNED_OPENCODE
+from app.config.settings import Settings
 from domain.receipts import HarnessState, ReceiptKind, harness_state
 from tests.agent_tmux import AgentSession
 from tests.openai_standin.server import Busy, Call, Fail, OpenAIStandIn, Say
@@ -17,11 +18,12 @@ from tests.opencode.rig import (
     opencode,
     opencode_binary,
     opencode_env,
+    opencode_fresh,
     opencode_rig,
 )
 from tests.tmux_support import wait_for
 
-__all__ = ["openai", "opencode", "opencode_binary", "opencode_rig"]
+__all__ = ["openai", "opencode", "opencode_binary", "opencode_fresh", "opencode_rig"]
 
 ARGV_PROMPT = "the spawn prompt, on the argv"
 START_SECONDS = 120.0  # the TUI draws in 4-25 s on this shared machine
@@ -169,3 +171,17 @@ def test_a_paste_at_once_on_the_ready_receipt_reaches_the_started_session(
     assert prompts[1].prompt == "pasted at once" and prompts[1].conversation == first.conversation
     time.sleep(QUIET_SECONDS)
     assert [r.conversation for r in opencode.receipts(session) if r.kind is ReceiptKind.READY] == [first.conversation]
+
+
+def test_on_a_fresh_home_offline_the_plugin_says_ready_within_the_wait_of_the_loop(
+    opencode_fresh: OpencodeRig, openai: OpenAIStandIn
+) -> None:
+    # naming a plugin makes opencode wait for its npm install of @opencode-ai/plugin into the
+    # configuration folder, which a fresh home lacks; offline its retries took ~70 s before it went on
+    openai.script(Say("title"), Say("Hello from the stand-in"))
+    wait = Settings.model_validate({}).harness_spec("opencode").start_seconds  # then the spawn is failed
+    session = opencode_fresh.spawn(opencode_fresh.git_folder(), "--prompt", prompt=ARGV_PROMPT)
+    (ready,) = opencode_fresh.wait(session, ReceiptKind.READY, timeout=wait)
+    (prompt,) = opencode_fresh.wait(session, ReceiptKind.PROMPT)
+    assert prompt.prompt == ARGV_PROMPT and prompt.conversation == ready.conversation
+    assert not (opencode_fresh.config_dir / "node_modules").exists()  # nothing was installed offline

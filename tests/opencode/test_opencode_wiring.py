@@ -13,6 +13,7 @@ import pytest
 
 from adapters.opencode.plugin import (
     CONFIG_VARIABLE,
+    NPM_RETRIES,
     PLUGIN_FILE,
     TUI_CONFIG_VARIABLE,
     TUI_PLUGIN_FILE,
@@ -57,7 +58,7 @@ def test_an_opencode_spawn_gets_its_plugin_in_its_config_content_writing_into_it
     channel = receipts.prepare(ITEM, "s1", mode=ReceiptMode.OPENCODE)
     folder = receipts.folder(ITEM, "s1")
     env = dict(channel.env)
-    assert (sorted(env), channel.args) == (sorted([CONFIG_VARIABLE, TUI_CONFIG_VARIABLE]), ())
+    assert (sorted(env), channel.args) == (sorted([CONFIG_VARIABLE, TUI_CONFIG_VARIABLE, NPM_RETRIES[0]]), ())
     assert json.loads(env[CONFIG_VARIABLE]) == {"plugin": [(folder / PLUGIN_FILE).as_uri()]}
     assert (folder / PLUGIN_FILE).read_text(encoding="utf-8") == source()
     tui = json.loads(Path(env[TUI_CONFIG_VARIABLE]).read_text(encoding="utf-8"))

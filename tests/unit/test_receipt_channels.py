@@ -16,6 +16,7 @@ from adapters.claude.hooks import SETTINGS_FILE
 from adapters.codex.hooks import arguments
 from adapters.opencode.plugin import (
     CONFIG_VARIABLE,
+    NPM_RETRIES,
     PLUGIN_FILE,
     TUI_CONFIG_VARIABLE,
     TUI_PLUGIN_FILE,
@@ -49,7 +50,8 @@ def test_the_containers_receipt_folders_hand_every_harness_mode_its_channel(
     elif mode is ReceiptMode.CODEX:  # its PermissionRequest hook waits `routing.askWaitSeconds`
         assert channel == ReceiptChannel(args=arguments(folder, ask_wait_seconds=settings.routing.ask_wait_seconds))
     elif mode is ReceiptMode.OPENCODE:
-        assert [name for name, _ in channel.env] == [CONFIG_VARIABLE, TUI_CONFIG_VARIABLE] and not channel.args
+        assert [name for name, _ in channel.env] == [CONFIG_VARIABLE, TUI_CONFIG_VARIABLE, NPM_RETRIES[0]]
+        assert not channel.args
         assert json.loads(channel.env[0][1])["plugin"]
     elif mode in {ReceiptMode.GEMINI, ReceiptMode.FILE}:
         assert channel == ReceiptChannel(env=((ENV_VARIABLE, str(folder)),))
