@@ -31,7 +31,7 @@ TESTS = Path(__file__).parent
 # test taken last holds the end alone while the other workers have nothing left. So the folders
 # whose tests wait on real agents, processes and campaigns go first, and the quick ones fill in
 # behind them. Folders not named here go between the two.
-SLOW_FIRST = ("e2e", "claude", "codex", "gemini", "opencode", "integration")
+SLOW_FIRST = ("e2e", "claude", "codex", "gemini", "opencode", "copilot", "integration")
 QUICK_LAST = ("contract", "service", "unit")
 
 

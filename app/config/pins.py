@@ -10,3 +10,4 @@ PINNED_CLAUDE_CODE = "2.1.328"  # scripts/install_claude_code.py
 PINNED_CODEX = "0.169.0"  # scripts/install_codex.py
 PINNED_GEMINI_CLI = "0.61.0"  # scripts/install_gemini.py
 PINNED_OPENCODE = "1.18.33"  # scripts/install_opencode.py
+PINNED_COPILOT = "1.0.102"  # scripts/install_copilot.py

@@ -135,6 +135,7 @@ DOCTORS_PIN = {
     "codex": pins.PINNED_CODEX,
     "gemini": pins.PINNED_GEMINI_CLI,
     "opencode": pins.PINNED_OPENCODE,
+    "copilot": pins.PINNED_COPILOT,
 }
 
 
