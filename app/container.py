@@ -6,27 +6,24 @@ import os
 from collections.abc import Callable, Mapping
 from datetime import timedelta
 from functools import partial
+from pathlib import Path
 from typing import Any, cast
 
 from dependency_injector import containers, providers
 
-from adapters.claude import hooks as claude_hooks
-from adapters.claude.first_run import ClaudeFirstRun
-from adapters.claude.trust import ClaudeTrust
 from adapters.clock import SystemClock
-from adapters.codex import hooks as codex_hooks
-from adapters.codex.trust import CodexTrust
 from adapters.doctor_probe import ShDoctorProbe
 from adapters.eventlog.reader import EventFilter, Skipped, Tail, follow_events, read_events
 from adapters.eventlog.rotation import Rotation
 from adapters.eventlog.writer import JsonlEventLog
 from adapters.files.private import tighten
-from adapters.gemini import hooks as gemini_hooks
 from adapters.git.adapter import GitWorkspaces
 from adapters.github.tracker import GhTracker
 from adapters.github.webhook import GhWebhookServer
+from adapters.harnesses import registered
+from adapters.harnesses.claude.first_run import ClaudeFirstRun
+from adapters.harnesses.registration import Registration
 from adapters.lock import LockHeld, PollerLock
-from adapters.opencode import plugin as opencode_plugin
 from adapters.receipts.files import Channel, FileReceipts
 from adapters.sandbox.tracker import SandboxTracker
 from adapters.sqlite.cluster import SingleHost
@@ -47,7 +44,7 @@ from app.usecases.delivery.closing import CloseConfig
 from app.usecases.delivery.spawner import SpawnConfig
 from app.usecases.delivery.workspaces import WorkspaceConfig
 from app.usecases.wiring import Configs, UseCases
-from domain.model import HarnessSpec, Reaction, WorkItem
+from domain.model import HarnessSpec, Reaction, ReceiptChannel, WorkItem
 from domain.ports import (
     AgentWatchdogPort,
     ClockPort,
@@ -60,31 +57,22 @@ from domain.ports import (
     TrustPort,
     WorkspacePort,
 )
-from domain.receipts import ReceiptMode
 from domain.refs import TmuxTarget, WorkItemRef
 from domain.webhook import InboxLimits
 
 __all__ = ["Container", "EventFilter", "LockHeld", "Skipped", "Tail", "follow_events", "read_events"]
 
-# each harness's own receipt channel, which the receipt folders hand a spawn of its mode (a plain
-# receipt-file harness's they prepare themselves; Claude Code's and Codex's take
-# `routing.askWaitSeconds`, at `receipt_channels`); Gemini CLI's extension goes to its own folder
-# as it finds it at the spawn
-RECEIPT_CHANNELS: Mapping[ReceiptMode, Channel] = {
-    ReceiptMode.GEMINI: gemini_hooks.receipt_channel,
-    ReceiptMode.OPENCODE: opencode_plugin.receipt_channel,
-}
-
 
 class HarnessTrust(TrustPort):
-    """Each harness's trusted folders in its own user configuration: Codex's `config.toml` for a
-    Codex spawn, Claude Code's `~/.claude.json` for every other."""
+    """Each harness's trusted folders in its own user configuration, written by its package's
+    writer (`adapters.harnesses.<name>.harness`); a harness whose package has none writes nothing."""
 
-    def __init__(self, claude: TrustPort, codex: TrustPort) -> None:
-        self._claude, self._codex = claude, codex
+    def __init__(self, writers: Mapping[str, TrustPort]) -> None:
+        self._writers = dict(writers)
 
-    def trust(self, directory: str, *, kind: ReceiptMode = ReceiptMode.CLAUDE) -> bool:
-        return (self._codex if kind is ReceiptMode.CODEX else self._claude).trust(directory, kind=kind)
+    def trust(self, directory: str, *, hooks: str = "") -> bool:
+        writer = self._writers.get(hooks)
+        return writer.trust(directory, hooks=hooks) if writer is not None else False
 
 
 def _harnesses(settings: Settings) -> dict[str, HarnessSpec]:
@@ -298,14 +286,14 @@ def _workspace_port(settings: Settings) -> GitWorkspaces:
     )
 
 
-def receipt_channels(ask_wait_seconds: float) -> dict[ReceiptMode, Channel]:
-    """Every harness's receipt channel; a PermissionRequest hook (Claude Code's, Codex's) waits
-    `ask_wait_seconds` for an answer from the item."""
-    return {
-        ReceiptMode.CLAUDE: partial(claude_hooks.receipt_channel, ask_wait_seconds=ask_wait_seconds),
-        ReceiptMode.CODEX: partial(codex_hooks.receipt_channel, ask_wait_seconds=ask_wait_seconds),
-        **RECEIPT_CHANNELS,
-    }
+def receipt_channels(ask_wait_seconds: float) -> dict[str, Channel]:
+    """Every harness package's receipt channel, by its name; a permission hook (Claude Code's,
+    Codex's) waits `ask_wait_seconds` for an answer from the item."""
+    return {name: partial(_channel, harness, ask_wait_seconds) for name, harness in registered().items()}
+
+
+def _channel(harness: Registration, ask_wait_seconds: float, folder: Path) -> ReceiptChannel:
+    return harness.channel(folder, ask_wait_seconds)
 
 
 def _receipts(settings: Settings) -> FileReceipts:
@@ -316,7 +304,7 @@ def _receipts(settings: Settings) -> FileReceipts:
 
 
 def _trust() -> HarnessTrust:
-    return HarnessTrust(claude=ClaudeTrust(), codex=CodexTrust())
+    return HarnessTrust({name: harness.trust() for name, harness in registered().items() if harness.trust})
 
 
 def _tighten(settings: Settings) -> Callable[[], list[tuple[str, str]]]:

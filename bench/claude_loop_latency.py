@@ -27,7 +27,7 @@ from domain.events import Event
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from adapters.claude.trust import ClaudeTrust
+from adapters.harnesses.claude.trust import ClaudeTrust
 from adapters.tmux.adapter import ShTmux
 from bench.claude_latency import _percentiles
 from domain.model import HarnessSpec

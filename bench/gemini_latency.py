@@ -24,13 +24,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from adapters.clock import SystemClock
-from adapters.gemini.hooks import receipt_channel
+from adapters.harnesses.gemini.hooks import receipt_channel
 from adapters.receipts.files import FileReceipts
 from adapters.tmux.adapter import ShTmux
 from app.config.settings import Settings
 from app.usecases.delivery.watch import HarnessWatch, Verdict
 from domain.model import SessionRecord, SpawnRequest
-from domain.receipts import ReceiptKind, ReceiptMode, receipt_line, still_typed
+from domain.receipts import ReceiptKind, receipt_line, still_typed
 from domain.refs import RepoRef, TmuxTarget, WorkItemRef
 from tests.agent_tmux import AgentTmux
 from tests.gemini.rig import gemini_env, gemini_home
@@ -75,7 +75,7 @@ def main() -> int:
     tmux.tmpdir.mkdir()
     tmux.start(gemini_env(base / "home", api.base_url))
     adapter = CountingTmux(socket_name=tmux.socket, env=tmux.env)
-    receipts = FileReceipts(base / "receipts", channels={ReceiptMode.GEMINI: partial(receipt_channel, home=folder)})
+    receipts = FileReceipts(base / "receipts", channels={"gemini": partial(receipt_channel, home=folder)})
     watch = HarnessWatch(tmux=adapter, receipts=receipts, clock=CLOCK)
     try:
         ready: list[float] = []
@@ -85,7 +85,7 @@ def main() -> int:
             cwd.mkdir(parents=True)
             spawn = uuid.uuid4().hex
             item = WorkItemRef(RepoRef("github.com", "o", "r"), n + 1)
-            channel = receipts.prepare(item, spawn, mode=harness.receipts)
+            channel = receipts.prepare(item, spawn, mode=harness.receipts, hooks=harness.hooks)
             conversation = str(uuid.uuid4())
             target = item.target
             before = CLOCK.now().timestamp()

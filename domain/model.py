@@ -177,6 +177,7 @@ class HarnessSpec:
     enter_retries: int = 0
     blocked_screens: tuple[str, ...] = ()  # on its screen, a dialog its hooks do not report
     receipts: ReceiptMode = ReceiptMode.NONE
+    hooks: str = ""  # receipts HOOKS: the harness package whose hooks a spawn is handed (e.g. "claude")
     ready_seconds: float = 3.0  # until it must say it is ready (without receipts: stay alive)
     confirm_seconds: float = 3.0  # after a paste, until it must confirm (without receipts: stay alive)
     trust_workdir: bool = False  # record the spawn folder as trusted in the harness's user config

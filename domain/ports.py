@@ -111,7 +111,7 @@ class ReceiptPort(Protocol):
     file is skipped. `forget` ignores what is already gone.
     """
 
-    def prepare(self, item: WorkItemRef, spawn: str, *, mode: ReceiptMode) -> ReceiptChannel:
+    def prepare(self, item: WorkItemRef, spawn: str, *, mode: ReceiptMode, hooks: str = "") -> ReceiptChannel:
         """Make the spawn's folder (and, for Claude Code, the settings file carrying the hooks)."""
 
     def read(self, item: WorkItemRef, spawn: str) -> list[Receipt]:
@@ -142,7 +142,7 @@ class TrustPort(Protocol):
     is then left exactly as it was.
     """
 
-    def trust(self, directory: str, *, kind: ReceiptMode = ReceiptMode.CLAUDE) -> bool:
+    def trust(self, directory: str, *, hooks: str = "") -> bool:
         """Record `directory` (absolute) as trusted in the user configuration of the harness
         `kind` names (Codex's for `CODEX`, else Claude Code's); True when it was not recorded before."""
 

@@ -28,12 +28,10 @@ _WHY = "description"  # a request's key for why it asks, which its run may not r
 
 
 class ReceiptMode(enum.Enum):
-    """How a harness confirms what it got."""
+    """How a harness confirms what it got: the kind of channel, never which agent (a harness
+    package's own hooks are named by `HarnessSpec.hooks`)."""
 
-    CLAUDE = "claude"  # the-loop passes its hooks on Claude Code's command line (--settings)
-    CODEX = "codex"  # the-loop passes its hooks, already trusted, on Codex's command line (-c)
-    GEMINI = "gemini"  # the-loop's extension's hooks write receipts into $THE_LOOP_RECEIPTS (Gemini CLI)
-    OPENCODE = "opencode"  # the-loop hands opencode its plugin in $OPENCODE_CONFIG_CONTENT
+    HOOKS = "hooks"  # a spawn is handed its harness package's hooks, which write receipt files
     FILE = "file"  # the harness writes receipt files itself into $THE_LOOP_RECEIPTS
     NONE = "none"  # no receipts: confirmation is the pane still alive after confirmSeconds
 

@@ -3,7 +3,7 @@
 One function per agent, used both by `doctor` (in the panes' environment, and in the daemon's to
 say where the-loop writes) and by what writes there (in the daemon's): Claude Code's and Codex's
 trust writers, the Gemini CLI extension. opencode has none: the-loop hands it its configuration in
-the spawn's environment (`adapters.opencode.plugin`) and neither reads nor writes a file of its.
+the spawn's environment (`adapters.harnesses.opencode.plugin`) and neither reads nor writes a file of its.
 """
 
 from __future__ import annotations

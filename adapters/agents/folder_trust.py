@@ -25,7 +25,6 @@ from typing import ClassVar
 
 from domain.errors import TrustError
 from domain.ports import TrustPort
-from domain.receipts import ReceiptMode
 
 ROUNDS = 3
 ATTEMPTS = 50  # writes abandoned because another writer changed the file first, before giving up
@@ -61,9 +60,9 @@ class FolderTrust(TrustPort):
         when the record is there already. `TrustError` for a file it must not touch."""
         raise NotImplementedError
 
-    def trust(self, directory: str, *, kind: ReceiptMode = ReceiptMode.CLAUDE) -> bool:
-        """Record `directory`; whether it was written (False: it was there already). `kind` is not
-        read: each subclass writes its own harness's file (the container picks by kind)."""
+    def trust(self, directory: str, *, hooks: str = "") -> bool:
+        """Record `directory`; whether it was written (False: it was there already). `hooks` is not
+        read: each subclass writes its own harness's file (the container picks by `hooks`)."""
         # a harness looks its working directory up as the kernel gives it: symlinks resolved
         directory = os.path.realpath(directory)
         if not self._record(directory):

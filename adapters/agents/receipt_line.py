@@ -1,6 +1,6 @@
 """The shell line a harness's hook runs to leave a receipt, shared by every harness whose hooks
-the-loop writes: Claude Code's settings (`adapters.claude.hooks`), Codex's command-line hooks
-(`adapters.codex.hooks`) and Gemini CLI's extension (`adapters.gemini.hooks`). The receipt folders
+the-loop writes: Claude Code's settings (`adapters.harnesses.claude.hooks`), Codex's command-line hooks
+(`adapters.harnesses.codex.hooks`) and Gemini CLI's extension (`adapters.harnesses.gemini.hooks`). The receipt folders
 read what it writes (`adapters.receipts.reading`), and Claude Code's and Codex's PermissionRequest
 hook (`asking_command`) takes the daemon's answer from the files beside its receipt.
 

@@ -28,25 +28,25 @@ Channel = Callable[[Path], ReceiptChannel]
 class FileReceipts(ReceiptPort):
     """Each file is parsed once per process; a folder is listed on every read (a few entries)."""
 
-    def __init__(self, root: Path, *, channels: Mapping[ReceiptMode, Channel] | None = None) -> None:
+    def __init__(self, root: Path, *, channels: Mapping[str, Channel] | None = None) -> None:
         self._root = root
-        self._channels = dict(channels or {})  # each hooks harness's channel, by its mode
+        self._channels = dict(channels or {})  # each harness package's hooks channel, by its name
         self._lock = threading.Lock()
         self._parsed: dict[Path, Receipt | None] = {}
 
     def folder(self, item: WorkItemRef, spawn: str) -> Path:
         return self._root / item.slug / spawn
 
-    def prepare(self, item: WorkItemRef, spawn: str, *, mode: ReceiptMode) -> ReceiptChannel:
+    def prepare(self, item: WorkItemRef, spawn: str, *, mode: ReceiptMode, hooks: str = "") -> ReceiptChannel:
         folder = self.folder(item, spawn)
         private_dir(folder)
         if mode is ReceiptMode.FILE:
             return ReceiptChannel(env=((ENV_VARIABLE, str(folder)),))
         if mode is ReceiptMode.NONE:
             return ReceiptChannel()
-        channel = self._channels.get(mode)
+        channel = self._channels.get(hooks)
         if channel is None:
-            raise LookupError(f"no receipt channel named for {mode.value}: the container names each harness's")
+            raise LookupError(f"no receipt channel for the hooks of {hooks!r}: the container names each package's")
         return channel(folder)
 
     def read(self, item: WorkItemRef, spawn: str) -> list[Receipt]:

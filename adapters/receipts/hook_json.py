@@ -1,6 +1,7 @@
-"""A hook's JSON read as a receipt, the same for every harness whose hooks the-loop writes: Claude
-Code's (`adapters.claude.hooks`), Codex's, which gives the same fields under the same event names
-(`adapters.codex.hooks`), and Gemini CLI's, under its own names (`gemini_events`).
+"""A hook's JSON read as a receipt, the same for every harness whose hooks the-loop writes: the
+vocabulary Claude Code's hooks gave first, which Codex's (and GitHub Copilot CLI's) give under the
+same names and fields, and each harness package's own names beside it (`adapters.harnesses`,
+its `events`: Gemini CLI's).
 """
 
 from __future__ import annotations
@@ -9,16 +10,16 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from adapters.harnesses import hook_events
 from adapters.receipts.flat_json import top_level
-from adapters.receipts.gemini_events import BLOCKING as GEMINI_BLOCKING
-from adapters.receipts.gemini_events import KINDS as GEMINI_KINDS
 from domain.receipts import INPUT_DEPTH, Receipt, ReceiptKind, too_deep
 
 # a request names its tool; so does a tool's run, which answers the request for it (`open_requests`)
 _NAMES_TOOL = {"PermissionRequest", "PostToolUse", "PostToolUseFailure"}
 # agent_needs_input: Claude Code's own dialogs that wait for a choice (its auto mode's "can't check
 # actions" among them: tests/claude/test_claude_permission_facts.py)
-_BLOCKING = {"permission_prompt", "elicitation_dialog", "agent_needs_input", *GEMINI_BLOCKING}
+_OWN_KINDS, _OWN_BLOCKING = hook_events()  # each harness package's own names for the same moments
+_BLOCKING = {"permission_prompt", "elicitation_dialog", "agent_needs_input", *_OWN_BLOCKING}
 _KINDS = {
     "SessionStart": ReceiptKind.READY,
     "UserPromptSubmit": ReceiptKind.PROMPT,
@@ -32,7 +33,7 @@ _KINDS = {
     "Stop": ReceiptKind.TURN_ENDED,
     "StopFailure": ReceiptKind.TURN_FAILED,
     "SessionEnd": ReceiptKind.ENDED,
-    **GEMINI_KINDS,  # its own names for the same moments (SessionStart, SessionEnd, Notification: the same)
+    **_OWN_KINDS,
 }
 
 

@@ -16,7 +16,6 @@ from app.config.pins import PINNED_CLAUDE_CODE, PINNED_CODEX
 from app.config.settings import Settings
 from domain.errors import LoopError, MissingVariable
 from domain.model import HarnessSpec, SessionRecord
-from domain.receipts import ReceiptMode
 from domain.refs import RepoRef
 from domain.workspace import WorkspaceMode, clone_url
 
@@ -189,7 +188,7 @@ def _harness(
     yield version
     if version.mark is not Mark.FAILED and _is_codex(spec):
         yield from _codex(spec, probe, pane, environ, version.detail)
-    if version.mark is not Mark.FAILED and spec.receipts is ReceiptMode.GEMINI:
+    if version.mark is not Mark.FAILED and spec.hooks == "gemini":
         yield _gemini_sign_in(spec, probe, pane)
     if version.mark is Mark.FAILED or not _is_claude(spec):
         return
@@ -257,11 +256,11 @@ def _gemini_sign_in(spec: HarnessSpec, probe: DoctorProbe, pane: Mapping[str, st
 
 
 def _is_claude(spec: HarnessSpec) -> bool:
-    return spec.receipts is ReceiptMode.CLAUDE or Path(spec.binary).name == "claude"
+    return spec.hooks == "claude" or Path(spec.binary).name == "claude"
 
 
 def _is_codex(spec: HarnessSpec) -> bool:
-    return spec.receipts is ReceiptMode.CODEX or Path(spec.binary).name == "codex"
+    return spec.hooks == "codex" or Path(spec.binary).name == "codex"
 
 
 def _codex(

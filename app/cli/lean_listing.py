@@ -125,7 +125,7 @@ def _harness(record: ListedSession, state: str, spec: tuple[str, float], receipt
     if state != LIVE:
         return HarnessState.DEAD
     mode, ready_seconds = spec
-    if ReceiptMode(mode) is ReceiptMode.NONE:
+    if mode == ReceiptMode.NONE.value:  # a snapshot written before kinds were named: an agent's name, with receipts
         return HarnessState.STARTING if _elapsed(record) < ready_seconds else HarnessState.READY
     return harness_state(receipts, now=datetime.now(UTC))  # noqa: TID251 - as SystemClock reads it
 

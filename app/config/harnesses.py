@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
+from adapters.harnesses import hook_packages, profiles
 from domain.receipts import ReceiptMode
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
@@ -58,15 +59,28 @@ class HarnessSettings(BaseModel):
             "do not report; while one shows, the harness counts as blocked and nothing is pasted."
         ),
     )
-    receipts: ReceiptMode = Field(
-        default=ReceiptMode.NONE,
-        description="How the harness confirms what it got: `claude` (the-loop passes Claude Code its hooks with "
-        "`--settings`), `codex` (the-loop passes Codex its hooks, trusted, with `-c`), `gemini` (the-loop's extension "
-        "in Gemini CLI's folder runs its hooks in the-loop's spawns), `opencode` (the-loop passes opencode its plugin "
-        "in `$OPENCODE_CONFIG_CONTENT`), `file` (the harness writes "
-        "receipt files into `$THE_LOOP_RECEIPTS` itself), `none` (a "
-        "delivery counts once the harness is still alive `confirmSeconds` later).",
+    receipts: str = Field(
+        default="none",
+        description="How the harness confirms what it got: the name of a harness package whose hooks a spawn "
+        "is handed (`claude`: Claude Code's, with `--settings`; `codex`: Codex's, trusted, with `-c`; `gemini`: "
+        "the-loop's extension in Gemini CLI's folder; `opencode`: its plugin in `$OPENCODE_CONFIG_CONTENT`; see "
+        "docs/harnesses.md), `file` (the harness writes receipt files into `$THE_LOOP_RECEIPTS` itself), or `none` "
+        "(a delivery counts once the harness is still alive `confirmSeconds` later).",
     )
+
+    @field_validator("receipts")
+    @classmethod
+    def _receipts_known(cls, receipts: str) -> str:
+        known = {mode.value for mode in ReceiptMode if mode is not ReceiptMode.HOOKS} | set(hook_packages())
+        if receipts not in known:
+            raise ValueError(f"unknown receipts {receipts!r} (known: {', '.join(sorted(known))})")
+        return receipts
+
+    @property
+    def receipt_mode(self) -> ReceiptMode:
+        """The kind of channel: a package's hooks, receipt files of its own, or none."""
+        return ReceiptMode(self.receipts) if self.receipts in {"file", "none"} else ReceiptMode.HOOKS
+
     ready_seconds: float | None = Field(
         default=None,
         gt=0,
@@ -133,81 +147,16 @@ def _check_variable(name: str) -> None:
         raise ValueError(f"{name}: THE_LOOP_ variables are the-loop's own (its receipt channel)")
 
 
-# the receipt channels whose permission hook takes an allow with a rule for the session: Claude
-# Code's (tests/claude/test_claude_permission_facts.py); Codex 0.169 refuses one and opens its own
-# dialog (tests/codex/test_codex_permission_facts.py)
-SESSION_RULES = frozenset({ReceiptMode.CLAUDE})
-
-# written as the YAML would be: these keys are what `routing.harnesses.<name>` merges over
-AUTO_MODE_CHECK_DIALOG = "Auto mode's safety check runs on the server"
+# the harness packages' built-in profiles (adapters/harnesses/<name>/profile.py), read as
+# `routing.harnesses.<name>` merges over them, with what each one's hooks can do
+_PROFILES = profiles()
 BUILTIN_HARNESSES: Mapping[str, HarnessSettings] = {
-    name: HarnessSettings.model_validate(entry)
-    for name, entry in {
-        "claude": {
-            "binary": "claude",
-            "sessionIdArgs": ["--session-id", "{session_id}"],
-            "resumeArgs": ["--resume", "{session_id}"],
-            "receipts": "claude",
-            "readySeconds": 60,
-            "confirmSeconds": 30,
-            "trustWorkdir": True,
-            # chosen on purpose: `auto`, what Claude Code runs without the flag; `default` would ask
-            # before each risky tool (docs/claude-code.md); `init` asks the operator which
-            "permissionMode": "auto",
-            # pinned in tests/claude/test_claude_unvouched_facts.py
-            "unvouchedArgs": ["--setting-sources", "user", "--strict-mcp-config"],
-            # auto mode's dialog when its safety check cannot reach its service: Enter chooses
-            # "stay in auto mode" (its text pinned in tests/claude/test_claude_permission_facts.py)
-            "blockedScreens": [AUTO_MODE_CHECK_DIALOG],
-        },
-        # what each entry does and leaves out, with the sources read: docs/harnesses.md
-        # hooks as receipts, trusted folders, resume by the id its ready receipt gave
-        # (pinned in tests/codex/test_codex_facts.py)
-        "codex": {
-            "binary": "codex",
-            "resumeArgs": ["resume", "{session_id}"],
-            "receipts": "codex",
-            "readySeconds": 30,
-            "confirmSeconds": 30,
-            "trustWorkdir": True,
-        },
-        "cursor": {"binary": "cursor-agent"},
-        "demo": {
-            "binary": "{python}",
-            "args": ["-m", "app.demo.harness"],
-            "sessionIdArgs": ["--session-id", "{session_id}"],
-            "resumeArgs": ["--resume", "{session_id}"],
-            "receipts": "file",
-            "readySeconds": 15,
-            "confirmSeconds": 5,
-        },
-        "gemini": {
-            "binary": "gemini",
-            "args": ["--skip-trust"],
-            "sessionIdArgs": ["--session-id", "{session_id}", "--prompt-interactive"],
-            "resumeArgs": ["--resume", "{session_id}", "--prompt-interactive"],
-            "submitDelayMs": 3000,
-            # an Enter it took for a newline is sent again while the text is in its box
-            "enterRetries": 2,
-            # its SessionStart hook fires while this dialog waits (tests/gemini/test_gemini_facts.py)
-            "blockedScreens": ["How would you like to authenticate"],
-            # hooks as receipts from an extension of the-loop's own (adapters/gemini/hooks.py)
-            "receipts": "gemini",
-            "readySeconds": 30,
-            "confirmSeconds": 30,
-        },
-        # receipts from a plugin, resume by the id its ready receipt gave (the plugin
-        # submits the prompt the TUI drops on a resume; tests/opencode/test_opencode_facts.py)
-        "opencode": {
-            "binary": "opencode",
-            "sessionIdArgs": ["--prompt"],
-            "resumeArgs": ["--session", "{session_id}", "--prompt"],
-            "receipts": "opencode",
-            "readySeconds": 30,
-            "confirmSeconds": 30,
-        },
-    }.items()
+    name: HarnessSettings.model_validate(profile.entry) for name, profile in _PROFILES.items()
 }
+# the hooks whose permission hook takes an allow with a rule for the session (`allow always`)
+SESSION_RULES = frozenset(name for name, profile in _PROFILES.items() if profile.session_rules)
+# the hooks of an agent that takes `permissionMode` (a routing rule's too)
+PERMISSION_MODES = frozenset(name for name, profile in _PROFILES.items() if profile.permission_mode)
 
 
 def check_harnesses(harnesses: dict[str, HarnessSettings]) -> dict[str, HarnessSettings]:

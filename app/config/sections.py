@@ -8,9 +8,14 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic.alias_generators import to_camel
 
-from app.config.harnesses import HarnessSettings, PermissionMode, check_harnesses, merge_harnesses
+from app.config.harnesses import (
+    PERMISSION_MODES,
+    HarnessSettings,
+    PermissionMode,
+    check_harnesses,
+    merge_harnesses,
+)
 from domain.model import SpawnMode
-from domain.receipts import ReceiptMode
 from domain.refs import DEFAULT_HOST, RepoRef
 from domain.routing import RepoPattern
 from domain.workspace import DEFAULT_CLONE_URL, DEFAULT_KEEP_IGNORED, WorkspaceMode, check_clone_url
@@ -343,10 +348,10 @@ class RoutingSettings(Section):
                 raise ValueError(
                     f"rules[{index}].harness: unknown harness {rule.harness!r} (known: {', '.join(sorted(known))})"
                 )
-            if rule.permission_mode and harness.receipts is not ReceiptMode.CLAUDE:
+            if rule.permission_mode and harness.receipts not in PERMISSION_MODES:
                 raise ValueError(
-                    f"rules[{index}].permissionMode: only a harness with `receipts: claude` takes one "
-                    f"({rule.harness!r} does not)"
+                    f"rules[{index}].permissionMode: only a harness whose hooks take one does "
+                    f"(`receipts: {', '.join(sorted(PERMISSION_MODES))}`; {rule.harness!r} does not)"
                 )
             if rule.permission_mode and any(a.split("=")[0] == "--permission-mode" for a in harness.args):
                 raise ValueError(

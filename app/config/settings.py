@@ -152,7 +152,7 @@ class Settings(BaseSettings):
             raise LookupError(f"unknown harness {name!r} (known: {', '.join(self.harness_names)})")
         ready = harness.ready_seconds
         if ready is None:
-            ready = 60.0 if harness.receipts is not ReceiptMode.NONE else self.routing.tmux.resume_probe_seconds
+            ready = 60.0 if harness.receipt_mode is not ReceiptMode.NONE else self.routing.tmux.resume_probe_seconds
         return HarnessSpec(
             name=name,
             binary=harness.binary.replace(PYTHON_PLACEHOLDER, sys.executable),
@@ -162,7 +162,8 @@ class Settings(BaseSettings):
             submit_delay_ms=harness.submit_delay_ms,
             enter_retries=harness.enter_retries,
             blocked_screens=harness.blocked_screens,
-            receipts=harness.receipts,
+            receipts=harness.receipt_mode,
+            hooks=harness.receipts if harness.receipt_mode is ReceiptMode.HOOKS else "",
             ready_seconds=ready,
             confirm_seconds=harness.confirm_seconds,
             trust_workdir=harness.trust_workdir,

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from adapters.agents.receipt_line import SUFFIX
-from adapters.claude.hooks import receipt_channel
-from adapters.claude.trust import ClaudeTrust
 from adapters.clock import SystemClock
+from adapters.harnesses.claude.hooks import receipt_channel
+from adapters.harnesses.claude.trust import ClaudeTrust
 from adapters.receipts.files import FileReceipts
 from adapters.tmux.adapter import ShTmux
 from app.config.settings import Settings
@@ -27,7 +27,7 @@ from domain.asks import CLOCK_MARGIN
 from domain.events import Event, Level
 from domain.ledger import Resolution
 from domain.model import HarnessSpec, Reaction
-from domain.receipts import HarnessState, ReceiptMode, harness_state
+from domain.receipts import HarnessState, harness_state
 from domain.refs import WorkItemRef
 from tests.claude.rig import ClaudeRig
 from tests.fakes.clock import FakeClock
@@ -41,9 +41,7 @@ Hook = dict[str, Any]
 def claude_receipts(root: Path, *, ask_wait_seconds: float = 0.0) -> FileReceipts:
     """The receipt folders under `root` handing a Claude spawn its hooks, as the container's do;
     `ask_wait_seconds`: how long its PermissionRequest hook waits for an answer."""
-    return FileReceipts(
-        root, channels={ReceiptMode.CLAUDE: partial(receipt_channel, ask_wait_seconds=ask_wait_seconds)}
-    )
+    return FileReceipts(root, channels={"claude": partial(receipt_channel, ask_wait_seconds=ask_wait_seconds)})
 
 
 class WallClock(FakeClock):

@@ -1,5 +1,5 @@
 """Claude Code's own lock on ~/.claude.json, pinned against the real binary in tmux, offline: what
-`adapters.claude.config_lock` takes the same way (docs/claude-code.md)."""
+`adapters.harnesses.claude.config_lock` takes the same way (docs/claude-code.md)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.claude.config_lock import STALE_SECONDS, claude_config_lock, lock_path
 from adapters.clock import SystemClock
+from adapters.harnesses.claude.config_lock import STALE_SECONDS, claude_config_lock, lock_path
 from tests.claude.fixtures import anthropic, claude, claude_binary, claude_config, claude_rig
 from tests.claude.rig import ClaudeRig
 from tests.tmux_support import wait_for

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from app.config.harnesses import AUTO_MODE_CHECK_DIALOG
+from adapters.harnesses.claude.profile import AUTO_MODE_CHECK_DIALOG
 from tests.anthropic_standin.script import Say, UseTool, UseTools
 from tests.anthropic_standin.server import AnthropicStandIn, Kind
 from tests.claude.fixtures import anthropic, claude, claude_binary, claude_config, claude_rig

@@ -37,7 +37,7 @@ class Spawn:
 
     def __init__(self, rig: ClaudeRig, receipts: FileReceipts, *args: str, prompt: str) -> None:
         self.receipts, self.spawn = receipts, uuid.uuid4().hex
-        channel = receipts.prepare(ITEM, self.spawn, mode=ReceiptMode.CLAUDE)
+        channel = receipts.prepare(ITEM, self.spawn, mode=ReceiptMode.HOOKS, hooks="claude")
         session_id, cwd = str(uuid.uuid4()), rig.folder()
         argv = (str(rig.binary), *channel.args, "--session-id", session_id, *args)
         target = TmuxTarget(f"loop-hooks-{self.spawn[:8]}")

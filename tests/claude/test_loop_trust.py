@@ -1,4 +1,4 @@
-"""The-loop's trust records (adapters/claude/trust.py) as the real Claude Code reads them, offline."""
+"""The-loop's trust records (adapters/harnesses/claude/trust.py) as the real Claude Code reads them, offline."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from adapters.claude.trust import ClaudeTrust
+from adapters.harnesses.claude.trust import ClaudeTrust
 from tests.claude.fixtures import anthropic, claude, claude_binary, claude_config, claude_rig
 from tests.claude.rig import ClaudeRig
 

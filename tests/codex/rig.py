@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.codex.hooks import arguments
-from adapters.codex.trust import CodexTrust
+from adapters.harnesses.codex.hooks import arguments
+from adapters.harnesses.codex.trust import CodexTrust
 from tests import agent_tmux
 from tests.agent_tmux import AgentSession, AgentTmux, RigSessions
 from tests.openai_standin.server import OpenAIStandIn

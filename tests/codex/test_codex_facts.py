@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.codex.hooks import arguments
+from adapters.harnesses.codex.hooks import arguments
 from app.config.pins import PINNED_CODEX
 from domain.receipts import ReceiptKind
 from tests.codex.rig import (

@@ -1,4 +1,4 @@
-"""adapters/codex/hooks.py: the hooks and their trust, as `-c` overrides."""
+"""adapters/harnesses/codex/hooks.py: the hooks and their trust, as `-c` overrides."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import tomllib
 from pathlib import Path
 
 from adapters.agents.receipt_line import hook_command
-from adapters.codex.hooks import EVENTS, SOURCE, arguments, label, trusted_hash
+from adapters.harnesses.codex.hooks import EVENTS, SOURCE, arguments, label, trusted_hash
 
 
 def test_the_trusted_hash_is_the_one_codex_0_169_wrote_when_a_person_trusted_the_hooks() -> None:

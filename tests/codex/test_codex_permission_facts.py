@@ -2,7 +2,7 @@
 real tmux, offline: the model (tests/openai_standin) asks to run a command outside the sandbox
 (`exec_command` with `sandbox_permissions: require_escalated`, under `-a on-request`), which Codex
 asks a person about; the-loop's asking hook (`adapters.agents.receipt_line.asking_command`, handed
-by `adapters.codex.hooks`) writes its receipt and takes the decision the daemon would write for an
+by `adapters.harnesses.codex.hooks`) writes its receipt and takes the decision the daemon would write for an
 answer from the item (`domain.asks.decision_for`)."""
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from adapters.agents.agent_config import codex_config_file
-from adapters.codex.trust import CodexTrust
+from adapters.harnesses.codex.trust import CodexTrust
 from domain.errors import TrustError
 
 USER = (

@@ -7,7 +7,7 @@ import tomllib
 from pathlib import Path
 
 from adapters.agents.receipt_line import asking_command, asking_timeout
-from adapters.codex.hooks import arguments, receipt_channel
+from adapters.harnesses.codex.hooks import arguments, receipt_channel
 from adapters.receipts.files import FileReceipts
 from app.container import HarnessTrust, receipt_channels
 from domain.receipts import Receipt, ReceiptKind, ReceiptMode, conversation_of
@@ -18,9 +18,9 @@ from tests.fakes.receipts import FakeTrust
 def test_a_codex_spawn_gets_its_hooks_as_dash_c_overrides_writing_into_its_receipt_folder(
     tmp_path: Path,
 ) -> None:
-    receipts = FileReceipts(tmp_path, channels={ReceiptMode.CODEX: receipt_channel})
+    receipts = FileReceipts(tmp_path, channels={"codex": receipt_channel})
     item = WorkItemRef(RepoRef.parse("acme/widgets"), 7)
-    channel = receipts.prepare(item, "s1", mode=ReceiptMode.CODEX)
+    channel = receipts.prepare(item, "s1", mode=ReceiptMode.HOOKS, hooks="codex")
     assert channel.args == arguments(receipts.folder(item, "s1")) and channel.env == ()
     assert receipts.folder(item, "s1").is_dir()
 
@@ -28,8 +28,8 @@ def test_a_codex_spawn_gets_its_hooks_as_dash_c_overrides_writing_into_its_recei
 def test_a_codex_spawn_is_trusted_in_codex_configuration_and_every_other_in_claude_codes() -> None:
     claude, codex = FakeTrust(), FakeTrust()
     trust = HarnessTrust(claude=claude, codex=codex)
-    trust.trust("/w/a", kind=ReceiptMode.CODEX)
-    trust.trust("/w/b", kind=ReceiptMode.CLAUDE)
+    trust.trust("/w/a", hooks="codex")
+    trust.trust("/w/b", hooks="claude")
     trust.trust("/w/c")
     assert (codex.trusted, claude.trusted) == (["/w/a"], ["/w/b", "/w/c"])
 
@@ -52,7 +52,7 @@ def test_a_codex_spawns_permission_request_hook_waits_ask_wait_seconds_for_an_an
 ) -> None:
     receipts = FileReceipts(tmp_path, channels=receipt_channels(ask_wait_seconds=60))
     item = WorkItemRef(RepoRef.parse("acme/widgets"), 7)
-    channel = receipts.prepare(item, "s1", mode=ReceiptMode.CODEX)
+    channel = receipts.prepare(item, "s1", mode=ReceiptMode.HOOKS, hooks="codex")
     folder = receipts.folder(item, "s1")
     assert channel.args == arguments(folder, ask_wait_seconds=60)
     hooks = dict(tomllib.loads(value)["hooks"].popitem() for value in channel.args[1:-2:2])

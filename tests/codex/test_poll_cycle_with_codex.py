@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from adapters.codex.hooks import receipt_channel
-from adapters.codex.trust import CodexTrust
+from adapters.harnesses.codex.hooks import receipt_channel
+from adapters.harnesses.codex.trust import CodexTrust
 from adapters.receipts.files import FileReceipts
 from domain.events import Event
 from domain.model import HarnessSpec, ReceiptChannel
@@ -52,7 +52,7 @@ def world_for(
     """A world on the rig's tmux whose harness is `spec` (the built-in codex), its receipts reaching the
     folders through `channels` (Codex's), as the container names each harness's."""
     spec = spec or builtin_spec("codex", rig.binary)
-    receipts = FileReceipts(base / "receipts", channels=channels or {ReceiptMode.CODEX: receipt_channel})
+    receipts = FileReceipts(base / "receipts", channels=channels or {"codex": receipt_channel})
     return real_world(rig.tmux.adapter(), spec, base, receipts=receipts, trust_port=CodexTrust(rig.config), **options)
 
 

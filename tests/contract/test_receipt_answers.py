@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from adapters.agents.receipt_line import EXPIRED, TAKEN
-from adapters.claude.hooks import receipt_channel
+from adapters.harnesses.claude.hooks import receipt_channel
 from adapters.receipts.files import FileReceipts
 from domain.asks import AnswerState
 from domain.ports import ReceiptPort
@@ -31,8 +31,8 @@ Hook = tuple[ReceiptPort, Callable[[], None], Callable[[], None]]
 
 
 def _files(tmp_path: Path) -> Hook:
-    receipts = FileReceipts(tmp_path, channels={ReceiptMode.CLAUDE: partial(receipt_channel, ask_wait_seconds=60)})
-    receipts.prepare(ITEM, SPAWN, mode=ReceiptMode.CLAUDE)
+    receipts = FileReceipts(tmp_path, channels={"claude": partial(receipt_channel, ask_wait_seconds=60)})
+    receipts.prepare(ITEM, SPAWN, mode=ReceiptMode.HOOKS, hooks="claude")
     folder = receipts.folder(ITEM, SPAWN)
     body = {"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": {"command": "ls"}}
     (folder / f"{KEY}.receipt").write_text(json.dumps(body), encoding="utf-8")
@@ -48,7 +48,7 @@ def _files(tmp_path: Path) -> Hook:
 
 def _fake(tmp_path: Path) -> Hook:
     receipts = FakeReceipts(FakeTmux(), FakeClock())
-    receipts.prepare(ITEM, SPAWN, mode=ReceiptMode.CLAUDE)
+    receipts.prepare(ITEM, SPAWN, mode=ReceiptMode.HOOKS, hooks="claude")
     receipts.plant(SPAWN, ReceiptKind.BLOCKED, tool="Bash")
     receipts.hook_takes = False
 

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from adapters.agents.receipt_line import SUFFIX
-from adapters.claude.trust import ClaudeTrust
-from adapters.codex.trust import CodexTrust
+from adapters.harnesses.claude.trust import ClaudeTrust
+from adapters.harnesses.codex.trust import CodexTrust
 from adapters.receipts.files import FileReceipts
 from app.container import HarnessTrust, receipt_channels
 from app.usecases.wiring import UseCases

@@ -399,7 +399,7 @@ def test_a_person_reads_times_in_words_pages_the_events_and_reads_the_hosts_on_a
 
 
 def _hook_takes_the_answer(folder: Path) -> None:
-    """What the PermissionRequest hook does with the daemon's decision: takes it (adapters/claude/hooks.py)."""
+    """What the PermissionRequest hook does with the daemon's decision: takes it (harnesses/claude/hooks.py)."""
     decision = wait_for(lambda: next(folder.glob("*.decision"), None), timeout=30, what="the page's decision")
     decision.rename(decision.with_suffix(".taken"))
 

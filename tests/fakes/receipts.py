@@ -51,7 +51,7 @@ class FakeReceipts(ReceiptPort):
 
     # -- the port ---------------------------------------------------------------------------
 
-    def prepare(self, item: WorkItemRef, spawn: str, *, mode: ReceiptMode) -> ReceiptChannel:
+    def prepare(self, item: WorkItemRef, spawn: str, *, mode: ReceiptMode, hooks: str = "") -> ReceiptChannel:
         self.spawns[spawn] = _Spawn(item, self._clock.monotonic())
         self.modes[spawn] = mode
         return ReceiptChannel(env=(("THE_LOOP_RECEIPTS", f"/receipts/{spawn}"),))
@@ -127,10 +127,10 @@ class FakeTrust:
     trusted: list[str] = field(default_factory=list)
     fail: bool = False
 
-    kinds: list[ReceiptMode] = field(default_factory=list)  # whose configuration each record went to
+    kinds: list[str] = field(default_factory=list)  # whose configuration each record went to (its hooks)
 
-    def trust(self, directory: str, *, kind: ReceiptMode = ReceiptMode.CLAUDE) -> bool:
-        self.kinds.append(kind)
+    def trust(self, directory: str, *, hooks: str = "") -> bool:
+        self.kinds.append(hooks)
         if self.fail:
             raise TrustError("/home/op/.claude.json: not JSON (injected); not touching the file")
         if directory in self.trusted:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.gemini import hooks
+from adapters.harnesses.gemini import hooks
 from adapters.receipts.files import ENV_VARIABLE
 from tests import agent_tmux
 from tests.agent_tmux import AgentSession, AgentTmux, RigSessions

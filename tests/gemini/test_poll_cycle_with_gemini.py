@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from adapters.gemini.hooks import receipt_channel
+from adapters.harnesses.gemini.hooks import receipt_channel
 from adapters.receipts.files import FileReceipts
 from domain.events import Event
 from domain.model import HarnessSpec
-from domain.receipts import ReceiptMode
 from domain.refs import WorkItemRef
 from tests.claude import loop
 from tests.gemini.rig import GeminiRig, gemini_api, gemini_binary, gemini_rig
@@ -31,7 +30,7 @@ pytestmark = pytest.mark.gemini
 
 def world_for(rig: GeminiRig, base: Path, spec: HarnessSpec | None = None) -> World:
     spec = spec or loop.builtin_spec("gemini", rig.binary)
-    channels = {ReceiptMode.GEMINI: partial(receipt_channel, home=rig.gemini_dir)}
+    channels = {"gemini": partial(receipt_channel, home=rig.gemini_dir)}
     return loop.real_world(rig.tmux.adapter(), spec, base, receipts=FileReceipts(base / "receipts", channels=channels))
 
 

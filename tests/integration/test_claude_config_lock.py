@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from adapters.claude.config_lock import STALE_SECONDS, WAIT_SECONDS, claude_config_lock
-from adapters.claude.trust import ClaudeTrust
 from adapters.clock import SystemClock
+from adapters.harnesses.claude.config_lock import STALE_SECONDS, WAIT_SECONDS, claude_config_lock
+from adapters.harnesses.claude.trust import ClaudeTrust
 from domain.errors import TrustError
 
 FOLDER = "/home/op/agents/github-acme-widgets-2"

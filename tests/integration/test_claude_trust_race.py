@@ -11,7 +11,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from adapters.claude.trust import ClaudeTrust
+from adapters.harnesses.claude.trust import ClaudeTrust
 from domain.errors import TrustError
 
 TRUSTS = 60

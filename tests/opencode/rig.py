@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.opencode.plugin import channel
+from adapters.harnesses.opencode.plugin import channel
 from tests import agent_tmux
 from tests.agent_tmux import AgentSession, AgentTmux, RigSessions
 from tests.openai_standin.server import OpenAIStandIn

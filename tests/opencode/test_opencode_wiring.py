@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.opencode.plugin import (
+from adapters.harnesses.opencode.plugin import (
     CONFIG_VARIABLE,
     NPM_RETRIES,
     PLUGIN_FILE,
@@ -42,20 +42,20 @@ ITEM = WorkItemRef(RepoRef.parse("acme/widgets"), 7)
 
 def test_opencode_confirms_by_its_plugin_and_resumes_by_the_id_its_ready_receipt_named() -> None:
     harness = Settings.model_validate({}).harness_spec("opencode")
-    assert harness.receipts is ReceiptMode.OPENCODE
+    assert (harness.receipts, harness.hooks) == (ReceiptMode.HOOKS, "opencode")
     assert harness.argv("S", resume=False) == ("opencode", "--prompt")
     assert harness.argv("ses_1", resume=True) == ("opencode", "--session", "ses_1", "--prompt")
     assert harness.names_its_conversations  # opencode names its sessions: learnt from the ready receipt
     # no folder trust to pre-seed; no start that ignores its folder's files: never started in a fork's folder
     assert not harness.trust_workdir and harness.unvouched_args is None
-    assert BUILTIN_HARNESSES["opencode"].receipts is ReceiptMode.OPENCODE
+    assert BUILTIN_HARNESSES["opencode"].receipts == "opencode"
 
 
 def test_an_opencode_spawn_gets_its_plugin_in_its_config_content_writing_into_its_receipt_folder(
     tmp_path: Path,
 ) -> None:
-    receipts = FileReceipts(tmp_path, channels={ReceiptMode.OPENCODE: receipt_channel})
-    channel = receipts.prepare(ITEM, "s1", mode=ReceiptMode.OPENCODE)
+    receipts = FileReceipts(tmp_path, channels={"opencode": receipt_channel})
+    channel = receipts.prepare(ITEM, "s1", mode=ReceiptMode.HOOKS, hooks="opencode")
     folder = receipts.folder(ITEM, "s1")
     env = dict(channel.env)
     assert (sorted(env), channel.args) == (sorted([CONFIG_VARIABLE, TUI_CONFIG_VARIABLE, NPM_RETRIES[0]]), ())
@@ -91,8 +91,8 @@ def node_binary() -> str:
 
 def run_plugin(tmp_path: Path, steps: list[list[object]]) -> list[Receipt]:
     node = node_binary()
-    receipts = FileReceipts(tmp_path, channels={ReceiptMode.OPENCODE: receipt_channel})
-    receipts.prepare(ITEM, "s1", mode=ReceiptMode.OPENCODE)
+    receipts = FileReceipts(tmp_path, channels={"opencode": receipt_channel})
+    receipts.prepare(ITEM, "s1", mode=ReceiptMode.HOOKS, hooks="opencode")
     plugin = receipts.folder(ITEM, "s1") / PLUGIN_FILE
     driver = tmp_path / "driver.mjs"
     driver.write_text(DRIVER, encoding="utf-8")

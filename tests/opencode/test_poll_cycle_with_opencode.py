@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from adapters.opencode.plugin import receipt_channel
+from adapters.harnesses.opencode.plugin import receipt_channel
 from adapters.receipts.files import FileReceipts
 from app.config.settings import Settings
 from domain.events import Event
 from domain.model import HarnessSpec
-from domain.receipts import ReceiptKind, ReceiptMode
+from domain.receipts import ReceiptKind
 from domain.refs import WorkItemRef
 from tests.agent_tmux import AgentSession
 from tests.claude.loop import RunningWallClock, a_comment_while_busy, exits_at_once, real_world, resumed_after_a_kill
@@ -39,7 +39,7 @@ def opencode_spec(binary: Path, **keys: Any) -> HarnessSpec:
 
 def opencode_world(rig: OpencodeRig, base: Path, spec: HarnessSpec, **options: Any) -> World:
     """A world whose receipts reach opencode's spawns through its plugins, as the container wires them."""
-    receipts = FileReceipts(base / "receipts", channels={ReceiptMode.OPENCODE: receipt_channel})
+    receipts = FileReceipts(base / "receipts", channels={"opencode": receipt_channel})
     return real_world(rig.tmux.adapter(), spec, base, receipts=receipts, **options)
 
 

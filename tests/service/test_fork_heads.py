@@ -14,7 +14,6 @@ from app.usecases.cycle.meta import vouch
 from app.usecases.delivery.workspaces import NotVouched, WorkspaceConfig
 from domain.events import Event
 from domain.model import ItemKind
-from domain.receipts import ReceiptMode
 from domain.refs import WorkItemRef
 from domain.workspace import Dirt, WorkspaceMode
 from tests.service.world import CLAUDE, CURSOR, REPO, World
@@ -133,7 +132,7 @@ def test_a_vouched_forks_folder_is_trusted_in_codex_configuration() -> None:
 
     world.cycle()
 
-    assert world.trust.trusted == [world.record(ref).cwd] and world.trust.kinds == [ReceiptMode.CODEX]
+    assert world.trust.trusted == [world.record(ref).cwd] and world.trust.kinds == ["codex"]
 
 
 def test_a_vouch_for_a_forks_new_head_starts_the_harness_plainly_only_in_a_worktree_made_at_that_head() -> None:

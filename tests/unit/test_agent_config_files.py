@@ -10,10 +10,9 @@ from typing import Any
 
 import pytest
 
-from adapters.claude.trust import ClaudeTrust
-from adapters.codex.trust import CodexTrust
-from adapters.gemini import hooks as gemini_hooks
-from domain.receipts import ReceiptMode
+from adapters.harnesses.claude.trust import ClaudeTrust
+from adapters.harnesses.codex.trust import CodexTrust
+from adapters.harnesses.gemini import hooks as gemini_hooks
 from tests.service.test_doctor import SANDBOX, FakeMachine, checks
 
 VARIABLES = ("HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME")
@@ -54,7 +53,7 @@ def test_each_agents_file_doctor_reads_is_the_one_the_loop_writes(
     checks(EVERY_AGENT, machine, environ=env)  # the daemon's environment is the panes' (no tmux server runs)
 
     ClaudeTrust(settle_seconds=0).trust("/w/one")
-    CodexTrust(settle_seconds=0).trust("/w/one", kind=ReceiptMode.CODEX)
+    CodexTrust(settle_seconds=0).trust("/w/one", hooks="codex")
     gemini_hooks.receipt_channel(tmp_path / "receipts")
 
     written = sorted(str(path.relative_to(tmp_path)) for path in tmp_path.rglob("*") if path.is_file())

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from adapters.agents.receipt_line import hook_command
-from adapters.codex.hooks import arguments
-from adapters.opencode.plugin import channel
+from adapters.harnesses.codex.hooks import arguments
+from adapters.harnesses.opencode.plugin import channel
 from bench.chaos.account import Sent, Tally, count_comments, count_deaths
 from bench.chaos.agents import UNNAMED, WRAPPER, HookTap, ModelTurn, RealAgent, chat_turns, gemini_turns, openai_turns
 from bench.chaos.records import HarnessRun, harness_runs, running

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.claude.trust import ROUNDS, ClaudeTrust
+from adapters.harnesses.claude.trust import ROUNDS, ClaudeTrust
 from domain.errors import TrustError
 
 FOLDER = "/home/op/agents/github-acme-widgets-2"

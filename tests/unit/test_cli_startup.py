@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from adapters.harnesses import names as harness_packages
 from tests.e2e.cli import clean_env
 
 # each of these costs more than a bare interpreter start on its own (see bench/cli_start.py)
@@ -108,7 +109,11 @@ def test_a_changed_configuration_is_loaded_in_full_never_answered_from_the_old_s
 _LISTING_ADAPTERS = {
     "adapters.receipts",
     "adapters.receipts.flat_json",  # a receipt whose tool input is nested too deep, read by its top level
-    "adapters.receipts.gemini_events",  # Gemini CLI's hook names, which a receipt's event is read by
+    # each harness package's own hook names, which a receipt's event is read by: the registry, each
+    # package's (empty) front, and the one `events` module of a package that has one (Gemini CLI's)
+    "adapters.harnesses",
+    *(f"adapters.harnesses.{name}" for name in harness_packages()),
+    "adapters.harnesses.gemini.events",
     "adapters.receipts.hook_json",
     "adapters.receipts.reading",
     "adapters.agents",

@@ -42,7 +42,11 @@ def test_codex_resumes_by_the_id_its_ready_receipt_named() -> None:
 
 
 def test_codex_confirms_by_its_own_hooks_and_its_folder_is_trusted_in_its_configuration() -> None:
-    assert (spec("codex").receipts, spec("codex").trust_workdir) == (ReceiptMode.CODEX, True)
+    assert (spec("codex").receipts, spec("codex").hooks, spec("codex").trust_workdir) == (
+        ReceiptMode.HOOKS,
+        "codex",
+        True,
+    )
     assert spec("codex").unvouched_args is None  # never started in a fork's folder, never trusts it
 
 
@@ -95,7 +99,11 @@ def test_a_cli_the_loop_reads_no_receipt_from_confirms_by_staying_alive(name: st
 
 def test_gemini_confirms_by_the_receipts_of_the_loops_extension_and_needs_no_trust_record() -> None:
     # --skip-trust trusts the folder for its run: nothing of the user's is written for it
-    assert (spec("gemini").receipts, spec("gemini").trust_workdir) == (ReceiptMode.GEMINI, False)
+    assert (spec("gemini").receipts, spec("gemini").hooks, spec("gemini").trust_workdir) == (
+        ReceiptMode.HOOKS,
+        "gemini",
+        False,
+    )
 
 
 def test_gemini_waits_longer_than_its_failed_resume_takes_to_exit() -> None:

@@ -74,19 +74,19 @@ def test_the_real_tree_keeps_every_contract(tree: Path) -> None:
         ("adapters/tmux/planted.py", "import adapters.sqlite.store\n", "adapters are independent"),
         ("adapters/github/planted.py", "import adapters.tmux.commands\n", "adapters are independent"),
         # Codex's trust writes through adapters.agents, never through Claude Code's adapter
-        ("adapters/codex/planted.py", "import adapters.claude.trust\n", "adapters are independent"),
-        ("adapters/codex/planted.py", "import adapters.receipts.files\n", "adapters are independent"),
+        ("adapters/harnesses/codex/planted.py", "import adapters.harnesses.claude.trust\n", "adapters are independent"),
+        ("adapters/harnesses/codex/planted.py", "import adapters.receipts.files\n", "adapters are independent"),
         # every technology under adapters/ is one of the independent ones (shared: support, clock)
-        ("adapters/gemini/planted.py", "import adapters.tmux.commands\n", "adapters are independent"),
-        ("adapters/opencode/planted.py", "import adapters.sqlite.store\n", "adapters are independent"),
+        ("adapters/harnesses/gemini/planted.py", "import adapters.tmux.commands\n", "adapters are independent"),
+        ("adapters/harnesses/opencode/planted.py", "import adapters.sqlite.store\n", "adapters are independent"),
         ("adapters/watchdog/planted.py", "import adapters.github.gh\n", "adapters are independent"),
         ("adapters/stop_point.py", "import adapters.tmux.commands\n", "adapters are independent"),
         # the receipt folders hand each harness its channel through what the container gives them
-        ("adapters/receipts/planted.py", "import adapters.gemini.hooks\n", "adapters are independent"),
-        ("adapters/receipts/files.py", "import adapters.codex.hooks\n", "adapters are independent"),
-        ("adapters/receipts/files.py", "import adapters.claude.hooks\n", "adapters are independent"),
-        ("adapters/receipts/hook_json.py", "import adapters.gemini.hooks\n", "adapters are independent"),
-        ("adapters/codex/hooks.py", "import adapters.receipts.hook_json\n", "adapters are independent"),
+        ("adapters/receipts/planted.py", "import adapters.harnesses.gemini.hooks\n", "adapters are independent"),
+        ("adapters/receipts/files.py", "import adapters.harnesses.codex.hooks\n", "adapters are independent"),
+        ("adapters/receipts/files.py", "import adapters.harnesses.claude.hooks\n", "adapters are independent"),
+        ("adapters/receipts/hook_json.py", "import adapters.harnesses.gemini.hooks\n", "adapters are independent"),
+        ("adapters/harnesses/codex/hooks.py", "import adapters.receipts.hook_json\n", "adapters are independent"),
         # the watchdog's exception names its own tmux and event-log imports, no other adapter
         ("adapters/watchdog/watch.py", "import adapters.sqlite.store\n", "adapters are independent"),
         ("adapters/watchdog/deadline.py", "import adapters.tmux.commands\n", "adapters are independent"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
-from adapters.opencode.plugin import source
+from adapters.harnesses.opencode.plugin import source
 from domain.model import CommentKind
 from domain.park import FailedTurn, Park, ParkCause
 from domain.parking import DEFAULT_WAIT, OTHER_WAIT, failed_turn, park, park_line, reset_named

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from adapters.claude.hooks import SETTINGS_FILE
-from adapters.codex.hooks import arguments
-from adapters.opencode.plugin import (
+from adapters.harnesses import hook_packages
+from adapters.harnesses.claude.hooks import SETTINGS_FILE
+from adapters.harnesses.codex.hooks import arguments
+from adapters.harnesses.opencode.plugin import (
     CONFIG_VARIABLE,
     NPM_RETRIES,
     PLUGIN_FILE,
@@ -33,40 +34,54 @@ from domain.refs import RepoRef, WorkItemRef
 ITEM = WorkItemRef(RepoRef.parse("acme/widgets"), 7)
 
 
-@pytest.mark.parametrize("mode", list(ReceiptMode))
-def test_the_containers_receipt_folders_hand_every_harness_mode_its_channel(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: ReceiptMode
+CHANNELS = [
+    (ReceiptMode.HOOKS, "claude"),
+    (ReceiptMode.HOOKS, "codex"),
+    (ReceiptMode.HOOKS, "gemini"),
+    (ReceiptMode.HOOKS, "opencode"),
+    (ReceiptMode.FILE, ""),
+    (ReceiptMode.NONE, ""),
+]
+
+
+def test_every_harness_package_with_hooks_is_one_the_container_hands_a_channel_for() -> None:
+    assert {hooks for mode, hooks in CHANNELS if mode is ReceiptMode.HOOKS} == set(hook_packages())
+
+
+@pytest.mark.parametrize(("mode", "hooks"), CHANNELS)
+def test_the_containers_receipt_folders_hand_every_harness_its_channel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: ReceiptMode, hooks: str
 ) -> None:
     monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "home"))
     settings = Settings.model_validate({"state": {"root": str(tmp_path / "state")}})
     receipts = Container(settings=settings).receipts()
     folder = receipts.folder(ITEM, "s1")
 
-    channel = receipts.prepare(ITEM, "s1", mode=mode)
+    channel = receipts.prepare(ITEM, "s1", mode=mode, hooks=hooks)
 
     assert folder.is_dir()
-    if mode is ReceiptMode.CLAUDE:
+    if hooks == "claude":
         assert channel == ReceiptChannel(args=("--settings", str(folder / SETTINGS_FILE)))
-    elif mode is ReceiptMode.CODEX:  # its PermissionRequest hook waits `routing.askWaitSeconds`
+    elif hooks == "codex":  # its PermissionRequest hook waits `routing.askWaitSeconds`
         assert channel == ReceiptChannel(args=arguments(folder, ask_wait_seconds=settings.routing.ask_wait_seconds))
-    elif mode is ReceiptMode.OPENCODE:
+    elif hooks == "opencode":
         assert [name for name, _ in channel.env] == [CONFIG_VARIABLE, TUI_CONFIG_VARIABLE, NPM_RETRIES[0]]
         assert not channel.args
         assert json.loads(channel.env[0][1])["plugin"]
-    elif mode in {ReceiptMode.GEMINI, ReceiptMode.FILE}:
+    elif hooks == "gemini" or mode is ReceiptMode.FILE:
         assert channel == ReceiptChannel(env=((ENV_VARIABLE, str(folder)),))
     else:
         assert channel == ReceiptChannel()
     installed = tmp_path / "home" / ".gemini" / "extensions" / "the-loop-receipts" / "hooks" / "hooks.json"
-    assert installed.exists() is (mode is ReceiptMode.GEMINI)
+    assert installed.exists() is (hooks == "gemini")
 
 
 def test_a_harness_mode_whose_channel_no_one_named_is_refused_never_handed_an_empty_one(tmp_path: Path) -> None:
-    receipts = FileReceipts(tmp_path, channels={ReceiptMode.OPENCODE: lambda folder: ReceiptChannel()})
+    receipts = FileReceipts(tmp_path, channels={"opencode": lambda folder: ReceiptChannel()})
 
     with pytest.raises(LookupError, match="codex"):
-        receipts.prepare(ITEM, "s1", mode=ReceiptMode.CODEX)
-    assert receipts.prepare(ITEM, "s1", mode=ReceiptMode.OPENCODE) == ReceiptChannel()
+        receipts.prepare(ITEM, "s1", mode=ReceiptMode.HOOKS, hooks="codex")
+    assert receipts.prepare(ITEM, "s1", mode=ReceiptMode.HOOKS, hooks="opencode") == ReceiptChannel()
 
 
 def test_an_opencode_spawns_plugins_are_the_package_files_and_what_they_are_told_is_data_beside_them(
@@ -77,7 +92,7 @@ def test_an_opencode_spawns_plugins_are_the_package_files_and_what_they_are_told
     folder.mkdir()
     receipt_channel(folder)
 
-    shipped = files("adapters.opencode").joinpath("plugins")
+    shipped = files("adapters.harnesses.opencode").joinpath("plugins")
     assert (folder / PLUGIN_FILE).read_bytes() == shipped.joinpath("receipts.js").read_bytes()
     assert (folder / TUI_PLUGIN_FILE).read_bytes() == shipped.joinpath("tui.js").read_bytes()
     assert json.loads((folder / VALUES_FILE).read_text(encoding="utf-8")) == {"folder": str(folder)}
@@ -86,6 +101,6 @@ def test_an_opencode_spawns_plugins_are_the_package_files_and_what_they_are_told
 def test_the_opencode_plugins_are_named_in_the_package_data_a_wheel_ships() -> None:
     root = Path(__file__).resolve().parents[2]
     shipped = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
-    patterns = shipped.get("package-data", {}).get("adapters.opencode", [])
-    plugins = [f"plugins/{p.name}" for p in files("adapters.opencode").joinpath("plugins").iterdir()]
+    patterns = shipped.get("package-data", {}).get("adapters.harnesses.opencode", [])
+    plugins = [f"plugins/{p.name}" for p in files("adapters.harnesses.opencode").joinpath("plugins").iterdir()]
     assert plugins and all(any(fnmatch(p, pattern) for pattern in patterns) for p in plugins)

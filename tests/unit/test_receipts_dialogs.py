@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.claude.hooks import settings
+from adapters.harnesses.claude.hooks import settings
 from adapters.receipts.hook_json import receipt_of
 from domain.policy import Ready, readiness
 from domain.receipts import (

@@ -260,8 +260,8 @@ class Spawner(InUnitOfWork):
         except MissingVariable as error:
             return self._failed(record, job, f"cannot start the harness: {error}")
         try:
-            channel = self.receipts.prepare(record.item, spawn_id, mode=harness.receipts)
-            if harness.trust_workdir and self.trust.trust(cwd, kind=harness.receipts):
+            channel = self.receipts.prepare(record.item, spawn_id, mode=harness.receipts, hooks=harness.hooks)
+            if harness.trust_workdir and self.trust.trust(cwd, hooks=harness.hooks):
                 self._emit(Event.SESSION_TRUSTED, record, directory=cwd)
         except (OSError, TrustError) as error:
             return self._failed(record, job, f"cannot prepare the harness: {error}")

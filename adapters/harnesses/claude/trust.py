@@ -2,7 +2,7 @@
 
 Claude Code reads `projects.<absolute dir>.hasTrustDialogAccepted` from `~/.claude.json`
 (`$CLAUDE_CONFIG_DIR/.claude.json` when that is set). The file is the user's: it is re-read under
-Claude Code's own lock (`adapters.claude.config_lock`) right before the change, every other key is
+Claude Code's own lock (`adapters.harnesses.claude.config_lock`) right before the change, every other key is
 kept as it was, and it is replaced whole (a temp file in the same folder, fsync, rename) so no
 reader ever sees half of it (`adapters.agents.folder_trust`). A file that is not a JSON object is
 refused, never rewritten.
@@ -18,7 +18,7 @@ from typing import Any
 
 from adapters.agents.agent_config import claude_config_file
 from adapters.agents.folder_trust import ATTEMPTS, ROUNDS, FolderTrust
-from adapters.claude.config_lock import claude_config_lock
+from adapters.harnesses.claude.config_lock import claude_config_lock
 from domain.errors import TrustError
 
 __all__ = ["ATTEMPTS", "KEY", "ROUNDS", "SETTLE_SECONDS", "ClaudeTrust", "parsed"]

@@ -86,7 +86,7 @@ def receipt_channel(folder: Path) -> ReceiptChannel:
 
 
 def _shipped(name: str) -> str:
-    return files("adapters.opencode").joinpath("plugins", name).read_text(encoding="utf-8")
+    return files("adapters.harnesses.opencode").joinpath("plugins", name).read_text(encoding="utf-8")
 
 
 def _write(path: Path, text: str) -> None:

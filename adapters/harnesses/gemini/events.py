@@ -1,5 +1,5 @@
 """Gemini CLI's hook events, read as receipts (`adapters.receipts.hook_json.receipt_of` reads them),
-beside Claude Code's: the receipt folders read every harness's hooks; `adapters.gemini` installs them.
+beside Claude Code's: the receipt folders read every harness's hooks; `adapters.harnesses.gemini` installs them.
 
 Gemini CLI 0.61 gives each hook JSON with `hook_event_name`, `session_id`, and per event `source`
 (SessionStart: startup, resume, clear), `prompt` (BeforeAgent: the submitted text), and

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from adapters.agents.folder_trust import rewrite
-from adapters.claude.config_lock import claude_config_lock
-from adapters.claude.trust import parsed
+from adapters.harnesses.claude.config_lock import claude_config_lock
+from adapters.harnesses.claude.trust import parsed
 from domain.errors import TrustError
 
 ONBOARDED = "hasCompletedOnboarding"

@@ -1,0 +1,3 @@
+"""Cursor's CLI, as it is: no receipts, no resume (docs/harnesses.md)."""
+
+PROFILE = {"binary": "cursor-agent"}
