@@ -11,6 +11,7 @@ from typing import Any, cast
 
 from dependency_injector import containers, providers
 
+from adapters.agents.registration import Registration
 from adapters.clock import SystemClock
 from adapters.doctor_probe import ShDoctorProbe
 from adapters.eventlog.reader import EventFilter, Skipped, Tail, follow_events, read_events
@@ -22,7 +23,6 @@ from adapters.github.tracker import GhTracker
 from adapters.github.webhook import GhWebhookServer
 from adapters.harnesses import registered
 from adapters.harnesses.claude.first_run import ClaudeFirstRun
-from adapters.harnesses.registration import Registration
 from adapters.lock import LockHeld, PollerLock
 from adapters.receipts.files import Channel, FileReceipts
 from adapters.sandbox.tracker import SandboxTracker

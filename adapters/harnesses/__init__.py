@@ -8,8 +8,9 @@ what it brings; nothing outside its package names it. A package may hold:
 - `events.py`: `KINDS`, its hooks' own event names read as receipt kinds, and `BLOCKING`, the
   notification types that mean a dialog waits, beside the hook vocabulary every hooks harness
   shares (`adapters.receipts.hook_json`). Light: the lean `sessions list` reads receipts with it.
-- `harness.py`: `HARNESS`, a `Registration`: its receipt channel (what a spawn is handed so its
-  receipts reach their folder) and its trusted-folder writer. The container reads these (`registered`).
+- `harness.py`: `HARNESS`, a `Registration` (`adapters.agents.registration`): its receipt channel
+  (what a spawn is handed so its receipts reach their folder) and its trusted-folder writer. The
+  container reads these (`registered`).
 
 A package is found by being here: adding one touches no other file.
 """
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from domain.receipts import ReceiptKind
 
 if TYPE_CHECKING:
-    from adapters.harnesses.registration import Registration
+    from adapters.agents.registration import Registration
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,13 +25,12 @@ def test_a_codex_spawn_gets_its_hooks_as_dash_c_overrides_writing_into_its_recei
     assert receipts.folder(item, "s1").is_dir()
 
 
-def test_a_codex_spawn_is_trusted_in_codex_configuration_and_every_other_in_claude_codes() -> None:
+def test_each_spawn_is_trusted_in_its_own_harness_configuration_and_one_with_no_writer_nowhere() -> None:
     claude, codex = FakeTrust(), FakeTrust()
-    trust = HarnessTrust(claude=claude, codex=codex)
-    trust.trust("/w/a", hooks="codex")
-    trust.trust("/w/b", hooks="claude")
-    trust.trust("/w/c")
-    assert (codex.trusted, claude.trusted) == (["/w/a"], ["/w/b", "/w/c"])
+    trust = HarnessTrust({"claude": claude, "codex": codex})
+    assert trust.trust("/w/a", hooks="codex") and trust.trust("/w/b", hooks="claude")
+    assert trust.trust("/w/c", hooks="gemini") is False and trust.trust("/w/d") is False
+    assert (codex.trusted, claude.trusted) == (["/w/a"], ["/w/b"])
 
 
 def test_the_conversation_is_the_one_the_last_ready_receipt_named_else_the_first_prompts() -> None:

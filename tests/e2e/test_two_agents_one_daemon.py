@@ -133,7 +133,9 @@ def agents(
         workdir=str(base / "work" / "{slug}"),
         receipts=receipts,
         ask_wait_seconds=0.0,
-        trust_port=HarnessTrust(claude=ClaudeTrust(home.config_file), codex=CodexTrust(codex_dir / "config.toml")),
+        trust_port=HarnessTrust(
+            {"claude": ClaudeTrust(home.config_file), "codex": CodexTrust(codex_dir / "config.toml")}
+        ),
         session_ids=lambda: str(uuid.uuid4()),
     )
     anthropic.reset()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.harnesses import hook_packages
+from adapters.harnesses import hook_packages, registered
 from adapters.harnesses.claude.hooks import SETTINGS_FILE
 from adapters.harnesses.codex.hooks import arguments
 from adapters.harnesses.opencode.plugin import (
@@ -44,8 +44,20 @@ CHANNELS = [
 ]
 
 
-def test_every_harness_package_with_hooks_is_one_the_container_hands_a_channel_for() -> None:
-    assert {hooks for mode, hooks in CHANNELS if mode is ReceiptMode.HOOKS} == set(hook_packages())
+@pytest.mark.parametrize("hooks", hook_packages())
+def test_every_harness_package_with_hooks_gets_its_own_channel_from_the_containers_receipt_folders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hooks: str
+) -> None:
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "home"))
+    settings = Settings.model_validate({"state": {"root": str(tmp_path / "state")}})
+    receipts = Container(settings=settings).receipts()
+
+    handed = receipts.prepare(ITEM, "s1", mode=ReceiptMode.HOOKS, hooks=hooks)
+
+    elsewhere = receipts.folder(ITEM, "s2")
+    elsewhere.mkdir(parents=True)
+    own = registered()[hooks].channel(elsewhere, settings.routing.ask_wait_seconds)
+    assert (handed.args or handed.env) and len(handed.args) == len(own.args) and len(handed.env) == len(own.env)
 
 
 @pytest.mark.parametrize(("mode", "hooks"), CHANNELS)
