@@ -67,12 +67,11 @@ from domain.webhook import InboxLimits
 __all__ = ["Container", "EventFilter", "LockHeld", "Skipped", "Tail", "follow_events", "read_events"]
 
 # each harness's own receipt channel, which the receipt folders hand a spawn of its mode (a plain
-# receipt-file harness's they prepare themselves; Claude Code's and Codex's take
+# receipt-file harness's they prepare themselves; Claude Code's, Codex's and opencode's take
 # `routing.askWaitSeconds`, at `receipt_channels`); Gemini CLI's extension goes to its own folder
 # as it finds it at the spawn
 RECEIPT_CHANNELS: Mapping[ReceiptMode, Channel] = {
     ReceiptMode.GEMINI: gemini_hooks.receipt_channel,
-    ReceiptMode.OPENCODE: opencode_plugin.receipt_channel,
 }
 
 
@@ -299,11 +298,12 @@ def _workspace_port(settings: Settings) -> GitWorkspaces:
 
 
 def receipt_channels(ask_wait_seconds: float) -> dict[ReceiptMode, Channel]:
-    """Every harness's receipt channel; a PermissionRequest hook (Claude Code's, Codex's) waits
-    `ask_wait_seconds` for an answer from the item."""
+    """Every harness's receipt channel; a PermissionRequest hook (Claude Code's, Codex's) or
+    opencode's plugin waits `ask_wait_seconds` for an answer from the item."""
     return {
         ReceiptMode.CLAUDE: partial(claude_hooks.receipt_channel, ask_wait_seconds=ask_wait_seconds),
         ReceiptMode.CODEX: partial(codex_hooks.receipt_channel, ask_wait_seconds=ask_wait_seconds),
+        ReceiptMode.OPENCODE: partial(opencode_plugin.receipt_channel, ask_wait_seconds=ask_wait_seconds),
         **RECEIPT_CHANNELS,
     }
 
