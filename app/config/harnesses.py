@@ -134,9 +134,10 @@ def _check_variable(name: str) -> None:
 
 
 # the receipt channels whose permission hook takes an allow with a rule for the session: Claude
-# Code's (tests/claude/test_claude_permission_facts.py); Codex 0.169 refuses one and opens its own
-# dialog (tests/codex/test_codex_permission_facts.py)
-SESSION_RULES = frozenset({ReceiptMode.CLAUDE})
+# Code's (tests/claude/test_claude_permission_facts.py) and opencode's plugin, as opencode's own
+# "always" (tests/opencode/test_opencode_permission_facts.py); Codex 0.169 refuses one and opens
+# its own dialog (tests/codex/test_codex_permission_facts.py)
+SESSION_RULES = frozenset({ReceiptMode.CLAUDE, ReceiptMode.OPENCODE})
 
 # written as the YAML would be: these keys are what `routing.harnesses.<name>` merges over
 AUTO_MODE_CHECK_DIALOG = "Auto mode's safety check runs on the server"
