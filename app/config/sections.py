@@ -300,9 +300,10 @@ class RoutingSettings(Section):
     ask_wait_seconds: float = Field(
         default=600,
         ge=0,
-        description="How long Claude Code's permission hook waits for an answer from the item (`the-loop "
-        "allow` / `deny` / `answer`, docs/claude-code.md) before it leaves the dialog to the pane; each request is "
-        "posted on the item once. 0: requests are not posted, dialogs are answered in the pane only.",
+        description="How long a permission request of Claude Code, Codex or opencode (their hook, its plugin) waits "
+        "for an answer from the item (`the-loop allow` / `deny` / `answer`, docs/harnesses.md) before it leaves the "
+        "dialog to the pane; each request is posted on the item once. 0: requests are not posted, dialogs are "
+        "answered in the pane only.",
     )
     dispatch_timeout_seconds: float = Field(
         default=1800, gt=0, description="Timeout of every tmux call but the state probe."

@@ -66,10 +66,13 @@ class OpencodeRig(RigSessions):
     def git_folder(self) -> Path:
         return git_folder(self.root)
 
-    def spawn(self, cwd: Path, *args: str, prompt: str = "", hooks: bool = True) -> AgentSession:
-        """`opencode ARGS PROMPT` in a new tmux session, with the-loop's plugin (`hooks`), as the spawn does it."""
+    def spawn(
+        self, cwd: Path, *args: str, prompt: str = "", hooks: bool = True, ask_wait_seconds: float = 0.0
+    ) -> AgentSession:
+        """`opencode ARGS PROMPT` in a new tmux session, with the-loop's plugin (`hooks`), as the spawn
+        does it; the plugin waits `ask_wait_seconds` for the answer to a permission request."""
         receipts = agent_tmux.receipts_folder(self.root)
-        env = channel(receipts) if hooks else ()
+        env = channel(receipts, ask_wait_seconds=ask_wait_seconds) if hooks else ()
         argv = (str(self.binary), *args)
         return self.start("loop-oc", argv, cwd=cwd, prompt=prompt, receipts=receipts, env=env)
 

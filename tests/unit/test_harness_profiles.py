@@ -50,10 +50,15 @@ def test_codex_confirms_by_its_own_hooks_and_its_folder_is_trusted_in_its_config
     assert spec("codex").unvouched_args is None  # never started in a fork's folder, never trusts it
 
 
-def test_claude_takes_a_rule_for_the_session_with_an_allow_and_codex_does_not() -> None:
-    # pinned: tests/claude/test_claude_permission_facts.py, tests/codex/test_codex_permission_facts.py
-    assert (spec("claude").session_rules, spec("codex").session_rules) == (True, False)
-    assert not any(spec(name).session_rules for name in ("gemini", "opencode", "cursor", "demo"))
+def test_claude_and_opencode_take_a_rule_for_the_session_with_an_allow_and_codex_does_not() -> None:
+    # pinned: tests/claude/test_claude_permission_facts.py, tests/codex/test_codex_permission_facts.py,
+    # tests/opencode/test_opencode_permission_facts.py
+    assert (spec("claude").session_rules, spec("codex").session_rules, spec("opencode").session_rules) == (
+        True,
+        False,
+        True,
+    )
+    assert not any(spec(name).session_rules for name in ("gemini", "cursor", "demo"))
 
 
 def test_a_harness_of_the_operators_own_takes_session_rules_as_its_receipts_hook_does() -> None:

@@ -99,15 +99,18 @@ def test_a_harness_mode_whose_channel_no_one_named_is_refused_never_handed_an_em
 def test_an_opencode_spawns_plugins_are_the_package_files_and_what_they_are_told_is_data_beside_them(
     tmp_path: Path,
 ) -> None:
-    # the folder is handed to the plugins as JSON they read, never written into their code
+    # the folder and the wait are handed to the plugins as JSON they read, never written into their code
     folder = tmp_path / 'a "quoted" folder'
     folder.mkdir()
-    receipt_channel(folder)
+    receipt_channel(folder, ask_wait_seconds=60)
 
     shipped = files("adapters.harnesses.opencode").joinpath("plugins")
     assert (folder / PLUGIN_FILE).read_bytes() == shipped.joinpath("receipts.js").read_bytes()
     assert (folder / TUI_PLUGIN_FILE).read_bytes() == shipped.joinpath("tui.js").read_bytes()
-    assert json.loads((folder / VALUES_FILE).read_text(encoding="utf-8")) == {"folder": str(folder)}
+    assert json.loads((folder / VALUES_FILE).read_text(encoding="utf-8")) == {
+        "folder": str(folder),
+        "askWaitSeconds": 60,
+    }
 
 
 def test_the_opencode_plugins_are_named_in_the_package_data_a_wheel_ships() -> None:

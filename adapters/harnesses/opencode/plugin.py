@@ -24,7 +24,12 @@ by the time it was written) with the same fields, so `receipt_of` reads them unc
   The TUI drops `--prompt` on a resume (tests/opencode/test_opencode_facts.py), so the plugin
   submits the prompt it was given on the command line itself, through opencode's own API;
 - `chat.message` (a prompt reached the session, a queued one too): `UserPromptSubmit` with its text;
-- `permission.asked` / `question.asked`: a `Notification` that blocks; their replies: `PostToolUse`;
+- `permission.asked`, with a wait for answers from the item: a `PermissionRequest` naming the tool
+  and the arguments it was called with; the plugin waits for the daemon's decision beside it, as
+  Claude Code's hook does (`adapters.agents.receipt_line`), and replies through opencode's own API
+  (tests/opencode/test_opencode_permission_facts.py). Without a wait, and for `question.asked`: a
+  `Notification` that blocks, answered in the pane. Their replies: `PostToolUse` (a permission's
+  naming its request's tool and input, which answers it);
 - `session.error`: `StopFailure` with the error's kind; `session.idle`: one `Stop` per prompt taken
   since the last idle (opencode answers prompts queued while busy in one run, then idles once).
 """
@@ -60,9 +65,10 @@ def tui_source() -> str:
     return _shipped("tui.js")
 
 
-def values(folder: Path) -> str:
-    """What both plugins are told, as the JSON they read beside themselves: the receipt folder."""
-    return json.dumps({"folder": str(folder)})
+def values(folder: Path, *, ask_wait_seconds: float = 0.0) -> str:
+    """What both plugins are told, as the JSON they read beside themselves: the receipt folder, and
+    how long a permission request waits there for an answer from the item (0: it is not asked)."""
+    return json.dumps({"folder": str(folder), "askWaitSeconds": ask_wait_seconds})
 
 
 def config(plugin: Path) -> str:
@@ -70,19 +76,20 @@ def config(plugin: Path) -> str:
     return json.dumps({"plugin": [plugin.as_uri()]})
 
 
-def channel(folder: Path) -> tuple[tuple[str, str], ...]:
+def channel(folder: Path, *, ask_wait_seconds: float = 0.0) -> tuple[tuple[str, str], ...]:
     """Both plugins written into `folder`, and the environment naming them (with npm's retries off)."""
     plugin, tui_plugin, tui_config = folder / PLUGIN_FILE, folder / TUI_PLUGIN_FILE, folder / TUI_CONFIG_FILE
-    _write(folder / VALUES_FILE, values(folder))
+    _write(folder / VALUES_FILE, values(folder, ask_wait_seconds=ask_wait_seconds))
     _write(plugin, source())
     _write(tui_plugin, tui_source())
     _write(tui_config, json.dumps({"plugin": [tui_plugin.as_uri()]}))
     return ((CONFIG_VARIABLE, config(plugin)), (TUI_CONFIG_VARIABLE, str(tui_config)), NPM_RETRIES)
 
 
-def receipt_channel(folder: Path) -> ReceiptChannel:
-    """What an opencode spawn is handed so its receipts reach `folder`: both plugins, in its environment."""
-    return ReceiptChannel(env=channel(folder))
+def receipt_channel(folder: Path, *, ask_wait_seconds: float = 0.0) -> ReceiptChannel:
+    """What an opencode spawn is handed so its receipts reach `folder`: both plugins, in its
+    environment. `ask_wait_seconds`: how long the plugin waits for the answer to a permission request."""
+    return ReceiptChannel(env=channel(folder, ask_wait_seconds=ask_wait_seconds))
 
 
 def _shipped(name: str) -> str:

@@ -9,3 +9,6 @@ PROFILE = {
     "readySeconds": 30,
     "confirmSeconds": 30,
 }
+# its plugin answers a permission request with opencode's own "always" (the patterns opencode
+# offers, for as long as that opencode runs: tests/opencode/test_opencode_permission_facts.py)
+SESSION_RULES = True
