@@ -103,10 +103,7 @@ def _spawn_config(settings: Settings) -> SpawnConfig:
         default_harness=settings.routing.default_harness,
         rules=settings.routing_rules,
         variant=partial(_variant, settings),
-        startable=(
-            *settings.routed_harnesses,
-            *(n for n in settings.routing.harnesses if n not in settings.routed_harnesses),
-        ),
+        startable=settings.startable_harnesses,
         remain_on_exit=settings.routing.tmux.remain_on_exit,
         host=_host(settings),
         environ=dict(os.environ),

@@ -154,7 +154,7 @@ def _harnesses(settings: Settings, probe: DoctorProbe, environ: Mapping[str, str
             server = probe.tmux_environment(settings.tmux_socket)
         except LoopError:
             server = None  # the tmux server check above says what is wrong
-    for name in dict.fromkeys([*settings.routed_harnesses, *settings.routing.harnesses]):
+    for name in settings.startable_harnesses:
         yield from _harness(settings.harness_spec(name), probe, environ, server)
 
 

@@ -141,6 +141,12 @@ class Settings(BaseSettings):
         named = [self.routing.default_harness, *(rule.harness for rule in self.routing.rules)]
         return tuple(dict.fromkeys(name for name in named if name))
 
+    @property
+    def startable_harnesses(self) -> tuple[str, ...]:
+        """Every harness this configuration can start: those routed to, then those it defines (what
+        `doctor` checks, and what `the-loop start <harness>` may name)."""
+        return tuple(dict.fromkeys([*self.routed_harnesses, *self.routing.harnesses]))
+
     def harness_spec(self, name: str | None = None, *, permission_mode: str = "") -> HarnessSpec:
         """The harness `name` (default: `routing.defaultHarness`), with `permission_mode` over its own
         when given; `LookupError` if unknown."""
