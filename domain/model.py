@@ -181,6 +181,9 @@ class HarnessSpec:
     ready_seconds: float = 3.0  # until it must say it is ready (without receipts: stay alive)
     confirm_seconds: float = 3.0  # after a paste, until it must confirm (without receipts: stay alive)
     trust_workdir: bool = False  # record the spawn folder as trusted in the harness's user config
+    # a prompt pasted during a turn waits as its own next prompt; False: it may join the running turn
+    # with no prompt receipt (GitHub Copilot CLI), so a paste waits until the turn has ended
+    paste_while_busy: bool = True
     # its permission hook takes an allow that adds a rule for the session (`the-loop allow always`);
     # a hook that refuses one opens its own dialog in the pane instead
     session_rules: bool = False

@@ -34,6 +34,7 @@ class Outcome(enum.Enum):
     SPAWN_REFUSED = "spawn-refused"  # first spawn against a live occupant: loud, retried
     NO_SESSION = "no-session"  # nothing to deliver into and spawning is not armed
     BLOCKED = "blocked"  # the harness waits on a dialog: not an attempt, the comment waits
+    LATER = "later"  # the harness is mid-turn and takes no paste until it ends: not an attempt, the comment waits
 
     @property
     def went_in(self) -> bool:
@@ -96,11 +97,15 @@ class Ready(enum.Enum):
     GO = "go"  # paste now (a busy Claude Code queues it)
     WAIT = "wait"  # not ready yet: wait for it, up to its readySeconds
     BLOCKED = "blocked"  # it waits on a dialog: no paste, no attempt; the comment waits
+    LATER = "later"  # mid-turn, and a paste would join that turn unconfirmed: no attempt; the comment waits
     GONE = "gone"  # dead, or said its conversation ended: the respawn path
 
 
-def readiness(state: HarnessState) -> Decision[Ready]:
-    """Whether a paste may go into the harness now."""
+def readiness(state: HarnessState, *, paste_while_busy: bool = True) -> Decision[Ready]:
+    """Whether a paste may go into the harness now. `paste_while_busy`: a prompt pasted during a turn
+    waits as the harness's next prompt (else it may join the running turn, with no receipt of its own)."""
+    if state is HarnessState.BUSY and not paste_while_busy:
+        return Decision(Ready.LATER, "harness is mid-turn and would take a paste into that turn unconfirmed")
     if state.accepts_prompts:
         return Decision(Ready.GO, f"harness {state.value}")
     if state in {HarnessState.STARTING, HarnessState.UNKNOWN}:

@@ -3,8 +3,10 @@ what it brings; nothing outside its package names it. A package may hold:
 
 - `profile.py`: `PROFILE`, its built-in `routing.harnesses.<name>` entry (the YAML's keys; its
   `receipts` names the package whose hooks a spawn gets), and `SESSION_RULES` (its permission hook
-  takes a rule for the session: `the-loop allow always`) and `PERMISSION_MODE` (it takes
-  `permissionMode`). Data only: the configuration reads it (`profiles`).
+  takes a rule for the session: `the-loop allow always`), `PERMISSION_MODE` (it takes
+  `permissionMode`) and `PASTE_WHILE_BUSY` (False: a prompt typed during a turn may join that turn
+  with no receipt of its own, so the-loop pastes only once the turn has ended). Data only: the
+  configuration reads it (`profiles`).
 - `events.py`: `KINDS`, its hooks' own event names read as receipt kinds, and `BLOCKING`, the
   notification types that mean a dialog waits, beside the hook vocabulary every hooks harness
   shares (`adapters.receipts.hook_json`). Light: the lean `sessions list` reads receipts with it.
@@ -38,6 +40,7 @@ class Profile:
     entry: Mapping[str, Any]
     session_rules: bool = False
     permission_mode: bool = False
+    paste_while_busy: bool = True
 
 
 def names() -> tuple[str, ...]:
@@ -60,6 +63,7 @@ def profiles() -> dict[str, Profile]:
                 module.PROFILE,
                 session_rules=getattr(module, "SESSION_RULES", False),
                 permission_mode=getattr(module, "PERMISSION_MODE", False),
+                paste_while_busy=getattr(module, "PASTE_WHILE_BUSY", True),
             )
     return found
 

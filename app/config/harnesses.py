@@ -157,6 +157,8 @@ BUILTIN_HARNESSES: Mapping[str, HarnessSettings] = {
 SESSION_RULES = frozenset(name for name, profile in _PROFILES.items() if profile.session_rules)
 # the hooks of an agent that takes `permissionMode` (a routing rule's too)
 PERMISSION_MODES = frozenset(name for name, profile in _PROFILES.items() if profile.permission_mode)
+# the hooks of an agent that takes a prompt typed during its turn into that turn, unconfirmed
+JOINS_RUNNING_TURN = frozenset(name for name, profile in _PROFILES.items() if not profile.paste_while_busy)
 
 
 def check_harnesses(harnesses: dict[str, HarnessSettings]) -> dict[str, HarnessSettings]:

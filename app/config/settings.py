@@ -13,7 +13,13 @@ from pydantic.alias_generators import to_camel
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from app.config.env import LoopEnvironment
-from app.config.harnesses import BUILTIN_HARNESSES, SESSION_RULES, HarnessSettings, merge_harnesses
+from app.config.harnesses import (
+    BUILTIN_HARNESSES,
+    JOINS_RUNNING_TURN,
+    SESSION_RULES,
+    HarnessSettings,
+    merge_harnesses,
+)
 from app.config.sections import (
     ClusterSettings,
     EventLogSettings,
@@ -174,6 +180,7 @@ class Settings(BaseSettings):
             confirm_seconds=harness.confirm_seconds,
             trust_workdir=harness.trust_workdir,
             session_rules=harness.receipts in SESSION_RULES,
+            paste_while_busy=harness.receipts not in JOINS_RUNNING_TURN,
             unvouched_args=harness.unvouched_args,
             env=tuple(harness.env.items()),
             pass_env=harness.pass_env,

@@ -14,7 +14,7 @@ import pytest
 from app.config.pins import PINNED_COPILOT
 from domain.receipts import ReceiptKind
 from tests.copilot.rig import CopilotRig, copilot, copilot_binary, copilot_env, copilot_rig, openai
-from tests.openai_standin.server import Call, OpenAIStandIn, Say
+from tests.openai_standin.server import Busy, Call, OpenAIStandIn, Say
 from tests.tmux_support import wait_for
 
 __all__ = ["copilot", "copilot_binary", "copilot_rig", "openai"]
@@ -127,3 +127,28 @@ def test_a_permission_dialog_is_a_tool_receipt_then_a_permission_prompt_notifica
     # its PermissionRequest hook gets Copilot's own camelCase fields, with no hook_event_name: not a receipt
     (request,) = [hook for hook in given if hook.get("hookName") == "permissionRequest"]
     assert (request["sessionId"], request["toolName"], "hook_event_name" in request) == (conversation, "bash", False)
+
+
+def test_a_paste_while_a_turn_runs_is_taken_into_that_turn_without_a_prompt_hook(
+    copilot: CopilotRig, openai: OpenAIStandIn
+) -> None:
+    """Copilot steers its running turn with a message typed meanwhile: the model gets it in that
+    turn's next request (after a tool), and no UserPromptSubmit says so. (Typed during a turn's last
+    request, it waits and comes as its own prompt, with the hook.) Such a paste cannot be confirmed,
+    so the-loop pastes into a Copilot only when it is ready or idle (its profile's PASTE_WHILE_BUSY)."""
+    # the first request held, then a tool needing no permission (reading the folder), then text
+    openai.script(Busy(60, then=Call("view", json.dumps({"path": "."}))), Say("done"))
+    folder = copilot.git_folder()
+    copilot.trust(folder)
+    session, _ = copilot.fresh(folder, "the spawn prompt")
+    copilot.wait(session, ReceiptKind.PROMPT, timeout=90)
+    wait_for(lambda: len(openai.turns()) >= 1, timeout=60, what="the first model request")
+    copilot.paste(session, "typed while it works")
+    wait_for(lambda: "typed while it works" in copilot.screen(session), timeout=30, what="the paste on screen")
+    openai.release()
+    wait_for(lambda: asked(openai, "typed while it works"), timeout=60, what="the typed message to reach the model")
+    copilot.wait(session, ReceiptKind.TURN_ENDED, timeout=60)
+    # the request after the tool carries it, in the same turn: one prompt hook, one turn's end
+    assert openai.turns()[1].user_texts()[-1] == "typed while it works"
+    said = [hook.get("hook_event_name") for hook in copilot.hook_inputs(session)]
+    assert (said.count("UserPromptSubmit"), said.count("Stop")) == (1, 1), said

@@ -28,10 +28,10 @@ class Say:
 
 @dataclass(frozen=True, slots=True)
 class Busy:
-    """Hold the request `seconds` (or until released), then say `then`."""
+    """Hold the request `seconds` (or until released), then answer `then` (text, or a tool call)."""
 
     seconds: float
-    then: Say = Say()
+    then: Say | Call = Say()
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import app
+from app.config.harnesses import BUILTIN_HARNESSES
 from app.config.loader import BUILT_IN, DEFAULT_PATH, ConfigError, load, locate, user_path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,8 +101,7 @@ def test_a_missing_file_given_by_the_variable_is_refused(monkeypatch: pytest.Mon
         ),
         (
             "routing: {defaultHarness: zz}",
-            "c.yaml: routing.defaultHarness: unknown harness 'zz' (known: claude, codex, cursor, demo, gemini, "
-            "opencode)",
+            f"c.yaml: routing.defaultHarness: unknown harness 'zz' (known: {', '.join(sorted(BUILTIN_HARNESSES))})",
         ),
         (
             "routing: {harnesses: {x: {args: [a]}}}",

@@ -95,6 +95,21 @@ def test_a_paste_goes_only_into_a_harness_that_said_it_is_ready_and_is_not_block
     assert readiness(state).choice is ready
 
 
+@pytest.mark.parametrize(
+    ("state", "ready"),
+    [
+        (HarnessState.BUSY, Ready.LATER),  # a paste would join the running turn, unconfirmed
+        (HarnessState.READY, Ready.GO),
+        (HarnessState.IDLE, Ready.GO),
+        (HarnessState.BLOCKED, Ready.BLOCKED),
+    ],
+)
+def test_a_harness_that_joins_typed_prompts_to_its_turn_is_pasted_into_only_when_ready_or_idle(
+    state: HarnessState, ready: Ready
+) -> None:
+    assert readiness(state, paste_while_busy=False).choice is ready
+
+
 def test_spawn_arming_follows_spawn_on_unmatched() -> None:
     item = WorkItem(WorkItemRef.parse("github:a/b#1"), "t", "alice", frozenset({"loop"}), ItemKind.ISSUE)
     assert spawn_armed(item, mode=SpawnMode.ALWAYS, label="other").choice

@@ -121,6 +121,8 @@ class Delivery(InUnitOfWork):
         run.record = result.record or run.record
         if result.outcome is Outcome.BLOCKED:
             return self._blocked(run)
+        if result.outcome is Outcome.LATER:
+            return run.ledger, run.record, False  # no attempt: the next cycle tries again
         if result.outcome.went_in:
             return self._went_in(run, result)
         if result.outcome in {Outcome.SKIPPED_OCCUPIED, Outcome.NO_SESSION}:

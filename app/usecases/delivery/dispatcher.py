@@ -17,6 +17,9 @@ from domain.ports import EventSink, TmuxPort
 
 __all__ = ["Dispatch", "Dispatcher", "Result", "Spend"]
 
+# a harness that cannot take the paste now, and the comment waits without an attempt
+WAITS = {Ready.BLOCKED: Outcome.BLOCKED, Ready.LATER: Outcome.LATER}
+
 Spend = Callable[[], None]  # counts the attempt: called once, right before the prompt goes anywhere
 
 
@@ -68,7 +71,7 @@ class Dispatcher:
             group = self.tmux.harness_group(record.target, pane=probe.pane, mark=record.spawn_id)
             record = replace(record, harness_group=group)
         harness = self.harness(record.harness)
-        ready = readiness(self.watch.state(record, harness, probe))
+        ready = readiness(self.watch.state(record, harness, probe), paste_while_busy=harness.paste_while_busy)
         if ready.choice is Ready.WAIT:
             watched = self.watch.wait_ready(record, harness)
             if watched.verdict is Verdict.TIMEOUT and self.hung(record):
@@ -76,9 +79,9 @@ class Dispatcher:
             if watched.verdict is Verdict.TIMEOUT:
                 spend()
                 return Result(Outcome.RETRY, watched.reason, record, screen=watched.screen)
-            ready = readiness(self.watch.state(record, harness))
-        if ready.choice is Ready.BLOCKED:
-            return Result(Outcome.BLOCKED, ready.reason, record)
+            ready = readiness(self.watch.state(record, harness), paste_while_busy=harness.paste_while_busy)
+        if ready.choice in WAITS:
+            return Result(WAITS[ready.choice], ready.reason, record)
         if ready.choice is Ready.GONE and respawning:
             spend()  # its pane still runs though it said it ended: it is exiting; the next try respawns
             return Result(Outcome.RETRY, f"{ready.reason}, its pane still running", record)
