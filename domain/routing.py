@@ -1,8 +1,9 @@
 """Which agent an item gets: the first routing rule that matches it, else the default harness.
 
 A rule names repositories (globs over `owner/repo`, or `host/owner/repo`) and labels (any of them);
-a rule that names neither matches every item. An item's harness is chosen once, at its first
-spawn, and recorded: a rule changed later never moves a live conversation to another agent.
+a rule that names neither matches every item. An item's harness and workspace are chosen once, at
+its first spawn, and recorded: a rule changed later never moves a live conversation to another
+agent, nor its folder elsewhere.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ class Rule:
     repos: tuple[RepoPattern, ...] = ()
     labels: frozenset[str] = frozenset()  # casefolded
     permission_mode: str = ""  # "": the harness's own
+    workspace: str = ""  # a `routing.workspaces` entry its items' folders are made by ("": `routing.workspace`)
 
     def matches(self, item: WorkItem) -> bool:
         if self.repos and not any(pattern.matches(item.ref.repo) for pattern in self.repos):
@@ -74,11 +76,13 @@ class Rule:
 
 @dataclass(frozen=True, slots=True)
 class Route:
-    """The harness an item gets, and which rule chose it (None: the default harness)."""
+    """The harness an item gets, the workspace its folder is made by, and which rule chose them
+    (None: the default harness, in the default workspace)."""
 
     harness: str
     permission_mode: str = ""
     rule: int | None = None
+    workspace: str = ""  # "": `routing.workspace`
 
     @property
     def chosen_by(self) -> str:
@@ -89,7 +93,7 @@ def route_of(rules: Iterable[Rule], default: str, item: WorkItem) -> Route | Non
     """The first rule matching `item`, else the default harness; None when neither covers it."""
     for index, rule in enumerate(rules):
         if rule.matches(item):
-            return Route(rule.harness, rule.permission_mode, index)
+            return Route(rule.harness, rule.permission_mode, index, rule.workspace)
     return Route(default) if default else None
 
 

@@ -15,6 +15,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from app.config.env import LoopEnvironment
 from app.config.harnesses import BUILTIN_HARNESSES, SESSION_RULES, HarnessSettings, merge_harnesses
 from app.config.sections import (
+    SLUG_PLACEHOLDER,
     ClusterSettings,
     EventLogSettings,
     IntegrationSettings,
@@ -33,7 +34,6 @@ from domain.refs import DEFAULT_HOST, RepoRef, WorkItemRef
 from domain.routing import RepoPattern, Rule
 
 PYTHON_PLACEHOLDER = "{python}"
-SLUG_PLACEHOLDER = "{slug}"
 
 # What runs with no config file at all: a sandbox anyone can try, on a private tmux server.
 EMBEDDED_DEFAULTS: Mapping[str, Any] = {
@@ -131,6 +131,7 @@ class Settings(BaseSettings):
                 repos=tuple(RepoPattern.parse(text, host=host) for text in rule.repos),
                 labels=frozenset(label.casefold() for label in rule.labels),
                 permission_mode=rule.permission_mode or "",
+                workspace=rule.workspace,
             )
             for rule in self.routing.rules
         )
@@ -203,9 +204,12 @@ class Settings(BaseSettings):
             for text in s.repos
         ]
 
-    def spawn_workdir(self, item: WorkItemRef) -> str:
-        """The absolute working directory of `item`'s session."""
-        return str(Path(self.routing.spawn_workdir.replace(SLUG_PLACEHOLDER, item.slug)).expanduser().absolute())
+    def spawn_workdir(self, item: WorkItemRef, workspace: str = "") -> str:
+        """The absolute working directory of `item`'s session, in the workspace `workspace` names
+        ("", or one configured no more: `routing.spawnWorkdir`)."""
+        named = self.routing.workspaces.get(workspace) if workspace else None
+        template = named.spawn_workdir if named is not None else self.routing.spawn_workdir
+        return str(Path(template.replace(SLUG_PLACEHOLDER, item.slug)).expanduser().absolute())
 
     def reaction_content(self, reaction: Reaction) -> str | None:
         """GitHub's reaction content for `reaction`, or None when reactions are disabled."""

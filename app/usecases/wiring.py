@@ -79,7 +79,9 @@ class Ports(Protocol):
     @property
     def trust(self) -> TrustPort: ...
     @property
-    def workspace(self) -> WorkspacePort: ...
+    def workspace(self) -> WorkspacePort: ...  # the default workspace's (`routing.workspace`)
+    @property
+    def named_workspaces(self) -> Mapping[str, WorkspacePort]: ...  # each of `routing.workspaces`, by name
     @property
     def trackers(self) -> Mapping[str, TrackerPort]: ...
     @property
@@ -102,6 +104,7 @@ class PortSet:
     workspace: WorkspacePort
     trackers: Mapping[str, TrackerPort]
     tracker_for: Callable[[WorkItemRef], TrackerPort]
+    named_workspaces: Mapping[str, WorkspacePort] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +118,7 @@ class Configs:
     poll: PollConfig
     authorized: Authorized
     version: str
-    workdir: Callable[[WorkItem], str]
+    workdir: Callable[[WorkItem, str], str]  # an item's folder in a workspace ("": the default one)
     host: str = ""  # this host's id where hosts share the work ("": one host)
     secret: str | None = None  # keys the receipt tags; None: the store's own
     trigger: str = ""
@@ -131,6 +134,7 @@ class Configs:
     interval_seconds: float = 0.0  # the poll interval
     inbox_limits: InboxLimits = field(default_factory=InboxLimits)
     heartbeat_key: str = HEARTBEAT
+    workspaces: Mapping[str, WorkspaceConfig] = field(default_factory=dict)  # `routing.workspaces`, by name
 
 
 class UseCases:
@@ -177,10 +181,11 @@ class UseCases:
 
     @cached_property
     def workspaces(self) -> Workspaces:
-        ports = self.ports
+        ports, configs = self.ports, self.configs
+        named = {name: (config, ports.named_workspaces[name]) for name, config in configs.workspaces.items()}
         return Workspaces(
-            port=ports.workspace, tmux=self.tmux, uow=self.uow, config=self.configs.workspace,
-            tracker_for=ports.tracker_for,
+            port=ports.workspace, tmux=self.tmux, uow=self.uow, config=configs.workspace,
+            tracker_for=ports.tracker_for, named=named,
         )  # fmt: skip
 
     @cached_property

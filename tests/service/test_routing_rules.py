@@ -7,12 +7,14 @@ from dataclasses import replace
 
 import pytest
 
+from app.usecases.delivery.workspaces import WorkspaceConfig
 from app.usecases.wiring import UseCases
 from domain.errors import TmuxUnanswered
 from domain.events import Event
 from domain.model import AGENT_MARKER, Reaction, SpawnMode
 from domain.refs import RepoRef, WorkItemRef
 from domain.routing import RepoPattern, Rule
+from domain.workspace import WorkspaceMode
 from tests.service.world import CLAUDE, CURSOR, World
 
 API = RepoRef.parse("acme/api")
@@ -311,3 +313,45 @@ def test_the_notice_of_an_item_no_rule_covers_is_said_once_even_when_a_post_fail
 
     assert len([body for body in _notices(world, other) if "no agent configured" in body]) == 1
     assert len(world.events.named(Event.ROUTING_UNMATCHED)) == 1
+
+
+def _workspace_rules(*, api_workspace: str = "api") -> tuple[Rule, ...]:
+    return (Rule("claude", (RepoPattern("github.com", "acme", "api"),), workspace=api_workspace), Rule("codex"))
+
+
+def test_an_item_a_rule_gives_a_workspace_gets_its_folder_there_and_an_item_of_no_such_rule_the_default() -> None:
+    world = _world(
+        rules=_workspace_rules(),
+        named_workspaces={"api": WorkspaceConfig(mode=WorkspaceMode.WORKTREE, setup="npm ci")},
+        workdirs={"api": "/srv/api/{slug}"},
+    )
+    world.git.add_remote(API)
+    api, widget = world.item(1, repo=API), world.item(2)
+
+    world.cycle()
+
+    assert world.session(api).cwd == world.record(api).cwd == f"/srv/api/{api.slug}"
+    assert world.record(api).workspace == "api" and world.git.worktrees[f"/srv/api/{api.slug}"].ready
+    assert world.git.setups == ["npm ci"]
+    assert world.session(widget).cwd == world.record(widget).cwd == f"/work/{widget.slug}"
+    assert world.record(widget).workspace == "" and f"/work/{widget.slug}" not in world.git.worktrees
+
+
+def test_a_changed_rule_never_moves_a_live_items_folder_nor_a_respawned_ones() -> None:
+    world = _world(
+        rules=_workspace_rules(),
+        named_workspaces={"api": WorkspaceConfig(), "web": WorkspaceConfig(mode=WorkspaceMode.WORKTREE)},
+        workdirs={"api": "/srv/api/{slug}", "web": "/srv/web/{slug}"},
+    )
+    world.git.add_remote(API)
+    api = world.item(1, repo=API)
+    world.cycle()
+    _reconfigured(world, rules=_workspace_rules(api_workspace="web"))
+
+    world.vanish(api)  # its session ends: the next comment respawns it
+    world.comment(api, "and then")
+    world.cycle()
+
+    assert world.session(api).cwd == world.record(api).cwd == f"/srv/api/{api.slug}"
+    assert world.record(api).workspace == "api" and world.spawns() == 2
+    assert world.git.worktrees == {}  # made as its own workspace makes folders, never as the rule's now

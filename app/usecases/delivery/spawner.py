@@ -75,7 +75,7 @@ class Spawner(InUnitOfWork):
     watch: HarnessWatch
     receipts: ReceiptPort
     trust: TrustPort
-    workdir: Callable[[WorkItem], str]
+    workdir: Callable[[WorkItem, str], str]  # an item's folder in a workspace ("": the default one)
     config: SpawnConfig
     new_id: Callable[[], str] = lambda: str(uuid.uuid4())
     workspaces: Workspaces | None = None
@@ -108,7 +108,11 @@ class Spawner(InUnitOfWork):
         route gives; a live occupant is never touched, and a refused or failed first spawn leaves
         no record behind."""
         target = job.item.ref.target
-        chosen = Route(job.harness, self.mode_for(job.item, job.harness)) if job.harness else self.route(job.item)
+        chosen = self.route(job.item)
+        if job.harness:  # the harness it names, in the workspace its route gives (the folder is the item's)
+            chosen = Route(
+                job.harness, self.mode_for(job.item, job.harness), workspace=chosen.workspace if chosen else ""
+            )
         if chosen is None:
             return Result(Outcome.SPAWN_REFUSED, "no routing rule covers the item and there is no default harness")
         holder = next((r.item for r in self.store.sessions() if r.target == target and r.item != job.item.ref), None)
@@ -119,6 +123,7 @@ class Spawner(InUnitOfWork):
             cwd="",
             created_at=self.clock.now(),
             permission_mode=chosen.permission_mode,
+            workspace=chosen.workspace,
         )
         if holder is not None:
             # two refs can sanitise to one name; the other item's session is never ours to take
@@ -157,9 +162,10 @@ class Spawner(InUnitOfWork):
         """Ready the folder, clear the name, spawn; after `duplicate session` re-decide once from a
         fresh probe. With worktrees, the repository's lock is held from the prepare to the spawn
         (a prune never removes the worktree in between); not while a resume is judged."""
-        record = replace(record, cwd=record.cwd or self.workdir(job.item), title=job.item.title or record.title)
+        cwd = record.cwd or self.workdir(job.item, record.workspace)
+        record = replace(record, cwd=cwd, title=job.item.title or record.title)
         try:
-            with self.workspaces.holding(job.item) if self.workspaces is not None else nullcontext():
+            with self.workspaces.holding(job.item, record.workspace) if self.workspaces is not None else nullcontext():
                 started = self._prepare_and_start(record, job, probe, resume=resume, first=first)
         except WorkspaceError as error:  # the lock not got in time
             return self._failed(record, job, f"workspace failed: {error}")
@@ -219,7 +225,10 @@ class Spawner(InUnitOfWork):
         vouched = EMPTY
         try:  # a ready worktree is reused untouched; a failure is git's (or the setup's) message
             if self.workspaces is not None:
-                vouched = self.workspaces.prepare(job.item, record.cwd, first=first, naming=record.naming).vouched
+                readied = self.workspaces.prepare(
+                    job.item, record.cwd, first=first, naming=record.naming, workspace=record.workspace
+                )
+                vouched = readied.vouched
         except WorkspaceError as error:
             return self._failed(record, job, f"workspace failed: {error}")
         if not vouched.choice and self.harness(record.harness).unvouched_args is None:
