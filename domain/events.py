@@ -227,7 +227,8 @@ class Event(enum.Enum):
     CONTROL_REFUSED = (
         "control.refused",
         "`the-loop start` was not done (`reason`): it met a session an operator closed (only `sessions reopen` "
-        "undoes that), it named no configured harness, or the running harness could not be ended.",
+        "undoes that), it named no configured harness, it named none for an item that has no agent (no rule "
+        "covers it, no default harness), or the running harness could not be ended.",
     )
     POLL_NOT_FOR_AGENT = (
         "poll.not_for_agent",

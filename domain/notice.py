@@ -119,6 +119,18 @@ def unknown_harness_reply(known: tuple[str, ...]) -> str:
     )
 
 
+def no_agent_start_reply(known: tuple[str, ...]) -> str:
+    """`the-loop start` named no harness on an item that has no agent (no routing rule covers it, no
+    default harness): how to name one, from the configured ones; never what was written."""
+    names = ", ".join(f"`{name}`" for name in known)
+    return (
+        f"{_HEADER}This item has **no agent configured** for a plain `the-loop start`: none of the-loop's routing "
+        "rules (`routing.rules`) covers it, and there is no default harness (`routing.defaultHarness`). Nothing "
+        "was done, and it was not passed to the agent; its other comments are kept.\n\n"
+        f"Name the agent to start: `the-loop start <harness>`, one of {names}.\n"
+    )
+
+
 def closed_notice(comment: Comment) -> str:
     """Said once per period an operator keeps the item's session closed, naming the comment that
     found it closed — never its text."""

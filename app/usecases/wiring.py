@@ -234,7 +234,7 @@ class UseCases:
             tmux=self.tmux, uow=self.uow, closer=self.closer,
             watch=self.watch, feedback=self.feedback, harness=self.spawner.harness,
             config=ControlConfig(keep_session_on_close=self.configs.close.keep_session_on_close),
-            switch=self.switch, asks=self.asks,
+            switch=self.switch, route=self.spawner.route, asks=self.asks,
         )  # fmt: skip
 
     @cached_property

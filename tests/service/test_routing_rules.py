@@ -355,3 +355,25 @@ def test_a_changed_rule_never_moves_a_live_items_folder_nor_a_respawned_ones() -
     assert world.session(api).cwd == world.record(api).cwd == f"/srv/api/{api.slug}"
     assert world.record(api).workspace == "api" and world.spawns() == 2
     assert world.git.worktrees == {}  # made as its own workspace makes folders, never as the rule's now
+
+
+@pytest.mark.parametrize("spawn_mode", [SpawnMode.LABELED, SpawnMode.NEVER])
+def test_a_start_naming_no_harness_on_an_item_with_no_agent_is_refused_saying_how_to_name_one(
+    spawn_mode: SpawnMode,
+) -> None:
+    world = _world(spawn_mode=spawn_mode)
+    other = world.item(3)  # no rule covers it, no default
+    world.cycle()
+    asked = world.comment(other, "the-loop start")
+
+    world.cycle()
+
+    reply = _notices(world, other)[-1]
+    assert "no agent configured" in reply and "`the-loop start <harness>`" in reply and "`claude`, `codex`" in reply
+    assert (asked.id, Reaction.FAILED) in world.tracker.reactions
+    assert [e["reason"] for e in world.events.named(Event.CONTROL_REFUSED)] == ["no agent for the item"]
+    start = world.ledger(other).start  # the labelled item's own start waits for an agent, as before
+    assert (start is None or start.reason == "first-sight") and other.target.name not in world.tmux.sessions
+    said = len(_notices(world, other))
+    world.cycle()
+    assert len(_notices(world, other)) == said  # the reply once, and no start left to try

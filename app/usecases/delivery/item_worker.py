@@ -103,7 +103,7 @@ class ItemWorker(InUnitOfWork):
         if control is None and self.delivery.awaits(comment) and pending and pending.state is DeliveryState.PASTED:
             self._settle(walk, comment)  # it went in already: neither a pause nor a stop unsays it
         elif control is not None:
-            walk.ledger, walk.record = self.controls.execute(walk.ledger, walk.record, comment, control)
+            walk.ledger, walk.record = self.controls.execute(walk.ledger, walk.record, comment, control, item=walk.item)
             walk.ledger = self.store.save_ledger(walk.ledger)
             if control.verb is Verb.START and walk.unrouted and walk.ledger.start and walk.ledger.start.harness:
                 walk.unrouted, walk.go_on = False, True  # it has its agent now: it starts, then they go
