@@ -15,7 +15,7 @@ from app.cli.doctor_fix import FirstRunRepair
 from app.config.pins import PINNED_CLAUDE_CODE, PINNED_CODEX
 from app.config.settings import Settings
 from domain.errors import LoopError, MissingVariable
-from domain.model import HarnessSpec, SessionRecord
+from domain.model import HarnessSpec, SessionRecord, SessionStatus
 from domain.refs import RepoRef
 from domain.workspace import WorkspaceMode, clone_url
 
@@ -536,6 +536,25 @@ def _remote(probe: DoctorProbe, template: str, repo: RepoRef, gh: str) -> str:
     except ValueError as error:
         raise LoopError(str(error)) from None
     return probe.git_remote(url, gh)
+
+
+def unconfigured_checks(settings: Settings, records: Iterable[SessionRecord]) -> Iterator[Check]:
+    """An item keeps the harness of its first spawn: one whose harness the configuration defines no
+    more is not started (its comments wait) until a start names another. One line each; a closed
+    item's is said when it is watched again."""
+    known = set(settings.harness_names)
+    choices = ", ".join(settings.startable_harnesses)
+    for record in records:
+        if record.harness in known or record.status is SessionStatus.CLOSED:
+            continue
+        yield Check(
+            Mark.WARNING,
+            f"agent of {record.item}",
+            f"its harness {record.harness} is in the configuration no more: its agent is not started nor written "
+            "to, and its comments wait",
+            f"write `the-loop start <harness>` on it, or run `the-loop sessions start --work-item {record.item} "
+            f"--harness <harness>` (<harness>: {choices}); or define routing.harnesses.{record.harness} again",
+        )
 
 
 def parked_checks(records: Iterable[SessionRecord]) -> Iterator[Check]:

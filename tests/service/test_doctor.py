@@ -383,6 +383,29 @@ def test_doctor_says_which_item_waits_for_new_agent_credentials_and_how_to_resum
     )
 
 
+def test_doctor_names_each_item_whose_harness_the_configuration_has_no_more_and_what_to_do() -> None:
+    from app.cli.doctor import unconfigured_checks
+    from domain.model import SessionRecord, SessionStatus
+    from domain.refs import WorkItemRef
+
+    settings = Settings(**{**SANDBOX, "routing": {"defaultHarness": "claude"}})
+    item = WorkItemRef.parse("github:acme/api#1")
+    gone = SessionRecord(item, "hal", "sid", "/w")
+    running = SessionRecord(WorkItemRef.parse("github:acme/api#2"), "claude", "sid", "/w")
+    built_in = SessionRecord(WorkItemRef.parse("github:acme/api#3"), "codex", "sid", "/w")  # it still starts
+    closed = SessionRecord(WorkItemRef.parse("github:acme/api#4"), "hal", "sid", "/w", status=SessionStatus.CLOSED)
+
+    (check,) = unconfigured_checks(settings, [gone, running, built_in, closed])
+
+    assert check.mark is Mark.WARNING
+    assert check.line() == (
+        "! agent of github:acme/api#1: its harness hal is in the configuration no more: its agent is not started "
+        "nor written to, and its comments wait — fix: write `the-loop start <harness>` on it, or run `the-loop "
+        "sessions start --work-item github:acme/api#1 --harness <harness>` (<harness>: claude); or define "
+        "routing.harnesses.hal again"
+    )
+
+
 CODEX = {**SANDBOX, "routing": {"defaultHarness": "codex"}}
 CODEX_AUTH, CODEX_CONFIG = Path("/home/loop/.codex/auth.json"), Path("/home/loop/.codex/config.toml")
 
