@@ -77,7 +77,11 @@ class Event(enum.Enum):
         "session-stopped, session-closed — names its `author` and the `rule`: the-loop stop, sessions close); "
         "never retried.",
     )
-    SESSION_SPAWNED = ("session.spawned", "A new tmux session was started for a work item (fresh conversation).")
+    SESSION_SPAWNED = (
+        "session.spawned",
+        "A new tmux session was started for a work item (fresh conversation); `chosen_by` says what gave it its "
+        "harness: `routing.rules[i]`, `routing.defaultHarness`, or `a start naming it`.",
+    )
     SESSION_HARNESS_CHANGED = (
         "session.harness_changed",
         "A start naming a harness (`by`: `control`, a `the-loop start <harness>` comment, or `operator`, `sessions "

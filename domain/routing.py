@@ -76,17 +76,21 @@ class Rule:
 
 @dataclass(frozen=True, slots=True)
 class Route:
-    """The harness an item gets, the workspace its folder is made by, and which rule chose them
-    (None: the default harness, in the default workspace)."""
+    """The harness an item gets, the workspace its folder is made by, and what chose them: a rule
+    (its index), the default harness (None, in the default workspace), or a start naming the harness."""
 
     harness: str
     permission_mode: str = ""
     rule: int | None = None
     workspace: str = ""  # "": `routing.workspace`
+    named: bool = False  # a start named the harness (`the-loop start codex`): over the rules
 
     @property
     def chosen_by(self) -> str:
-        return "defaultHarness" if self.rule is None else f"routing.rules[{self.rule}]"
+        """What chose the harness, as the event log says it."""
+        if self.named:
+            return "a start naming it"
+        return "routing.defaultHarness" if self.rule is None else f"routing.rules[{self.rule}]"
 
 
 def route_of(rules: Iterable[Rule], default: str, item: WorkItem) -> Route | None:
@@ -95,6 +99,25 @@ def route_of(rules: Iterable[Rule], default: str, item: WorkItem) -> Route | Non
         if rule.matches(item):
             return Route(rule.harness, rule.permission_mode, index, rule.workspace)
     return Route(default) if default else None
+
+
+@dataclass(frozen=True, slots=True)
+class Routing:
+    """What the configuration says of an item's agent: the rules in order, the default harness ("":
+    none), and the harnesses it defines (a recorded harness outside them is configured no more)."""
+
+    rules: tuple[Rule, ...] = ()
+    default: str = ""
+    harnesses: frozenset[str] = frozenset()
+
+    def route(self, item: WorkItem) -> Route | None:
+        return route_of(self.rules, self.default, item)
+
+    def mode_for(self, item: WorkItem, harness: str) -> str:
+        return mode_for(self.rules, item, harness)
+
+    def configured(self, harness: str) -> bool:
+        return harness in self.harnesses
 
 
 def mode_for(rules: Iterable[Rule], item: WorkItem, harness: str) -> str:

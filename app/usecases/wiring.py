@@ -53,6 +53,7 @@ from domain.ports import (
     WorkspacePort,
 )
 from domain.refs import WorkItemRef
+from domain.routing import Routing
 from domain.webhook import InboxLimits
 
 
@@ -193,6 +194,10 @@ class UseCases:
         return HarnessWatch(tmux=self.tmux, receipts=self.ports.receipts, clock=self.ports.clock)
 
     @cached_property
+    def routing(self) -> Routing:
+        return self.configs.spawn.routing
+
+    @cached_property
     def spawner(self) -> Spawner:
         ports, configs = self.ports, self.configs
         return Spawner(
@@ -234,7 +239,7 @@ class UseCases:
             tmux=self.tmux, uow=self.uow, closer=self.closer,
             watch=self.watch, feedback=self.feedback, harness=self.spawner.harness,
             config=ControlConfig(keep_session_on_close=self.configs.close.keep_session_on_close),
-            switch=self.switch, route=self.spawner.route, asks=self.asks,
+            switch=self.switch, routing=self.routing, asks=self.asks,
         )  # fmt: skip
 
     @cached_property
@@ -251,6 +256,7 @@ class UseCases:
             uow=self.uow, dispatcher=self.dispatcher, watch=self.watch,
             receipts=ports.receipts, feedback=self.feedback, tracker_for=ports.tracker_for,
             config=DeliveryConfig(max_retries=configs.max_retries, version=configs.version, secret=self.secret),
+            routing=self.routing,
         )  # fmt: skip
 
     @cached_property
@@ -276,6 +282,7 @@ class UseCases:
             uow=self.uow, intake=self.intake, delivery=self.delivery,
             controls=self.controls, watch=self.watch, feedback=self.feedback, parking=self.parking, asks=self.asks,
             switch=self.switch, config=WorkerConfig(secret=self.secret, trigger=configs.trigger, host=configs.host),
+            routing=self.routing,
         )  # fmt: skip
 
     @cached_property

@@ -377,3 +377,22 @@ def test_a_start_naming_no_harness_on_an_item_with_no_agent_is_refused_saying_ho
     said = len(_notices(world, other))
     world.cycle()
     assert len(_notices(world, other)) == said  # the reply once, and no start left to try
+
+
+def test_the_spawn_event_says_what_chose_the_items_agent() -> None:
+    world = _world(harness="claude")
+    api, second_opinion, other = world.item(1, repo=API), world.item(2, labels=("loop", "codex")), world.item(3)
+    world.cycle()
+    unrouted = _world()
+    named = unrouted.item(3)
+    unrouted.cycle()
+    unrouted.comment(named, "the-loop start codex")
+    unrouted.cycle()
+
+    chosen = {e["work_item"]: e["chosen_by"] for e in world.events.named(Event.SESSION_SPAWNED)}
+    assert chosen == {
+        str(api): "routing.rules[0]",
+        str(second_opinion): "routing.rules[1]",
+        str(other): "routing.defaultHarness",
+    }
+    assert [e["chosen_by"] for e in unrouted.events.named(Event.SESSION_SPAWNED)] == ["a start naming it"]

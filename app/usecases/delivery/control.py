@@ -21,7 +21,7 @@ from domain.notice import no_agent_start_reply, safe_id, unknown_harness_reply
 from domain.parking import park_line
 from domain.ports import TmuxPort
 from domain.redaction import comment_fields
-from domain.routing import Route
+from domain.routing import Routing
 
 Outcome = tuple[Ledger, SessionRecord | None]
 
@@ -41,7 +41,7 @@ class Controls(InUnitOfWork):
     harness: Callable[[str], HarnessSpec]
     config: ControlConfig
     switch: HarnessSwitch
-    route: Callable[[WorkItem], Route | None]  # the harness an item's first spawn gets (None: no agent)
+    routing: Routing
     asks: Asks | None = None
 
     def execute(
@@ -100,7 +100,7 @@ class Controls(InUnitOfWork):
         if harness is None:
             self._refuse(comment, unknown_harness_reply(self.switch.known), reason="no such harness")
             return ledger, record, False
-        if not harness and record is None and self.route(item) is None:
+        if not harness and record is None and self.routing.route(item) is None:
             self._refuse(comment, no_agent_start_reply(self.switch.known), reason="no agent for the item")
             return ledger, record, False
         if record is not None and record.closed_by is ClosedBy.OPERATOR and record.status is SessionStatus.CLOSED:

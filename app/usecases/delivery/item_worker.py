@@ -25,6 +25,7 @@ from domain.park import Unpark
 from domain.parking import failed_turn
 from domain.receipts import delivery_tag, receipt_line, turn_ended_after
 from domain.redaction import comment_fields
+from domain.routing import Routing
 
 if TYPE_CHECKING:
     from app.usecases.cycle.cycle_summary import CycleSummary
@@ -73,6 +74,7 @@ class ItemWorker(InUnitOfWork):
     parking: Parking
     switch: HarnessSwitch
     config: WorkerConfig
+    routing: Routing
     asks: Asks | None = None
 
     def work(self, item: WorkItem, listing: Listing, *, summary: CycleSummary) -> Worked:
@@ -170,7 +172,7 @@ class ItemWorker(InUnitOfWork):
         ledger = walk.ledger
         if walk.record is not None or not (walk.listing.armed or ledger.start):
             return False
-        if (ledger.start and ledger.start.harness) or self.delivery.dispatcher.spawner.route(walk.item):
+        if (ledger.start and ledger.start.harness) or self.routing.route(walk.item):
             return False
         if not ledger.unrouted_noticed:
             told = self.feedback.notify(walk.item.ref, unrouted_notice(walk.item.ref), notice="unrouted")
@@ -210,7 +212,7 @@ class ItemWorker(InUnitOfWork):
             if start.attempts == 0:  # said once, before its first attempt
                 self.feedback.notify(item, harness_started_notice(item, harness=start.harness), notice="harness")
             return True
-        mode = self.delivery.dispatcher.spawner.mode_for(walk.item, start.harness)
+        mode = self.routing.mode_for(walk.item, start.harness)
         try:
             walk.record = self.switch.switch(record, start.harness, permission_mode=mode, by=start.reason)
         except NotEnded as error:

@@ -19,7 +19,7 @@ from domain.model import HarnessSpec, Probe, SessionRecord, SessionState, Sessio
 from domain.policy import Clear, Decision, Outcome, clear_decision, cleared, remedy
 from domain.ports import ReceiptPort, TmuxPort, TrustPort
 from domain.receipts import ReceiptKind, confirms, conversation_of
-from domain.routing import Route, Rule, mode_for, route_of
+from domain.routing import Route, Routing, Rule
 
 RECENT_DELIVERIES = 20
 
@@ -67,6 +67,11 @@ class SpawnConfig:
     environ: Mapping[str, str] = field(default_factory=dict)  # the daemon's: `env` and `passEnv` read it
     grace_seconds: float = 5.0  # what a harness left of its process group has to end on SIGTERM
 
+    @property
+    def routing(self) -> Routing:
+        """What an item's agent is: the rules, the default harness, the harnesses configured."""
+        return Routing(self.rules, self.default_harness, frozenset(self.harnesses))
+
 
 @dataclass(kw_only=True, eq=False)
 class Spawner(InUnitOfWork):
@@ -86,14 +91,6 @@ class Spawner(InUnitOfWork):
             raise KeyError(f"no harness named {name!r} and no default harness")
         return harness
 
-    def route(self, item: WorkItem) -> Route | None:
-        """The harness a first spawn of `item` gets: the first rule matching it, else the default."""
-        return route_of(self.config.rules, self.config.default_harness, item)
-
-    def mode_for(self, item: WorkItem, harness: str) -> str:
-        """The permission mode a start naming `harness` gives `item`: a matching rule's for it, if any."""
-        return mode_for(self.config.rules, item, harness)
-
     def spec(self, record: SessionRecord) -> HarnessSpec:
         """The record's harness as its spawns start it: with the permission mode recorded at its
         first spawn for its life (a rule changed since never widens it)."""
@@ -107,12 +104,11 @@ class Spawner(InUnitOfWork):
         """A work item with no session record gets one, with the harness its start named or its
         route gives; a live occupant is never touched, and a refused or failed first spawn leaves
         no record behind."""
-        target = job.item.ref.target
-        chosen = self.route(job.item)
+        target, routing = job.item.ref.target, self.config.routing
+        chosen = routing.route(job.item)
         if job.harness:  # the harness it names, in the workspace its route gives (the folder is the item's)
-            chosen = Route(
-                job.harness, self.mode_for(job.item, job.harness), workspace=chosen.workspace if chosen else ""
-            )
+            mode = routing.mode_for(job.item, job.harness)
+            chosen = Route(job.harness, mode, workspace=chosen.workspace if chosen else "", named=True)
         if chosen is None:
             return Result(Outcome.SPAWN_REFUSED, "no routing rule covers the item and there is no default harness")
         holder = next((r.item for r in self.store.sessions() if r.target == target and r.item != job.item.ref), None)
@@ -138,7 +134,7 @@ class Spawner(InUnitOfWork):
             return Result(Outcome.SPAWN_REFUSED, reason)
         probe = self.tmux.probe(target, mark="")
         spend()
-        result = self._spawn(record, job, probe, resume=False, first=True)
+        result = self._spawn(record, job, probe, resume=False, first=True, chosen_by=chosen.chosen_by)
         if result.record is not None and not result.outcome.went_in:
             self.store.drop_session(result.record)
         return result if result.outcome.went_in else replace(result, record=None)
@@ -158,7 +154,9 @@ class Spawner(InUnitOfWork):
         )
         return fresh
 
-    def _spawn(self, record: SessionRecord, job: Dispatch, probe: Probe, *, resume: bool, first: bool) -> Result:
+    def _spawn(
+        self, record: SessionRecord, job: Dispatch, probe: Probe, *, resume: bool, first: bool, chosen_by: str = ""
+    ) -> Result:
         """Ready the folder, clear the name, spawn; after `duplicate session` re-decide once from a
         fresh probe. With worktrees, the repository's lock is held from the prepare to the spawn
         (a prune never removes the worktree in between); not while a resume is judged."""
@@ -173,7 +171,7 @@ class Spawner(InUnitOfWork):
             return started
         if resume:
             return self._judge_resume(started, job, self.harness(started.harness))
-        return self._spawned(started, job, resumed=False, first=first)
+        return self._spawned(started, job, resumed=False, first=first, chosen_by=chosen_by)
 
     def _prepare_and_start(
         self, record: SessionRecord, job: Dispatch, probe: Probe, *, resume: bool, first: bool
@@ -346,7 +344,14 @@ class Spawner(InUnitOfWork):
         return self.tmux.probe(record.target, mark=record.spawn_id, pane=record.pane_id).harness is SessionState.ABSENT
 
     def _spawned(
-        self, record: SessionRecord, job: Dispatch, *, resumed: bool, first: bool, ready: bool = False
+        self,
+        record: SessionRecord,
+        job: Dispatch,
+        *,
+        resumed: bool,
+        first: bool,
+        ready: bool = False,
+        chosen_by: str = "",
     ) -> Result:
         record = replace(
             record,
@@ -357,6 +362,7 @@ class Spawner(InUnitOfWork):
             last_event=(Event.SESSION_SPAWNED if first else Event.SESSION_RESPAWNED).value,
             previous_host="",  # it runs here now
         )
+        chosen: dict[str, Any] = {"chosen_by": chosen_by} if chosen_by else {}  # a first spawn: what chose it
         self._emit(
             Event.SESSION_SPAWNED if first else Event.SESSION_RESPAWNED,
             record,
@@ -365,6 +371,7 @@ class Spawner(InUnitOfWork):
             resumed=resumed,
             delivery_id=job.delivery_id,
             pane=record.pane_id,
+            **chosen,
         )
         why = "resumed the recorded conversation" if resumed else "fresh session"
         return Result(Outcome.SPAWNED, why, record, ready=ready)
