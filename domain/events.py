@@ -103,6 +103,12 @@ class Event(enum.Enum):
         "No routing rule covers a work item that would get a session, and there is no default harness: its "
         "comments wait (told once on the item) until `the-loop start <harness>` or a rule covers it.",
     )
+    SESSION_HARNESS_UNCONFIGURED = (
+        "session.harness_unconfigured",
+        "The harness an item's session record names (`harness`) is in the configuration no more: its agent is "
+        "neither started nor written to, and its comments wait (told once on the item) until `the-loop start "
+        "<harness>` gives it another or the harness is defined again.",
+    )
     SESSION_SPAWN_FAILED = (
         "session.spawn_failed",
         "A spawn was refused or failed; `remedy` names what the operator can do.",

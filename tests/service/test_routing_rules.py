@@ -379,6 +379,65 @@ def test_a_start_naming_no_harness_on_an_item_with_no_agent_is_refused_saying_ho
     assert len(_notices(world, other)) == said  # the reply once, and no start left to try
 
 
+def _harness_removed(world: World) -> None:
+    """The operator removed Claude Code from the configuration and routes acme/api to Codex."""
+    _reconfigured(world, harnesses={"codex": CODEX}, rules=_rules(api="codex"), variants={})
+
+
+def test_an_item_whose_harness_was_removed_waits_told_once_until_a_start_names_another() -> None:
+    world = _world()
+    api = world.item(1, repo=API)
+    world.cycle()
+    _harness_removed(world)
+    waiting = world.comment(api, "go on")
+
+    world.cycle()
+    world.cycle()
+
+    assert not world.events.named(Event.POLL_ITEM_FAILED)
+    assert [e["harness"] for e in world.events.named(Event.SESSION_HARNESS_UNCONFIGURED)] == ["claude"]
+    told = [body for body in _notices(world, api) if "in the configuration no more" in body]
+    assert len(told) == 1 and "`the-loop start <harness>`" in told[0] and "`codex`" in told[0]
+    assert world.ledger(api).attempts(waiting.id) == 0 and world.ledger(api).pending_entry(waiting.id)
+
+    world.comment(api, "the-loop start codex")
+    world.cycle()
+
+    assert (world.record(api).harness, _binary(world, api)) == ("codex", "codex")
+    assert any("go on" in text for text in [world.session(api).prompt, *world.session(api).received])
+
+
+def test_a_plain_start_on_an_item_whose_harness_was_removed_is_refused_naming_the_harnesses() -> None:
+    world = _world()
+    api = world.item(1, repo=API)
+    world.cycle()
+    _harness_removed(world)
+    asked = world.comment(api, "the-loop start")
+
+    world.cycle()
+
+    reply = _notices(world, api)[-1]
+    assert (
+        "**claude** is in the configuration no more" in reply and "`the-loop start <harness>`, one of `codex`" in reply
+    )
+    assert (asked.id, Reaction.FAILED) in world.tracker.reactions
+    assert "no agent for the item" in [e["reason"] for e in world.events.named(Event.CONTROL_REFUSED)]
+    assert not world.events.named(Event.POLL_ITEM_FAILED)
+
+
+def test_a_status_of_an_item_whose_harness_was_removed_says_so() -> None:
+    world = _world()
+    api = world.item(1, repo=API)
+    world.cycle()
+    _harness_removed(world)
+    world.comment(api, "the-loop status")
+
+    world.cycle()
+
+    assert "- Agent: claude, in the configuration no more" in _notices(world, api)[-1]
+    assert not world.events.named(Event.POLL_ITEM_FAILED)
+
+
 def test_the_spawn_event_says_what_chose_the_items_agent() -> None:
     world = _world(harness="claude")
     api, second_opinion, other = world.item(1, repo=API), world.item(2, labels=("loop", "codex")), world.item(3)
@@ -396,3 +455,18 @@ def test_the_spawn_event_says_what_chose_the_items_agent() -> None:
         str(other): "routing.defaultHarness",
     }
     assert [e["chosen_by"] for e in unrouted.events.named(Event.SESSION_SPAWNED)] == ["a start naming it"]
+
+
+def test_an_item_told_it_had_no_agent_is_told_again_when_the_agent_a_start_gave_it_is_removed() -> None:
+    world = _world()
+    other = world.item(3)  # no rule covers it: told once
+    world.cycle()
+    world.comment(other, "the-loop start codex")
+    world.cycle()
+    _reconfigured(world, harnesses={"claude": CLAUDE}, rules=_rules()[:1])
+    world.comment(other, "more")
+
+    world.cycle()
+
+    assert len(world.events.named(Event.ROUTING_UNMATCHED)) == 1
+    assert [e["harness"] for e in world.events.named(Event.SESSION_HARNESS_UNCONFIGURED)] == ["codex"]

@@ -20,6 +20,7 @@ from domain.model import ClosedBy, Comment, HarnessSpec, Reaction, SessionRecord
 from domain.notice import no_agent_start_reply, safe_id, unknown_harness_reply
 from domain.parking import park_line
 from domain.ports import TmuxPort
+from domain.receipts import HarnessState
 from domain.redaction import comment_fields
 from domain.routing import Routing
 
@@ -100,8 +101,10 @@ class Controls(InUnitOfWork):
         if harness is None:
             self._refuse(comment, unknown_harness_reply(self.switch.known), reason="no such harness")
             return ledger, record, False
-        if not harness and record is None and self.routing.route(item) is None:
-            self._refuse(comment, no_agent_start_reply(self.switch.known), reason="no agent for the item")
+        gone = record is not None and not self.routing.configured(record.harness)
+        if not harness and (gone or (record is None and self.routing.route(item) is None)):
+            reply = no_agent_start_reply(self.switch.known, was=record.harness if record and gone else "")
+            self._refuse(comment, reply, reason="no agent for the item")
             return ledger, record, False
         if record is not None and record.closed_by is ClosedBy.OPERATOR and record.status is SessionStatus.CLOSED:
             self.events.emit(
@@ -154,7 +157,7 @@ class Controls(InUnitOfWork):
         shows = status_of(
             record,
             ledger,
-            harness=self.watch.state(record, self.harness(record.harness), settled=False),
+            harness=self._harness_state(record),
             waiting=waiting_on(receipts, taken=self.watch.taken(record, receipts)),
         )
         return shows.line(self.clock.now())
@@ -166,10 +169,18 @@ class Controls(InUnitOfWork):
         closed = f" (closed by {record.closed_by.value})" if record.closed_by else ""
         return f"`{record.target.name}`: {record.status.value}{closed}; its harness's pane: {probe.harness.value}"
 
+    def _harness_state(self, record: SessionRecord) -> HarnessState:
+        """What its harness does, as one look says it; unknown for a harness configured no more."""
+        if not self.routing.configured(record.harness):
+            return HarnessState.UNKNOWN
+        return self.watch.state(record, self.harness(record.harness), settled=False)
+
     def _agent_line(self, record: SessionRecord | None) -> str:
         if record is None:
             return "not started"
-        state = self.watch.state(record, self.harness(record.harness), settled=False)
+        if not self.routing.configured(record.harness):
+            return f"{record.harness}, in the configuration no more: its comments wait for `the-loop start <harness>`"
+        state = self._harness_state(record)
         receipts = self.watch.receipts(record)
         last = f"; last said: {receipts[-1].kind.value} at {when(receipts[-1].at)}" if receipts else ""
         waiting = waiting_on(receipts, taken=self.watch.taken(record, receipts))  # what it waits on, how long
