@@ -470,3 +470,24 @@ def test_an_item_told_it_had_no_agent_is_told_again_when_the_agent_a_start_gave_
 
     assert len(world.events.named(Event.ROUTING_UNMATCHED)) == 1
     assert [e["harness"] for e in world.events.named(Event.SESSION_HARNESS_UNCONFIGURED)] == ["codex"]
+
+
+def test_a_start_naming_another_harness_keeps_the_workspace_the_items_route_gives_and_a_switch_its_folder() -> None:
+    world = _world(
+        spawn_mode=SpawnMode.NEVER,
+        rules=_workspace_rules(),
+        named_workspaces={"api": WorkspaceConfig()},
+        workdirs={"api": "/srv/api/{slug}"},
+    )
+    api = world.item(1, repo=API)  # not armed: only a start spawns it
+    world.cycle()
+    world.comment(api, "the-loop start codex")
+    world.cycle()
+    assert (world.record(api).harness, world.record(api).workspace) == ("codex", "api")
+
+    world.comment(api, "the-loop start claude")
+    world.cycle()
+
+    record = world.record(api)
+    assert (record.harness, record.workspace) == ("claude", "api")
+    assert world.session(api).cwd == record.cwd == f"/srv/api/{api.slug}"
