@@ -166,6 +166,7 @@ def _configs(settings: Settings) -> Configs:
         interval_seconds=settings.polling.interval_seconds,
         inbox_limits=_inbox_limits(settings),
         heartbeat_key=heartbeat_key(settings.host_id, shared=_shared(settings)),
+        hibernate_after_seconds=settings.routing.hibernate_after_seconds,
     )
 
 
@@ -460,6 +461,7 @@ class Container(containers.DeclarativeContainer):
     closer = usecases.provided.closer
     asks = usecases.provided.asks
     turn_ends = usecases.provided.turn_ends
+    hibernation = usecases.provided.hibernation
     controls = usecases.provided.controls
     intake = usecases.provided.intake
     parking = usecases.provided.parking
@@ -485,6 +487,7 @@ class Container(containers.DeclarativeContainer):
         tighten=providers.Callable(_tighten, settings),
         asks=asks.provided.sweep,
         turns=turn_ends.provided.sweep,
+        hibernate=hibernation.provided.sweep,
         tidy=providers.Callable(_tidy, settings, github),
     )
     webhook_server = providers.Singleton(_webhook_server, settings, webhook_intake)

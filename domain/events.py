@@ -115,7 +115,13 @@ class Event(enum.Enum):
     )
     SESSION_RESPAWNED = (
         "session.respawned",
-        "A dead or absent session was started again (`resumed` says if the conversation was resumed).",
+        "A dead or absent session was started again (`resumed` says if the conversation was resumed; "
+        "`woke_from: hibernation` when its agent had been hibernated).",
+    )
+    SESSION_HIBERNATED = (
+        "session.hibernated",
+        "An agent idle for `routing.hibernateAfterSeconds` (`idle_seconds`) was ended to free its slot, its "
+        "conversation (`harness_session_id`) kept: the item's next comment resumes it.",
     )
     SESSION_RESPAWN_AVERTED = (
         "session.respawn_averted",

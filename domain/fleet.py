@@ -38,6 +38,7 @@ class ItemState(enum.StrEnum):
     TOOL = HarnessState.TOOL.value
     IDLE = HarnessState.IDLE.value
     BLOCKED = HarnessState.BLOCKED.value
+    HIBERNATED = "hibernated"
     PARKED = "parked"
     WAITING_SLOT = "waiting_slot"
     PAUSED = "paused"
@@ -78,6 +79,13 @@ MEANINGS: dict[ItemState, Meaning] = {
         Tone.ATTENTION,
         "its agent waits on a request (a permission, a question) or a dialog: nothing is pasted",
         "answer on the item (`the-loop allow N` / `deny N` / `answer N <option>`), or attach and answer",
+    ),
+    ItemState.HIBERNATED: Meaning(
+        "hibernated",
+        Tone.HEALTHY,
+        "its agent was idle for `routing.hibernateAfterSeconds` and was ended to free its slot; its "
+        "conversation is kept",
+        "nothing: the next comment resumes it",
     ),
     ItemState.PARKED: Meaning(
         "parked",
@@ -174,6 +182,7 @@ class Facts:
     slot_since: datetime | None = None
     abandoned: Abandoned | None = None
     held: int = 0  # its comments waiting to be delivered
+    hibernated: datetime | None = None  # its idle agent was ended then, its conversation kept
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -228,7 +237,16 @@ class ItemStatus:
 
 def item_status(facts: Facts) -> ItemStatus:
     """What the store says holds the item, else what its harness does (or where it runs)."""
-    return held_status(facts) or ItemStatus(state=_harness(facts))  # its comments wait their turn: none held
+    # its comments wait their turn: none held
+    return held_status(facts) or _hibernated(facts) or ItemStatus(state=_harness(facts))
+
+
+def _hibernated(facts: Facts) -> ItemStatus | None:
+    """Ended while idle, not since woken: its pane is dead or gone (a live one was woken)."""
+    resting = facts.harness in {HarnessState.DEAD, HarnessState.ENDED}
+    if facts.hibernated is None or not resting or not facts.here:
+        return None
+    return ItemStatus(state=ItemState.HIBERNATED, since=facts.hibernated)
 
 
 def held_status(facts: Facts) -> ItemStatus | None:

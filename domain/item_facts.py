@@ -42,6 +42,7 @@ def item_facts(
         slot_since=slot_since,
         abandoned=abandoned(ledger) if ledger is not None else None,
         held=len(ledger.pending) if ledger is not None else 0,
+        hibernated=record.hibernated_at if record is not None else None,
     )
 
 

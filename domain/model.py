@@ -296,6 +296,7 @@ class SessionRecord:
     title: str = ""
     permission_mode: str = ""  # a routing rule's over its harness's own, kept for every spawn ("": its own)
     workspace: str = ""  # the `routing.workspaces` entry its folder was made by, for life ("": `routing.workspace`)
+    hibernated_at: datetime | None = None  # its idle agent was ended, conversation kept: the next comment resumes it
 
     @property
     def slug(self) -> str:

@@ -99,6 +99,10 @@ class TmuxPort(Protocol):
     def attach(self, target: TmuxTarget, *, read_only: bool) -> int:
         """Attach the calling terminal; returns tmux's exit status."""
 
+    def clients(self, target: TmuxTarget) -> int | None:
+        """How many clients are attached to the session (an operator's terminal, a control-mode
+        client): 0 when it is gone; None when tmux did not answer."""
+
 
 class ReceiptPort(Protocol):
     """Receipts harnesses write about one spawn of a work item's session: one file per receipt in

@@ -44,6 +44,7 @@ class ListedSession:
         "cwd",
         "harness",
         "harness_session_id",
+        "hibernated_at",
         "item",
         "last_event",
         "naming",
@@ -75,6 +76,7 @@ class ListedSession:
         self.spawn_id: str = data.get("spawn_id", "")
         self.spawned_at = _when(data.get("spawned_at"))
         self.spawned_monotonic: float | None = data.get("spawned_monotonic")
+        self.hibernated_at = _when(data.get("hibernated_at"))
         for request in data.get("requests", ()):  # as the codec decodes them: a bad one fails the row
             _when(request["posted_at"])
             int(request["number"])

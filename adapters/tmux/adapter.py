@@ -198,6 +198,18 @@ class ShTmux(TmuxPort):
         flags = ["-r"] if read_only else []
         return self._runner.foreground([*self._prefix, "attach-session", *flags, "-t", target.exact])
 
+    def clients(self, target: TmuxTarget) -> int | None:
+        try:
+            out = self._read(cmd.clients(target))
+        except TmuxUnanswered:
+            return None
+        except TmuxFailed as exc:
+            if _absent(exc):
+                return 0
+            log.warning("tmux could not say who is attached to %s: %s", target, exc)
+            return None
+        return len(out.split())
+
     def _paste(
         self, target: TmuxTarget, data: bytes, buffers: tuple[str, str], submit_delay_ms: int, *, pane: str, mark: str
     ) -> None:

@@ -65,6 +65,11 @@ def panes(target: TmuxTarget) -> list[str]:
     return ["list-panes", "-s", "-t", pane(target), "-F", PANES]
 
 
+def clients(target: TmuxTarget) -> list[str]:
+    # list-clients names a missing session (display-message prints nothing for it)
+    return ["list-clients", "-t", target.exact, "-F", "#{client_name}"]
+
+
 def _wrapper(prompt_file: str, argv: Sequence[str]) -> list[str]:
     return ["--", *(literal(a) for a in ["/bin/sh", "-c", SPAWN_WRAPPER, "the-loop-spawn", prompt_file, *argv])]
 

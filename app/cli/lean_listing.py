@@ -102,6 +102,7 @@ def _shows(view: LeanView, rows: tuple[SessionRecord | None, Ledger | None] | No
         stopped=view.stopped,
         waiting=view.waiting,
         held=waiting,
+        hibernated=view.record.hibernated_at,
     )
     return item_status(facts)
 

@@ -328,6 +328,14 @@ class RoutingSettings(Section):
         "dialog to the pane; each request is posted on the item once. 0: requests are not posted, dialogs are "
         "answered in the pane only.",
     )
+    hibernate_after_seconds: float | None = Field(
+        default=None,
+        gt=0,
+        description="An agent idle this long — its turn ended, no comment, receipt or attached tmux client since, "
+        "no dialog open, not parked — is ended to free its slot, its conversation kept; the item shows "
+        "`hibernated`, and its next comment resumes the conversation (docs/operating.md). Harnesses that cannot "
+        "resume are never hibernated. Unset: off.",
+    )
     dispatch_timeout_seconds: float = Field(
         default=1800, gt=0, description="Timeout of every tmux call but the state probe."
     )

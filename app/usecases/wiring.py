@@ -26,6 +26,7 @@ from app.usecases.delivery.control import ControlConfig, Controls
 from app.usecases.delivery.delivery import Delivery, DeliveryConfig
 from app.usecases.delivery.dispatcher import DispatchConfig, Dispatcher
 from app.usecases.delivery.feedback import Feedback
+from app.usecases.delivery.hibernation import HibernateConfig, Hibernation
 from app.usecases.delivery.item_worker import ItemWorker, WorkerConfig
 from app.usecases.delivery.parking import Parking
 from app.usecases.delivery.secret import receipt_secret
@@ -136,6 +137,7 @@ class Configs:
     inbox_limits: InboxLimits = field(default_factory=InboxLimits)
     heartbeat_key: str = HEARTBEAT
     workspaces: Mapping[str, WorkspaceConfig] = field(default_factory=dict)  # `routing.workspaces`, by name
+    hibernate_after_seconds: float | None = None  # `routing.hibernateAfterSeconds` (None: off)
 
 
 class UseCases:
@@ -300,6 +302,14 @@ class UseCases:
             trackers=ports.trackers, uow=self.uow, worker=self.worker,
             closer=self.closer, config=self.configs.poll, cluster=ports.cluster, leases=self.leases,
             orphans=self.orphans, pruner=self.pruner, feedback=self.feedback,
+        )  # fmt: skip
+
+    @cached_property
+    def hibernation(self) -> Hibernation:
+        configs = self.configs
+        return Hibernation(
+            uow=self.uow, tmux=self.tmux, watch=self.watch, harness=self.spawner.harness, on_lane=self.poll.aside,
+            config=HibernateConfig(configs.hibernate_after_seconds, configs.close.grace_seconds, configs.host),
         )  # fmt: skip
 
     @cached_property

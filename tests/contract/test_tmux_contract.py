@@ -70,6 +70,10 @@ class FakeRig:
     def operator_received(self, target: TmuxTarget) -> list[str]:
         return self.fake.sessions[target.name].operator_received
 
+    def attach_client(self, target: TmuxTarget) -> None:
+        """An operator's terminal attached to the session."""
+        self.fake.attach(target, read_only=True)
+
     def panes(self, target: TmuxTarget) -> dict[str, bool]:
         """The session's panes: id -> dead."""
         return {pane.id: pane.dead for pane in self.fake.sessions[target.name].panes}
@@ -103,6 +107,7 @@ class RealRig(FakeRig):
         self.port = server.adapter(probe_timeout=0.5, command_timeout=2.0)
         self.tmp = tmp
         self.harness = {}
+        self.clients: list[subprocess.Popen[bytes]] = []
         (tmp / "known").write_text(KNOWN_ID + "\n")
 
     def plant(self, name: str, *, dead: bool = False) -> str:
@@ -127,6 +132,19 @@ class RealRig(FakeRig):
 
     def operator_received(self, target: TmuxTarget) -> list[str]:
         return pasted(self.tmp / f"{target}-operator.jsonl")
+
+    def attach_client(self, target: TmuxTarget) -> None:
+        """A control-mode client (`tmux -C attach`), as tmux counts an operator's terminal; it stays
+        attached while its stdin is open, until the server stops."""
+        client = subprocess.Popen(
+            ["tmux", "-L", self.server.socket, "-C", "attach-session", "-t", target.exact],
+            env={**os.environ, **self.server.env},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        self.clients.append(client)
+        wait_for(lambda: self.port.clients(target) == 1, what=f"a client attached to {target}")
 
     def panes(self, target: TmuxTarget) -> dict[str, bool]:
         out = self.server.run("list-panes", "-s", "-t", f"{target.exact}:", "-F", "#{pane_id} #{pane_dead}")
@@ -154,7 +172,11 @@ def rig(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[FakeRig]:
     if request.param == "fake":
         yield FakeRig(tmp_path)
     else:
-        yield RealRig(tmp_path, request.getfixturevalue("real_tmux"))
+        real = RealRig(tmp_path, request.getfixturevalue("real_tmux"))
+        yield real
+        for client in real.clients:
+            client.kill()
+            client.wait()
 
 
 def settled_state(rig: FakeRig, target: TmuxTarget) -> SessionState:
@@ -454,3 +476,11 @@ def test_a_variable_given_with_the_spawn_reaches_the_pane_though_the_server_kept
     wait_for(lambda: all(path.exists() and path.read_text() for path in shown.values()), what="both panes wrote")
     assert shown["loop-given"].read_text() == "new"
     assert shown["loop-inherited"].read_text() == "old"  # what happened before `env` / `passEnv`
+
+
+def test_clients_counts_the_terminals_attached_to_the_session_and_a_gone_session_has_none(rig: FakeRig) -> None:
+    rig.spawn_sim(A)
+    assert rig.port.clients(A) == 0
+    rig.attach_client(A)
+    assert rig.port.clients(A) == 1
+    assert rig.port.clients(AB) == 0  # no such session (and never its prefix's)

@@ -325,6 +325,12 @@ class FakeTmux(TmuxPort):
         session.clients.append(FakeClient(read_only=read_only))
         return 0
 
+    def clients(self, target: TmuxTarget) -> int | None:
+        if self.unresponsive or target.name in self.unresponsive_targets:
+            return None
+        session = self.sessions.get(target.name)
+        return len(session.clients) if session is not None else 0
+
     # -- internals --------------------------------------------------------------------------
 
     def _call(self, operation: str, name: str) -> None:

@@ -16,6 +16,7 @@ from app.usecases.cycle.poll import CycleSummary, PollConfig, PollCycle
 from app.usecases.cycle.webhook import WebhookIntake
 from app.usecases.delivery.asks import Asks
 from app.usecases.delivery.closing import CloseConfig, Closer
+from app.usecases.delivery.hibernation import Hibernation
 from app.usecases.delivery.item_worker import ItemWorker
 from app.usecases.delivery.spawner import SpawnConfig, Spawner
 from app.usecases.delivery.watch import HarnessWatch
@@ -103,6 +104,7 @@ class World:
     ask_wait_seconds: float = 600.0  # how long a permission request's hook waits for an answer from the item
     rules: tuple[Rule, ...] = ()  # routing.rules, as the domain matches them
     variants: dict[tuple[str, str], HarnessSpec] = field(default_factory=dict)  # harnesses as rules override them
+    hibernate_after_seconds: float | None = None  # routing.hibernateAfterSeconds (None: off)
 
     def __post_init__(self) -> None:
         ids = (f"sid-{n}" for n in itertools.count(1))
@@ -156,6 +158,7 @@ class World:
             new_id=self.new_id,
             prune_every_seconds=self.prune_every_seconds,
             prune_margin=self.prune_margin,
+            hibernate_after_seconds=self.hibernate_after_seconds,
         )
 
     # --- the use cases, as the container has them ------------------------------------
@@ -191,6 +194,10 @@ class World:
     @property
     def asks(self) -> Asks:
         return self.usecases.asks
+
+    @property
+    def hibernation(self) -> Hibernation:
+        return self.usecases.hibernation
 
     @property
     def closer(self) -> Closer:

@@ -33,7 +33,12 @@ def test_an_items_state_is_the_same_word_in_the_pages_json_and_reads_back() -> N
     assert words == {state: state.value for state in ItemState}
     assert {ItemState(word) for word in words.values()} == set(ItemState)
     held = {"parked", "waiting_slot", "paused", "stopped", "abandoned"}
-    assert {s.value for s in ItemState} == {h.value for h in HarnessState} | held | {"closed", "elsewhere", "none"}
+    assert {s.value for s in ItemState} == {h.value for h in HarnessState} | held | {
+        "closed",
+        "elsewhere",
+        "none",
+        "hibernated",
+    }
 
 
 def test_an_item_here_shows_its_harness_state_by_the_same_word() -> None:

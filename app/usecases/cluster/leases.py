@@ -186,3 +186,6 @@ class LeasedTmux(TmuxPort):
 
     def attach(self, target: TmuxTarget, *, read_only: bool) -> int:
         return self._inner.attach(target, read_only=read_only)
+
+    def clients(self, target: TmuxTarget) -> int | None:
+        return self._inner.clients(target)

@@ -33,6 +33,7 @@ _ACQUIRE_TRIES, _ACQUIRE_PAUSE = 3, 0.02
 # the records and a folder listing per running session; a turn's end reaches its item within this
 # and one reaction
 TURN_SCAN_SECONDS = 0.25
+HIBERNATE_SCAN_SECONDS = 15.0  # how often idle agents are looked at: hibernation counts minutes, not seconds
 
 
 def heartbeat_key(host: str, *, shared: bool) -> str:
@@ -78,6 +79,8 @@ class Daemon(InUnitOfWork):
     ask_scan_seconds: float = 1.0
     turns: Callable[[], object] | None = None
     turn_scan_seconds: float = TURN_SCAN_SECONDS
+    hibernate: Callable[[], object] | None = None  # idle agents hibernated (Hibernation.sweep)
+    hibernate_scan_seconds: float = HIBERNATE_SCAN_SECONDS
     tidy: Callable[[], None] = lambda: None  # at start, under the lock: what no longer serves goes
 
     def __post_init__(self) -> None:
@@ -185,7 +188,11 @@ class Daemon(InUnitOfWork):
                 f"started as pid {os.getpid()}, a cycle every {self.interval_seconds:g}s; "
                 "SIGTERM or Ctrl-C stops after the item in hand"
             )
-        looks = [("asks", self.asks, self.ask_scan_seconds), ("turn-ends", self.turns, self.turn_scan_seconds)]
+        looks = [
+            ("asks", self.asks, self.ask_scan_seconds),
+            ("turn-ends", self.turns, self.turn_scan_seconds),
+            ("hibernation", self.hibernate, self.hibernate_scan_seconds),
+        ]
         receipts = ReceiptWatch(
             [Look(name, take, every) for name, take, every in looks if take is not None and not once],
             events=self.events,

@@ -45,6 +45,16 @@ class Lanes:
             lane = self._lanes[key] = _Lane(run)
         threading.Thread(target=self._go, args=(key, lane), name=f"lane {key}", daemon=True).start()
 
+    def submit_if_free(self, key: Hashable, run: Run) -> bool:
+        """Work `key` by `run` on a lane of its own only when it has none now (its work in hand or
+        asked for is never replaced); whether it was taken."""
+        with self._lock:
+            if key in self._lanes:
+                return False
+            lane = self._lanes[key] = _Lane(run)
+        threading.Thread(target=self._go, args=(key, lane), name=f"lane {key}", daemon=True).start()
+        return True
+
     def drain(self) -> None:
         """Until every lane is done (never from a lane: it would wait for itself); what ended a
         lane abruptly (an interrupt) is raised here, as the cycle's own."""

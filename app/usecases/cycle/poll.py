@@ -190,6 +190,18 @@ class PollCycle(InUnitOfWork):
         item its lane works already is worked right after."""
         self._work_listed(set(items), self._tally if self._beside else CycleSummary(started_at=self.clock.now()))
 
+    def aside(self, item: WorkItemRef, run: Callable[[], object]) -> None:
+        """`run` on `item`'s lane when the item has no work in hand (then it is left for a later
+        look): it never meets the item's own work. Waited for unless items are worked beside the
+        cycle (the daemon)."""
+
+        def once() -> None:
+            run()
+
+        self._lanes.submit_if_free(item, once)
+        if not self._beside:
+            self._lanes.drain()
+
     def _kept_first(self, summary: CycleSummary) -> None:
         """Comments already kept — a webhook's, pushed since the last cycle — go before this cycle's
         GitHub reads: their items were listed last cycle, so nothing waits for the reads of every

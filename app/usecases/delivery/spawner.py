@@ -353,6 +353,7 @@ class Spawner(InUnitOfWork):
         ready: bool = False,
         chosen_by: str = "",
     ) -> Result:
+        before = record
         record = replace(
             record,
             recent_delivery_ids=tuple(dict.fromkeys((*record.recent_delivery_ids, job.delivery_id)))[
@@ -361,8 +362,11 @@ class Spawner(InUnitOfWork):
             updated_at=self.clock.now(),
             last_event=(Event.SESSION_SPAWNED if first else Event.SESSION_RESPAWNED).value,
             previous_host="",  # it runs here now
+            hibernated_at=None,  # awake again
         )
         chosen: dict[str, Any] = {"chosen_by": chosen_by} if chosen_by else {}  # a first spawn: what chose it
+        if before.hibernated_at is not None:  # woken by a comment: a hibernation, never a death
+            chosen["woke_from"] = "hibernation"
         self._emit(
             Event.SESSION_SPAWNED if first else Event.SESSION_RESPAWNED,
             record,

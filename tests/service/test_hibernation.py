@@ -1,0 +1,130 @@
+"""Hibernation over the fakes: an agent idle for `routing.hibernateAfterSeconds` is ended, its
+conversation kept, its item shown hibernated; the next comment resumes that conversation and is
+delivered once. An attached client, a dialog, a harness that cannot resume, a waiting comment keep
+an agent awake."""
+
+from __future__ import annotations
+
+from domain.events import Event
+from domain.fleet import ItemState
+from domain.item_facts import status_of
+from domain.ledger import Resolution
+from domain.receipts import HarnessState, ReceiptKind
+from domain.refs import WorkItemRef
+from tests.fakes.receipts import FakeReceipts
+from tests.service.world import World
+
+AFTER = 600.0
+
+
+def _receipts(world: World) -> FakeReceipts:
+    assert isinstance(world.receipts, FakeReceipts)
+    return world.receipts
+
+
+def idle_agent(world: World) -> WorkItemRef:
+    """An item whose agent took its start and ended that turn."""
+    ref = world.watched()
+    _receipts(world).plant(world.record(ref).spawn_id, ReceiptKind.TURN_ENDED)
+    world.clock.advance(1)
+    return ref
+
+
+def terminated(world: World, ref: WorkItemRef) -> int:
+    return sum(1 for op, name in world.tmux.calls if op == "terminate_harness" and name == ref.target.name)
+
+
+def test_an_agent_idle_past_the_setting_is_ended_its_conversation_kept_and_its_item_shown_hibernated() -> None:
+    world = World(hibernate_after_seconds=AFTER)
+    ref = idle_agent(world)
+    conversation = world.record(ref).harness_session_id
+
+    world.clock.advance(AFTER - 10)
+    world.hibernation.sweep()
+    assert terminated(world, ref) == 0  # not idle long enough yet
+    world.clock.advance(20)
+    world.hibernation.sweep()
+
+    assert terminated(world, ref) == 1
+    record = world.record(ref)
+    assert record.hibernated_at is not None
+    assert record.harness_session_id == conversation
+    (said,) = world.events.named(Event.SESSION_HIBERNATED)
+    assert (said["harness_session_id"], said["ended"]) == (conversation, True)
+    assert said["idle_seconds"] >= AFTER
+    shown = status_of(record, world.ledger(ref), harness=HarnessState.DEAD)
+    assert shown.state is ItemState.HIBERNATED
+
+
+def test_the_next_comment_resumes_the_hibernated_conversation_and_is_delivered_once() -> None:
+    world = World(hibernate_after_seconds=AFTER)
+    ref = idle_agent(world)
+    conversation = world.record(ref).harness_session_id
+    world.clock.advance(AFTER + 1)
+    world.hibernation.sweep()
+    spawns = world.spawns()
+
+    comment = world.comment(ref)
+    world.cycle()
+
+    assert world.spawns() == spawns + 1
+    assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
+    (woke,) = world.events.named(Event.SESSION_RESPAWNED)
+    assert (woke["resumed"], woke["woke_from"], woke["harness_session_id"]) == (True, "hibernation", conversation)
+    assert world.record(ref).hibernated_at is None
+    assert sum("please add a test" in text for text in world.session(ref).received) == 0  # on the resume's argv
+    assert world.events.named(Event.DISPATCH_FAILED) == []
+
+
+def test_an_attached_client_keeps_the_agent_awake() -> None:
+    world = World(hibernate_after_seconds=AFTER)
+    ref = idle_agent(world)
+    world.tmux.attach(ref.target, read_only=True)
+    world.clock.advance(AFTER * 3)
+
+    world.hibernation.sweep()
+
+    assert terminated(world, ref) == 0
+    assert world.record(ref).hibernated_at is None
+
+
+def test_a_blocked_agent_is_never_hibernated() -> None:
+    world = World(hibernate_after_seconds=AFTER)
+    ref = idle_agent(world)
+    _receipts(world).plant(world.record(ref).spawn_id, ReceiptKind.BLOCKED, tool="Bash")
+    world.clock.advance(AFTER * 3)
+
+    world.hibernation.sweep()
+
+    assert terminated(world, ref) == 0
+
+
+def test_a_harness_that_cannot_resume_is_never_hibernated() -> None:
+    world = World(harness="cursor", hibernate_after_seconds=AFTER)
+    ref = world.watched()
+    world.clock.advance(AFTER * 3)
+
+    world.hibernation.sweep()
+
+    assert terminated(world, ref) == 0
+
+
+def test_an_agent_a_comment_waits_for_is_not_hibernated() -> None:
+    world = World(hibernate_after_seconds=AFTER)
+    ref = idle_agent(world)
+    world.clock.advance(AFTER * 3)
+    world.store.inbox_add([world.comment(ref)])  # read, not yet worked
+
+    world.hibernation.sweep()
+
+    assert terminated(world, ref) == 0
+
+
+def test_hibernation_off_ends_no_agent() -> None:
+    world = World()
+    ref = idle_agent(world)
+    world.clock.advance(AFTER * 100)
+
+    world.hibernation.sweep()
+
+    assert terminated(world, ref) == 0
