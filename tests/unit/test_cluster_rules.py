@@ -96,10 +96,10 @@ def refusal(text: str) -> str:
     return str(refused.value)
 
 
-def test_the_cluster_keys_default_to_the_hostname_20_sessions_and_a_30s_lease(config_dir: Path) -> None:
+def test_the_cluster_keys_default_to_the_hostname_the_memorys_sessions_and_a_30s_lease(config_dir: Path) -> None:
     Path("c.yaml").write_text("{}", encoding="utf-8")
     settings = load("c.yaml").settings
-    assert settings.host_id and settings.cluster.max_sessions == 20
+    assert settings.host_id and settings.cluster.max_sessions is None  # from the machine's memory
     assert settings.lease_timing == LeaseTiming(expiry_seconds=30, renew_deadline_seconds=20)
 
 

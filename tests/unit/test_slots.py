@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
+from adapters.memory import machine_memory
 from domain.ledger import Ledger, StartRequest
 from domain.model import ClosedBy, SessionRecord, SessionStatus
 from domain.refs import WorkItemRef
@@ -51,6 +53,13 @@ def test_memory_that_cannot_be_read_gives_a_small_bound_said_as_such() -> None:
 
     assert (bound.most, bound.source) == (4, BoundFrom.UNKNOWN)
     assert "could not be read" in bound.said()
+
+
+def test_the_machines_memory_is_read_from_the_meminfo_it_is_given(tmp_path: Path) -> None:
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text(MEMINFO_24G, encoding="ascii")
+
+    assert machine_memory(meminfo) == 24683772 * 1024
 
 
 def _record(status: SessionStatus = SessionStatus.ACTIVE) -> SessionRecord:
