@@ -21,6 +21,7 @@ from domain.refs import RepoRef, WorkItemRef
 from domain.slots import Claim, agent_runs, slot_order, waiting_since, wants_slot
 
 Records = Mapping[WorkItemRef, SessionRecord]
+Listings = Mapping[RepoRef, Sequence[Listed]]  # each repository's shared listing
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +49,9 @@ class Slots:
         """`worked`: the repositories this host works this cycle, whose items it gives slots up for;
         `read`: those it read (it places their items); `records`: as the cycle read them."""
         kept = self._kept()
-        self._give_up(worked, records, kept)
-        self._place(read, records, kept)
+        listings = {repo: self.cluster.shared_listing(repo).listed for repo in worked}
+        self._give_up(listings, records, kept)
+        self._place({repo: listings[repo] for repo in read if repo in listings}, records, kept)
 
     def _kept(self) -> dict[WorkItemRef, datetime]:
         """Each item's oldest comment kept in the inbox: undelivered, whatever holds it."""
@@ -58,10 +60,10 @@ class Slots:
             oldest[entry.item] = min(entry.created_at, oldest.get(entry.item, entry.created_at))
         return oldest
 
-    def _give_up(self, worked: Sequence[RepoRef], records: Records, kept: Mapping[WorkItemRef, object]) -> None:
-        listed = {e.item.ref: e for repo in worked for e in self.cluster.shared_listing(repo).listed}
+    def _give_up(self, listings: Listings, records: Records, kept: Mapping[WorkItemRef, object]) -> None:
+        listed = {entry.item.ref: entry for entries in listings.values() for entry in entries}
         for item in sorted(self.leases.held().items):
-            if item.repo not in worked or agent_runs(records.get(item)):
+            if item.repo not in listings or agent_runs(records.get(item)):
                 continue
             # read again, the ledger first: an agent started on the item's lane since the cycle's read
             # cleared its start only after its record was written
@@ -73,7 +75,7 @@ class Slots:
             if not wanted.choice:
                 self.cluster.release(item)  # several hosts: its session here ends as an orphan's
 
-    def _place(self, read: Sequence[RepoRef], records: Records, kept: Mapping[WorkItemRef, datetime]) -> None:
+    def _place(self, read: Listings, records: Records, kept: Mapping[WorkItemRef, datetime]) -> None:
         if not read:
             return
         leased = {lease.item for lease in self.cluster.leases() if lease.live}
@@ -81,9 +83,9 @@ class Slots:
         now = self.clock.now()
         wanting: dict[RepoRef, list[WorkItemRef]] = {}
         claims = []
-        for repo in read:
+        for repo, entries in read.items():
             wanting[repo] = []
-            for entry in self.cluster.shared_listing(repo).listed:
+            for entry in entries:
                 item, record = entry.item.ref, records.get(entry.item.ref)
                 if item in leased:
                     wanting[repo].append(item)  # it holds one: no longer waits
@@ -101,7 +103,7 @@ class Slots:
             self.leases.renew()  # this host works what it was just given, in this cycle
         for repo, items in wanting.items():
             self.waits.seen(repo, items, now=now)  # the waits this cycle begins begin together
-        listed = {e.item.ref for repo in read for e in self.cluster.shared_listing(repo).listed}
+        listed = {entry.item.ref for entries in read.values() for entry in entries}
         self._idle = {item: was for item, was in self._idle.items() if item.repo not in read or item in listed}
 
     def _wants(self, entry: Listed, record: SessionRecord | None, kept: Mapping[WorkItemRef, object]) -> bool:
