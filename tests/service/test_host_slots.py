@@ -8,6 +8,7 @@ from __future__ import annotations
 from adapters.sqlite.cluster import SingleHost
 from app.usecases.cluster.slot_wait import waits
 from app.usecases.views.attention import attention
+from app.usecases.views.why import comment_story
 from domain.events import Event
 from domain.fleet import ItemState
 from domain.model import ItemState as UpstreamState
@@ -69,6 +70,21 @@ def test_a_waiting_item_gets_the_slot_a_close_frees_and_its_kept_comment_is_deli
     assert third.target.name in running(world) and first.target.name not in running(world)
     assert waiting(world) == []
     assert [e["work_item"] for e in world.events.named(Event.CLUSTER_SLOT_WAITING)] == [str(third)]
+
+
+def test_why_says_a_comment_to_a_waiting_item_waits_for_a_free_slot() -> None:
+    world = with_slots(1)
+    world.item(1)
+    second = world.item(2)
+    world.cycle()
+    comment = world.comment(second, "why am I waiting")
+    world.cycle()
+
+    story = comment_story(world.store, comment.id, item=None, records=world.events.records)
+
+    assert story is not None and story.item == second
+    assert story.verdict.startswith("waiting: waiting for a free slot") and "no attempt yet" in story.verdict
+    assert story.as_json()["held"]["by"] == "slot"
 
 
 def test_an_item_closed_upstream_frees_its_slot_for_the_waiting_one() -> None:
