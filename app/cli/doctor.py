@@ -17,6 +17,7 @@ from app.config.settings import Settings
 from domain.errors import LoopError, MissingVariable
 from domain.model import HarnessSpec, SessionRecord, SessionStatus
 from domain.refs import RepoRef
+from domain.slots import BoundFrom, session_bound
 from domain.workspace import WorkspaceMode, clone_url
 
 
@@ -62,6 +63,9 @@ class DoctorProbe(Protocol):
 
     def port_free(self, host: str, port: int) -> str:
         """Whether a server could listen on `host:port` now."""
+
+    def memory_bytes(self) -> int | None:
+        """The machine's memory in bytes; None when it cannot be read (never raises)."""
 
 
 _REPO_FIX = "check its name in polling.sources, and that the gh account can read it"
@@ -113,12 +117,20 @@ def diagnose(
         yield _check(
             server, partial(probe.tmux_server, socket), f"check `tmux {'-L ' + socket + ' ' if socket else ''}ls`"
         )
+    yield _sessions(settings, probe)
     yield from _routing(settings)
     yield from _harnesses(settings, probe, environ, tmux_ok=tmux.mark is Mark.OK)
     yield from _webhook(settings, probe)
     yield from _spawn_workdir(settings)
     yield from _github(settings, probe)
     yield from _workspaces(settings, probe)
+
+
+def _sessions(settings: Settings, probe: DoctorProbe) -> Check:
+    """How many agents this host runs at once, and where that number came from (the daemon's own rule)."""
+    bound = session_bound(settings.cluster.max_sessions, memory_bytes=probe.memory_bytes())
+    mark = Mark.WARNING if bound.source is BoundFrom.UNKNOWN else Mark.OK
+    return Check(mark, "max sessions", bound.said(), "set cluster.maxSessions to the agents this host bears at once")
 
 
 def _routing(settings: Settings) -> Iterator[Check]:

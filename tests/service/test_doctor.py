@@ -11,6 +11,7 @@ from app.config.pins import PINNED_CLAUDE_CODE, PINNED_CODEX
 from app.config.settings import Settings
 from domain.errors import LoopError
 from domain.refs import RepoRef
+from domain.slots import memory_total
 
 GITHUB = {
     "polling": {"sources": [{"repos": ["o/a", "ghe.example/o/b"], "label": "loop"}]},
@@ -33,7 +34,9 @@ class FakeMachine:
         server_env: Mapping[str, str] | None = None,  # the running tmux server's; None: none runs
         claude_version: str = PINNED_CLAUDE_CODE,
         codex_version: str = PINNED_CODEX,
+        meminfo: str = "MemTotal:       24683772 kB\n",  # a stand-in /proc/meminfo: a 24 GiB machine
     ) -> None:
+        self.meminfo = meminfo
         self.missing, self.logged_out, self.hidden = missing, logged_out, hidden
         self.harness_path, self.files, self.server_env = harness_path, dict(files or {}), server_env
         self.claude_version, self.codex_version = claude_version, codex_version
@@ -94,6 +97,9 @@ class FakeMachine:
             raise LoopError(f"cannot listen on {host}:{port}: Address already in use")
         return f"{host}:{port} is free"
 
+    def memory_bytes(self) -> int | None:
+        return memory_total(self.meminfo)
+
 
 DAEMON = {"PATH": "/usr/bin:/bin", "HOME": "/home/loop"}
 
@@ -114,6 +120,7 @@ def test_a_healthy_machine_passes_every_check_with_one_line_each() -> None:
         "state root",
         "tmux",
         "tmux server",
+        "max sessions",
         "harness demo",
         "gh",
         "gh auth ghe.example",
@@ -121,6 +128,18 @@ def test_a_healthy_machine_passes_every_check_with_one_line_each() -> None:
         "repository o/a",
         "repository ghe.example/o/b",
     ]
+
+
+def test_the_bound_on_agents_at_once_is_said_with_where_it_came_from() -> None:
+    from_memory = next(c for c in checks(GITHUB, FakeMachine()) if c.subject == "max sessions")
+    configured = next(
+        c for c in checks({**GITHUB, "cluster": {"maxSessions": 3}}, FakeMachine()) if c.subject == "max sessions"
+    )
+    unknown = next(c for c in checks(GITHUB, FakeMachine(meminfo="")) if c.subject == "max sessions")
+
+    assert from_memory.line() == "✓ max sessions: 12 (from 24 GiB memory)"
+    assert configured.line() == "✓ max sessions: 3 (from configuration)"
+    assert unknown.mark is Mark.WARNING and "cluster.maxSessions" in unknown.line()
 
 
 def test_missing_tmux_is_a_failure_with_the_fix() -> None:
