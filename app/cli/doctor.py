@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from adapters.agents.agent_config import claude_config_file, codex_config_file, codex_home, gemini_home
+from adapters.agents.pins import PINNED_CLAUDE_CODE, PINNED_CODEX
 from app.cli.doctor_fix import FirstRunRepair
-from app.config.pins import PINNED_CLAUDE_CODE, PINNED_CODEX
 from app.config.settings import Settings
 from domain.errors import LoopError, MissingVariable
 from domain.model import HarnessSpec, SessionRecord

@@ -6,8 +6,8 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
+from adapters.agents.pins import PINNED_CLAUDE_CODE, PINNED_CODEX
 from app.cli.doctor import Check, Mark, diagnose
-from app.config.pins import PINNED_CLAUDE_CODE, PINNED_CODEX
 from app.config.settings import Settings
 from domain.errors import LoopError
 from domain.refs import RepoRef
