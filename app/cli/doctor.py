@@ -6,11 +6,10 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
-from adapters.agents.agent_config import codex_config_file, codex_home, gemini_home
+from adapters.agents.agent_config import gemini_home
 from adapters.agents.doctor import Check, Found, HarnessDoctor, HarnessProbe, Mark, check
-from adapters.agents.pins import PINNED_CODEX
 from adapters.harnesses import doctors
 from app.config.settings import Settings
 from domain.errors import LoopError, MissingVariable
@@ -162,8 +161,6 @@ def _harness(
     yield version
     if version.mark is Mark.FAILED:
         return
-    if _is_codex(spec):
-        yield from _codex(spec, probe, pane, environ, version.detail)
     if spec.hooks == "gemini":
         yield _gemini_sign_in(spec, probe, pane)
     if own is not None:
@@ -191,90 +188,6 @@ def _gemini_sign_in(spec: HarnessSpec, probe: DoctorProbe, pane: Mapping[str, st
         "while the dialog waits",
         f"run `{spec.binary}` once as the daemon's user (HOME={pane.get('HOME', '~')}) and choose one, or set "
         "security.auth.selectedType (e.g. gemini-api-key) there",
-    )
-
-
-def _is_codex(spec: HarnessSpec) -> bool:
-    return spec.hooks == "codex" or Path(spec.binary).name == "codex"
-
-
-def _codex(
-    spec: HarnessSpec, probe: DoctorProbe, pane: Mapping[str, str], environ: Mapping[str, str], version: str
-) -> Iterator[Check]:
-    """Codex: the pinned version, signed in as far as its files say offline, and trust written
-    where the panes' Codex reads it; never a secret printed."""
-    subject, key = f"harness {spec.name}", f"routing.harnesses.{spec.name}"
-    words = version.split()
-    found = words[1] if len(words) > 1 and words[0] == "codex-cli" else ""
-    if found != PINNED_CODEX:
-        yield Check(
-            Mark.WARNING,
-            f"{subject} version",
-            f"{found or version}, not {PINNED_CODEX}, the version whose behaviour the tests pin",
-            f"install {PINNED_CODEX} (scripts/install_codex.py)",
-        )
-    home = codex_home(pane)
-    try:
-        config = probe.toml_file(codex_config_file(pane)) or {}
-        auth = probe.json_file(home / "auth.json")
-    except LoopError as error:
-        yield Check(Mark.FAILED, f"{subject} login", str(error), f"fix or remove it (in {home})")
-        return
-    yield _codex_login(subject, key=key, home=home, config=config, auth=auth, pane=pane, binary=spec.binary)
-    if spec.trust_workdir:
-        writer, reader = codex_config_file(environ), codex_config_file(pane)
-        if writer != reader:
-            yield Check(
-                Mark.FAILED,
-                f"{subject} trust",
-                f"the-loop records trusted folders in {writer} but the panes' Codex reads {reader}",
-                "give the daemon and the panes the same HOME and CODEX_HOME",
-            )
-        else:
-            fix = f"let the daemon's user write {reader} and its folder, or set {spec.name}'s trustWorkdir: false"
-            yield check(f"{subject} trust", partial(probe.file_writable, reader), fix)
-
-
-def _codex_login(
-    subject: str,
-    *,
-    key: str,
-    home: Path,
-    config: Mapping[str, Any],
-    auth: Mapping[str, Any] | None,
-    pane: Mapping[str, str],
-    binary: str,
-) -> Check:
-    provider = str(config.get("model_provider") or "")
-    providers = config.get("model_providers")
-    entry = providers.get(provider) if isinstance(providers, dict) else None
-    variable = str(entry.get("env_key") or "") if isinstance(entry, dict) else ""
-    if variable:  # a provider of the user's own, keyed by a variable: no sign-in
-        if pane.get(variable):
-            return Check(Mark.OK, f"{subject} login", f"an API key ({variable}) for model provider {provider}")
-        return Check(
-            Mark.FAILED,
-            f"{subject} login",
-            f"model provider {provider} reads its key from {variable}, which is not in the panes' environment",
-            f"add {variable} to {key}.passEnv",
-        )
-    path = home / "auth.json"
-    if auth is not None and (auth.get("OPENAI_API_KEY") or auth.get("tokens")):
-        how = "an API key" if auth.get("OPENAI_API_KEY") else "signed in with ChatGPT"
-        return Check(Mark.OK, f"{subject} login", f"{how} ({path})")
-    if config.get("cli_auth_credentials_store") == "keyring":
-        return Check(
-            Mark.WARNING,
-            f"{subject} login",
-            f"kept in the system keyring (cli_auth_credentials_store in {home / 'config.toml'}), not readable here",
-            f"check `{binary} login status` as the daemon's user",
-        )
-    return Check(
-        Mark.FAILED,
-        f"{subject} login",
-        f"not signed in: no {path} and no model provider with an env_key in {home / 'config.toml'}",
-        f"run `{binary} login` (or `{binary} login --with-api-key`, the key on stdin) as the daemon's user "
-        f"(CODEX_HOME={home})",
     )
 
 
