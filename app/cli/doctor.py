@@ -8,7 +8,6 @@ from functools import partial
 from pathlib import Path
 from typing import Protocol
 
-from adapters.agents.agent_config import gemini_home
 from adapters.agents.doctor import Check, Found, HarnessDoctor, HarnessProbe, Mark, check
 from adapters.harnesses import doctors
 from app.config.settings import Settings
@@ -161,34 +160,8 @@ def _harness(
     yield version
     if version.mark is Mark.FAILED:
         return
-    if spec.hooks == "gemini":
-        yield _gemini_sign_in(spec, probe, pane)
     if own is not None:
         yield from own.checks(Found(spec, version.detail, pane, dict(given), environ, server, probe))
-
-
-def _gemini_sign_in(spec: HarnessSpec, probe: DoctorProbe, pane: Mapping[str, str]) -> Check:
-    """Gemini CLI with no sign-in chosen opens a dialog at each start, and its SessionStart
-    hook still fires (pinned in tests/gemini/test_gemini_facts.py): only its settings can tell."""
-    path = gemini_home(pane) / "settings.json"
-    subject = f"harness {spec.name} sign-in"
-    try:
-        settings = probe.json_file(path) or {}
-    except LoopError as error:  # Gemini reads comments in it too; a JSON reader may not
-        return Check(Mark.WARNING, subject, str(error), f"check security.auth.selectedType in {path}")
-    security = settings.get("security")
-    auth = security.get("auth") if isinstance(security, dict) else None
-    chosen = auth.get("selectedType") if isinstance(auth, dict) else None
-    if isinstance(chosen, str) and chosen:
-        return Check(Mark.OK, subject, f"{chosen} ({path})")
-    return Check(
-        Mark.FAILED,
-        subject,
-        f"none chosen in {path}: Gemini opens its authentication dialog at each start, and says it is ready "
-        "while the dialog waits",
-        f"run `{spec.binary}` once as the daemon's user (HOME={pane.get('HOME', '~')}) and choose one, or set "
-        "security.auth.selectedType (e.g. gemini-api-key) there",
-    )
 
 
 def _webhook(settings: Settings, probe: DoctorProbe) -> Iterator[Check]:
