@@ -6,7 +6,7 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
-from adapters.agents.pins import PINNED_CLAUDE_CODE, PINNED_CODEX
+from adapters.agents.pins import PINNED_CLAUDE_CODE, PINNED_CODEX, PINNED_COPILOT, PINNED_OPENCODE
 from app.cli.doctor import Check, Mark, diagnose
 from app.config.settings import Settings
 from domain.errors import LoopError
@@ -33,10 +33,13 @@ class FakeMachine:
         server_env: Mapping[str, str] | None = None,  # the running tmux server's; None: none runs
         claude_version: str = PINNED_CLAUDE_CODE,
         codex_version: str = PINNED_CODEX,
+        opencode_version: str = PINNED_OPENCODE,
+        copilot_version: str = PINNED_COPILOT,
     ) -> None:
         self.missing, self.logged_out, self.hidden = missing, logged_out, hidden
         self.harness_path, self.files, self.server_env = harness_path, dict(files or {}), server_env
         self.claude_version, self.codex_version = claude_version, codex_version
+        self.opencode_version, self.copilot_version = opencode_version, copilot_version
         self.version_env: dict[str, Mapping[str, str]] = {}
 
     def version(self, binary: str) -> str:
@@ -76,6 +79,10 @@ class FakeMachine:
             raise LoopError(f"{binary} not found on the panes' PATH ({env.get('PATH', '')})")
         if Path(binary).name == "codex":
             return f"codex-cli {self.codex_version} ({self.harness_path}/{binary})"
+        if Path(binary).name == "opencode":  # as each prints it (tests/<agent>/test_<agent>_facts.py)
+            return f"{self.opencode_version} ({self.harness_path}/{binary})"
+        if Path(binary).name == "copilot":
+            return f"GitHub Copilot CLI {self.copilot_version}. ({self.harness_path}/{binary})"
         return f"{self.claude_version} (Claude Code) ({self.harness_path}/{binary})"
 
     def json_file(self, path: Path) -> Mapping[str, Any] | None:
@@ -423,6 +430,39 @@ def test_a_codex_trust_writer_writing_where_the_panes_codex_does_not_read_is_a_f
     assert failed_lines(found) == [
         "✗ harness codex trust: the-loop records trusted folders in /home/loop/.codex/config.toml but the panes' "
         "Codex reads /srv/cx/config.toml — fix: give the daemon and the panes the same HOME and CODEX_HOME"
+    ]
+
+
+OPENCODE = {**SANDBOX, "routing": {"defaultHarness": "opencode"}}
+COPILOT = {**SANDBOX, "routing": {"defaultHarness": "copilot"}}
+
+
+def test_an_opencode_at_its_pinned_version_passes() -> None:
+    found = checks(OPENCODE, FakeMachine())
+    assert [c.line() for c in found if c.subject.startswith("harness opencode")] == [
+        f"✓ harness opencode: {PINNED_OPENCODE} (/usr/bin/opencode)"
+    ]
+
+
+def test_another_opencode_version_is_a_warning_naming_the_pinned_one() -> None:
+    found = checks(OPENCODE, FakeMachine(opencode_version="1.19.0"))
+    assert failed_lines(found) == [
+        f"! harness opencode version: 1.19.0, not {PINNED_OPENCODE}, the version whose behaviour the tests pin — "
+        f"fix: install {PINNED_OPENCODE} (scripts/install_opencode.py)"
+    ]
+
+
+def test_a_copilot_at_its_pinned_version_passes() -> None:
+    found = checks(COPILOT, FakeMachine())
+    assert failed_lines(found) == []
+    assert f"✓ harness copilot: GitHub Copilot CLI {PINNED_COPILOT}. (/usr/bin/copilot)" in [c.line() for c in found]
+
+
+def test_another_copilot_version_is_a_warning_naming_the_pinned_one() -> None:
+    found = checks(COPILOT, FakeMachine(copilot_version="1.0.110"))
+    assert failed_lines(found) == [
+        f"! harness copilot version: 1.0.110, not {PINNED_COPILOT}, the version whose behaviour the tests pin — "
+        f"fix: install {PINNED_COPILOT} (scripts/install_copilot.py)"
     ]
 
 
