@@ -97,10 +97,12 @@ class Found:
 @dataclass(frozen=True, slots=True)
 class HarnessDoctor:
     """A harness package's own checks, run once `doctor` found its binary; `install_docs`: where
-    installing it for a daemon is written up, named in the fix when the binary is not found."""
+    installing it for a daemon is written up, named in the fix when the binary is not found;
+    `credentials`: how its credentials are renewed, said when the API refused them and an item waits."""
 
     checks: Callable[[Found], Iterator[Check]]
     install_docs: str = ""
+    credentials: str = ""
 
 
 def pinned_version(found: Found, version: str, pin: str, fix: str) -> Iterator[Check]:

@@ -244,16 +244,19 @@ def _remote(probe: DoctorProbe, template: str, repo: RepoRef, gh: str) -> str:
 
 
 def parked_checks(records: Iterable[SessionRecord]) -> Iterator[Check]:
-    """An item whose agent the API refused (its credentials) waits for the operator: one line each."""
+    """An item whose agent the API refused (its credentials) waits for the operator: one line each,
+    with how the harness package of the agent's name renews them, where it says."""
+    own = doctors()
     for record in records:
         parked = record.park
         if parked is None or parked.resuming or not parked.cause.waits_for_operator:
             continue
+        renew = own[record.harness].credentials if record.harness in own else ""
         yield Check(
             Mark.FAILED,
             f"agent credentials ({record.item})",
             f"the API refused the {record.harness} agent's credentials (authentication_failed) since "
             f"{parked.since:%Y-%m-%d %H:%M:%S} UTC; the item is parked",
-            f"renew the harness's API key or login (for Claude Code: ANTHROPIC_API_KEY, or `claude /login`), "
+            f"renew the harness's API key or login{f' ({renew})' if renew else ''}, "
             f"then write `the-loop resume` on {record.item}",
         )

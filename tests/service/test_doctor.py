@@ -360,6 +360,24 @@ def test_doctor_says_which_item_waits_for_new_agent_credentials_and_how_to_resum
     )
 
 
+def test_a_parked_agent_is_told_only_its_own_harnesss_way_to_renew_its_credentials() -> None:
+    from datetime import UTC, datetime
+
+    from app.cli.doctor import parked_checks
+    from domain.model import SessionRecord
+    from domain.park import Park, ParkCause
+    from domain.refs import WorkItemRef
+
+    item = WorkItemRef.parse("github:acme/widgets#8")
+    since = datetime(2026, 12, 1, 15, 0, tzinfo=UTC)
+
+    (check,) = parked_checks(
+        [SessionRecord(item, "opencode", "sid", "/w", park=Park(ParkCause.AUTHENTICATION, since, None))]
+    )
+
+    assert check.fix == "renew the harness's API key or login, then write `the-loop resume` on github:acme/widgets#8"
+
+
 CODEX = {**SANDBOX, "routing": {"defaultHarness": "codex"}}
 CODEX_AUTH, CODEX_CONFIG = Path("/home/loop/.codex/auth.json"), Path("/home/loop/.codex/config.toml")
 

@@ -40,7 +40,9 @@ def checks(found: Found) -> Iterator[Check]:
     yield from _login(found)
 
 
-DOCTOR = HarnessDoctor(checks, install_docs=_PRODUCTION)
+DOCTOR = HarnessDoctor(
+    checks, install_docs=_PRODUCTION, credentials="for Claude Code: ANTHROPIC_API_KEY, or `claude /login`"
+)
 
 
 def _autoupdater(found: Found) -> Check:
