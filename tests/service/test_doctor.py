@@ -496,6 +496,12 @@ def test_a_gemini_with_no_sign_in_chosen_fails_naming_the_setting() -> None:
     ]
 
 
+def test_a_harness_of_the_operators_own_running_gemini_without_its_hooks_is_checked_for_a_sign_in() -> None:
+    document = {**SANDBOX, "routing": {"defaultHarness": "plain", "harnesses": {"plain": {"binary": "gemini"}}}}
+    (line,) = failed_lines(checks(document, FakeMachine()))
+    assert line.startswith("✗ harness plain sign-in: none chosen in /home/loop/.gemini/settings.json")
+
+
 def test_a_gemini_with_its_sign_in_chosen_passes() -> None:
     chosen = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
     found = checks(GEMINI, FakeMachine(files={GEMINI_SETTINGS: chosen}))
