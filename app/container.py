@@ -34,6 +34,7 @@ from adapters.tmux.screen import ShTmuxScreen
 from adapters.tmux.server import root_mark
 from adapters.watchdog.process import ProcessWatchdog
 from app import version
+from app.config.sections import WorkspaceSettings
 from app.config.settings import Settings
 from app.usecases.cluster.heartbeat import LeaseHeartbeat
 from app.usecases.cluster.leases import Leases
@@ -86,8 +87,7 @@ def _variant(settings: Settings, name: str, permission_mode: str) -> HarnessSpec
         return None
 
 
-def _workspace_config(settings: Settings) -> WorkspaceConfig:
-    workspace = settings.routing.workspace
+def _workspace_config(settings: Settings, workspace: WorkspaceSettings) -> WorkspaceConfig:
     return WorkspaceConfig(
         mode=workspace.mode,
         setup=workspace.setup,
@@ -111,8 +111,8 @@ def _spawn_config(settings: Settings) -> SpawnConfig:
     )
 
 
-def _workdir(settings: Settings) -> Callable[[WorkItem], str]:
-    return lambda item: settings.spawn_workdir(item.ref)
+def _workdir(settings: Settings) -> Callable[[WorkItem, str], str]:
+    return lambda item, workspace: settings.spawn_workdir(item.ref, workspace)
 
 
 def _close_config(settings: Settings) -> CloseConfig:
@@ -146,7 +146,8 @@ def _configs(settings: Settings) -> Configs:
     """What the settings say each use case does."""
     return Configs(
         spawn=_spawn_config(settings),
-        workspace=_workspace_config(settings),
+        workspace=_workspace_config(settings, settings.routing.workspace),
+        workspaces={name: _workspace_config(settings, w) for name, w in settings.routing.workspaces.items()},
         close=_close_config(settings),
         poll=_poll_config(settings),
         authorized=settings.authorized,
@@ -271,8 +272,9 @@ def _sandbox(settings: Settings, clock: SystemClock) -> SandboxTracker:
     return SandboxTracker(path=settings.state_root / "sandbox.sqlite3", clock=clock.now)
 
 
-def _workspace_port(settings: Settings) -> GitWorkspaces:
-    workspace = settings.routing.workspace
+def _workspace_port(settings: Settings, workspace: WorkspaceSettings) -> GitWorkspaces:
+    """A workspace's git: every one's clones under the one `<state.root>/clones` (one per repository,
+    its lock shared), each with its own clone URL, setup environment and ignored files worth keeping."""
     return GitWorkspaces(
         root=settings.state_root.absolute() / "clones",
         url_template=workspace.clone_url,
@@ -281,6 +283,10 @@ def _workspace_port(settings: Settings) -> GitWorkspaces:
         keep_ignored=workspace.keep_ignored,
         setup_env=workspace.setup_env,
     )
+
+
+def _named_workspace_ports(settings: Settings) -> dict[str, GitWorkspaces]:
+    return {name: _workspace_port(settings, workspace) for name, workspace in settings.routing.workspaces.items()}
 
 
 def receipt_channels(ask_wait_seconds: float) -> dict[str, Channel]:
@@ -399,6 +405,10 @@ class _Adapters:
         return cast(WorkspacePort, self._c.workspace_port())
 
     @property
+    def named_workspaces(self) -> Mapping[str, WorkspacePort]:
+        return cast(Mapping[str, WorkspacePort], self._c.named_workspace_ports())
+
+    @property
     def trackers(self) -> Mapping[str, TrackerPort]:
         return cast(Mapping[str, TrackerPort], self._c.trackers())
 
@@ -427,7 +437,8 @@ class Container(containers.DeclarativeContainer):
     sandbox = providers.Singleton(_sandbox, settings, clock)
     trackers = providers.Dict(github=github, sandbox=sandbox)
     tracker_for = providers.Callable(_tracker_for, settings, trackers)
-    workspace_port = providers.Singleton(_workspace_port, settings)
+    workspace_port = providers.Singleton(_workspace_port, settings, settings.provided.routing.workspace)
+    named_workspace_ports = providers.Singleton(_named_workspace_ports, settings)
     receipts = providers.Singleton(_receipts, settings)
     trust = providers.Singleton(_trust)
 

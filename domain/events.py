@@ -77,7 +77,11 @@ class Event(enum.Enum):
         "session-stopped, session-closed — names its `author` and the `rule`: the-loop stop, sessions close); "
         "never retried.",
     )
-    SESSION_SPAWNED = ("session.spawned", "A new tmux session was started for a work item (fresh conversation).")
+    SESSION_SPAWNED = (
+        "session.spawned",
+        "A new tmux session was started for a work item (fresh conversation); `chosen_by` says what gave it its "
+        "harness: `routing.rules[i]`, `routing.defaultHarness`, or `a start naming it`.",
+    )
     SESSION_HARNESS_CHANGED = (
         "session.harness_changed",
         "A start naming a harness (`by`: `control`, a `the-loop start <harness>` comment, or `operator`, `sessions "
@@ -98,6 +102,12 @@ class Event(enum.Enum):
         "routing.unmatched",
         "No routing rule covers a work item that would get a session, and there is no default harness: its "
         "comments wait (told once on the item) until `the-loop start <harness>` or a rule covers it.",
+    )
+    SESSION_HARNESS_UNCONFIGURED = (
+        "session.harness_unconfigured",
+        "The harness an item's session record names (`harness`) is in the configuration no more: its agent is "
+        "neither started nor written to, and its comments wait (told once on the item) until `the-loop start "
+        "<harness>` gives it another or the harness is defined again.",
     )
     SESSION_SPAWN_FAILED = (
         "session.spawn_failed",
@@ -227,7 +237,8 @@ class Event(enum.Enum):
     CONTROL_REFUSED = (
         "control.refused",
         "`the-loop start` was not done (`reason`): it met a session an operator closed (only `sessions reopen` "
-        "undoes that), it named no configured harness, or the running harness could not be ended.",
+        "undoes that), it named no configured harness, it named none for an item that has no agent (no rule "
+        "covers it, no default harness), or the running harness could not be ended.",
     )
     POLL_NOT_FOR_AGENT = (
         "poll.not_for_agent",

@@ -96,7 +96,9 @@ class Ledger:
     stopped: bool = False  # `the-loop stop`: later comments are not delivered until `the-loop start`
     turns: tuple[Turn, ...] = ()  # delivered comments whose agent turn has not been seen to end
     horizon: datetime | None = None  # pruned: a comment written before it is history, its id dropped
-    unrouted_noticed: bool = False  # no rule and no default harness cover it: the item was told once
+    # the item was told it has no agent (no rule and no default harness cover it, or its recorded harness
+    # is configured no more), once since it last had one
+    unrouted_noticed: bool = False
 
     @classmethod
     def first_sight(

@@ -295,6 +295,7 @@ class SessionRecord:
     # the item's title when it was last spawned: a closed item leaves the listing that names it
     title: str = ""
     permission_mode: str = ""  # a routing rule's over its harness's own, kept for every spawn ("": its own)
+    workspace: str = ""  # the `routing.workspaces` entry its folder was made by, for life ("": `routing.workspace`)
 
     @property
     def slug(self) -> str:

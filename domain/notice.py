@@ -119,6 +119,37 @@ def unknown_harness_reply(known: tuple[str, ...]) -> str:
     )
 
 
+def no_agent_start_reply(known: tuple[str, ...], *, was: str = "") -> str:
+    """`the-loop start` named no harness on an item that has no agent (no routing rule covers it and no
+    default harness, or `was`, its recorded harness, is configured no more): how to name one, from the
+    configured ones; never what was written."""
+    names = ", ".join(f"`{name}`" for name in known)
+    why = (
+        f"its agent **{was}** is in the configuration no more"
+        if was
+        else "none of the-loop's routing rules (`routing.rules`) covers it, and there is no default harness "
+        "(`routing.defaultHarness`)"
+    )
+    return (
+        f"{_HEADER}This item has **no agent configured** for a plain `the-loop start`: {why}. Nothing was done, "
+        "and it was not passed to the agent; its other comments are kept.\n\n"
+        f"Name the agent to start: `the-loop start <harness>`, one of {names}.\n"
+    )
+
+
+def harness_gone_notice(item: WorkItemRef, *, harness: str, known: tuple[str, ...]) -> str:
+    """The harness the item's agent was started with is configured no more: said once per item.
+    `harness` is the name the configuration gave it, never a comment's text."""
+    names = ", ".join(f"`{name}`" for name in known)
+    return (
+        f"{_HEADER}This item's agent **{harness}** is in the configuration no more (the operator of the-loop "
+        "removed it): it is neither started nor written to. Its comments are kept, not lost; they are delivered "
+        "once it has an agent.\n\n"
+        f"To give it one, an authorized author writes `the-loop start <harness>`, one of {names}; or the operator "
+        f"defines {harness} again (item: {item}).\n"
+    )
+
+
 def closed_notice(comment: Comment) -> str:
     """Said once per period an operator keeps the item's session closed, naming the comment that
     found it closed — never its text."""

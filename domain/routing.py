@@ -1,8 +1,9 @@
 """Which agent an item gets: the first routing rule that matches it, else the default harness.
 
 A rule names repositories (globs over `owner/repo`, or `host/owner/repo`) and labels (any of them);
-a rule that names neither matches every item. An item's harness is chosen once, at its first
-spawn, and recorded: a rule changed later never moves a live conversation to another agent.
+a rule that names neither matches every item. An item's harness and workspace are chosen once, at
+its first spawn, and recorded: a rule changed later never moves a live conversation to another
+agent, nor its folder elsewhere.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ class Rule:
     repos: tuple[RepoPattern, ...] = ()
     labels: frozenset[str] = frozenset()  # casefolded
     permission_mode: str = ""  # "": the harness's own
+    workspace: str = ""  # a `routing.workspaces` entry its items' folders are made by ("": `routing.workspace`)
 
     def matches(self, item: WorkItem) -> bool:
         if self.repos and not any(pattern.matches(item.ref.repo) for pattern in self.repos):
@@ -74,23 +76,48 @@ class Rule:
 
 @dataclass(frozen=True, slots=True)
 class Route:
-    """The harness an item gets, and which rule chose it (None: the default harness)."""
+    """The harness an item gets, the workspace its folder is made by, and what chose them: a rule
+    (its index), the default harness (None, in the default workspace), or a start naming the harness."""
 
     harness: str
     permission_mode: str = ""
     rule: int | None = None
+    workspace: str = ""  # "": `routing.workspace`
+    named: bool = False  # a start named the harness (`the-loop start codex`): over the rules
 
     @property
     def chosen_by(self) -> str:
-        return "defaultHarness" if self.rule is None else f"routing.rules[{self.rule}]"
+        """What chose the harness, as the event log says it."""
+        if self.named:
+            return "a start naming it"
+        return "routing.defaultHarness" if self.rule is None else f"routing.rules[{self.rule}]"
 
 
 def route_of(rules: Iterable[Rule], default: str, item: WorkItem) -> Route | None:
     """The first rule matching `item`, else the default harness; None when neither covers it."""
     for index, rule in enumerate(rules):
         if rule.matches(item):
-            return Route(rule.harness, rule.permission_mode, index)
+            return Route(rule.harness, rule.permission_mode, index, rule.workspace)
     return Route(default) if default else None
+
+
+@dataclass(frozen=True, slots=True)
+class Routing:
+    """What the configuration says of an item's agent: the rules in order, the default harness ("":
+    none), and the harnesses it defines (a recorded harness outside them is configured no more)."""
+
+    rules: tuple[Rule, ...] = ()
+    default: str = ""
+    harnesses: frozenset[str] = frozenset()
+
+    def route(self, item: WorkItem) -> Route | None:
+        return route_of(self.rules, self.default, item)
+
+    def mode_for(self, item: WorkItem, harness: str) -> str:
+        return mode_for(self.rules, item, harness)
+
+    def configured(self, harness: str) -> bool:
+        return harness in self.harnesses
 
 
 def mode_for(rules: Iterable[Rule], item: WorkItem, harness: str) -> str:

@@ -202,6 +202,7 @@ def encode_session(record: SessionRecord) -> str:
             "park": _park_to_json(record.park),
             "harness_group": record.harness_group,
             "permission_mode": record.permission_mode,
+            "workspace": record.workspace,
             "title": record.title,
         }
     )
@@ -280,6 +281,7 @@ def decode_session(text: str, *, version: int) -> SessionRecord:
         closed_notice=data.get("closed_notice", ""),
         harness_group=data.get("harness_group", ""),  # records from before harness groups were kept have none
         permission_mode=data.get("permission_mode", ""),  # records from before routing rules have none
+        workspace=data.get("workspace", ""),  # nor a workspace, before rules named one
         host=data.get("host", ""),  # records from before clusters ran on the one host there was
         previous_host=data.get("previous_host", ""),
         # a record from before names were injective keeps the names its session, receipts and

@@ -12,11 +12,11 @@ from adapters.agents.doctor import Check, Found, HarnessDoctor, HarnessProbe, Ma
 from adapters.harnesses import doctors
 from app.config.settings import Settings
 from domain.errors import LoopError, MissingVariable
-from domain.model import HarnessSpec, SessionRecord
+from domain.model import HarnessSpec, SessionRecord, SessionStatus
 from domain.refs import RepoRef
 from domain.workspace import WorkspaceMode, clone_url
 
-__all__ = ["Check", "DoctorProbe", "Mark", "diagnose", "parked_checks"]
+__all__ = ["Check", "DoctorProbe", "Mark", "diagnose", "parked_checks", "unconfigured_checks"]
 
 
 class DoctorProbe(HarnessProbe, Protocol):
@@ -96,7 +96,8 @@ def _routing(settings: Settings) -> Iterator[Check]:
             part for part in (", ".join(rule.repos), " or ".join(f"label {label}" for label in rule.labels)) if part
         )
         mode = f" ({rule.permission_mode})" if rule.permission_mode else ""
-        said.append(f"rules[{index}]: {covers or 'every item'} → {rule.harness}{mode}")
+        workspace = f" in workspace {rule.workspace}" if rule.workspace else ""
+        said.append(f"rules[{index}]: {covers or 'every item'} → {rule.harness}{mode}{workspace}")
     default = settings.routing.default_harness
     said.append(f"else → {default}" if default else "else: no agent (an item no rule covers waits, told once)")
     if default == "demo":
@@ -188,15 +189,25 @@ def _webhook(settings: Settings, probe: DoctorProbe) -> Iterator[Check]:
 def _spawn_workdir(settings: Settings) -> Iterator[Check]:
     """Items sharing one folder share one checkout, each agent editing under the others' feet (the
     sandbox demo's items only talk, so its folder may be shared)."""
-    workdir = settings.routing.spawn_workdir
-    if "{slug}" in workdir or not any(source.provider != "sandbox" for source in settings.sources()):
+    if not any(source.provider != "sandbox" for source in settings.sources()):
         return
-    yield Check(
-        Mark.FAILED,
-        "spawnWorkdir",
-        f"{workdir!r} has no {{slug}}: the agents of all the items would work in one folder",
-        "put {slug} in routing.spawnWorkdir, e.g. ~/the-loop/work/{slug}",
-    )
+    workdir = settings.routing.spawn_workdir
+    if "{slug}" not in workdir:
+        yield Check(
+            Mark.FAILED,
+            "spawnWorkdir",
+            f"{workdir!r} has no {{slug}}: the agents of all the items would work in one folder",
+            "put {slug} in routing.spawnWorkdir, e.g. ~/the-loop/work/{slug}",
+        )
+    for name, workspace in settings.routing.workspaces.items():
+        key = f"routing.workspaces.{name}.spawnWorkdir"
+        if "{slug}" not in workspace.spawn_workdir:
+            yield Check(
+                Mark.FAILED,
+                key,
+                f"{workspace.spawn_workdir!r} has no {{slug}}: the agents of all its items would work in one folder",
+                f"put {{slug}} in {key}, e.g. ~/the-loop/work/{{slug}}",
+            )
 
 
 def _github(settings: Settings, probe: DoctorProbe) -> Iterator[Check]:
@@ -221,18 +232,39 @@ def _github(settings: Settings, probe: DoctorProbe) -> Iterator[Check]:
 
 
 def _workspaces(settings: Settings, probe: DoctorProbe) -> Iterator[Check]:
-    """With worktrees: git itself, and each repository's clone URL answering."""
-    workspace = settings.routing.workspace
-    if workspace.mode is not WorkspaceMode.WORKTREE:
+    """With worktrees: git itself, and the clone URL of each repository a worktree is cut from."""
+    clones = _clones(settings)
+    if not clones:
         return
     git = check("git", partial(probe.version, "git"), "install git (apt install git)")
     yield git
     if git.mark is Mark.FAILED:
         return
     gh = settings.integrations.github.cli.binary
-    fix = "check routing.workspace.cloneUrl; for https, that gh is logged in and can read the repository"
-    for repo in dict.fromkeys(source.repo for source in settings.sources()):
-        yield check(f"clone {repo}", partial(_remote, probe, workspace.clone_url, repo, gh), fix)
+    for (template, repo), key in clones.items():
+        subject = f"clone {repo}" if key == DEFAULT_WORKSPACE else f"clone {repo} ({key})"
+        fix = f"check {key}.cloneUrl; for https, that gh is logged in and can read the repository"
+        yield check(subject, partial(_remote, probe, template, repo, gh), fix)
+
+
+DEFAULT_WORKSPACE = "routing.workspace"
+
+
+def _clones(settings: Settings) -> dict[tuple[str, RepoRef], str]:
+    """Each clone URL and repository a worktree may be cut from, with the workspace that says so:
+    the default's for every watched repository, a named one's for those its rules cover."""
+    repos = list(dict.fromkeys(source.repo for source in settings.sources()))
+    clones: dict[tuple[str, RepoRef], str] = {}
+    if settings.routing.workspace.mode is WorkspaceMode.WORKTREE:
+        clones.update({(settings.routing.workspace.clone_url, repo): DEFAULT_WORKSPACE for repo in repos})
+    for name, workspace in settings.routing.workspaces.items():
+        rules = [rule for rule in settings.routing_rules if rule.workspace == name]
+        if workspace.mode is not WorkspaceMode.WORKTREE:
+            continue
+        for repo in repos:
+            if any(not rule.repos or any(pattern.matches(repo) for pattern in rule.repos) for rule in rules):
+                clones.setdefault((workspace.clone_url, repo), f"routing.workspaces.{name}")
+    return clones
 
 
 def _remote(probe: DoctorProbe, template: str, repo: RepoRef, gh: str) -> str:
@@ -241,6 +273,25 @@ def _remote(probe: DoctorProbe, template: str, repo: RepoRef, gh: str) -> str:
     except ValueError as error:
         raise LoopError(str(error)) from None
     return probe.git_remote(url, gh)
+
+
+def unconfigured_checks(settings: Settings, records: Iterable[SessionRecord]) -> Iterator[Check]:
+    """An item keeps the harness of its first spawn: one whose harness the configuration defines no
+    more is not started (its comments wait) until a start names another. One line each; a closed
+    item's is said when it is watched again."""
+    known = set(settings.harness_names)
+    choices = ", ".join(settings.startable_harnesses)
+    for record in records:
+        if record.harness in known or record.status is SessionStatus.CLOSED:
+            continue
+        yield Check(
+            Mark.WARNING,
+            f"agent of {record.item}",
+            f"its harness {record.harness} is in the configuration no more: its agent is not started nor written "
+            "to, and its comments wait",
+            f"write `the-loop start <harness>` on it, or run `the-loop sessions start --work-item {record.item} "
+            f"--harness <harness>` (<harness>: {choices}); or define routing.harnesses.{record.harness} again",
+        )
 
 
 def parked_checks(records: Iterable[SessionRecord]) -> Iterator[Check]:

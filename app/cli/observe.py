@@ -85,7 +85,14 @@ def add_doctor(commands: Commands) -> None:
 
 
 def run_doctor(args: argparse.Namespace, context: CliContext) -> int:
-    from app.cli.doctor import Check, DoctorProbe, Mark, diagnose, parked_checks  # the settings model: only when run
+    from app.cli.doctor import (  # the settings model: only when run
+        Check,
+        DoctorProbe,
+        Mark,
+        diagnose,
+        parked_checks,
+        unconfigured_checks,
+    )
     from app.cli.doctor_fix import repair
 
     if args.yes and not args.fix:
@@ -95,7 +102,8 @@ def run_doctor(args: argparse.Namespace, context: CliContext) -> int:
     def run(shown: Callable[[Check], bool]) -> list[Check]:
         checks = diagnose(context.settings, origin=context.loaded.origin, probe=probe, environ=os.environ)
         if context.container.store_present():  # never creates a store to look at it
-            checks = itertools.chain(checks, parked_checks(context.provided("store").sessions()))
+            records = context.provided("store").sessions()
+            checks = itertools.chain(checks, unconfigured_checks(context.settings, records), parked_checks(records))
         found = []
         for check in checks:
             if shown(check):

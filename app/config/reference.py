@@ -84,8 +84,7 @@ def _leaves(model: type[BaseModel], path: tuple[str, ...]) -> Iterator[tuple[tup
         entry = _model_of(args[-1] if origin is dict else args[0] if origin is tuple and args else None)
         section = _model_of(field.annotation)
         if entry is not None:
-            if origin is tuple:
-                yield key, field
+            yield key, field  # the list or the mapping itself, with what it is for
             yield from _leaves(entry, (*key, "<name>" if origin is dict else "[]"))
         elif section is not None:
             yield from _leaves(section, key)
@@ -96,7 +95,8 @@ def _leaves(model: type[BaseModel], path: tuple[str, ...]) -> Iterator[tuple[tup
 def _row(key: tuple[str, ...], field: Any) -> str:
     dotted = ".".join(key).replace(".[]", "[]")
     variable = "" if "[]" in key else f"`{env_name(key)}`"
-    return f"| `{dotted}` | {_default(field.default)} | {variable} | {_cell(field.description or '')} |"
+    default = _default(field.get_default(call_default_factory=True))
+    return f"| `{dotted}` | {default} | {variable} | {_cell(field.description or '')} |"
 
 
 def _default(value: Any) -> str:

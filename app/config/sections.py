@@ -20,6 +20,7 @@ from domain.refs import DEFAULT_HOST, RepoRef
 from domain.routing import RepoPattern
 from domain.workspace import DEFAULT_CLONE_URL, DEFAULT_KEEP_IGNORED, WorkspaceMode, check_clone_url
 
+SLUG_PLACEHOLDER = "{slug}"  # in a spawn folder: the item's slug
 _LOGIN = re.compile(r"[A-Za-z0-9_.\[\]-]+")  # GitHub's, an Enterprise's `_shortcode`, an app's `[bot]`
 _USER_HOST = re.compile(r"[A-Za-z0-9.-]+(?::[0-9]{1,5})?")
 GitHubReaction = Literal["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"]
@@ -246,6 +247,22 @@ class WorkspaceSettings(Section):
     )
 
 
+class NamedWorkspaceSettings(WorkspaceSettings):
+    """One `routing.workspaces` entry: a workspace whole (a key it does not give has its own default,
+    not `routing.workspace`'s), and where its items' folders go."""
+
+    spawn_workdir: str = Field(
+        description="Working directory of its items' sessions, as `routing.spawnWorkdir` says it (`{slug}` is the "
+        "item's slug; created when missing).",
+    )
+
+    @model_validator(mode="after")
+    def _one_worktree_per_item(self) -> NamedWorkspaceSettings:
+        if self.mode is WorkspaceMode.WORKTREE and SLUG_PLACEHOLDER not in self.spawn_workdir:
+            raise ValueError("spawnWorkdir: must contain {slug} when mode is worktree (each item needs its own folder)")
+        return self
+
+
 def _repo_pattern(text: str) -> str:
     RepoPattern.parse(text, host=DEFAULT_HOST)  # raises BadPattern, a ValueError: pydantic names the key
     return text.strip()
@@ -267,6 +284,11 @@ class RuleSettings(Section):
         default=None,
         description="Claude Code's `--permission-mode` for its items, over the harness's own `permissionMode` "
         "(only for a harness with `receipts: claude`).",
+    )
+    workspace: str = Field(
+        default="",
+        description="A key of `routing.workspaces`: its items' folders are made as that entry says (where, and "
+        "what they hold) instead of by `routing.workspace` and `routing.spawnWorkdir`. Empty: by those.",
     )
 
 
@@ -290,8 +312,9 @@ class RoutingSettings(Section):
     rules: tuple[RuleSettings, ...] = Field(
         default=(),
         description="Which agent an item gets, in order: the first rule whose `repos` and `labels` match the item "
-        "picks its harness (and overrides), else `defaultHarness`. An item keeps the harness of its first spawn "
-        "(a changed rule never moves a live conversation); `the-loop start <harness>` changes it.",
+        "picks its harness (and overrides) and its workspace, else `defaultHarness` in `workspace`. An item keeps "
+        "the harness and the workspace of its first spawn (a changed rule never moves a live conversation, nor its "
+        "folder); `the-loop start <harness>` changes its harness, never its folder.",
     )
     harnesses: Annotated[dict[str, HarnessSettings], AfterValidator(check_harnesses)] = Field(
         default_factory=dict,
@@ -328,6 +351,11 @@ class RoutingSettings(Section):
     workspace: WorkspaceSettings = Field(
         default=WorkspaceSettings(), description="What each work item's folder holds: nothing, or a git worktree."
     )
+    workspaces: dict[str, NamedWorkspaceSettings] = Field(
+        default_factory=dict,
+        description="More workspaces by name, for the items of a rule that names one (`rules[].workspace`): each "
+        "has the keys of `workspace` and its own `spawnWorkdir`. See docs/workspaces.md.",
+    )
 
     @model_validator(mode="after")
     def _default_harness_is_known(self) -> RoutingSettings:
@@ -362,8 +390,16 @@ class RoutingSettings(Section):
         return self
 
     @model_validator(mode="after")
+    def _rules_name_known_workspaces(self) -> RoutingSettings:
+        for index, rule in enumerate(self.rules):
+            if rule.workspace and rule.workspace not in self.workspaces:
+                known = f"known: {', '.join(sorted(self.workspaces))}" if self.workspaces else "none in `workspaces`"
+                raise ValueError(f"rules[{index}].workspace: unknown workspace {rule.workspace!r} ({known})")
+        return self
+
+    @model_validator(mode="after")
     def _one_worktree_per_item(self) -> RoutingSettings:
-        if self.workspace.mode is WorkspaceMode.WORKTREE and "{slug}" not in self.spawn_workdir:
+        if self.workspace.mode is WorkspaceMode.WORKTREE and SLUG_PLACEHOLDER not in self.spawn_workdir:
             raise ValueError(
                 "spawnWorkdir: must contain {slug} when workspace.mode is worktree (each item needs its own folder)"
             )

@@ -21,6 +21,7 @@ from app.config.harnesses import (
     merge_harnesses,
 )
 from app.config.sections import (
+    SLUG_PLACEHOLDER,
     ClusterSettings,
     EventLogSettings,
     IntegrationSettings,
@@ -39,7 +40,6 @@ from domain.refs import DEFAULT_HOST, RepoRef, WorkItemRef
 from domain.routing import RepoPattern, Rule
 
 PYTHON_PLACEHOLDER = "{python}"
-SLUG_PLACEHOLDER = "{slug}"
 
 # What runs with no config file at all: a sandbox anyone can try, on a private tmux server.
 EMBEDDED_DEFAULTS: Mapping[str, Any] = {
@@ -137,6 +137,7 @@ class Settings(BaseSettings):
                 repos=tuple(RepoPattern.parse(text, host=host) for text in rule.repos),
                 labels=frozenset(label.casefold() for label in rule.labels),
                 permission_mode=rule.permission_mode or "",
+                workspace=rule.workspace,
             )
             for rule in self.routing.rules
         )
@@ -210,9 +211,12 @@ class Settings(BaseSettings):
             for text in s.repos
         ]
 
-    def spawn_workdir(self, item: WorkItemRef) -> str:
-        """The absolute working directory of `item`'s session."""
-        return str(Path(self.routing.spawn_workdir.replace(SLUG_PLACEHOLDER, item.slug)).expanduser().absolute())
+    def spawn_workdir(self, item: WorkItemRef, workspace: str = "") -> str:
+        """The absolute working directory of `item`'s session, in the workspace `workspace` names
+        ("", or one configured no more: `routing.spawnWorkdir`)."""
+        named = self.routing.workspaces.get(workspace) if workspace else None
+        template = named.spawn_workdir if named is not None else self.routing.spawn_workdir
+        return str(Path(template.replace(SLUG_PLACEHOLDER, item.slug)).expanduser().absolute())
 
     def reaction_content(self, reaction: Reaction) -> str | None:
         """GitHub's reaction content for `reaction`, or None when reactions are disabled."""

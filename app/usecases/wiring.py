@@ -53,6 +53,7 @@ from domain.ports import (
     WorkspacePort,
 )
 from domain.refs import WorkItemRef
+from domain.routing import Routing
 from domain.webhook import InboxLimits
 
 
@@ -79,7 +80,9 @@ class Ports(Protocol):
     @property
     def trust(self) -> TrustPort: ...
     @property
-    def workspace(self) -> WorkspacePort: ...
+    def workspace(self) -> WorkspacePort: ...  # the default workspace's (`routing.workspace`)
+    @property
+    def named_workspaces(self) -> Mapping[str, WorkspacePort]: ...  # each of `routing.workspaces`, by name
     @property
     def trackers(self) -> Mapping[str, TrackerPort]: ...
     @property
@@ -102,6 +105,7 @@ class PortSet:
     workspace: WorkspacePort
     trackers: Mapping[str, TrackerPort]
     tracker_for: Callable[[WorkItemRef], TrackerPort]
+    named_workspaces: Mapping[str, WorkspacePort] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +119,7 @@ class Configs:
     poll: PollConfig
     authorized: Authorized
     version: str
-    workdir: Callable[[WorkItem], str]
+    workdir: Callable[[WorkItem, str], str]  # an item's folder in a workspace ("": the default one)
     host: str = ""  # this host's id where hosts share the work ("": one host)
     secret: str | None = None  # keys the receipt tags; None: the store's own
     trigger: str = ""
@@ -131,6 +135,7 @@ class Configs:
     interval_seconds: float = 0.0  # the poll interval
     inbox_limits: InboxLimits = field(default_factory=InboxLimits)
     heartbeat_key: str = HEARTBEAT
+    workspaces: Mapping[str, WorkspaceConfig] = field(default_factory=dict)  # `routing.workspaces`, by name
 
 
 class UseCases:
@@ -177,15 +182,20 @@ class UseCases:
 
     @cached_property
     def workspaces(self) -> Workspaces:
-        ports = self.ports
+        ports, configs = self.ports, self.configs
+        named = {name: (config, ports.named_workspaces[name]) for name, config in configs.workspaces.items()}
         return Workspaces(
-            port=ports.workspace, tmux=self.tmux, uow=self.uow, config=self.configs.workspace,
-            tracker_for=ports.tracker_for,
+            port=ports.workspace, tmux=self.tmux, uow=self.uow, config=configs.workspace,
+            tracker_for=ports.tracker_for, named=named,
         )  # fmt: skip
 
     @cached_property
     def watch(self) -> HarnessWatch:
         return HarnessWatch(tmux=self.tmux, receipts=self.ports.receipts, clock=self.ports.clock)
+
+    @cached_property
+    def routing(self) -> Routing:
+        return self.configs.spawn.routing
 
     @cached_property
     def spawner(self) -> Spawner:
@@ -229,7 +239,7 @@ class UseCases:
             tmux=self.tmux, uow=self.uow, closer=self.closer,
             watch=self.watch, feedback=self.feedback, harness=self.spawner.harness,
             config=ControlConfig(keep_session_on_close=self.configs.close.keep_session_on_close),
-            switch=self.switch, asks=self.asks,
+            switch=self.switch, routing=self.routing, asks=self.asks,
         )  # fmt: skip
 
     @cached_property
@@ -246,6 +256,7 @@ class UseCases:
             uow=self.uow, dispatcher=self.dispatcher, watch=self.watch,
             receipts=ports.receipts, feedback=self.feedback, tracker_for=ports.tracker_for,
             config=DeliveryConfig(max_retries=configs.max_retries, version=configs.version, secret=self.secret),
+            routing=self.routing,
         )  # fmt: skip
 
     @cached_property
@@ -271,6 +282,7 @@ class UseCases:
             uow=self.uow, intake=self.intake, delivery=self.delivery,
             controls=self.controls, watch=self.watch, feedback=self.feedback, parking=self.parking, asks=self.asks,
             switch=self.switch, config=WorkerConfig(secret=self.secret, trigger=configs.trigger, host=configs.host),
+            routing=self.routing,
         )  # fmt: skip
 
     @cached_property

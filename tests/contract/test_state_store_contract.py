@@ -109,7 +109,7 @@ def record(item: WorkItemRef = ITEM, **changes: Any) -> SessionRecord:
         created_at=T0, updated_at=T0 + timedelta(hours=1), last_event="dispatch.succeeded",
         spawn_id="0f" * 16, spawned_at=T0, spawned_monotonic=81234.567891, closed_by=ClosedBy.OPERATOR,
         blocked_notice="123-4", closed_notice="88", host="host-b", previous_host="host-a", naming=Naming.LEGACY,
-        permission_mode="plan",
+        permission_mode="plan", workspace="api",
     )  # fmt: skip
     return replace(base, **changes)
 

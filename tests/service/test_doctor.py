@@ -204,6 +204,36 @@ def test_without_worktrees_git_is_not_checked() -> None:
     assert not any(c.subject in {"git"} or c.subject.startswith("clone ") for c in found)
 
 
+API_WORKTREES = {
+    **GITHUB,
+    "routing": {
+        "spawnWorkdir": "/w/{slug}",
+        "workspaces": {"api": {"mode": "worktree", "spawnWorkdir": "/api/{slug}", "cloneUrl": "file:///m/{repo}"}},
+        "rules": [{"repos": ["o/a"], "harness": "demo", "workspace": "api"}],
+    },
+}
+
+
+def test_a_rules_worktree_workspace_has_git_and_the_clone_url_of_each_repository_it_covers_checked() -> None:
+    found = checks(API_WORKTREES, FakeMachine(missing={"file:///m/a"}))
+
+    assert [c.line() for c in found if c.subject == "git" or c.subject.startswith("clone ")] == [
+        "✓ git: git 9.9",
+        "✗ clone o/a (routing.workspaces.api): git ls-remote file:///m/a: fatal: repository 'file:///m/a' not "
+        "found — fix: check routing.workspaces.api.cloneUrl; for https, that gh is logged in and can read the "
+        "repository",
+    ]  # o/b: no rule gives it that workspace, and the default makes no worktrees
+
+
+def test_a_workspace_spawn_workdir_every_item_would_share_is_a_failure() -> None:
+    routing = {"spawnWorkdir": "/w/{slug}", "workspaces": {"api": {"spawnWorkdir": "~/api"}}}
+    document = {"polling": GITHUB["polling"], "routing": routing}
+    assert failed_lines(checks(document, FakeMachine())) == [
+        "✗ routing.workspaces.api.spawnWorkdir: '~/api' has no {slug}: the agents of all its items would work in "
+        "one folder — fix: put {slug} in routing.workspaces.api.spawnWorkdir, e.g. ~/the-loop/work/{slug}"
+    ]
+
+
 CLAUDE = {**SANDBOX, "routing": {"defaultHarness": "claude"}}
 KEPT = {"routing": {"defaultHarness": "claude", "harnesses": {"claude": {"env": {"DISABLE_AUTOUPDATER": "1"}}}}}
 READY = {**SANDBOX, **KEPT}  # Claude Code kept at its version, as docs/claude-code-production.md says
@@ -378,6 +408,29 @@ def test_a_parked_agent_is_told_only_its_own_harnesss_way_to_renew_its_credentia
     assert check.fix == "renew the harness's API key or login, then write `the-loop resume` on github:acme/widgets#8"
 
 
+def test_doctor_names_each_item_whose_harness_the_configuration_has_no_more_and_what_to_do() -> None:
+    from app.cli.doctor import unconfigured_checks
+    from domain.model import SessionRecord, SessionStatus
+    from domain.refs import WorkItemRef
+
+    settings = Settings(**{**SANDBOX, "routing": {"defaultHarness": "claude"}})
+    item = WorkItemRef.parse("github:acme/api#1")
+    gone = SessionRecord(item, "hal", "sid", "/w")
+    running = SessionRecord(WorkItemRef.parse("github:acme/api#2"), "claude", "sid", "/w")
+    built_in = SessionRecord(WorkItemRef.parse("github:acme/api#3"), "codex", "sid", "/w")  # it still starts
+    closed = SessionRecord(WorkItemRef.parse("github:acme/api#4"), "hal", "sid", "/w", status=SessionStatus.CLOSED)
+
+    (check,) = unconfigured_checks(settings, [gone, running, built_in, closed])
+
+    assert check.mark is Mark.WARNING
+    assert check.line() == (
+        "! agent of github:acme/api#1: its harness hal is in the configuration no more: its agent is not started "
+        "nor written to, and its comments wait — fix: write `the-loop start <harness>` on it, or run `the-loop "
+        "sessions start --work-item github:acme/api#1 --harness <harness>` (<harness>: claude); or define "
+        "routing.harnesses.hal again"
+    )
+
+
 CODEX = {**SANDBOX, "routing": {"defaultHarness": "codex"}}
 CODEX_AUTH, CODEX_CONFIG = Path("/home/loop/.codex/auth.json"), Path("/home/loop/.codex/config.toml")
 
@@ -541,15 +594,18 @@ def test_a_first_run_that_cannot_reach_the_service_is_explained_and_doctor_fix_o
 def test_every_harness_a_routing_rule_can_pick_is_checked_and_the_rules_are_said_in_order() -> None:
     rules = [
         {"repos": ["acme/api"], "harness": "claude", "permissionMode": "plan"},
-        {"labels": ["codex"], "harness": "codex"},
+        {"labels": ["codex"], "harness": "codex", "workspace": "review"},
     ]
-    document = {**SANDBOX, "routing": {"defaultHarness": "", "rules": rules}}
+    workspaces = {"review": {"spawnWorkdir": "/review/{slug}"}}
+    document = {**SANDBOX, "routing": {"defaultHarness": "", "rules": rules, "workspaces": workspaces}}
 
     found = checks(document, FakeMachine(missing={"codex"}))
 
     routing = next(c for c in found if c.subject == "routing")
     assert routing.mark is Mark.WARNING  # no default: an item no rule covers waits
-    assert routing.detail.startswith("rules[0]: acme/api → claude (plan); rules[1]: label codex → codex; else: no")
+    assert routing.detail.startswith(
+        "rules[0]: acme/api → claude (plan); rules[1]: label codex → codex in workspace review; else: no"
+    )
     harnesses = {c.subject: c.mark for c in found if c.subject.startswith("harness ") and " " not in c.subject[8:]}
     assert harnesses["harness claude"] is Mark.OK and harnesses["harness codex"] is Mark.FAILED
     assert "harness demo" not in harnesses  # no default harness to check

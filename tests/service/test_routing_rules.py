@@ -7,12 +7,14 @@ from dataclasses import replace
 
 import pytest
 
+from app.usecases.delivery.workspaces import WorkspaceConfig
 from app.usecases.wiring import UseCases
 from domain.errors import TmuxUnanswered
 from domain.events import Event
 from domain.model import AGENT_MARKER, Reaction, SpawnMode
 from domain.refs import RepoRef, WorkItemRef
 from domain.routing import RepoPattern, Rule
+from domain.workspace import WorkspaceMode
 from tests.service.world import CLAUDE, CURSOR, World
 
 API = RepoRef.parse("acme/api")
@@ -311,3 +313,181 @@ def test_the_notice_of_an_item_no_rule_covers_is_said_once_even_when_a_post_fail
 
     assert len([body for body in _notices(world, other) if "no agent configured" in body]) == 1
     assert len(world.events.named(Event.ROUTING_UNMATCHED)) == 1
+
+
+def _workspace_rules(*, api_workspace: str = "api") -> tuple[Rule, ...]:
+    return (Rule("claude", (RepoPattern("github.com", "acme", "api"),), workspace=api_workspace), Rule("codex"))
+
+
+def test_an_item_a_rule_gives_a_workspace_gets_its_folder_there_and_an_item_of_no_such_rule_the_default() -> None:
+    world = _world(
+        rules=_workspace_rules(),
+        named_workspaces={"api": WorkspaceConfig(mode=WorkspaceMode.WORKTREE, setup="npm ci")},
+        workdirs={"api": "/srv/api/{slug}"},
+    )
+    world.git.add_remote(API)
+    api, widget = world.item(1, repo=API), world.item(2)
+
+    world.cycle()
+
+    assert world.session(api).cwd == world.record(api).cwd == f"/srv/api/{api.slug}"
+    assert world.record(api).workspace == "api" and world.git.worktrees[f"/srv/api/{api.slug}"].ready
+    assert world.git.setups == ["npm ci"]
+    assert world.session(widget).cwd == world.record(widget).cwd == f"/work/{widget.slug}"
+    assert world.record(widget).workspace == "" and f"/work/{widget.slug}" not in world.git.worktrees
+
+
+def test_a_changed_rule_never_moves_a_live_items_folder_nor_a_respawned_ones() -> None:
+    world = _world(
+        rules=_workspace_rules(),
+        named_workspaces={"api": WorkspaceConfig(), "web": WorkspaceConfig(mode=WorkspaceMode.WORKTREE)},
+        workdirs={"api": "/srv/api/{slug}", "web": "/srv/web/{slug}"},
+    )
+    world.git.add_remote(API)
+    api = world.item(1, repo=API)
+    world.cycle()
+    _reconfigured(world, rules=_workspace_rules(api_workspace="web"))
+
+    world.vanish(api)  # its session ends: the next comment respawns it
+    world.comment(api, "and then")
+    world.cycle()
+
+    assert world.session(api).cwd == world.record(api).cwd == f"/srv/api/{api.slug}"
+    assert world.record(api).workspace == "api" and world.spawns() == 2
+    assert world.git.worktrees == {}  # made as its own workspace makes folders, never as the rule's now
+
+
+@pytest.mark.parametrize("spawn_mode", [SpawnMode.LABELED, SpawnMode.NEVER])
+def test_a_start_naming_no_harness_on_an_item_with_no_agent_is_refused_saying_how_to_name_one(
+    spawn_mode: SpawnMode,
+) -> None:
+    world = _world(spawn_mode=spawn_mode)
+    other = world.item(3)  # no rule covers it, no default
+    world.cycle()
+    asked = world.comment(other, "the-loop start")
+
+    world.cycle()
+
+    reply = _notices(world, other)[-1]
+    assert "no agent configured" in reply and "`the-loop start <harness>`" in reply and "`claude`, `codex`" in reply
+    assert (asked.id, Reaction.FAILED) in world.tracker.reactions
+    assert [e["reason"] for e in world.events.named(Event.CONTROL_REFUSED)] == ["no agent for the item"]
+    start = world.ledger(other).start  # the labelled item's own start waits for an agent, as before
+    assert (start is None or start.reason == "first-sight") and other.target.name not in world.tmux.sessions
+    said = len(_notices(world, other))
+    world.cycle()
+    assert len(_notices(world, other)) == said  # the reply once, and no start left to try
+
+
+def _harness_removed(world: World) -> None:
+    """The operator removed Claude Code from the configuration and routes acme/api to Codex."""
+    _reconfigured(world, harnesses={"codex": CODEX}, rules=_rules(api="codex"), variants={})
+
+
+def test_an_item_whose_harness_was_removed_waits_told_once_until_a_start_names_another() -> None:
+    world = _world()
+    api = world.item(1, repo=API)
+    world.cycle()
+    _harness_removed(world)
+    waiting = world.comment(api, "go on")
+
+    world.cycle()
+    world.cycle()
+
+    assert not world.events.named(Event.POLL_ITEM_FAILED)
+    assert [e["harness"] for e in world.events.named(Event.SESSION_HARNESS_UNCONFIGURED)] == ["claude"]
+    told = [body for body in _notices(world, api) if "in the configuration no more" in body]
+    assert len(told) == 1 and "`the-loop start <harness>`" in told[0] and "`codex`" in told[0]
+    assert world.ledger(api).attempts(waiting.id) == 0 and world.ledger(api).pending_entry(waiting.id)
+
+    world.comment(api, "the-loop start codex")
+    world.cycle()
+
+    assert (world.record(api).harness, _binary(world, api)) == ("codex", "codex")
+    assert any("go on" in text for text in [world.session(api).prompt, *world.session(api).received])
+
+
+def test_a_plain_start_on_an_item_whose_harness_was_removed_is_refused_naming_the_harnesses() -> None:
+    world = _world()
+    api = world.item(1, repo=API)
+    world.cycle()
+    _harness_removed(world)
+    asked = world.comment(api, "the-loop start")
+
+    world.cycle()
+
+    reply = _notices(world, api)[-1]
+    assert (
+        "**claude** is in the configuration no more" in reply and "`the-loop start <harness>`, one of `codex`" in reply
+    )
+    assert (asked.id, Reaction.FAILED) in world.tracker.reactions
+    assert "no agent for the item" in [e["reason"] for e in world.events.named(Event.CONTROL_REFUSED)]
+    assert not world.events.named(Event.POLL_ITEM_FAILED)
+
+
+def test_a_status_of_an_item_whose_harness_was_removed_says_so() -> None:
+    world = _world()
+    api = world.item(1, repo=API)
+    world.cycle()
+    _harness_removed(world)
+    world.comment(api, "the-loop status")
+
+    world.cycle()
+
+    assert "- Agent: claude, in the configuration no more" in _notices(world, api)[-1]
+    assert not world.events.named(Event.POLL_ITEM_FAILED)
+
+
+def test_the_spawn_event_says_what_chose_the_items_agent() -> None:
+    world = _world(harness="claude")
+    api, second_opinion, other = world.item(1, repo=API), world.item(2, labels=("loop", "codex")), world.item(3)
+    world.cycle()
+    unrouted = _world()
+    named = unrouted.item(3)
+    unrouted.cycle()
+    unrouted.comment(named, "the-loop start codex")
+    unrouted.cycle()
+
+    chosen = {e["work_item"]: e["chosen_by"] for e in world.events.named(Event.SESSION_SPAWNED)}
+    assert chosen == {
+        str(api): "routing.rules[0]",
+        str(second_opinion): "routing.rules[1]",
+        str(other): "routing.defaultHarness",
+    }
+    assert [e["chosen_by"] for e in unrouted.events.named(Event.SESSION_SPAWNED)] == ["a start naming it"]
+
+
+def test_an_item_told_it_had_no_agent_is_told_again_when_the_agent_a_start_gave_it_is_removed() -> None:
+    world = _world()
+    other = world.item(3)  # no rule covers it: told once
+    world.cycle()
+    world.comment(other, "the-loop start codex")
+    world.cycle()
+    _reconfigured(world, harnesses={"claude": CLAUDE}, rules=_rules()[:1])
+    world.comment(other, "more")
+
+    world.cycle()
+
+    assert len(world.events.named(Event.ROUTING_UNMATCHED)) == 1
+    assert [e["harness"] for e in world.events.named(Event.SESSION_HARNESS_UNCONFIGURED)] == ["codex"]
+
+
+def test_a_start_naming_another_harness_keeps_the_workspace_the_items_route_gives_and_a_switch_its_folder() -> None:
+    world = _world(
+        spawn_mode=SpawnMode.NEVER,
+        rules=_workspace_rules(),
+        named_workspaces={"api": WorkspaceConfig()},
+        workdirs={"api": "/srv/api/{slug}"},
+    )
+    api = world.item(1, repo=API)  # not armed: only a start spawns it
+    world.cycle()
+    world.comment(api, "the-loop start codex")
+    world.cycle()
+    assert (world.record(api).harness, world.record(api).workspace) == ("codex", "api")
+
+    world.comment(api, "the-loop start claude")
+    world.cycle()
+
+    record = world.record(api)
+    assert (record.harness, record.workspace) == ("claude", "api")
+    assert world.session(api).cwd == record.cwd == f"/srv/api/{api.slug}"

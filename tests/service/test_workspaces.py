@@ -11,7 +11,8 @@ from app.usecases.delivery.workspaces import WorkspaceConfig
 from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import ItemKind, ItemState, SessionStatus
-from domain.refs import WorkItemRef
+from domain.refs import RepoRef, WorkItemRef
+from domain.routing import RepoPattern, Rule
 from domain.workspace import Dirt, SetupResult, WorkspaceMode, WorkspaceSpec
 from tests.fakes.workspaces import FakeWorkspaces
 from tests.service.world import REPO, World
@@ -238,3 +239,26 @@ def test_a_respawn_waits_for_a_removal_under_way_and_gets_a_fresh_worktree() -> 
     assert world.record(ref).status is SessionStatus.ACTIVE and world.session(ref).cwd == folder
     assert folder in world.git.worktrees and world.git.created == 2  # made afresh after the removal
     assert world.events.names().count(Event.SESSION_RESPAWNED) == 1
+
+
+def test_a_closed_items_worktree_goes_as_the_workspace_its_record_names_says() -> None:
+    gone, kept = RepoRef.parse("acme/api"), REPO
+    world = World(
+        workspace=WORKTREE,  # keeps its worktrees
+        named_workspaces={"api": WorkspaceConfig(WorkspaceMode.WORKTREE, remove_on_close=True)},
+        workdirs={"api": "/srv/api/{slug}"},
+        rules=(Rule("claude", (RepoPattern("github.com", "acme", "api"),), workspace="api"), Rule("claude")),
+        repos=(gone, kept),
+    )
+    for repo in (gone, kept):
+        world.git.add_remote(repo)
+    api, widgets = world.item(1, repo=gone), world.item(2, repo=kept)
+    world.cycle()
+    for ref in (api, widgets):
+        world.tracker.set_state(ref, ItemState.CLOSED)
+
+    world.cycle()
+
+    assert list(world.git.worktrees) == [f"/work/{widgets.slug}"]
+    (removed,) = world.events.named(Event.WORKSPACE_REMOVED)
+    assert removed["path"] == f"/srv/api/{api.slug}"

@@ -57,6 +57,18 @@ CLAUDE = HarnessSpec(
 CURSOR = HarnessSpec("cursor", "cursor-agent", ready_seconds=3, confirm_seconds=3)
 
 
+class _EveryName(dict[str, FakeWorkspaces]):
+    """One fake git for every named workspace: it keeps the worktrees of them all, as one
+    `<state.root>/clones` does."""
+
+    def __init__(self, git: FakeWorkspaces) -> None:
+        super().__init__()
+        self._git = git
+
+    def __missing__(self, name: str) -> FakeWorkspaces:
+        return self._git
+
+
 @dataclass
 class World:
     harness: str = "claude"
@@ -80,6 +92,8 @@ class World:
     trust_port: TrustPort | None = None  # None: `trust`, a FakeTrust (a real ClaudeTrust with real Claude)
     session_ids: Callable[[], str] | None = None  # None: sid-1, sid-2, … (real Claude wants UUIDs)
     workspace: WorkspaceConfig = field(default_factory=WorkspaceConfig)
+    named_workspaces: dict[str, WorkspaceConfig] = field(default_factory=dict)  # routing.workspaces, by name
+    workdirs: dict[str, str] = field(default_factory=dict)  # each named workspace's spawnWorkdir
     git: FakeWorkspaces = field(default_factory=FakeWorkspaces)
     cluster: ClusterPort | None = None  # None: a single host, as the embedded default
     timing: LeaseTiming = field(default_factory=LeaseTiming)
@@ -107,6 +121,7 @@ class World:
             leased_tmux=lambda _leases: self.tmux, cluster=self.cluster, watchdog=self.watchdog,
             receipts=self.receipts, trust=self.trust_port or self.trust, workspace=self.git,
             trackers={"github": self.tracker}, tracker_for=lambda _ref: self.tracker,
+            named_workspaces=_EveryName(self.git),
         )  # fmt: skip
         self.usecases = UseCases(self.ports, self.configs())
 
@@ -130,7 +145,8 @@ class World:
             ),
             authorized=self.authorized_logins,
             version=self.version,
-            workdir=lambda item: self.workdir.replace("{slug}", item.ref.slug),
+            workdir=lambda item, workspace: self.workdirs.get(workspace, self.workdir).replace("{slug}", item.ref.slug),
+            workspaces=self.named_workspaces,
             host=self.host,
             secret=self.secret,
             trigger=self.trigger,

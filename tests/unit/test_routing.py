@@ -77,4 +77,13 @@ def test_a_repository_pattern_that_is_not_one_is_refused_naming_it(text: str) ->
 
 def test_the_route_says_which_rule_chose_it() -> None:
     assert Route("codex", rule=1).chosen_by == "routing.rules[1]"
-    assert Route("demo").chosen_by == "defaultHarness"
+    assert Route("demo").chosen_by == "routing.defaultHarness"
+    assert Route("codex", named=True).chosen_by == "a start naming it"
+
+
+def test_a_rule_naming_a_workspace_gives_its_items_that_workspace_and_the_default_gives_none() -> None:
+    rules = (Rule("claude", (RepoPattern.parse("acme/api", host=GITHUB),), workspace="api"), _rule("codex"))
+
+    assert route_of(rules, "", _item("acme/api")) == Route("claude", "", 0, workspace="api")
+    assert route_of(rules, "", _item("acme/web")) == Route("codex", "", 1)  # its rule names none: the default
+    assert route_of((), "demo", _item("acme/api")).workspace == ""  # type: ignore[union-attr]

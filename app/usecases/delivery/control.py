@@ -16,11 +16,13 @@ from domain.control import Control, Status, Verb, control_of, status_reply, unkn
 from domain.events import Event, Level
 from domain.item_facts import status_of
 from domain.ledger import DeliveryState, Ledger, Resolution, StartRequest
-from domain.model import ClosedBy, Comment, HarnessSpec, Reaction, SessionRecord, SessionStatus
-from domain.notice import safe_id, unknown_harness_reply
+from domain.model import ClosedBy, Comment, HarnessSpec, Reaction, SessionRecord, SessionStatus, WorkItem
+from domain.notice import no_agent_start_reply, safe_id, unknown_harness_reply
 from domain.parking import park_line
 from domain.ports import TmuxPort
+from domain.receipts import HarnessState
 from domain.redaction import comment_fields
+from domain.routing import Routing
 
 Outcome = tuple[Ledger, SessionRecord | None]
 
@@ -40,22 +42,25 @@ class Controls(InUnitOfWork):
     harness: Callable[[str], HarnessSpec]
     config: ControlConfig
     switch: HarnessSwitch
+    routing: Routing
     asks: Asks | None = None
 
-    def execute(self, ledger: Ledger, record: SessionRecord | None, comment: Comment, control: Control) -> Outcome:
+    def execute(
+        self, ledger: Ledger, record: SessionRecord | None, comment: Comment, control: Control, *, item: WorkItem
+    ) -> Outcome:
         """Act first, then resolve the comment: a crash in between acts again (every verb but
         status is idempotent), never loses the act."""
-        item = str(comment.item)
+        where = str(comment.item)
         if control.verb is None:
             self.feedback.notify(comment.item, unknown_verb_reply(), notice="control-unknown", comment_id=comment.id)
-            self.events.emit(Event.CONTROL_UNKNOWN, level=Level.WARNING, work_item=item, comment_id=comment.id)
+            self.events.emit(Event.CONTROL_UNKNOWN, level=Level.WARNING, work_item=where, comment_id=comment.id)
             return self._resolved(ledger, comment, "unknown"), record
-        ledger, record, done = self._act(control, ledger, record, comment)
+        ledger, record, done = self._act(control, ledger, record, comment, item)
         if done:
             self.events.emit(
                 Event.CONTROL_EXECUTED,
                 verb=control.verb.value,
-                work_item=item,
+                work_item=where,
                 comment_id=comment.id,
                 **comment_fields(comment),
             )
@@ -63,7 +68,7 @@ class Controls(InUnitOfWork):
         return self._resolved(ledger, comment, control.verb.value), record
 
     def _act(
-        self, control: Control, ledger: Ledger, record: SessionRecord | None, comment: Comment
+        self, control: Control, ledger: Ledger, record: SessionRecord | None, comment: Comment, item: WorkItem
     ) -> tuple[Ledger, SessionRecord | None, bool]:
         verb = control.verb
         if verb in {Verb.ALLOW, Verb.DENY, Verb.ANSWER}:  # an answer to what the agent asks
@@ -76,7 +81,7 @@ class Controls(InUnitOfWork):
         if verb is Verb.STOP:
             return replace(ledger, stopped=True, start=None), self._stop(record), True
         if verb is Verb.START:
-            return self._start(ledger, record, comment, control.text)
+            return self._start(ledger, record, comment, control.text, item)
         self.feedback.notify(comment.item, status_reply(self._status(ledger, record)), notice="status")
         return ledger, record, True
 
@@ -88,12 +93,18 @@ class Controls(InUnitOfWork):
         return self.store.session(record.item)
 
     def _start(
-        self, ledger: Ledger, record: SessionRecord | None, comment: Comment, asked: str
+        self, ledger: Ledger, record: SessionRecord | None, comment: Comment, asked: str, item: WorkItem
     ) -> tuple[Ledger, SessionRecord | None, bool]:
-        """`the-loop start`, or `the-loop start <harness>`: the item starts (again) with that harness."""
+        """`the-loop start`, or `the-loop start <harness>`: the item starts (again) with that harness.
+        A plain start of an item that has no agent to start is refused, saying how to name one."""
         harness = self.switch.named(asked) if asked else ""
         if harness is None:
             self._refuse(comment, unknown_harness_reply(self.switch.known), reason="no such harness")
+            return ledger, record, False
+        gone = record is not None and not self.routing.configured(record.harness)
+        if not harness and (gone or (record is None and self.routing.route(item) is None)):
+            reply = no_agent_start_reply(self.switch.known, was=record.harness if record and gone else "")
+            self._refuse(comment, reply, reason="no agent for the item")
             return ledger, record, False
         if record is not None and record.closed_by is ClosedBy.OPERATOR and record.status is SessionStatus.CLOSED:
             self.events.emit(
@@ -146,7 +157,7 @@ class Controls(InUnitOfWork):
         shows = status_of(
             record,
             ledger,
-            harness=self.watch.state(record, self.harness(record.harness), settled=False),
+            harness=self._harness_state(record),
             waiting=waiting_on(receipts, taken=self.watch.taken(record, receipts)),
         )
         return shows.line(self.clock.now())
@@ -158,10 +169,18 @@ class Controls(InUnitOfWork):
         closed = f" (closed by {record.closed_by.value})" if record.closed_by else ""
         return f"`{record.target.name}`: {record.status.value}{closed}; its harness's pane: {probe.harness.value}"
 
+    def _harness_state(self, record: SessionRecord) -> HarnessState:
+        """What its harness does, as one look says it; unknown for a harness configured no more."""
+        if not self.routing.configured(record.harness):
+            return HarnessState.UNKNOWN
+        return self.watch.state(record, self.harness(record.harness), settled=False)
+
     def _agent_line(self, record: SessionRecord | None) -> str:
         if record is None:
             return "not started"
-        state = self.watch.state(record, self.harness(record.harness), settled=False)
+        if not self.routing.configured(record.harness):
+            return f"{record.harness}, in the configuration no more: its comments wait for `the-loop start <harness>`"
+        state = self._harness_state(record)
         receipts = self.watch.receipts(record)
         last = f"; last said: {receipts[-1].kind.value} at {when(receipts[-1].at)}" if receipts else ""
         waiting = waiting_on(receipts, taken=self.watch.taken(record, receipts))  # what it waits on, how long

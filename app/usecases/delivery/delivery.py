@@ -24,6 +24,7 @@ from domain.ports import ReceiptPort, TrackerPort
 from domain.receipts import ReceiptKind, ReceiptMode, conversation_of
 from domain.redaction import comment_fields
 from domain.refs import WorkItemRef
+from domain.routing import Routing
 
 if TYPE_CHECKING:
     from app.usecases.cycle.cycle_summary import CycleSummary
@@ -80,6 +81,7 @@ class Delivery(InUnitOfWork):
     feedback: Feedback
     tracker_for: Callable[[WorkItemRef], TrackerPort]
     config: DeliveryConfig
+    routing: Routing
     # receipt-less pastes whose "still alive" wait runs, by item and comment id
     _awaited: dict[tuple[WorkItemRef, str], _Awaited] = field(init=False, default_factory=dict)
 
@@ -153,7 +155,7 @@ class Delivery(InUnitOfWork):
         """The item's harness: its record's, else the one its start names or its route gives."""
         if run.record is not None:
             return self.dispatcher.harness(run.record.harness)
-        routed = self.dispatcher.spawner.route(run.item)
+        routed = self.routing.route(run.item)
         chosen = run.job.harness or (routed.harness if routed else "")
         return self.dispatcher.harness(chosen) if chosen else None
 

@@ -20,11 +20,12 @@ from domain.control import Verb, control_of, triggered
 from domain.events import Event, Level
 from domain.ledger import DeliveryState, Ledger, Resolution, StartRequest
 from domain.model import ClosedBy, Comment, DeliveryId, Reaction, SessionRecord, SessionStatus, WorkItem
-from domain.notice import closed_notice, harness_started_notice, unrouted_notice
+from domain.notice import closed_notice, harness_gone_notice, harness_started_notice, unrouted_notice
 from domain.park import Unpark
 from domain.parking import failed_turn
 from domain.receipts import delivery_tag, receipt_line, turn_ended_after
 from domain.redaction import comment_fields
+from domain.routing import Routing
 
 if TYPE_CHECKING:
     from app.usecases.cycle.cycle_summary import CycleSummary
@@ -73,6 +74,7 @@ class ItemWorker(InUnitOfWork):
     parking: Parking
     switch: HarnessSwitch
     config: WorkerConfig
+    routing: Routing
     asks: Asks | None = None
 
     def work(self, item: WorkItem, listing: Listing, *, summary: CycleSummary) -> Worked:
@@ -103,10 +105,11 @@ class ItemWorker(InUnitOfWork):
         if control is None and self.delivery.awaits(comment) and pending and pending.state is DeliveryState.PASTED:
             self._settle(walk, comment)  # it went in already: neither a pause nor a stop unsays it
         elif control is not None:
-            walk.ledger, walk.record = self.controls.execute(walk.ledger, walk.record, comment, control)
+            walk.ledger, walk.record = self.controls.execute(walk.ledger, walk.record, comment, control, item=walk.item)
             walk.ledger = self.store.save_ledger(walk.ledger)
             if control.verb is Verb.START and walk.unrouted and walk.ledger.start and walk.ledger.start.harness:
                 walk.unrouted, walk.go_on = False, True  # it has its agent now: it starts, then they go
+                self._has_agent(walk)
                 self._advance(walk)
                 named, walk.waiting = walk.waiting, []
                 for waiting in named:
@@ -165,19 +168,40 @@ class ItemWorker(InUnitOfWork):
             walk.record = self.parking.resumed(walk.record, by=by)
 
     def _unrouted(self, walk: _Walk) -> bool:
-        """The item would get a session (it is armed, or a start is wanted) but no routing rule covers
-        it, there is no default harness, and no start named one: told once on the item, with an event."""
-        ledger = walk.ledger
-        if walk.record is not None or not (walk.listing.armed or ledger.start):
+        """The item has no agent, and no start names one: it would get a session (it is armed, or a
+        start is wanted) but no routing rule covers it and there is no default harness, or the harness
+        its record names is configured no more. Told once on the item, with an event; told again only
+        after it had an agent."""
+        ledger, record = walk.ledger, walk.record
+        if record is None and not (walk.listing.armed or ledger.start):
             return False
-        if (ledger.start and ledger.start.harness) or self.delivery.dispatcher.spawner.route(walk.item):
+        gone = record is not None and not self.routing.configured(record.harness)
+        named = ledger.start is not None and bool(ledger.start.harness)
+        if named or (not gone and (record is not None or self.routing.route(walk.item))):
+            self._has_agent(walk)
             return False
         if not ledger.unrouted_noticed:
-            told = self.feedback.notify(walk.item.ref, unrouted_notice(walk.item.ref), notice="unrouted")
-            if told is not None:  # a failed post is tried again next cycle (notice.failed says so)
-                self.events.emit(Event.ROUTING_UNMATCHED, level=Level.WARNING, work_item=str(walk.item.ref))
-                walk.ledger = self.store.save_ledger(replace(ledger, unrouted_noticed=True))
+            self._tell_agentless(walk, record.harness if gone and record is not None else "")
         return True
+
+    def _has_agent(self, walk: _Walk) -> None:
+        """It has an agent (again): losing it is told again."""
+        if walk.ledger.unrouted_noticed:
+            walk.ledger = self.store.save_ledger(replace(walk.ledger, unrouted_noticed=False))
+
+    def _tell_agentless(self, walk: _Walk, gone: str) -> None:
+        """The notice, then the event and the mark: a failed post is tried again next cycle."""
+        item = walk.item.ref
+        if gone:
+            notice = harness_gone_notice(item, harness=gone, known=self.switch.known)
+            if self.feedback.notify(item, notice, notice="harness-gone") is None:
+                return
+            self.events.emit(Event.SESSION_HARNESS_UNCONFIGURED, level=Level.WARNING, work_item=str(item), harness=gone)
+        else:
+            if self.feedback.notify(item, unrouted_notice(item), notice="unrouted") is None:
+                return
+            self.events.emit(Event.ROUTING_UNMATCHED, level=Level.WARNING, work_item=str(item))
+        walk.ledger = self.store.save_ledger(replace(walk.ledger, unrouted_noticed=True))
 
     def _advance(self, walk: _Walk) -> None:
         """The item's start, when one is wanted and its harness is not running already."""
@@ -210,7 +234,7 @@ class ItemWorker(InUnitOfWork):
             if start.attempts == 0:  # said once, before its first attempt
                 self.feedback.notify(item, harness_started_notice(item, harness=start.harness), notice="harness")
             return True
-        mode = self.delivery.dispatcher.spawner.mode_for(walk.item, start.harness)
+        mode = self.routing.mode_for(walk.item, start.harness)
         try:
             walk.record = self.switch.switch(record, start.harness, permission_mode=mode, by=start.reason)
         except NotEnded as error:

@@ -19,7 +19,7 @@ from domain.model import HarnessSpec, Probe, SessionRecord, SessionState, Sessio
 from domain.policy import Clear, Decision, Outcome, clear_decision, cleared, remedy
 from domain.ports import ReceiptPort, TmuxPort, TrustPort
 from domain.receipts import ReceiptKind, confirms, conversation_of
-from domain.routing import Route, Rule, mode_for, route_of
+from domain.routing import Route, Routing, Rule
 
 RECENT_DELIVERIES = 20
 
@@ -67,6 +67,11 @@ class SpawnConfig:
     environ: Mapping[str, str] = field(default_factory=dict)  # the daemon's: `env` and `passEnv` read it
     grace_seconds: float = 5.0  # what a harness left of its process group has to end on SIGTERM
 
+    @property
+    def routing(self) -> Routing:
+        """What an item's agent is: the rules, the default harness, the harnesses configured."""
+        return Routing(self.rules, self.default_harness, frozenset(self.harnesses))
+
 
 @dataclass(kw_only=True, eq=False)
 class Spawner(InUnitOfWork):
@@ -75,7 +80,7 @@ class Spawner(InUnitOfWork):
     watch: HarnessWatch
     receipts: ReceiptPort
     trust: TrustPort
-    workdir: Callable[[WorkItem], str]
+    workdir: Callable[[WorkItem, str], str]  # an item's folder in a workspace ("": the default one)
     config: SpawnConfig
     new_id: Callable[[], str] = lambda: str(uuid.uuid4())
     workspaces: Workspaces | None = None
@@ -85,14 +90,6 @@ class Spawner(InUnitOfWork):
         if harness is None:
             raise KeyError(f"no harness named {name!r} and no default harness")
         return harness
-
-    def route(self, item: WorkItem) -> Route | None:
-        """The harness a first spawn of `item` gets: the first rule matching it, else the default."""
-        return route_of(self.config.rules, self.config.default_harness, item)
-
-    def mode_for(self, item: WorkItem, harness: str) -> str:
-        """The permission mode a start naming `harness` gives `item`: a matching rule's for it, if any."""
-        return mode_for(self.config.rules, item, harness)
 
     def spec(self, record: SessionRecord) -> HarnessSpec:
         """The record's harness as its spawns start it: with the permission mode recorded at its
@@ -107,8 +104,11 @@ class Spawner(InUnitOfWork):
         """A work item with no session record gets one, with the harness its start named or its
         route gives; a live occupant is never touched, and a refused or failed first spawn leaves
         no record behind."""
-        target = job.item.ref.target
-        chosen = Route(job.harness, self.mode_for(job.item, job.harness)) if job.harness else self.route(job.item)
+        target, routing = job.item.ref.target, self.config.routing
+        chosen = routing.route(job.item)
+        if job.harness:  # the harness it names, in the workspace its route gives (the folder is the item's)
+            mode = routing.mode_for(job.item, job.harness)
+            chosen = Route(job.harness, mode, workspace=chosen.workspace if chosen else "", named=True)
         if chosen is None:
             return Result(Outcome.SPAWN_REFUSED, "no routing rule covers the item and there is no default harness")
         holder = next((r.item for r in self.store.sessions() if r.target == target and r.item != job.item.ref), None)
@@ -119,6 +119,7 @@ class Spawner(InUnitOfWork):
             cwd="",
             created_at=self.clock.now(),
             permission_mode=chosen.permission_mode,
+            workspace=chosen.workspace,
         )
         if holder is not None:
             # two refs can sanitise to one name; the other item's session is never ours to take
@@ -133,7 +134,7 @@ class Spawner(InUnitOfWork):
             return Result(Outcome.SPAWN_REFUSED, reason)
         probe = self.tmux.probe(target, mark="")
         spend()
-        result = self._spawn(record, job, probe, resume=False, first=True)
+        result = self._spawn(record, job, probe, resume=False, first=True, chosen_by=chosen.chosen_by)
         if result.record is not None and not result.outcome.went_in:
             self.store.drop_session(result.record)
         return result if result.outcome.went_in else replace(result, record=None)
@@ -153,13 +154,16 @@ class Spawner(InUnitOfWork):
         )
         return fresh
 
-    def _spawn(self, record: SessionRecord, job: Dispatch, probe: Probe, *, resume: bool, first: bool) -> Result:
+    def _spawn(
+        self, record: SessionRecord, job: Dispatch, probe: Probe, *, resume: bool, first: bool, chosen_by: str = ""
+    ) -> Result:
         """Ready the folder, clear the name, spawn; after `duplicate session` re-decide once from a
         fresh probe. With worktrees, the repository's lock is held from the prepare to the spawn
         (a prune never removes the worktree in between); not while a resume is judged."""
-        record = replace(record, cwd=record.cwd or self.workdir(job.item), title=job.item.title or record.title)
+        cwd = record.cwd or self.workdir(job.item, record.workspace)
+        record = replace(record, cwd=cwd, title=job.item.title or record.title)
         try:
-            with self.workspaces.holding(job.item) if self.workspaces is not None else nullcontext():
+            with self.workspaces.holding(job.item, record.workspace) if self.workspaces is not None else nullcontext():
                 started = self._prepare_and_start(record, job, probe, resume=resume, first=first)
         except WorkspaceError as error:  # the lock not got in time
             return self._failed(record, job, f"workspace failed: {error}")
@@ -167,7 +171,7 @@ class Spawner(InUnitOfWork):
             return started
         if resume:
             return self._judge_resume(started, job, self.harness(started.harness))
-        return self._spawned(started, job, resumed=False, first=first)
+        return self._spawned(started, job, resumed=False, first=first, chosen_by=chosen_by)
 
     def _prepare_and_start(
         self, record: SessionRecord, job: Dispatch, probe: Probe, *, resume: bool, first: bool
@@ -219,7 +223,10 @@ class Spawner(InUnitOfWork):
         vouched = EMPTY
         try:  # a ready worktree is reused untouched; a failure is git's (or the setup's) message
             if self.workspaces is not None:
-                vouched = self.workspaces.prepare(job.item, record.cwd, first=first, naming=record.naming).vouched
+                readied = self.workspaces.prepare(
+                    job.item, record.cwd, first=first, naming=record.naming, workspace=record.workspace
+                )
+                vouched = readied.vouched
         except WorkspaceError as error:
             return self._failed(record, job, f"workspace failed: {error}")
         if not vouched.choice and self.harness(record.harness).unvouched_args is None:
@@ -337,7 +344,14 @@ class Spawner(InUnitOfWork):
         return self.tmux.probe(record.target, mark=record.spawn_id, pane=record.pane_id).harness is SessionState.ABSENT
 
     def _spawned(
-        self, record: SessionRecord, job: Dispatch, *, resumed: bool, first: bool, ready: bool = False
+        self,
+        record: SessionRecord,
+        job: Dispatch,
+        *,
+        resumed: bool,
+        first: bool,
+        ready: bool = False,
+        chosen_by: str = "",
     ) -> Result:
         record = replace(
             record,
@@ -348,6 +362,7 @@ class Spawner(InUnitOfWork):
             last_event=(Event.SESSION_SPAWNED if first else Event.SESSION_RESPAWNED).value,
             previous_host="",  # it runs here now
         )
+        chosen: dict[str, Any] = {"chosen_by": chosen_by} if chosen_by else {}  # a first spawn: what chose it
         self._emit(
             Event.SESSION_SPAWNED if first else Event.SESSION_RESPAWNED,
             record,
@@ -356,6 +371,7 @@ class Spawner(InUnitOfWork):
             resumed=resumed,
             delivery_id=job.delivery_id,
             pane=record.pane_id,
+            **chosen,
         )
         why = "resumed the recorded conversation" if resumed else "fresh session"
         return Result(Outcome.SPAWNED, why, record, ready=ready)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -60,6 +60,9 @@ class NotVouched(LoopError):
 
 
 class Workspaces:
+    """The default workspace (`routing.workspace`) and the named ones (`routing.workspaces`): each
+    item's folder is made, reused and removed by the one its session record names."""
+
     def __init__(
         self,
         *,
@@ -68,25 +71,41 @@ class Workspaces:
         uow: UnitOfWork,
         config: WorkspaceConfig,
         tracker_for: Callable[[WorkItemRef], TrackerPort] | None = None,
+        named: Mapping[str, tuple[WorkspaceConfig, WorkspacePort]] | None = None,
     ) -> None:
         self._tracker_for = tracker_for  # None: no pull request's head can be told, so none is vouched for
         self._port = port
         self._tmux = tmux
         self._store, self._events, self._clock = uow.store, uow.events, uow.clock
         self._config = config
+        self._named = {
+            name: Workspaces(port=port, tmux=tmux, uow=uow, config=config, tracker_for=tracker_for)
+            for name, (config, port) in (named or {}).items()
+        }
 
-    def holding(self, item: WorkItem) -> AbstractContextManager[None]:
+    def _of(self, workspace: str) -> Workspaces:
+        """The workspace a session record names; the default for "" and for one configured no
+        more (the item's folder stays where it was made)."""
+        return self._named.get(workspace, self) if workspace else self
+
+    def holding(self, item: WorkItem, workspace: str = "") -> AbstractContextManager[None]:
         """The repository's lock, held by a spawn around its prepare and its tmux spawn, so that a
         prune never removes a worktree between the two; nothing to hold without worktrees.
         `WorkspaceError` when it is not got within git's timeout."""
-        if self._config.mode is WorkspaceMode.NONE:
+        chosen = self._of(workspace)
+        if chosen._config.mode is WorkspaceMode.NONE:
             return nullcontext()
-        return self._port.lock(item.ref.repo)
+        return chosen._port.lock(item.ref.repo)
 
-    def prepare(self, item: WorkItem, folder: str, *, first: bool, naming: Naming = Naming.INJECTIVE) -> Readied:
+    def prepare(
+        self, item: WorkItem, folder: str, *, first: bool, naming: Naming = Naming.INJECTIVE, workspace: str = ""
+    ) -> Readied:
         """The folder a spawn of `item` starts in, ready, and whether its head is vouched for. Mode
         `none`: `folder` as it is (the spawn creates it). `WorkspaceError` (already in the event
         log) when it cannot be made, or a pull request's head cannot be read."""
+        return self._of(workspace)._prepare(item, folder, first=first, naming=naming)
+
+    def _prepare(self, item: WorkItem, folder: str, *, first: bool, naming: Naming) -> Readied:
         if self._config.mode is WorkspaceMode.NONE:
             return Readied(folder, EMPTY)
         spec = WorkspaceSpec.for_item(item, folder, naming)
@@ -199,17 +218,19 @@ class Workspaces:
         return head
 
     def closed(self, record: SessionRecord) -> None:
-        """After a close: with `removeOnClose`, the item's worktree goes if it is clean."""
-        if self._config.mode is WorkspaceMode.NONE or not self._config.remove_on_close:
+        """After a close: with its workspace's `removeOnClose`, the item's worktree goes if it is clean."""
+        chosen = self._of(record.workspace)
+        if chosen._config.mode is WorkspaceMode.NONE or not chosen._config.remove_on_close:
             return
-        self._release(record, dry_run=False, by="close")
+        chosen._release(record, dry_run=False, by="close")
 
     def prune(self, *, dry_run: bool) -> list[Pruned]:
         """Every closed session's worktree, removed when clean, else kept with the reason. Only
         closed ones: an active or paused item may get a comment any moment, and an item with no
         record may be in the middle of its first spawn."""
         closed = [r for r in self._store.sessions() if r.status is SessionStatus.CLOSED]
-        return [pruned for r in closed if (pruned := self._release(r, dry_run=dry_run, by="prune")) is not None]
+        released = (self._of(r.workspace)._release(r, dry_run=dry_run, by="prune") for r in closed)
+        return [pruned for pruned in released if pruned is not None]
 
     def _release(self, record: SessionRecord, *, dry_run: bool, by: str) -> Pruned | None:
         """A first look (it may take long: measuring the tree), then, right before removing and
