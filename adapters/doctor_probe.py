@@ -14,6 +14,7 @@ from typing import Any
 import sh
 
 from adapters.git.auth import QUIET_ENV, credential_args
+from adapters.memory import machine_memory
 from domain.errors import LoopError
 from domain.refs import RepoRef
 
@@ -143,6 +144,9 @@ class ShDoctorProbe:
         except OSError as error:
             raise LoopError(f"cannot listen on {host}:{port}: {error.strerror}") from None
         return f"{host}:{port} is free"
+
+    def memory_bytes(self) -> int | None:
+        return machine_memory()
 
     def _run(
         self, binary: str, *args: str, env: Mapping[str, str] | None = None, merge: bool = False, inherit: bool = True

@@ -24,6 +24,7 @@ from adapters.github.webhook import GhWebhookServer
 from adapters.harnesses import registered
 from adapters.harnesses.claude.first_run import ClaudeFirstRun
 from adapters.lock import LockHeld, PollerLock
+from adapters.memory import machine_memory
 from adapters.receipts.files import Channel, FileReceipts
 from adapters.sandbox.tracker import SandboxTracker
 from adapters.sqlite.cluster import SingleHost
@@ -59,6 +60,7 @@ from domain.ports import (
     WorkspacePort,
 )
 from domain.refs import TmuxTarget, WorkItemRef
+from domain.slots import SessionBound, session_bound
 from domain.webhook import InboxLimits
 
 __all__ = ["Container", "EventFilter", "LockHeld", "Skipped", "Tail", "follow_events", "read_events"]
@@ -205,17 +207,22 @@ def _lock(settings: Settings) -> PollerLock:
     return PollerLock(path=settings.state_root / "poller.lock")
 
 
-def _cluster(settings: Settings) -> ClusterPort:
+def _cluster(settings: Settings, bound: SessionBound) -> ClusterPort:
     if _shared(settings):
         from adapters.postgres.cluster import PostgresCluster  # psycopg costs a command's start: loaded when used
 
         return PostgresCluster(
             settings.state.dsn.get_secret_value(),
             host=settings.host_id,
-            max_sessions=settings.cluster.max_sessions,
+            max_sessions=bound.most,
             timing=settings.lease_timing,
         )
-    return SingleHost(host=settings.host_id, max_sessions=settings.cluster.max_sessions)
+    return SingleHost(host=settings.host_id, max_sessions=bound.most)
+
+
+def _session_bound(settings: Settings) -> SessionBound:
+    """`cluster.maxSessions`, or the machine's memory's default."""
+    return session_bound(settings.cluster.max_sessions, memory_bytes=machine_memory())
 
 
 def _watchdog(settings: Settings) -> ProcessWatchdog:
@@ -429,7 +436,8 @@ class Container(containers.DeclarativeContainer):
     store = providers.Singleton(_store, settings)
     store_present = providers.Callable(_store_present, settings)
     lock = providers.Singleton(_lock, settings)
-    cluster = providers.Singleton(_cluster, settings)
+    session_bound = providers.Singleton(_session_bound, settings)
+    cluster = providers.Singleton(_cluster, settings, session_bound)
     watchdog = providers.Singleton(_watchdog, settings)
     # this host's own tmux server, unguarded: for looking, and for ending its own orphaned sessions
     shell_tmux = providers.Singleton(_tmux, settings)

@@ -112,7 +112,8 @@ class Lease:
 
 @dataclass(frozen=True, slots=True)
 class Held:
-    """What one renewal said this host holds; `everything` on a single host, which holds it all."""
+    """What one renewal said this host holds; `everything`: every item (whose state only this host
+    writes, a single host's)."""
 
     items: frozenset[WorkItemRef] = frozenset()
     everything: bool = False

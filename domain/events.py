@@ -403,14 +403,16 @@ class Event(enum.Enum):
     )
     CLUSTER_LEASE_PLACED = (
         "cluster.lease_placed",
-        "A work item was given to the host with the most free slots (`host`): `how` placed (a new item) or "
-        "taken-over (its lease on `previous` expired: a lost host).",
+        "A work item got a slot: given to the host with the most free slots (`host`; a host alone: itself), the "
+        "item waiting longest first: `how` placed (a new item) or taken-over (its lease on `previous` expired: a "
+        "lost host).",
     )
     CLUSTER_SLOT_WAITING = (
         "cluster.slot_waiting",
-        "A listed work item got no host: every live host runs `cluster.maxSessions` agents (`hosts`: each one's "
-        "sessions/max). Its comments wait, kept; `status` and `sessions list` show it and `since`; a notice is "
-        "posted on the item once the wait outlasts a cycle. Said once per wait.",
+        "A listed work item that needs an agent got no slot: every live host (a host alone: itself) holds "
+        "`cluster.maxSessions` items (`hosts`: each one's sessions/max). Its comments wait, kept; `status` and "
+        "`sessions list` show it and `since`; a notice is posted on the item once the wait outlasts a cycle. Said "
+        "once per wait.",
     )
     CLUSTER_LEASE_LOST = (
         "cluster.lease_lost",

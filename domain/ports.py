@@ -373,7 +373,8 @@ class ClusterPort(Protocol):
     with its holder's connection), and what that reader listed for every host to work from.
 
     Every expiry is judged on one clock, the database's (`now()`), never a host's. A single host
-    (`shared` False) holds everything, always: its renewals never fail and it reads every repository.
+    (`shared` False) reads every repository, and its leases are its slots: they never expire and its
+    renewals never fail.
 
     Failure modes: `StoreUnreachable` (a `StateError`) when the database cannot be reached —
     nothing is then renewed, taken or written, and any repository lock this host held may be gone;
@@ -408,11 +409,13 @@ class ClusterPort(Protocol):
 
     def place(self, items: Iterable[WorkItemRef]) -> list[Lease]:
         """Give each of `items` that no host holds (never leased, or its lease expired) to the live
-        host with the most free slots; rows another host is placing are skipped (`SKIP LOCKED`).
-        The leases made; an item no host has a free slot for waits."""
+        host with the most free slots, in the order given (the first gets a slot first); rows another
+        host is placing are skipped (`SKIP LOCKED`). The leases made; an item no host has a free slot
+        for waits."""
 
     def release(self, item: WorkItemRef) -> None:
-        """Give up this host's lease on `item` (its session closed); another host's is untouched."""
+        """Give up this host's lease on `item` (its session closed, nothing waits for an agent);
+        another host's is untouched."""
 
     def hand_over(self, item: WorkItemRef, to: str) -> Lease:
         """Move this host's lease on `item` to host `to`; it starts for `to` only once this host's

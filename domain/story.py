@@ -82,13 +82,19 @@ def verdict(
     *,
     held: Hold | None = None,
     failed: TurnFailed | None = None,
+    kept: bool = False,
 ) -> str:
     """What became of the comment, in one line: for a waiting one, the rule or state that holds it
-    (`held`); for a delivered one, whether its turn then failed on the API (`failed`)."""
+    (`held`); for a delivered one, whether its turn then failed on the API (`failed`); for one kept
+    in the inbox that its item's worker has not taken yet (`kept`), what holds the item."""
     seen = list(records)
     if pending is not None:
         waiting = f"waiting: {held.said()}" if held is not None else _WAITING[pending.state]
         return f"{waiting} (attempts so far: {pending.attempts})"
+    if resolved is None and kept:
+        if held is not None:
+            return f"waiting: {held.said()} (kept for its item, no attempt yet)"
+        return "kept for its item: taken at its next look (no attempt yet)"
     if resolved is None:
         if any(r.get("event") == "poll.comment_ours" for r in seen):
             return "not a prompt: it carries the agent marker (the-loop's own, or the agent's)"

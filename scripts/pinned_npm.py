@@ -1,7 +1,7 @@
 """Installs a tool from npm at a pinned version into `.tools/<folder>/<version>/`, verified against
 the registry's sha512 of the exact package, for the tests that run the real agents.
 
-Each `scripts/install_<tool>.py` declares one `Pin`, at the version app/config/pins.py names
+Each `scripts/install_<tool>.py` declares one `Pin`, at the version adapters/agents/pins.py names
 (`pinned_version`: the one place `doctor` reads it too), and calls `main(PIN)`. `npm pack` fetches the
 package's tarball (no install, no scripts, a private cache); nothing is written unless it matches the
 pinned integrity, and the version's folder appears whole or not at all. Exit codes: 0 installed (its
@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-PINS = Path(__file__).resolve().parent.parent / "app" / "config" / "pins.py"
+PINS = Path(__file__).resolve().parent.parent / "adapters" / "agents" / "pins.py"
 STAMP = ".verified"
 PACKAGE_ROOT = "package/"
 
@@ -75,7 +75,7 @@ class Pin:
 
 
 def pinned_version(name: str) -> str:
-    """The version `name` in app/config/pins.py, run as a file of its own: nothing else of the project
+    """The version `name` in adapters/agents/pins.py, run as a file of its own: nothing else of the project
     is imported (the installers run with the system Python, before the project is installed)."""
     version = runpy.run_path(str(PINS)).get(name)
     if not isinstance(version, str):

@@ -13,6 +13,9 @@ what it brings; nothing outside its package names it. A package may hold:
 - `harness.py`: `HARNESS`, a `Registration` (`adapters.agents.registration`): its receipt channel
   (what a spawn is handed so its receipts reach their folder) and its trusted-folder writer. The
   container reads these (`registered`).
+- `doctor.py`: `DOCTOR`, a `HarnessDoctor` (`adapters.agents.doctor`): its own checks in `doctor`
+  (its pinned version, its sign-in, its trust writer), run once its binary is found, for a harness
+  whose hooks are the package's or whose binary bears its name (`doctors`).
 
 A package is found by being here: adding one touches no other file.
 """
@@ -30,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from domain.receipts import ReceiptKind
 
 if TYPE_CHECKING:
+    from adapters.agents.doctor import HarnessDoctor
     from adapters.agents.registration import Registration
 
 
@@ -87,6 +91,16 @@ def registered() -> dict[str, Registration]:
         module = _part(name, "harness")
         if module is not None:
             found[name] = module.HARNESS
+    return found
+
+
+def doctors() -> dict[str, HarnessDoctor]:
+    """Each package's own doctor checks, by the package's name."""
+    found = {}
+    for name in names():
+        module = _part(name, "doctor")
+        if module is not None:
+            found[name] = module.DOCTOR
     return found
 
 

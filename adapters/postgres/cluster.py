@@ -139,7 +139,7 @@ class PostgresCluster(ClusterPort):
         ]
 
     def place(self, items: Iterable[WorkItemRef]) -> list[Lease]:
-        wanted = sorted({str(item) for item in items})
+        wanted = list(dict.fromkeys(str(item) for item in items))  # in the order given: the first waited longest
         return self._db.call(lambda db: self._place(db, wanted)) if wanted else []
 
     def _place(self, db: Session, wanted: list[str]) -> list[Lease]:
@@ -147,6 +147,8 @@ class PostgresCluster(ClusterPort):
         free = db.run(_FREE, (wanted,))  # locked until this transaction ends; rows others hold are skipped
         if not free:
             return []
+        order = {item: index for index, item in enumerate(wanted)}
+        free = sorted(free, key=lambda row: order[row[0]])
         hosts = {view.host: view for view in (self._view(row) for row in db.run(_HOSTS))}
         made: list[Lease] = []
         for item, previous in free:

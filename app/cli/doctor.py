@@ -2,26 +2,27 @@
 
 from __future__ import annotations
 
-import enum
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
-from adapters.agents.agent_config import claude_config_file, codex_config_file, codex_home, gemini_home
-from app.cli.doctor_fix import FirstRunRepair
-from app.config.pins import PINNED_CLAUDE_CODE, PINNED_CODEX
+from adapters.agents.doctor import Check, Found, HarnessDoctor, HarnessProbe, Mark, check
+from adapters.harnesses import doctors
 from app.config.settings import Settings
 from domain.errors import LoopError, MissingVariable
 from domain.model import HarnessSpec, SessionRecord, SessionStatus
 from domain.refs import RepoRef
+from domain.slots import BoundFrom, session_bound
 from domain.workspace import WorkspaceMode, clone_url
 
+__all__ = ["Check", "DoctorProbe", "Mark", "diagnose", "parked_checks", "unconfigured_checks"]
 
-class DoctorProbe(Protocol):
-    """What `doctor` asks the machine; nothing it does changes anything.
+
+class DoctorProbe(HarnessProbe, Protocol):
+    """What `doctor` asks the machine, and what the harness packages' own checks read (`HarnessProbe`);
+    nothing it does changes anything.
 
     Failure modes: every method raises `LoopError` whose message is the cause (binary not found,
     non-zero exit with its stderr, timeout); none raises anything else.
@@ -51,47 +52,14 @@ class DoctorProbe(Protocol):
     def harness_version(self, binary: str, env: Mapping[str, str]) -> str:
         """The first line `binary --version` prints, found on and run with `env` (a pane's)."""
 
-    def json_file(self, path: Path) -> Mapping[str, Any] | None:
-        """The JSON object in `path`; None when there is no such file."""
-
-    def toml_file(self, path: Path) -> Mapping[str, Any] | None:
-        """The TOML table in `path`; None when there is no such file."""
-
-    def file_writable(self, path: Path) -> str:
-        """Whether the file `path` can be replaced (written beside and renamed), or created."""
-
     def port_free(self, host: str, port: int) -> str:
         """Whether a server could listen on `host:port` now."""
 
+    def memory_bytes(self) -> int | None:
+        """The machine's memory in bytes; None when it cannot be read (never raises)."""
+
 
 _REPO_FIX = "check its name in polling.sources, and that the gh account can read it"
-
-
-class Mark(enum.Enum):
-    OK = "✓"
-    FAILED = "✗"
-    WARNING = "!"  # works, but not as tested: said with its fix, not a failure
-    SKIPPED = "–"  # not needed by this configuration
-
-
-@dataclass(frozen=True, slots=True)
-class Check:
-    mark: Mark
-    subject: str
-    detail: str
-    fix: str = ""
-    repair: FirstRunRepair | None = None  # what `doctor --fix` may write, with the operator's consent
-
-    def line(self) -> str:
-        fix = f" — fix: {self.fix}" if self.fix and self.mark in {Mark.FAILED, Mark.WARNING} else ""
-        return f"{self.mark.value} {self.subject}: {self.detail}{fix}"
-
-
-def _check(subject: str, ask: Callable[[], str], fix: str) -> Check:
-    try:
-        return Check(Mark.OK, subject, ask())
-    except LoopError as error:
-        return Check(Mark.FAILED, subject, str(error), fix)
 
 
 def diagnose(
@@ -102,23 +70,31 @@ def diagnose(
     environ = dict(os.environ) if environ is None else environ
     yield Check(Mark.OK, "config", f"valid ({origin})")
     root = settings.state_root
-    yield _check(
+    yield check(
         "state root", partial(probe.writable, root), f"make {root} a directory you can write, or set state.root"
     )
-    tmux = _check("tmux", partial(probe.version, "tmux"), "install tmux 3.3 or newer (apt install tmux)")
+    tmux = check("tmux", partial(probe.version, "tmux"), "install tmux 3.3 or newer (apt install tmux)")
     yield tmux
     if tmux.mark is Mark.OK:
         socket = settings.tmux_socket
         server = f"tmux server (-L {socket})" if socket else "tmux server"
-        yield _check(
+        yield check(
             server, partial(probe.tmux_server, socket), f"check `tmux {'-L ' + socket + ' ' if socket else ''}ls`"
         )
+    yield _sessions(settings, probe)
     yield from _routing(settings)
     yield from _harnesses(settings, probe, environ, tmux_ok=tmux.mark is Mark.OK)
     yield from _webhook(settings, probe)
     yield from _spawn_workdir(settings)
     yield from _github(settings, probe)
     yield from _workspaces(settings, probe)
+
+
+def _sessions(settings: Settings, probe: DoctorProbe) -> Check:
+    """How many agents this host runs at once, and where that number came from (the daemon's own rule)."""
+    bound = session_bound(settings.cluster.max_sessions, memory_bytes=probe.memory_bytes())
+    mark = Mark.WARNING if bound.source is BoundFrom.UNKNOWN else Mark.OK
+    return Check(mark, "max sessions", bound.said(), "set cluster.maxSessions to the agents this host bears at once")
 
 
 def _routing(settings: Settings) -> Iterator[Check]:
@@ -155,13 +131,21 @@ def _harnesses(settings: Settings, probe: DoctorProbe, environ: Mapping[str, str
             server = probe.tmux_environment(settings.tmux_socket)
         except LoopError:
             server = None  # the tmux server check above says what is wrong
+    own = doctors()
     for name in settings.startable_harnesses:
-        yield from _harness(settings.harness_spec(name), probe, environ, server)
+        spec = settings.harness_spec(name)
+        # the package whose hooks it is handed, else the one its binary is named for
+        yield from _harness(spec, probe, environ, server, own.get(spec.hooks) or own.get(Path(spec.binary).name))
 
 
 def _harness(
-    spec: HarnessSpec, probe: DoctorProbe, environ: Mapping[str, str], server: Mapping[str, str] | None
+    spec: HarnessSpec,
+    probe: DoctorProbe,
+    environ: Mapping[str, str],
+    server: Mapping[str, str] | None,
+    own: HarnessDoctor | None,
 ) -> Iterator[Check]:
+    """Its environment, its binary found and its version, then its package's own checks."""
     subject, key = f"harness {spec.name}", f"routing.harnesses.{spec.name}"
     try:
         given = spec.environment(environ)
@@ -177,7 +161,7 @@ def _harness(
     where = "the tmux server's PATH" if server is not None else "the daemon's PATH"
     fix = (
         f"install it for the daemon's user so it is on {where}, or set {key}.binary to its absolute path"
-        + (" (docs/claude-code-production.md)" if _is_claude(spec) else "")
+        + (f" ({own.install_docs})" if own is not None and own.install_docs else "")
         + (
             "; the running tmux server keeps the environment it started with: set PATH in "
             f"{key}.env, or restart the server when no session runs"
@@ -185,247 +169,12 @@ def _harness(
             else ""
         )
     )
-    version = _check(subject, partial(probe.harness_version, spec.binary, pane), fix)
+    version = check(subject, partial(probe.harness_version, spec.binary, pane), fix)
     yield version
-    if version.mark is not Mark.FAILED and _is_codex(spec):
-        yield from _codex(spec, probe, pane, environ, version.detail)
-    if version.mark is not Mark.FAILED and spec.hooks == "gemini":
-        yield _gemini_sign_in(spec, probe, pane)
-    if version.mark is Mark.FAILED or not _is_claude(spec):
+    if version.mark is Mark.FAILED:
         return
-    yield _autoupdater(subject, key, given=dict(given), inherited=environ if server is None else server, server=server)
-    found = version.detail.split()[0] if version.detail.split() else ""
-    if found != PINNED_CLAUDE_CODE:
-        yield Check(
-            Mark.WARNING,
-            f"{subject} version",
-            f"{found or version.detail}, not {PINNED_CLAUDE_CODE}, the version whose behaviour the tests pin",
-            f"install {PINNED_CLAUDE_CODE} (scripts/install_claude_code.py) and set DISABLE_AUTOUPDATER=1 in {key}.env",
-        )
-    yield from _claude_login(spec, probe, pane, environ)
-
-
-_TRUTHY = {"1", "true", "yes", "on"}  # how Claude Code reads DISABLE_AUTOUPDATER (read from the 2.1.328 binary)
-
-
-def _autoupdater(
-    subject: str,
-    key: str,
-    *,
-    given: Mapping[str, str],
-    inherited: Mapping[str, str],
-    server: Mapping[str, str] | None,
-) -> Check:
-    """Claude Code updates itself while it runs unless its spawn says not to: above all a daemon's
-    agent must stay at the version doctor checked (docs/claude-code-production.md)."""
-    subject, fix = (
-        f"{subject} autoupdater",
-        f'set DISABLE_AUTOUPDATER: "1" in {key}.env (docs/claude-code-production.md)',
-    )
-    if given.get("DISABLE_AUTOUPDATER", "").strip().lower() in _TRUTHY:
-        return Check(Mark.OK, subject, "off in every spawn (DISABLE_AUTOUPDATER)")
-    if "DISABLE_AUTOUPDATER" not in given and inherited.get("DISABLE_AUTOUPDATER", "").strip().lower() in _TRUTHY:
-        where = "the running tmux server's" if server is not None else "the daemon's"
-        detail = f"off only in {where} environment: a tmux server started again without it updates every new agent"
-        return Check(Mark.WARNING, subject, detail, fix)
-    detail = "on: Claude Code updates itself while it runs, to a version nobody tested with the-loop"
-    return Check(Mark.FAILED, subject, detail, fix)
-
-
-def _gemini_sign_in(spec: HarnessSpec, probe: DoctorProbe, pane: Mapping[str, str]) -> Check:
-    """Gemini CLI with no sign-in chosen opens a dialog at each start, and its SessionStart
-    hook still fires (pinned in tests/gemini/test_gemini_facts.py): only its settings can tell."""
-    path = gemini_home(pane) / "settings.json"
-    subject = f"harness {spec.name} sign-in"
-    try:
-        settings = probe.json_file(path) or {}
-    except LoopError as error:  # Gemini reads comments in it too; a JSON reader may not
-        return Check(Mark.WARNING, subject, str(error), f"check security.auth.selectedType in {path}")
-    security = settings.get("security")
-    auth = security.get("auth") if isinstance(security, dict) else None
-    chosen = auth.get("selectedType") if isinstance(auth, dict) else None
-    if isinstance(chosen, str) and chosen:
-        return Check(Mark.OK, subject, f"{chosen} ({path})")
-    return Check(
-        Mark.FAILED,
-        subject,
-        f"none chosen in {path}: Gemini opens its authentication dialog at each start, and says it is ready "
-        "while the dialog waits",
-        f"run `{spec.binary}` once as the daemon's user (HOME={pane.get('HOME', '~')}) and choose one, or set "
-        "security.auth.selectedType (e.g. gemini-api-key) there",
-    )
-
-
-def _is_claude(spec: HarnessSpec) -> bool:
-    return spec.hooks == "claude" or Path(spec.binary).name == "claude"
-
-
-def _is_codex(spec: HarnessSpec) -> bool:
-    return spec.hooks == "codex" or Path(spec.binary).name == "codex"
-
-
-def _codex(
-    spec: HarnessSpec, probe: DoctorProbe, pane: Mapping[str, str], environ: Mapping[str, str], version: str
-) -> Iterator[Check]:
-    """Codex: the pinned version, signed in as far as its files say offline, and trust written
-    where the panes' Codex reads it; never a secret printed."""
-    subject, key = f"harness {spec.name}", f"routing.harnesses.{spec.name}"
-    words = version.split()
-    found = words[1] if len(words) > 1 and words[0] == "codex-cli" else ""
-    if found != PINNED_CODEX:
-        yield Check(
-            Mark.WARNING,
-            f"{subject} version",
-            f"{found or version}, not {PINNED_CODEX}, the version whose behaviour the tests pin",
-            f"install {PINNED_CODEX} (scripts/install_codex.py)",
-        )
-    home = codex_home(pane)
-    try:
-        config = probe.toml_file(codex_config_file(pane)) or {}
-        auth = probe.json_file(home / "auth.json")
-    except LoopError as error:
-        yield Check(Mark.FAILED, f"{subject} login", str(error), f"fix or remove it (in {home})")
-        return
-    yield _codex_login(subject, key=key, home=home, config=config, auth=auth, pane=pane, binary=spec.binary)
-    if spec.trust_workdir:
-        writer, reader = codex_config_file(environ), codex_config_file(pane)
-        if writer != reader:
-            yield Check(
-                Mark.FAILED,
-                f"{subject} trust",
-                f"the-loop records trusted folders in {writer} but the panes' Codex reads {reader}",
-                "give the daemon and the panes the same HOME and CODEX_HOME",
-            )
-        else:
-            fix = f"let the daemon's user write {reader} and its folder, or set {spec.name}'s trustWorkdir: false"
-            yield _check(f"{subject} trust", partial(probe.file_writable, reader), fix)
-
-
-def _codex_login(
-    subject: str,
-    *,
-    key: str,
-    home: Path,
-    config: Mapping[str, Any],
-    auth: Mapping[str, Any] | None,
-    pane: Mapping[str, str],
-    binary: str,
-) -> Check:
-    provider = str(config.get("model_provider") or "")
-    providers = config.get("model_providers")
-    entry = providers.get(provider) if isinstance(providers, dict) else None
-    variable = str(entry.get("env_key") or "") if isinstance(entry, dict) else ""
-    if variable:  # a provider of the user's own, keyed by a variable: no sign-in
-        if pane.get(variable):
-            return Check(Mark.OK, f"{subject} login", f"an API key ({variable}) for model provider {provider}")
-        return Check(
-            Mark.FAILED,
-            f"{subject} login",
-            f"model provider {provider} reads its key from {variable}, which is not in the panes' environment",
-            f"add {variable} to {key}.passEnv",
-        )
-    path = home / "auth.json"
-    if auth is not None and (auth.get("OPENAI_API_KEY") or auth.get("tokens")):
-        how = "an API key" if auth.get("OPENAI_API_KEY") else "signed in with ChatGPT"
-        return Check(Mark.OK, f"{subject} login", f"{how} ({path})")
-    if config.get("cli_auth_credentials_store") == "keyring":
-        return Check(
-            Mark.WARNING,
-            f"{subject} login",
-            f"kept in the system keyring (cli_auth_credentials_store in {home / 'config.toml'}), not readable here",
-            f"check `{binary} login status` as the daemon's user",
-        )
-    return Check(
-        Mark.FAILED,
-        f"{subject} login",
-        f"not signed in: no {path} and no model provider with an env_key in {home / 'config.toml'}",
-        f"run `{binary} login` (or `{binary} login --with-api-key`, the key on stdin) as the daemon's user "
-        f"(CODEX_HOME={home})",
-    )
-
-
-def _claude_login(
-    spec: HarnessSpec, probe: DoctorProbe, pane: Mapping[str, str], environ: Mapping[str, str]
-) -> Iterator[Check]:
-    """Past onboarding and logged in, as far as the files say offline; never a secret printed."""
-    path, subject = claude_config_file(pane), f"harness {spec.name}"
-    first_run = f"run `{spec.binary}` once as the daemon's user (HOME={pane.get('HOME', '~')}) and finish its questions"
-    try:
-        config = probe.json_file(path) or {}
-    except LoopError as error:
-        yield Check(Mark.FAILED, f"{subject} onboarding", str(error), f"fix or remove {path}")
-        return
-    onboarded = config.get("hasCompletedOnboarding") is True
-    key = pane.get("ANTHROPIC_API_KEY", "")
-    unapproved = key[-20:] if key and key[-20:] not in _approved(config) else ""
-    repair = FirstRunRepair(path, approve=unapproved) if unapproved or not onboarded else None
-    if onboarded:
-        yield Check(Mark.OK, f"{subject} onboarding", f"done ({path})")
-    else:
-        fix = (
-            f"{first_run}; a first run that cannot reach Anthropic's service (no outside network, only a gateway) "
-            "stops at 'Unable to connect to Anthropic services': `the-loop doctor --fix` records it done instead, "
-            "with your consent"
-        )
-        detail = f"not done: {path} has no hasCompletedOnboarding"
-        yield Check(Mark.FAILED, f"{subject} onboarding", detail, fix, repair)
-    yield _claude_auth(subject, path, config, pane, first_run, repair=repair)
-    if spec.trust_workdir:
-        writer = claude_config_file(environ)  # the daemon writes trust where its own environment says
-        if writer != path:
-            yield Check(
-                Mark.FAILED,
-                f"{subject} trust",
-                f"the-loop records trusted folders in {writer} but the panes' Claude Code reads {path}",
-                "give the daemon and the panes the same HOME and CLAUDE_CONFIG_DIR",
-            )
-        else:
-            yield _check(
-                f"{subject} trust",
-                partial(probe.file_writable, path),
-                f"let the daemon's user write {path} and its folder, or set {spec.name}'s trustWorkdir: false",
-            )
-
-
-def _approved(config: Mapping[str, Any]) -> list[str]:
-    responses = config.get("customApiKeyResponses")
-    approved = responses.get("approved", []) if isinstance(responses, dict) else []
-    return approved if isinstance(approved, list) else []
-
-
-def _claude_auth(
-    subject: str,
-    path: Path,
-    config: Mapping[str, Any],
-    pane: Mapping[str, str],
-    first_run: str,
-    *,
-    repair: FirstRunRepair | None,
-) -> Check:
-    key = pane.get("ANTHROPIC_API_KEY", "")
-    if key:
-        if key[-20:] in _approved(config):
-            return Check(Mark.OK, f"{subject} login", "an API key (ANTHROPIC_API_KEY), approved")
-        return Check(
-            Mark.FAILED,
-            f"{subject} login",
-            f"ANTHROPIC_API_KEY is set but not approved in {path}: Claude Code would ask about it",
-            first_run
-            + " (answer yes to the API key), or `the-loop doctor --fix` records it approved, with your consent",
-            repair,
-        )
-    for variable in ("ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"):
-        if pane.get(variable):
-            return Check(Mark.OK, f"{subject} login", f"a token ({variable})")
-    if config.get("oauthAccount") or config.get("primaryApiKey"):
-        return Check(Mark.OK, f"{subject} login", f"an account ({path})")
-    return Check(
-        Mark.FAILED,
-        f"{subject} login",
-        f"no API key in the panes' environment and no account in {path}",
-        f"add ANTHROPIC_API_KEY to {subject.replace('harness ', 'routing.harnesses.')}.passEnv, or {first_run} "
-        "and log in (/login)",
-    )
+    if own is not None:
+        yield from own.checks(Found(spec, version.detail, pane, dict(given), environ, server, probe))
 
 
 def _webhook(settings: Settings, probe: DoctorProbe) -> Iterator[Check]:
@@ -442,7 +191,7 @@ def _webhook(settings: Settings, probe: DoctorProbe) -> Iterator[Check]:
             "not set",
             "set webhooks.ghWebhook.secret (THE_LOOP_WEBHOOKS__GH_WEBHOOK__SECRET)",
         )
-    yield _check(
+    yield check(
         f"webhook port {hook.host}:{hook.port}",
         partial(probe.port_free, hook.host, hook.port),
         "stop what listens there (unless it is this daemon, already serving), or set webhooks.ghWebhook.port",
@@ -479,16 +228,16 @@ def _github(settings: Settings, probe: DoctorProbe) -> Iterator[Check]:
     if not repos:
         yield Check(Mark.SKIPPED, "gh", "not needed: no github source configured")
     else:
-        installed = _check(
+        installed = check(
             "gh", partial(probe.version, gh), "install gh (apt install gh), or set integrations.github.cli.binary"
         )
         yield installed
         if installed.mark is Mark.FAILED:
             return
         for host in sorted({repo.host for repo in repos}):
-            yield _check(f"gh auth {host}", partial(probe.gh_auth, gh, host), f"gh auth login --hostname {host}")
+            yield check(f"gh auth {host}", partial(probe.gh_auth, gh, host), f"gh auth login --hostname {host}")
         for repo in repos:
-            yield _check(f"repository {repo}", partial(probe.repo_visible, gh, repo), _REPO_FIX)
+            yield check(f"repository {repo}", partial(probe.repo_visible, gh, repo), _REPO_FIX)
     for source in settings.sources():
         if source.provider == "sandbox":
             yield Check(Mark.OK, f"repository {source.repo}", "sandbox (local, always visible)")
@@ -499,7 +248,7 @@ def _workspaces(settings: Settings, probe: DoctorProbe) -> Iterator[Check]:
     clones = _clones(settings)
     if not clones:
         return
-    git = _check("git", partial(probe.version, "git"), "install git (apt install git)")
+    git = check("git", partial(probe.version, "git"), "install git (apt install git)")
     yield git
     if git.mark is Mark.FAILED:
         return
@@ -507,7 +256,7 @@ def _workspaces(settings: Settings, probe: DoctorProbe) -> Iterator[Check]:
     for (template, repo), key in clones.items():
         subject = f"clone {repo}" if key == DEFAULT_WORKSPACE else f"clone {repo} ({key})"
         fix = f"check {key}.cloneUrl; for https, that gh is logged in and can read the repository"
-        yield _check(subject, partial(_remote, probe, template, repo, gh), fix)
+        yield check(subject, partial(_remote, probe, template, repo, gh), fix)
 
 
 DEFAULT_WORKSPACE = "routing.workspace"
@@ -558,16 +307,19 @@ def unconfigured_checks(settings: Settings, records: Iterable[SessionRecord]) ->
 
 
 def parked_checks(records: Iterable[SessionRecord]) -> Iterator[Check]:
-    """An item whose agent the API refused (its credentials) waits for the operator: one line each."""
+    """An item whose agent the API refused (its credentials) waits for the operator: one line each,
+    with how the harness package of the agent's name renews them, where it says."""
+    own = doctors()
     for record in records:
         parked = record.park
         if parked is None or parked.resuming or not parked.cause.waits_for_operator:
             continue
+        renew = own[record.harness].credentials if record.harness in own else ""
         yield Check(
             Mark.FAILED,
             f"agent credentials ({record.item})",
             f"the API refused the {record.harness} agent's credentials (authentication_failed) since "
             f"{parked.since:%Y-%m-%d %H:%M:%S} UTC; the item is parked",
-            f"renew the harness's API key or login (for Claude Code: ANTHROPIC_API_KEY, or `claude /login`), "
+            f"renew the harness's API key or login{f' ({renew})' if renew else ''}, "
             f"then write `the-loop resume` on {record.item}",
         )

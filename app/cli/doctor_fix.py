@@ -3,25 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from adapters.agents.doctor import Repair
 from domain.errors import LoopError
-
-
-@dataclass(frozen=True, slots=True)
-class FirstRunRepair:
-    """What Claude Code's first run records in its configuration, for one that cannot finish by
-    hand: its onboarding (its connectivity check reaches Anthropic's own hosts, which a machine
-    behind a gateway or without outside network cannot) and, for an API key, the key's approval."""
-
-    path: Path
-    approve: str = field(default="", repr=False)  # the key's last 20 characters, as Claude records them; never shown
-
-    def says(self) -> str:
-        key = " and the panes' ANTHROPIC_API_KEY as approved (its last 20 characters)" if self.approve else ""
-        return f"record Claude Code's first run done (hasCompletedOnboarding){key} in {self.path}"
 
 
 class FirstRunWriter(Protocol):
@@ -40,7 +26,7 @@ Consent = Callable[[str], bool]
 
 
 def repair(
-    repairs: Iterable[FirstRunRepair], *, writer: FirstRunWriter, consent: Consent | None, say: Callable[[str], None]
+    repairs: Iterable[Repair], *, writer: FirstRunWriter, consent: Consent | None, say: Callable[[str], None]
 ) -> bool:
     """Each repair the operator consents to (`consent` None: no one to ask, nothing written), said
     line by line; whether any was written."""

@@ -10,7 +10,9 @@ printing a byte, and `app.cli.main` runs the full path, which also refreshes the
 - `sessions list` when any part of its listing fails (it reads the recorded sessions, asks tmux once and
   reads the receipts of each through `app.cli.lean_listing`, without the domain model): a row the
   store would refuse, a tmux that does not answer cleanly;
-- a state store this version would migrate or refuse, or any SQLite error.
+- a state store this version would migrate or refuse, or any SQLite error;
+- `status` and `sessions list` while an item waits for a free slot (the full path shows the waits
+  with the host's bound, which comes from the machine's memory when not configured).
 What they print is made by the same functions as the full path's (`app.cli.read_views`,
 `app.cli.events_view`, `app.usecases.views.poller_status`, `app.usecases.views.session_shown`), so the two
 cannot drift apart.
@@ -116,6 +118,14 @@ def _store(state_root: Path) -> sqlite3.Connection | None:
     return db
 
 
+def _no_slot_waits(db: sqlite3.Connection) -> None:
+    """`_Fallback` while an item waits for a free slot: the full path shows it."""
+    from app.cli.lean_attention import slot_waits
+
+    if slot_waits(db):
+        raise _Fallback
+
+
 def _status(found: snapshot.Snapshot, options: Mapping[str, object]) -> int:
     from adapters.lock import PollerLock
     from app.cli.read_views import status_output
@@ -127,6 +137,7 @@ def _status(found: snapshot.Snapshot, options: Mapping[str, object]) -> int:
     beat, held = None, {}
     if db is not None:
         try:
+            _no_slot_waits(db)
             row = db.execute("SELECT value FROM meta WHERE key = ?", (HEARTBEAT,)).fetchone()
             if db.execute("SELECT EXISTS (SELECT 1 FROM sessions) OR EXISTS (SELECT 1 FROM ledgers)").fetchone()[0]:
                 from app.cli.lean_attention import attention
@@ -161,6 +172,7 @@ def _sessions_list(found: snapshot.Snapshot, options: Mapping[str, object]) -> i
     views = []
     if db is not None:
         try:
+            _no_slot_waits(db)
             if db.execute("SELECT EXISTS (SELECT 1 FROM sessions) OR EXISTS (SELECT 1 FROM ledgers)").fetchone()[0]:
                 from app.cli.lean_listing import listing
 

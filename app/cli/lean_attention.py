@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING
 
-from adapters.sql.session_rows import held_rows
+from adapters.sql.session_rows import SLOT_WAIT, held_rows
 
 if TYPE_CHECKING:
     from domain.fleet import ItemStatus
@@ -24,3 +24,9 @@ def attention(db: sqlite3.Connection) -> dict[str, ItemStatus]:
     from domain.item_facts import held_of
 
     return needs_attention({item: held_of(record, ledger, slot_since=slots.get(item)) for item, record, ledger in rows})
+
+
+def slot_waits(db: sqlite3.Connection) -> bool:
+    """Whether any item waits for a free slot (the full path shows each wait with the host's bound)."""
+    query = "SELECT EXISTS (SELECT 1 FROM meta WHERE substr(key, 1, ?) = ? AND value <> '')"
+    return bool(db.execute(query, (len(SLOT_WAIT), SLOT_WAIT)).fetchone()[0])

@@ -141,7 +141,7 @@ def add_status(commands: Commands) -> None:
 
 
 def run_status(args: argparse.Namespace, context: CliContext) -> int:
-    from app.usecases.cluster.cluster_view import cluster_view
+    from app.usecases.cluster.cluster_view import cluster_view, slot_lines
     from app.usecases.cycle.daemon import heartbeat_key
     from app.usecases.views.attention import attention
 
@@ -163,15 +163,11 @@ def run_status(args: argparse.Namespace, context: CliContext) -> int:
         interval_seconds=settings.polling.interval_seconds,
         monotonic=container.clock().monotonic(),
     )
-    cluster: dict[str, Any] | None = None
-    lines: tuple[str, ...] = ()
-    waiting: list[dict[str, Any]] = []
-    if view.shared:  # a host alone shows what it always did
-        from app.usecases.cluster.slot_wait import waits
+    from app.usecases.cluster.slot_wait import waits
 
-        found = waits(store.meta()) if store else []
-        cluster, waiting = view.as_json(), [wait.as_json() for wait in found]
-        lines = (*view.lines(), *(wait.line(container.clock().now()) for wait in found))
+    found = waits(store.meta()) if store else []
+    cluster: dict[str, Any] | None = view.as_json() if view.shared else None
+    lines = tuple(slot_lines(view, container.session_bound(), found, container.clock().now()))
     print(
         status_output(
             status,
@@ -179,7 +175,7 @@ def run_status(args: argparse.Namespace, context: CliContext) -> int:
             json_out=args.json,
             cluster=cluster,
             cluster_lines=lines,
-            slot_waits=waiting,
+            slot_waits=[wait.as_json() for wait in found],
             attention=held,
         )
     )

@@ -47,9 +47,10 @@ def status_output(
     slot_waits: Sequence[Mapping[str, Any]] = (),
     attention: Mapping[str, ItemStatus] | None = None,
 ) -> str:
-    """`status`'s output; `cluster`/`cluster_lines`/`slot_waits` only when hosts share the state
-    (PostgreSQL): the hosts, and the items that wait for a free slot. `attention`: the items that
-    need it (`app.usecases.views.attention`), each by its state's line."""
+    """`status`'s output; `cluster` only when hosts share the state (PostgreSQL): the hosts;
+    `cluster_lines`: theirs, or a host alone's slots, and the items that wait for a free slot
+    (`slot_waits`). `attention`: the items that need it (`app.usecases.views.attention`), each by
+    its state's line."""
     from app.usecases.views.poller_status import describe
 
     attention = attention or {}
@@ -57,7 +58,7 @@ def status_output(
     shown["needs_attention"] = [{"work_item": item} | shows.as_json() for item, shows in attention.items()]
     if cluster is not None:  # a host alone shows what it always did
         shown |= {"cluster": dict(cluster), "store": {"reachable": True}}
-        shown["waiting_for_slot"] = [dict(wait) for wait in slot_waits]
+    shown["waiting_for_slot"] = [dict(wait) for wait in slot_waits]
     if json_out:
         return json.dumps(shown)
     return "\n".join([*describe(status), *cluster_lines, *attention_lines(attention, status.now)])

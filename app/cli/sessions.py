@@ -174,13 +174,17 @@ def run_list(args: argparse.Namespace, context: CliContext) -> int:
     header = ("HOST", *COLUMNS) if shared else COLUMNS
     for row in table([header, *(session_row(view, shared=shared) for view in views)]):
         print(row)
-    if shared:  # several hosts: each one's heartbeat, sessions and free slots, as `status` shows them
-        from app.usecases.cluster.cluster_view import cluster_view
-        from app.usecases.cluster.slot_wait import waits
+    # several hosts: each one's heartbeat, sessions and free slots; alone, its slots while an item
+    # waits for one: as `status` shows them
+    from app.usecases.cluster.cluster_view import cluster_view, slot_lines
+    from app.usecases.cluster.slot_wait import waits
 
-        now = context.provided("clock").now()
-        waiting = [wait.line(now) for wait in waits(context.provided("store").meta())]
-        print("\n".join(["", *cluster_view(context.provided("cluster"), []).lines(), *waiting]))
+    store = context.provided("store")
+    cluster = cluster_view(context.provided("cluster"), [] if shared else store.sessions())
+    found = waits(store.meta())
+    lines = slot_lines(cluster, context.provided("session_bound"), found, context.provided("clock").now())
+    if lines:
+        print("\n".join(["", *lines]))
     return 0
 
 

@@ -100,11 +100,14 @@ class ClusterSettings(Section):
         description="This host's name among the hosts sharing one PostgreSQL database (`state.backend: postgres`); "
         "each host needs its own. Empty: the machine's hostname.",
     )
-    max_sessions: int = Field(
-        default=20,
+    max_sessions: int | None = Field(
+        default=None,
         ge=1,
-        description="Sessions this host runs at most: a new item goes to the live host with the most free slots "
-        "(this minus the items it holds); when every host is full it waits. Shared mode only.",
+        description="Agents this host runs at once, alone or beside other hosts. An item holds a slot while its "
+        "agent runs (its session not closed) or something waits for one; the rest wait, the one waiting longest "
+        "(its oldest undelivered comment) first, said on the item once. Sharing the work, a new item goes to the "
+        "live host with the most free slots. Unset: one per 2 GiB of the machine's memory, at least 1, at most "
+        "20 (`doctor` says which).",
     )
     lease_seconds: float = Field(
         default=30,

@@ -301,7 +301,7 @@ class UseCases:
         return PollCycle(
             trackers=ports.trackers, uow=self.uow, worker=self.worker,
             closer=self.closer, config=self.configs.poll, cluster=ports.cluster, leases=self.leases,
-            orphans=self.orphans, pruner=self.pruner, feedback=self.feedback,
+            orphans=self.orphans, pruner=self.pruner, feedback=self.feedback, authorized=self.configs.authorized,
         )  # fmt: skip
 
     @cached_property

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.config.pins import PINNED_CLAUDE_CODE
+from adapters.agents.pins import PINNED_CLAUDE_CODE
 from tests.anthropic_standin.script import Busy, Fail, Say, UseTool
 from tests.anthropic_standin.server import AnthropicStandIn, Kind
 from tests.claude.fixtures import anthropic, claude, claude_binary, claude_config, claude_rig

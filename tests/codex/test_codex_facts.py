@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from adapters.agents.pins import PINNED_CODEX
 from adapters.harnesses.codex.hooks import arguments
-from app.config.pins import PINNED_CODEX
 from domain.receipts import ReceiptKind
 from tests.codex.rig import (
     CodexRig,

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from adapters.agents.pins import PINNED_CODEX
 from adapters.doctor_probe import ShDoctorProbe
 from app.cli.doctor import Mark, diagnose
-from app.config.pins import PINNED_CODEX
 from app.config.settings import Settings
 from tests.codex.rig import codex_binary
 

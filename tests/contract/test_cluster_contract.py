@@ -14,6 +14,7 @@ import psycopg
 import pytest
 
 from adapters.postgres.cluster import PostgresCluster
+from adapters.sqlite.cluster import SingleHost
 from domain.cluster import Departed, Handover, HostState, LeaseTiming, Listed
 from domain.errors import LeaseLost
 from domain.model import ItemKind, ItemState, WorkItem
@@ -67,6 +68,23 @@ def rig(request: pytest.FixtureRequest) -> Iterator[Rig]:
         port.close()  # type: ignore[attr-defined]
 
 
+@pytest.fixture(params=["single", "fake", "postgres"])
+def alone(request: pytest.FixtureRequest) -> Iterator[ClusterPort]:
+    """One host with two slots, alone (SQLite's cluster of one) or the one host of a cluster."""
+    if request.param == "single":
+        yield SingleHost(host="host-a", max_sessions=2)
+        return
+    if request.param == "fake":
+        port: ClusterPort = FakeCluster(FakeClusterDb(), host="host-a", max_sessions=2, timing=TIMING)
+    else:
+        port = PostgresCluster(request.getfixturevalue("postgres").new_schema(), host="host-a", max_sessions=2,
+                               timing=TIMING)  # fmt: skip
+    port.join(pid=1001, version="1.0.0")
+    yield port
+    if isinstance(port, PostgresCluster):
+        port.close()
+
+
 def _end_connection(dsn: str, port: ClusterPort) -> None:
     """Close the host's connection and wait for its server process to end: the server frees the
     connection's advisory locks only then, a moment after the client has gone."""
@@ -110,6 +128,17 @@ def test_items_spread_over_the_hosts_and_a_full_cluster_leaves_the_rest_unplaced
     counts = sorted(list(holders(a).values()).count(h) for h in ("host-a", "host-b"))
     assert counts == [3, 3]  # two items wait: no host has a free slot
     assert {view.host: view.free for view in a.hosts()} == {"host-a": 0, "host-b": 0}
+
+
+def test_a_host_gives_its_slots_in_the_order_the_items_come_and_a_released_one_to_the_next(alone: ClusterPort) -> None:
+    first = alone.place([ITEMS[5], ITEMS[2], ITEMS[7]])
+    alone.release(ITEMS[5])
+    second = alone.place([ITEMS[7], ITEMS[1]])
+
+    assert [lease.item for lease in first] == [ITEMS[5], ITEMS[2]]  # no free slot for the third
+    assert [lease.item for lease in second] == [ITEMS[7]]
+    assert alone.renew().items == {ITEMS[2], ITEMS[7]} == set(holders(alone))
+    assert [(view.leases, view.free) for view in alone.hosts()] == [(2, 0)]
 
 
 def test_an_item_already_held_is_not_placed_again(rig: Rig) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from app.config.pins import PINNED_COPILOT
+from adapters.agents.pins import PINNED_COPILOT
 from domain.receipts import ReceiptKind
 from tests.copilot.rig import CopilotRig, copilot, copilot_binary, copilot_env, copilot_rig, openai
 from tests.openai_standin.server import Busy, Call, OpenAIStandIn, Say

@@ -103,6 +103,7 @@ class Loop:
                 "tmux": {"socketName": self.tmux.socket, "harnessKillGraceSeconds": 2},
                 **({"workspace": self.workspace} if self.workspace else {}),
             },
+            "cluster": {"maxSessions": 20},  # as many agents whatever the machine's memory (its default)
             **self.extra,
         }
         path = self.root / "loop.yaml"

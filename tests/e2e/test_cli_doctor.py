@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.config.pins import PINNED_CLAUDE_CODE
+from adapters.agents.pins import PINNED_CLAUDE_CODE
 from tests.e2e.cli import run_cli, tree
 
 GITHUB_SOURCE = "polling: {sources: [{repos: [octo/api], label: loop}]}\nrouting: {tmux: {socketName: doctor-e2e}}\n"

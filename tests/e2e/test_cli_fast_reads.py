@@ -23,6 +23,7 @@ from adapters.tmux.commands import MARK_OPTION
 from app.cli import fast_reads
 from app.config import snapshot
 from app.config.loader import load
+from app.usecases.cluster.slot_wait import KEY as SLOT_WAIT
 from app.usecases.cycle.daemon import heartbeat_key
 from domain.events import Event
 from domain.ledger import Ledger
@@ -396,6 +397,22 @@ def test_sessions_list_of_an_unreadable_record_takes_the_full_path(
         db.execute("INSERT INTO sessions (item, data) VALUES ('github:acme/widgets#1', '{}')")
     assert fast_reads.run_fast(["sessions", "list"], env) is None
     assert capsys.readouterr() == ("", "")  # declined before printing a byte
+
+
+def test_status_and_sessions_list_while_an_item_waits_for_a_slot_take_the_full_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(_folder(tmp_path / "work", store=True))
+    env = {"HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache"), "XDG_CONFIG_HOME": str(tmp_path)}
+    snapshot.write(load(None), env)
+    store = SqliteStateStore(Path("state") / FILE_NAME)
+    store.save_meta(f"{SLOT_WAIT}github:acme/widgets#2", json.dumps({"since": "2026-01-01T00:00:00+00:00"}))
+    store.close()
+
+    declined = [fast_reads.run_fast(argv, env) for argv in (["status"], ["status", "--json"], ["sessions", "list"])]
+
+    assert declined == [None, None, None]  # the full path shows the wait with the host's bound
+    assert capsys.readouterr() == ("", "")
 
 
 def test_the_lean_path_knows_the_listing_s_statuses() -> None:

@@ -52,3 +52,21 @@ def test_status_after_the_poller_stopped_shows_its_last_cycle(loop: Loop) -> Non
     assert result.returncode == 3
     assert lines[0] == "not running"
     assert "s ago, pid " in lines[1] and "items=2 delivered=0 failed=0 abandoned=0 skipped=0 spawned=2" in lines[1]
+
+
+def test_a_host_alone_at_its_bound_shows_the_waiting_item_in_status_and_sessions_list(loop: Loop) -> None:
+    loop.extra = {"cluster": {"maxSessions": 1}}
+    first, second = loop.items(2)
+    for _ in range(2):  # the wait is said in the first cycle, told on the item in the next
+        assert loop.cli("poll", "--once").returncode == 0
+
+    text = loop.cli("status").stdout
+    shown = json.loads(loop.cli("status", "--json").stdout)
+    listed = loop.cli("sessions", "list").stdout
+
+    assert loop.has_session(first) and not loop.has_session(second)
+    assert [e["work_item"] for e in loop.events() if e["event"] == "cluster.slot_waiting"] == [str(second)]
+    assert [w["work_item"] for w in shown["waiting_for_slot"]] == [str(second)]
+    assert "slots: 1 of 1 in use (cluster.maxSessions: 1 (from configuration))" in text
+    assert f"waiting for a free slot: {second} since" in text and f"waiting for a free slot: {second} since" in listed
+    assert [e["notice"] for e in loop.events() if e["event"] == "notice.posted"] == ["slot-wait"]

@@ -163,7 +163,7 @@ class FakeCluster(ClusterPort):
         self._check()
         made = []
         with self.db.lock:
-            for item in sorted(set(items)):
+            for item in dict.fromkeys(items):  # in the order given
                 lease = self.db.leases.get(item)
                 if lease is not None and lease.host and lease.expires_at > self.db.now:
                     continue

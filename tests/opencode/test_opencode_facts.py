@@ -7,7 +7,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from app.config.pins import PINNED_OPENCODE
+from adapters.agents.pins import PINNED_OPENCODE
 from app.config.settings import Settings
 from domain.receipts import HarnessState, ReceiptKind, harness_state
 from tests.agent_tmux import AgentSession

@@ -236,3 +236,22 @@ def test_an_item_waiting_for_a_free_slot_is_said_once_shown_and_told_once_it_out
     assert said == [str(second)]
     assert len(told) == 1 and "waiting for a free slot" in told[0]
     assert [w.item for w in waits(hosts.store.meta())] == [str(second)]
+
+
+def test_a_slot_a_close_frees_goes_to_the_waiting_item_with_the_oldest_undelivered_comment() -> None:
+    hosts = Hosts()
+    a = hosts.add("host-a", max_sessions=1)
+    first, second, third = a.item(1), a.item(2), a.item(3)
+    hosts.cycle()
+    a.comment(third, "older, on the third")
+    a.comment(second, "newer, on the second")
+    hosts.cycle()
+
+    a.admin().close(first, keep_tmux=False)
+    hosts.cycle()
+
+    assert [hosts.holder(ref) for ref in (first, second, third)] == ["", "", "host-a"]
+    assert [(e["work_item"], e["how"]) for e in a.events.named(Event.CLUSTER_LEASE_PLACED)][-1] == (
+        str(third),
+        "placed",
+    )

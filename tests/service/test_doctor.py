@@ -6,11 +6,12 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
+from adapters.agents.pins import PINNED_CLAUDE_CODE, PINNED_CODEX, PINNED_COPILOT, PINNED_OPENCODE
 from app.cli.doctor import Check, Mark, diagnose
-from app.config.pins import PINNED_CLAUDE_CODE, PINNED_CODEX
 from app.config.settings import Settings
 from domain.errors import LoopError
 from domain.refs import RepoRef
+from domain.slots import memory_total
 
 GITHUB = {
     "polling": {"sources": [{"repos": ["o/a", "ghe.example/o/b"], "label": "loop"}]},
@@ -33,10 +34,15 @@ class FakeMachine:
         server_env: Mapping[str, str] | None = None,  # the running tmux server's; None: none runs
         claude_version: str = PINNED_CLAUDE_CODE,
         codex_version: str = PINNED_CODEX,
+        meminfo: str = "MemTotal:       24683772 kB\n",  # a stand-in /proc/meminfo: a 24 GiB machine
+        opencode_version: str = PINNED_OPENCODE,
+        copilot_version: str = PINNED_COPILOT,
     ) -> None:
+        self.meminfo = meminfo
         self.missing, self.logged_out, self.hidden = missing, logged_out, hidden
         self.harness_path, self.files, self.server_env = harness_path, dict(files or {}), server_env
         self.claude_version, self.codex_version = claude_version, codex_version
+        self.opencode_version, self.copilot_version = opencode_version, copilot_version
         self.version_env: dict[str, Mapping[str, str]] = {}
 
     def version(self, binary: str) -> str:
@@ -76,6 +82,10 @@ class FakeMachine:
             raise LoopError(f"{binary} not found on the panes' PATH ({env.get('PATH', '')})")
         if Path(binary).name == "codex":
             return f"codex-cli {self.codex_version} ({self.harness_path}/{binary})"
+        if Path(binary).name == "opencode":  # as each prints it (tests/<agent>/test_<agent>_facts.py)
+            return f"{self.opencode_version} ({self.harness_path}/{binary})"
+        if Path(binary).name == "copilot":
+            return f"GitHub Copilot CLI {self.copilot_version}. ({self.harness_path}/{binary})"
         return f"{self.claude_version} (Claude Code) ({self.harness_path}/{binary})"
 
     def json_file(self, path: Path) -> Mapping[str, Any] | None:
@@ -93,6 +103,9 @@ class FakeMachine:
         if f"{host}:{port}" in self.missing:
             raise LoopError(f"cannot listen on {host}:{port}: Address already in use")
         return f"{host}:{port} is free"
+
+    def memory_bytes(self) -> int | None:
+        return memory_total(self.meminfo)
 
 
 DAEMON = {"PATH": "/usr/bin:/bin", "HOME": "/home/loop"}
@@ -114,6 +127,7 @@ def test_a_healthy_machine_passes_every_check_with_one_line_each() -> None:
         "state root",
         "tmux",
         "tmux server",
+        "max sessions",
         "harness demo",
         "gh",
         "gh auth ghe.example",
@@ -121,6 +135,18 @@ def test_a_healthy_machine_passes_every_check_with_one_line_each() -> None:
         "repository o/a",
         "repository ghe.example/o/b",
     ]
+
+
+def test_the_bound_on_agents_at_once_is_said_with_where_it_came_from() -> None:
+    from_memory = next(c for c in checks(GITHUB, FakeMachine()) if c.subject == "max sessions")
+    configured = next(
+        c for c in checks({**GITHUB, "cluster": {"maxSessions": 3}}, FakeMachine()) if c.subject == "max sessions"
+    )
+    unknown = next(c for c in checks(GITHUB, FakeMachine(meminfo="")) if c.subject == "max sessions")
+
+    assert from_memory.line() == "✓ max sessions: 12 (from 24 GiB memory)"
+    assert configured.line() == "✓ max sessions: 3 (from configuration)"
+    assert unknown.mark is Mark.WARNING and "cluster.maxSessions" in unknown.line()
 
 
 def test_missing_tmux_is_a_failure_with_the_fix() -> None:
@@ -383,6 +409,24 @@ def test_doctor_says_which_item_waits_for_new_agent_credentials_and_how_to_resum
     )
 
 
+def test_a_parked_agent_is_told_only_its_own_harnesss_way_to_renew_its_credentials() -> None:
+    from datetime import UTC, datetime
+
+    from app.cli.doctor import parked_checks
+    from domain.model import SessionRecord
+    from domain.park import Park, ParkCause
+    from domain.refs import WorkItemRef
+
+    item = WorkItemRef.parse("github:acme/widgets#8")
+    since = datetime(2026, 12, 1, 15, 0, tzinfo=UTC)
+
+    (check,) = parked_checks(
+        [SessionRecord(item, "opencode", "sid", "/w", park=Park(ParkCause.AUTHENTICATION, since, None))]
+    )
+
+    assert check.fix == "renew the harness's API key or login, then write `the-loop resume` on github:acme/widgets#8"
+
+
 def test_doctor_names_each_item_whose_harness_the_configuration_has_no_more_and_what_to_do() -> None:
     from app.cli.doctor import unconfigured_checks
     from domain.model import SessionRecord, SessionStatus
@@ -479,6 +523,39 @@ def test_a_codex_trust_writer_writing_where_the_panes_codex_does_not_read_is_a_f
     ]
 
 
+OPENCODE = {**SANDBOX, "routing": {"defaultHarness": "opencode"}}
+COPILOT = {**SANDBOX, "routing": {"defaultHarness": "copilot"}}
+
+
+def test_an_opencode_at_its_pinned_version_passes() -> None:
+    found = checks(OPENCODE, FakeMachine())
+    assert [c.line() for c in found if c.subject.startswith("harness opencode")] == [
+        f"✓ harness opencode: {PINNED_OPENCODE} (/usr/bin/opencode)"
+    ]
+
+
+def test_another_opencode_version_is_a_warning_naming_the_pinned_one() -> None:
+    found = checks(OPENCODE, FakeMachine(opencode_version="1.19.0"))
+    assert failed_lines(found) == [
+        f"! harness opencode version: 1.19.0, not {PINNED_OPENCODE}, the version whose behaviour the tests pin — "
+        f"fix: install {PINNED_OPENCODE} (scripts/install_opencode.py)"
+    ]
+
+
+def test_a_copilot_at_its_pinned_version_passes() -> None:
+    found = checks(COPILOT, FakeMachine())
+    assert failed_lines(found) == []
+    assert f"✓ harness copilot: GitHub Copilot CLI {PINNED_COPILOT}. (/usr/bin/copilot)" in [c.line() for c in found]
+
+
+def test_another_copilot_version_is_a_warning_naming_the_pinned_one() -> None:
+    found = checks(COPILOT, FakeMachine(copilot_version="1.0.110"))
+    assert failed_lines(found) == [
+        f"! harness copilot version: 1.0.110, not {PINNED_COPILOT}, the version whose behaviour the tests pin — "
+        f"fix: install {PINNED_COPILOT} (scripts/install_copilot.py)"
+    ]
+
+
 GEMINI = {**SANDBOX, "routing": {"defaultHarness": "gemini"}}
 GEMINI_SETTINGS = Path("/home/loop/.gemini/settings.json")
 
@@ -489,6 +566,12 @@ def test_a_gemini_with_no_sign_in_chosen_fails_naming_the_setting() -> None:
         "dialog at each start, and says it is ready while the dialog waits — fix: run `gemini` once as the daemon's "
         "user (HOME=/home/loop) and choose one, or set security.auth.selectedType (e.g. gemini-api-key) there"
     ]
+
+
+def test_a_harness_of_the_operators_own_running_gemini_without_its_hooks_is_checked_for_a_sign_in() -> None:
+    document = {**SANDBOX, "routing": {"defaultHarness": "plain", "harnesses": {"plain": {"binary": "gemini"}}}}
+    (line,) = failed_lines(checks(document, FakeMachine()))
+    assert line.startswith("✗ harness plain sign-in: none chosen in /home/loop/.gemini/settings.json")
 
 
 def test_a_gemini_with_its_sign_in_chosen_passes() -> None:

@@ -186,7 +186,7 @@ def test_kept_comments_of_an_item_that_leaves_the_listing_are_pruned_at_the_next
     world.tracker.remove_label(ref, "loop")
     reader = RepoReader(
         trackers={"github": world.tracker}, store=world.store, events=world.events, clock=world.clock,
-        cluster=world.cluster, leases=world.leases,
+        cluster=world.cluster,
     )  # fmt: skip
 
     reader.read(Watch("github", REPO, ("loop",)), [], CycleSummary(started_at=world.clock.now()), cycle=1)

@@ -69,13 +69,14 @@ def test_the_handover_note_names_the_host_and_never_carries_control_characters()
     assert "\x1b" not in handover_note("a\x1b[201~b", lost=True)
 
 
-def test_a_single_host_holds_everything_and_reads_every_repository() -> None:
+def test_a_single_host_reads_every_repository_and_holds_what_it_placed_on_itself() -> None:
     alone = SingleHost(host="solo", max_sessions=5)
     listed = [Listed(WorkItem(REF, "t", "alice", frozenset({"loop"})), "loop", history=True)]
     alone.share(REF.repo, listed, [])
 
-    assert REF in alone.renew() and alone.poll_lock(REF.repo) and not alone.shared
-    assert alone.shared_listing(REF.repo).listed == tuple(listed) and alone.place([REF]) == []
+    assert REF not in alone.renew() and alone.poll_lock(REF.repo) and not alone.shared
+    assert [lease.host for lease in alone.place([REF])] == ["solo"] and REF in alone.renew()
+    assert alone.shared_listing(REF.repo).listed == tuple(listed)
     with pytest.raises(ValueError, match="works alone"):
         alone.hand_over(REF, "other")
 
@@ -95,10 +96,10 @@ def refusal(text: str) -> str:
     return str(refused.value)
 
 
-def test_the_cluster_keys_default_to_the_hostname_20_sessions_and_a_30s_lease(config_dir: Path) -> None:
+def test_the_cluster_keys_default_to_the_hostname_the_memorys_sessions_and_a_30s_lease(config_dir: Path) -> None:
     Path("c.yaml").write_text("{}", encoding="utf-8")
     settings = load("c.yaml").settings
-    assert settings.host_id and settings.cluster.max_sessions == 20
+    assert settings.host_id and settings.cluster.max_sessions is None  # from the machine's memory
     assert settings.lease_timing == LeaseTiming(expiry_seconds=30, renew_deadline_seconds=20)
 
 

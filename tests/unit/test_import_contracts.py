@@ -62,6 +62,8 @@ def test_the_real_tree_keeps_every_contract(tree: Path) -> None:
         ("app/cli/lean_listing.py", "import adapters.postgres.store\n", "only app.container imports adapters BROKEN"),
         ("app/cli/lean_listing.py", "import adapters.tmux.adapter\n", "only app.container imports adapters BROKEN"),
         ("app/cli/lean_listing.py", "import adapters.sqlite.store\n", "only app.container imports adapters BROKEN"),
+        # doctor finds a harness's own checks through the registry, never by the package's name
+        ("app/cli/doctor.py", "import adapters.harnesses.codex.doctor\n", "only app.container imports adapters BROKEN"),
         # the fleet page shares the webhook receiver's server core, and no other adapter
         ("app/web/http.py", "import adapters.github.webhook\n", "only app.container imports adapters BROKEN"),
         ("adapters/planted.py", "import app.usecases.cycle.poll\n", "adapters do not import app BROKEN"),

@@ -16,7 +16,7 @@ from types import ModuleType
 
 import pytest
 
-from app.config import pins
+from adapters.agents import pins
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = ROOT / "scripts"

@@ -1,1 +1,2 @@
-"""Several hosts sharing the work: leases, the heartbeat, orphans, moves, waits for a slot, and the hosts' view."""
+"""The hosts doing the work: every host's slots and the waits for one; and, where several share it,
+leases, the heartbeat, orphans, moves and the hosts' view."""

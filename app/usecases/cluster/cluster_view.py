@@ -1,15 +1,20 @@
-"""What `status` shows of the hosts sharing the work: each host, its heartbeat, its sessions and
-free slots; and, when the database cannot be reached, what the poller here says of the outage."""
+"""What `status` and `sessions list` show of the hosts sharing the work: each host, its heartbeat,
+its sessions and free slots (a host alone: its slots, once an item waits for one), and the items
+waiting for a free slot; and, when the database cannot be reached, what the poller here says of the
+outage."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
+from app.usecases.cluster.slot_wait import Wait
 from domain.cluster import HostState, HostView
 from domain.model import SessionRecord, SessionStatus
 from domain.ports import ClusterPort
+from domain.slots import SessionBound
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +63,18 @@ def cluster_view(cluster: ClusterPort, records: Iterable[SessionRecord]) -> Clus
         count = sum(1 for record in records if record.status is not SessionStatus.CLOSED)
         hosts = [replace(view, leases=count) for view in hosts]
     return ClusterView(cluster.host, cluster.shared, tuple(hosts))
+
+
+def slot_lines(view: ClusterView, bound: SessionBound, waiting: Sequence[Wait], now: datetime) -> list[str]:
+    """The hosts and the waits, where hosts share the work; a host alone says its slots only while
+    an item waits for one (what it shows otherwise is what it always did)."""
+    waits = [wait.line(now) for wait in waiting]
+    if view.shared:
+        return [*view.lines(), *waits]
+    if not waiting:
+        return []
+    used = sum(host.leases for host in view.hosts)
+    return [f"slots: {used} of {bound.most} in use (cluster.maxSessions: {bound.said()})", *waits]
 
 
 def outage_lines(error: str, holder: Mapping[str, Any] | None) -> list[str]:

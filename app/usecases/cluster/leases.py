@@ -20,7 +20,8 @@ from domain.refs import TmuxTarget, WorkItemRef
 class Leases:
     """In the daemon, the heartbeat calls `renew()` and every check reads what it left (no round
     trip per tmux action); in a command (nothing renews) each check asks the database and trusts a
-    lease only with more than the margin (expiry minus deadline) left. A single host holds all.
+    lease only with more than the margin (expiry minus deadline) left. A single host's leases are its
+    slots, given and given up in its own cycle: it may act on every session (no other host can take one).
 
     Each successful renewal also gives the host's watchdog its agents' new deadline: an agent never
     outlives its host's lease, whatever becomes of the daemon. While the watchdog does not guard
@@ -36,7 +37,7 @@ class Leases:
     _lock: threading.Lock = field(init=False, default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        self._held = Held(everything=not self.cluster.shared)
+        self._held = Held()
 
     @property
     def host(self) -> str:
@@ -48,7 +49,10 @@ class Leases:
 
     def renew(self) -> frozenset[WorkItemRef]:
         """Renew every lease this host holds; the items it held before and holds no more.
-        `StateError` (nothing changes here) when the database refused or could not be reached."""
+        `StateError` (nothing changes here) when the database refused or could not be reached.
+        A single host's slots are only ever given up by itself: nothing to renew, nothing lost."""
+        if not self.shared:
+            return frozenset()
         sent = self.monotonic()  # before the request: the lease runs from a moment after this
         held = self.cluster.renew()
         with self._lock:
@@ -79,11 +83,17 @@ class Leases:
             return self._unarmed
 
     def held(self) -> Held:
-        """What this host may work now: nothing once its last renewal is past the deadline."""
+        """What this host may work now: nothing once its last renewal is past the deadline; on a
+        single host, the items holding its slots right now."""
         if not self.shared:
-            return self._held
+            return self.cluster.renew()
         with self._lock:
             return self._held if self._trust().choice else Held()
+
+    def owned(self) -> Held:
+        """The items whose state only this host writes: those it holds where hosts share the work,
+        every item on a single host (its slots bound its agents, not whose state it keeps)."""
+        return self.held() if self.shared else Held(everything=True)
 
     def take_lost(self) -> frozenset[WorkItemRef]:
         """Items lost since the last call: their sessions here are orphans to end."""
@@ -94,7 +104,7 @@ class Leases:
     def holds(self, target: TmuxTarget) -> Decision[bool]:
         """Whether this host may act on `target`'s session right now."""
         if not self.shared:
-            return Decision(True, "a single host holds every item")
+            return Decision(True, "a single host: no other host can take an item")
         with self._lock:
             if self._renewed_at is not None:
                 trust = self._trust()

@@ -1,6 +1,7 @@
-"""Items no host has a free slot for (every host at `cluster.maxSessions`): each wait is said once
-(`cluster.slot_waiting`), kept in the store's meta with its start so `status` and `sessions list`
-show it, and told on the item once the wait outlasts a cycle."""
+"""Items no host has a free slot for (this host, or every host sharing the work, at
+`cluster.maxSessions`): each wait is said once (`cluster.slot_waiting`), kept in the store's meta
+with its start so `status`, `sessions list` and the page show it (and the next free slot goes to
+the item waiting longest), and told on the item once the wait outlasts a cycle."""
 
 from __future__ import annotations
 
@@ -56,11 +57,12 @@ class SlotWaits:
     cluster: ClusterPort
     feedback: Feedback | None
 
-    def seen(self, repo: RepoRef, listed: Iterable[WorkItemRef]) -> None:
-        """After placing `repo`'s listed items: those no host holds wait; those that wait no more
-        (placed, or no longer listed) are forgotten."""
+    def seen(self, repo: RepoRef, wanting: Iterable[WorkItemRef], *, now: datetime | None = None) -> None:
+        """After placing `repo`'s listed items that need a slot: those no host holds wait (from `now`,
+        the clock's when not given); those that wait no more (placed, no longer listed, or needing
+        none) are forgotten."""
         held = {lease.item for lease in self.cluster.leases() if lease.live}
-        items = list(listed)
+        items = list(wanting)
         meta = self.store.meta()
         for item in items:
             old = _wait(str(item), meta.get(KEY + str(item), ""))
@@ -68,7 +70,7 @@ class SlotWaits:
                 if old is not None:
                     self.store.save_meta(KEY + str(item), "")
             elif old is None:
-                self._started(item)
+                self._started(item, now or self.clock.now())
             elif not old.noticed:
                 self._tell(item, old)
         gone = {w.item for w in waits(meta)} - {str(i) for i in items}
@@ -76,8 +78,7 @@ class SlotWaits:
             if WorkItemRef.parse(name).repo == repo:
                 self.store.save_meta(KEY + name, "")
 
-    def _started(self, item: WorkItemRef) -> None:
-        now = self.clock.now()
+    def _started(self, item: WorkItemRef, now: datetime) -> None:
         self._save(Wait(str(item), now))
         hosts = [f"{h.host} {h.leases}/{h.max_sessions}" for h in self.cluster.hosts()]
         self.events.emit(Event.CLUSTER_SLOT_WAITING, work_item=str(item), since=now.isoformat(), hosts=hosts)

@@ -1,18 +1,21 @@
 """The poll cycle: each repository is read by the host holding its lock (one host: this one) into
-the store's inbox and the shared listing; then this host works the listed items it holds, each
-from what the inbox holds for it, and closes the sessions it holds whose item departed."""
+the store's inbox and the shared listing; then the slots are given out (`cluster.maxSessions` a
+host), across every repository read, the item waiting longest first; then this host works the listed
+items it holds, each from what the inbox holds for it, and closes the sessions it holds whose item
+departed."""
 
 from __future__ import annotations
 
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import InitVar, dataclass
+from dataclasses import InitVar, dataclass, field
 from datetime import datetime
 
 from app.usecases.cluster.leases import Leases
 from app.usecases.cluster.orphans import Orphans
 from app.usecases.cluster.slot_wait import SlotWaits
+from app.usecases.cluster.slots import SlotConfig, Slots
 from app.usecases.cycle.cycle_summary import CycleSummary
 from app.usecases.cycle.intake import Listing
 from app.usecases.cycle.lanes import Lanes
@@ -23,10 +26,11 @@ from app.usecases.delivery.closing import Closer
 from app.usecases.delivery.feedback import Feedback
 from app.usecases.delivery.item_worker import ItemWorker
 from app.usecases.unit_of_work import InUnitOfWork, UnitOfWork
-from domain.cluster import Departed, Held, Listed
+from domain.cluster import Departed, Listed
 from domain.errors import LeaseLost, StaleWrite
 from domain.events import Event, Level
-from domain.model import SessionRecord, SessionStatus, Source, SpawnMode
+from domain.ledger import Authorized
+from domain.model import SessionRecord, Source, SpawnMode
 from domain.policy import spawn_armed
 from domain.ports import ClusterPort, TrackerPort
 from domain.refs import RepoRef, WorkItemRef
@@ -76,14 +80,19 @@ class PollCycle(InUnitOfWork):
     orphans: Orphans
     pruner: LedgerPruner | None = None
     feedback: Feedback | None = None  # to tell an item that waits for a free slot
+    authorized: Authorized = field(default_factory=Authorized)  # an armed item of theirs starts at its first look
 
     def __post_init__(self, trackers: Mapping[str, TrackerPort]) -> None:
         self._reader = RepoReader(
             trackers=trackers, store=self.store, events=self.events, clock=self.clock, cluster=self.cluster,
-            leases=self.leases, unlisted_keep_seconds=self.config.unlisted_keep_seconds,
-            slot_waits=SlotWaits(
-                store=self.store, events=self.events, clock=self.clock, cluster=self.cluster, feedback=self.feedback
-            ),
+            unlisted_keep_seconds=self.config.unlisted_keep_seconds,
+        )  # fmt: skip
+        waits = SlotWaits(
+            store=self.store, events=self.events, clock=self.clock, cluster=self.cluster, feedback=self.feedback
+        )
+        self._slots = Slots(
+            store=self.store, events=self.events, clock=self.clock, cluster=self.cluster, leases=self.leases,
+            waits=waits, config=SlotConfig(self.config.spawn_mode, self.authorized),
         )  # fmt: skip
         self._watches = watches(self.config.sources)
         self._reading: frozenset[RepoRef] = frozenset()
@@ -127,7 +136,10 @@ class PollCycle(InUnitOfWork):
         for record in self.store.sessions():
             sessions[record.item.repo].append(record)
         self._kept_first(summary)
-        for watch in self._watches:
+        workable = [watch for watch in self._watches if self._read(watch, sessions[watch.repo], summary)]
+        if workable and not self.stopping():
+            self._give_slots(workable, sessions)
+        for watch in workable:
             if self.stopping():
                 break
             try:
@@ -136,7 +148,7 @@ class PollCycle(InUnitOfWork):
                 summary.add(sources_failed=1)
                 self._emit(Event.POLL_SOURCE_FAILED, error, repo=str(watch.repo))
         if self.pruner is not None and not self.stopping():
-            self.pruner.run(self.leases.held())  # after the items' work: it never waits for this
+            self.pruner.run(self.leases.owned())  # after the items' work: it never waits for this
         self._cycles += 1
         summary.finished_at = self.clock.now()
         self.events.emit(Event.POLL_CYCLE, **summary.fields())
@@ -163,14 +175,34 @@ class PollCycle(InUnitOfWork):
         listed = {ref for repo in {ref.repo for ref in kept} for ref in self.cluster.shared_listing(repo).refs}
         return any(ref not in listed for ref in kept)
 
+    def _read(self, watch: Watch, sessions: list[SessionRecord], summary: CycleSummary) -> bool:
+        """Read `watch`'s repository if this host holds its lock; whether its items are worked this
+        cycle (not when this host reads it and could not: it waits for the next)."""
+        if self.stopping():
+            return False
+        try:
+            return not self._reads(watch.repo) or self._reader.read(watch, sessions, summary, cycle=self._cycles)
+        except Exception as error:  # one repository's fault never stops the others
+            summary.add(sources_failed=1)
+            self._emit(Event.POLL_SOURCE_FAILED, error, repo=str(watch.repo))
+            return False
+
+    def _give_slots(self, workable: Sequence[Watch], sessions: Mapping[RepoRef, list[SessionRecord]]) -> None:
+        """Once the repositories were read, across all of them: a free slot goes to the item waiting
+        longest, whichever repository it is in."""
+        repos = [watch.repo for watch in workable]
+        records = {record.item: record for repo in repos for record in sessions.get(repo, ())}
+        try:
+            self._slots.give(read=[repo for repo in repos if repo in self._reading], worked=repos, records=records)
+        except Exception as error:  # the items held are still worked; the others wait a cycle more
+            for repo in repos:
+                self._emit(Event.POLL_SOURCE_FAILED, error, repo=str(repo))
+
     def _poll(self, watch: Watch, sessions: list[SessionRecord], summary: CycleSummary) -> None:
-        if self._reads(watch.repo) and not self._reader.read(watch, sessions, summary, cycle=self._cycles):
-            return  # this host reads it, and could not this cycle: it waits for the next
         shared = self.cluster.shared_listing(watch.repo)
         held = self.leases.held()
         records = {record.item: record for record in sessions}
         self._depart([d for d in shared.departed if d.item in held], records, summary)
-        self._release_idle(watch.repo, held, shared.refs, records)
         since = watch_start(self.store, watch.repo)
         listed = [entry for entry in shared.listed if entry.item.ref in held]
         summary.add(items=len(listed))
@@ -287,18 +319,6 @@ class PollCycle(InUnitOfWork):
                 self._conflict(record.item, conflict)
             except LeaseLost as lost:
                 self._lease_lost(record.item, lost)
-
-    def _release_idle(
-        self, repo: RepoRef, held: Held, listed: Sequence[WorkItemRef], records: Mapping[WorkItemRef, SessionRecord]
-    ) -> None:
-        """Cluster: a lease on an item no longer listed whose session is closed (or never was)
-        only takes a slot: it is given up."""
-        if held.everything:
-            return
-        for item in held.items - set(listed):
-            record = records.get(item)
-            if item.repo == repo and (record is None or record.status is SessionStatus.CLOSED):
-                self.cluster.release(item)
 
     def _emit(self, event: Event, error: Exception, **where: str) -> None:
         """A repository's or an item's unexpected fault, said with its cause."""

@@ -1,6 +1,6 @@
 """Reading one repository, by the one host that holds its lock: the labelled listing and the new
 comments (kept in the store's inbox with the cursor, in one transaction), the state of sessions
-whose item left the listing, all shared for every host to work from; new items placed on hosts."""
+whose item left the listing, all shared for every host to work from (and to give slots from)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from app.usecases.cluster.leases import Leases
-from app.usecases.cluster.slot_wait import SlotWaits
 from app.usecases.cycle.cycle_summary import CycleSummary
 from app.usecases.cycle.meta import read_through_key, watch_start, watch_start_key
 from domain.cluster import Departed, Listed
@@ -40,9 +38,7 @@ class RepoReader:
     events: EventSink
     clock: ClockPort
     cluster: ClusterPort
-    leases: Leases
     unlisted_keep_seconds: float = 600.0
-    slot_waits: SlotWaits | None = None
     # until when, on the clock that never jumps
     _backoff: dict[RepoRef, float] = field(init=False, default_factory=dict)
 
@@ -93,9 +89,6 @@ class RepoReader:
         # in the repository's first cycle everything listed is history: no item needs asking when it was armed
         shared = [Listed(item, label, history=first) for item, label in listed.values()]
         self.cluster.share(watch.repo, shared, departed)
-        self._place(list(listed))
-        if self.slot_waits is not None and self.cluster.shared:
-            self.slot_waits.seen(watch.repo, listed)
         return True
 
     def _prune(self, repo: RepoRef, listed: Mapping[WorkItemRef, object]) -> dict[WorkItemRef, int]:
@@ -152,17 +145,6 @@ class RepoReader:
                 continue
             departed.append(Departed(record.item, state))
         return departed
-
-    def _place(self, items: list[WorkItemRef]) -> None:
-        """Cluster: each listed item no host holds goes to the host with the most free slots."""
-        placed = self.cluster.place(items)
-        for lease in placed:
-            self.events.emit(
-                Event.CLUSTER_LEASE_PLACED, work_item=str(lease.item), host=lease.host, how=lease.how.value,
-                previous=lease.previous or None,
-            )  # fmt: skip
-        if any(lease.host == self.leases.host for lease in placed):
-            self.leases.renew()  # this host works what it was just given, in this cycle
 
 
 def _note_budget(tracker: TrackerPort, watch: Watch, summary: CycleSummary) -> None:

@@ -92,11 +92,13 @@ class Fleet:
         return self._heartbeat()
 
     def rows(self) -> list[ItemRow]:
-        """One row per item the store knows: with a session, what its harness does; without, "none"."""
+        """One row per item the store knows, and per item waiting for a slot (never looked at yet):
+        with a session, what its harness does; without, "none"."""
         slots = self._slots()
         rows = [self._row(view, slots) for view in self._admin.listing()]
         with_session = {row.item for row in rows}
-        rows += [self._bare(item, slots) for item in self._store.items() if item not in with_session]
+        known = dict.fromkeys([*self._store.items(), *(WorkItemRef.parse(item) for item in slots)])
+        rows += [self._bare(item, slots) for item in known if item not in with_session]
         titles = self._titles({row.item.repo for row in rows})
         return [replace(row, title=titles.get(row.item, row.title)) for row in rows]
 

@@ -10,7 +10,7 @@ from typing import Any
 from app.usecases.cluster.slot_wait import waits
 from domain.events import for_commands
 from domain.fleet import ItemStatus
-from domain.holds import Hold, TurnFailed, hold, turn_failed
+from domain.holds import HeldBy, Hold, TurnFailed, hold, turn_failed
 from domain.item_facts import held_of
 from domain.ledger import Ledger, Pending, Resolved
 from domain.ports import StateStore
@@ -42,7 +42,7 @@ class Story:
             "work_item": str(self.item) if self.item else None,
             "verdict": self.verdict,
             "ledger": ledger,
-            "held": self.held.as_json() if self.held is not None and self.pending is not None else None,
+            "held": self.held.as_json() if self.held is not None and self.resolved is None else None,
             "turn_failed": self.turn_failed.as_json() if self.turn_failed is not None else None,
             "item_state": self.item_state.as_json() if self.item_state is not None else None,
             "events": self.events,
@@ -58,19 +58,27 @@ def comment_story(
     if item is not None and not any(r.get("work_item") in {None, str(item)} for r in events):
         events = []  # an id of another item's comment: not this one
     ledger = _ledger_of(store, comment_id, item) if store is not None else None
-    if ledger is None and not events:
+    kept = _kept_for(store, comment_id, item) if store is not None and ledger is None else None
+    if ledger is None and not events and kept is None:
         return None
     resolved = ledger.resolved.get(comment_id) if ledger else None
     pending = ledger.pending_entry(comment_id) if ledger else None
     if item is None:
-        item = ledger.item if ledger else _item_of(events)
+        item = ledger.item if ledger else kept or _item_of(events)
     record = store.session(item) if store is not None and item is not None else None
     slot = _slot_since(store, item) if store is not None and item is not None else None
     held = hold(ledger, record, slot_since=slot) if ledger and pending else None
+    if kept is not None and slot is not None:
+        held = Hold(by=HeldBy.SLOT, since=slot)  # its item's worker takes it once the item has a slot
     failed = turn_failed(comment_id, record, events) if resolved is not None else None
-    said = verdict(resolved, pending, events, held=held, failed=failed)
+    said = verdict(resolved, pending, events, held=held, failed=failed, kept=kept is not None)
     shows = held_of(record, store.ledger(item), slot_since=slot) if store is not None and item is not None else None
     return Story(comment_id, item, said, events, resolved, pending, held, failed, shows)
+
+
+def _kept_for(store: StateStore, comment_id: str, item: WorkItemRef | None) -> WorkItemRef | None:
+    """The item the inbox keeps `comment_id` for, not yet taken by its worker; None when it does not."""
+    return next((e.item for e in store.inbox_index() if e.comment_id == comment_id and item in {None, e.item}), None)
 
 
 def _slot_since(store: StateStore, item: WorkItemRef) -> datetime | None:

@@ -1,0 +1,127 @@
+"""A host's slots, given out once a cycle after the repositories were read: a held item that needs
+no agent gives its slot up, then the items that need one and hold none get the free slots (on the
+host with the most, where several share the work), the one waiting longest first; the rest wait,
+said and shown (`SlotWaits`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from app.usecases.cluster.leases import Leases
+from app.usecases.cluster.slot_wait import SlotWaits, waits
+from domain.cluster import Listed
+from domain.events import Event
+from domain.ledger import Authorized, is_authorized
+from domain.model import SessionRecord, SpawnMode
+from domain.policy import spawn_armed
+from domain.ports import ClockPort, ClusterPort, EventSink, StateStore
+from domain.refs import RepoRef, WorkItemRef
+from domain.slots import Claim, agent_runs, slot_order, waiting_since, wants_slot
+
+Records = Mapping[WorkItemRef, SessionRecord]
+Listings = Mapping[RepoRef, Sequence[Listed]]  # each repository's shared listing
+
+
+@dataclass(frozen=True, slots=True)
+class SlotConfig:
+    """What says whether an item's first look starts its agent, as the intake decides it."""
+
+    spawn_mode: SpawnMode = SpawnMode.LABELED
+    authorized: Authorized = field(default_factory=Authorized)
+
+
+@dataclass(kw_only=True, eq=False)
+class Slots:
+    store: StateStore
+    events: EventSink
+    clock: ClockPort
+    cluster: ClusterPort
+    leases: Leases
+    waits: SlotWaits
+    config: SlotConfig = field(default_factory=SlotConfig)
+    # items found needing no slot, with the listing and record that said so: an idle cycle reads no
+    # ledger of theirs again until one of these changes or a comment is kept for them
+    _idle: dict[WorkItemRef, tuple[Listed, SessionRecord | None]] = field(init=False, default_factory=dict)
+
+    def give(self, *, read: Sequence[RepoRef], worked: Sequence[RepoRef], records: Records) -> None:
+        """`worked`: the repositories this host works this cycle, whose items it gives slots up for;
+        `read`: those it read (it places their items); `records`: as the cycle read them."""
+        kept = self._kept()
+        listings = {repo: self.cluster.shared_listing(repo).listed for repo in worked}
+        self._give_up(listings, records, kept)
+        self._place({repo: listings[repo] for repo in read if repo in listings}, records, kept)
+
+    def _kept(self) -> dict[WorkItemRef, datetime]:
+        """Each item's oldest comment kept in the inbox: undelivered, whatever holds it."""
+        oldest: dict[WorkItemRef, datetime] = {}
+        for entry in self.store.inbox_index():
+            oldest[entry.item] = min(entry.created_at, oldest.get(entry.item, entry.created_at))
+        return oldest
+
+    def _give_up(self, listings: Listings, records: Records, kept: Mapping[WorkItemRef, object]) -> None:
+        listed = {entry.item.ref: entry for entries in listings.values() for entry in entries}
+        for item in sorted(self.leases.held().items):
+            if item.repo not in listings or agent_runs(records.get(item)):
+                continue
+            # read again, the ledger first: an agent started on the item's lane since the cycle's read
+            # cleared its start only after its record was written
+            ledger = self.store.ledger(item)
+            entry = listed.get(item)
+            starts = entry is not None and self._starts(entry)
+            wanted = wants_slot(self.store.session(item), ledger, kept=item in kept, listed=entry is not None,
+                                starts=starts)  # fmt: skip
+            if not wanted.choice:
+                self.cluster.release(item)  # several hosts: its session here ends as an orphan's
+
+    def _place(self, read: Listings, records: Records, kept: Mapping[WorkItemRef, datetime]) -> None:
+        if not read:
+            return
+        leased = {lease.item for lease in self.cluster.leases() if lease.live}
+        began = {WorkItemRef.parse(wait.item): wait.since for wait in waits(self.store.meta())}
+        now = self.clock.now()
+        wanting: dict[RepoRef, list[WorkItemRef]] = {}
+        claims = []
+        for repo, entries in read.items():
+            wanting[repo] = []
+            for entry in entries:
+                item, record = entry.item.ref, records.get(entry.item.ref)
+                if item in leased:
+                    wanting[repo].append(item)  # it holds one: no longer waits
+                elif self._wants(entry, record, kept):
+                    wanting[repo].append(item)
+                    since = waiting_since(oldest_comment=kept.get(item), wait_began=began.get(item), now=now)
+                    claims.append(Claim(item, agent_runs(record), since, kept.get(item)))
+        placed = self.cluster.place(slot_order(claims))
+        for lease in placed:
+            self.events.emit(
+                Event.CLUSTER_LEASE_PLACED, work_item=str(lease.item), host=lease.host, how=lease.how.value,
+                previous=lease.previous or None,
+            )  # fmt: skip
+        if any(lease.host == self.leases.host for lease in placed):
+            self.leases.renew()  # this host works what it was just given, in this cycle
+        for repo, items in wanting.items():
+            self.waits.seen(repo, items, now=now)  # the waits this cycle begins begin together
+        listed = {entry.item.ref for entries in read.values() for entry in entries}
+        self._idle = {item: was for item, was in self._idle.items() if item.repo not in read or item in listed}
+
+    def _wants(self, entry: Listed, record: SessionRecord | None, kept: Mapping[WorkItemRef, object]) -> bool:
+        item = entry.item.ref
+        if agent_runs(record) or item in kept:
+            self._idle.pop(item, None)
+            return True
+        if self._idle.get(item) == (entry, record):
+            return False
+        wanted = wants_slot(record, self.store.ledger(item), kept=False, listed=True, starts=self._starts(entry))
+        if wanted.choice:
+            self._idle.pop(item, None)
+        else:
+            self._idle[item] = (entry, record)
+        return wanted.choice
+
+    def _starts(self, entry: Listed) -> bool:
+        """Whether the item's first look starts its agent (the intake's rule for a start)."""
+        item = entry.item
+        armed = spawn_armed(item, mode=self.config.spawn_mode, label=entry.label).choice
+        return armed and is_authorized(item.author, self.config.authorized, host=item.ref.repo.host)

@@ -1,0 +1,135 @@
+"""A host's slots: how many agents it runs at once (`cluster.maxSessions`, by default from its
+memory), which items need one (an item keeps its slot while its agent runs), and which waiting item
+gets a slot that frees (the one waiting longest)."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from domain.ledger import Ledger
+from domain.model import SessionRecord, SessionStatus
+from domain.policy import Decision
+from domain.refs import WorkItemRef
+
+GIB = 1024**3
+AGENT_BYTES = 2 * GIB  # an agent's share of the memory: its harness, the tools it runs, the host's own part
+MOST_BY_MEMORY = 20  # a large machine's default stops here: more is the operator's to configure
+UNKNOWN_MEMORY = 4  # no memory figure: a bound a small machine bears
+
+
+class BoundFrom(enum.Enum):
+    CONFIGURATION = "configuration"
+    MEMORY = "memory"
+    UNKNOWN = "unknown"  # the memory could not be read
+
+
+@dataclass(frozen=True, slots=True)
+class SessionBound:
+    """How many agents this host runs at once, and where that number came from."""
+
+    most: int
+    source: BoundFrom
+    memory_bytes: int | None = None
+
+    def said(self) -> str:
+        if self.source is BoundFrom.CONFIGURATION:
+            return f"{self.most} (from configuration)"
+        if self.source is BoundFrom.MEMORY and self.memory_bytes is not None:
+            return f"{self.most} (from {_gib(self.memory_bytes)} GiB memory)"
+        return f"{self.most} (the memory could not be read)"
+
+
+def session_bound(configured: int | None, *, memory_bytes: int | None) -> SessionBound:
+    """`cluster.maxSessions` when set; else one agent per `AGENT_BYTES` of the machine's memory
+    (nearest, at least 1, at most `MOST_BY_MEMORY`)."""
+    if configured is not None:
+        return SessionBound(configured, BoundFrom.CONFIGURATION)
+    if not memory_bytes or memory_bytes <= 0:
+        return SessionBound(UNKNOWN_MEMORY, BoundFrom.UNKNOWN)
+    most = max(1, min(MOST_BY_MEMORY, round(memory_bytes / AGENT_BYTES)))
+    return SessionBound(most, BoundFrom.MEMORY, memory_bytes)
+
+
+def memory_total(meminfo: str) -> int | None:
+    """The machine's memory in bytes, from the text of Linux's `/proc/meminfo` (its `MemTotal`
+    line, in kB); None when the text has no such line."""
+    for line in meminfo.splitlines():
+        name, _, rest = line.partition(":")
+        if name.strip() != "MemTotal":
+            continue
+        parts = rest.split()
+        if not parts or not parts[0].isdigit():
+            return None
+        unit = parts[1].lower() if len(parts) > 1 else "b"
+        return int(parts[0]) * {"b": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3}.get(unit, 1)
+    return None
+
+
+def _gib(size: int) -> str:
+    gib = size / GIB
+    return f"{gib:.0f}" if gib >= 10 else f"{gib:.1f}".removesuffix(".0")
+
+
+def agent_runs(record: SessionRecord | None) -> bool:
+    """An item's agent runs (or is to be resumed) while its session is not closed: an idle agent
+    keeps its slot; closing or stopping the item frees it."""
+    return record is not None and record.status is not SessionStatus.CLOSED
+
+
+def wants_slot(
+    record: SessionRecord | None, ledger: Ledger | None, *, kept: bool, listed: bool, starts: bool = False
+) -> Decision[bool]:
+    """Whether an item needs one of its host's slots: while its agent runs, or while something waits
+    for an agent — a kept comment, a start asked, comments in hand, or (`starts`) a first look that
+    starts its agent (armed, by an authorized author). An item with none of these gives its slot up
+    and gets none: nothing of it is worked until a comment comes. The ledger matters only when
+    neither the record nor the inbox decides."""
+    if agent_runs(record):
+        return Decision(True, "its agent runs")
+    if not listed:
+        return Decision(False, "not listed, and no agent runs")
+    return _waits_for_agent(ledger, kept=kept, starts=starts)
+
+
+def _waits_for_agent(ledger: Ledger | None, *, kept: bool, starts: bool) -> Decision[bool]:
+    if kept:
+        return Decision(True, "a comment waits for it")
+    if ledger is None:
+        return Decision(starts, "its first look starts its agent" if starts else "nothing of it to look at yet")
+    if ledger.start is not None:
+        return Decision(True, "a start is asked")
+    if ledger.pending or ledger.turns:
+        return Decision(True, "comments in hand")
+    return Decision(False, "nothing waits, and no agent runs")
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A listed item that needs a slot and holds none."""
+
+    item: WorkItemRef
+    runs: bool  # its agent runs already: a restarted host, or a lost host's item
+    waiting_since: datetime
+    oldest_comment: datetime | None = None  # its oldest undelivered comment
+
+
+def waiting_since(*, oldest_comment: datetime | None, wait_began: datetime | None, now: datetime) -> datetime:
+    """How long an item has waited for an agent: since its oldest undelivered comment, or since its
+    wait began (a start asked with no comment) when that is earlier; a new wait begins `now`."""
+    return min(at for at in (oldest_comment, wait_began, now) if at is not None)
+
+
+def slot_order(claims: Iterable[Claim]) -> list[WorkItemRef]:
+    """The order free slots go in: first an item whose agent runs (it had a slot), then the one
+    waiting longest; of those whose waits began together (in one cycle), the one whose oldest
+    undelivered comment is oldest; then by the item. A busy item does not move ahead: a new comment
+    never makes its wait older, and each later waiter's is younger than the oldest's."""
+
+    def key(claim: Claim) -> tuple[bool, datetime, bool, datetime, WorkItemRef]:
+        comment = claim.oldest_comment or claim.waiting_since
+        return (not claim.runs, claim.waiting_since, claim.oldest_comment is None, comment, claim.item)
+
+    return [claim.item for claim in sorted(claims, key=key)]
