@@ -75,8 +75,9 @@ def _gib(size: int) -> str:
 
 def agent_runs(record: SessionRecord | None) -> bool:
     """An item's agent runs (or is to be resumed) while its session is not closed: an idle agent
-    keeps its slot; closing or stopping the item frees it."""
-    return record is not None and record.status is not SessionStatus.CLOSED
+    keeps its slot; closing or stopping the item frees it, and so does hibernating its agent (its
+    next comment then waits for a slot like any other)."""
+    return record is not None and record.status is not SessionStatus.CLOSED and record.hibernated_at is None
 
 
 def wants_slot(

@@ -5,6 +5,7 @@ an agent awake."""
 
 from __future__ import annotations
 
+from adapters.sqlite.cluster import SingleHost
 from domain.events import Event
 from domain.fleet import ItemState
 from domain.item_facts import status_of
@@ -128,3 +129,22 @@ def test_hibernation_off_ends_no_agent() -> None:
     world.hibernation.sweep()
 
     assert terminated(world, ref) == 0
+
+
+def test_a_hibernated_agent_frees_its_slot_for_an_item_that_waits_and_its_own_next_comment_waits_its_turn() -> None:
+    world = World(cluster=SingleHost(host="solo", max_sessions=1), hibernate_after_seconds=AFTER)
+    first = idle_agent(world)
+    second = world.item(2)
+    world.comment(second, "second item's work")
+    world.cycle()
+    assert world.events.named(Event.CLUSTER_SLOT_WAITING)[0]["work_item"] == str(second)
+    world.clock.advance(AFTER + 1)
+
+    world.hibernation.sweep()
+    world.cycle()
+
+    assert second.target.name in world.tmux.sessions and not world.session(second).all_dead
+    later = world.comment(first, "back to the first")
+    world.cycle()
+    assert later.id not in world.ledger(first).resolved  # waits for a slot, its conversation kept
+    assert world.record(first).hibernated_at is not None
