@@ -72,9 +72,15 @@ class Hibernation(InUnitOfWork):
         if record.harness_group:  # what outlived its pane (a child of the agent's) goes with it
             self.tmux.end_group(record.harness_group, grace_seconds=self.config.grace_seconds)
         now = self.clock.now()
-        self.store.save_session(
-            replace(record, hibernated_at=now, updated_at=now, last_event=Event.SESSION_HIBERNATED.value)
-        )
+
+        def mark(current: SessionRecord) -> SessionRecord:
+            # written meanwhile (an operator's command): marked as it is now, unless a new spawn runs
+            if current.spawn_id != record.spawn_id or current.hibernated_at is not None:
+                return current
+            changed = replace(current, hibernated_at=now, updated_at=now, last_event=Event.SESSION_HIBERNATED.value)
+            return self.store.save_session(changed)
+
+        self.uow.save(mark, read=lambda: self.store.session(item), value=record, tries=2)
         self.events.emit(
             Event.SESSION_HIBERNATED,
             work_item=str(item),
