@@ -24,7 +24,7 @@ from adapters.github.webhook import GhWebhookServer
 from adapters.harnesses import registered
 from adapters.harnesses.claude.first_run import ClaudeFirstRun
 from adapters.lock import LockHeld, PollerLock
-from adapters.memory import machine_memory
+from adapters.memory import free_memory, machine_memory
 from adapters.receipts.files import Channel, FileReceipts
 from adapters.sandbox.tracker import SandboxTracker
 from adapters.sqlite.cluster import SingleHost
@@ -169,7 +169,13 @@ def _configs(settings: Settings) -> Configs:
         inbox_limits=_inbox_limits(settings),
         heartbeat_key=heartbeat_key(settings.host_id, shared=_shared(settings)),
         hibernate_after_seconds=settings.routing.hibernate_after_seconds,
+        min_free_memory=_mib(settings.cluster.min_free_memory_mib),
+        free_memory=free_memory,
     )
+
+
+def _mib(mib: int | None) -> int | None:
+    return None if mib is None else mib * 1024 * 1024
 
 
 def _shared(settings: Settings) -> bool:

@@ -76,8 +76,16 @@ def start_failed_notice(item: WorkItemRef, *, attempts: int, reason: str) -> str
     )
 
 
-def slot_wait_notice(item: WorkItemRef, *, since: datetime) -> str:
-    """Every host runs as many agents as `cluster.maxSessions` allows: said once per wait."""
+def slot_wait_notice(item: WorkItemRef, *, since: datetime, memory: bool = False) -> str:
+    """Every host runs as many agents as `cluster.maxSessions` allows (`memory`: this host's free
+    memory is below `cluster.minFreeMemoryMiB`): said once per wait."""
+    if memory:
+        return (
+            f"{_HEADER}This item is **waiting for a free slot**: the host is short of memory (below "
+            f"`cluster.minFreeMemoryMiB`) since {since:%Y-%m-%d %H:%M} UTC, so no new agent starts. Comments are "
+            "kept, not lost; its agent starts as soon as memory frees (an idle agent is hibernated to make room).\n\n"
+            f"The operator can see it in `the-loop status` and `the-loop sessions list` (item: {item}).\n"
+        )
     return (
         f"{_HEADER}This item is **waiting for a free slot**: every host of the-loop already runs as many "
         f"agents as it may (`cluster.maxSessions`), since {since:%Y-%m-%d %H:%M} UTC. Comments are kept, "

@@ -14,6 +14,7 @@ from domain.model import SessionRecord, SessionStatus
 from domain.policy import Decision
 from domain.refs import WorkItemRef
 
+MIB = 1024**2
 GIB = 1024**3
 AGENT_BYTES = 2 * GIB  # an agent's share of the memory: its harness, the tools it runs, the host's own part
 MOST_BY_MEMORY = 20  # a large machine's default stops here: more is the operator's to configure
@@ -56,9 +57,32 @@ def session_bound(configured: int | None, *, memory_bytes: int | None) -> Sessio
 def memory_total(meminfo: str) -> int | None:
     """The machine's memory in bytes, from the text of Linux's `/proc/meminfo` (its `MemTotal`
     line, in kB); None when the text has no such line."""
+    return _meminfo_bytes(meminfo, "MemTotal")
+
+
+def memory_available(meminfo: str) -> int | None:
+    """The memory a new process can take without swapping, in bytes (`MemAvailable`); None when
+    the text has no such line."""
+    return _meminfo_bytes(meminfo, "MemAvailable")
+
+
+def admits_new_agent(available: int | None, *, min_free: int | None) -> Decision[bool]:
+    """Whether this host has the memory for one more agent: `available` at least `min_free`
+    (`cluster.minFreeMemoryMiB`). Off (None), or the memory unread: admitted (a guess never stops
+    the work; `doctor` says when it cannot be read)."""
+    if min_free is None:
+        return Decision(True, "memory admission is off")
+    if available is None:
+        return Decision(True, "the free memory could not be read")
+    if available < min_free:
+        return Decision(False, f"{available // MIB} MiB free, below cluster.minFreeMemoryMiB {min_free // MIB}")
+    return Decision(True, f"{available // MIB} MiB free")
+
+
+def _meminfo_bytes(meminfo: str, wanted: str) -> int | None:
     for line in meminfo.splitlines():
         name, _, rest = line.partition(":")
-        if name.strip() != "MemTotal":
+        if name.strip() != wanted:
             continue
         parts = rest.split()
         if not parts or not parts[0].isdigit():

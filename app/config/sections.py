@@ -109,6 +109,14 @@ class ClusterSettings(Section):
         "live host with the most free slots. Unset: one per 2 GiB of the machine's memory, at least 1, at most "
         "20 (`doctor` says which).",
     )
+    min_free_memory_mib: int | None = Field(
+        default=None,
+        ge=0,
+        description="Memory (`MemAvailable` of `/proc/meminfo`) this host keeps free: below it no new agent starts "
+        "or resumes — the longest-idle agent that can resume is hibernated to make room, and the items wait for "
+        "a slot, their comments kept (`cluster.memory_low`). Agents already running are never ended for it while "
+        "they work. Unset: off.",
+    )
     lease_seconds: float = Field(
         default=30,
         gt=0,

@@ -14,6 +14,7 @@ from app.usecases.cluster.heartbeat import LeaseHeartbeat
 from app.usecases.cluster.leases import LeasedTmux, Leases
 from app.usecases.cluster.moving import Mover
 from app.usecases.cluster.orphans import Orphans
+from app.usecases.cluster.slots import MemoryAdmission
 from app.usecases.cycle.daemon import HEARTBEAT
 from app.usecases.cycle.intake import Intake, IntakeConfig
 from app.usecases.cycle.ledger_pruning import PASS_EVERY_SECONDS, LedgerPruner
@@ -138,6 +139,8 @@ class Configs:
     heartbeat_key: str = HEARTBEAT
     workspaces: Mapping[str, WorkspaceConfig] = field(default_factory=dict)  # `routing.workspaces`, by name
     hibernate_after_seconds: float | None = None  # `routing.hibernateAfterSeconds` (None: off)
+    min_free_memory: int | None = None  # `cluster.minFreeMemoryMiB`, in bytes (None: off)
+    free_memory: Callable[[], int | None] = lambda: None  # the host's available memory, in bytes
 
 
 class UseCases:
@@ -302,6 +305,10 @@ class UseCases:
             trackers=ports.trackers, uow=self.uow, worker=self.worker,
             closer=self.closer, config=self.configs.poll, cluster=ports.cluster, leases=self.leases,
             orphans=self.orphans, pruner=self.pruner, feedback=self.feedback, authorized=self.configs.authorized,
+            # Hibernation is built over this cycle: looked up when memory runs short
+            admission=MemoryAdmission(
+                self.configs.min_free_memory, self.configs.free_memory, lambda: self.hibernation.relieve()  # noqa: PLW0108
+            ),
         )  # fmt: skip
 
     @cached_property

@@ -105,6 +105,8 @@ class World:
     rules: tuple[Rule, ...] = ()  # routing.rules, as the domain matches them
     variants: dict[tuple[str, str], HarnessSpec] = field(default_factory=dict)  # harnesses as rules override them
     hibernate_after_seconds: float | None = None  # routing.hibernateAfterSeconds (None: off)
+    min_free_memory: int | None = None  # cluster.minFreeMemoryMiB, in bytes (None: off)
+    free_memory: int | None = None  # the host's available memory the admission reads (None: unread)
 
     def __post_init__(self) -> None:
         ids = (f"sid-{n}" for n in itertools.count(1))
@@ -159,6 +161,8 @@ class World:
             prune_every_seconds=self.prune_every_seconds,
             prune_margin=self.prune_margin,
             hibernate_after_seconds=self.hibernate_after_seconds,
+            min_free_memory=self.min_free_memory,
+            free_memory=lambda: self.free_memory,
         )
 
     # --- the use cases, as the container has them ------------------------------------

@@ -122,3 +122,16 @@ def test_a_new_comment_never_moves_a_waiting_item_ahead_or_back() -> None:
     assert alone == commented == began
     assert older_comment == AT - timedelta(hours=1)
     assert waiting_since(oldest_comment=None, wait_began=None, now=AT) == AT
+
+
+def test_the_available_memory_is_read_from_meminfo_and_admits_a_new_agent_only_above_the_floor() -> None:
+    from domain.slots import admits_new_agent, memory_available
+
+    meminfo = "MemTotal:       24683772 kB\nMemFree:  100 kB\nMemAvailable:    1048576 kB\n"
+    assert memory_available(meminfo) == 1024**3
+    assert memory_available("MemTotal: 1 kB\n") is None
+    assert admits_new_agent(1024**3, min_free=512 * 1024**2).choice
+    below = admits_new_agent(256 * 1024**2, min_free=512 * 1024**2)
+    assert (below.choice, below.reason) == (False, "256 MiB free, below cluster.minFreeMemoryMiB 512")
+    assert admits_new_agent(None, min_free=512 * 1024**2).choice  # unread: never stops the work
+    assert admits_new_agent(0, min_free=None).choice  # off

@@ -24,6 +24,7 @@ class Wait:
     item: str
     since: datetime
     noticed: bool = False
+    memory: bool = False  # it began while the host's memory was short, not its slots
 
     def line(self, now: datetime) -> str:
         minutes = max(0, int((now - self.since).total_seconds() // 60))
@@ -44,7 +45,7 @@ def _wait(item: str, value: str) -> Wait | None:
         return None
     try:
         raw = json.loads(value)
-        return Wait(item, datetime.fromisoformat(raw["since"]), bool(raw.get("noticed")))
+        return Wait(item, datetime.fromisoformat(raw["since"]), bool(raw.get("noticed")), bool(raw.get("memory")))
     except (ValueError, KeyError, TypeError):
         return None
 
@@ -56,6 +57,7 @@ class SlotWaits:
     clock: ClockPort
     cluster: ClusterPort
     feedback: Feedback | None
+    memory_short: bool = False  # the host's memory, not its slots, holds the waits beginning now
 
     def seen(self, repo: RepoRef, wanting: Iterable[WorkItemRef], *, now: datetime | None = None) -> None:
         """After placing `repo`'s listed items that need a slot: those no host holds wait (from `now`,
@@ -79,17 +81,21 @@ class SlotWaits:
                 self.store.save_meta(KEY + name, "")
 
     def _started(self, item: WorkItemRef, now: datetime) -> None:
-        self._save(Wait(str(item), now))
+        self._save(Wait(str(item), now, memory=self.memory_short))
         hosts = [f"{h.host} {h.leases}/{h.max_sessions}" for h in self.cluster.hosts()]
-        self.events.emit(Event.CLUSTER_SLOT_WAITING, work_item=str(item), since=now.isoformat(), hosts=hosts)
+        self.events.emit(
+            Event.CLUSTER_SLOT_WAITING, work_item=str(item), since=now.isoformat(), hosts=hosts,
+            why="memory" if self.memory_short else "slots",
+        )  # fmt: skip
 
     def _tell(self, item: WorkItemRef, wait: Wait) -> None:
         """The wait outlasted a cycle: one notice on the item (tried again next cycle if it failed)."""
         if self.feedback is None:
             return
-        if self.feedback.notify(item, slot_wait_notice(item, since=wait.since), notice="slot-wait") is not None:
-            self._save(Wait(wait.item, wait.since, noticed=True))
+        notice = slot_wait_notice(item, since=wait.since, memory=wait.memory)
+        if self.feedback.notify(item, notice, notice="slot-wait") is not None:
+            self._save(Wait(wait.item, wait.since, noticed=True, memory=wait.memory))
 
     def _save(self, wait: Wait) -> None:
-        value = {"since": wait.since.isoformat(), "noticed": wait.noticed}
+        value = {"since": wait.since.isoformat(), "noticed": wait.noticed, "memory": wait.memory}
         self.store.save_meta(KEY + wait.item, json.dumps(value))

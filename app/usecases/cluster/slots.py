@@ -5,20 +5,20 @@ said and shown (`SlotWaits`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from app.usecases.cluster.leases import Leases
 from app.usecases.cluster.slot_wait import SlotWaits, waits
 from domain.cluster import Listed
-from domain.events import Event
+from domain.events import Event, Level
 from domain.ledger import Authorized, is_authorized
 from domain.model import SessionRecord, SpawnMode
 from domain.policy import spawn_armed
 from domain.ports import ClockPort, ClusterPort, EventSink, StateStore
 from domain.refs import RepoRef, WorkItemRef
-from domain.slots import Claim, agent_runs, slot_order, waiting_since, wants_slot
+from domain.slots import MIB, Claim, admits_new_agent, agent_runs, slot_order, waiting_since, wants_slot
 
 Records = Mapping[WorkItemRef, SessionRecord]
 Listings = Mapping[RepoRef, Sequence[Listed]]  # each repository's shared listing
@@ -32,6 +32,16 @@ class SlotConfig:
     authorized: Authorized = field(default_factory=Authorized)
 
 
+@dataclass(frozen=True, slots=True)
+class MemoryAdmission:
+    """No new agent while the host's free memory is below `min_free` bytes (None: off); `relieve`
+    hibernates the longest-idle agent to make room (its item, or None when none could be)."""
+
+    min_free: int | None = None
+    available: Callable[[], int | None] = lambda: None
+    relieve: Callable[[], WorkItemRef | None] = lambda: None
+
+
 @dataclass(kw_only=True, eq=False)
 class Slots:
     store: StateStore
@@ -41,9 +51,11 @@ class Slots:
     leases: Leases
     waits: SlotWaits
     config: SlotConfig = field(default_factory=SlotConfig)
+    admission: MemoryAdmission = field(default_factory=MemoryAdmission)
     # items found needing no slot, with the listing and record that said so: an idle cycle reads no
     # ledger of theirs again until one of these changes or a comment is kept for them
     _idle: dict[WorkItemRef, tuple[Listed, SessionRecord | None]] = field(init=False, default_factory=dict)
+    _short: bool = field(init=False, default=False)  # the memory was short at the last placing
 
     def give(self, *, read: Sequence[RepoRef], worked: Sequence[RepoRef], records: Records) -> None:
         """`worked`: the repositories this host works this cycle, whose items it gives slots up for;
@@ -93,7 +105,7 @@ class Slots:
                     wanting[repo].append(item)
                     since = waiting_since(oldest_comment=kept.get(item), wait_began=began.get(item), now=now)
                     claims.append(Claim(item, agent_runs(record), since, kept.get(item)))
-        placed = self.cluster.place(slot_order(claims))
+        placed = self.cluster.place(slot_order(self._admitted(claims)))
         for lease in placed:
             self.events.emit(
                 Event.CLUSTER_LEASE_PLACED, work_item=str(lease.item), host=lease.host, how=lease.how.value,
@@ -101,10 +113,33 @@ class Slots:
             )  # fmt: skip
         if any(lease.host == self.leases.host for lease in placed):
             self.leases.renew()  # this host works what it was just given, in this cycle
+        self.waits.memory_short = self._short
         for repo, items in wanting.items():
             self.waits.seen(repo, items, now=now)  # the waits this cycle begins begin together
         listed = {entry.item.ref for entries in read.values() for entry in entries}
         self._idle = {item: was for item, was in self._idle.items() if item.repo not in read or item in listed}
+
+    def _admitted(self, claims: list[Claim]) -> list[Claim]:
+        """The claims the host's memory admits: all of them, or — below `cluster.minFreeMemoryMiB` —
+        only those whose agent runs already; the longest-idle agent is hibernated to make room."""
+        newcomers = [claim for claim in claims if not claim.runs]
+        admitted = admits_new_agent(self.admission.available(), min_free=self.admission.min_free)
+        if admitted.choice or not newcomers:
+            self._short = False
+            return claims
+        if not self._short:
+            available = self.admission.available()
+            relieved = self.admission.relieve()
+            self.events.emit(
+                Event.CLUSTER_MEMORY_LOW, level=Level.WARNING,
+                available_mib=available // MIB if available is not None else None,
+                min_free_mib=(self.admission.min_free or 0) // MIB, waiting=len(newcomers),
+                hibernated=str(relieved) if relieved is not None else None, reason=admitted.reason,
+            )  # fmt: skip
+            self._short = True
+        else:
+            self.admission.relieve()
+        return [claim for claim in claims if claim.runs]
 
     def _wants(self, entry: Listed, record: SessionRecord | None, kept: Mapping[WorkItemRef, object]) -> bool:
         item = entry.item.ref

@@ -15,7 +15,7 @@ from datetime import datetime
 from app.usecases.cluster.leases import Leases
 from app.usecases.cluster.orphans import Orphans
 from app.usecases.cluster.slot_wait import SlotWaits
-from app.usecases.cluster.slots import SlotConfig, Slots
+from app.usecases.cluster.slots import MemoryAdmission, SlotConfig, Slots
 from app.usecases.cycle.cycle_summary import CycleSummary
 from app.usecases.cycle.intake import Listing
 from app.usecases.cycle.lanes import Lanes
@@ -81,6 +81,7 @@ class PollCycle(InUnitOfWork):
     pruner: LedgerPruner | None = None
     feedback: Feedback | None = None  # to tell an item that waits for a free slot
     authorized: Authorized = field(default_factory=Authorized)  # an armed item of theirs starts at its first look
+    admission: MemoryAdmission = field(default_factory=MemoryAdmission)  # no new agent while memory is short
 
     def __post_init__(self, trackers: Mapping[str, TrackerPort]) -> None:
         self._reader = RepoReader(
@@ -92,7 +93,7 @@ class PollCycle(InUnitOfWork):
         )
         self._slots = Slots(
             store=self.store, events=self.events, clock=self.clock, cluster=self.cluster, leases=self.leases,
-            waits=waits, config=SlotConfig(self.config.spawn_mode, self.authorized),
+            waits=waits, config=SlotConfig(self.config.spawn_mode, self.authorized), admission=self.admission,
         )  # fmt: skip
         self._watches = watches(self.config.sources)
         self._reading: frozenset[RepoRef] = frozenset()

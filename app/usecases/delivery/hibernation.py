@@ -48,12 +48,27 @@ class Hibernation(InUnitOfWork):
             if self._candidate(record) and self._due(record).choice:
                 self.on_lane(record.item, partial(self.hibernate, record.item))
 
-    def hibernate(self, item: WorkItemRef) -> bool:
-        """End the item's agent if it is still due, as stored now; whether it was."""
+    def relieve(self) -> WorkItemRef | None:
+        """The host is short of memory: the agent of this host resting longest (whatever
+        `routing.hibernateAfterSeconds` says) is hibernated on its item's lane; its item, or None
+        when no agent may be (each one works, waits on a dialog, is watched or cannot resume)."""
+        resting = []
+        for record in self.store.sessions():
+            if self._candidate(record) and self._due(record, after_seconds=0.0).choice:
+                resting.append((self._since(record) or self.clock.now(), record.item))
+        if not resting:
+            return None
+        _, item = min(resting)
+        self.on_lane(item, partial(self.hibernate, item, after_seconds=0.0))
+        return item
+
+    def hibernate(self, item: WorkItemRef, *, after_seconds: float | None = None) -> bool:
+        """End the item's agent if it is still due (idle `after_seconds`, else the setting's), as
+        stored now; whether it was."""
         record = self.store.session(item)
         if record is None or not self._candidate(record):
             return False
-        decision = self._due(record)
+        decision = self._due(record, after_seconds=after_seconds)
         if not decision.choice:
             return False
         probe = self.tmux.probe(record.target, mark=record.spawn_id, pane=record.pane_id)
@@ -100,7 +115,7 @@ class Hibernation(InUnitOfWork):
             and record.host in {"", self.config.host}
         )
 
-    def _due(self, record: SessionRecord) -> Decision[bool]:
+    def _due(self, record: SessionRecord, *, after_seconds: float | None = None) -> Decision[bool]:
         try:
             harness = self.harness(record.harness)
         except KeyError:
@@ -116,7 +131,8 @@ class Hibernation(InUnitOfWork):
             parked=record.park is not None,
             waiting=waiting or bool(self.store.inbox(record.item)),
         )
-        return hibernation(agent, now=self.clock.now(), after_seconds=self.config.after_seconds)
+        after = self.config.after_seconds if after_seconds is None else after_seconds
+        return hibernation(agent, now=self.clock.now(), after_seconds=after)
 
     def _since(self, record: SessionRecord, receipts: list[Receipt] | None = None) -> datetime | None:
         """Its last receipt's time: when it last did or said anything."""

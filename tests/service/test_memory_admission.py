@@ -1,0 +1,88 @@
+"""Admission by memory (`cluster.minFreeMemoryMiB`): below it no new agent starts — the items wait for a
+slot, said once, their comments kept — and the longest-idle agent is hibernated to make room; once the
+memory is back, the waiting item starts and its comment is delivered once. A running agent is never
+ended for it while it works."""
+
+from __future__ import annotations
+
+from domain.events import Event
+from domain.ledger import Resolution
+from domain.receipts import ReceiptKind
+from domain.refs import WorkItemRef
+from tests.fakes.receipts import FakeReceipts
+from tests.service.world import World
+
+MIB = 1024 * 1024
+
+
+def _receipts(world: World) -> FakeReceipts:
+    assert isinstance(world.receipts, FakeReceipts)
+    return world.receipts
+
+
+def short_world() -> World:
+    return World(min_free_memory=1024 * MIB, free_memory=4096 * MIB)
+
+
+def rest(world: World, ref: WorkItemRef) -> None:
+    _receipts(world).plant(world.record(ref).spawn_id, ReceiptKind.TURN_ENDED)
+    world.clock.advance(1)
+
+
+def running(world: World) -> list[str]:
+    return sorted(name for name, session in world.tmux.sessions.items() if not session.all_dead)
+
+
+def test_below_the_free_memory_floor_a_new_item_waits_said_once_and_starts_once_memory_is_back() -> None:
+    world = short_world()
+    first = world.watched()
+    world.free_memory = 512 * MIB
+    second = world.item(2)
+    comment = world.comment(second, "second item's work")
+    world.cycle()
+    world.cycle()
+
+    assert running(world) == [first.target.name]
+    (low,) = world.events.named(Event.CLUSTER_MEMORY_LOW)
+    assert (low["available_mib"], low["min_free_mib"], low["waiting"]) == (512, 1024, 1)
+    (waits,) = world.events.named(Event.CLUSTER_SLOT_WAITING)
+    assert (waits["work_item"], waits["why"]) == (str(second), "memory")
+    told = [body for item, body in world.tracker.posted if item == second]
+    assert len(told) == 1 and "short of memory" in told[0]
+
+    world.free_memory = 2048 * MIB
+    world.cycle()
+
+    assert second.target.name in running(world)
+    assert world.ledger(second).resolved[comment.id].kind is Resolution.DELIVERED
+
+
+def test_short_of_memory_the_longest_idle_agent_is_hibernated_to_make_room_and_a_busy_one_is_not() -> None:
+    world = short_world()
+    older, busy = world.watched(1), world.watched(2)
+    rest(world, older)
+    world.comment(busy, "keep working")
+    world.cycle()  # its turn has not ended
+    world.free_memory = 512 * MIB
+    newcomer = world.item(3)
+    world.comment(newcomer, "new work")
+
+    world.cycle()
+
+    (low,) = world.events.named(Event.CLUSTER_MEMORY_LOW)
+    assert low["hibernated"] == str(older)
+    assert world.record(older).hibernated_at is not None
+    assert world.record(busy).hibernated_at is None
+    assert busy.target.name in running(world) and newcomer.target.name not in running(world)
+
+
+def test_an_agent_already_running_keeps_its_slot_and_work_while_memory_is_short() -> None:
+    world = short_world()
+    ref = world.watched()
+    world.free_memory = 10 * MIB
+
+    comment = world.comment(ref, "more work")
+    world.cycle()
+
+    assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
+    assert world.events.named(Event.CLUSTER_MEMORY_LOW) == []
