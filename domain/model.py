@@ -297,6 +297,7 @@ class SessionRecord:
     permission_mode: str = ""  # a routing rule's over its harness's own, kept for every spawn ("": its own)
     workspace: str = ""  # the `routing.workspaces` entry its folder was made by, for life ("": `routing.workspace`)
     hibernated_at: datetime | None = None  # its idle agent was ended, conversation kept: the next comment resumes it
+    rss_bytes: int | None = None  # its agent's process group's resident memory at its last turn's end
 
     @property
     def slug(self) -> str:

@@ -88,6 +88,10 @@ class TmuxPort(Protocol):
         """The process group the live harness pane's process leads, as `end_group` takes it ("":
         none, or tmux did not answer). Never raises."""
 
+    def group_memory(self, group: str) -> int | None:
+        """The resident memory of the process group `harness_group` named (what is left of it), in
+        bytes; None when it is gone or cannot be read."""
+
     def end_group(self, group: str, *, grace_seconds: float) -> bool:
         """SIGTERM, then SIGKILL after the grace period, whatever is left of a group
         `harness_group` named (a harness that outlived its pane, as Gemini CLI can); whether anything

@@ -50,6 +50,7 @@ class ListedSession:
         "naming",
         "pane_id",
         "parked",
+        "rss_bytes",
         "spawn_id",
         "spawned_at",
         "spawned_monotonic",
@@ -77,6 +78,7 @@ class ListedSession:
         self.spawned_at = _when(data.get("spawned_at"))
         self.spawned_monotonic: float | None = data.get("spawned_monotonic")
         self.hibernated_at = _when(data.get("hibernated_at"))
+        self.rss_bytes: int | None = data.get("rss_bytes")
         for request in data.get("requests", ()):  # as the codec decodes them: a bad one fails the row
             _when(request["posted_at"])
             int(request["number"])

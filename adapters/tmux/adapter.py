@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from adapters.tmux import commands as cmd
 from adapters.tmux.answers import names_missing_target, names_no_server
-from adapters.tmux.local import end_group, group_of, make_start_directory, signal_group
+from adapters.tmux.local import end_group, group_memory, group_of, make_start_directory, signal_group
 from adapters.tmux.panes import PaneRow, harness_row, probe_of
 from adapters.tmux.prompt_file import write_prompt_file
 from adapters.tmux.runner import ShRunner, TmuxRunner
@@ -185,6 +185,9 @@ class ShTmux(TmuxPort):
 
     def end_group(self, group: str, *, grace_seconds: float) -> bool:
         return end_group(group, grace_seconds=grace_seconds)
+
+    def group_memory(self, group: str) -> int | None:
+        return group_memory(group)
 
     def screen(self, target: TmuxTarget, pane: str, *, lines: int = 20) -> str:
         if not cmd.is_pane_id(pane):

@@ -101,6 +101,29 @@ def members_of(group: int) -> list[int]:
     return found
 
 
+def group_memory(group: str) -> int | None:
+    """The resident memory of what is left of a group `group_of` named, in bytes: its live
+    processes' RSS summed (an agent's node, its tools, their children); None when the group is
+    gone, its leader is another process now, or nothing could be read."""
+    pid, _, start = group.partition(":")
+    if not pid.isdigit() or not start.isdigit():
+        return None
+    leader = _start_of(int(pid))
+    if leader is not None and leader != int(start):
+        return None
+    sizes = [size for member in members_of(int(pid)) if (size := _rss(member)) is not None]
+    return sum(sizes) if sizes else None
+
+
+def _rss(pid: int) -> int | None:
+    """A process's resident memory in bytes (`/proc/<pid>/statm`'s second field, in pages)."""
+    try:
+        with open(f"/proc/{pid}/statm", encoding="ascii") as file:
+            return int(file.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def _start_of(pid: int) -> int | None:
     fields = _stat(pid)
     return int(fields[19]) if len(fields) > 19 and fields[0] not in {"Z", "X"} else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import statistics
 from collections.abc import Iterable, Iterator, Mapping
 from functools import partial
 from pathlib import Path
@@ -17,7 +18,7 @@ from domain.refs import RepoRef
 from domain.slots import BoundFrom, session_bound
 from domain.workspace import WorkspaceMode, clone_url
 
-__all__ = ["Check", "DoctorProbe", "Mark", "diagnose", "parked_checks", "unconfigured_checks"]
+__all__ = ["Check", "DoctorProbe", "Mark", "diagnose", "fit_checks", "parked_checks", "unconfigured_checks"]
 
 
 class DoctorProbe(HarnessProbe, Protocol):
@@ -303,6 +304,23 @@ def unconfigured_checks(settings: Settings, records: Iterable[SessionRecord]) ->
             "to, and its comments wait",
             f"write `the-loop start <harness>` on it, or run `the-loop sessions start --work-item {record.item} "
             f"--harness <harness>` (<harness>: {choices}); or define routing.harnesses.{record.harness} again",
+        )
+
+
+def fit_checks(records: Iterable[SessionRecord], memory_bytes: int | None) -> Iterator[Check]:
+    """How many agents of each harness this host's memory holds, from what its agents held at their
+    turns' ends (the median of those measured); said only for harnesses measured here."""
+    measured: dict[str, list[int]] = {}
+    for record in records:
+        if record.rss_bytes:
+            measured.setdefault(record.harness, []).append(record.rss_bytes)
+    for harness, sizes in sorted(measured.items()):
+        each = statistics.median_low(sizes)
+        fits = f"{memory_bytes // each} fit in {memory_bytes / 1024**3:.0f} GiB" if memory_bytes else "memory unread"
+        yield Check(
+            Mark.OK,
+            f"agents that fit ({harness})",
+            f"{fits} at {each // 1024**2} MiB each (the median of {len(sizes)} measured at a turn's end)",
         )
 
 

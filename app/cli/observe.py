@@ -90,6 +90,7 @@ def run_doctor(args: argparse.Namespace, context: CliContext) -> int:
         DoctorProbe,
         Mark,
         diagnose,
+        fit_checks,
         parked_checks,
         unconfigured_checks,
     )
@@ -103,7 +104,12 @@ def run_doctor(args: argparse.Namespace, context: CliContext) -> int:
         checks = diagnose(context.settings, origin=context.loaded.origin, probe=probe, environ=os.environ)
         if context.container.store_present():  # never creates a store to look at it
             records = context.provided("store").sessions()
-            checks = itertools.chain(checks, unconfigured_checks(context.settings, records), parked_checks(records))
+            checks = itertools.chain(
+                checks,
+                unconfigured_checks(context.settings, records),
+                parked_checks(records),
+                fit_checks(records, probe.memory_bytes()),
+            )
         found = []
         for check in checks:
             if shown(check):

@@ -118,7 +118,8 @@ class FleetPage:
         body = (
             f"<h2>{escape(str(item))} {escape(views.sanitized(row.title))} {views.tag(row.state)}</h2>"
             f"<p>host {escape(row.host)} · agent {escape(row.harness) or 'none yet'} · "
-            f"last receipt {views.receipt_said(row, now, none='none yet')} · "
+            + (f"memory {row.memory} at its last turn's end · " if row.memory else "")
+            + f"last receipt {views.receipt_said(row, now, none='none yet')} · "
             f"{row.pending} pending · "
             f'<a href="{escape(views.item_url(item))}" rel="noreferrer">on GitHub</a></p>'
             + views.state_block(row.shows, detail.held, now)

@@ -135,7 +135,7 @@ def items_table(rows: Sequence[ItemRow], *, now: datetime, state: str = "", sort
     wanted = sorted((r for r in rows if not state or r.state.value == state), key=SORTS.get(sort, SORTS["item"]))
     body = "".join(_item_row(row, now) for row in wanted)
     head = (
-        "<tr><th>item</th><th>host</th><th>agent</th><th>state</th><th>last receipt</th><th>pending</th>"
+        "<tr><th>item</th><th>host</th><th>agent</th><th>memory</th><th>state</th><th>last receipt</th><th>pending</th>"
         "<th>GitHub</th></tr>"
     )
     return (
@@ -149,7 +149,7 @@ def _item_row(row: ItemRow, now: datetime) -> str:
     ref = escape(str(row.item))
     return (
         f'<tr data-item="{ref}"><td><a href="{item_link(row.item)}">{ref}</a> {escape(sanitized(row.title))}</td>'
-        f"<td>{escape(row.host)}</td><td>{escape(row.harness) or '–'}</td>"
+        f"<td>{escape(row.host)}</td><td>{escape(row.harness) or '–'}</td><td>{row.memory or '–'}</td>"
         f"<td>{tag(row.state)}</td><td>{receipt}</td><td>{row.pending}</td>"
         f'<td><a href="{escape(item_url(row.item))}" rel="noreferrer">#{row.item.number}</a></td></tr>'
     )

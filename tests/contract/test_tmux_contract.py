@@ -74,6 +74,10 @@ class FakeRig:
         """An operator's terminal attached to the session."""
         self.fake.attach(target, read_only=True)
 
+    def holds_memory(self, pane: str, size: int) -> None:
+        """What the harness's process group holds (a real one holds what it holds)."""
+        self.fake.memory[pane] = size
+
     def panes(self, target: TmuxTarget) -> dict[str, bool]:
         """The session's panes: id -> dead."""
         return {pane.id: pane.dead for pane in self.fake.sessions[target.name].panes}
@@ -132,6 +136,9 @@ class RealRig(FakeRig):
 
     def operator_received(self, target: TmuxTarget) -> list[str]:
         return pasted(self.tmp / f"{target}-operator.jsonl")
+
+    def holds_memory(self, pane: str, size: int) -> None:
+        pass
 
     def attach_client(self, target: TmuxTarget) -> None:
         """A control-mode client (`tmux -C attach`), as tmux counts an operator's terminal; it stays
@@ -484,3 +491,14 @@ def test_clients_counts_the_terminals_attached_to_the_session_and_a_gone_session
     rig.attach_client(A)
     assert rig.port.clients(A) == 1
     assert rig.port.clients(AB) == 0  # no such session (and never its prefix's)
+
+
+def test_group_memory_is_what_the_harness_group_holds_and_none_once_it_ended(rig: FakeRig) -> None:
+    pane = rig.spawn_sim(A)
+    rig.listening(A)
+    _, mark = rig.harness[A.name]
+    group = rig.port.harness_group(A, pane=pane, mark=mark)
+    rig.holds_memory(pane, 50 * 1024 * 1024)
+    assert (rig.port.group_memory(group) or 0) > 1024 * 1024  # a python process: megabytes
+    rig.port.terminate_harness(A, grace_seconds=2, pane=pane, mark=mark)
+    wait_for(lambda: rig.port.group_memory(group) is None, what="the group gone")

@@ -124,6 +124,7 @@ class FakeTmux(TmuxPort):
         self.kill_fails: set[str] = set()  # kill-session and kill-pane fail in these sessions
         self.swallowed_enters = 0  # the next Enters become newlines: the paste stays in the box
         self.outliving: set[str] = set()  # groups of killed sessions that left a process (--outlive)
+        self.memory: dict[str, int] = {}  # a harness pane id -> the resident memory its group reports
         self.exit_on_spawn: ExitRule | None = None
         self.race_on_spawn: dict[str, bool] = {}  # name -> the occupant is dead
         self.calls: list[tuple[str, str]] = []
@@ -299,6 +300,12 @@ class FakeTmux(TmuxPort):
         session = self.sessions.get(target.name)
         found = self._harness(session, mark=mark, pane=pane) if session is not None else None
         return f"group-{found.id}" if found is not None and not found.dead else ""
+
+    def group_memory(self, group: str) -> int | None:
+        """What `memory` says of the group's harness pane (`group-%N`), while it lives."""
+        pane = group.removeprefix("group-")
+        alive = any(p.id == pane and not p.dead for s in self.sessions.values() for p in s.panes)
+        return self.memory.get(pane) if alive else None
 
     def end_group(self, group: str, *, grace_seconds: float) -> bool:
         """What outlives a pane: the group of a harness started with `--outlive` (the simulator's

@@ -628,3 +628,23 @@ def test_every_harness_a_routing_rule_can_pick_is_checked_and_the_rules_are_said
     harnesses = {c.subject: c.mark for c in found if c.subject.startswith("harness ") and " " not in c.subject[8:]}
     assert harnesses["harness claude"] is Mark.OK and harnesses["harness codex"] is Mark.FAILED
     assert "harness demo" not in harnesses  # no default harness to check
+
+
+def test_doctor_says_how_many_agents_of_each_harness_fit_from_what_they_held_at_their_turns_end() -> None:
+    from app.cli.doctor import fit_checks
+    from domain.model import SessionRecord
+    from domain.refs import WorkItemRef
+
+    def held(number: int, harness: str, mib: int | None) -> SessionRecord:
+        ref = WorkItemRef.parse(f"github:acme/widgets#{number}")
+        return SessionRecord(ref, harness, "c", "/w", rss_bytes=mib * 1024**2 if mib else None)
+
+    records = [held(1, "claude", 600), held(2, "claude", 800), held(3, "claude", 700), held(4, "codex", 200),
+               held(5, "cursor", None)]  # fmt: skip
+
+    lines = [check.line() for check in fit_checks(records, 24 * 1024**3)]
+
+    assert len(lines) == 2
+    assert "agents that fit (claude)" in lines[0] and "35 fit in 24 GiB at 700 MiB each" in lines[0]
+    assert "(the median of 3 measured at a turn's end)" in lines[0]
+    assert "agents that fit (codex)" in lines[1] and "122 fit in 24 GiB at 200 MiB each" in lines[1]

@@ -148,3 +148,18 @@ def test_a_hibernated_agent_frees_its_slot_for_an_item_that_waits_and_its_own_ne
     world.cycle()
     assert later.id not in world.ledger(first).resolved  # waits for a slot, its conversation kept
     assert world.record(first).hibernated_at is not None
+
+
+def test_each_turns_end_records_its_agents_memory_on_the_item_and_in_the_event() -> None:
+    world = World()
+    ref = idle_agent(world)  # the start's turn ended
+    world.tmux.memory[world.record(ref).pane_id] = 700 * 1024 * 1024
+    comment = world.comment(ref)
+    world.cycle()
+    _receipts(world).plant(world.record(ref).spawn_id, ReceiptKind.TURN_ENDED)
+
+    world.cycle()
+
+    (finished,) = [e for e in world.events.named(Event.SESSION_TURN_FINISHED) if e["comment_id"] == comment.id]
+    assert finished["rss_mib"] == 700
+    assert world.record(ref).rss_bytes == 700 * 1024 * 1024

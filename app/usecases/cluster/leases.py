@@ -191,6 +191,9 @@ class LeasedTmux(TmuxPort):
     def end_group(self, group: str, *, grace_seconds: float) -> bool:
         return self._inner.end_group(group, grace_seconds=grace_seconds)
 
+    def group_memory(self, group: str) -> int | None:
+        return self._inner.group_memory(group)
+
     def screen(self, target: TmuxTarget, pane: str, *, lines: int = 20) -> str:
         return self._inner.screen(target, pane, lines=lines)
 

@@ -26,6 +26,7 @@ from domain.parking import failed_turn
 from domain.receipts import delivery_tag, receipt_line, turn_ended_after
 from domain.redaction import comment_fields
 from domain.routing import Routing
+from domain.slots import MIB
 
 if TYPE_CHECKING:
     from app.usecases.cycle.cycle_summary import CycleSummary
@@ -345,7 +346,7 @@ class ItemWorker(InUnitOfWork):
         if not ledger.turns or record is None:
             return ledger, record
         receipts = self.watch.receipts(record)
-        ended = ledger
+        ended, measured = ledger, None
         for turn in ledger.turns:
             if turn.spawn != record.spawn_id:
                 ended = ended.turn_closed(turn.comment_id)  # another spawn has it: its turn is gone
@@ -362,16 +363,32 @@ class ItemWorker(InUnitOfWork):
                 record = self.parking.done(record)
             elif turn_ended_after(receipts, line):
                 ended = ended.turn_closed(turn.comment_id)
+                rss = self.watch.memory(record)
+                measured = rss if rss is not None else measured
                 self.events.emit(
                     Event.SESSION_TURN_FINISHED,
                     work_item=str(ledger.item),
                     comment_id=turn.comment_id,
                     delivery_id=delivery,
+                    rss_mib=rss // MIB if rss is not None else None,
                 )
                 stub = Comment(turn.comment_id, ledger.item, None, "", self.clock.now(), kind=turn.kind)
                 self.feedback.react(stub, Reaction.TURN_ENDED)
         record = self.parking.tell(record)
-        return (ledger if ended == ledger else self.store.save_ledger(ended)), record
+        saved = ledger if ended == ledger else self.store.save_ledger(ended)
+        if measured is not None and record is not None and record.rss_bytes != measured:
+            record = self._measured(record, measured)
+        return saved, record
+
+    def _measured(self, record: SessionRecord, rss: int) -> SessionRecord:
+        """Its agent's memory at its turn's end, kept on its record (written meanwhile: on what is stored)."""
+        saved = self.uow.save(
+            lambda current: self.store.save_session(replace(current, rss_bytes=rss)),
+            read=lambda: self.store.session(record.item),
+            value=record,
+            tries=2,
+        )
+        return saved.value or record
 
 
 def reactivate(record: SessionRecord | None) -> SessionRecord | None:

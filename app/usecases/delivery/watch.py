@@ -68,6 +68,10 @@ class HarnessWatch:
         # delivery as after a crash: by its receipt, or by the harness still running)
         self.stopping: Callable[[], bool] = lambda: False
 
+    def memory(self, record: SessionRecord) -> int | None:
+        """Its harness's resident memory now (its process group's), in bytes; None when unknown."""
+        return self._tmux.group_memory(record.harness_group) if record.harness_group else None
+
     def receipts(self, record: SessionRecord) -> list[Receipt]:
         return self._receipts.read(record.item, record.spawn_id) if record.spawn_id else []
 

@@ -41,6 +41,12 @@ class ItemRow:
     paused: bool
     title: str = ""  # as the repository's last listing has it; else as its session last kept it
     harness: str = ""  # the agent its session runs ("": none yet)
+    rss_bytes: int | None = None  # its agent's memory at its last turn's end
+
+    @property
+    def memory(self) -> str:
+        """Its agent's memory at its last turn's end, as the page says it ("": not measured)."""
+        return f"{self.rss_bytes // (1024 * 1024)} MiB" if self.rss_bytes is not None else ""
 
     @property
     def state(self) -> ItemState:
@@ -159,6 +165,7 @@ class Fleet:
             paused=paused,
             title=view.record.title,
             harness=view.record.harness,
+            rss_bytes=view.record.rss_bytes,
         )
 
     # the actions: each writes one event whose source is the page
@@ -224,6 +231,7 @@ def _row_json(row: ItemRow) -> dict[str, Any]:
         "title": row.title,
         "host": row.host,
         "harness": row.harness or None,
+        "rss_mib": row.rss_bytes // (1024 * 1024) if row.rss_bytes is not None else None,
         "state": row.state.value,
         "state_detail": row.shows.as_json(),
         "last_receipt": row.last_receipt or None,

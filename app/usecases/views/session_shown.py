@@ -53,6 +53,8 @@ class ShownRecord(Protocol):
     @property
     def updated_at(self) -> datetime | None: ...
     @property
+    def rss_bytes(self) -> int | None: ...
+    @property
     def cwd(self) -> str: ...
 
 
@@ -102,6 +104,7 @@ class NoSession:
     target = status = _Blank()
     closed_by = None
     updated_at = None
+    rss_bytes = None
 
     def __init__(self, item: WorkItemRef) -> None:
         self.item = item
