@@ -12,6 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from adapters.postgres.store import PostgresStateStore
+from adapters.sqlite.cluster import SingleHost
 from adapters.sqlite.store import SqliteStateStore
 from app.config.settings import Settings
 from app.container import _prune_margin
@@ -31,8 +32,10 @@ def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
         store = SqliteStateStore(tmp_path / "state.sqlite3")
     else:
         store = FakeStateStore()
-    # a pass each cycle: these tests are about what pruning keeps, not how often it runs
-    yield World(store=store, prune_every_seconds=0)  # type: ignore[arg-type]  # any StateStore: the World reads only the port
+    # a pass each cycle: these tests are about what pruning keeps, not how often it runs; and a slot
+    # for every item they label (more than a batch of ledgers)
+    slots = SingleHost(host="solo", max_sessions=4 * PRUNE_BATCH)
+    yield World(store=store, prune_every_seconds=0, cluster=slots)  # type: ignore[arg-type]  # any StateStore: the World reads only the port
     if isinstance(store, SqliteStateStore | PostgresStateStore):
         store.close()
 
