@@ -73,6 +73,10 @@ class AnthropicStandIn:
         with self._lock:
             return [r for r in self.log if kind is None or r.kind is kind]
 
+    def turns(self) -> list[Request]:
+        """The agent loop's own model requests, as the OpenAI stand-in's `turns` are."""
+        return self.requests(Kind.TURN)
+
     def reset(self, fallback: Behaviour | None = None) -> None:
         """Forget the log and the script (one stand-in serves a module's tests, one test at a time)."""
         with self._lock:

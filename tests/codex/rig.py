@@ -1,20 +1,26 @@
 """Real Codex offline: the pinned binary, a CODEX_HOME pointing it at the OpenAI stand-in, and
-spawns and pastes the-loop's way in a private tmux server."""
+spawns and pastes the-loop's way in a private tmux server; a World of the-loop's own on that server."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from adapters.harnesses.codex.hooks import arguments
+from adapters.harnesses.codex.hooks import arguments, receipt_channel
 from adapters.harnesses.codex.trust import CodexTrust
+from adapters.receipts.files import FileReceipts
+from domain.model import HarnessSpec, ReceiptChannel
+from domain.receipts import ReceiptMode
 from tests import agent_tmux
 from tests.agent_tmux import AgentSession, AgentTmux, RigSessions
+from tests.claude.loop import builtin_spec, real_world
 from tests.openai_standin.server import OpenAIStandIn
 from tests.real_agents import binary_fixture, for_one_test, git_folder, private_tmux, rig_base, running, standin_fixture
+from tests.service.world import World
 
 PROVIDER = "standin"
 
@@ -92,3 +98,18 @@ def codex_rig(
 @pytest.fixture
 def codex(codex_rig: CodexRig, openai: OpenAIStandIn) -> Iterator[CodexRig]:
     yield from for_one_test(codex_rig, openai)
+
+
+def world_for(
+    rig: CodexRig,
+    base: Path,
+    spec: HarnessSpec | None = None,
+    *,
+    channels: Mapping[ReceiptMode, Callable[[Path], ReceiptChannel]] | None = None,
+    **options: Any,
+) -> World:
+    """A world on the rig's tmux whose harness is `spec` (the built-in codex), its receipts reaching the
+    folders through `channels` (Codex's), as the container names each harness's."""
+    spec = spec or builtin_spec("codex", rig.binary)
+    receipts = FileReceipts(base / "receipts", channels=channels or {"codex": receipt_channel})
+    return real_world(rig.tmux.adapter(), spec, base, receipts=receipts, trust_port=CodexTrust(rig.config), **options)

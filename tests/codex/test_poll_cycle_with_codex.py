@@ -7,28 +7,21 @@ from __future__ import annotations
 import os
 import signal
 import tomllib
-from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from adapters.harnesses.codex.hooks import receipt_channel
-from adapters.harnesses.codex.trust import CodexTrust
-from adapters.receipts.files import FileReceipts
 from domain.events import Event
-from domain.model import HarnessSpec, ReceiptChannel
-from domain.receipts import ReceiptMode
 from domain.refs import WorkItemRef
 from tests.claude.loop import (
     a_comment_confirmed,
     a_comment_while_busy,
     builtin_spec,
     exits_at_once,
-    real_world,
     resumed_after_a_kill,
 )
-from tests.codex.rig import CodexRig, codex_binary, codex_rig, openai
+from tests.codex.rig import CodexRig, codex_binary, codex_rig, openai, world_for
 from tests.openai_standin.server import OpenAIStandIn
 from tests.real_agents import first_spawn
 from tests.service.world import World
@@ -39,21 +32,6 @@ __all__ = ["codex_binary", "codex_rig", "openai"]
 pytestmark = pytest.mark.codex
 
 TRUST_QUESTION = "Trust this folder?"
-
-
-def world_for(
-    rig: CodexRig,
-    base: Path,
-    spec: HarnessSpec | None = None,
-    *,
-    channels: Mapping[ReceiptMode, Callable[[Path], ReceiptChannel]] | None = None,
-    **options: Any,
-) -> World:
-    """A world on the rig's tmux whose harness is `spec` (the built-in codex), its receipts reaching the
-    folders through `channels` (Codex's), as the container names each harness's."""
-    spec = spec or builtin_spec("codex", rig.binary)
-    receipts = FileReceipts(base / "receipts", channels=channels or {"codex": receipt_channel})
-    return real_world(rig.tmux.adapter(), spec, base, receipts=receipts, trust_port=CodexTrust(rig.config), **options)
 
 
 def events_of(world: World, name: Event, comment_id: str) -> list[dict[str, Any]]:
