@@ -87,6 +87,17 @@ class FolderTrust(TrustPort):
             )
 
 
+def text_of(path: Path, content: bytes | None) -> str:
+    """A configuration file's text as read under the lock ("" when there is none); an undecodable
+    one is not touched."""
+    if content is None:
+        return ""
+    try:
+        return content.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TrustError(f"{path}: cannot read: {exc}") from exc
+
+
 def rewrite(
     path: Path, change: Callable[[bytes | None], str | None], *, sleep: Callable[[float], None], what: str
 ) -> bool:

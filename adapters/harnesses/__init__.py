@@ -86,22 +86,17 @@ def hook_events() -> tuple[dict[str, ReceiptKind], frozenset[str]]:
 
 def registered() -> dict[str, Registration]:
     """Each hooks package's registration (its receipt channel, its trust writer), by name."""
-    found = {}
-    for name in names():
-        module = _part(name, "harness")
-        if module is not None:
-            found[name] = module.HARNESS
-    return found
+    return _each("harness", "HARNESS")
 
 
 def doctors() -> dict[str, HarnessDoctor]:
     """Each package's own doctor checks, by the package's name."""
-    found = {}
-    for name in names():
-        module = _part(name, "doctor")
-        if module is not None:
-            found[name] = module.DOCTOR
-    return found
+    return _each("doctor", "DOCTOR")
+
+
+def _each(part: str, attribute: str) -> dict[str, Any]:
+    """What each package that has the module `part` exposes as `attribute`, by the package's name."""
+    return {name: getattr(module, attribute) for name in names() if (module := _part(name, part)) is not None}
 
 
 def _part(name: str, part: str) -> ModuleType | None:

@@ -17,7 +17,7 @@ import tomllib
 from pathlib import Path
 
 from adapters.agents.agent_config import codex_config_file
-from adapters.agents.folder_trust import FolderTrust
+from adapters.agents.folder_trust import FolderTrust, text_of
 from domain.errors import TrustError
 
 TRUSTED = "trusted"
@@ -37,7 +37,7 @@ class CodexTrust(FolderTrust):
 
     def _changed(self, path: Path, content: bytes | None, directory: str) -> str | None:
         """The record appended unless it is there."""
-        text = _text(path, content)
+        text = text_of(path, content)
         level = _level(path, text, directory)
         if level == TRUSTED:
             return None
@@ -47,15 +47,6 @@ class CodexTrust(FolderTrust):
         if _level(path, changed, directory) != TRUSTED:  # `projects` written inline: not appendable
             raise TrustError(f"{path}: cannot add projects[{directory!r}] as a table; not touching the file")
         return changed
-
-
-def _text(path: Path, content: bytes | None) -> str:
-    if content is None:
-        return ""
-    try:
-        return content.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise TrustError(f"{path}: cannot read: {exc}") from exc
 
 
 def _level(path: Path, text: str, directory: str) -> object:

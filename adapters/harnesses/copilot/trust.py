@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 
-from adapters.agents.folder_trust import FolderTrust
+from adapters.agents.folder_trust import FolderTrust, text_of
 from domain.errors import TrustError
 
 SETTLE_SECONDS = 0.5
@@ -31,7 +31,7 @@ class CopilotTrust(FolderTrust):
 
     def _changed(self, path: Path, content: bytes | None, directory: str) -> str | None:
         """The folder added to `trustedFolders` unless it is there; the comment lines kept."""
-        text = _text(path, content)
+        text = text_of(path, content)
         comments = [line for line in text.splitlines() if line.lstrip().startswith("//")]
         body = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//")).strip()
         try:
@@ -47,12 +47,3 @@ class CopilotTrust(FolderTrust):
             return None
         config["trustedFolders"] = [*trusted, directory]
         return "".join(f"{line}\n" for line in comments) + json.dumps(config, indent=2) + "\n"
-
-
-def _text(path: Path, content: bytes | None) -> str:
-    if content is None:
-        return ""
-    try:
-        return content.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise TrustError(f"{path}: cannot read: {exc}") from exc
