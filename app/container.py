@@ -39,7 +39,7 @@ from app.config.sections import WorkspaceSettings
 from app.config.settings import Settings
 from app.usecases.cluster.heartbeat import LeaseHeartbeat
 from app.usecases.cluster.leases import Leases
-from app.usecases.cycle.daemon import Daemon, heartbeat_key
+from app.usecases.cycle.daemon import HIBERNATE_SCAN_SECONDS, Daemon, heartbeat_key
 from app.usecases.cycle.poll import PollConfig
 from app.usecases.cycle.webhook import WebhookIntake
 from app.usecases.delivery.closing import CloseConfig
@@ -172,6 +172,13 @@ def _configs(settings: Settings) -> Configs:
         min_free_memory=_mib(settings.cluster.min_free_memory_mib),
         free_memory=free_memory,
     )
+
+
+def _hibernate_scan(settings: Settings) -> float:
+    """How often idle agents are looked at: a quarter of `routing.hibernateAfterSeconds`, within
+    a quarter second and the daemon's usual look."""
+    after = settings.routing.hibernate_after_seconds
+    return HIBERNATE_SCAN_SECONDS if after is None else min(HIBERNATE_SCAN_SECONDS, max(0.25, after / 4))
 
 
 def _mib(mib: int | None) -> int | None:
@@ -502,6 +509,7 @@ class Container(containers.DeclarativeContainer):
         asks=asks.provided.sweep,
         turns=turn_ends.provided.sweep,
         hibernate=hibernation.provided.sweep,
+        hibernate_scan_seconds=providers.Callable(_hibernate_scan, settings),
         tidy=providers.Callable(_tidy, settings, github),
     )
     webhook_server = providers.Singleton(_webhook_server, settings, webhook_intake)

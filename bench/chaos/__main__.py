@@ -38,13 +38,17 @@ def main(argv: list[str] | None = None) -> int:
         "--settle", type=float, default=None, help="seconds the last poller gets to resolve all (default: the agent's)"
     )
     parser.add_argument("--keep", action="store_true", help="keep the campaign's folder (printed)")
+    parser.add_argument(
+        "--hibernate", type=float, default=None, metavar="SECONDS",
+        help="routing.hibernateAfterSeconds: idle agents are ended and resumed by their next comment",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     seed = args.seed if args.seed is not None else random.SystemRandom().getrandbits(32)
     agent: Agent = Simulator(args.receipts) if args.harness == "sim" else AGENTS[args.harness]()
     how = f"--receipts {args.receipts}" if args.harness == "sim" else f"--harness {args.harness}"
     print(f"seed {seed} (replay: python -m bench.chaos --kills {args.kills} --seed {seed} {how})")
     root = Path(tempfile.mkdtemp(prefix="the-loop-chaos-"))
-    world = World(root, agent)
+    world = World(root, agent, hibernate_after=args.hibernate)
     started = time.monotonic()
     try:
         tally, kills = campaign(world, args, random.Random(seed))
@@ -73,10 +77,13 @@ def campaign(world: World, args: argparse.Namespace, rng: random.Random) -> tupl
     taken = world.agent.taken(runs)
     count_comments(run.sent, runs, world.notices(), tally, taken)
     alive = lambda pid: running(pid, world.record)  # noqa: E731
-    hung = world.hung_spawns()
+    hung, hibernated = world.hung_spawns(), world.hibernated_spawns()
     count_deaths(
-        runs, alive=alive, killed_pids=world.killed_pids, killed_servers=world.killed_servers, tally=tally, hung=hung
-    )
+        runs, alive=alive, killed_pids=world.killed_pids, killed_servers=world.killed_servers, tally=tally, hung=hung,
+        hibernated=hibernated,
+    )  # fmt: skip
+    if hibernated:
+        print(f"harnesses the-loop hibernated (idle): {len(hibernated)}")
     if hung:
         print(f"harnesses the-loop ended as hung in their start: {len(hung)}")
     report(run, tally, settled=settled, harnesses=len(runs), confirms=world.agent.confirms)

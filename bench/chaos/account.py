@@ -4,6 +4,7 @@ once, or abandoned with its notice — and every harness death explained by the 
 from __future__ import annotations
 
 import re
+import signal
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -86,14 +87,18 @@ def count_deaths(
     killed_servers: Collection[int],
     tally: Tally,
     hung: Collection[str] = (),
+    hibernated: Collection[str] = (),
 ) -> None:
     """A harness is gone by the campaign's hand (SIGKILLed, or its tmux server was), by its own (it
     recorded its exit), by the-loop's as hung in its start (`hung`: the spawns `session.not_ready`
-    says it ended; it never said it was ready), or it was a live session killed. Two running at once
+    says it ended; it never said it was ready) or as idle (`hibernated`, by SIGTERM), or it was a live
+    session killed. Two running at once
     for one item count too."""
     runs = list(runs)
     doomed = {run.pid for run in runs if run.pid in killed_pids or run.server in killed_servers}
     doomed |= {run.pid for run in runs if run.spawn and run.spawn in hung and not run.ready}
+    # hibernated while idle (`hibernated`: the spawns `session.hibernated` names): ended by the-loop's SIGTERM
+    doomed |= {run.pid for run in runs if run.spawn and run.spawn in hibernated and run.signal == signal.SIGTERM}
     for run in runs:
         if alive(run.pid) or run.pid in doomed or run.exited:
             continue

@@ -13,7 +13,8 @@ REPO = RepoRef.parse("sandbox/chaos")
 AUTHOR = "demo"
 
 
-def write_config(root: Path, *, name: str, entry: dict[str, Any], socket: str) -> Path:
+def write_config(root: Path, *, name: str, entry: dict[str, Any], socket: str, hibernate: float | None = None) -> Path:
+    """`hibernate`: `routing.hibernateAfterSeconds` (None: off)."""
     source = {"provider": "sandbox", "repos": [str(REPO)], "label": "loop"}
     config = {
         "state": {"root": str(root / "state")},
@@ -26,6 +27,8 @@ def write_config(root: Path, *, name: str, entry: dict[str, Any], socket: str) -
             "tmux": {"socketName": socket, "harnessKillGraceSeconds": 2},
         },
     }
+    if hibernate is not None:
+        config["routing"]["hibernateAfterSeconds"] = hibernate  # type: ignore[index]
     path = root / "loop.json"
     path.write_text(json.dumps(config, indent=1), encoding="utf-8")  # JSON is YAML
     return path

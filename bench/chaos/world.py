@@ -39,13 +39,16 @@ class World:
     killed_pids: set[int] = field(default_factory=set)  # harnesses the campaign SIGKILLed itself
     killed_servers: set[int] = field(default_factory=set)  # tmux servers it SIGKILLed: their harnesses went too
     exits: list[str] = field(default_factory=list)  # pollers that ended by themselves: how
+    hibernate_after: float | None = None  # routing.hibernateAfterSeconds (None: off)
 
     def __post_init__(self) -> None:
         for folder in ("tmux", "tmp", "work"):
             (self.root / folder).mkdir(parents=True, exist_ok=True)
         self.record.touch()
         entry, self.agent_env = self.agent.setup(self.root, self.record)
-        self.config = write_config(self.root, name=self.agent.name, entry=entry, socket=self.socket)
+        self.config = write_config(
+            self.root, name=self.agent.name, entry=entry, socket=self.socket, hibernate=self.hibernate_after
+        )
         self.sandbox = SandboxTracker(self.state / "sandbox.sqlite3", clock=SystemClock().now)
         self.events = JsonlTail(self.state / "logs" / "events.jsonl")
         self._tapping = threading.Event()
@@ -172,6 +175,11 @@ class World:
         """The spawns the-loop ended as hung in their start (`session.not_ready` names each)."""
         lines = JsonlTail(self.state / "logs" / "events.jsonl").new()
         return {str(e["spawn_id"]) for e in events_named(lines, "session.not_ready") if e.get("spawn_id")}
+
+    def hibernated_spawns(self) -> set[str]:
+        """The spawns the-loop ended as idle (`session.hibernated` names each)."""
+        lines = JsonlTail(self.state / "logs" / "events.jsonl").new()
+        return {str(e["spawn_id"]) for e in events_named(lines, "session.hibernated") if e.get("spawn_id")}
 
     def ledgers(self, refs: list[WorkItemRef]) -> dict[WorkItemRef, Ledger | None]:
         store = SqliteStateStore(self.state / "state.sqlite3")

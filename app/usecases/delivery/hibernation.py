@@ -102,6 +102,7 @@ class Hibernation(InUnitOfWork):
             target=str(record.target),
             harness=record.harness,
             harness_session_id=record.harness_session_id,
+            spawn_id=record.spawn_id,
             idle_seconds=round((now - since).total_seconds()) if since else None,
             ended=True,
         )
