@@ -34,7 +34,7 @@ import sys
 import threading
 import time
 from collections import Counter, deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -66,10 +66,11 @@ class Scenario:
 
     def said(self) -> str:
         hibernation = f"after {self.hibernate_after:g} s" if self.hibernate_after is not None else "off"
+        lasting = f"{self.hours:g} h" if self.hours >= 1 else f"{self.hours * 60:g} min"
+        turns = f"turns {self.turn_seconds:g} s on average" if self.turn_seconds else "each turn ended at once"
         return (
             f"{self.items} items, {self.slots} slots, hibernation {hibernation}; comments at {self.rate_per_hour:g}/h "
-            f"for {self.hours:g} h on random items; a poll cycle every {self.interval:g} s, turns "
-            f"{self.turn_seconds:g} s on average; seed {self.seed}"
+            f"for {lasting} on random items; a poll cycle every {self.interval:g} s, {turns}; seed {self.seed}"
         )
 
 
@@ -110,6 +111,7 @@ class Run:
     rss_end: int
     sessions_end: int  # tmux sessions at the end, their agent alive or not
     notices: int  # slot-wait notices posted on items while the comments came
+    simulated: bool = True  # the fakes' time line; else the wall clock
 
 
 @dataclass(eq=False)
@@ -291,10 +293,14 @@ def run(scenario: Scenario) -> Run:
 
 def report(scenario: Scenario, figures: Run) -> str:
     mib = 1024 * 1024
+    took = (
+        f"{figures.warm_up_seconds / 3600:.1f} simulated h" if figures.simulated else f"{figures.warm_up_seconds:.0f} s"
+    )
+    form = "over the fakes" if figures.simulated else "on real tmux with the demo harness"
+    whose = "RSS" if figures.simulated else "the daemon's RSS"
     lines = [
-        f"capacity over the fakes: {scenario.said()}",
-        f"  warm-up: {figures.started} of {scenario.items} items' agents started once, in "
-        f"{figures.warm_up_seconds / 3600:.1f} simulated h",
+        f"capacity {form}: {scenario.said()}",
+        f"  warm-up: {figures.started} of {scenario.items} items' agents started once, in {took}",
         f"  comments: {figures.sent} sent, {figures.delivered_once} delivered once, {figures.lost} lost, "
         f"{figures.duplicated} duplicated",
         f"  live agents: at most {figures.most_live} (slots {scenario.slots})",
@@ -306,10 +312,10 @@ def report(scenario: Scenario, figures: Run) -> str:
             continue
         lines.append(
             f"  comment -> delivered, agent {agent.value + ':':<12} {len(seconds):>5} of {figures.written[agent]:>5} "
-            f"delivered   p50 {percentile(seconds, 0.5):7.0f} s   p99 {percentile(seconds, 0.99):7.0f} s"
+            f"delivered   p50 {percentile(seconds, 0.5):7.1f} s   p99 {percentile(seconds, 0.99):7.1f} s"
         )
     lines += [
-        f"  RSS after warm-up {figures.rss_warm / mib:.1f} MiB, at the end {figures.rss_end / mib:.1f} MiB, "
+        f"  {whose} after warm-up {figures.rss_warm / mib:.1f} MiB, at the end {figures.rss_end / mib:.1f} MiB, "
         f"end / warm-up {figures.rss_end / figures.rss_warm:.2f}",
         f"  at the end: {figures.sessions_end} tmux sessions kept (their agents alive or not); {figures.notices} "
         f"slot-wait notices posted on items while the comments came; {figures.cycles} cycles",
@@ -319,27 +325,46 @@ def report(scenario: Scenario, figures: Run) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    default = Scenario()
-    parser.add_argument("--items", type=int, default=default.items, help="open labelled items")
-    parser.add_argument("--slots", type=int, default=default.slots, help="cluster.maxSessions")
-    parser.add_argument("--hibernate-after", type=float, default=default.hibernate_after,
-                        help="routing.hibernateAfterSeconds (0: off)")  # fmt: skip
-    parser.add_argument("--rate", type=float, default=default.rate_per_hour, help="comments an hour")
-    parser.add_argument("--hours", type=float, default=default.hours, help="simulated hours of comments")
-    parser.add_argument("--interval", type=float, default=default.interval, help="polling.intervalSeconds")
-    parser.add_argument("--turn", type=float, default=default.turn_seconds, help="an agent's turn, seconds on average")
-    parser.add_argument("--seed", type=int, default=default.seed)
+    forms = "the service tests' fakes, or real tmux with the demo harness (smaller defaults)"
+    parser.add_argument("--harness", choices=("fakes", "demo"), default="fakes", help=forms)
+    parser.add_argument("--items", type=int, help="open labelled items")
+    parser.add_argument("--slots", type=int, help="cluster.maxSessions")
+    parser.add_argument("--hibernate-after", type=float, help="routing.hibernateAfterSeconds (0: off)")
+    parser.add_argument("--rate", type=float, help="comments an hour")
+    parser.add_argument("--hours", type=float, help="hours of comments")
+    parser.add_argument("--interval", type=float, help="polling.intervalSeconds")
+    parser.add_argument("--turn", type=float, help="an agent's turn, seconds on average (the fakes' agent)")
+    parser.add_argument("--seed", type=int)
     args = parser.parse_args()
-    scenario = Scenario(
-        items=args.items, slots=args.slots, hibernate_after=args.hibernate_after or None, rate_per_hour=args.rate,
-        hours=args.hours, interval=args.interval, turn_seconds=args.turn, seed=args.seed,
-    )  # fmt: skip
+    scenario = _scenario(args)
     print(f"capacity: {scenario.said()}", flush=True)
     started = time.monotonic()
-    figures = run(scenario)
+    if args.harness == "demo":
+        from bench import capacity_demo
+
+        figures = capacity_demo.run(scenario)
+    else:
+        figures = run(scenario)
     print(report(scenario, figures))
     print(f"  (took {time.monotonic() - started:.0f} s)")
 
 
+def _scenario(args: argparse.Namespace) -> Scenario:
+    """The form's defaults, each argument given over them."""
+    if args.harness == "demo":
+        from bench.capacity_demo import DEMO as default
+    else:
+        default = Scenario()
+    given = {
+        "items": args.items, "slots": args.slots, "rate_per_hour": args.rate, "hours": args.hours,
+        "interval": args.interval, "turn_seconds": args.turn, "seed": args.seed,
+    }  # fmt: skip
+    scenario = replace(default, **{name: value for name, value in given.items() if value is not None})
+    if args.hibernate_after is not None:
+        scenario = replace(scenario, hibernate_after=args.hibernate_after or None)
+    return scenario
+
+
 if __name__ == "__main__":
+    sys.modules.setdefault("bench.capacity", sys.modules[__name__])  # bench.capacity_demo shares these types
     main()
