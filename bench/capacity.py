@@ -4,6 +4,7 @@ seconds (`routing.hibernateAfterSeconds`), and comments on random items as a Poi
     .venv/bin/python -m bench.capacity      # 1,000 items, 20 slots, 60 comments an hour for 6 hours
     .venv/bin/python -m bench.capacity --items 100 --slots 5 --hibernate-after 300 --rate 100 --hours 2 \
         --turn 30 --seed 7                  # CI's form (tests/service/test_capacity_bench.py)
+    .venv/bin/python -m bench.capacity --harness demo   # real tmux and the demo harness (bench/capacity_demo.py)
 
 Over the service tests' fakes (tests/service/world.py: the use cases as the container builds them
 over a fake tmux, GitHub, store and receipts) on a simulated time line: a poll cycle every
