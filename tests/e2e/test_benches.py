@@ -81,3 +81,15 @@ def test_the_soak_prints_start_middle_and_end_and_loses_and_duplicates_no_commen
     assert re.findall(r"^(start|middle|end) +\d+ ", out, re.M) == ["start", "middle", "end"], out
     assert re.search(rf"^end / middle: state {RATIO} .* RSS {RATIO};", out, re.M), out
     assert out.splitlines()[-1] == "800 comments: 0 lost, 0 duplicated", out
+
+
+def test_capacity_on_real_tmux_delivers_every_comment_once_with_no_more_agents_than_slots() -> None:
+    require_tmux()
+    out = _bench(
+        "-m", "bench.capacity", "--harness", "demo", "--items", "4", "--slots", "2", "--hibernate-after", "2",
+        "--rate", "1200", "--hours", "0.01",
+    )  # fmt: skip
+    sent = re.search(r"^  comments: (\d+) sent, (\d+) delivered once, 0 lost, 0 duplicated$", out, re.M)
+    assert sent and sent[1] == sent[2] and int(sent[1]) > 0, out
+    assert re.search(r"^  live agents: at most [12] \(slots 2\)$", out, re.M), out
+    assert re.search(r"^  hibernations [1-9]\d*, wakes \d+$", out, re.M), out

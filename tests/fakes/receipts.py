@@ -65,11 +65,12 @@ class FakeReceipts(ReceiptPort):
         return sorted((r for r in self._all(found) if self._due[r.key] <= now), key=lambda r: r.key)
 
     def find(self, item: WorkItemRef, line: str) -> bool:
-        spawns = [s for s, found in self.spawns.items() if found.item == item]
+        spawns = [s for s, found in list(self.spawns.items()) if found.item == item]
         return any(r.kind is ReceiptKind.PROMPT and line in r.prompt for s in spawns for r in self.read(item, s))
 
     def forget(self, item: WorkItemRef, *, keep: Collection[str] = ()) -> None:
-        for spawn in [s for s, found in self.spawns.items() if found.item == item and s not in keep]:
+        # a snapshot: other items' lanes prepare their spawns meanwhile
+        for spawn in [s for s, found in list(self.spawns.items()) if found.item == item and s not in keep]:
             del self.spawns[spawn]
 
     def give(self, item: WorkItemRef, spawn: str, key: str, output: str) -> None:

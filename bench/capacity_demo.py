@@ -1,0 +1,211 @@
+"""The capacity bench on real processes (`python -m bench.capacity --harness demo`): the daemon
+(`poll`, its own process, SQLite) with the sandbox tracker, real tmux on a private server, and the
+demo harness (`app.demo.harness`: ready at once, each prompt's turn ended as soon as it is shown)
+under the kill campaign's wrapper (bench/chaos/wrapper.py), which records when each agent started
+and ended. Wall-clock time: the hibernation sweep runs every 15 s (the daemon's), the poll cycle
+every `--interval` seconds.
+
+Counted as in the fakes form: each comment's ledger resolution (SQLite, at the end) and how many
+times its text reached an agent (the demo harness's prompt receipts, tapped as they are written);
+the most agents alive at once (the wrapper's start and end lines, in order); hibernations and wakes
+(the event log); the daemon's RSS after the warm-up and at the end."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.capacity import TOKEN, Agent, Run, Scenario, Sent
+from bench.chaos.account import Taken
+from bench.chaos.agents import WRAPPER, HookTap
+from bench.chaos.config import AUTHOR
+from bench.chaos.records import HarnessRun, JsonlTail
+from bench.chaos.world import World
+
+DEMO = Scenario(items=16, slots=4, hibernate_after=5.0, rate_per_hour=720.0, hours=2 / 60, interval=1.0, turn_seconds=0)
+
+
+@dataclass
+class DemoAgent:
+    """The demo harness as the kill campaign's plug: under the wrapper, its receipts tapped."""
+
+    name: str = "demo"  # the built-in: its session and resume arguments, its receipts
+    confirms: bool = True
+    settle_seconds: float = 120.0
+    hooks: HookTap | None = None
+
+    def setup(self, root: Path, record: Path) -> tuple[dict[str, Any], dict[str, str]]:
+        self.hooks = HookTap(record, root / "state" / "receipts")
+        args = [str(WRAPPER), str(record), sys.executable, "-m", "app.demo.harness"]
+        return {"binary": sys.executable, "args": args}, {}
+
+    def tap(self) -> None:
+        if self.hooks is not None:
+            self.hooks()
+
+    def taken(self, runs: list[HarnessRun]) -> Taken:
+        raise NotImplementedError  # the capacity bench counts its own tokens
+
+    def notes(self, tokens: Iterable[str]) -> list[str]:
+        return []
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass
+class DemoRun:
+    scenario: Scenario
+    world: World
+    agent: DemoAgent
+    events: JsonlTail = field(init=False)
+    hibernated: set[str] = field(init=False, default_factory=set)  # items whose agent is hibernated now
+    started: set[str] = field(init=False, default_factory=set)  # items whose agent ever started
+    counts: Counter[str] = field(init=False, default_factory=Counter)  # events, by name
+    sent: dict[int, Sent] = field(init=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.events = JsonlTail(self.world.state / "logs" / "events.jsonl")
+        config = json.loads(self.world.config.read_text(encoding="utf-8"))
+        config["cluster"] = {"maxSessions": self.scenario.slots}
+        config["polling"]["intervalSeconds"] = max(1, round(self.scenario.interval))
+        if self.scenario.hibernate_after is not None:
+            config["routing"]["hibernateAfterSeconds"] = self.scenario.hibernate_after
+        self.world.config.write_text(json.dumps(config, indent=1), encoding="utf-8")
+
+    def run(self) -> Run:
+        refs = self.world.items(self.scenario.items)
+        self.world.start_poller()
+        began = time.monotonic()
+        patience = 3 * ((self.scenario.hibernate_after or 0) + 30) + 30
+        _until(lambda: len(self._read()) >= self.scenario.items, patience, what="every item's agent started")
+        warm_up, rss_warm = time.monotonic() - began, self._rss()
+        posted = len(self.world.notices())
+        self._comments(refs, random.Random(self.scenario.seed))
+        resolved = _until(lambda: self._resolved(refs), 3 * patience, what="every comment resolved")
+        return self._figures(resolved, warm_up, rss_warm, notices=len(self.world.notices()) - posted)
+
+    def _comments(self, refs: list[Any], rng: random.Random) -> None:
+        end = time.monotonic() + self.scenario.hours * 3600
+        while (at := time.monotonic() + rng.expovariate(self.scenario.rate_per_hour / 3600)) < end:
+            time.sleep(max(0.0, at - time.monotonic()))
+            ref = refs[rng.randrange(len(refs))]
+            self._read()
+            agent = Agent.HIBERNATED if str(ref) in self.hibernated else Agent.AWAKE
+            if str(ref) not in self.started:
+                agent = Agent.UNSTARTED
+            number = len(self.sent) + 1
+            comment = self.world.sandbox.add_comment(ref, f"capacity comment {number}: please carry on", AUTHOR)
+            self.sent[number] = Sent(comment, agent)
+        time.sleep(max(0.0, end - time.monotonic()))
+
+    def _read(self) -> set[str]:
+        """The event log since the last read: which items' agents started, hibernated, woke."""
+        self.agent.tap()
+        for event in self.events.new():
+            name, item = event.get("event"), str(event.get("work_item"))
+            self.counts[str(name)] += 1
+            if name in {"session.spawned", "session.respawned"}:
+                self.started.add(item)
+                self.hibernated.discard(item)
+                self.counts["woken"] += event.get("woke_from") == "hibernation"
+            elif name == "session.hibernated" and event.get("ended"):
+                self.hibernated.add(item)
+                self.counts["hibernated"] += 1
+        return self.started
+
+    def _resolved(self, refs: list[Any]) -> dict[str, Any] | None:
+        ledgers = self.world.ledgers(refs)
+        found = {}
+        for sent in self.sent.values():
+            ledger = ledgers.get(sent.comment.item)
+            resolved = ledger.resolved.get(sent.comment.id) if ledger is not None else None
+            if resolved is None:
+                return None
+            found[sent.comment.id] = resolved
+        return found
+
+    def _rss(self) -> int:
+        poller = self.world.poller
+        assert poller is not None
+        for line in Path(f"/proc/{poller.pid}/status").read_text(encoding="ascii").splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+        return 0
+
+    def _figures(self, resolved: dict[str, Any], warm_up: float, rss_warm: int, *, notices: int) -> Run:
+        self._read()
+        heard: Counter[int] = Counter()
+        for _conversation, text in self.agent.hooks.prompts if self.agent.hooks is not None else ():
+            heard.update(int(found) for found in TOKEN.findall(text))
+        latency: dict[Agent, list[float]] = {agent: [] for agent in Agent}
+        for sent in self.sent.values():
+            sent.resolved = resolved[sent.comment.id]
+            if sent.delivered:
+                latency[sent.agent].append((sent.resolved.at - sent.comment.created_at).total_seconds())
+        sessions = self.world.tmux("list-sessions", "-F", "#{session_name}").stdout.split()
+        return Run(
+            sent=len(self.sent),
+            delivered_once=sum(1 for n, sent in self.sent.items() if sent.delivered and heard[n] == 1),
+            lost=sum(1 for n, sent in self.sent.items() if not sent.delivered or heard[n] == 0),
+            duplicated=sum(1 for n in self.sent if heard[n] > 1),
+            most_live=most_alive(self.world.record),
+            hibernations=self.counts["hibernated"],
+            wakes=self.counts["woken"],
+            written=Counter(sent.agent for sent in self.sent.values()),
+            latency=latency,
+            started=self.scenario.items,
+            warm_up_seconds=warm_up,
+            cycles=self.counts["poll.cycle"],
+            rss_warm=rss_warm,
+            rss_end=self._rss(),
+            sessions_end=len(sessions),
+            notices=notices,
+            simulated=False,
+        )
+
+
+def most_alive(record: Path) -> int:
+    """The most agents running at once, from the wrapper's lines in the order they were written:
+    a start counts until the agent's first end (its signal or its exit)."""
+    alive: set[int] = set()
+    most = 0
+    for line in JsonlTail(record).new():
+        pid, kind = line.get("pid"), line.get("kind")
+        if kind == "start":
+            alive.add(pid)  # type: ignore[arg-type]
+            most = max(most, len(alive))
+        elif kind in {"signal", "exit"}:
+            alive.discard(pid)  # type: ignore[arg-type]
+    return most
+
+
+def _until(found: Callable[[], Any], seconds: float, *, what: str) -> Any:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if value := found():
+            return value
+        time.sleep(0.5)
+    raise SystemExit(f"capacity (demo harness): not within {seconds:.0f} s: {what}")
+
+
+def run(scenario: Scenario) -> Run:
+    if shutil.which("tmux") is None:
+        raise SystemExit("capacity (demo harness): tmux is not installed")
+    root = Path(tempfile.mkdtemp(prefix="the-loop-capacity-"))
+    agent = DemoAgent()
+    world = World(root, agent)
+    try:
+        return DemoRun(scenario, world, agent).run()
+    finally:
+        world.close()
+        shutil.rmtree(root, ignore_errors=True)
