@@ -1,13 +1,10 @@
-"""Found by the capacity bench (`python -m bench.capacity`, 1,000 items on 20 slots: 21 agents alive
-at once): a hibernated agent woken by a comment is recorded awake only once its resume is judged
-(`Spawner._spawned`), seconds after tmux started it. A daemon that dies in between (or a fault that
-ends the item's work there) leaves the agent running while its record still says hibernated: the
-item holds no slot for it, the slot goes to a waiting item, and the sweep never looks at the agent
-again — one agent more than `cluster.maxSessions`, for as long as it runs."""
+"""A hibernated agent woken by a comment is recorded awake in the record saved right before tmux
+starts it, not once its resume is judged seconds later: a daemon that dies in between (or a fault
+that ends the item's work there) leaves an agent that holds its slot — no agent more than
+`cluster.maxSessions` runs — and that the sweep hibernates again once it is idle. (Found by the
+capacity bench, `python -m bench.capacity`: 21 agents alive on 20 slots.)"""
 
 from __future__ import annotations
-
-import pytest
 
 from adapters.sqlite.cluster import SingleHost
 from domain.receipts import ReceiptKind
@@ -43,7 +40,6 @@ def woken_then_crashed(world: World) -> WorkItemRef:
     return ref
 
 
-@pytest.mark.xfail(strict=True, reason="a wake cut before its resume is judged leaves the record hibernated")
 def test_an_agent_woken_when_the_daemon_died_keeps_its_slot_so_no_more_agents_run_than_the_slots() -> None:
     world = World(cluster=SingleHost(host="solo", max_sessions=1), hibernate_after_seconds=AFTER)
     woken = woken_then_crashed(world)
@@ -57,7 +53,6 @@ def test_an_agent_woken_when_the_daemon_died_keeps_its_slot_so_no_more_agents_ru
     assert len(running(world)) <= 1, running(world)
 
 
-@pytest.mark.xfail(strict=True, reason="a wake cut before its resume is judged leaves the record hibernated")
 def test_an_agent_woken_when_the_daemon_died_is_hibernated_again_once_idle() -> None:
     world = World(cluster=SingleHost(host="solo", max_sessions=1), hibernate_after_seconds=AFTER)
     woken = woken_then_crashed(world)

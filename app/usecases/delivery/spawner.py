@@ -161,6 +161,7 @@ class Spawner(InUnitOfWork):
         fresh probe. With worktrees, the repository's lock is held from the prepare to the spawn
         (a prune never removes the worktree in between); not while a resume is judged."""
         cwd = record.cwd or self.workdir(job.item, record.workspace)
+        woke = record.hibernated_at is not None  # awake from the record saved right before its spawn
         record = replace(record, cwd=cwd, title=job.item.title or record.title)
         try:
             with self.workspaces.holding(job.item, record.workspace) if self.workspaces is not None else nullcontext():
@@ -170,8 +171,8 @@ class Spawner(InUnitOfWork):
         if isinstance(started, Result):
             return started
         if resume:
-            return self._judge_resume(started, job, self.harness(started.harness))
-        return self._spawned(started, job, resumed=False, first=first, chosen_by=chosen_by)
+            return self._judge_resume(started, job, self.harness(started.harness), woke=woke)
+        return self._spawned(started, job, resumed=False, first=first, chosen_by=chosen_by, woke=woke)
 
     def _prepare_and_start(
         self, record: SessionRecord, job: Dispatch, probe: Probe, *, resume: bool, first: bool
@@ -261,6 +262,9 @@ class Spawner(InUnitOfWork):
             spawned_monotonic=self.clock.monotonic(),
             status=SessionStatus.ACTIVE,
             closed_by=None,
+            # awake once tmux runs it: a crash before its resume is judged leaves an agent that holds
+            # its slot and is looked at for hibernation again
+            hibernated_at=None,
         )
         try:  # the reason names the variables, never a value
             env = harness.environment(self.config.environ)
@@ -311,13 +315,14 @@ class Spawner(InUnitOfWork):
             return handover_note(record.host, lost=True)
         return handover_note(record.previous_host, lost=False) if record.previous_host else ""
 
-    def _judge_resume(self, record: SessionRecord, job: Dispatch, harness: HarnessSpec) -> Result:
+    def _judge_resume(self, record: SessionRecord, job: Dispatch, harness: HarnessSpec, *, woke: bool) -> Result:
         """A resume counts once the harness says it is ready, or took the prompt (it may die right
         after); else a fresh conversation, within the same attempt (the resumed pane, if it still
         runs, is ended first: it is ours)."""
         watched = self.watch.wait_ready(record, harness)
         if watched.verdict in {Verdict.YES, Verdict.BLOCKED}:  # running: a dialog is not a failed resume
-            return self._spawned(record, job, resumed=True, first=False, ready=watched.verdict is Verdict.YES)
+            ready = watched.verdict is Verdict.YES
+            return self._spawned(record, job, resumed=True, first=False, ready=ready, woke=woke)
         said = self.watch.receipts(record)
         if confirms(said, job.receipt) or any(r.kind is ReceiptKind.READY for r in said):
             # it took the prompt, or said it was ready, then died: its conversation was found and may
@@ -325,7 +330,7 @@ class Spawner(InUnitOfWork):
             # pane is seen dead (bench.chaos --harness codex). The confirmation wait and a retry look
             # for that receipt; a fresh conversation would get the prompt a second time. A resume
             # refused (an unknown id) exits before it says it is ready, with every agent run here.
-            return self._spawned(record, job, resumed=True, first=False, ready=True)
+            return self._spawned(record, job, resumed=True, first=False, ready=True, woke=woke)
         if watched.verdict is Verdict.DEAD and self.config.remain_on_exit and self._vanished(record):
             # seen under bench.chaos --harness codex: its session went whole — its tmux server or
             # session killed from outside. A harness refusing the resume leaves its dead pane: this
@@ -352,8 +357,8 @@ class Spawner(InUnitOfWork):
         first: bool,
         ready: bool = False,
         chosen_by: str = "",
+        woke: bool = False,
     ) -> Result:
-        before = record
         record = replace(
             record,
             recent_delivery_ids=tuple(dict.fromkeys((*record.recent_delivery_ids, job.delivery_id)))[
@@ -362,10 +367,9 @@ class Spawner(InUnitOfWork):
             updated_at=self.clock.now(),
             last_event=(Event.SESSION_SPAWNED if first else Event.SESSION_RESPAWNED).value,
             previous_host="",  # it runs here now
-            hibernated_at=None,  # awake again
         )
         chosen: dict[str, Any] = {"chosen_by": chosen_by} if chosen_by else {}  # a first spawn: what chose it
-        if before.hibernated_at is not None:  # woken by a comment: a hibernation, never a death
+        if woke:  # woken by a comment: a hibernation, never a death
             chosen["woke_from"] = "hibernation"
         self._emit(
             Event.SESSION_SPAWNED if first else Event.SESSION_RESPAWNED,
