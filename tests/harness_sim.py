@@ -47,8 +47,10 @@ START, END, SUBMIT = b"\x1b[200~", b"\x1b[201~", b"\r"
 class Receipts:
     """Claude Code's hook JSON, one file each, written whole (temp name, then rename)."""
 
-    def __init__(self, folder: str | None, *, session_id: str, limit: int) -> None:
+    def __init__(self, folder: str | None, *, session_id: str, limit: int, turn_ends: bool = False) -> None:
         self.folder, self.session_id, self.limit, self.count = folder, session_id, limit, 0
+        self.turn_ends = turn_ends  # each prompt's turn ends at once (a Stop after its UserPromptSubmit)
+        self.written = 0
 
     def __call__(self, event: str, **fields: Any) -> None:
         if not self.folder:
@@ -57,7 +59,13 @@ class Receipts:
             self.count += 1
             if self.limit and self.count > self.limit:
                 return
-        path = os.path.join(self.folder, f"{time.time_ns()}-{os.getpid()}-{self.count}")
+        self._write(event, **fields)
+        if event == "UserPromptSubmit" and self.turn_ends:
+            self._write("Stop")
+
+    def _write(self, event: str, **fields: Any) -> None:
+        self.written += 1  # a Stop written in the same nanosecond as its prompt's receipt still sorts after it
+        path = os.path.join(self.folder or "", f"{time.time_ns()}-{os.getpid()}-{self.count}-{self.written:06d}")
         with open(path + ".part", "w", encoding="utf-8") as file:
             json.dump({"hook_event_name": event, "session_id": self.session_id, **fields}, file)
         os.replace(path + ".part", path + ".receipt")
@@ -243,6 +251,7 @@ def main() -> int:
     parser.add_argument("--no-receipts-after", type=int, default=0, help="write no prompt receipt after N")
     parser.add_argument("--outlive", action="store_true", help="leave a child ignoring SIGHUP, as Gemini CLI does")
     parser.add_argument("--echo", action="store_true", help="show the prompt and each paste on the terminal")
+    parser.add_argument("--turn-ends", action="store_true", help="end each prompt's turn at once (a Stop receipt)")
     parser.add_argument("prompt", nargs="?", default=None)
     args = parser.parse_args()
     record = Recorder(args.record)
@@ -257,7 +266,10 @@ def main() -> int:
         with open(args.known_ids, "a", encoding="utf-8") as file:
             file.write(args.session_id + "\n")
     conversation = args.resume or args.session_id or ""
-    receipts = Receipts(os.environ.get("THE_LOOP_RECEIPTS"), session_id=conversation, limit=args.no_receipts_after)
+    receipts = Receipts(
+        os.environ.get("THE_LOOP_RECEIPTS"), session_id=conversation, limit=args.no_receipts_after,
+        turn_ends=args.turn_ends,
+    )  # fmt: skip
     if args.resume is not None and args.resume not in known_ids(args.known_ids):
         print(f"No conversation found with session ID: {args.resume}", file=sys.stderr)
         record("exit", status=1)

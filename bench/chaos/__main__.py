@@ -44,7 +44,11 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     args = parser.parse_args(argv)
     seed = args.seed if args.seed is not None else random.SystemRandom().getrandbits(32)
-    agent: Agent = Simulator(args.receipts) if args.harness == "sim" else AGENTS[args.harness]()
+    agent: Agent = (
+        Simulator(args.receipts, turn_ends=args.hibernate is not None)
+        if args.harness == "sim"
+        else AGENTS[args.harness]()
+    )
     how = f"--receipts {args.receipts}" if args.harness == "sim" else f"--harness {args.harness}"
     print(f"seed {seed} (replay: python -m bench.chaos --kills {args.kills} --seed {seed} {how})")
     root = Path(tempfile.mkdtemp(prefix="the-loop-chaos-"))

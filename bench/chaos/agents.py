@@ -75,6 +75,7 @@ class Simulator:
     receipts: str = "file"
     name: str = "sim"
     settle_seconds: float = 180.0
+    turn_ends: bool = False  # each prompt's turn ends at once: idle agents, for hibernation
 
     @property
     def confirms(self) -> bool:
@@ -82,9 +83,10 @@ class Simulator:
 
     def setup(self, root: Path, record: Path) -> tuple[dict[str, Any], dict[str, str]]:
         quick = self.receipts == "none"  # without receipts a confirmation is a wait: keep it short
+        ends = ["--turn-ends"] if self.turn_ends else []
         entry = {
             "binary": sys.executable,
-            "args": [str(SIM), "--record", str(record), "--known-ids", str(root / "known-ids"), *REMEMBER],
+            "args": [str(SIM), "--record", str(record), "--known-ids", str(root / "known-ids"), *REMEMBER, *ends],
             "sessionIdArgs": ["--session-id", "{session_id}"],
             "resumeArgs": ["--resume", "{session_id}"],
             "receipts": self.receipts,

@@ -74,3 +74,12 @@ def test_kill_campaign_without_receipts_loses_nothing_and_kills_no_live_session(
     (at-least-once): the duplicates are counted and printed, not asserted."""
     (kills, lost, _duplicated, killed), output = campaign(8, "--receipts", "none")
     assert (kills, lost, killed) == (8, 0, 0), output
+
+
+def test_kill_campaign_with_hibernation_loses_nothing_duplicates_nothing_and_kills_no_live_session() -> None:
+    """Idle agents hibernated (ended on the-loop's SIGTERM) and woken by their next comment between the
+    kills: none of them counts as a live session killed, and every comment is delivered once."""
+    (kills, lost, duplicated, killed), output = campaign(20, "--receipts", "file", "--hibernate", "0.5")
+    assert (kills, lost, duplicated, killed) == (20, 0, 0, 0), output
+    hibernated = re.search(r"^harnesses the-loop hibernated \(idle\): (\d+)$", output, re.MULTILINE)
+    assert hibernated and int(hibernated[1]) > 0, output
