@@ -5,6 +5,7 @@ seconds (`routing.hibernateAfterSeconds`), and comments on random items as a Poi
     .venv/bin/python -m bench.capacity --items 100 --slots 5 --hibernate-after 300 --rate 100 --hours 2 \
         --turn 30 --seed 7                  # CI's form (tests/service/test_capacity_bench.py)
     .venv/bin/python -m bench.capacity --harness demo   # real tmux and the demo harness (bench/capacity_demo.py)
+    .venv/bin/python -m bench.capacity --harness claude # real tmux and Claude Code on its stand-in (or codex)
 
 Over the service tests' fakes (tests/service/world.py: the use cases as the container builds them
 over a fake tmux, GitHub, store and receipts) on a simulated time line: a poll cycle every
@@ -113,6 +114,12 @@ class Run:
     sessions_end: int  # tmux sessions at the end, their agent alive or not
     notices: int  # slot-wait notices posted on items while the comments came
     simulated: bool = True  # the fakes' time line; else the wall clock
+    harness: str = ""  # on real tmux: the agent
+    # the agent's own spawn -> ready receipt: at its first start, and resumed from hibernation
+    ready_first: list[float] = field(default_factory=list)
+    ready_resumed: list[float] = field(default_factory=list)
+    confirmed_by: Counter[str] = field(default_factory=Counter)  # comments confirmed, by what confirmed them
+    woke_at_once: list[float] = field(default_factory=list)  # comment -> confirmed, hibernated, no slot waited for
 
 
 @dataclass(eq=False)
@@ -297,7 +304,7 @@ def report(scenario: Scenario, figures: Run) -> str:
     took = (
         f"{figures.warm_up_seconds / 3600:.1f} simulated h" if figures.simulated else f"{figures.warm_up_seconds:.0f} s"
     )
-    form = "over the fakes" if figures.simulated else "on real tmux with the demo harness"
+    form = "over the fakes" if figures.simulated else f"on real tmux with {figures.harness}"
     whose = "RSS" if figures.simulated else "the daemon's RSS"
     lines = [
         f"capacity {form}: {scenario.said()}",
@@ -315,6 +322,7 @@ def report(scenario: Scenario, figures: Run) -> str:
             f"  comment -> delivered, agent {agent.value + ':':<12} {len(seconds):>5} of {figures.written[agent]:>5} "
             f"delivered   p50 {percentile(seconds, 0.5):7.1f} s   p99 {percentile(seconds, 0.99):7.1f} s"
         )
+    lines += _readiness(figures)
     lines += [
         f"  {whose} after warm-up {figures.rss_warm / mib:.1f} MiB, at the end {figures.rss_end / mib:.1f} MiB, "
         f"end / warm-up {figures.rss_end / figures.rss_warm:.2f}",
@@ -324,10 +332,36 @@ def report(scenario: Scenario, figures: Run) -> str:
     return "\n".join(lines)
 
 
+def _readiness(figures: Run) -> list[str]:
+    """On real tmux: what confirmed the comments, the agent's own spawn -> ready time, and whether a
+    hibernated item's comment was confirmed within its agent's resume time plus one second (p99)."""
+    if figures.simulated:
+        return []
+    by = ", ".join(f"{count} by {what}" for what, count in sorted(figures.confirmed_by.items()))
+    lines = [f"  confirmed (dispatch.succeeded): {by or 'none'}"]
+    for what, seconds in (("first start", figures.ready_first), ("resume", figures.ready_resumed)):
+        lines.append(
+            f"  spawn -> ready receipt, {what + ':':<12} {len(seconds):>5} spawns            "
+            f"p50 {percentile(seconds, 0.5):7.1f} s   p99 {percentile(seconds, 0.99):7.1f} s"
+        )
+    woken, resumes = figures.woke_at_once, figures.ready_resumed
+    lines.append(
+        f"  comment -> confirmed, hibernated and no slot waited for: {len(woken)} comments   "
+        f"p50 {percentile(woken, 0.5):7.1f} s   p99 {percentile(woken, 0.99):7.1f} s"
+    )
+    if woken and resumes:
+        bound = percentile(resumes, 0.99) + 1.0
+        met = "met" if percentile(woken, 0.99) <= bound else "not met"
+        lines.append(f"  goal: such a comment confirmed within resume p99 + 1 s = {bound:.1f} s, at p99: {met}")
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    forms = "the service tests' fakes, or real tmux with the demo harness (smaller defaults)"
-    parser.add_argument("--harness", choices=("fakes", "demo"), default="fakes", help=forms)
+    from bench.capacity_demo import HARNESSES
+
+    forms = "the service tests' fakes, or real tmux with the demo harness or a real agent (smaller defaults)"
+    parser.add_argument("--harness", choices=("fakes", *HARNESSES), default="fakes", help=forms)
     parser.add_argument("--items", type=int, help="open labelled items")
     parser.add_argument("--slots", type=int, help="cluster.maxSessions")
     parser.add_argument("--hibernate-after", type=float, help="routing.hibernateAfterSeconds (0: off)")
@@ -336,14 +370,15 @@ def main() -> None:
     parser.add_argument("--interval", type=float, help="polling.intervalSeconds")
     parser.add_argument("--turn", type=float, help="an agent's turn, seconds on average (the fakes' agent)")
     parser.add_argument("--seed", type=int)
+    parser.add_argument("--keep", action="store_true", help="on real tmux: keep the run's folder (printed)")
     args = parser.parse_args()
     scenario = _scenario(args)
     print(f"capacity: {scenario.said()}", flush=True)
     started = time.monotonic()
-    if args.harness == "demo":
+    if args.harness != "fakes":
         from bench import capacity_demo
 
-        figures = capacity_demo.run(scenario)
+        figures = capacity_demo.run(scenario, args.harness, keep=args.keep)
     else:
         figures = run(scenario)
     print(report(scenario, figures))
@@ -352,10 +387,9 @@ def main() -> None:
 
 def _scenario(args: argparse.Namespace) -> Scenario:
     """The form's defaults, each argument given over them."""
-    if args.harness == "demo":
-        from bench.capacity_demo import DEMO as default
-    else:
-        default = Scenario()
+    from bench.capacity_demo import DEMO, REAL
+
+    default = {"fakes": Scenario(), "demo": DEMO}.get(args.harness, REAL)
     given = {
         "items": args.items, "slots": args.slots, "rate_per_hour": args.rate, "hours": args.hours,
         "interval": args.interval, "turn_seconds": args.turn, "seed": args.seed,

@@ -1,14 +1,17 @@
-"""The capacity bench on real processes (`python -m bench.capacity --harness demo`): the daemon
-(`poll`, its own process, SQLite) with the sandbox tracker, real tmux on a private server, and the
-demo harness (`app.demo.harness`: ready at once, each prompt's turn ended as soon as it is shown)
-under the kill campaign's wrapper (bench/chaos/wrapper.py), which records when each agent started
-and ended. Wall-clock time: the hibernation sweep runs every 15 s (the daemon's), the poll cycle
-every `--interval` seconds.
+"""The capacity bench on real processes (`python -m bench.capacity --harness demo|claude|codex`): the
+daemon (`poll`, its own process, SQLite) with the sandbox tracker, real tmux on a private server,
+and the agent under the kill campaign's wrapper (bench/chaos/wrapper.py), which records when each
+agent started and ended. The agent is the demo harness (`app.demo.harness`: ready at once, each
+prompt's turn ended as soon as it is shown), or a real one offline on its model API's stand-in, set
+up by its kill-campaign plug (bench/chaos/agents.py `AGENTS`). Wall-clock time: the hibernation
+sweep runs every 15 s (the daemon's), the poll cycle every `--interval` seconds.
 
 Counted as in the fakes form: each comment's ledger resolution (SQLite, at the end) and how many
-times its text reached an agent (the demo harness's prompt receipts, tapped as they are written);
-the most agents alive at once (the wrapper's start and end lines, in order); hibernations and wakes
-(the event log); the daemon's RSS after the warm-up and at the end."""
+times its text reached an agent, by the agent's own records as the kill campaign counts them (its
+hooks' prompt receipts; a real agent's model requests too); the most agents alive at once (the
+wrapper's start and end lines, in order); hibernations and wakes, comment -> confirmed
+(`dispatch.succeeded`) and each spawn's own ready time (`session.ready`'s spawn -> ready receipt),
+from the event log; the daemon's RSS after the warm-up and at the end."""
 
 from __future__ import annotations
 
@@ -21,56 +24,57 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from bench.capacity import TOKEN, Agent, Run, Scenario, Sent
-from bench.chaos.account import Taken
-from bench.chaos.agents import WRAPPER, HookTap
+from bench.capacity import Agent, Run, Scenario, Sent
+from bench.chaos.agents import AGENTS, RealAgent
+from bench.chaos.agents import Agent as ChaosAgent
 from bench.chaos.config import AUTHOR
-from bench.chaos.records import HarnessRun, JsonlTail
+from bench.chaos.records import JsonlTail
 from bench.chaos.world import World
 
 DEMO = Scenario(items=16, slots=4, hibernate_after=5.0, rate_per_hour=720.0, hours=2 / 60, interval=1.0, turn_seconds=0)
+# a real agent resumes in seconds and holds a few hundred MiB: a form for two cores
+REAL = Scenario(items=12, slots=3, hibernate_after=5.0, rate_per_hour=360.0, hours=3 / 60, interval=1.0, turn_seconds=0)
+HARNESSES = ("demo", *(name for name in AGENTS if name != "sim"))  # the simulator records itself: not a plug here
 
 
 @dataclass
-class DemoAgent:
-    """The demo harness as the kill campaign's plug: under the wrapper, its receipts tapped."""
+class DemoAgent(RealAgent):
+    """The demo harness as the kill campaign's plug: under the wrapper, its receipts tapped; no model."""
 
     name: str = "demo"  # the built-in: its session and resume arguments, its receipts
-    confirms: bool = True
     settle_seconds: float = 120.0
-    hooks: HookTap | None = None
 
     def setup(self, root: Path, record: Path) -> tuple[dict[str, Any], dict[str, str]]:
-        self.hooks = HookTap(record, root / "state" / "receipts")
-        args = [str(WRAPPER), str(record), sys.executable, "-m", "app.demo.harness"]
-        return {"binary": sys.executable, "args": args}, {}
-
-    def tap(self) -> None:
-        if self.hooks is not None:
-            self.hooks()
-
-    def taken(self, runs: list[HarnessRun]) -> Taken:
-        raise NotImplementedError  # the capacity bench counts its own tokens
+        self.binary = Path(sys.executable)
+        return self.wrapped(root, record, "-m", "app.demo.harness"), {}
 
     def notes(self, tokens: Iterable[str]) -> list[str]:
-        return []
+        return []  # its hooks are all there is to read
 
-    def close(self) -> None:
-        pass
+
+def agent_for(harness: str) -> ChaosAgent:
+    """The plug that sets `harness` up: the demo harness, or a real agent as the kill campaign runs it."""
+    return DemoAgent() if harness == "demo" else AGENTS[harness]()
 
 
 @dataclass
-class DemoRun:
+class TmuxRun:
     scenario: Scenario
     world: World
-    agent: DemoAgent
+    agent: ChaosAgent
     events: JsonlTail = field(init=False)
     hibernated: set[str] = field(init=False, default_factory=set)  # items whose agent is hibernated now
     started: set[str] = field(init=False, default_factory=set)  # items whose agent ever started
+    woken: set[str] = field(init=False, default_factory=set)  # items whose last spawn was a wake, not yet ready
     counts: Counter[str] = field(init=False, default_factory=Counter)  # events, by name
+    confirmed: dict[str, tuple[datetime, str]] = field(init=False, default_factory=dict)  # comment id -> when, by what
+    ready_first: list[float] = field(init=False, default_factory=list)  # spawn -> ready receipt, first starts
+    ready_resumed: list[float] = field(init=False, default_factory=list)  # ... and resumes from hibernation
+    waits: dict[str, list[datetime]] = field(init=False, default_factory=dict)  # item -> when it waited for a slot
     sent: dict[int, Sent] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -104,23 +108,37 @@ class DemoRun:
             if str(ref) not in self.started:
                 agent = Agent.UNSTARTED
             number = len(self.sent) + 1
-            comment = self.world.sandbox.add_comment(ref, f"capacity comment {number}: please carry on", AUTHOR)
+            comment = self.world.sandbox.add_comment(ref, f"{token(number)} please carry on", AUTHOR)
             self.sent[number] = Sent(comment, agent)
         time.sleep(max(0.0, end - time.monotonic()))
 
     def _read(self) -> set[str]:
-        """The event log since the last read: which items' agents started, hibernated, woke."""
-        self.agent.tap()
+        """The event log since the last read: which items' agents started, hibernated, woke, were
+        ready, and which comments were confirmed."""
         for event in self.events.new():
             name, item = event.get("event"), str(event.get("work_item"))
             self.counts[str(name)] += 1
             if name in {"session.spawned", "session.respawned"}:
                 self.started.add(item)
                 self.hibernated.discard(item)
-                self.counts["woken"] += event.get("woke_from") == "hibernation"
+                woke = event.get("woke_from") == "hibernation"
+                self.counts["woken"] += woke
+                (self.woken.add if woke else self.woken.discard)(item)
+                self.counts["first"] += name == "session.spawned"
+            elif name == "session.ready" and isinstance(seconds := event.get("seconds"), (int, float)):
+                if item in self.woken:
+                    self.ready_resumed.append(seconds)
+                elif event.get("source") == "startup":
+                    self.ready_first.append(seconds)
+                self.woken.discard(item)
             elif name == "session.hibernated" and event.get("ended"):
                 self.hibernated.add(item)
                 self.counts["hibernated"] += 1
+            elif name == "dispatch.succeeded" and event.get("comment_id"):
+                at = datetime.fromisoformat(str(event["ts"]))
+                self.confirmed[str(event["comment_id"])] = (at, str(event.get("confirmed_by")))
+            elif name == "cluster.slot_waiting":
+                self.waits.setdefault(item, []).append(datetime.fromisoformat(str(event["ts"])))
         return self.started
 
     def _resolved(self, refs: list[Any]) -> dict[str, Any] | None:
@@ -144,26 +162,30 @@ class DemoRun:
 
     def _figures(self, resolved: dict[str, Any], warm_up: float, rss_warm: int, *, notices: int) -> Run:
         self._read()
-        heard: Counter[int] = Counter()
-        for _conversation, text in self.agent.hooks.prompts if self.agent.hooks is not None else ():
-            heard.update(int(found) for found in TOKEN.findall(text))
+        heard = self.agent.taken(self.world.runs())  # as the kill campaign counts: the agent's own records
+        times = {number: sum(heard(token(number)).values()) for number in self.sent}
         latency: dict[Agent, list[float]] = {agent: [] for agent in Agent}
+        slot_free: list[float] = []
         for sent in self.sent.values():
             sent.resolved = resolved[sent.comment.id]
-            if sent.delivered:
-                latency[sent.agent].append((sent.resolved.at - sent.comment.created_at).total_seconds())
+            if sent.comment.id in self.confirmed:
+                at, _by = self.confirmed[sent.comment.id]
+                latency[sent.agent].append(seconds := (at - sent.comment.created_at).total_seconds())
+                waits = self.waits.get(str(sent.comment.item), [])
+                if sent.agent is Agent.HIBERNATED and not any(sent.comment.created_at <= w <= at for w in waits):
+                    slot_free.append(seconds)
         sessions = self.world.tmux("list-sessions", "-F", "#{session_name}").stdout.split()
         return Run(
             sent=len(self.sent),
-            delivered_once=sum(1 for n, sent in self.sent.items() if sent.delivered and heard[n] == 1),
-            lost=sum(1 for n, sent in self.sent.items() if not sent.delivered or heard[n] == 0),
-            duplicated=sum(1 for n in self.sent if heard[n] > 1),
+            delivered_once=sum(1 for n, sent in self.sent.items() if sent.delivered and times[n] == 1),
+            lost=sum(1 for n, sent in self.sent.items() if not sent.delivered or times[n] == 0),
+            duplicated=sum(1 for n in self.sent if times[n] > 1),
             most_live=most_alive(self.world.record),
             hibernations=self.counts["hibernated"],
             wakes=self.counts["woken"],
             written=Counter(sent.agent for sent in self.sent.values()),
             latency=latency,
-            started=self.scenario.items,
+            started=self.counts["first"],
             warm_up_seconds=warm_up,
             cycles=self.counts["poll.cycle"],
             rss_warm=rss_warm,
@@ -171,7 +193,17 @@ class DemoRun:
             sessions_end=len(sessions),
             notices=notices,
             simulated=False,
+            harness=self.agent.name,
+            ready_first=self.ready_first,
+            ready_resumed=self.ready_resumed,
+            woke_at_once=slot_free,
+            confirmed_by=Counter(by for _at, by in self.confirmed.values()),
         )
+
+
+def token(number: int) -> str:
+    """What only comment `number`'s body holds (the colon: `comment 1` is in `comment 12`)."""
+    return f"capacity comment {number}:"
 
 
 def most_alive(record: Path) -> int:
@@ -195,17 +227,21 @@ def _until(found: Callable[[], Any], seconds: float, *, what: str) -> Any:
         if value := found():
             return value
         time.sleep(0.5)
-    raise SystemExit(f"capacity (demo harness): not within {seconds:.0f} s: {what}")
+    raise SystemExit(f"capacity (real tmux): not within {seconds:.0f} s: {what}")
 
 
-def run(scenario: Scenario) -> Run:
+def run(scenario: Scenario, harness: str = "demo", *, keep: bool = False) -> Run:
+    """`keep`: leave the run's folder (the event log, the agents' records) and say where."""
     if shutil.which("tmux") is None:
-        raise SystemExit("capacity (demo harness): tmux is not installed")
+        raise SystemExit("capacity (real tmux): tmux is not installed")
     root = Path(tempfile.mkdtemp(prefix="the-loop-capacity-"))
-    agent = DemoAgent()
+    agent = agent_for(harness)
     world = World(root, agent)
     try:
-        return DemoRun(scenario, world, agent).run()
+        return TmuxRun(scenario, world, agent).run()
     finally:
         world.close()
-        shutil.rmtree(root, ignore_errors=True)
+        if keep:
+            print(f"  kept {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
