@@ -29,10 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.capacity import Agent, Run, Scenario, Sent
+from bench.chaos.account import Taken
 from bench.chaos.agents import AGENTS, RealAgent
 from bench.chaos.agents import Agent as ChaosAgent
 from bench.chaos.config import AUTHOR
-from bench.chaos.records import JsonlTail
+from bench.chaos.records import HarnessRun, JsonlTail
 from bench.chaos.world import World
 
 DEMO = Scenario(items=16, slots=4, hibernate_after=5.0, rate_per_hour=720.0, hours=2 / 60, interval=1.0, turn_seconds=0)
@@ -51,6 +52,11 @@ class DemoAgent(RealAgent):
     def setup(self, root: Path, record: Path) -> tuple[dict[str, Any], dict[str, str]]:
         self.binary = Path(sys.executable)
         return self.wrapped(root, record, "-m", "app.demo.harness"), {}
+
+    def taken(self, runs: list[HarnessRun]) -> Taken:
+        """Its prompt receipts, all of them: they name no conversation."""
+        prompts = [text for _conversation, text in self.hooks.prompts] if self.hooks else []
+        return lambda token: {"demo": n} if (n := sum(text.count(token) for text in prompts)) else {}
 
     def notes(self, tokens: Iterable[str]) -> list[str]:
         return []  # its hooks are all there is to read
