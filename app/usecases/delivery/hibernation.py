@@ -128,7 +128,8 @@ class Hibernation(InUnitOfWork):
             since=self._since(record, receipts),
             clients=self.tmux.clients(record.target),
             can_resume=harness.can_resume,
-            parked=record.park is not None,
+            # a park that ended stays on the record, resumed (a failure right after doubles its wait)
+            parked=record.park is not None and not record.park.resuming,
             waiting=waiting or bool(self.store.inbox(record.item)),
         )
         after = self.config.after_seconds if after_seconds is None else after_seconds
