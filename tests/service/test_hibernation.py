@@ -163,3 +163,24 @@ def test_each_turns_end_records_its_agents_memory_on_the_item_and_in_the_event()
     (finished,) = [e for e in world.events.named(Event.SESSION_TURN_FINISHED) if e["comment_id"] == comment.id]
     assert finished["rss_mib"] == 700
     assert world.record(ref).rss_bytes == 700 * 1024 * 1024
+
+
+def test_an_agent_whose_park_ended_with_its_resume_is_hibernated_once_idle() -> None:
+    world = World(hibernate_after_seconds=AFTER)
+    ref = idle_agent(world)
+    world.comment(ref, "please fix the flaky test")
+    world.cycle()
+    _receipts(world).plant(world.record(ref).spawn_id, ReceiptKind.TURN_FAILED, detail="rate_limit")
+    world.cycle()  # parked until its reset
+    world.clock.advance(5 * 60)
+    world.cycle()  # the resume prompt goes in
+    _receipts(world).plant(world.record(ref).spawn_id, ReceiptKind.TURN_ENDED)
+    world.cycle()  # its turn ended well: the park stays on the record, resumed
+    parked = world.record(ref).park
+    assert parked is not None and parked.resuming
+    world.clock.advance(AFTER + 1)
+
+    world.hibernation.sweep()
+
+    assert terminated(world, ref) == 1
+    assert world.record(ref).hibernated_at is not None

@@ -8,7 +8,9 @@ from dataclasses import replace
 from app.usecases.views.sessions_admin import SessionsAdmin
 from domain.events import Event
 from domain.model import ItemState, SessionStatus
+from domain.receipts import ReceiptKind
 from domain.refs import TmuxTarget, WorkItemRef
+from tests.fakes.receipts import FakeReceipts
 from tests.fakes.tmux import FakeTmux
 from tests.fakes.tracker import FakeTracker
 from tests.service.world import World
@@ -120,3 +122,20 @@ def test_a_close_while_the_poller_pauses_a_departed_item_stays_closed() -> None:
 
     assert world.record(ref).status is SessionStatus.CLOSED
     assert [c["work_item"] for c in world.events.named(Event.POLL_ITEM_CONFLICT)] == [str(ref)]
+
+
+def test_a_close_while_an_idle_agent_is_hibernated_stays_a_close() -> None:
+    tmux = RacingTmux()
+    world = World(tmux=tmux, hibernate_after_seconds=600.0)
+    admin = world.admin()
+    ref = world.watched()
+    assert isinstance(world.receipts, FakeReceipts)
+    world.receipts.plant(world.record(ref).spawn_id, ReceiptKind.TURN_ENDED)
+    world.clock.advance(601)
+    tmux.during_terminate = lambda: admin.close(ref, keep_tmux=True)
+
+    world.hibernation.sweep()
+
+    record = world.record(ref)
+    assert record.status is SessionStatus.CLOSED
+    assert (record.hibernated_at, record.last_event) == (None, Event.SESSION_CLOSED.value)

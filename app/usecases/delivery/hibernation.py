@@ -90,7 +90,10 @@ class Hibernation(InUnitOfWork):
 
         def mark(current: SessionRecord) -> SessionRecord:
             # written meanwhile (an operator's command): marked as it is now, unless a new spawn runs
+            # or it was closed or paused (a close, not a hibernation, ended it)
             if current.spawn_id != record.spawn_id or current.hibernated_at is not None:
+                return current
+            if current.status is not SessionStatus.ACTIVE:
                 return current
             changed = replace(current, hibernated_at=now, updated_at=now, last_event=Event.SESSION_HIBERNATED.value)
             return self.store.save_session(changed)
@@ -129,7 +132,8 @@ class Hibernation(InUnitOfWork):
             since=self._since(record, receipts),
             clients=self.tmux.clients(record.target),
             can_resume=harness.can_resume,
-            parked=record.park is not None,
+            # a park that ended stays on the record, resumed (a failure right after doubles its wait)
+            parked=record.park is not None and not record.park.resuming,
             waiting=waiting or bool(self.store.inbox(record.item)),
         )
         after = self.config.after_seconds if after_seconds is None else after_seconds
