@@ -24,7 +24,7 @@ class Resting:
     """What is known of one live agent when hibernation is weighed."""
 
     state: HarnessState  # by its receipts
-    since: datetime | None  # its last receipt's time (else its spawn's)
+    since: datetime | None  # its last receipt's time (None: it said nothing yet, so it is never idle)
     clients: int | None  # clients attached to its tmux session (None: tmux did not say)
     can_resume: bool
     parked: bool = False
