@@ -81,3 +81,19 @@ def test_a_scripted_usage_completes_the_turn_it_answers(standin: OpenAIStandIn) 
         "total_tokens": 540,
     }
     assert usages[1]["input_tokens"] == 9
+
+
+def test_a_side_reply_answers_the_requests_without_tools_and_leaves_the_script_to_the_rest() -> None:
+    standin = OpenAIStandIn(side=Say("a title", usage=Usage(3, 4)))
+    try:
+        standin.script(Say("scripted"))
+        answers = []
+        for tools in ([{"type": "function", "name": "exec_command"}], []):
+            body = {"model": "m", "stream": True, "input": [], "tools": tools}
+            request = urllib.request.Request(f"{standin.base_url}/responses", json.dumps(body).encode(), method="POST")
+            with urllib.request.urlopen(request, timeout=10) as answer:
+                answers.append(answer.read().decode())
+        assert "scripted" in answers[0] and "a title" in answers[1]
+        assert [r.is_side for r in standin.turns()] == [False, True]
+    finally:
+        standin.close()

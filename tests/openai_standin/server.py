@@ -88,6 +88,11 @@ class Request:
         return self.method == "POST" and urlsplit(self.path).path.endswith(("/responses", "/chat/completions"))
 
     @property
+    def is_side(self) -> bool:
+        """A turn request the agent makes beside its loop: it carries no tools."""
+        return self.is_turn and not (isinstance(self.body, dict) and self.body.get("tools"))
+
+    @property
     def is_chat(self) -> bool:
         return urlsplit(self.path).path.endswith("/chat/completions")
 
@@ -112,8 +117,10 @@ class OpenAIStandIn:
 
     request_type: type[Request] = Request
 
-    def __init__(self, fallback: Behaviour | None = None) -> None:
+    def __init__(self, fallback: Behaviour | None = None, *, side: Say | None = None) -> None:
         self.fallback: Behaviour = fallback or Say("OK")
+        # given: a turn request carrying no tools (Codex's task title) is answered with it, off the script
+        self.side = side
         self.log: list[Request] = []
         self._queue: deque[Behaviour] = deque()
         self._lock = threading.Lock()
@@ -158,7 +165,10 @@ class OpenAIStandIn:
             if not request.is_turn:
                 return self.minimal(request)
             self._turns += 1
-            behaviour = self._queue.popleft() if self._queue else self.fallback
+            if self.side is not None and request.is_side:
+                behaviour: Behaviour = self.side
+            else:
+                behaviour = self._queue.popleft() if self._queue else self.fallback
             number, release = self._turns, self._release
         if isinstance(behaviour, Busy):
             release.wait(behaviour.seconds)
