@@ -287,20 +287,29 @@ def turns_ended(receipts: Iterable[Receipt]) -> int:
 
 def turn_ended_after(receipts: Sequence[Receipt], line: str) -> bool:
     """The agent's turn for that prompt ended."""
-    return turn_end(receipts, line) is not None
+    return ended_turn(receipts, line) is not None
 
 
-def turn_end(receipts: Sequence[Receipt], line: str) -> Receipt | None:
-    """The receipt of the end of the agent's turn for that prompt; None while it runs. Prompts queued
-    while the agent was busy are taken in order, so each turn end closes the oldest prompt still open.
-    The end names the turn (`turn`) where a queued prompt's receipt may name the turn it waited on."""
-    open_prompts: list[str] = []
+@dataclass(frozen=True, slots=True)
+class EndedTurn:
+    """A prompt's receipt and the receipt of the turn end that closed it."""
+
+    prompt: Receipt
+    end: Receipt
+
+
+def ended_turn(receipts: Sequence[Receipt], line: str) -> EndedTurn | None:
+    """The prompt holding `line` and the end of the agent's turn for it; None while it runs. Prompts
+    queued while the agent was busy are taken in order, so each turn end closes the oldest prompt
+    still open."""
+    open_prompts: list[Receipt] = []
     for receipt in receipts:
         if receipt.kind is ReceiptKind.PROMPT:
-            open_prompts.append(receipt.prompt)
+            open_prompts.append(receipt)
         elif receipt.kind is ReceiptKind.TURN_ENDED and open_prompts:
-            if line in open_prompts.pop(0):
-                return receipt
+            prompt = open_prompts.pop(0)
+            if line in prompt.prompt:
+                return EndedTurn(prompt, receipt)
         elif receipt.kind is ReceiptKind.TURN_FAILED and open_prompts:
             open_prompts.pop(0)
     return None

@@ -35,6 +35,7 @@ class UsageUnknown:
     """The records do not say what the turn cost, yet or at all: why."""
 
     reason: str
+    pending: bool = False  # the turn is not written whole yet: a later read may say it
 
 
 Usage = TurnUsage | UsageUnknown

@@ -39,7 +39,7 @@ def entries_from(path: str, start: str) -> Entries | UsageUnknown:
         return text
     at = text.find(start)
     if at < 0:
-        return UsageUnknown("its turn is not in the transcript (yet)")
+        return UsageUnknown("its turn is not in the transcript (yet)", pending=True)
     lines = text[text.rfind("\n", 0, at) + 1 :].split("\n")[:-1]
     return _parsed(lines)
 

@@ -13,7 +13,7 @@ import pytest
 
 from adapters.harnesses.claude.usage import usage
 from adapters.receipts.hook_json import receipt_of
-from domain.receipts import Receipt
+from domain.receipts import EndedTurn, Receipt
 from domain.usage import TurnUsage, Usage, UsageUnknown
 from tests.anthropic_standin.script import Busy, Say, UseTool, UseTools
 from tests.anthropic_standin.script import Usage as Served
@@ -59,17 +59,19 @@ class Turns:
         return [json.loads(line) for line in text.splitlines()]
 
 
-def end(hook: Hook) -> Receipt:
-    """A Stop hook's JSON as the-loop's receipts read it."""
+def receipt(hook: Hook) -> Receipt:
+    """A hook's JSON as the-loop's receipts read it."""
     found = receipt_of(str(hook.at_ns), json.dumps(hook.data))
     assert found is not None
     return found
 
 
-def read_whole(hook: Hook) -> Usage:
-    """The turn's usage once its transcript holds the turn's end (it may lag the Stop hook)."""
-    wait_for(lambda: not isinstance(usage(end(hook)), UsageUnknown), timeout=10, what="the turn in the transcript")
-    return usage(end(hook))
+def read_whole(prompt: Hook, stop: Hook) -> Usage:
+    """The usage of the turn of `prompt` that `stop` ended, once its transcript holds the turn's end
+    (it may lag the Stop hook)."""
+    turn = EndedTurn(receipt(prompt), receipt(stop))
+    wait_for(lambda: not isinstance(usage(turn), UsageUnknown), timeout=10, what="the turn in the transcript")
+    return usage(turn)
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +99,7 @@ def turns(claude_rig: ClaudeRig, anthropic: AnthropicStandIn) -> Turns:
 
 
 def test_the_prompts_line_carries_the_hooks_prompt_id_and_the_turns_other_lines_name_no_prompt(turns: Turns) -> None:
-    read_whole(turns.stops[0])
+    read_whole(turns.prompts[0], turns.stops[0])
     prompt_id = turns.prompts[0]["prompt_id"]
     (line,) = [
         e for e in turns.transcript if e.get("promptId") == prompt_id and e["message"]["content"] == "read a and b"
@@ -110,7 +112,7 @@ def test_the_prompts_line_carries_the_hooks_prompt_id_and_the_turns_other_lines_
 def test_each_content_block_of_a_request_is_a_line_naming_the_request_and_holding_its_whole_usage(
     turns: Turns,
 ) -> None:
-    read_whole(turns.stops[0])
+    read_whole(turns.prompts[0], turns.stops[0])
     first = [e for e in turns.transcript if e["type"] == "assistant"][:2]
     assert [e["apiBlockIndex"] for e in first] == [0, 1]
     assert first[0]["requestRef"] == first[1]["requestRef"] != ""
@@ -122,14 +124,14 @@ def test_each_content_block_of_a_request_is_a_line_naming_the_request_and_holdin
 
 
 def test_the_turn_ends_in_the_transcript_with_turn_duration_written_after_the_stop_hook_ran(turns: Turns) -> None:
-    read_whole(turns.stops[0])
+    read_whole(turns.prompts[0], turns.stops[0])
     kinds = [(e["type"], e.get("subtype")) for e in turns.transcript if e["type"] in {"assistant", "system"}]
     first_turn = kinds[: kinds.index(("system", "turn_duration")) + 1]
     assert first_turn[-3:] == [("assistant", None), ("system", "stop_hook_summary"), ("system", "turn_duration")]
 
 
 def test_the_turns_usage_is_what_the_stand_in_served_each_request_counted_once(turns: Turns) -> None:
-    assert read_whole(turns.stops[0]) == spent(READS, ANSWER)
+    assert read_whole(turns.prompts[0], turns.stops[0]) == spent(READS, ANSWER)
     assert turns.requests == 4  # the turns' own requests: Claude made none beside them
 
 
@@ -138,5 +140,5 @@ def test_a_prompt_queued_while_busy_is_named_by_its_own_stop_and_its_turn_read_a
     running_stop, queued_stop = turns.stops[1:]
     assert queued["prompt_id"] == running["prompt_id"]  # its prompt's hook names the turn it waited on
     assert queued_stop["prompt_id"] != running_stop["prompt_id"] == running["prompt_id"]
-    assert read_whole(running_stop) == spent(RUNNING)
-    assert read_whole(queued_stop) == spent(QUEUED)
+    assert read_whole(running, running_stop) == spent(RUNNING)
+    assert read_whole(queued, queued_stop) == spent(QUEUED)

@@ -11,16 +11,16 @@ from typing import Any
 import pytest
 
 from adapters.harnesses.codex.usage import usage
-from domain.receipts import Receipt, ReceiptKind
+from domain.receipts import EndedTurn, Receipt, ReceiptKind
 from domain.usage import TurnUsage, Usage, UsageUnknown
 from tests.agent_tmux import AgentSession
-from tests.codex.rig import CodexRig, codex_binary, codex_rig
-from tests.openai_standin.server import Call, OpenAIStandIn, Say
+from tests.codex.rig import CodexRig, codex, codex_binary, codex_rig
+from tests.openai_standin.server import Busy, Call, OpenAIStandIn, Say
 from tests.openai_standin.server import Usage as Served
 from tests.real_agents import standin_fixture
 from tests.tmux_support import wait_for
 
-__all__ = ["codex_binary", "codex_rig", "openai"]
+__all__ = ["codex", "codex_binary", "codex_rig", "openai"]
 
 pytestmark = pytest.mark.codex
 
@@ -55,16 +55,20 @@ class Turns:
     def of(self, kind: ReceiptKind) -> list[Receipt]:
         return [r for r in self.receipts if r.kind is kind]
 
+    def turn(self, number: int) -> EndedTurn:
+        """The `number`th prompt and its turn's end (no prompt joined another's turn here)."""
+        return EndedTurn(self.of(ReceiptKind.PROMPT)[number], self.of(ReceiptKind.TURN_ENDED)[number])
+
     @property
     def rollout(self) -> list[dict[str, Any]]:
         text = Path(self.of(ReceiptKind.TURN_ENDED)[0].transcript).read_text(encoding="utf-8")
         return [json.loads(line) for line in text.splitlines()]
 
 
-def read_whole(end: Receipt) -> Usage:
+def read_whole(turn: EndedTurn) -> Usage:
     """The turn's usage once its rollout holds the turn's end (it may lag the Stop hook)."""
-    wait_for(lambda: not isinstance(usage(end), UsageUnknown), timeout=10, what="the turn in the rollout")
-    return usage(end)
+    wait_for(lambda: not isinstance(usage(turn), UsageUnknown), timeout=10, what="the turn in the rollout")
+    return usage(turn)
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +98,7 @@ def test_the_hooks_name_the_rollout_under_codex_home_and_the_prompt_and_its_stop
 
 def test_each_model_request_is_a_token_usage_record_naming_its_turn_and_response(turns: Turns) -> None:
     first = turns.of(ReceiptKind.TURN_ENDED)[0]
-    read_whole(first)
+    read_whole(turns.turn(0))
     records = [e["payload"] for e in turns.rollout if e["type"] == "token_usage_record"]
     mine = [r for r in records if r["turn_id"] == first.turn]
     assert len(mine) == 2 and len({r["response_id"] for r in mine}) == 2
@@ -115,7 +119,7 @@ def test_the_turn_ends_in_the_rollout_with_task_complete_naming_it_and_its_conte
     turns: Turns,
 ) -> None:
     first = turns.of(ReceiptKind.TURN_ENDED)[0]
-    read_whole(first)
+    read_whole(turns.turn(0))
     mine = [e for e in turns.rollout if e.get("payload", {}).get("turn_id") == first.turn]
     assert mine[-1]["type"] == "event_msg" and mine[-1]["payload"]["type"] == "task_complete"
     (context,) = [e["payload"] for e in mine if e["type"] == "turn_context"]
@@ -123,14 +127,35 @@ def test_the_turn_ends_in_the_rollout_with_task_complete_naming_it_and_its_conte
 
 
 def test_each_turns_usage_is_what_the_stand_in_served_for_it(turns: Turns) -> None:
-    first, second = turns.of(ReceiptKind.TURN_ENDED)
-    assert read_whole(first) == spent(CALL, ANSWER)
-    assert read_whole(second) == spent(NEXT)
+    assert read_whole(turns.turn(0)) == spent(CALL, ANSWER)
+    assert read_whole(turns.turn(1)) == spent(NEXT)
 
 
 def test_the_task_titles_codex_asks_for_beside_the_turns_are_in_no_record(turns: Turns) -> None:
-    for end in turns.of(ReceiptKind.TURN_ENDED):
-        read_whole(end)
+    for number in (0, 1):
+        read_whole(turns.turn(number))
     assert turns.served == 5  # three of the turns', two titles
     records = [e["payload"]["usage"] for e in turns.rollout if e["type"] == "token_usage_record"]
     assert len(records) == 3 and all(r["input_tokens"] != TITLE.input for r in records)
+
+
+def test_a_prompt_typed_while_codex_works_joins_the_running_turn(codex: CodexRig, openai: OpenAIStandIn) -> None:
+    folder = codex.git_folder()
+    codex.trust(folder)
+    openai.script(Busy(60, then=Say("held")))
+    session = codex.spawn(folder, prompt="hold the model")
+    wait_for(lambda: any(not r.is_side for r in openai.turns()), what="the held request")
+    codex.paste(session, "typed while it works")
+    running, typed = codex.wait(session, ReceiptKind.PROMPT, count=2)
+    openai.release()
+    (end,) = codex.wait(session, ReceiptKind.TURN_ENDED)
+    assert typed.turn == running.turn == end.turn  # its hook names the running turn, whose Stop ends both
+    read_whole(EndedTurn(running, end))
+    rollout = [json.loads(line) for line in Path(end.transcript).read_text(encoding="utf-8").splitlines()]
+    said = [
+        e["payload"]
+        for e in rollout
+        if e["type"] == "response_item" and e["payload"].get("role") == "user"
+        and any(c.get("text") == "typed while it works" for c in e["payload"].get("content", []))
+    ]  # fmt: skip
+    assert [p["internal_chat_message_metadata_passthrough"]["turn_id"] for p in said] == [running.turn]

@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from adapters.agents.transcript import entries_from
 from adapters.harnesses.claude.usage import of_prompt, usage
-from domain.receipts import Receipt, ReceiptKind
+from domain.receipts import EndedTurn, Receipt, ReceiptKind
 from domain.usage import TurnUsage, UsageUnknown
 
 PROMPT = "fd2719bc-d7d4-4481-bb95-4b2d01c03c7e"
@@ -98,7 +99,7 @@ def test_the_next_prompts_requests_are_not_the_turns() -> None:
 
 def test_a_transcript_as_it_stands_when_the_stop_hook_runs_is_not_ended_yet() -> None:
     found = of_prompt(TURN, PROMPT)  # the last request is written; its turn's end is not
-    assert isinstance(found, UsageUnknown) and "not in the transcript yet" in found.reason
+    assert isinstance(found, UsageUnknown) and found.pending and "not in the transcript yet" in found.reason
 
 
 def test_a_prompt_not_in_the_transcript_is_unknown() -> None:
@@ -110,7 +111,7 @@ def test_an_assistant_line_naming_no_request_reference_is_a_shape_not_known() ->
     older = assistant("2", 0, SECOND, TEXT)
     older["requestId"] = older.pop("requestRef")
     found = of_prompt([*TURN[:-1], older, *END], PROMPT)
-    assert isinstance(found, UsageUnknown) and "requestRef" in found.reason
+    assert isinstance(found, UsageUnknown) and not found.pending and "requestRef" in found.reason
 
 
 def test_a_usage_without_one_of_its_counts_is_a_shape_not_known() -> None:
@@ -132,9 +133,10 @@ def test_a_turn_that_ran_a_subagent_is_unknown() -> None:
     assert isinstance(found, UsageUnknown) and "subagent" in found.reason
 
 
-def end_of(path: Path, prompt_id: str = PROMPT) -> Receipt:
-    """The receipt of the turn's end (its Stop hook), naming the turn and the transcript."""
-    return Receipt(ReceiptKind.TURN_ENDED, key="2", turn=prompt_id, transcript=str(path))
+def end_of(path: Path, prompt_id: str = PROMPT) -> EndedTurn:
+    """The prompt's receipt and its turn's end's (its Stop hook), naming the turn and the transcript."""
+    prompt = Receipt(ReceiptKind.PROMPT, key="1", prompt="read notes", turn=prompt_id, transcript=str(path))
+    return EndedTurn(prompt, Receipt(ReceiptKind.TURN_ENDED, key="2", turn=prompt_id, transcript=str(path)))
 
 
 def write(path: Path, entries: list[dict[str, Any]], tail: str = "") -> Path:
@@ -149,20 +151,21 @@ def test_the_reader_reads_the_transcript_its_turns_end_named(tmp_path: Path) -> 
 def test_a_turns_end_still_being_written_is_not_ended_yet(tmp_path: Path) -> None:
     half = json.dumps(system("turn_duration"))[:20]  # no newline yet: the write is under way
     found = usage(end_of(write(tmp_path / "t.jsonl", [*TURN, system("stop_hook_summary")], tail=half)))
-    assert isinstance(found, UsageUnknown) and "not in the transcript yet" in found.reason
+    assert isinstance(found, UsageUnknown) and found.pending and "not in the transcript yet" in found.reason
 
 
 def test_a_broken_line_within_the_turn_is_unknown(tmp_path: Path) -> None:
     path = write(tmp_path / "t.jsonl", TURN)
     path.write_text(path.read_text(encoding="utf-8") + "{not json\n" + json.dumps(END[1]) + "\n", encoding="utf-8")
     found = usage(end_of(path))
-    assert isinstance(found, UsageUnknown) and "not JSON" in found.reason
+    assert isinstance(found, UsageUnknown) and not found.pending and "not JSON" in found.reason
 
 
 def test_an_end_naming_no_turn_or_no_transcript_is_unknown(tmp_path: Path) -> None:
     path = write(tmp_path / "t.jsonl", [*TURN, *END])
     assert isinstance(usage(end_of(path, prompt_id="")), UsageUnknown)
-    assert isinstance(usage(Receipt(ReceiptKind.TURN_ENDED, key="2", turn=PROMPT)), UsageUnknown)
+    nowhere = end_of(path)
+    assert isinstance(usage(replace(nowhere, end=replace(nowhere.end, transcript=""))), UsageUnknown)
 
 
 def test_a_transcript_path_that_is_no_file_is_unknown_and_read_no_further(tmp_path: Path) -> None:
@@ -176,3 +179,9 @@ def test_only_the_lines_from_the_turns_first_on_are_read(tmp_path: Path) -> None
     path.write_text("{an old broken line\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
     entries = entries_from(str(path), PROMPT)
     assert not isinstance(entries, UsageUnknown) and entries[0]["promptId"] == PROMPT
+
+
+def test_the_turn_read_is_the_one_its_end_names_not_its_prompt(tmp_path: Path) -> None:
+    path = write(tmp_path / "t.jsonl", [*TURN, *END, user(NEXT, "and again"), assistant("3", 0, SECOND, TEXT), *END])
+    queued = end_of(path, NEXT)  # a prompt queued while busy names the running turn; its Stop, its own
+    assert usage(replace(queued, prompt=replace(queued.prompt, turn=PROMPT))) == TurnUsage(5, 7, 11, 13, MODEL)

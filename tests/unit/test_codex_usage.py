@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters.harnesses.codex.usage import of_turn, usage
-from domain.receipts import Receipt, ReceiptKind
+from domain.receipts import EndedTurn, Receipt, ReceiptKind
 from domain.usage import TurnUsage, UsageUnknown
 
 TURN = "01a24ef2-d6e4-7de3-9655-0aa68e539776"
@@ -86,13 +86,13 @@ def test_the_next_turns_responses_are_not_the_turns() -> None:
 
 def test_a_rollout_as_it_stands_when_the_stop_hook_runs_is_not_ended_yet() -> None:
     found = of_turn(RUNNING, TURN)
-    assert isinstance(found, UsageUnknown) and "not in the rollout yet" in found.reason
+    assert isinstance(found, UsageUnknown) and found.pending and "not in the rollout yet" in found.reason
 
 
 def test_responses_that_do_not_add_up_to_the_turns_own_count_are_unknown() -> None:
     lost = [RUNNING[0], started(TURN), record(TURN, "resp_2", ANSWER, BOTH), complete(TURN)]  # resp_1 missing
     found = of_turn(lost, TURN)
-    assert isinstance(found, UsageUnknown) and "turn_token_usage" in found.reason
+    assert isinstance(found, UsageUnknown) and not found.pending and "turn_token_usage" in found.reason
 
 
 def test_a_usage_without_one_of_its_counts_is_a_shape_not_known() -> None:
@@ -115,4 +115,20 @@ def test_a_turn_with_no_record_is_unknown() -> None:
 def test_the_reader_reads_the_rollout_its_turns_end_named(tmp_path: Path) -> None:
     path = tmp_path / f"rollout-2026-12-07T05-21-07-{THREAD}.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in [*RUNNING, complete(TURN)]), encoding="utf-8")
-    assert usage(Receipt(ReceiptKind.TURN_ENDED, key="1", turn=TURN, transcript=str(path))) == SPENT
+    assert usage(ended(path, TURN)) == SPENT
+
+
+def ended(path: Path, prompted: str, end: str = TURN) -> EndedTurn:
+    """A prompt's receipt naming the turn `prompted`, paired with the end of turn `end`."""
+    prompt = Receipt(ReceiptKind.PROMPT, key="1", prompt="run true", turn=prompted, transcript=str(path))
+    return EndedTurn(prompt, Receipt(ReceiptKind.TURN_ENDED, key="2", turn=end, transcript=str(path)))
+
+
+def test_a_prompt_that_joined_an_earlier_turn_is_unknown_whatever_the_turn_it_is_paired_with_cost(
+    tmp_path: Path,
+) -> None:
+    later = [started(NEXT), context(NEXT), record(NEXT, "resp_4", tokens(2000, 1000, 30), tokens(2000, 1000, 30))]
+    path = tmp_path / f"rollout-2026-12-07T05-21-07-{THREAD}.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in [*RUNNING, complete(TURN), *later, complete(NEXT)]))
+    found = usage(ended(path, TURN, end=NEXT))  # typed while Codex worked: it joined TURN, one Stop ended both
+    assert isinstance(found, UsageUnknown) and "joined" in found.reason

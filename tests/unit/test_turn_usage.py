@@ -4,7 +4,7 @@ requests add up, and what an event says of it."""
 from __future__ import annotations
 
 from adapters.receipts.hook_json import receipt_of
-from domain.receipts import Receipt, ReceiptKind, turn_end
+from domain.receipts import EndedTurn, Receipt, ReceiptKind, ended_turn
 from domain.usage import TurnUsage, UsageUnknown, summed, usage_fields
 
 K = ReceiptKind
@@ -17,9 +17,9 @@ def test_a_comments_turn_is_named_by_the_end_that_closes_its_prompt_in_queue_ord
         Receipt(K.TURN_ENDED, key="3", turn="t1"),
         Receipt(K.TURN_ENDED, key="4", turn="t2"),
     ]
-    assert turn_end(receipts, "first") == receipts[2]
-    assert turn_end(receipts, "second") == receipts[3]
-    assert turn_end(receipts[:3], "second") is None  # its turn runs still
+    assert ended_turn(receipts, "first") == EndedTurn(receipts[0], receipts[2])
+    assert ended_turn(receipts, "second") == EndedTurn(receipts[1], receipts[3])
+    assert ended_turn(receipts[:3], "second") is None  # its turn runs still
 
 
 def test_a_stop_hook_names_its_turn_and_transcript_as_claude_code_and_codex_say_them() -> None:

@@ -1,7 +1,7 @@
 """What one turn of Claude Code cost, from its transcript (the hooks' `transcript_path`), pinned
 against the 2.1.328 binary (tests/claude/test_claude_usage_facts.py):
 
-- the prompt's own line and its tool results are `user` lines whose `promptId` is the hooks'
+- the prompt's own line and its tool results are `user` lines whose `promptId` is the Stop hook's
   `prompt_id`; the turn's other lines (its `assistant` lines, attachments, system lines) name no
   prompt and follow them in the file;
 - each model request is one `assistant` line per content block, all naming the request
@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from adapters.agents.transcript import Entries, count, turn_usage
-from domain.receipts import Receipt
+from domain.receipts import EndedTurn
 from domain.usage import TurnUsage, Usage, UsageUnknown, summed
 
 # tools whose requests Claude Code records apart from the turn's lines (not pinned): such a turn is unknown
@@ -29,9 +29,11 @@ _FIELDS = {
 }
 
 
-def usage(end: Receipt) -> Usage:
-    """What the turn its end's receipt (its Stop hook: `prompt_id`, `transcript_path`) names cost."""
-    return turn_usage(end, of_prompt)
+def usage(turn: EndedTurn) -> Usage:
+    """What the turn its end's receipt (its Stop hook: `prompt_id`, `transcript_path`) names cost.
+    Its prompt's own receipt is no guide: a prompt queued while Claude Code is busy names the
+    running turn in its UserPromptSubmit, then runs a turn of its own, which its Stop names."""
+    return turn_usage(turn.end, of_prompt)
 
 
 USAGE = usage
@@ -58,9 +60,9 @@ def of_prompt(entries: Entries, prompt_id: str) -> Usage:
         elif entry.get("type") == "system" and entry.get("subtype") == "turn_duration":
             ended = True
     if not seen:
-        return UsageUnknown("its prompt is not in the transcript (yet)")
+        return UsageUnknown("its prompt is not in the transcript (yet)", pending=True)
     if not ended:
-        return UsageUnknown("its turn's end is not in the transcript yet")
+        return UsageUnknown("its turn's end is not in the transcript yet", pending=True)
     return summed(requests.values()) or UsageUnknown("its turn made no model request")
 
 

@@ -18,15 +18,20 @@ from __future__ import annotations
 from typing import Any
 
 from adapters.agents.transcript import Entries, count, turn_usage
-from domain.receipts import Receipt
+from domain.receipts import EndedTurn
 from domain.usage import TurnUsage, Usage, UsageUnknown, summed
 
 _FIELDS = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens")
 
 
-def usage(end: Receipt) -> Usage:
-    """What the turn its end's receipt (its Stop hook: `turn_id`, `transcript_path`) names cost."""
-    return turn_usage(end, of_turn)
+def usage(turn: EndedTurn) -> Usage:
+    """What the turn its end's receipt (its Stop hook: `turn_id`, `transcript_path`) names cost,
+    when it is the turn its prompt's receipt names. A prompt typed while Codex works joins the
+    running turn (its UserPromptSubmit names that turn, and one Stop ends both): the end the-loop
+    pairs with it is a later turn's, and what it cost is not known."""
+    if turn.prompt.turn and turn.prompt.turn != turn.end.turn:
+        return UsageUnknown("its prompt joined a turn that ended before the one its end names")
+    return turn_usage(turn.end, of_turn)
 
 
 USAGE = usage
@@ -54,7 +59,7 @@ def of_turn(entries: Entries, turn_id: str) -> Usage:
         elif kind == "event_msg" and payload.get("type") == "task_complete":
             ended = True
     if not ended:
-        return UsageUnknown("its turn's end is not in the rollout yet")
+        return UsageUnknown("its turn's end is not in the rollout yet", pending=True)
     total = summed(responses.values())
     if total is None or so_far is None:
         return UsageUnknown("its turn has no token_usage_record")
