@@ -12,6 +12,7 @@ from typing import Any, cast
 from dependency_injector import containers, providers
 
 from adapters.agents.registration import Registration
+from adapters.agents.usage import HarnessUsage, harness_usage
 from adapters.clock import SystemClock
 from adapters.doctor_probe import ShDoctorProbe
 from adapters.eventlog.reader import EventFilter, Skipped, Tail, follow_events, read_events
@@ -21,7 +22,7 @@ from adapters.files.private import tighten
 from adapters.git.adapter import GitWorkspaces
 from adapters.github.tracker import GhTracker
 from adapters.github.webhook import GhWebhookServer
-from adapters.harnesses import registered
+from adapters.harnesses import registered, usage_readers
 from adapters.harnesses.claude.first_run import ClaudeFirstRun
 from adapters.lock import LockHeld, PollerLock
 from adapters.memory import free_memory, machine_memory
@@ -57,6 +58,7 @@ from domain.ports import (
     TmuxPort,
     TrackerPort,
     TrustPort,
+    UsagePort,
     WorkspacePort,
 )
 from domain.refs import TmuxTarget, WorkItemRef
@@ -327,6 +329,10 @@ def _receipts(settings: Settings) -> FileReceipts:
     )
 
 
+def _usage(settings: Settings) -> HarnessUsage:
+    return harness_usage(_harnesses(settings), usage_readers())
+
+
 def _trust() -> HarnessTrust:
     return HarnessTrust({name: harness.trust() for name, harness in registered().items() if harness.trust})
 
@@ -422,6 +428,10 @@ class _Adapters:
         return cast(TrustPort, self._c.trust())
 
     @property
+    def usage(self) -> UsagePort:
+        return cast(UsagePort, self._c.usage())
+
+    @property
     def workspace(self) -> WorkspacePort:
         return cast(WorkspacePort, self._c.workspace_port())
 
@@ -463,6 +473,7 @@ class Container(containers.DeclarativeContainer):
     named_workspace_ports = providers.Singleton(_named_workspace_ports, settings)
     receipts = providers.Singleton(_receipts, settings)
     trust = providers.Singleton(_trust)
+    usage = providers.Singleton(_usage, settings)
 
     # every use case, built by the one composition root the service tests build theirs with
     usecases = providers.Singleton(

@@ -191,7 +191,11 @@ class Event(enum.Enum):
     )
     SESSION_TURN_FINISHED = (
         "session.turn_finished",
-        "The agent's turn for a delivered comment ended (`failed` when it ended in an error).",
+        "The agent's turn for a delivered comment ended (`failed` when it ended in an error), with its agent's "
+        "memory then (`rss_mib`) and what the turn cost as the agent's own transcript says it: `tokens_in` (input "
+        "neither written to nor read from the prompt cache), `tokens_out`, `cache_write`, `cache_read` and the "
+        "`model`; or `usage: unknown` and why (`usage_reason`: not written whole yet, a record of a shape not "
+        "pinned, a harness with no reader).",
     )
     SESSION_LEFTOVER_ENDED = (
         "session.leftover_ended",

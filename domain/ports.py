@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from domain.events import Event, Level
-from domain.receipts import Receipt, ReceiptMode
+from domain.receipts import EndedTurn, Receipt, ReceiptMode
 
 if TYPE_CHECKING:  # annotations only: importing the ports costs a command's start no more
     from domain.asks import AnswerState
@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # annotations only: importing the ports costs a command's sta
         WorkItem,
     )
     from domain.refs import RepoRef, TmuxTarget, WorkItemRef
+    from domain.usage import Usage
     from domain.vouching import Checkout
     from domain.webhook import InboxEntry
     from domain.workspace import Dirt, Found, Ignored, Occupants, SetupResult, WorkspaceSpec
@@ -141,6 +142,20 @@ class ReceiptPort(Protocol):
 
     def withdraw(self, item: WorkItemRef, spawn: str, key: str) -> bool:
         """Take back an answer the hook has not taken; False when it was taken meanwhile."""
+
+
+class UsagePort(Protocol):
+    """What one turn of an agent cost in tokens, from the agent's own records of its conversation
+    (its transcript), read the way its harness package knows them.
+
+    Failure modes: never raises for what it reads: a harness with no reader, a record that cannot
+    be read, a turn not written whole yet (after a short wait for it) or a shape the reader does not
+    know is `UsageUnknown`, with the reason. A number is the whole turn's, never a part of it.
+    """
+
+    def turn_usage(self, harness: str, turn: EndedTurn) -> Usage:
+        """The turn a delivered prompt started, as its receipts name it (the `turn` and `transcript`
+        its end's hook gave), of an item whose record runs the configured harness `harness`."""
 
 
 class TrustPort(Protocol):

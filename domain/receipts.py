@@ -62,6 +62,10 @@ class Receipt:
     tool: str = ""  # BLOCKED by a permission request: the tool it asks for; WORKING: the tool that ran
     tool_input: str = ""  # …and its input, as JSON text: the agent's, never trusted
     message: str = ""  # TURN_FAILED: the error's text as the harness showed it (a reset time, maybe)
+    # the harness's own id of the turn the receipt is about (Claude Code's prompt_id, Codex's turn_id)
+    # and the file its conversation is written to: where a turn's usage is read, from its end's receipt
+    turn: str = ""
+    transcript: str = ""
 
 
 class HarnessState(enum.Enum):
@@ -282,18 +286,33 @@ def turns_ended(receipts: Iterable[Receipt]) -> int:
 
 
 def turn_ended_after(receipts: Sequence[Receipt], line: str) -> bool:
-    """The agent's turn for that prompt ended. Prompts queued while the agent was busy are taken in
-    order, so each turn end closes the oldest prompt still open."""
-    open_prompts: list[str] = []
+    """The agent's turn for that prompt ended."""
+    return ended_turn(receipts, line) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class EndedTurn:
+    """A prompt's receipt and the receipt of the turn end that closed it."""
+
+    prompt: Receipt
+    end: Receipt
+
+
+def ended_turn(receipts: Sequence[Receipt], line: str) -> EndedTurn | None:
+    """The prompt holding `line` and the end of the agent's turn for it; None while it runs. Prompts
+    queued while the agent was busy are taken in order, so each turn end closes the oldest prompt
+    still open."""
+    open_prompts: list[Receipt] = []
     for receipt in receipts:
         if receipt.kind is ReceiptKind.PROMPT:
-            open_prompts.append(receipt.prompt)
+            open_prompts.append(receipt)
         elif receipt.kind is ReceiptKind.TURN_ENDED and open_prompts:
-            if line in open_prompts.pop(0):
-                return True
+            prompt = open_prompts.pop(0)
+            if line in prompt.prompt:
+                return EndedTurn(prompt, receipt)
         elif receipt.kind is ReceiptKind.TURN_FAILED and open_prompts:
             open_prompts.pop(0)
-    return False
+    return None
 
 
 def conversation_of(receipts: Iterable[Receipt]) -> str:

@@ -17,6 +17,8 @@ what it brings; nothing outside its package names it. A package may hold:
 - `doctor.py`: `DOCTOR`, a `HarnessDoctor` (`adapters.agents.doctor`): its own checks in `doctor`
   (its pinned version, its sign-in, its trust writer), run once its binary is found, for a harness
   whose hooks are the package's or whose binary bears its name (`doctors`).
+- `usage.py`: `USAGE`, what one turn cost from the agent's own transcript, given the receipt of the
+  turn's end (`adapters.agents.usage`), for a harness whose hooks are the package's (`usage_readers`).
 
 A package is found by being here: adding one touches no other file.
 """
@@ -36,6 +38,7 @@ from domain.receipts import ReceiptKind
 if TYPE_CHECKING:
     from adapters.agents.doctor import HarnessDoctor
     from adapters.agents.registration import Registration
+    from adapters.agents.usage import Reader
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +98,11 @@ def registered() -> dict[str, Registration]:
 def doctors() -> dict[str, HarnessDoctor]:
     """Each package's own doctor checks, by the package's name."""
     return _each("doctor", "DOCTOR")
+
+
+def usage_readers() -> dict[str, Reader]:
+    """Each package's reader of what a turn cost, by the package's name."""
+    return _each("usage", "USAGE")
 
 
 def _each(part: str, attribute: str) -> dict[str, Any]:

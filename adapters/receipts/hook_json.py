@@ -59,6 +59,8 @@ def receipt_of(key: str, text: str) -> Receipt | None:
         tool=_text(data, "tool_name") if event in _NAMES_TOOL else "",
         tool_input=_json(data.get("tool_input")) if event in _NAMES_TOOL else "",
         message=_text(data, "last_assistant_message") if kind is ReceiptKind.TURN_FAILED else "",
+        turn=_text(data, "prompt_id") or _text(data, "turn_id"),
+        transcript=_text(data, "transcript_path"),
     )
 
 

@@ -52,6 +52,7 @@ from domain.ports import (
     TmuxPort,
     TrackerPort,
     TrustPort,
+    UsagePort,
     WorkspacePort,
 )
 from domain.refs import WorkItemRef
@@ -82,6 +83,8 @@ class Ports(Protocol):
     @property
     def trust(self) -> TrustPort: ...
     @property
+    def usage(self) -> UsagePort: ...
+    @property
     def workspace(self) -> WorkspacePort: ...  # the default workspace's (`routing.workspace`)
     @property
     def named_workspaces(self) -> Mapping[str, WorkspacePort]: ...  # each of `routing.workspaces`, by name
@@ -104,6 +107,7 @@ class PortSet:
     watchdog: AgentWatchdogPort | None
     receipts: ReceiptPort
     trust: TrustPort
+    usage: UsagePort
     workspace: WorkspacePort
     trackers: Mapping[str, TrackerPort]
     tracker_for: Callable[[WorkItemRef], TrackerPort]
@@ -287,7 +291,7 @@ class UseCases:
             uow=self.uow, intake=self.intake, delivery=self.delivery,
             controls=self.controls, watch=self.watch, feedback=self.feedback, parking=self.parking, asks=self.asks,
             switch=self.switch, config=WorkerConfig(secret=self.secret, trigger=configs.trigger, host=configs.host),
-            routing=self.routing,
+            routing=self.routing, usage=self.ports.usage,
         )  # fmt: skip
 
     @cached_property

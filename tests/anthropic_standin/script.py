@@ -20,10 +20,29 @@ class Answer:
 
 
 @dataclass(frozen=True, slots=True)
+class Usage:
+    """What a reply says it cost, in the Messages API's fields."""
+
+    input: int = 1
+    output: int = 1
+    cache_write: int = 0
+    cache_read: int = 0
+
+    def fields(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input,
+            "cache_creation_input_tokens": self.cache_write,
+            "cache_read_input_tokens": self.cache_read,
+            "output_tokens": self.output,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Say:
     """Reply with text and end the turn (Claude then runs its Stop hook)."""
 
     text: str = "Done."
+    usage: Usage | None = None  # None: the API's minimum (1 in, 1 out)
 
     def blocks(self, number: int) -> tuple[list[dict[str, Any]], str]:
         return [stream.text_block(self.text)], "end_turn"
@@ -35,6 +54,7 @@ class UseTool:
 
     name: str = "Bash"
     input: dict[str, Any] = field(default_factory=lambda: {"command": "touch x", "description": "Create file x"})
+    usage: Usage | None = None
 
     def blocks(self, number: int) -> tuple[list[dict[str, Any]], str]:
         return [stream.tool_use_block(f"toolu_standin_{number:04d}", self.name, self.input)], "tool_use"
@@ -45,6 +65,7 @@ class UseTools:
     """Ask to run several tools in one message, in order."""
 
     tools: tuple[UseTool, ...]
+    usage: Usage | None = None
 
     def blocks(self, number: int) -> tuple[list[dict[str, Any]], str]:
         return [
@@ -89,10 +110,12 @@ def answer(behaviour: Behaviour, *, number: int, streamed: bool, release: thread
         return Answer(behaviour.status, _json(stream.error(behaviour.kind, behaviour.message)), headers)
     blocks, stop_reason = behaviour.blocks(number)
     message_id = f"msg_standin_{number:04d}"
+    usage = behaviour.usage.fields() if behaviour.usage is not None else None
     if streamed:
-        body = stream.sse(stream.events(message_id, blocks, stop_reason))
+        body = stream.sse(stream.events(message_id, blocks, stop_reason, usage=usage))
         return Answer(200, body, {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
-    return Answer(200, _json(stream.message(message_id, blocks, stop_reason)), {"Content-Type": "application/json"})
+    reply = stream.message(message_id, blocks, stop_reason, usage=usage)
+    return Answer(200, _json(reply), {"Content-Type": "application/json"})
 
 
 def _json(doc: Any) -> bytes:

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from typing import Any
 
 MODEL = "claude-standin"
+# what a reply's usage says when a test scripts none
+NO_USAGE: dict[str, int] = {"input_tokens": 1, "output_tokens": 1}
 
 
 def text_block(text: str) -> dict[str, Any]:
@@ -17,8 +19,14 @@ def tool_use_block(tool_id: str, name: str, tool_input: dict[str, Any]) -> dict[
     return {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}
 
 
-def message(message_id: str, blocks: list[dict[str, Any]], stop_reason: str, model: str = MODEL) -> dict[str, Any]:
-    """A complete (non-streamed) reply."""
+def message(
+    message_id: str,
+    blocks: list[dict[str, Any]],
+    stop_reason: str,
+    model: str = MODEL,
+    usage: dict[str, int] | None = None,
+) -> dict[str, Any]:
+    """A complete (non-streamed) reply; `usage` as the API says it (its `*_tokens` fields)."""
     return {
         "id": message_id,
         "type": "message",
@@ -27,15 +35,21 @@ def message(message_id: str, blocks: list[dict[str, Any]], stop_reason: str, mod
         "content": blocks,
         "stop_reason": stop_reason,
         "stop_sequence": None,
-        "usage": {"input_tokens": 1, "output_tokens": 1},
+        "usage": dict(usage or NO_USAGE),
     }
 
 
 def events(
-    message_id: str, blocks: list[dict[str, Any]], stop_reason: str, model: str = MODEL
+    message_id: str,
+    blocks: list[dict[str, Any]],
+    stop_reason: str,
+    model: str = MODEL,
+    usage: dict[str, int] | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """The streamed form of `message(...)`, event by event, as the API sends it."""
-    start = message(message_id, [], stop_reason, model) | {"stop_reason": None}
+    """The streamed form of `message(...)`, event by event, as the API sends it: the start carries
+    the input's usage and one output token so far, the delta the output's final count."""
+    whole = dict(usage or NO_USAGE)
+    start = message(message_id, [], stop_reason, model, whole | {"output_tokens": 1}) | {"stop_reason": None}
     yield {"type": "message_start", "message": start}
     yield {"type": "ping"}
     for index, block in enumerate(blocks):
@@ -43,7 +57,7 @@ def events(
     yield {
         "type": "message_delta",
         "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-        "usage": {"output_tokens": 1},
+        "usage": {"output_tokens": whole["output_tokens"]},
     }
     yield {"type": "message_stop"}
 

@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from adapters.agents.receipt_line import SUFFIX
+from adapters.agents.usage import harness_usage
 from adapters.clock import SystemClock
+from adapters.harnesses import usage_readers
 from adapters.harnesses.claude.hooks import receipt_channel
 from adapters.harnesses.claude.trust import ClaudeTrust
 from adapters.receipts.files import FileReceipts
@@ -27,6 +29,7 @@ from domain.asks import CLOCK_MARGIN
 from domain.events import Event, Level
 from domain.ledger import Resolution
 from domain.model import HarnessSpec, Reaction
+from domain.ports import UsagePort
 from domain.receipts import HarnessState, harness_state
 from domain.refs import WorkItemRef
 from tests.claude.rig import ClaudeRig
@@ -93,7 +96,8 @@ def claude_spec(binary: Path | str, **keys: Any) -> HarnessSpec:
 
 
 def real_world(tmux: Any, spec: HarnessSpec, base: Path, **options: Any) -> World:
-    """World over a real tmux, on the machine's clock, spawning `spec` in folders under `base/work`."""
+    """World over a real tmux, on the machine's clock, spawning `spec` in folders under `base/work`,
+    its turns' usage read from the agent's own records as the container reads them."""
     return World(
         tmux=tmux,
         harness=spec.name,
@@ -101,8 +105,13 @@ def real_world(tmux: Any, spec: HarnessSpec, base: Path, **options: Any) -> Worl
         events=TimedEvents(),
         workdir=str(base / "work" / "{slug}"),
         session_ids=lambda: str(uuid.uuid4()),
-        **{"clock": WallClock(), **options},
+        **{"clock": WallClock(), "usage": agent_usage(spec), **options},
     )
+
+
+def agent_usage(spec: HarnessSpec) -> UsagePort:
+    """Its turns' usage, read from the agent's own records as the container reads them."""
+    return harness_usage({spec.name: spec}, usage_readers())
 
 
 def resumed_after_a_kill(world: World, ref: WorkItemRef, conversation: str, standin: Any, earlier: str) -> None:
@@ -225,7 +234,7 @@ class ClaudeLoop:
             ask_wait_seconds=ask_wait_seconds,
             trust_port=ClaudeTrust(self.rig.home.config_file),
             session_ids=lambda: str(uuid.uuid4()),
-            **options,
+            **{"usage": agent_usage(spec), **options},
         )
 
     def hooks(self, world: World, ref: WorkItemRef) -> list[Hook]:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.anthropic_standin.script import Busy, Fail, Say, UseTool
+from tests.anthropic_standin.script import Busy, Fail, Say, Usage, UseTool
 from tests.anthropic_standin.server import AnthropicStandIn, Kind
 
 TURN = {"model": "m", "max_tokens": 10, "tools": [{"name": "Bash"}], "stream": True, "messages": []}
@@ -72,6 +72,18 @@ def test_a_stream_has_the_messages_api_event_order(standin: AnthropicStandIn) ->
         "message_delta",
         "message_stop",
     ]
+
+
+def test_a_scripted_usage_is_served_as_the_api_streams_it(standin: AnthropicStandIn) -> None:
+    standin.script(Say("costly", usage=Usage(input=11, output=22, cache_write=33, cache_read=44)))
+    streamed = events(post(standin, "/v1/messages", TURN)[2])
+    assert streamed[0]["message"]["usage"] == {
+        "input_tokens": 11,
+        "cache_creation_input_tokens": 33,
+        "cache_read_input_tokens": 44,
+        "output_tokens": 1,
+    }
+    assert streamed[-2]["usage"] == {"output_tokens": 22}
 
 
 def test_a_request_without_tools_is_answered_but_takes_nothing_from_the_script(standin: AnthropicStandIn) -> None:

@@ -13,6 +13,7 @@ from domain.ledger import Resolution
 from domain.model import Reaction
 from domain.refs import WorkItemRef
 from tests.anthropic_standin.script import Busy, Say, UseTool
+from tests.anthropic_standin.script import Usage as Served
 from tests.anthropic_standin.server import AnthropicStandIn, Kind
 from tests.claude.fixtures import anthropic, claude_binary, claude_config, claude_rig
 from tests.claude.loop import ClaudeLoop, claude_spec, exits_at_once, idle
@@ -99,13 +100,14 @@ def test_a_first_comment_spawns_claude_in_a_new_folder_and_is_celebrated_once_co
     loop.end(world, ref)
 
 
-def test_a_comment_to_a_ready_claude_is_confirmed_and_its_turn_end_is_said(
+def test_a_comment_to_a_ready_claude_is_confirmed_and_its_turn_end_is_said_with_what_it_cost(
     loop: ClaudeLoop, agent: tuple[World, WorkItemRef], fresh: AnthropicStandIn
 ) -> None:
     world, ref = agent
     # a ready Claude: its start's turn ended (a paste during it is queued, and Claude submits a
     # queued prompt again under a new prompt id when its turn comes: another test's case)
     wait_for(lambda: idle(world, ref), timeout=60, what="Claude idle after its start's turn")
+    fresh.script(Say("test added", usage=Served(input=9, output=8, cache_write=7, cache_read=6)))
     comment = world.comment(ref, "please add a test")
 
     world.cycle()
@@ -116,7 +118,11 @@ def test_a_comment_to_a_ready_claude_is_confirmed_and_its_turn_end_is_said(
     assert [h["hook_event_name"] for h in submitted] == ["UserPromptSubmit"]
     loop.wait_hook(world, ref, "Stop", where=lambda h: h["prompt_id"] == submitted[0]["prompt_id"])
     world.cycle()
-    assert comment_events(world, Event.SESSION_TURN_FINISHED, comment.id)
+    (finished,) = comment_events(world, Event.SESSION_TURN_FINISHED, comment.id)
+    cost = {k: finished.get(k) for k in ("tokens_in", "tokens_out", "cache_write", "cache_read", "model")}
+    assert cost == {"tokens_in": 9, "tokens_out": 8, "cache_write": 7, "cache_read": 6, "model": "claude-standin"}, str(
+        finished
+    )
     assert [r for c, r in world.tracker.reactions if c == comment.id] == [
         Reaction.STARTED,
         Reaction.SUCCEEDED,

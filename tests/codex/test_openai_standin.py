@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.openai_standin.server import Busy, Fail, OpenAIStandIn, Say
+from tests.openai_standin.server import Busy, Call, Fail, OpenAIStandIn, Say, Usage
 
 
 @pytest.fixture
@@ -66,3 +66,34 @@ def test_a_busy_turn_is_held_until_released_and_a_failure_is_an_http_error(stand
     assert answers and "late" in answers[0][1]
     status, body = turn(standin, "fail")
     assert status == 400 and "nope" in body
+
+
+def test_a_scripted_usage_completes_the_turn_it_answers(standin: OpenAIStandIn) -> None:
+    standin.script(
+        Say("costly", usage=Usage(input=500, output=40, cached=300, reasoning=7)), Call("shell", usage=Usage(9))
+    )
+    usages = [events(turn(standin, text)[1])[-1]["response"]["usage"] for text in ("one", "two")]  # type: ignore[index]
+    assert usages[0] == {
+        "input_tokens": 500,
+        "input_tokens_details": {"cached_tokens": 300},
+        "output_tokens": 40,
+        "output_tokens_details": {"reasoning_tokens": 7},
+        "total_tokens": 540,
+    }
+    assert usages[1]["input_tokens"] == 9
+
+
+def test_a_side_reply_answers_the_requests_without_tools_and_leaves_the_script_to_the_rest() -> None:
+    standin = OpenAIStandIn(side=Say("a title", usage=Usage(3, 4)))
+    try:
+        standin.script(Say("scripted"))
+        answers = []
+        for tools in ([{"type": "function", "name": "exec_command"}], []):
+            body = {"model": "m", "stream": True, "input": [], "tools": tools}
+            request = urllib.request.Request(f"{standin.base_url}/responses", json.dumps(body).encode(), method="POST")
+            with urllib.request.urlopen(request, timeout=10) as answer:
+                answers.append(answer.read().decode())
+        assert "scripted" in answers[0] and "a title" in answers[1]
+        assert [r.is_side for r in standin.turns()] == [False, True]
+    finally:
+        standin.close()

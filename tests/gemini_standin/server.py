@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from tests.openai_standin.server import Busy, Fail, OpenAIStandIn, Request, Say
+from tests.openai_standin.server import Busy, Fail, OpenAIStandIn, Request, Say, Usage
 
 __all__ = ["Busy", "Call", "Fail", "GeminiRequest", "GeminiStandIn", "Say"]
 
@@ -62,7 +62,7 @@ class GeminiStandIn(OpenAIStandIn):
             return b"data: " + json.dumps(_response(part=part)).encode() + b"\r\n\r\n"
         return super().reply(number, behaviour)
 
-    def answer(self, number: int, text: str) -> bytes:
+    def answer(self, number: int, text: str, usage: Usage | None = None) -> bytes:
         return b"data: " + json.dumps(_response(text)).encode() + b"\r\n\r\n"
 
     def failure(self, behaviour: Fail) -> dict[str, Any]:

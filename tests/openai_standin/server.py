@@ -20,10 +20,31 @@ from urllib.parse import urlsplit
 
 
 @dataclass(frozen=True, slots=True)
+class Usage:
+    """What a Responses turn says it cost (`response.completed`'s usage): `input` counts the cached
+    tokens too, and `output` the reasoning tokens, as the API counts them."""
+
+    input: int = 1
+    output: int = 1
+    cached: int = 0
+    reasoning: int = 0
+
+    def fields(self) -> dict[str, Any]:
+        return {
+            "input_tokens": self.input,
+            "input_tokens_details": {"cached_tokens": self.cached},
+            "output_tokens": self.output,
+            "output_tokens_details": {"reasoning_tokens": self.reasoning},
+            "total_tokens": self.input + self.output,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Say:
     """Reply with text and end the turn."""
 
     text: str = "Done."
+    usage: Usage | None = None  # Responses only; None: the API's minimum (1 in, 1 out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +70,7 @@ class Call:
 
     name: str
     arguments: str = "{}"  # JSON text, as the API carries it
+    usage: Usage | None = None  # Responses only
 
 
 Behaviour = Say | Busy | Fail | Call
@@ -64,6 +86,11 @@ class Request:
     @property
     def is_turn(self) -> bool:
         return self.method == "POST" and urlsplit(self.path).path.endswith(("/responses", "/chat/completions"))
+
+    @property
+    def is_side(self) -> bool:
+        """A turn request the agent makes beside its loop: it carries no tools."""
+        return self.is_turn and not (isinstance(self.body, dict) and self.body.get("tools"))
 
     @property
     def is_chat(self) -> bool:
@@ -90,8 +117,10 @@ class OpenAIStandIn:
 
     request_type: type[Request] = Request
 
-    def __init__(self, fallback: Behaviour | None = None) -> None:
+    def __init__(self, fallback: Behaviour | None = None, *, side: Say | None = None) -> None:
         self.fallback: Behaviour = fallback or Say("OK")
+        # given: a turn request carrying no tools (Codex's task title) is answered with it, off the script
+        self.side = side
         self.log: list[Request] = []
         self._queue: deque[Behaviour] = deque()
         self._lock = threading.Lock()
@@ -136,7 +165,10 @@ class OpenAIStandIn:
             if not request.is_turn:
                 return self.minimal(request)
             self._turns += 1
-            behaviour = self._queue.popleft() if self._queue else self.fallback
+            if self.side is not None and request.is_side:
+                behaviour: Behaviour = self.side
+            else:
+                behaviour = self._queue.popleft() if self._queue else self.fallback
             number, release = self._turns, self._release
         if isinstance(behaviour, Busy):
             release.wait(behaviour.seconds)
@@ -150,10 +182,10 @@ class OpenAIStandIn:
 
     def reply(self, number: int, behaviour: Any) -> bytes:
         """The body answering a turn scripted `behaviour` (a `Say`; a subclass may know more)."""
-        return self.answer(number, behaviour.text)
+        return self.answer(number, behaviour.text, behaviour.usage)
 
-    def answer(self, number: int, text: str) -> bytes:
-        return sse(number, text)
+    def answer(self, number: int, text: str, usage: Usage | None = None) -> bytes:
+        return sse(number, text, usage)
 
     def failure(self, behaviour: Fail) -> dict[str, Any]:
         return {"error": {"type": "invalid_request_error", "code": None, "message": behaviour.message}}
@@ -199,10 +231,10 @@ def function_call_sse(number: int, call: Call) -> bytes:
         "arguments": call.arguments,
         "status": "completed",
     }
-    return _responses_sse(number, item)
+    return _responses_sse(number, item, usage=call.usage)
 
 
-def sse(number: int, text: str) -> bytes:
+def sse(number: int, text: str, usage: Usage | None = None) -> bytes:
     """One streamed turn: created, the message, completed."""
     message = {
         "type": "message",
@@ -211,19 +243,12 @@ def sse(number: int, text: str) -> bytes:
         "status": "completed",
         "content": [{"type": "output_text", "text": text, "annotations": []}],
     }
-    return _responses_sse(number, message, text)
+    return _responses_sse(number, message, text, usage=usage)
 
 
-def _responses_sse(number: int, item: dict[str, Any], text: str = "") -> bytes:
-    """created, the item added (and its text's delta), the item done, completed."""
+def _responses_sse(number: int, item: dict[str, Any], text: str = "", *, usage: Usage | None = None) -> bytes:
+    """created, the item added (and its text's delta), the item done, completed with its usage."""
     response_id = f"resp_standin_{number:04d}"
-    usage = {
-        "input_tokens": 1,
-        "input_tokens_details": {"cached_tokens": 0},
-        "output_tokens": 1,
-        "output_tokens_details": {"reasoning_tokens": 0},
-        "total_tokens": 2,
-    }
     added: dict[str, Any] = item | {"status": "in_progress"} | ({"content": []} if "content" in item else {})
     events: list[dict[str, Any]] = [
         {"type": "response.created", "response": {"id": response_id}},
@@ -236,7 +261,12 @@ def _responses_sse(number: int, item: dict[str, Any], text: str = "") -> bytes:
         {"type": "response.output_item.done", "output_index": 0, "item": item},
         {
             "type": "response.completed",
-            "response": {"id": response_id, "status": "completed", "output": [item], "usage": usage},
+            "response": {
+                "id": response_id,
+                "status": "completed",
+                "output": [item],
+                "usage": (usage or Usage()).fields(),
+            },
         },
     ]
     return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)

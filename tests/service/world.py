@@ -27,7 +27,7 @@ from app.usecases.wiring import Configs, PortSet, UseCases
 from domain.cluster import LeaseTiming
 from domain.ledger import PRUNE_MARGIN, Authorized, Ledger
 from domain.model import Comment, HarnessSpec, SessionRecord, Source, SpawnMode
-from domain.ports import ClusterPort, ReceiptPort, TmuxPort, TrustPort
+from domain.ports import ClusterPort, ReceiptPort, TmuxPort, TrustPort, UsagePort
 from domain.receipts import ReceiptMode
 from domain.refs import RepoRef, WorkItemRef
 from domain.routing import Rule
@@ -38,6 +38,7 @@ from tests.fakes.receipts import FakeReceipts, FakeTrust
 from tests.fakes.store import FakeStateStore
 from tests.fakes.tmux import FakeSession, FakeTmux
 from tests.fakes.tracker import FakeTracker
+from tests.fakes.usage import FakeUsage
 from tests.fakes.watchdog import FakeWatchdog
 from tests.fakes.workspaces import FakeWorkspaces
 
@@ -91,6 +92,7 @@ class World:
     trigger: str = ""
     receipts: ReceiptPort | None = None  # None: a FakeReceipts harness inside the FakeTmux
     trust_port: TrustPort | None = None  # None: `trust`, a FakeTrust (a real ClaudeTrust with real Claude)
+    usage: UsagePort | None = None  # None: a FakeUsage (each turn's cost given by its turn id)
     session_ids: Callable[[], str] | None = None  # None: sid-1, sid-2, … (real Claude wants UUIDs)
     workspace: WorkspaceConfig = field(default_factory=WorkspaceConfig)
     named_workspaces: dict[str, WorkspaceConfig] = field(default_factory=dict)  # routing.workspaces, by name
@@ -119,11 +121,12 @@ class World:
         self.host = self.cluster.host if self.cluster.shared else ""
         self.watchdog = FakeWatchdog(self.tmux, self.clock) if isinstance(self.tmux, FakeTmux) else None
         self.trust = FakeTrust()
+        self.usage = self.usage or FakeUsage()
         self.new_id = self.session_ids or (lambda: next(ids))
         self.ports = PortSet(
             store=self.store, events=self.events, clock=self.clock, tmux=self.tmux,
             leased_tmux=lambda _leases: self.tmux, cluster=self.cluster, watchdog=self.watchdog,
-            receipts=self.receipts, trust=self.trust_port or self.trust, workspace=self.git,
+            receipts=self.receipts, trust=self.trust_port or self.trust, usage=self.usage, workspace=self.git,
             trackers={"github": self.tracker}, tracker_for=lambda _ref: self.tracker,
             named_workspaces=_EveryName(self.git),
         )  # fmt: skip

@@ -23,10 +23,12 @@ from domain.model import ClosedBy, Comment, DeliveryId, Reaction, SessionRecord,
 from domain.notice import closed_notice, harness_gone_notice, harness_started_notice, unrouted_notice
 from domain.park import Unpark
 from domain.parking import failed_turn
-from domain.receipts import delivery_tag, receipt_line, turn_ended_after
+from domain.ports import UsagePort
+from domain.receipts import EndedTurn, delivery_tag, ended_turn, receipt_line
 from domain.redaction import comment_fields
 from domain.routing import Routing
 from domain.slots import MIB
+from domain.usage import Usage, UsageUnknown, usage_fields
 
 if TYPE_CHECKING:
     from app.usecases.cycle.cycle_summary import CycleSummary
@@ -76,6 +78,7 @@ class ItemWorker(InUnitOfWork):
     switch: HarnessSwitch
     config: WorkerConfig
     routing: Routing
+    usage: UsagePort
     asks: Asks | None = None
 
     def work(self, item: WorkItem, listing: Listing, *, summary: CycleSummary) -> Worked:
@@ -341,8 +344,8 @@ class ItemWorker(InUnitOfWork):
         return self.store.save_ledger(ledger)
 
     def _turns(self, ledger: Ledger, record: SessionRecord | None) -> tuple[Ledger, SessionRecord | None]:
-        """The agent's turn for a delivered comment ended: say so once (🚀 on the comment); a turn
-        that failed on the API parks the item (😕 on the comment, one notice)."""
+        """The agent's turn for a delivered comment ended: say so once (🚀 on the comment), with
+        what it cost; a turn that failed on the API parks the item (😕 on the comment, one notice)."""
         if not ledger.turns or record is None:
             return ledger, record
         receipts = self.watch.receipts(record)
@@ -354,14 +357,14 @@ class ItemWorker(InUnitOfWork):
             resuming = resume_turn(turn)
             delivery = turn.comment_id if resuming else str(DeliveryId.for_comment(turn.comment_id))
             line = receipt_line(delivery, delivery_tag(self.config.secret, delivery))
-            failed = failed_turn(receipts, line)
+            failed, done = failed_turn(receipts, line), ended_turn(receipts, line)
             if failed is not None:
                 ended = ended.turn_closed(turn.comment_id)
                 record = self.parking.failed(record, turn, failed, ledger.item)
-            elif turn_ended_after(receipts, line) and resuming:
+            elif done is not None and resuming:
                 ended = ended.turn_closed(turn.comment_id)
                 record = self.parking.done(record)
-            elif turn_ended_after(receipts, line):
+            elif done is not None:
                 ended = ended.turn_closed(turn.comment_id)
                 rss = self.watch.memory(record)
                 measured = rss if rss is not None else measured
@@ -371,6 +374,7 @@ class ItemWorker(InUnitOfWork):
                     comment_id=turn.comment_id,
                     delivery_id=delivery,
                     rss_mib=rss // MIB if rss is not None else None,
+                    **usage_fields(self._cost(record, done)),
                 )
                 stub = Comment(turn.comment_id, ledger.item, None, "", self.clock.now(), kind=turn.kind)
                 self.feedback.react(stub, Reaction.TURN_ENDED)
@@ -379,6 +383,14 @@ class ItemWorker(InUnitOfWork):
         if measured is not None and record is not None and record.rss_bytes != measured:
             record = self._measured(record, measured)
         return saved, record
+
+    def _cost(self, record: SessionRecord, done: EndedTurn) -> Usage:
+        """What the turn cost, from its agent's own records; unknown when they do not say it, or when
+        reading them failed: a turn's end is said and closed whatever the read found."""
+        try:
+            return self.usage.turn_usage(record.harness, done)
+        except Exception as error:  # any failure of the read is an unknown cost, never a turn left open
+            return UsageUnknown(f"reading it failed: {type(error).__name__}: {error}")
 
     def _measured(self, record: SessionRecord, rss: int) -> SessionRecord:
         """Its agent's memory at its turn's end, kept on its record (written meanwhile: on what is stored)."""
