@@ -97,3 +97,20 @@ def test_a_comment_waits_while_the_screens_last_line_shows_the_turn_running_what
     world.cycle()
 
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
+
+
+def test_a_comment_held_for_the_turns_end_goes_in_as_soon_as_the_turn_ends_without_waiting_for_a_cycle() -> None:
+    """The start's turn has no comment of its own to close: its end still brings the held comment in."""
+    world = World(harnesses={"claude": JOINING, "cursor": CURSOR})
+    ref = world.watched()
+    spawn = world.record(ref).spawn_id
+    _receipts(world).plant(spawn, ReceiptKind.PROMPT, prompt="the start")
+    comment = world.comment(ref)
+    world.cycle()
+    cycles = world.events.names().count(Event.POLL_CYCLE)
+    _receipts(world).plant(spawn, ReceiptKind.TURN_ENDED)
+
+    world.usecases.turn_ends.sweep()
+
+    assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
+    assert world.events.names().count(Event.POLL_CYCLE) == cycles

@@ -32,11 +32,12 @@ class TurnEnds:
 
     def sweep(self) -> None:
         """Beside the cycle (ReceiptWatch): each running session of this host whose agent said a
-        turn ended since the last look, while a delivered comment's turn is open, is worked now on
-        its item's lane (which says it once, and saves its ledger as the cycle does: the cycle then
-        finds it closed). A look costs one read of the records and of each spawn's receipts; a
-        ledger is read only when a turn ended or the record changed (a delivery opened a turn whose
-        end may already be written). No GitHub read: the reaction is the only call."""
+        turn ended since the last look, while a delivered comment's turn is open or a comment
+        waits, is worked now on its item's lane (which says it once, and saves its ledger as the
+        cycle does: the cycle then finds it closed). A look costs one read of the records and of
+        each spawn's receipts; a ledger is read only when a turn ended or the record changed (a
+        delivery opened a turn whose end may already be written). No GitHub read: the reaction is
+        the only call."""
         seen, due = {}, []
         for record in self.store.sessions():
             if record.status is not SessionStatus.ACTIVE or not record.spawn_id:
@@ -52,5 +53,7 @@ class TurnEnds:
             self.cycle.work_now(due)
 
     def _open(self, item: WorkItemRef, spawn: str) -> bool:
+        """A delivered comment's turn is open, or a comment waits (held for a turn's end by an agent
+        that takes no paste mid-turn): the item's work has something to do now the turn ended."""
         ledger = self.store.ledger(item)
-        return ledger is not None and any(turn.spawn == spawn for turn in ledger.turns)
+        return ledger is not None and (bool(ledger.pending) or any(turn.spawn == spawn for turn in ledger.turns))
