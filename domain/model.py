@@ -184,9 +184,6 @@ class HarnessSpec:
     # a prompt pasted during a turn waits as its own next prompt; False: it may join the running turn
     # with no prompt receipt (GitHub Copilot CLI), so a paste waits until the turn has ended
     paste_while_busy: bool = True
-    # on its screen's last line while a turn runs: a turn that ended with no receipt of it (GitHub Copilot
-    # CLI writes none when its model call fails or the turn is interrupted) is read there
-    working_screens: tuple[str, ...] = ()
     # its permission hook takes an allow that adds a rule for the session (`the-loop allow always`);
     # a hook that refuses one opens its own dialog in the pane instead
     session_rules: bool = False

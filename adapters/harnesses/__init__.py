@@ -5,9 +5,8 @@ what it brings; nothing outside its package names it. A package may hold:
   `receipts` names the package whose hooks a spawn gets), and `SESSION_RULES` (its permission hook
   takes a rule for the session: `the-loop allow always`), `PERMISSION_MODE` (it takes
   `permissionMode`) and `PASTE_WHILE_BUSY` (False: a prompt typed during a turn may join that turn
-  with no receipt of its own, so the-loop pastes only once the turn has ended) and `WORKING_SCREENS`
-  (what its screen's last line shows while a turn runs: a turn that ended with no receipt is read
-  there). Data only: the configuration reads it (`profiles`).
+  with no receipt of its own, so the-loop pastes only once the turn has ended). Data only: the
+  configuration reads it (`profiles`).
 - `events.py`: `KINDS`, its hooks' own event names read as receipt kinds, and `BLOCKING`, the
   notification types that mean a dialog waits, beside the hook vocabulary every hooks harness
   shares (`adapters.receipts.hook_json`). Light: the lean `sessions list` reads receipts with it.
@@ -49,7 +48,6 @@ class Profile:
     session_rules: bool = False
     permission_mode: bool = False
     paste_while_busy: bool = True
-    working_screens: tuple[str, ...] = ()
 
 
 def names() -> tuple[str, ...]:
@@ -73,7 +71,6 @@ def profiles() -> dict[str, Profile]:
                 session_rules=getattr(module, "SESSION_RULES", False),
                 permission_mode=getattr(module, "PERMISSION_MODE", False),
                 paste_while_busy=getattr(module, "PASTE_WHILE_BUSY", True),
-                working_screens=tuple(getattr(module, "WORKING_SCREENS", ())),
             )
     return found
 

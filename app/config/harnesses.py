@@ -159,8 +159,6 @@ SESSION_RULES = frozenset(name for name, profile in _PROFILES.items() if profile
 PERMISSION_MODES = frozenset(name for name, profile in _PROFILES.items() if profile.permission_mode)
 # the hooks of an agent that takes a prompt typed during its turn into that turn, unconfirmed
 JOINS_RUNNING_TURN = frozenset(name for name, profile in _PROFILES.items() if not profile.paste_while_busy)
-# the hooks of an agent whose turn may end with no receipt, and what its screen shows while one runs
-WORKING_SCREENS: Mapping[str, tuple[str, ...]] = {name: profile.working_screens for name, profile in _PROFILES.items()}
 
 
 def check_harnesses(harnesses: dict[str, HarnessSettings]) -> dict[str, HarnessSettings]:

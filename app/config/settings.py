@@ -17,7 +17,6 @@ from app.config.harnesses import (
     BUILTIN_HARNESSES,
     JOINS_RUNNING_TURN,
     SESSION_RULES,
-    WORKING_SCREENS,
     HarnessSettings,
     merge_harnesses,
 )
@@ -183,7 +182,6 @@ class Settings(BaseSettings):
             trust_workdir=harness.trust_workdir,
             session_rules=harness.receipts in SESSION_RULES,
             paste_while_busy=harness.receipts not in JOINS_RUNNING_TURN,
-            working_screens=WORKING_SCREENS.get(harness.receipts, ()),
             unvouched_args=harness.unvouched_args,
             env=tuple(harness.env.items()),
             pass_env=harness.pass_env,

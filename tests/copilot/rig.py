@@ -24,8 +24,6 @@ CLOSED = "http://127.0.0.1:9"  # every proxy points at a closed port: nothing le
 PLUGIN = "the-loop-receipts"
 # Claude Code's names: a plugin's hooks under them get Claude Code's snake_case fields
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse", "Stop", "Notification")
-# not handed by the-loop, hooked here to pin why: it fires for a retried call as for the last one
-ERROR = "ErrorOccurred"
 
 
 def hook_plugin(folder: Path, receipts: Path) -> Path:
@@ -35,9 +33,7 @@ def hook_plugin(folder: Path, receipts: Path) -> Path:
     (folder / "hooks").mkdir(parents=True)
     manifest = {"name": PLUGIN, "version": "1.0.0", "description": "the-loop's receipts"}
     (folder / "plugin.json").write_text(json.dumps(manifest), encoding="utf-8")
-    (folder / "hooks" / "hooks.json").write_text(
-        json.dumps({"hooks": dict.fromkeys((*EVENTS, ERROR), entry)}), encoding="utf-8"
-    )
+    (folder / "hooks" / "hooks.json").write_text(json.dumps({"hooks": dict.fromkeys(EVENTS, entry)}), encoding="utf-8")
     return folder
 
 

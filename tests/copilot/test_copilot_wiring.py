@@ -10,7 +10,6 @@ import pytest
 
 from adapters.agents.receipt_line import hook_command
 from adapters.harnesses.copilot.hooks import EVENTS, PLUGIN_FOLDER, receipt_channel
-from adapters.harnesses.copilot.profile import WORKING_SCREENS
 from adapters.harnesses.copilot.trust import CopilotTrust
 from app.config.settings import Settings
 from domain.errors import TrustError
@@ -28,13 +27,6 @@ def test_copilot_is_a_built_in_harness_started_with_the_id_the_loop_chose_and_re
     )
     assert spec.argv("c-1", resume=False) == ("copilot", "--no-auto-update", "--session-id", "c-1", "-i")
     assert spec.argv("c-1", resume=True) == ("copilot", "--no-auto-update", "--resume", "c-1", "-i")
-
-
-def test_copilot_is_pasted_into_only_between_turns_and_its_screen_tells_a_turn_that_ended_unsaid() -> None:
-    spec = Settings().harness_spec("copilot")
-
-    assert (spec.paste_while_busy, spec.working_screens) == (False, WORKING_SCREENS)
-    assert Settings().harness_spec("claude").working_screens == ()
 
 
 def test_a_spawn_is_handed_a_plugin_in_its_receipt_folder_whose_hooks_write_receipts_there(tmp_path: Path) -> None:

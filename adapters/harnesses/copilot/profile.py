@@ -15,6 +15,3 @@ PROFILE = {
     "trustWorkdir": True,
 }
 PASTE_WHILE_BUSY = False  # a message typed during a turn joins it, with no prompt hook: paste when ready or idle
-# its screen's last line while a turn runs (80 columns or more); a turn whose model call failed or that
-# was interrupted ends with no hook at all, its last line then back to its key hints
-WORKING_SCREENS = ("esc esc interrupt",)

@@ -106,29 +106,7 @@ class HarnessWatch:
         looks = SCREEN_LOOKS if settled else 1
         if state.accepts_prompts and harness.blocked_screens and self._shows_dialog(record, probe, harness, looks):
             return HarnessState.BLOCKED
-        if state is HarnessState.BUSY and harness.working_screens and self._turn_over(record, probe, harness, looks):
-            return HarnessState.IDLE
         return state
-
-    def _turn_over(self, record: SessionRecord, probe: Probe, harness: HarnessSpec, looks: int) -> bool:
-        """Its receipts say a turn runs, yet its screen's last line does not (a turn that failed on
-        its model call or was interrupted, of which the harness writes no receipt): believed once two
-        looks agree, or on the one look a view takes. Only the last line counts, never the text above
-        it, which a comment's words may fill; a blank screen (tmux did not answer) says nothing."""
-        pane = probe.pane or record.pane_id
-        if not pane:
-            return False
-        previous = None
-        for look in range(looks):
-            if look:
-                self._clock.sleep(SCREEN_SETTLE_SECONDS)
-            lines = self._tmux.screen(record.target, pane, lines=SCREEN_LINES).rstrip().splitlines()
-            if not lines or any(text in lines[-1] for text in harness.working_screens):
-                return False
-            if lines[-1] == previous:
-                return True
-            previous = lines[-1]
-        return looks == 1
 
     def _shows_dialog(self, record: SessionRecord, probe: Probe, harness: HarnessSpec, looks: int) -> bool:
         """A dialog the hooks do not report (Gemini CLI's sign-in) shows on the screen — on any look,
