@@ -173,6 +173,8 @@ def _configs(settings: Settings) -> Configs:
         hibernate_after_seconds=settings.routing.hibernate_after_seconds,
         min_free_memory=_mib(settings.cluster.min_free_memory_mib),
         free_memory=free_memory,
+        prices=settings.pricing.table(),
+        budgets=settings.budget_list,
     )
 
 

@@ -194,8 +194,21 @@ class Event(enum.Enum):
         "The agent's turn for a delivered comment ended (`failed` when it ended in an error), with its agent's "
         "memory then (`rss_mib`) and what the turn cost as the agent's own transcript says it: `tokens_in` (input "
         "neither written to nor read from the prompt cache), `tokens_out`, `cache_write`, `cache_read` and the "
-        "`model`; or `usage: unknown` and why (`usage_reason`: not written whole yet, a record of a shape not "
-        "pinned, a harness with no reader).",
+        "`model`, and `usd_estimated` at the price table's prices (absent: the model has no price); or `usage: "
+        "unknown` and why (`usage_reason`: not written whole yet, a record of a shape not pinned, a harness with "
+        "no reader).",
+    )
+    BUDGET_WARNED = (
+        "budget.warned",
+        "What a budget covers (`budget`, `subject`, `period`) has spent 80% of its allowance (`spent_usd`, "
+        "`allowed_usd`, `spent_tokens`, `allowed_tokens`): the item (`work_item`) whose turn got it there is told "
+        "once.",
+    )
+    BUDGET_REACHED = (
+        "budget.reached",
+        "A budget's allowance is spent for what it covers (`budget`, `subject`, `period`): comments it covers "
+        "wait, none is pasted, until it is raised (`the-loop budget raise`) or its next period; a turn under way "
+        "goes on. Said once an item, with a notice on it.",
     )
     SESSION_LEFTOVER_ENDED = (
         "session.leftover_ended",

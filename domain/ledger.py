@@ -69,6 +69,7 @@ class Turn:
     comment_id: str
     kind: CommentKind
     spawn: str
+    author: str = ""  # the comment's author, as the tracker gave it: whose comment the turn's cost is ("": a start's)
 
 
 @dataclass(frozen=True, slots=True)

@@ -192,3 +192,20 @@ def _where(comment: Comment) -> str:
     comment_id = safe_id(comment.id)
     link = comment.url if _SAFE_URL.match(comment.url) else ""
     return f"[comment {comment_id}]({link})" if link else f"comment {comment_id}"
+
+
+def budget_notice(item: WorkItemRef, *, budget: str, standing: str, reached: bool, again: str = "") -> str:
+    """A budget covering the item spent 80% (`reached` False) or all of its allowance. Every value is
+    the-loop's own: the budget's key from the configuration, figures, a date."""
+    if not reached:
+        return (
+            f"{_HEADER}This item's agent has spent **80% of the budget `{budget}`**: {standing}. Once it is "
+            "all spent, comments on it wait (kept, not lost) and nothing more is pasted into the agent.\n"
+        )
+    restart = f" It starts again {again}." if again else ""
+    return (
+        f"{_HEADER}The budget **`{budget}` is spent**: {standing}. Comments on this item now wait — kept, "
+        f"not lost — and nothing more is pasted into its agent; a turn under way goes on.{restart}\n\n"
+        f"To go on, the operator raises it: `the-loop budget raise {budget} --usd <dollars>` (or `--tokens`), "
+        f"or changes `budgets` in the configuration (item: {item}).\n"
+    )

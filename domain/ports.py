@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # annotations only: importing the ports costs a command's sta
         WorkItem,
     )
     from domain.refs import RepoRef, TmuxTarget, WorkItemRef
+    from domain.spending import Spent, TurnCost
     from domain.usage import Usage
     from domain.vouching import Checkout
     from domain.webhook import InboxEntry
@@ -298,6 +299,29 @@ class StateStore(Protocol):
     def meta(self) -> Mapping[str, str]: ...
 
     def save_meta(self, key: str, value: str) -> None: ...
+
+    def record_cost(self, cost: TurnCost) -> bool:
+        """Keep what one turn cost, once: False (nothing written) when its item's comment has a cost
+        already (another host, or a second read, recorded it)."""
+
+    def costs(self, *, since: datetime | None = None, item: WorkItemRef | None = None) -> list[TurnCost]:
+        """The turns' costs ended at `since` or later (all: None), of `item` only when given, oldest first."""
+
+    def spent(
+        self,
+        *,
+        since: datetime | None = None,
+        item: WorkItemRef | None = None,
+        repo: str | None = None,
+        label: str | None = None,
+        author: str | None = None,
+    ) -> dict[str, Spent]:
+        """What the turns ended at `since` or later cost, by repository (`owner/name`): only those of
+        `item`, of repository `repo`, carrying `label`, or started by `author`'s comments (each
+        case-insensitive), when given."""
+
+    def mark_once(self, mark: str, at: datetime) -> bool:
+        """Set `mark` if it is not set: True the first time, on every host sharing the store."""
 
 
 class WorkspacePort(Protocol):

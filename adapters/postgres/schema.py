@@ -30,8 +30,18 @@ _CLUSTER = (
     "CREATE TABLE listings (repo TEXT NOT NULL, item TEXT NOT NULL, data TEXT NOT NULL, label TEXT NOT NULL,"
     " history BOOLEAN NOT NULL, state TEXT NOT NULL, PRIMARY KEY (repo, item))",
 )
+# one row a turn the-loop started and saw end, with what it cost; and the notices budgets gave, once each
+_SPENDING = (
+    "CREATE TABLE turn_costs (item TEXT NOT NULL, comment TEXT NOT NULL, ended_at TEXT NOT NULL,"
+    " repo TEXT NOT NULL, harness TEXT NOT NULL, author TEXT NOT NULL, labels TEXT NOT NULL, model TEXT NOT NULL,"
+    " known INTEGER NOT NULL, tokens_in BIGINT NOT NULL, tokens_out BIGINT NOT NULL,"
+    " cache_write BIGINT NOT NULL, cache_read BIGINT NOT NULL, micro_dollars BIGINT,"
+    " PRIMARY KEY (item, comment))",
+    "CREATE INDEX turn_costs_by_time ON turn_costs (ended_at)",
+    "CREATE TABLE budget_marks (mark TEXT PRIMARY KEY, at TEXT NOT NULL)",
+)
 STATE_SCHEMA = Schema(
-    version=3,
+    version=4,
     tables=(
         "CREATE TABLE the_loop_schema (version INTEGER NOT NULL)",
         "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -41,12 +51,15 @@ STATE_SCHEMA = Schema(
         "CREATE TABLE cursors (repo TEXT PRIMARY KEY, cursor TEXT NOT NULL)",
         _INBOX,
         *_CLUSTER,
+        *_SPENDING,
     ),
     migrations=(
         # 1 -> 2: comments kept for their items until worked (a repository's read, a webhook's)
         (_INBOX,),
         # 2 -> 3: several hosts sharing the work (hosts, leases, shared listings)
         _CLUSTER,
+        # 3 -> 4: what each turn cost, and the budgets' notices
+        _SPENDING,
     ),
 )
 

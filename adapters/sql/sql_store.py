@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from adapters.sql.spending_rows import SpendingRows
 from adapters.sql.state_codec import (
     decode_comment,
     decode_ledger,
@@ -26,7 +27,7 @@ from domain.ports import StateStore
 from domain.refs import RepoRef, WorkItemRef
 from domain.webhook import InboxEntry
 
-Params = tuple[str | int, ...]
+Params = tuple[str | int | None, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,13 +37,14 @@ class Dialect:
 
     placeholder: str  # `?` (sqlite3) or `%s` (psycopg)
     inbox_index: str  # counts the bytes of a TEXT column: SQLite before 3.43 has no octet_length
+    has_label: str  # a turn's labels (`\n`-joined, one around them too) hold the one given
 
     def sql(self, statement: str) -> str:
         return statement if self.placeholder == "?" else statement.replace("?", self.placeholder)
 
 
-SQLITE = Dialect("?", "SELECT item, comment, created_at, LENGTH(CAST(data AS BLOB)) FROM inbox")
-POSTGRES = Dialect("%s", "SELECT item, comment, created_at, octet_length(data) FROM inbox")
+SQLITE = Dialect("?", "SELECT item, comment, created_at, LENGTH(CAST(data AS BLOB)) FROM inbox", "instr(labels, ?) > 0")
+POSTGRES = Dialect("%s", "SELECT item, comment, created_at, octet_length(data) FROM inbox", "strpos(labels, ?) > 0")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +74,7 @@ _SESSIONS = _Versioned(
 )
 
 
-class SqlStateStore(StateStore):
+class SqlStateStore(SpendingRows, StateStore):
     """The `StateStore` port over the tables both backends create alike. A subclass opens the
     connection, names the store in errors (`where`), and supplies `transaction()` (its outermost one
     keeps other processes and hosts apart; a nested one is a savepoint) and `_execute`."""
@@ -87,10 +89,10 @@ class SqlStateStore(StateStore):
     def _execute(self, sql: str, params: Params) -> tuple[list[tuple[Any, ...]], int]:
         """Run one statement; its rows and how many rows it changed. Driver errors as `StateError`."""
 
-    def _run(self, sql: str, *params: str | int) -> list[tuple[Any, ...]]:
+    def _run(self, sql: str, *params: str | int | None) -> list[tuple[Any, ...]]:
         return self._execute(self.dialect.sql(sql), params)[0]
 
-    def _change(self, sql: str, *params: str | int) -> int:
+    def _change(self, sql: str, *params: str | int | None) -> int:
         return self._execute(self.dialect.sql(sql), params)[1]
 
     def _write(self, sql: str, *params: str) -> None:

@@ -13,9 +13,19 @@ _INBOX = (
     "CREATE TABLE IF NOT EXISTS inbox (item TEXT NOT NULL, comment TEXT NOT NULL, created_at TEXT NOT NULL,"
     " data TEXT NOT NULL, PRIMARY KEY (item, comment))"
 )
+# one row a turn the-loop started and saw end, with what it cost; and the notices budgets gave, once each
+_SPENDING = (
+    "CREATE TABLE IF NOT EXISTS turn_costs (item TEXT NOT NULL, comment TEXT NOT NULL, ended_at TEXT NOT NULL,"
+    " repo TEXT NOT NULL, harness TEXT NOT NULL, author TEXT NOT NULL, labels TEXT NOT NULL, model TEXT NOT NULL,"
+    " known INTEGER NOT NULL, tokens_in INTEGER NOT NULL, tokens_out INTEGER NOT NULL,"
+    " cache_write INTEGER NOT NULL, cache_read INTEGER NOT NULL, micro_dollars INTEGER,"
+    " PRIMARY KEY (item, comment))",
+    "CREATE INDEX IF NOT EXISTS turn_costs_by_time ON turn_costs (ended_at)",
+    "CREATE TABLE IF NOT EXISTS budget_marks (mark TEXT PRIMARY KEY, at TEXT NOT NULL)",
+)
 STATE_SCHEMA = Schema(
     label="state store",
-    version=3,
+    version=4,
     tables=(
         "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
         "CREATE TABLE IF NOT EXISTS ledgers (item TEXT PRIMARY KEY, data TEXT NOT NULL,"
@@ -24,6 +34,7 @@ STATE_SCHEMA = Schema(
         " version INTEGER NOT NULL DEFAULT 1)",
         "CREATE TABLE IF NOT EXISTS cursors (repo TEXT PRIMARY KEY, cursor TEXT NOT NULL)",
         _INBOX,
+        *_SPENDING,
     ),
     migrations=(
         # 1 -> 2: versioned rows for compare-and-set saves; a row stored before is at version 1
@@ -33,6 +44,8 @@ STATE_SCHEMA = Schema(
         ),
         # 2 -> 3: comments kept for their items until worked (a repository's read, a webhook's)
         (_INBOX,),
+        # 3 -> 4: what each turn cost, and the budgets' notices
+        _SPENDING,
     ),
 )
 SCHEMA_VERSION = STATE_SCHEMA.version

@@ -125,7 +125,10 @@ def encode_ledger(ledger: Ledger) -> str:
             },
             "paused": ledger.paused,
             "stopped": ledger.stopped,
-            "turns": [{"comment": t.comment_id, "kind": t.kind.value, "spawn": t.spawn} for t in ledger.turns],
+            "turns": [
+                {"comment": t.comment_id, "kind": t.kind.value, "spawn": t.spawn, "author": t.author}
+                for t in ledger.turns
+            ],
             "horizon": _when(ledger.horizon),
             "unrouted_noticed": ledger.unrouted_noticed,
         }
@@ -159,7 +162,10 @@ def decode_ledger(text: str, *, version: int) -> Ledger:
         ),
         paused=bool(data.get("paused", False)),
         stopped=bool(data.get("stopped", False)),
-        turns=tuple(Turn(t["comment"], CommentKind(t["kind"]), t["spawn"]) for t in data.get("turns", ())),
+        turns=tuple(
+            Turn(t["comment"], CommentKind(t["kind"]), t["spawn"], author=t.get("author", ""))
+            for t in data.get("turns", ())
+        ),
         horizon=_from_when(data.get("horizon")),
         unrouted_noticed=bool(data.get("unrouted_noticed", False)),
     )

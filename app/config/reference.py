@@ -67,10 +67,16 @@ def render_config_reference() -> str:
     for name, field in Settings.model_fields.items():
         alias = field.alias or name
         section = _model_of(field.annotation)
-        assert section is not None
+        args = get_args(field.annotation)
+        entry = _model_of(args[0]) if get_origin(field.annotation) is tuple and args else None  # a list of blocks
+        assert section is not None or entry is not None
         lines += [f"## `{alias}`", "", field.description or "", ""]
         lines += ["| key | default | environment | meaning |", "|---|---|---|---|"]
-        lines += [_row(key, value) for key, value in _leaves(section, (alias,))]
+        if section is not None:
+            lines += [_row(key, value) for key, value in _leaves(section, (alias,))]
+        else:
+            assert entry is not None
+            lines += [_row((alias,), field), *(_row(key, value) for key, value in _leaves(entry, (alias, "[]")))]
         lines.append("")
     lines += _builtin_harnesses() + _embedded_defaults() + ["## Example", "", "```yaml", EXAMPLE.rstrip(), "```"]
     return "\n".join(lines) + "\n"

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic.alias_generators import to_camel
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
@@ -31,6 +31,7 @@ from app.config.sections import (
     UiSettings,
     WebhookSettings,
 )
+from app.config.spending import BudgetSettings, PricingSettings
 from domain.cluster import LeaseTiming
 from domain.errors import MissingVariable
 from domain.ledger import Authorized
@@ -38,6 +39,7 @@ from domain.model import HarnessSpec, Reaction, Source, SpawnMode
 from domain.receipts import ReceiptMode
 from domain.refs import DEFAULT_HOST, RepoRef, WorkItemRef
 from domain.routing import RepoPattern, Rule
+from domain.spending import Budget
 
 PYTHON_PLACEHOLDER = "{python}"
 
@@ -69,6 +71,13 @@ class Settings(BaseSettings):
     ui: UiSettings = Field(default=UiSettings(), description="The fleet page.")
     integrations: IntegrationSettings = Field(default=IntegrationSettings(), description="External tools.")
     event_log: EventLogSettings = Field(default=EventLogSettings(), description="The append-only event log.")
+    pricing: PricingSettings = Field(
+        default=PricingSettings(), description="What models' tokens cost, over the pinned table (docs/costs.md)."
+    )
+    budgets: tuple[BudgetSettings, ...] = Field(
+        default=(),
+        description="Allowances of money or tokens; once one is spent the comments it covers wait (docs/costs.md).",
+    )
 
     @classmethod
     def settings_customise_sources(
@@ -82,6 +91,22 @@ class Settings(BaseSettings):
         # the YAML document arrives as init kwargs; listing the environment first makes it win.
         # Our own source: pydantic-settings' loses either the prefix of aliased keys or JSON lists.
         return LoopEnvironment(settings_cls), init_settings
+
+    @field_validator("budgets")
+    @classmethod
+    def _budgets_named_once(cls, budgets: tuple[BudgetSettings, ...]) -> tuple[BudgetSettings, ...]:
+        """A budget is named by its scope and match (`the-loop budget raise day`): two alike could not be told apart."""
+        seen: dict[str, int] = {}
+        for index, entry in enumerate(budgets):
+            key = entry.budget.key
+            if key in seen:
+                raise ValueError(f"[{index}]: the same scope and match as [{seen[key]}] ({key}); give one allowance")
+            seen[key] = index
+        return budgets
+
+    @property
+    def budget_list(self) -> tuple[Budget, ...]:
+        return tuple(entry.budget for entry in self.budgets)
 
     # -- what the use cases need ----------------------------------------------------------
 

@@ -32,6 +32,7 @@ from app.usecases.delivery.item_worker import ItemWorker, WorkerConfig
 from app.usecases.delivery.parking import Parking
 from app.usecases.delivery.secret import receipt_secret
 from app.usecases.delivery.spawner import SpawnConfig, Spawner
+from app.usecases.delivery.spending import Spending
 from app.usecases.delivery.switching import HarnessSwitch
 from app.usecases.delivery.watch import HarnessWatch
 from app.usecases.delivery.workspaces import WorkspaceConfig, Workspaces
@@ -55,8 +56,10 @@ from domain.ports import (
     UsagePort,
     WorkspacePort,
 )
+from domain.pricing import PriceTable
 from domain.refs import WorkItemRef
 from domain.routing import Routing
+from domain.spending import Budget
 from domain.webhook import InboxLimits
 
 
@@ -145,6 +148,8 @@ class Configs:
     hibernate_after_seconds: float | None = None  # `routing.hibernateAfterSeconds` (None: off)
     min_free_memory: int | None = None  # `cluster.minFreeMemoryMiB`, in bytes (None: off)
     free_memory: Callable[[], int | None] = lambda: None  # the host's available memory, in bytes
+    prices: PriceTable = field(default_factory=lambda: PriceTable((), dated=""))  # `pricing` over the pinned table
+    budgets: tuple[Budget, ...] = ()  # `budgets`
 
 
 class UseCases:
@@ -285,13 +290,21 @@ class UseCases:
         )  # fmt: skip
 
     @cached_property
+    def spending(self) -> Spending:
+        configs = self.configs
+        return Spending(
+            store=self.ports.store, prices=configs.prices, budgets=configs.budgets,
+            clock=self.ports.clock, events=self.ports.events, notify=self.feedback.notify,
+        )  # fmt: skip
+
+    @cached_property
     def worker(self) -> ItemWorker:
         configs = self.configs
         return ItemWorker(
             uow=self.uow, intake=self.intake, delivery=self.delivery,
             controls=self.controls, watch=self.watch, feedback=self.feedback, parking=self.parking, asks=self.asks,
             switch=self.switch, config=WorkerConfig(secret=self.secret, trigger=configs.trigger, host=configs.host),
-            routing=self.routing, usage=self.ports.usage,
+            routing=self.routing, usage=self.ports.usage, spending=self.spending,
         )  # fmt: skip
 
     @cached_property

@@ -39,7 +39,8 @@ def test_an_empty_database_gets_the_loops_tables_at_the_current_schema_version(p
 
     tables_made = [t for (t,) in tables(postgres, dbname)]
     assert tables_made == [
-        "cursors", "hosts", "inbox", "leases", "ledgers", "listings", "meta", "sessions", "the_loop_schema"
+        "budget_marks", "cursors", "hosts", "inbox", "leases", "ledgers", "listings", "meta", "sessions",
+        "the_loop_schema", "turn_costs",
     ]  # fmt: skip
     assert postgres.sql(dbname, "SELECT version FROM the_loop_schema") == [(STATE_SCHEMA.version,)]
 
@@ -194,7 +195,7 @@ def test_the_server_a_dsn_names_is_shown_without_its_password_and_a_message_hold
     assert server.hide("FATAL: role loop with pw-7f3a refused") == "FATAL: role loop with ******** refused"
 
 
-def test_a_schema_2_database_gains_the_cluster_tables_keeping_its_rows(postgres: PgCluster) -> None:
+def test_a_schema_2_database_gains_the_cluster_and_cost_tables_keeping_its_rows(postgres: PgCluster) -> None:
     dbname = postgres.new_database()
     schema_2 = Schema(version=2, tables=STATE_SCHEMA.tables[:6], migrations=STATE_SCHEMA.migrations[:1])
     opened_at(postgres, dbname, schema_2)
@@ -202,6 +203,6 @@ def test_a_schema_2_database_gains_the_cluster_tables_keeping_its_rows(postgres:
 
     PostgresStateStore(postgres.dsn(dbname)).close()
 
-    assert postgres.sql(dbname, "SELECT version FROM the_loop_schema") == [(3,)]
+    assert postgres.sql(dbname, "SELECT version FROM the_loop_schema") == [(STATE_SCHEMA.version,)] == [(4,)]
     assert postgres.sql(dbname, "SELECT key, value FROM meta") == [("kept", "yes")]
-    assert {"hosts", "leases", "listings"} <= {t for (t,) in tables(postgres, dbname)}
+    assert {"hosts", "leases", "listings", "turn_costs", "budget_marks"} <= {t for (t,) in tables(postgres, dbname)}

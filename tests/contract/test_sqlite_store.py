@@ -16,6 +16,7 @@ from domain.errors import StateError
 from domain.ledger import Ledger
 from domain.model import Comment, PostedRequest, SessionRecord
 from domain.refs import WorkItemRef
+from domain.spending import TurnCost
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -159,9 +160,11 @@ def test_a_version_one_file_is_migrated_its_rows_read_at_version_one_and_saves_m
 
     assert (read, saved.version) == (replace(ledger, version=1), 2)
     assert store.session(item) == SessionRecord(item, "claude", "sid-1", "/w", version=1)
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,) == (3,)
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,) == (4,)
     store.inbox_add([Comment("5", item, "alice", "kept", datetime(2025, 1, 2, tzinfo=UTC))])
     assert [c.body for c in store.inbox(item)] == ["kept"]  # version 3's inbox, made by the migration
+    cost = TurnCost(item, "5", datetime(2025, 1, 3, tzinfo=UTC), "claude", author="alice")
+    assert store.record_cost(cost) and store.costs() == [cost]  # version 4's turn costs, made by the migration
 
 
 def test_a_reopened_store_keeps_its_data_and_schema(tmp_path: Path) -> None:

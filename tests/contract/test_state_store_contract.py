@@ -18,6 +18,8 @@ from domain.model import ClosedBy, Comment, CommentKind, SessionRecord, SessionS
 from domain.park import FailedTurn, Park, ParkCause, ParkRule
 from domain.ports import StateStore
 from domain.refs import Naming, RepoRef, WorkItemRef
+from domain.spending import Spent, TurnCost
+from domain.usage import TurnUsage
 from tests.contract.state_backends import (
     Backend,
     count_in_threads,
@@ -436,3 +438,67 @@ def test_an_inbox_write_inside_a_failed_transaction_keeps_nothing(store: StateSt
 
     again = reopened(store)
     assert (again.inbox(ITEM), again.cursor(REPO)) == ([], None)
+
+
+def cost(comment_id: str, item: WorkItemRef = ITEM, *, minutes: int = 0, **changes: Any) -> TurnCost:
+    base = TurnCost(
+        item=item,
+        comment_id=comment_id,
+        ended_at=T0 + timedelta(minutes=minutes),
+        harness="claude",
+        author="Alice",
+        labels=frozenset({"loop", "bug"}),
+        usage=TurnUsage(input=10, output=20, cache_write=30, cache_read=40, model="claude-sonnet-4-5"),
+        micro_dollars=1234,
+    )
+    return replace(base, **changes)
+
+
+def test_a_turns_cost_is_kept_once_and_read_back_whole(store: StateStore) -> None:
+    first = cost("c1")
+    assert store.record_cost(first) is True
+    assert store.record_cost(replace(first, micro_dollars=9, harness="codex")) is False  # a second read, another host
+
+    (kept,) = reopened(store).costs()
+    assert kept == replace(first, author="alice")  # logins are kept casefolded
+
+
+def test_a_turn_with_unknown_usage_or_no_price_is_kept_as_such(store: StateStore) -> None:
+    store.record_cost(cost("unknown", usage=None, micro_dollars=None, labels=frozenset()))
+    store.record_cost(cost("tokens-only", minutes=1, micro_dollars=None))
+
+    unknown, tokens_only = store.costs()
+    assert (unknown.usage, unknown.micro_dollars, unknown.labels) == (None, None, frozenset())
+    assert tokens_only.usage is not None and tokens_only.micro_dollars is None
+    assert store.spent() == {"acme/widgets": Spent(micro_dollars=0, tokens=100, turns=2, unknown=1, priced=0)}
+
+
+def test_costs_are_read_from_a_time_on_and_for_one_item(store: StateStore) -> None:
+    for at, (cid, item) in enumerate([("a", ITEM), ("b", OTHER), ("c", ITEM)]):
+        store.record_cost(cost(cid, item, minutes=at * 60))
+
+    assert [c.comment_id for c in store.costs()] == ["a", "b", "c"]
+    assert [c.comment_id for c in store.costs(since=T0 + timedelta(minutes=60))] == ["b", "c"]
+    assert [c.comment_id for c in store.costs(item=ITEM)] == ["a", "c"]
+    assert store.costs(since=T0 + timedelta(days=1)) == []
+
+
+def test_what_was_spent_is_summed_by_repository_for_an_item_repository_label_or_author(store: StateStore) -> None:
+    elsewhere = WorkItemRef.parse("github:acme/gadgets#3")
+    store.record_cost(cost("a"))
+    store.record_cost(cost("b", OTHER, minutes=1, author="bob", labels=frozenset({"loop"})))
+    store.record_cost(cost("c", elsewhere, minutes=2, micro_dollars=66))
+    one = Spent(micro_dollars=1234, tokens=100, turns=1, priced=1)
+
+    assert store.spent() == {"acme/widgets": one + one, "acme/gadgets": replace(one, micro_dollars=66)}
+    assert store.spent(item=ITEM) == {"acme/widgets": one}
+    assert store.spent(repo="acme/gadgets") == {"acme/gadgets": replace(one, micro_dollars=66)}
+    assert store.spent(label="BUG") == {"acme/widgets": one, "acme/gadgets": replace(one, micro_dollars=66)}
+    assert store.spent(label="bu") == {}  # a whole label, never a part of one
+    assert store.spent(author="BOB") == {"acme/widgets": one}
+    assert store.spent(since=T0 + timedelta(minutes=2)) == {"acme/gadgets": replace(one, micro_dollars=66)}
+
+
+def test_a_mark_is_set_once(store: StateStore) -> None:
+    assert store.mark_once("budget day 2025-03-01 warned acme/widgets#7", T0) is True
+    assert reopened(store).mark_once("budget day 2025-03-01 warned acme/widgets#7", T0) is False

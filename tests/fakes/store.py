@@ -6,12 +6,14 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 
 from domain.errors import StaleWrite, StateError
 from domain.ledger import Ledger
 from domain.model import Comment, SessionRecord
 from domain.ports import StateStore
 from domain.refs import RepoRef, WorkItemRef
+from domain.spending import Spent, TurnCost
 from domain.webhook import InboxEntry
 
 
@@ -22,6 +24,8 @@ class _Tables:
     cursors: dict[RepoRef, str] = field(default_factory=dict)
     meta: dict[str, str] = field(default_factory=dict)
     inbox: dict[WorkItemRef, dict[str, Comment]] = field(default_factory=dict)
+    costs: dict[tuple[WorkItemRef, str], TurnCost] = field(default_factory=dict)
+    marks: dict[str, datetime] = field(default_factory=dict)
 
     def copy(self) -> _Tables:
         # values are frozen dataclasses, so copying the dicts is a full snapshot
@@ -32,6 +36,8 @@ class _Tables:
             cursors=dict(self.cursors),
             meta=dict(self.meta),
             inbox={item: dict(kept) for item, kept in self.inbox.items()},
+            costs=dict(self.costs),
+            marks=dict(self.marks),
         )
 
 
@@ -162,6 +168,50 @@ class FakeStateStore(StateStore):
     def save_meta(self, key: str, value: str) -> None:
         with self._write():
             self.tables.meta[key] = value
+
+    def record_cost(self, cost: TurnCost) -> bool:
+        with self._write():
+            if (cost.item, cost.comment_id) in self.tables.costs:
+                return False
+            self.tables.costs[(cost.item, cost.comment_id)] = replace(cost, author=cost.author.casefold())
+            return True
+
+    def costs(self, *, since: datetime | None = None, item: WorkItemRef | None = None) -> list[TurnCost]:
+        with self._lock:
+            found = [
+                c
+                for c in self.tables.costs.values()
+                if (since is None or c.ended_at >= since) and (item is None or c.item == item)
+            ]
+        return sorted(found, key=lambda c: c.ended_at)
+
+    def spent(
+        self,
+        *,
+        since: datetime | None = None,
+        item: WorkItemRef | None = None,
+        repo: str | None = None,
+        label: str | None = None,
+        author: str | None = None,
+    ) -> dict[str, Spent]:
+        by_repo: dict[str, Spent] = {}
+        for cost in self.costs(since=since, item=item):
+            name = f"{cost.item.repo.owner}/{cost.item.repo.name}"
+            if repo is not None and name != repo:
+                continue
+            if label is not None and label.casefold() not in cost.labels:
+                continue
+            if author is not None and cost.author != author.casefold():
+                continue
+            by_repo[name] = by_repo.get(name, Spent()) + Spent.of(cost)
+        return by_repo
+
+    def mark_once(self, mark: str, at: datetime) -> bool:
+        with self._write():
+            if mark in self.tables.marks:
+                return False
+            self.tables.marks[mark] = at
+            return True
 
 
 def _version(row: Ledger | SessionRecord | None) -> int:

@@ -28,9 +28,11 @@ from domain.cluster import LeaseTiming
 from domain.ledger import PRUNE_MARGIN, Authorized, Ledger
 from domain.model import Comment, HarnessSpec, SessionRecord, Source, SpawnMode
 from domain.ports import ClusterPort, ReceiptPort, TmuxPort, TrustPort, UsagePort
+from domain.pricing import PriceTable
 from domain.receipts import ReceiptMode
 from domain.refs import RepoRef, WorkItemRef
 from domain.routing import Rule
+from domain.spending import Budget
 from domain.webhook import InboxLimits
 from tests.fakes.clock import FakeClock
 from tests.fakes.events import RecordingEvents
@@ -109,6 +111,8 @@ class World:
     hibernate_after_seconds: float | None = None  # routing.hibernateAfterSeconds (None: off)
     min_free_memory: int | None = None  # cluster.minFreeMemoryMiB, in bytes (None: off)
     free_memory: int | None = None  # the host's available memory the admission reads (None: unread)
+    prices: PriceTable = field(default_factory=lambda: PriceTable((), dated=""))  # pricing (none: tokens only)
+    budgets: tuple[Budget, ...] = ()  # budgets
 
     def __post_init__(self) -> None:
         ids = (f"sid-{n}" for n in itertools.count(1))
@@ -166,6 +170,8 @@ class World:
             hibernate_after_seconds=self.hibernate_after_seconds,
             min_free_memory=self.min_free_memory,
             free_memory=lambda: self.free_memory,
+            prices=self.prices,
+            budgets=self.budgets,
         )
 
     # --- the use cases, as the container has them ------------------------------------

@@ -4,7 +4,7 @@ order — each delivered only when its harness confirms it."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from app.usecases.cycle.intake import Intake, Listing
 from app.usecases.delivery.asks import Asks
@@ -12,6 +12,7 @@ from app.usecases.delivery.control import Controls
 from app.usecases.delivery.delivery import Delivery
 from app.usecases.delivery.feedback import Feedback
 from app.usecases.delivery.parking import RESUME, Parking, resume_turn
+from app.usecases.delivery.spending import Spending
 from app.usecases.delivery.subjects import CommentSubject, StartSubject
 from app.usecases.delivery.switching import HarnessSwitch, NotEnded
 from app.usecases.delivery.watch import HarnessWatch
@@ -79,13 +80,14 @@ class ItemWorker(InUnitOfWork):
     config: WorkerConfig
     routing: Routing
     usage: UsagePort
+    spending: Spending
     asks: Asks | None = None
 
     def work(self, item: WorkItem, listing: Listing, *, summary: CycleSummary) -> Worked:
         ledger = self.intake.ledger(item, listing)
         record = self._reactivated(self.store.session(item.ref))
         ledger = self._taken_over(ledger, record)
-        ledger, record = self._turns(ledger, record)
+        ledger, record = self._turns(item, ledger, record)
         if self.asks is not None:
             record = self.asks.look(record)  # what the agent asks, on the item once
         walk = _Walk(item, listing, summary, ledger, record)
@@ -138,6 +140,8 @@ class ItemWorker(InUnitOfWork):
     def _deliver(self, walk: _Walk, comment: Comment) -> None:
         if walk.ledger.paused:
             self._hold(walk, comment)
+        if walk.go_on and not walk.ledger.paused and self.spending.holding(walk.item, author=comment.author or ""):
+            walk.go_on = False  # a budget covering it is spent: it and the comments after it wait
         if walk.ledger.paused or not walk.go_on:
             walk.waiting.append(comment)
             return
@@ -343,7 +347,9 @@ class ItemWorker(InUnitOfWork):
         )
         return self.store.save_ledger(ledger)
 
-    def _turns(self, ledger: Ledger, record: SessionRecord | None) -> tuple[Ledger, SessionRecord | None]:
+    def _turns(
+        self, item: WorkItem, ledger: Ledger, record: SessionRecord | None
+    ) -> tuple[Ledger, SessionRecord | None]:
         """The agent's turn for a delivered comment ended: say so once (🚀 on the comment), with
         what it cost; a turn that failed on the API parks the item (😕 on the comment, one notice)."""
         if not ledger.turns or record is None:
@@ -368,13 +374,20 @@ class ItemWorker(InUnitOfWork):
                 ended = ended.turn_closed(turn.comment_id)
                 rss = self.watch.memory(record)
                 measured = rss if rss is not None else measured
+                usage = self._cost(record, done)
+                cost = self.spending.turn_ended(
+                    item, comment_id=turn.comment_id, author=turn.author, harness=record.harness, usage=usage
+                )
+                money = cost.micro_dollars
+                priced: dict[str, Any] = {} if money is None else {"usd_estimated": money / 1e6}
                 self.events.emit(
                     Event.SESSION_TURN_FINISHED,
                     work_item=str(ledger.item),
                     comment_id=turn.comment_id,
                     delivery_id=delivery,
                     rss_mib=rss // MIB if rss is not None else None,
-                    **usage_fields(self._cost(record, done)),
+                    **usage_fields(usage),
+                    **priced,
                 )
                 stub = Comment(turn.comment_id, ledger.item, None, "", self.clock.now(), kind=turn.kind)
                 self.feedback.react(stub, Reaction.TURN_ENDED)

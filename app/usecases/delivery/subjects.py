@@ -72,7 +72,7 @@ class CommentSubject:
 
     def delivered(self, ledger: Ledger, *, at: datetime, reason: str, spawn: str) -> Ledger:
         resolved = ledger.resolve(self.comment.id, Resolution.DELIVERED, at=at, reason=reason)
-        return resolved.turn_open(Turn(self.comment.id, self.comment.kind, spawn))
+        return resolved.turn_open(Turn(self.comment.id, self.comment.kind, spawn, author=self.comment.author or ""))
 
     def settled(self, ledger: Ledger, kind: Resolution, *, at: datetime, version: str, reason: str) -> Ledger:
         return ledger.resolve(self.comment.id, kind, at=at, version=version, reason=reason)
