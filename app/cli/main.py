@@ -47,6 +47,7 @@ def build_parser() -> Parser:
     # the commands' modules are imported here: `status`, `sessions list` and `events` usually start
     # from `app.cli.fast_reads` and never build this parser
     from app.cli.context import Parser
+    from app.cli.costs import add_budget, add_costs
     from app.cli.init import add_init
     from app.cli.observe import add_doctor, add_events
     from app.cli.operate import add_poll, add_sessions, add_status
@@ -70,6 +71,8 @@ def build_parser() -> Parser:
         add_sessions,
         add_events,
         add_why,
+        add_costs,
+        add_budget,
         add_doctor,
         add_demo,
         add_sandbox,
