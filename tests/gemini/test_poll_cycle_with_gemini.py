@@ -1,7 +1,7 @@
 """Gemini CLI through the-loop's own poll cycle with the real Gemini CLI on real tmux,
 offline: spawn in a never-seen git worktree -> ready -> prompt confirmed by receipt; a comment
-confirmed; one while Gemini is busy; the session killed -> the next comment resumes the same
-conversation (`--resume ID`); a Gemini that exits at once."""
+confirmed, and what its turn cost said at its end; one while Gemini is busy; the session killed ->
+the next comment resumes the same conversation (`--resume ID`); a Gemini that exits at once."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from domain.model import HarnessSpec
 from domain.refs import WorkItemRef
 from tests.claude import loop
 from tests.gemini.rig import GeminiRig, gemini_api, gemini_binary, gemini_rig
-from tests.gemini_standin.server import GeminiStandIn
+from tests.gemini_standin.server import GeminiStandIn, Say
+from tests.gemini_standin.server import Usage as Served
 from tests.real_agents import first_spawn
 from tests.service.world import World
 from tests.tmux_support import wait_for
@@ -61,6 +62,24 @@ def test_a_comment_to_a_ready_gemini_is_confirmed_by_its_receipt(
 ) -> None:
     world, ref, _ = agent
     loop.a_comment_confirmed(world, ref, gemini_api, "please add a test")
+
+
+def test_a_comments_turn_end_says_what_it_cost_as_geminis_record_says_it(
+    agent: tuple[World, WorkItemRef, Path], gemini_api: GeminiStandIn
+) -> None:
+    world, ref, _ = agent
+    wait_for(lambda: loop.idle(world, ref), timeout=120, what="Gemini idle after its earlier turns")
+    gemini_api.reset(fallback=Say("test added", usage=Served(input=40, output=9, cached=30, reasoning=2)))
+    comment = world.comment(ref, "please add another test")
+    world.cycle()
+    wait_for(lambda: loop.idle(world, ref), timeout=60, what="the comment's turn")
+
+    world.cycle()
+
+    (finished,) = [e for e in world.events.named(Event.SESSION_TURN_FINISHED) if e.get("comment_id") == comment.id]
+    cost = {k: finished.get(k) for k in ("tokens_in", "tokens_out", "cache_write", "cache_read", "model")}
+    model = gemini_api.turns()[0].model
+    assert cost == {"tokens_in": 10, "tokens_out": 9, "cache_write": 0, "cache_read": 30, "model": model}, finished
 
 
 def test_a_comment_while_gemini_is_busy_is_confirmed_once_gemini_takes_it(

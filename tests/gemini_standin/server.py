@@ -4,8 +4,13 @@
 
 A turn is `POST /v1beta/models/<model>:streamGenerateContent?alt=sse`, answered as one SSE event
 holding the whole reply with `finishReason: STOP`. Gemini CLI also calls `:generateContent` for
-its own side questions (whether the model or the user speaks next, a session's summary): those get
+its own side questions (its model router's choice before each prompt, whether the model or the user
+speaks next, a session's summary): those get
 `{"next_speaker": "user"}` as text, which ends a turn there, and are not turns.
+
+A scripted `Usage` is served as the API counts it in `usageMetadata`: `promptTokenCount` counting
+the cached tokens too (`cachedContentTokenCount`), `candidatesTokenCount` without the reasoning
+(`thoughtsTokenCount`), `totalTokenCount` all of them. A side question is answered with `SIDE_USAGE`.
 """
 
 from __future__ import annotations
@@ -17,9 +22,10 @@ from urllib.parse import urlsplit
 
 from tests.openai_standin.server import Busy, Fail, OpenAIStandIn, Request, Say, Usage
 
-__all__ = ["Busy", "Call", "Fail", "GeminiRequest", "GeminiStandIn", "Say"]
+__all__ = ["SIDE_USAGE", "Busy", "Call", "Fail", "GeminiRequest", "GeminiStandIn", "Say", "Usage"]
 
 _SIDE_ANSWER = {"next_speaker": "user", "reasoning": "stand-in"}
+SIDE_USAGE = Usage(input=77, output=5)  # what each side question is said to cost: in no turn's answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +34,7 @@ class Call:
 
     name: str
     args: dict[str, Any]
+    usage: Usage | None = None  # None: the API's minimum (1 in, 1 out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +42,16 @@ class GeminiRequest(Request):
     @property
     def is_turn(self) -> bool:
         return self.method == "POST" and urlsplit(self.path).path.endswith(":streamGenerateContent")
+
+    @property
+    def is_side_question(self) -> bool:
+        """One of Gemini's side questions (`:generateContent`), beside its turns."""
+        return self.method == "POST" and urlsplit(self.path).path.endswith(":generateContent")
+
+    @property
+    def model(self) -> str:
+        """The model the request names (`/v1beta/models/<model>:<method>`)."""
+        return urlsplit(self.path).path.rpartition("/models/")[2].partition(":")[0]
 
     def user_texts(self) -> list[str]:
         """The text parts of the user contents, in order (function responses left out)."""
@@ -59,11 +76,11 @@ class GeminiStandIn(OpenAIStandIn):
     def reply(self, number: int, behaviour: Any) -> bytes:
         if isinstance(behaviour, Call):
             part = {"functionCall": {"name": behaviour.name, "args": behaviour.args}}
-            return b"data: " + json.dumps(_response(part=part)).encode() + b"\r\n\r\n"
+            return b"data: " + json.dumps(_response(part=part, usage=behaviour.usage)).encode() + b"\r\n\r\n"
         return super().reply(number, behaviour)
 
     def answer(self, number: int, text: str, usage: Usage | None = None) -> bytes:
-        return b"data: " + json.dumps(_response(text)).encode() + b"\r\n\r\n"
+        return b"data: " + json.dumps(_response(text, usage=usage)).encode() + b"\r\n\r\n"
 
     def failure(self, behaviour: Fail) -> dict[str, Any]:
         return {"error": {"code": behaviour.status, "message": behaviour.message, "status": "INVALID_ARGUMENT"}}
@@ -71,16 +88,29 @@ class GeminiStandIn(OpenAIStandIn):
     def minimal(self, request: Request) -> tuple[int, dict[str, str], bytes]:
         path = urlsplit(request.path).path
         if path.endswith(":generateContent"):
-            return 200, {"Content-Type": "application/json"}, json.dumps(_response(json.dumps(_SIDE_ANSWER))).encode()
+            side = _response(json.dumps(_SIDE_ANSWER), usage=SIDE_USAGE)
+            return 200, {"Content-Type": "application/json"}, json.dumps(side).encode()
         if path.endswith(":countTokens"):
             return 200, {"Content-Type": "application/json"}, b'{"totalTokens": 1}'
         return 404, {"Content-Type": "application/json"}, b'{"error": {"code": 404, "message": "not in the stand-in"}}'
 
 
-def _response(text: str = "", *, part: dict[str, Any] | None = None) -> dict[str, Any]:
+def _response(text: str = "", *, part: dict[str, Any] | None = None, usage: Usage | None = None) -> dict[str, Any]:
     content = {"role": "model", "parts": [part or {"text": text}]}
     return {
         "candidates": [{"content": content, "finishReason": "STOP", "index": 0}],
-        "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2},
+        "usageMetadata": usage_metadata(usage or Usage()),
         "modelVersion": "gemini-standin",
     }
+
+
+def usage_metadata(usage: Usage) -> dict[str, int]:
+    """`usage` in the Gemini API's fields (a zero count left out, as the API leaves it)."""
+    fields = {
+        "promptTokenCount": usage.input,
+        "candidatesTokenCount": usage.output - usage.reasoning,
+        "cachedContentTokenCount": usage.cached,
+        "thoughtsTokenCount": usage.reasoning,
+        "totalTokenCount": usage.input + usage.output,
+    }
+    return {name: count for name, count in fields.items() if count}
