@@ -109,6 +109,7 @@ class Status:
     waiting: int
     paused: bool
     stopped: bool
+    spent: str = ""  # what its turns cost so far, e.g. "$0.0138 estimated (2 turns, 8,400 tokens)"; "" none yet
 
 
 def status_reply(status: Status) -> str:
@@ -122,6 +123,7 @@ def status_reply(status: Status) -> str:
         f"- Last delivery: {status.last_delivery}\n"
         f"- Comments waiting: {status.waiting}\n"
         f"- Paused or stopped: {flags}\n"
+        f"- Spent: {status.spent or 'nothing recorded yet'}\n"
     )
 
 

@@ -190,3 +190,14 @@ def _ledger_holds(data: dict[str, Any]) -> bool:
 
 def _given_up(data: dict[str, Any]) -> bool:
     return bool(data.get("abandoned"))
+
+
+def spent_of(db: sqlite3.Connection, item: WorkItemRef) -> tuple[int, int, int, int]:
+    """What the item's turns cost, as `StateStore.spent(item=...)` sums it: micro-dollars, tokens,
+    turns, and turns with a price."""
+    row = db.execute(
+        "SELECT COALESCE(SUM(micro_dollars), 0), COALESCE(SUM(tokens_in + tokens_out + cache_write + cache_read), 0),"
+        " COUNT(*), COUNT(micro_dollars) FROM turn_costs WHERE item = ?",
+        (str(item),),
+    ).fetchone()
+    return int(row[0]), int(row[1]), int(row[2]), int(row[3])

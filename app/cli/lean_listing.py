@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from adapters.receipts.reading import read_folder, spawn_folder
-from adapters.sql.session_rows import ListedSession, Word, held, held_items, held_rows, listed_sessions
+from adapters.sql.session_rows import ListedSession, Word, held, held_items, held_rows, listed_sessions, spent_of
 from adapters.tmux.listing import sessions_panes
 from adapters.tmux.panes import PaneRow, harness_row
 from app.config.snapshot import Snapshot
@@ -44,7 +44,8 @@ class LeanView:
     """One session as looked at (the `Shown` of app.usecases.views.session_shown)."""
 
     __slots__ = (
-        "harness", "last_receipt", "now", "parked", "paused", "record", "shows", "state", "stopped", "waiting"
+        "harness", "last_receipt", "now", "parked", "paused", "record", "shows", "spent", "state", "stopped",
+        "waiting",
     )  # fmt: skip
     host = ""  # one host: SQLite
     here = True
@@ -57,6 +58,7 @@ class LeanView:
         self.parked = _parked(record, self.now)
         self.paused = self.stopped = False
         self.shows: ItemStatus | None = None
+        self.spent: tuple[int, int, int, int] | None = None
 
 
 def listing(found: Snapshot, db: sqlite3.Connection, status: str | None = None) -> list[LeanView | HeldItem]:
@@ -79,6 +81,7 @@ def listing(found: Snapshot, db: sqlite3.Connection, status: str | None = None) 
         )
         view.paused, view.stopped, waiting = held(db, record.item)
         view.shows = _shows(view, holding.get(str(record.item)), waiting)
+        view.spent = spent_of(db, record.item)
         views.append(view)
     views += [HeldItem(item, paused=paused, stopped=stopped) for item, paused, stopped in held_items(db)]
     views.sort(key=lambda view: view.record.item)  # in the order of their items, as the full path's

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 COLUMNS = (
     "WORK ITEM", "HARNESS", "CONVERSATION", "TARGET", "STATE", "AGENT", "LAST RECEIPT", "STATUS", "LAST EVENT",
-    "ITEM STATE",
+    "ITEM STATE", "SPENT",
 )  # fmt: skip
 
 
@@ -89,11 +89,11 @@ def session_json(view: Shown, where: Mapping[str, str | None], host: Mapping[str
 
 def session_row(view: Shown, *, shared: bool = False) -> tuple[str, ...]:
     """One row of the `sessions list` table (`shared`: with the HOST column first)."""
-    from app.usecases.views.session_shown import has_session, state_text, status_text
+    from app.usecases.views.session_shown import has_session, spent_text, state_text, status_text
 
     record = view.record
     if not has_session(view):  # an item `pause` / `stop` holds, never spawned
-        held = (str(record.item), "", "", "", "no session", "", "", status_text(view), "", state_text(view))
+        held = (str(record.item), "", "", "", "no session", "", "", status_text(view), "", state_text(view), "")
         return tuple(cell or "-" for cell in ((view.host, *held) if shared else held))
     cells = (
         str(record.item),
@@ -106,6 +106,7 @@ def session_row(view: Shown, *, shared: bool = False) -> tuple[str, ...]:
         status_text(view) + (f", {view.parked}" if view.parked else ""),
         record.last_event,
         state_text(view),
+        spent_text(view.spent),
     )
     return tuple(cell or "-" for cell in ((view.host, *cells) if shared else cells))
 

@@ -66,6 +66,8 @@ def run_why(args: argparse.Namespace, context: CliContext) -> int:
         return 0
     print(f"comment {story.comment_id} on {story.item or 'an unknown item'}")
     print(story.verdict)
+    if story.cost_line is not None:
+        print(story.cost_line)
     if story.item_state is not None:
         print(f"its item: {story.item_state.line(container.clock().now())}")
     if story.events:

@@ -30,6 +30,8 @@ from domain.ledger import Ledger
 from domain.model import ClosedBy, CommentKind, SessionRecord, SessionStatus
 from domain.park import FailedTurn, Park, ParkCause
 from domain.refs import Naming, TmuxTarget, WorkItemRef
+from domain.spending import TurnCost
+from domain.usage import TurnUsage
 from tests.e2e.cli import clean_env, run_cli
 from tests.tmux_support import RealTmux, require_tmux
 
@@ -169,6 +171,11 @@ def _recorded(folder: Path, tmux: RealTmux) -> None:
     store.save_ledger(Ledger(live, baseline_at=baseline, paused=True))
     store.save_ledger(Ledger(stopped, baseline_at=baseline, stopped=True))
     _held_without_a_session(store)
+    # what two items' turns cost: one priced (two turns), one in tokens only
+    usage = TurnUsage(input=1000, output=200, cache_write=0, cache_read=3000, model="m")
+    store.record_cost(TurnCost(live, "c1", baseline, "claude", "alice", usage=usage, micro_dollars=6900))
+    store.record_cost(TurnCost(live, "c2", baseline, "claude", "bob", usage=usage, micro_dollars=6900))
+    store.record_cost(TurnCost(dead, "c3", baseline, "cursor", "alice", usage=usage))
     _with_receipts(folder, store, tmux)
     store.close()
     with sqlite3.connect(folder / "state" / FILE_NAME) as db:  # closed before `closed_by` was kept
@@ -288,6 +295,8 @@ def test_the_listing_compared_shows_every_kind_of_session(tmp_path: Path, tmux_s
         "dead",
         "absent",
         "no session",
+        "$0.0138 est.",
+        "4,200 tokens",
     ):
         assert shown in out, shown
 

@@ -8,6 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from app.usecases.delivery.spending import RAISED, Spending, raised_value
+from app.usecases.views.why import comment_story
 from domain.events import Event
 from domain.pricing import Price, PriceTable
 from domain.receipts import ReceiptKind
@@ -179,3 +180,51 @@ def test_two_hosts_of_one_store_hold_to_one_budget() -> None:
 
     held = other_host.holding(item)
     assert held is not None and held.spent.micro_dollars == TURN_MICRO
+
+
+def test_why_tells_a_delivered_comments_turn_cost_and_a_turn_of_unknown_usage() -> None:
+    world = World(prices=PRICES)
+    ref = idle_agent(world)
+    priced = world.comment(ref)
+    world.cycle()
+    turn_ends(world, ref, "turn-1")
+    unknown = world.comment(ref, "and another")
+    world.cycle()
+    receipts, _ = fakes(world)
+    receipts.plant(world.record(ref).spawn_id, ReceiptKind.TURN_ENDED, turn="turn-2", transcript="/t/s.jsonl")
+    world.cycle()  # FakeUsage knows no turn-2: its usage is unknown
+
+    told, untold = (comment_story(world.store, c.id, item=ref, records=world.events.records) for c in (priced, unknown))
+
+    assert told is not None and untold is not None
+    assert told.cost_line == (
+        "its turn cost: 1,000 in, 500 out, 0 cache write, 2,000 cache read (claude-x-1): $0.0030 estimated"
+    )
+    assert told.as_json()["cost"]["usd_estimated"] == 0.003
+    assert untold.cost_line is not None and "unknown" in untold.cost_line
+    assert untold.as_json()["cost"] == {"usage": "unknown"}
+
+
+def test_the_status_reply_carries_the_items_running_total() -> None:
+    world = World(prices=PRICES)
+    ref = idle_agent(world)
+    world.comment(ref)
+    world.cycle()
+    turn_ends(world, ref, "turn-1")
+    world.comment(ref, "the-loop status")
+
+    world.cycle()
+
+    (reply,) = [body for item, body in world.tracker.posted if item == ref and "status of" in body]
+    assert "- Spent: $0.0030 estimated (1 turn, 3,500 tokens)\n" in reply
+
+
+def test_the_status_reply_of_an_item_with_no_turn_yet_says_nothing_is_recorded() -> None:
+    world = World(prices=PRICES)
+    ref = idle_agent(world)
+    world.comment(ref, "the-loop status")
+
+    world.cycle()
+
+    (reply,) = [body for item, body in world.tracker.posted if item == ref and "status of" in body]
+    assert "- Spent: nothing recorded yet\n" in reply

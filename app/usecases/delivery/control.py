@@ -20,9 +20,11 @@ from domain.model import ClosedBy, Comment, HarnessSpec, Reaction, SessionRecord
 from domain.notice import no_agent_start_reply, safe_id, unknown_harness_reply
 from domain.parking import park_line
 from domain.ports import TmuxPort
+from domain.pricing import dollars
 from domain.receipts import HarnessState
 from domain.redaction import comment_fields
 from domain.routing import Routing
+from domain.spending import Spent
 
 Outcome = tuple[Ledger, SessionRecord | None]
 
@@ -146,7 +148,19 @@ class Controls(InUnitOfWork):
             waiting=waiting,
             paused=ledger.paused,
             stopped=ledger.stopped,
+            spent=self._spent_line(ledger),
         )
+
+    def _spent_line(self, ledger: Ledger) -> str:
+        """The item's running total, from the store: money estimated where a price was known."""
+        spent = sum(self.store.spent(item=ledger.item).values(), Spent())
+        if not spent.turns:
+            return ""
+        turns = f"{spent.turns} turn{'s' if spent.turns != 1 else ''}, {spent.tokens:,} tokens"
+        unknown = f", {spent.unknown} of unknown usage" if spent.unknown else ""
+        if not spent.priced:
+            return f"{turns}{unknown} (no price known: tokens only)"
+        return f"{dollars(spent.micro_dollars)} estimated ({turns}{unknown})"
 
     def _state_line(self, ledger: Ledger, record: SessionRecord | None) -> str:
         """The item's state as the page, `sessions list` and `why` say it (this command not counted as held)."""

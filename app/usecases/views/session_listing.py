@@ -13,7 +13,7 @@ from typing import Any
 
 from app.usecases.delivery.watch import HarnessWatch
 from app.usecases.views.session_shown import STOPPED as STOPPED  # noqa: PLC0414 - re-exported: the admin names it here
-from app.usecases.views.session_shown import HeldItem, has_status, shown_json, status_text
+from app.usecases.views.session_shown import HeldItem, Spend, has_status, shown_json, status_text
 from domain.asks import Waiting, waiting_on
 from domain.fleet import ItemStatus
 from domain.item_facts import status_of
@@ -22,6 +22,7 @@ from domain.parking import park_line
 from domain.ports import ClockPort, ClusterPort, StateStore, TmuxPort
 from domain.receipts import HarnessState, Receipt
 from domain.refs import WorkItemRef
+from domain.spending import Spent
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +42,7 @@ class SessionView:
     now: datetime | None = None  # when it was looked at
     parked: str = ""  # parked on an API failure: until when, and for how long already
     shows: ItemStatus | None = None  # the item's state, as everything shows it (None: not yet looked at)
+    spent: Spend | None = None  # what its turns cost so far (None: not looked at)
 
     @property
     def status(self) -> str:
@@ -110,9 +112,11 @@ class SessionsListing:
         """The view with what its ledger holds, and the item's state made from both."""
         ledger = self.store.ledger(view.record.item)
         shows = status_of(view.record, ledger, harness=view.harness, here=view.here, waiting=view.waiting)
+        spent = sum(self.store.spent(item=view.record.item).values(), Spent())
+        costs = (spent.micro_dollars, spent.tokens, spent.turns, spent.priced)
         if ledger is None or not (ledger.paused or ledger.stopped):
-            return replace(view, shows=shows)
-        return replace(view, paused=ledger.paused, stopped=ledger.stopped, shows=shows)
+            return replace(view, shows=shows, spent=costs)
+        return replace(view, paused=ledger.paused, stopped=ledger.stopped, shows=shows, spent=costs)
 
     def viewed(self, record: SessionRecord) -> SessionView:
         """One record, looked at as `listing` looks at each (only its own tmux is asked)."""

@@ -85,6 +85,12 @@ class Shown(Protocol):
     def parked(self) -> str: ...
     @property
     def shows(self) -> ItemStatus | None: ...
+    @property
+    def spent(self) -> Spend | None: ...
+
+
+# what an item's turns cost so far: micro-dollars (estimated), tokens, turns, turns with a price
+Spend = tuple[int, int, int, int]
 
 
 class _Blank:
@@ -115,6 +121,7 @@ class HeldItem:
 
     __slots__ = ("here", "paused", "record", "shows", "stopped")
     state = harness = _Blank()
+    spent = None
     last_receipt = None
     waiting = None
     now = None
@@ -190,6 +197,7 @@ def shown_json(view: Shown) -> dict[str, Any]:
         "cwd": record.cwd,
         "waiting": None if view.waiting is None else _waiting(view.waiting, view.now),
         "item_state": view.shows.as_json() if view.shows else None,
+        "spent": spent_json(view.spent),
     }
 
 
@@ -212,6 +220,7 @@ _KEYS = (  # shown_json's keys after the host's, in its order
     "cwd",
     "waiting",
     "item_state",
+    "spent",
 )
 
 
@@ -223,3 +232,22 @@ def _waiting(waiting: Waiting, now: datetime | None) -> dict[str, Any]:
         "since": waiting.since.isoformat() if waiting.since else None,
         "seconds": round(seconds, 1) if seconds is not None else None,
     }
+
+
+def spent_json(spent: Spend | None) -> dict[str, Any] | None:
+    """An item's running total as `--json` gives it (money estimated; null when no price was known)."""
+    if spent is None or not spent[2]:
+        return None
+    micro, tokens, turns, priced = spent
+    return {"usd_estimated": micro / 1_000_000 if priced else None, "tokens": tokens, "turns": turns}
+
+
+def spent_text(spent: Spend | None) -> str:
+    """`$0.0123 est.` (four places below a dollar), `12,345 tokens` when no turn had a price; "" for none."""
+    if spent is None or not spent[2]:
+        return ""
+    micro, tokens, _, priced = spent
+    if not priced:
+        return f"{tokens:,} tokens"
+    dollars = micro / 1_000_000
+    return f"${dollars:.4f} est." if dollars < 1 else f"${dollars:,.2f} est."

@@ -14,7 +14,9 @@ from domain.holds import HeldBy, Hold, TurnFailed, hold, turn_failed
 from domain.item_facts import held_of
 from domain.ledger import Ledger, Pending, Resolved
 from domain.ports import StateStore
+from domain.pricing import dollars
 from domain.refs import WorkItemRef
+from domain.spending import TurnCost
 from domain.story import Record, names, verdict
 
 
@@ -29,6 +31,27 @@ class Story:
     held: Hold | None = None  # what holds it, while it waits
     turn_failed: TurnFailed | None = None  # delivered, and its turn then failed on the API
     item_state: ItemStatus | None = None  # its item's state as the store says it (None: nothing holds it)
+    cost: TurnCost | None = None  # what its turn cost, once its end was read
+
+    @property
+    def cost_line(self) -> str | None:
+        """`its turn cost: 1,000 in, 200 out, 0 cache write, 3,000 cache read (claude-x): $0.0069 estimated`."""
+        cost = self.cost
+        if cost is None:
+            return None
+        if cost.usage is None:
+            return "its turn cost: unknown (its agent's records did not say; see session.turn_finished)"
+        u = cost.usage
+        money = (
+            f": {dollars(cost.micro_dollars)} estimated"
+            if cost.micro_dollars is not None
+            else " (no price: tokens only)"
+        )
+        model = f" ({u.model})" if u.model else ""
+        return (
+            f"its turn cost: {u.input:,} in, {u.output:,} out, {u.cache_write:,} cache write, "
+            f"{u.cache_read:,} cache read{model}{money}"
+        )
 
     def as_json(self) -> dict[str, Any]:
         ledger: dict[str, Any] | None = None
@@ -45,6 +68,7 @@ class Story:
             "held": self.held.as_json() if self.held is not None and self.resolved is None else None,
             "turn_failed": self.turn_failed.as_json() if self.turn_failed is not None else None,
             "item_state": self.item_state.as_json() if self.item_state is not None else None,
+            "cost": _cost_json(self.cost),
             "events": self.events,
         }
 
@@ -73,7 +97,29 @@ def comment_story(
     failed = turn_failed(comment_id, record, events) if resolved is not None else None
     said = verdict(resolved, pending, events, held=held, failed=failed, kept=kept is not None)
     shows = held_of(record, store.ledger(item), slot_since=slot) if store is not None and item is not None else None
-    return Story(comment_id, item, said, events, resolved, pending, held, failed, shows)
+    cost = _cost_of(store, comment_id, item) if store is not None and item is not None and resolved else None
+    return Story(comment_id, item, said, events, resolved, pending, held, failed, shows, cost)
+
+
+def _cost_of(store: StateStore, comment_id: str, item: WorkItemRef) -> TurnCost | None:
+    return next((cost for cost in store.costs(item=item) if cost.comment_id == comment_id), None)
+
+
+def _cost_json(cost: TurnCost | None) -> dict[str, Any] | None:
+    if cost is None:
+        return None
+    if cost.usage is None:
+        return {"usage": "unknown"}
+    u = cost.usage
+    money = None if cost.micro_dollars is None else cost.micro_dollars / 1_000_000
+    return {
+        "tokens_in": u.input,
+        "tokens_out": u.output,
+        "cache_write": u.cache_write,
+        "cache_read": u.cache_read,
+        "model": u.model,
+        "usd_estimated": money,
+    }
 
 
 def _kept_for(store: StateStore, comment_id: str, item: WorkItemRef | None) -> WorkItemRef | None:
