@@ -1,5 +1,5 @@
 """The container's usage port: each built-in harness read by the usage reader of the package whose
-hooks it runs (Claude Code's and Codex's have one), and another harness said unknown."""
+hooks it runs (Claude Code's, Codex's and opencode's have one), and another harness said unknown."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from domain.receipts import EndedTurn, Receipt, ReceiptKind
 from domain.usage import UsageUnknown
 from tests.unit import test_claude_usage as claude
 from tests.unit import test_codex_usage as codex
+from tests.unit import test_opencode_usage as opencode
 
 
 def ended(path: Path, entries: list[dict[str, Any]], turn: str) -> EndedTurn:
@@ -22,8 +23,8 @@ def ended(path: Path, entries: list[dict[str, Any]], turn: str) -> EndedTurn:
     return EndedTurn(prompt, Receipt(ReceiptKind.TURN_ENDED, key="2", turn=turn, transcript=str(path)))
 
 
-def test_the_packages_that_read_a_turns_usage_are_claude_codes_and_codexs() -> None:
-    assert sorted(usage_readers()) == ["claude", "codex"]
+def test_the_packages_that_read_a_turns_usage_are_claude_codes_codexs_and_opencodes() -> None:
+    assert sorted(usage_readers()) == ["claude", "codex", "opencode"]
 
 
 def test_the_containers_usage_reads_each_built_in_harness_by_its_packages_reader(tmp_path: Path) -> None:
@@ -33,5 +34,6 @@ def test_the_containers_usage_reads_each_built_in_harness_by_its_packages_reader
 
     assert usage.turn_usage("claude", transcript) == claude.SPENT
     assert usage.turn_usage("codex", rollout) == codex.SPENT
+    assert usage.turn_usage("opencode", opencode.ended(opencode.store(tmp_path, opencode.TURN))) == opencode.SPENT
     found = usage.turn_usage("cursor", transcript)
     assert isinstance(found, UsageUnknown) and "no usage reader" in found.reason
