@@ -21,8 +21,9 @@ from urllib.parse import urlsplit
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """What a Responses turn says it cost (`response.completed`'s usage): `input` counts the cached
-    tokens too, and `output` the reasoning tokens, as the API counts them."""
+    """What a turn says it cost (Responses: `response.completed`'s usage; Chat Completions: the last
+    chunk's): `input` counts the cached tokens too, and `output` the reasoning tokens, as both APIs
+    count them."""
 
     input: int = 1
     output: int = 1
@@ -38,13 +39,22 @@ class Usage:
             "total_tokens": self.input + self.output,
         }
 
+    def chat_fields(self) -> dict[str, Any]:
+        return {
+            "prompt_tokens": self.input,
+            "prompt_tokens_details": {"cached_tokens": self.cached},
+            "completion_tokens": self.output,
+            "completion_tokens_details": {"reasoning_tokens": self.reasoning},
+            "total_tokens": self.input + self.output,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class Say:
     """Reply with text and end the turn."""
 
     text: str = "Done."
-    usage: Usage | None = None  # Responses only; None: the API's minimum (1 in, 1 out)
+    usage: Usage | None = None  # None: the API's minimum (1 in, 1 out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +80,7 @@ class Call:
 
     name: str
     arguments: str = "{}"  # JSON text, as the API carries it
-    usage: Usage | None = None  # Responses only
+    usage: Usage | None = None
 
 
 Behaviour = Say | Busy | Fail | Call
@@ -178,7 +188,11 @@ class OpenAIStandIn:
         stream = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
         if isinstance(behaviour, Call):
             return 200, stream, call_sse(number, behaviour) if request.is_chat else function_call_sse(number, behaviour)
-        return 200, stream, chat_sse(number, behaviour.text) if request.is_chat else self.reply(number, behaviour)
+        return (
+            200,
+            stream,
+            chat_sse(number, behaviour.text, behaviour.usage) if request.is_chat else self.reply(number, behaviour),
+        )
 
     def reply(self, number: int, behaviour: Any) -> bytes:
         """The body answering a turn scripted `behaviour` (a `Say`; a subclass may know more)."""
@@ -197,14 +211,17 @@ class OpenAIStandIn:
 _CHAT_USAGE = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
 
 
-def chat_sse(number: int, text: str) -> bytes:
+def _chat_usage(usage: Usage | None) -> dict[str, Any]:
+    return _CHAT_USAGE if usage is None else usage.chat_fields()
+
+
+def chat_sse(number: int, text: str, usage: Usage | None = None) -> bytes:
     """One streamed Chat Completions turn: the role, the text, the stop with its usage, [DONE]."""
     head = {"id": f"chatcmpl-standin-{number:04d}", "object": "chat.completion.chunk", "created": 0, "model": "m"}
-    usage = _CHAT_USAGE
     chunks = [
         head | {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]},
         head | {"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]},
-        head | {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": usage},
+        head | {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": _chat_usage(usage)},
     ]
     return b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks) + b"data: [DONE]\n\n"
 
@@ -216,7 +233,8 @@ def call_sse(number: int, call: Call) -> bytes:
     tool = {"index": 0, "id": f"call_standin_{number:04d}", "type": "function", "function": function}
     chunks = [
         head | {"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [tool]}, "finish_reason": None}]},
-        head | {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}], "usage": _CHAT_USAGE},
+        head
+        | {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}], "usage": _chat_usage(call.usage)},
     ]
     return b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks) + b"data: [DONE]\n\n"
 

@@ -1,7 +1,8 @@
 """opencode through the-loop's own poll cycle with the real opencode on real tmux, offline:
 spawn in a never-seen git worktree -> ready -> prompt confirmed by receipt; a comment confirmed; a
-comment while busy confirmed; the session killed -> the next comment resumes the same conversation
-(`--session ID`, its prompt submitted by the plugin); a harness exiting at once fails every attempt."""
+comment while busy confirmed; a comment's turn end says what it cost; the session killed -> the next
+comment resumes the same conversation (`--session ID`, its prompt submitted by the plugin); a harness
+exiting at once fails every attempt."""
 
 from __future__ import annotations
 
@@ -18,9 +19,17 @@ from domain.model import HarnessSpec
 from domain.receipts import ReceiptKind
 from domain.refs import WorkItemRef
 from tests.agent_tmux import AgentSession
-from tests.claude.loop import RunningWallClock, a_comment_while_busy, exits_at_once, real_world, resumed_after_a_kill
+from tests.claude.loop import (
+    RunningWallClock,
+    a_comment_while_busy,
+    exits_at_once,
+    idle,
+    real_world,
+    resumed_after_a_kill,
+)
 from tests.codex.test_poll_cycle_with_codex import events_of
-from tests.openai_standin.server import OpenAIStandIn
+from tests.openai_standin.server import OpenAIStandIn, Say
+from tests.openai_standin.server import Usage as Served
 from tests.opencode.rig import OpencodeRig, openai, opencode_binary, opencode_rig
 from tests.real_agents import first_spawn
 from tests.service.world import World
@@ -91,6 +100,25 @@ def test_a_comment_while_opencode_is_busy_is_confirmed_and_reaches_the_model(
     agent: tuple[World, WorkItemRef, Path], openai: OpenAIStandIn
 ) -> None:
     a_comment_while_busy(agent[0], agent[1], openai)  # the TUI queues it with the server
+
+
+def test_a_comments_turn_end_says_what_it_cost_as_opencodes_store_says_it(
+    agent: tuple[World, WorkItemRef, Path], openai: OpenAIStandIn
+) -> None:
+    world, ref, _ = agent
+    wait_for(lambda: idle(world, ref), timeout=60, what="opencode idle after its earlier turns")
+    openai.reset(fallback=Say("test added", usage=Served(input=40, output=9, cached=30, reasoning=2)))
+    comment = world.comment(ref, "please add one more test")
+    world.cycle()
+    wait_for(lambda: idle(world, ref), timeout=60, what="the comment's turn")
+
+    world.cycle()
+
+    (finished,) = events_of(world, Event.SESSION_TURN_FINISHED, comment.id)
+    cost = {k: finished.get(k) for k in ("tokens_in", "tokens_out", "cache_write", "cache_read", "model")}
+    assert cost == {"tokens_in": 10, "tokens_out": 9, "cache_write": 0, "cache_read": 30, "model": "standin-model"}, (
+        str(finished)
+    )
 
 
 def test_a_killed_opencode_is_resumed_by_the_next_comment_in_the_same_conversation(

@@ -1,5 +1,5 @@
 """The container's usage port: each built-in harness read by the usage reader of the package whose
-hooks it runs (Claude Code's, Codex's and Gemini CLI's have one), and another harness said unknown."""
+hooks it runs (Claude Code's, Codex's, Gemini CLI's and opencode's have one), and another harness said unknown."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from domain.usage import UsageUnknown
 from tests.unit import test_claude_usage as claude
 from tests.unit import test_codex_usage as codex
 from tests.unit import test_gemini_usage as gemini
+from tests.unit import test_opencode_usage as opencode
 
 
 def ended(path: Path, entries: list[dict[str, Any]], turn: str) -> EndedTurn:
@@ -23,8 +24,8 @@ def ended(path: Path, entries: list[dict[str, Any]], turn: str) -> EndedTurn:
     return EndedTurn(prompt, Receipt(ReceiptKind.TURN_ENDED, key="2", turn=turn, transcript=str(path)))
 
 
-def test_the_packages_that_read_a_turns_usage_are_claude_codes_codexs_and_gemini_clis() -> None:
-    assert sorted(usage_readers()) == ["claude", "codex", "gemini"]
+def test_the_packages_that_read_a_turns_usage_are_claude_codes_codexs_gemini_clis_and_opencodes() -> None:
+    assert sorted(usage_readers()) == ["claude", "codex", "gemini", "opencode"]
 
 
 def test_the_containers_usage_reads_each_built_in_harness_by_its_packages_reader(tmp_path: Path) -> None:
@@ -36,5 +37,6 @@ def test_the_containers_usage_reads_each_built_in_harness_by_its_packages_reader
     assert usage.turn_usage("codex", rollout) == codex.SPENT
     record = gemini.ended(gemini.write(tmp_path / "session.jsonl", [*gemini.HEAD, *gemini.TURN]))
     assert usage.turn_usage("gemini", record) == gemini.SPENT
+    assert usage.turn_usage("opencode", opencode.ended(opencode.store(tmp_path, opencode.TURN))) == opencode.SPENT
     found = usage.turn_usage("cursor", transcript)
     assert isinstance(found, UsageUnknown) and "no usage reader" in found.reason

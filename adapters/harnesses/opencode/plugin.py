@@ -23,7 +23,8 @@ by the time it was written) with the same fields, so `receipt_of` reads them unc
 - started with `--session ID` (a resume): `SessionStart`, source `resume`, once the session is found.
   The TUI drops `--prompt` on a resume (tests/opencode/test_opencode_facts.py), so the plugin
   submits the prompt it was given on the command line itself, through opencode's own API;
-- `chat.message` (a prompt reached the session, a queued one too): `UserPromptSubmit` with its text;
+- `chat.message` (a prompt reached the session, a queued one too): `UserPromptSubmit` with its text,
+  its message's id (`prompt_id`) and opencode's store (`transcript_path`), where `usage` reads its turn;
 - `permission.asked`, with a wait for answers from the item: a `PermissionRequest` naming the tool
   and the arguments it was called with; the plugin waits for the daemon's decision beside it, as
   Claude Code's hook does (`adapters.agents.receipt_line`), and replies through opencode's own API
@@ -31,7 +32,8 @@ by the time it was written) with the same fields, so `receipt_of` reads them unc
   `Notification` that blocks, answered in the pane. Their replies: `PostToolUse` (a permission's
   naming its request's tool and input, which answers it);
 - `session.error`: `StopFailure` with the error's kind; `session.idle`: one `Stop` per prompt taken
-  since the last idle (opencode answers prompts queued while busy in one run, then idles once).
+  since the last idle, oldest first, each naming its prompt as its `UserPromptSubmit` did (opencode
+  answers prompts queued while busy in one run, each under its own message, then idles once).
 """
 
 from __future__ import annotations

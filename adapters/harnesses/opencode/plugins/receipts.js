@@ -1,5 +1,5 @@
 // the-loop's receipts for one opencode spawn (copied beside its values by adapters/opencode/plugin.py)
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, readlinkSync, renameSync, writeFileSync } from "node:fs"
 
 // what this spawn is told (its receipt folder, how long a permission request waits for an answer
 // from the item) is data in the JSON file beside this one, never code
@@ -86,6 +86,24 @@ function commandLine() {
   return process.argv
 }
 
+// opencode's own store, where each message is recorded with what its request cost (what `opencode db
+// path` prints): the one database file the process holds open; "" when it holds not exactly one
+function openStore() {
+  try {
+    const fds = `/proc/${process.env.OPENCODE_PID || "self"}/fd`
+    const open = new Set()
+    for (const fd of readdirSync(fds)) {
+      try {
+        const path = readlinkSync(`${fds}/${fd}`)
+        if (path.endsWith(".db")) open.add(path)
+      } catch {}
+    }
+    return open.size === 1 ? [...open][0] : ""
+  } catch {
+    return ""
+  }
+}
+
 function option(names) {
   const argv = commandLine()
   for (let i = 0; i < argv.length; i++) {
@@ -110,7 +128,13 @@ export const TheLoopReceipts = async ({ client }) => {
   const children = new Set()
   const calls = new Map() // callID → the tool and its arguments, as the tool was called
   const asked = new Map() // a permission request's id → its receipt's fields, and how to stop its wait
-  let open = 0
+  const taken = [] // the messages of the prompts taken since the last idle, oldest first
+  let store = ""
+  // where a turn's usage is read: its prompt's message, in opencode's store (found once it is open)
+  const turnOf = (id) => {
+    store ||= openStore()
+    return { prompt_id: id ?? "", transcript_path: store }
+  }
 
   // opencode's own reply endpoint takes the reply and, for a reject, the message the model reads;
   // the client plugins are given has no method for it (its older `postSessionIdPermissionsPermissionId`
@@ -159,9 +183,9 @@ export const TheLoopReceipts = async ({ client }) => {
     },
     "chat.message": async (input, output) => {
       if (children.has(input.sessionID)) return
-      open += 1
+      taken.push(output?.message?.id ?? input.messageID)
       const text = (output?.parts ?? []).filter((p) => p.type === "text").map((p) => p.text).join("\n")
-      write({ hook_event_name: "UserPromptSubmit", session_id: input.sessionID, prompt: text })
+      write({ hook_event_name: "UserPromptSubmit", session_id: input.sessionID, prompt: text, ...turnOf(taken.at(-1)) })
     },
     event: async ({ event }) => {
       const p = event.properties ?? {}
@@ -198,17 +222,18 @@ export const TheLoopReceipts = async ({ client }) => {
         case "session.error":
           if (p.sessionID && children.has(p.sessionID)) break
           if (p.error?.name === "MessageAbortedError") break
-          open = Math.max(0, open - 1)
           write({
             hook_event_name: "StopFailure",
             session_id: p.sessionID ?? "",
+            ...turnOf(taken.shift()),
             error: kind(p.error),
             last_assistant_message: String(p.error?.data?.message ?? p.error?.name ?? ""),
           })
           break
         case "session.idle":
           if (children.has(p.sessionID)) break
-          for (; open > 0; open--) write({ hook_event_name: "Stop", session_id: p.sessionID })
+          // opencode answers each prompt under its own message, the newest taken at each request
+          while (taken.length > 0) write({ hook_event_name: "Stop", session_id: p.sessionID, ...turnOf(taken.shift()) })
           break
       }
     },
