@@ -192,7 +192,8 @@ class Event(enum.Enum):
     SESSION_TURN_FINISHED = (
         "session.turn_finished",
         "The agent's turn for a delivered comment ended (`failed` when it ended in an error), with its agent's "
-        "memory then (`rss_mib`) and what the turn cost as the agent's own transcript says it: `tokens_in` (input "
+        "memory then (`rss_mib`) and what the turn cost as the agent's own records say it (its transcript, rollout, "
+        "session record or store): `tokens_in` (input "
         "neither written to nor read from the prompt cache), `tokens_out`, `cache_write`, `cache_read` and the "
         "`model`, and `usd_estimated` at the price table's prices (absent: the model has no price); or `usage: "
         "unknown` and why (`usage_reason`: not written whole yet, a record of a shape not pinned, a harness with "
