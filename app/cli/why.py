@@ -5,10 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from app.cli.context import CliContext, Commands, UsageProblem, command
 from app.cli.events_view import COLUMNS, as_row, line
 from domain.errors import InvalidRef, LoopError
+
+if TYPE_CHECKING:
+    from app.usecases.views.why import Story
+    from domain.ports import StateStore
 
 __all__ = ["add_why"]
 
@@ -42,6 +47,32 @@ def add_why(commands: Commands) -> None:
     parser.add_argument("--json", action="store_true", help="one JSON object (with `config` and `state_root`)")
 
 
+def _budget_holding(story: Story, context: CliContext, store: StateStore | None) -> str:
+    """A comment that waits, on an item a spent budget holds: which budget, as the daemon judges it
+    (the item's labels as its last turn's cost row kept them)."""
+    budgets = context.settings.budget_list
+    if store is None or not budgets or story.pending is None or story.item is None:
+        return ""
+    from app.usecases.delivery.spending import Spending
+
+    container = context.container
+    spending = Spending(
+        store, context.settings.pricing.table(), budgets, container.clock(), container.events(), _unsaid
+    )
+    costs = store.costs(item=story.item)
+    labels = costs[-1].labels if costs else frozenset()
+    author = story.pending.comment.author or ""
+    spent = [s for s in spending.standings(story.item, labels, author) if s.reached]
+    if not spent:
+        return ""
+    budget, subject = spent[0].subject.budget.key, "".join(c for c in spent[0].subject.name if c.isprintable())
+    return f"held by the budget `{budget}`: spent ({subject}); see `the-loop budget list`"
+
+
+def _unsaid(*_: object, **__: object) -> None:
+    return None  # `why` only reads: it tells no item anything
+
+
 def run_why(args: argparse.Namespace, context: CliContext) -> int:
     from app.container import read_events  # the reader lives with the adapters
     from app.usecases.views.why import comment_story
@@ -66,6 +97,9 @@ def run_why(args: argparse.Namespace, context: CliContext) -> int:
         return 0
     print(f"comment {story.comment_id} on {story.item or 'an unknown item'}")
     print(story.verdict)
+    spent = _budget_holding(story, context, store)
+    if spent:
+        print(spent)
     if story.cost_line is not None:
         print(story.cost_line)
     if story.item_state is not None:

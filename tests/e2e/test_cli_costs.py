@@ -8,6 +8,8 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from domain.ledger import Ledger, Pending
+from domain.model import Comment
 from domain.refs import WorkItemRef
 from domain.spending import TurnCost
 from domain.usage import TurnUsage
@@ -114,3 +116,18 @@ def test_raising_a_budget_that_is_not_configured_names_the_configured_ones(loop:
         "the-loop: budget: no budget 'month'; the configured ones: day",
     )
     assert bad.returncode == 2 and "is not an amount of dollars" in bad.stderr
+
+
+def test_why_names_the_spent_budget_that_holds_a_waiting_comment(loop: Loop) -> None:
+    loop.extra = {"budgets": [{"scope": "item", "usd": 0.01}]}
+    kept(loop)
+    store = loop.store()
+    waiting = Comment("9009", FIRST, "alice", "please go on", DAY + timedelta(days=2))
+    store.save_ledger(Ledger(FIRST, baseline_at=DAY, pending=(Pending(waiting),)))
+    store.close()  # type: ignore[attr-defined]
+
+    told = loop.cli("why", "9009")
+
+    assert told.returncode == 0, told.stderr
+    assert "held by the budget `item`: spent (sandbox/demo#1); see `the-loop budget list`" in told.stdout
+    assert "please go on" not in told.stdout
