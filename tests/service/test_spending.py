@@ -228,3 +228,20 @@ def test_the_status_reply_of_an_item_with_no_turn_yet_says_nothing_is_recorded()
 
     (reply,) = [body for item, body in world.tracker.posted if item == ref and "status of" in body]
     assert "- Spent: nothing recorded yet\n" in reply
+
+
+def test_a_spent_days_budget_holds_the_start_of_a_newly_labelled_item_too() -> None:
+    world = World(prices=PRICES, budgets=(Budget(Scope.DAY, tokens=3500),))
+    first = idle_agent(world, 1)
+    world.comment(first)
+    world.cycle()
+    turn_ends(world, first, "turn-1")  # the day's allowance, all of it
+    spawned = world.spawns()
+
+    world.watched(2)  # labelled now: its agent would start with the item's text as its prompt
+    world.cycle()
+
+    assert world.spawns() == spawned and world.ledger(WorkItemRef(first.repo, 2)).start is not None
+    world.clock.advance(24 * 3600)
+    world.cycle()
+    assert world.spawns() == spawned + 1

@@ -222,6 +222,9 @@ class ItemWorker(InUnitOfWork):
             walk.ledger = self.store.save_ledger(replace(ledger, start=None))  # it runs already
         if walk.ledger.start is None or not walk.go_on:
             return
+        if self.spending.holding(walk.item):
+            walk.go_on = False  # a budget covering it is spent: its start, a prompt too, waits with its comments
+            return
         start = StartSubject(walk.item, walk.ledger.start)
         walk.ledger, walk.record, walk.go_on = self.delivery.attempt(
             walk.item, walk.ledger, walk.record, start, armed=True, summary=walk.summary
