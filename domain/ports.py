@@ -320,8 +320,9 @@ class StateStore(Protocol):
         `item`, of repository `repo`, carrying `label`, or started by `author`'s comments (each
         case-insensitive), when given."""
 
-    def mark_once(self, mark: str, at: datetime) -> bool:
-        """Set `mark` if it is not set: True the first time, on every host sharing the store."""
+    def mark_once(self, mark: str, at: datetime, *, forget_before: datetime | None = None) -> bool:
+        """Set `mark` if it is not set: True the first time, on every host sharing the store. Marks set
+        before `forget_before` are dropped first (their period is long over: the store stays bounded)."""
 
 
 class WorkspacePort(Protocol):

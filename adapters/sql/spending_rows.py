@@ -78,8 +78,10 @@ class SpendingRows:
         rows = self._run(_SPENT + " WHERE " + " AND ".join(where) + " GROUP BY repo", *params)
         return {str(r[0]): Spent(int(r[1]), int(r[2]), int(r[3]), int(r[4]), int(r[5])) for r in rows}
 
-    def mark_once(self: Any, mark: str, at: datetime) -> bool:
+    def mark_once(self: Any, mark: str, at: datetime, *, forget_before: datetime | None = None) -> bool:
         with self.transaction():
+            if forget_before is not None:
+                self._change("DELETE FROM budget_marks WHERE at < ?", _utc(forget_before))
             return bool(
                 self._change("INSERT INTO budget_marks VALUES (?, ?) ON CONFLICT DO NOTHING", mark, _utc(at)) == 1
             )

@@ -502,3 +502,13 @@ def test_what_was_spent_is_summed_by_repository_for_an_item_repository_label_or_
 def test_a_mark_is_set_once(store: StateStore) -> None:
     assert store.mark_once("budget day 2025-03-01 warned acme/widgets#7", T0) is True
     assert reopened(store).mark_once("budget day 2025-03-01 warned acme/widgets#7", T0) is False
+
+
+def test_marks_set_before_a_time_are_forgotten_when_a_mark_is_set(store: StateStore) -> None:
+    store.mark_once("old", T0)
+    store.mark_once("recent", T0 + timedelta(days=30))
+
+    assert store.mark_once("new", T0 + timedelta(days=70), forget_before=T0 + timedelta(days=8)) is True
+
+    assert store.mark_once("old", T0 + timedelta(days=70)) is True  # forgotten: set again
+    assert store.mark_once("recent", T0 + timedelta(days=70)) is False  # kept

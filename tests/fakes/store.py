@@ -206,8 +206,10 @@ class FakeStateStore(StateStore):
             by_repo[name] = by_repo.get(name, Spent()) + Spent.of(cost)
         return by_repo
 
-    def mark_once(self, mark: str, at: datetime) -> bool:
+    def mark_once(self, mark: str, at: datetime, *, forget_before: datetime | None = None) -> bool:
         with self._write():
+            if forget_before is not None:
+                self.tables.marks = {m: t for m, t in self.tables.marks.items() if t >= forget_before}
             if mark in self.tables.marks:
                 return False
             self.tables.marks[mark] = at

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from domain.events import Event, Level
@@ -21,6 +21,7 @@ from domain.refs import WorkItemRef
 from domain.spending import Budget, Scope, Spent, Standing, Subject, TurnCost
 from domain.usage import TurnUsage, Usage
 
+MARKS_KEPT = timedelta(days=62)  # a notice's mark outlives its month's period, then is dropped
 RAISED = "budget.raised."  # a store meta key's prefix: the allowance `the-loop budget raise` set, by budget key
 
 Notify = Callable[..., str | None]  # Feedback.notify: (item, body, **fields) -> the posted comment's id
@@ -109,7 +110,8 @@ class Spending:
         level = "reached" if reached else "warned"
         allowance = f"{budget.micro_dollars}/{budget.tokens}"
         mark = f"budget|{budget.key}|{standing.subject.name}|{standing.period}|{allowance}|{level}|{item}"
-        if not self.store.mark_once(mark, self.clock.now()):
+        now = self.clock.now()
+        if not self.store.mark_once(mark, now, forget_before=now - MARKS_KEPT):
             return
         fields = _figures(standing)
         self.events.emit(
