@@ -10,11 +10,13 @@ from http import HTTPStatus
 from importlib.resources import files
 from typing import Any
 
+from app.usecases.views.costs import money, total, turns
 from app.usecases.views.fleet import Fleet
 from app.usecases.views.poller_status import Heartbeat, is_overdue
 from app.usecases.views.sessions_admin import UnknownWorkItem
 from app.web import views
 from app.web.auth import COOKIE, Caller, Guard, Refusal
+from app.web.costs import costs_panel
 from app.web.feed import Feed
 from app.web.http import Request, Response, Stream
 from app.web.journey import journeys
@@ -67,7 +69,7 @@ class FleetPage:
         return route(request) if route else _text(HTTPStatus.NOT_FOUND, "no such page")
 
     def _json(self, _: Request) -> Response:
-        return Response(200, json.dumps(self._fleet.as_json()).encode(), "application/json")
+        return Response(200, json.dumps(self._fleet.as_json(self._now())).encode(), "application/json")
 
     def _static(self, name: str) -> Response:
         if name not in _STATIC:
@@ -96,8 +98,11 @@ class FleetPage:
         if request.headers.get("x-fragment") == "pulse":  # a cycle's tick: no tmux probe, one store read
             return Response(200, self._pulse().encode())
         pulse = f'<section id="pulse">{self._pulse()}</section>'
-        items = views.items_table(self._fleet.rows(), now=self._now(), state=state, sort=sort)
-        return self._html(request, "fleet", f"{pulse}<section>{items}</section>", views.filter_form(state, sort))
+        now = self._now()
+        costs = self._fleet.costs(now)
+        items = views.items_table(self._fleet.rows(), now=now, state=state, sort=sort, costs=costs.items)
+        body = f"{pulse}{costs_panel(costs)}<section>{items}</section>"
+        return self._html(request, "fleet", body, views.filter_form(state, sort))
 
     def _pulse(self) -> str:
         """The hosts and the daemon: what changes with every cycle, read without asking tmux."""
@@ -114,6 +119,7 @@ class FleetPage:
         numbered = self._feed.recent(work_item=str(item))
         records = [record for _, record in numbered]
         row, now = detail.row, self._now()
+        spent = self._fleet.turn_costs(item)
         shown = events_page(numbered, before=_number(request, "before"), after=_number(request, "after"))
         body = (
             f"<h2>{escape(str(item))} {escape(views.sanitized(row.title))} {views.tag(row.state)}</h2>"
@@ -121,11 +127,12 @@ class FleetPage:
             + (f"memory {row.memory} at its last turn's end · " if row.memory else "")
             + f"last receipt {views.receipt_said(row, now, none='none yet')} · "
             f"{row.pending} pending · "
-            f'<a href="{escape(views.item_url(item))}" rel="noreferrer">on GitHub</a></p>'
+            + (f"{turns(len(spent))} cost {escape(money(total(spent)))} · " if spent else "")
+            + f'<a href="{escape(views.item_url(item))}" rel="noreferrer">on GitHub</a></p>'
             + views.state_block(row.shows, detail.held, now)
             + views.actions(item, csrf=self._guard.csrf, paused=row.paused, closed=row.state is ItemState.CLOSED)
             + views.requests_block(item, self._fleet.requests(item), csrf=self._guard.csrf)
-            + views.journeys_list(journeys(records), now, item)
+            + views.journeys_list(journeys(records), now, item, {cost.comment_id: cost for cost in spent})
             + views.screen_block(detail.screen)
             + views.events_list(shown.shown, now=now, pager=views.events_pager(item, shown))
         )

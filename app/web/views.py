@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 from app.usecases.cluster.cluster_view import ClusterView
+from app.usecases.views.costs import Tally, money, running, turn_said, turns
 from app.usecases.views.fleet import SCREEN_LINES, Held, ItemRow
 from app.web.journey import Journey
 from app.web.paging import EventsPage, Numbered
@@ -26,6 +27,7 @@ from domain.fleet import ItemState, ItemStatus
 from domain.prompts import readable
 from domain.redaction import first_words
 from domain.refs import DEFAULT_HOST, WorkItemRef
+from domain.spending import TurnCost
 
 _TEMPLATE = Template(files("app.web").joinpath("templates/page.html").read_text(encoding="utf-8"))
 _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b.")
@@ -126,17 +128,20 @@ def filter_form(state: str, sort: str) -> str:
     )
 
 
-def items_table(rows: Sequence[ItemRow], *, now: datetime, state: str = "", sort: str = "item") -> str:
+def items_table(
+    rows: Sequence[ItemRow], *, now: datetime, state: str = "", sort: str = "item", costs: Mapping[str, Tally] = {}
+) -> str:
+    """Each row with its item's running total from `costs` (by `str(item)`)."""
     counts = Counter(row.state for row in rows)
     chips = "".join(
         f'<li><a href="/?state={escape(key.value)}">{tag(key)} <b data-count="{escape(key.value)}">{count}</b></a></li>'
         for key, count in sorted(counts.items(), key=lambda kc: kc[0].value)
     )
     wanted = sorted((r for r in rows if not state or r.state.value == state), key=SORTS.get(sort, SORTS["item"]))
-    body = "".join(_item_row(row, now) for row in wanted)
+    body = "".join(_item_row(row, now, costs.get(str(row.item))) for row in wanted)
     head = (
         "<tr><th>item</th><th>host</th><th>agent</th><th>memory</th><th>state</th><th>last receipt</th><th>pending</th>"
-        "<th>GitHub</th></tr>"
+        "<th>cost (estimated)</th><th>GitHub</th></tr>"
     )
     return (
         f'<h2 id="items">Items <small>({len(wanted)} of {len(rows)})</small></h2><ul class="counts">{chips}</ul>'
@@ -144,15 +149,21 @@ def items_table(rows: Sequence[ItemRow], *, now: datetime, state: str = "", sort
     )
 
 
-def _item_row(row: ItemRow, now: datetime) -> str:
+def _item_row(row: ItemRow, now: datetime, cost: Tally | None) -> str:
     receipt = receipt_said(row, now)
     ref = escape(str(row.item))
     return (
         f'<tr data-item="{ref}"><td><a href="{item_link(row.item)}">{ref}</a> {escape(sanitized(row.title))}</td>'
         f"<td>{escape(row.host)}</td><td>{escape(row.harness) or '–'}</td><td>{row.memory or '–'}</td>"
-        f"<td>{tag(row.state)}</td><td>{receipt}</td><td>{row.pending}</td>"
+        f"<td>{tag(row.state)}</td><td>{receipt}</td><td>{row.pending}</td>{_cost_cell(cost)}"
         f'<td><a href="{escape(item_url(row.item))}" rel="noreferrer">#{row.item.number}</a></td></tr>'
     )
+
+
+def _cost_cell(tally: Tally | None) -> str:
+    """An item's running total; its turns and what it leaves out in the title."""
+    said = f"{turns(tally.turns)}: {money(tally)}, {tally.tokens:,} tokens" if tally else "no turn's cost kept"
+    return f'<td data-cost="{escape(running(tally))}" title="{escape(said)}">{escape(running(tally))}</td>'
 
 
 def receipt_said(row: ItemRow, now: datetime, *, none: str = "–") -> str:
@@ -189,7 +200,10 @@ def _comment_head(journey: Journey, item: WorkItemRef) -> str:
     )
 
 
-def journeys_list(found: Iterable[Journey], now: datetime, item: WorkItemRef) -> str:
+def journeys_list(
+    found: Iterable[Journey], now: datetime, item: WorkItemRef, costs: Mapping[str, TurnCost] = {}
+) -> str:
+    """Each comment's journey, and what its turn cost when one ended (`costs` by comment id)."""
     items = []
     for journey in found:
         stops = "".join(
@@ -200,9 +214,14 @@ def journeys_list(found: Iterable[Journey], now: datetime, item: WorkItemRef) ->
         )
         items.append(
             f'<li data-comment="{escape(journey.comment_id)}">{_comment_head(journey, item)}'
-            f'<ol class="journey">{stops}</ol></li>'
+            f'<ol class="journey">{stops}</ol>{_turn_cost(costs.get(journey.comment_id))}</li>'
         )
     return f'<h2 id="comments">Comments</h2><ul class="comments">{"".join(items) or "<li>none yet</li>"}</ul>'
+
+
+def _turn_cost(cost: TurnCost | None) -> str:
+    """Its four counts and money, or that its usage is unknown ("": no turn of it ended)."""
+    return f'<p class="turn-cost">its turn: {escape(sanitized(turn_said(cost)))}</p>' if cost else ""
 
 
 def _fact_words(key: str) -> str:

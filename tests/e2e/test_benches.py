@@ -56,6 +56,11 @@ def test_cli_start_prints_each_read_only_commands_ratio_against_a_bare_interpret
         assert re.search(rf"^{command}\s+wall .* ratio {RATIO}x \(cpu {RATIO}x\)$", out, re.M), out
 
 
+def test_page_costs_prints_the_cost_books_refresh_against_a_read_of_the_last_days() -> None:
+    out = _bench("-m", "bench.page_costs", "--turns-a-day", "20", "--older", "200", "--rounds", "2")
+    assert re.search(rf"^ratio, a 14-day read / the book's refresh: {RATIO}x$", out, re.M), out
+
+
 def test_ui_bench_prints_the_items_view_size_and_the_idle_cycle_ratio() -> None:
     require_tmux()
     out = _bench(

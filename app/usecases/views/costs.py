@@ -83,7 +83,12 @@ def tallied(costs: Iterable[TurnCost], by: str) -> list[Tally]:
             found[key] = found.get(key, Tally(key)).add(cost)
     if by == "day":
         return sorted(found.values(), key=lambda t: t.key)
-    return sorted(found.values(), key=lambda t: (-t.micro_dollars, -t.tokens, t.key))
+    return dearest(found.values())
+
+
+def dearest(tallies: Iterable[Tally]) -> list[Tally]:
+    """The dearest first, then by tokens, then by name."""
+    return sorted(tallies, key=lambda t: (-t.micro_dollars, -t.tokens, t.key))
 
 
 def total(costs: Iterable[TurnCost]) -> Tally:
@@ -102,6 +107,32 @@ def money(tally: Tally) -> str:
         return "tokens only" + (f" (+{tally.unknown} unknown)" if tally.unknown else "")
     left = [f"{n} {what}" for n, what in ((tally.unpriced, "unpriced"), (tally.unknown, "unknown")) if n]
     return f"{dollars(tally.micro_dollars)} est." + (f" (+{', '.join(left)})" if left else "")
+
+
+def running(tally: Tally | None) -> str:
+    """A total as one cell says it: `$1.23 est.` (the money of its priced turns), `12,345 tokens` (none
+    priced), `—` (no turn, or none whose usage was said)."""
+    if tally is None or tally.unknown == tally.turns:
+        return "—"
+    if tally.unpriced + tally.unknown == tally.turns:
+        return f"{tally.tokens:,} tokens"
+    return f"{dollars(tally.micro_dollars)} est."
+
+
+def turns(count: int) -> str:
+    return f"{count} turn{'' if count == 1 else 's'}"
+
+
+def turn_said(cost: TurnCost) -> str:
+    """One turn's four counts and its money: `1,000 in · 500 out · 0 cache write · 2,000 cache read ·
+    $0.0030 est.`, `… · tokens only (no price for MODEL)`, or `usage unknown`."""
+    u = cost.usage
+    if u is None:
+        return "usage unknown"
+    counts = f"{u.input:,} in · {u.output:,} out · {u.cache_write:,} cache write · {u.cache_read:,} cache read"
+    if cost.micro_dollars is None:
+        return f"{counts} · tokens only (no price for {u.model or 'its model'})"
+    return f"{counts} · {dollars(cost.micro_dollars)} est."
 
 
 def standings(

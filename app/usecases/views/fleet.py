@@ -12,6 +12,8 @@ from app.usecases.cluster.cluster_view import ClusterView, cluster_view
 from app.usecases.cluster.slot_wait import waits
 from app.usecases.delivery.asks import Asks
 from app.usecases.unit_of_work import Lost, UnitOfWork
+from app.usecases.views.costs import Tally
+from app.usecases.views.page_costs import CostBook, PageCosts
 from app.usecases.views.sessions_admin import ResetPlan, SessionsAdmin, SessionView, UnknownWorkItem
 from domain.asks import Answer, OpenRequest
 from domain.control import control_of
@@ -24,6 +26,7 @@ from domain.model import SessionStatus
 from domain.policy import Decision
 from domain.ports import ClusterPort, TmuxPort
 from domain.refs import RepoRef, WorkItemRef
+from domain.spending import TurnCost
 
 PAGE = "page"  # the `source` of every event an action on the page writes
 SCREEN_LINES = 30  # the pane's last lines an item's page shows, whole lines
@@ -82,6 +85,7 @@ class Fleet:
         self._admin, self._uow, self._cluster, self._tmux = admin, uow, cluster, tmux
         self._store, self._events = uow.store, uow.events
         self._heartbeat, self._asks = heartbeat, asks
+        self._costs = CostBook(lambda since: self._store.costs(since=since))
 
     def hosts(self) -> ClusterView:
         return cluster_view(self._cluster, self._store.sessions())
@@ -96,6 +100,15 @@ class Fleet:
 
     def heartbeat(self) -> str | None:
         return self._heartbeat()
+
+    def costs(self, now: datetime) -> PageCosts:
+        """Each item's running total, the last days' and the dearest items': the store's rows read on
+        from where the last refresh left off."""
+        return self._costs.figures(now)
+
+    def turn_costs(self, item: WorkItemRef) -> list[TurnCost]:
+        """What each of the item's turns cost, oldest first (one read of its rows)."""
+        return self._store.costs(item=item)
 
     def rows(self) -> list[ItemRow]:
         """One row per item the store knows, and per item waiting for a slot (never looked at yet):
@@ -221,11 +234,16 @@ class Fleet:
             return Decision(False, "this page does not answer requests: answer on the item")
         return self._asks.answer_from_page(item, answer)
 
-    def as_json(self) -> dict[str, Any]:
-        return {"hosts": self.hosts().as_json(), "items": [_row_json(row) for row in self.rows()]}
+    def as_json(self, now: datetime) -> dict[str, Any]:
+        costs = self.costs(now)
+        return {
+            "hosts": self.hosts().as_json(),
+            "items": [_row_json(row, costs.items.get(str(row.item))) for row in self.rows()],
+            "costs": costs.as_json(),
+        }
 
 
-def _row_json(row: ItemRow) -> dict[str, Any]:
+def _row_json(row: ItemRow, cost: Tally | None) -> dict[str, Any]:
     return {
         "work_item": str(row.item),
         "title": row.title,
@@ -238,4 +256,5 @@ def _row_json(row: ItemRow) -> dict[str, Any]:
         "receipt_at": row.receipt_at.isoformat() if row.receipt_at else None,
         "pending": row.pending,
         "status": row.status.value,
+        "cost": cost.as_json() if cost is not None else None,  # its running total, money estimated
     }
