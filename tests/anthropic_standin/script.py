@@ -97,6 +97,16 @@ class Busy:
 Behaviour = Say | UseTool | UseTools | Fail | Busy
 
 
+def said(behaviour: Behaviour) -> Usage | None:
+    """The usage a reply to `behaviour` says: None for a failure, the API's minimum (`Usage()`, as
+    `stream.NO_USAGE`) where none was scripted."""
+    if isinstance(behaviour, Busy):
+        return said(behaviour.then)
+    if isinstance(behaviour, Fail):
+        return None
+    return behaviour.usage or Usage()
+
+
 def answer(behaviour: Behaviour, *, number: int, streamed: bool, release: threading.Event) -> Answer:
     """The answer to the `number`th model request; blocks while `behaviour` is Busy."""
     if isinstance(behaviour, Busy):

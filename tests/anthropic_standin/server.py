@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from tests.anthropic_standin import stream
-from tests.anthropic_standin.script import Answer, Behaviour, Say, answer
+from tests.anthropic_standin.script import Answer, Behaviour, Say, Usage, answer, said
 
 
 class Kind(Enum):
@@ -45,6 +45,14 @@ class Request:
         return texts
 
 
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A model request answered with a reply, and the usage the reply said it cost."""
+
+    request: Request
+    usage: Usage
+
+
 class AnthropicStandIn:
     """Answers each agent-loop model request with the next scripted behaviour (`fallback` when
     none is left), and everything else minimally."""
@@ -52,6 +60,7 @@ class AnthropicStandIn:
     def __init__(self, fallback: Behaviour | None = None) -> None:
         self.fallback: Behaviour = fallback or Say("OK")
         self.log: list[Request] = []
+        self._replies: list[Reply] = []
         self._queue: deque[Behaviour] = deque()
         self._lock = threading.Lock()
         self._release = threading.Event()
@@ -77,10 +86,17 @@ class AnthropicStandIn:
         """The agent loop's own model requests, as the OpenAI stand-in's `turns` are."""
         return self.requests(Kind.TURN)
 
+    def replies(self) -> list[Reply]:
+        """Every model request answered with a reply (the agent loop's and the side ones; no failure),
+        in the order the replies were made, with what each said it cost."""
+        with self._lock:
+            return list(self._replies)
+
     def reset(self, fallback: Behaviour | None = None) -> None:
         """Forget the log and the script (one stand-in serves a module's tests, one test at a time)."""
         with self._lock:
             self.log.clear()
+            self._replies.clear()
             self._queue.clear()
             self.fallback = fallback or Say("OK")
 
@@ -97,18 +113,23 @@ class AnthropicStandIn:
 
     def handle(self, method: str, path: str, headers: dict[str, str], body: Any) -> Answer:
         kind = _kind(method, path, body)
+        request = Request(kind, method, path, headers, body)
         with self._lock:
-            self.log.append(Request(kind, method, path, headers, body))
+            self.log.append(request)
+            behaviour: Behaviour = Say("OK")  # a side request's
             if kind is Kind.TURN:
                 self._turns += 1
                 behaviour = self._queue.popleft() if self._queue else self.fallback
             number, release = self._turns, self._release
+        if kind not in {Kind.TURN, Kind.SIDE}:
+            return _minimal(kind)
         streamed = isinstance(body, dict) and bool(body.get("stream"))
-        if kind is Kind.TURN:
-            return answer(behaviour, number=number, streamed=streamed, release=release)
-        if kind is Kind.SIDE:
-            return answer(Say("OK"), number=0, streamed=streamed, release=release)
-        return _minimal(kind)
+        reply = answer(behaviour, number=number if kind is Kind.TURN else 0, streamed=streamed, release=release)
+        usage = said(behaviour)
+        if usage is not None:
+            with self._lock:
+                self._replies.append(Reply(request, usage))
+        return reply
 
 
 def _kind(method: str, path: str, body: Any) -> Kind:

@@ -122,3 +122,17 @@ def test_unknown_routes_are_answered_404_and_logged_as_unknown(standin: Anthropi
 
 def test_count_tokens_is_answered_minimally(standin: AnthropicStandIn) -> None:
     assert json.loads(post(standin, "/v1/messages/count_tokens", TURN)[2]) == {"input_tokens": 1}
+
+
+def test_each_reply_is_kept_with_the_usage_it_said_and_a_failure_is_not(standin: AnthropicStandIn) -> None:
+    scripted = Usage(input=11, output=22, cache_write=33, cache_read=44)
+    standin.script(Busy(0, then=UseTool(usage=scripted)), Fail(), Say("bare"))
+    for body in (TURN, TURN, TURN | {"tools": []}, TURN):
+        post(standin, "/v1/messages", body)
+    post(standin, "/v1/messages/count_tokens", TURN)
+
+    assert [(r.request.kind, r.usage) for r in standin.replies()] == [
+        (Kind.TURN, scripted),
+        (Kind.SIDE, Usage()),  # the API's minimum: what a reply without a scripted usage says
+        (Kind.TURN, Usage()),
+    ]

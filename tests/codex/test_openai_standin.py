@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import urllib.error
@@ -95,5 +96,27 @@ def test_a_side_reply_answers_the_requests_without_tools_and_leaves_the_script_t
                 answers.append(answer.read().decode())
         assert "scripted" in answers[0] and "a title" in answers[1]
         assert [r.is_side for r in standin.turns()] == [False, True]
+    finally:
+        standin.close()
+
+
+def test_each_reply_is_kept_with_the_usage_it_said_and_a_failure_is_not() -> None:
+    title = Usage(3, 4)
+    standin = OpenAIStandIn(side=Say("a title", usage=title))
+    try:
+        scripted = Usage(input=500, output=40, cached=300, reasoning=7)
+        standin.script(Call("shell", usage=scripted), Fail(400, "nope"), Busy(0, then=Say("bare")))
+        for tools in (True, False, True, True, False):
+            body = {"model": "m", "stream": True, "input": [], "tools": [{"type": "function", "name": "shell"}] * tools}
+            request = urllib.request.Request(f"{standin.base_url}/responses", json.dumps(body).encode(), method="POST")
+            with contextlib.suppress(urllib.error.HTTPError):
+                urllib.request.urlopen(request, timeout=10).close()
+
+        assert [(r.request.is_side, r.usage) for r in standin.replies()] == [
+            (False, scripted),
+            (True, title),
+            (False, Usage()),  # the API's minimum: what a reply without a scripted usage says
+            (True, title),
+        ]
     finally:
         standin.close()

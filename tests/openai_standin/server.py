@@ -121,6 +121,15 @@ class Request:
         return texts
 
 
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A turn request answered with a reply, and the usage the reply said it cost (a Chat Completions
+    reply's is always the API's minimum)."""
+
+    request: Request
+    usage: Usage
+
+
 class OpenAIStandIn:
     """Subclassed for another API (tests/gemini_standin/): its `request_type`, `base_url`, `answer`,
     `failure` and `minimal`."""
@@ -132,6 +141,7 @@ class OpenAIStandIn:
         # given: a turn request carrying no tools (Codex's task title) is answered with it, off the script
         self.side = side
         self.log: list[Request] = []
+        self._replies: list[Reply] = []
         self._queue: deque[Behaviour] = deque()
         self._lock = threading.Lock()
         self._release = threading.Event()
@@ -153,9 +163,16 @@ class OpenAIStandIn:
         with self._lock:
             return [r for r in self.log if r.is_turn]
 
+    def replies(self) -> list[Reply]:
+        """Every turn request answered with a reply (the agent loop's and the side ones; no failure), in
+        the order the replies were made, with what each said it cost."""
+        with self._lock:
+            return list(self._replies)
+
     def reset(self, fallback: Behaviour | None = None) -> None:
         with self._lock:
             self.log.clear()
+            self._replies.clear()
             self._queue.clear()
             self.fallback = fallback or Say("OK")
 
@@ -187,12 +204,15 @@ class OpenAIStandIn:
             return behaviour.status, {"Content-Type": "application/json"}, json.dumps(self.failure(behaviour)).encode()
         stream = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
         if isinstance(behaviour, Call):
-            return 200, stream, call_sse(number, behaviour) if request.is_chat else function_call_sse(number, behaviour)
-        return (
-            200,
-            stream,
-            chat_sse(number, behaviour.text, behaviour.usage) if request.is_chat else self.reply(number, behaviour),
-        )
+            body = call_sse(number, behaviour) if request.is_chat else function_call_sse(number, behaviour)
+        else:
+            body = (
+                chat_sse(number, behaviour.text, behaviour.usage) if request.is_chat else self.reply(number, behaviour)
+            )
+        served = behaviour.usage or Usage()
+        with self._lock:
+            self._replies.append(Reply(request, served))
+        return 200, stream, body
 
     def reply(self, number: int, behaviour: Any) -> bytes:
         """The body answering a turn scripted `behaviour` (a `Say`; a subclass may know more)."""
