@@ -191,7 +191,9 @@ class Event(enum.Enum):
     )
     SESSION_TURN_FINISHED = (
         "session.turn_finished",
-        "The agent's turn for a delivered comment ended (`failed` when it ended in an error), with its agent's "
+        "The agent's turn for a delivered comment ended (`failed` when it ended in an error) — or the turn of a "
+        "prompt of the-loop's own, an item's start or a resume (`comment_id` null, its `delivery_id` alone) — with "
+        "its agent's "
         "memory then (`rss_mib`) and what the turn cost as the agent's own records say it (its transcript, rollout, "
         "session record or store): `tokens_in` (input "
         "neither written to nor read from the prompt cache), `tokens_out`, `cache_write`, `cache_read` and the "

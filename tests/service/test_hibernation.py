@@ -24,10 +24,11 @@ def _receipts(world: World) -> FakeReceipts:
 
 
 def idle_agent(world: World) -> WorkItemRef:
-    """An item whose agent took its start and ended that turn."""
+    """An item whose agent took its start and ended that turn, seen to end."""
     ref = world.watched()
     _receipts(world).plant(world.record(ref).spawn_id, ReceiptKind.TURN_ENDED)
     world.clock.advance(1)
+    world.cycle()
     return ref
 
 
@@ -39,8 +40,10 @@ def test_an_agent_idle_past_the_setting_is_ended_its_conversation_kept_and_its_i
     world = World(hibernate_after_seconds=AFTER)
     ref = idle_agent(world)
     conversation = world.record(ref).harness_session_id
+    turn_ended_at = _receipts(world).read(ref, world.record(ref).spawn_id)[-1].at
+    assert turn_ended_at is not None
 
-    world.clock.advance(AFTER - 10)
+    world.clock.advance(AFTER - 10 - (world.clock.now() - turn_ended_at).total_seconds())
     world.hibernation.sweep()
     assert terminated(world, ref) == 0  # not idle long enough yet
     world.clock.advance(20)

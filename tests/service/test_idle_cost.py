@@ -6,7 +6,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from domain.ledger import Ledger, StartRequest
+from domain.receipts import ReceiptKind
 from domain.refs import WorkItemRef
+from tests.fakes.receipts import FakeReceipts
 from tests.service.world import World
 
 
@@ -22,12 +24,20 @@ def counting_ledger_reads(world: World) -> list[WorkItemRef]:
     return reads
 
 
+def started_turns_ended(world: World) -> None:
+    """Each agent ends the turn of its start's prompt, and a cycle sees it: no turn is open."""
+    assert isinstance(world.receipts, FakeReceipts)
+    for record in world.store.sessions():
+        world.receipts.plant(record.spawn_id, ReceiptKind.TURN_ENDED)
+    world.cycle()
+
+
 def test_an_idle_cycle_reads_no_ledger_of_a_listed_item_with_nothing_to_do() -> None:
     world = World()
     for number in range(1, 31):
         world.item(number, author="bob" if number > 3 else "alice")  # 3 sessions, 27 items only listed
     world.cycle()
-    world.cycle()
+    started_turns_ended(world)
     reads = counting_ledger_reads(world)
 
     summary = world.cycle()
@@ -39,7 +49,7 @@ def test_a_new_comment_on_a_quiet_item_is_delivered_and_only_its_item_is_read() 
     world = World()
     refs = [world.item(number) for number in range(1, 6)]
     world.cycle()
-    world.cycle()
+    started_turns_ended(world)
     reads = counting_ledger_reads(world)
     comment = world.comment(refs[2])
 

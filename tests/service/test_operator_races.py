@@ -131,6 +131,7 @@ def test_a_close_while_an_idle_agent_is_hibernated_stays_a_close() -> None:
     ref = world.watched()
     assert isinstance(world.receipts, FakeReceipts)
     world.receipts.plant(world.record(ref).spawn_id, ReceiptKind.TURN_ENDED)
+    world.cycle()  # its start's turn seen to end
     world.clock.advance(601)
     tmux.during_terminate = lambda: admin.close(ref, keep_tmux=True)
 

@@ -13,7 +13,7 @@ from domain.events import Event
 from domain.pricing import Price, PriceTable
 from domain.receipts import ReceiptKind
 from domain.refs import WorkItemRef
-from domain.spending import Budget, Scope
+from domain.spending import Budget, Scope, TurnCost
 from domain.usage import TurnUsage
 from tests.fakes.receipts import FakeReceipts
 from tests.fakes.usage import FakeUsage
@@ -32,11 +32,18 @@ def fakes(world: World) -> tuple[FakeReceipts, FakeUsage]:
 
 
 def idle_agent(world: World, number: int = 1) -> WorkItemRef:
+    """An item whose agent ended its start's turn (of unknown usage here), seen to end."""
     ref = world.watched(number)
     receipts, _ = fakes(world)
     receipts.plant(world.record(ref).spawn_id, ReceiptKind.TURN_ENDED, turn=f"start-{number}")
     world.clock.advance(1)
+    world.cycle()
     return ref
+
+
+def of_comments(world: World) -> list[TurnCost]:
+    """The costs of comments' turns (not of the starts' prompts)."""
+    return [cost for cost in world.store.costs() if not cost.comment_id.startswith("start-")]
 
 
 def turn_ends(world: World, ref: WorkItemRef, turn: str, usage: TurnUsage = TURN) -> None:
@@ -68,7 +75,7 @@ def test_a_comments_turn_cost_is_kept_with_its_author_and_labels_and_said_in_mon
 
     turn_ends(world, ref, "turn-1")
 
-    (kept,) = world.store.costs()
+    (kept,) = of_comments(world)
     assert (kept.item, kept.comment_id, kept.author, kept.harness) == (ref, comment.id, "alice", "claude")
     assert (kept.usage, kept.micro_dollars, kept.labels) == (TURN, TURN_MICRO, frozenset({"loop"}))
     assert finished(world, comment.id)["usd_estimated"] == 0.003
@@ -82,7 +89,7 @@ def test_a_model_without_a_price_is_kept_in_tokens_only_and_its_event_says_no_mo
 
     turn_ends(world, ref, "turn-1", TurnUsage(10, 20, 0, 0, model="unpriced-model"))
 
-    (kept,) = world.store.costs()
+    (kept,) = of_comments(world)
     assert (kept.tokens, kept.micro_dollars) == (30, None)
     assert "usd_estimated" not in finished(world, comment.id)
 
@@ -109,7 +116,7 @@ def test_a_budget_reached_mid_burst_holds_the_rest_with_one_notice_at_80_and_one
     assert len(budget_notices(world, ref)) == 2  # 80% once, 100% once
     reached = budget_notices(world, ref)[-1]
     assert "`item` is spent" in reached and "$0.0090 of $0.0070" in reached
-    assert len(world.store.costs()) == 3
+    assert len(of_comments(world)) == 3
     assert {p.comment.id for p in world.ledger(ref).pending} == {c.id for c in held}  # kept, not lost
     (event,) = world.events.named(Event.BUDGET_REACHED)
     assert (event["budget"], event["subject"], event["work_item"]) == ("item", "acme/widgets#1", str(ref))
@@ -216,18 +223,24 @@ def test_the_status_reply_carries_the_items_running_total() -> None:
     world.cycle()
 
     (reply,) = [body for item, body in world.tracker.posted if item == ref and "status of" in body]
-    assert "- Spent: $0.0030 estimated (1 turn, 3,500 tokens)\n" in reply
+    assert "- Spent: $0.0030 estimated (2 turns, 3,500 tokens, 1 of unknown usage)\n" in reply  # the start's
 
 
-def test_the_status_reply_of_an_item_with_no_turn_yet_says_nothing_is_recorded() -> None:
+def test_the_status_reply_says_nothing_is_recorded_before_a_turn_ends_and_unknown_usage_as_such() -> None:
     world = World(prices=PRICES)
-    ref = idle_agent(world)
+    ref = world.watched()  # its start's turn runs
+    world.comment(ref, "the-loop status")
+    world.cycle()
+    receipts, _ = fakes(world)
+    receipts.plant(world.record(ref).spawn_id, ReceiptKind.TURN_ENDED, turn="start-1")  # usage unknown
+    world.cycle()
     world.comment(ref, "the-loop status")
 
     world.cycle()
 
-    (reply,) = [body for item, body in world.tracker.posted if item == ref and "status of" in body]
-    assert "- Spent: nothing recorded yet\n" in reply
+    first, second = [body for item, body in world.tracker.posted if item == ref and "status of" in body]
+    assert "- Spent: nothing recorded yet\n" in first
+    assert "- Spent: 1 turn, usage unknown\n" in second
 
 
 def test_a_spent_days_budget_holds_the_start_of_a_newly_labelled_item_too() -> None:

@@ -157,6 +157,8 @@ class Controls(InUnitOfWork):
         if not spent.turns:
             return ""
         turns = f"{spent.turns} turn{'s' if spent.turns != 1 else ''}, {spent.tokens:,} tokens"
+        if spent.unknown == spent.turns:
+            return f"{spent.turns} turn{'s' if spent.turns != 1 else ''}, usage unknown"
         unknown = f", {spent.unknown} of unknown usage" if spent.unknown else ""
         if not spent.priced:
             return f"{turns}{unknown} (no price known: tokens only)"

@@ -11,7 +11,7 @@ from app.usecases.delivery.asks import Asks
 from app.usecases.delivery.control import Controls
 from app.usecases.delivery.delivery import Delivery
 from app.usecases.delivery.feedback import Feedback
-from app.usecases.delivery.parking import RESUME, Parking, resume_turn
+from app.usecases.delivery.parking import RESUME, Parking, own_turn, resume_turn
 from app.usecases.delivery.spending import Spending
 from app.usecases.delivery.subjects import CommentSubject, StartSubject
 from app.usecases.delivery.switching import HarnessSwitch, NotEnded
@@ -19,7 +19,7 @@ from app.usecases.delivery.watch import HarnessWatch
 from app.usecases.unit_of_work import InUnitOfWork, UnitOfWork
 from domain.control import Verb, control_of, triggered
 from domain.events import Event, Level
-from domain.ledger import DeliveryState, Ledger, Resolution, StartRequest
+from domain.ledger import DeliveryState, Ledger, Resolution, StartRequest, Turn
 from domain.model import ClosedBy, Comment, DeliveryId, Reaction, SessionRecord, SessionStatus, WorkItem
 from domain.notice import closed_notice, harness_gone_notice, harness_started_notice, unrouted_notice
 from domain.park import Unpark
@@ -363,42 +363,58 @@ class ItemWorker(InUnitOfWork):
             if turn.spawn != record.spawn_id:
                 ended = ended.turn_closed(turn.comment_id)  # another spawn has it: its turn is gone
                 continue
-            resuming = resume_turn(turn)
-            delivery = turn.comment_id if resuming else str(DeliveryId.for_comment(turn.comment_id))
+            resuming, own = resume_turn(turn), own_turn(turn)
+            delivery = turn.comment_id if own else str(DeliveryId.for_comment(turn.comment_id))
             line = receipt_line(delivery, delivery_tag(self.config.secret, delivery))
             failed, done = failed_turn(receipts, line), ended_turn(receipts, line)
             if failed is not None:
                 ended = ended.turn_closed(turn.comment_id)
                 record = self.parking.failed(record, turn, failed, ledger.item)
-            elif done is not None and resuming:
-                ended = ended.turn_closed(turn.comment_id)
-                record = self.parking.done(record)
             elif done is not None:
                 ended = ended.turn_closed(turn.comment_id)
+                if resuming:
+                    record = self.parking.done(record)
                 rss = self.watch.memory(record)
                 measured = rss if rss is not None else measured
-                usage = self._cost(record, done)
-                cost = self.spending.turn_ended(
-                    item, comment_id=turn.comment_id, author=turn.author, harness=record.harness, usage=usage
-                )
-                money = cost.micro_dollars
-                priced: dict[str, Any] = {} if money is None else {"usd_estimated": money / 1e6}
-                self.events.emit(
-                    Event.SESSION_TURN_FINISHED,
-                    work_item=str(ledger.item),
-                    comment_id=turn.comment_id,
-                    delivery_id=delivery,
-                    rss_mib=rss // MIB if rss is not None else None,
-                    **usage_fields(usage),
-                    **priced,
-                )
-                stub = Comment(turn.comment_id, ledger.item, None, "", self.clock.now(), kind=turn.kind)
-                self.feedback.react(stub, Reaction.TURN_ENDED)
+                self._finished(item, turn, record, done, delivery=delivery, rss=rss, own=own)
         record = self.parking.tell(record)
         saved = ledger if ended == ledger else self.store.save_ledger(ended)
         if measured is not None and record is not None and record.rss_bytes != measured:
             record = self._measured(record, measured)
         return saved, record
+
+    def _finished(
+        self,
+        item: WorkItem,
+        turn: Turn,
+        record: SessionRecord,
+        done: EndedTurn,
+        *,
+        delivery: str,
+        rss: int | None,
+        own: bool,
+    ) -> None:
+        """A turn's end said once, with what it cost (kept, and weighed against the budgets); 🚀 on its
+        comment. A prompt of the-loop's own (a start's, a resume's) has no comment: its event names its
+        delivery alone."""
+        usage = self._cost(record, done)
+        cost = self.spending.turn_ended(
+            item, comment_id=turn.comment_id, author=turn.author, harness=record.harness, usage=usage
+        )
+        money = cost.micro_dollars
+        priced: dict[str, Any] = {} if money is None else {"usd_estimated": money / 1e6}
+        self.events.emit(
+            Event.SESSION_TURN_FINISHED,
+            work_item=str(item.ref),
+            comment_id=None if own else turn.comment_id,
+            delivery_id=delivery,
+            rss_mib=rss // MIB if rss is not None else None,
+            **usage_fields(usage),
+            **priced,
+        )
+        if not own:
+            stub = Comment(turn.comment_id, item.ref, None, "", self.clock.now(), kind=turn.kind)
+            self.feedback.react(stub, Reaction.TURN_ENDED)
 
     def _cost(self, record: SessionRecord, done: EndedTurn) -> Usage:
         """What the turn cost, from its agent's own records; unknown when they do not say it, or when

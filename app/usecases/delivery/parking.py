@@ -9,7 +9,7 @@ from datetime import datetime
 
 from app.usecases.delivery.feedback import Feedback
 from app.usecases.delivery.spawner import Dispatch
-from app.usecases.delivery.subjects import StartSubject
+from app.usecases.delivery.subjects import START, StartSubject
 from app.usecases.unit_of_work import InUnitOfWork, UnitOfWork
 from domain.errors import TrackerError
 from domain.events import Event, Level
@@ -29,6 +29,12 @@ RESUME = "resume"  # the reason of the ledger's start request that carries a res
 def resume_turn(turn: Turn) -> bool:
     """The turn of a resume prompt (its id is its delivery id), not of a comment."""
     return turn.comment_id.startswith(f"{RESUME}-")
+
+
+def own_turn(turn: Turn) -> bool:
+    """The turn of a prompt of the-loop's own — an item's start, a resume (its id is its delivery id) —
+    not of a comment: nothing to react on, no comment to give back when it fails."""
+    return resume_turn(turn) or turn.comment_id.startswith(f"{START}-")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,7 +72,7 @@ class Parking(InUnitOfWork):
         receipt's time), not from the cycle that read it."""
         now = self.clock.now()
         failed_at = min(receipt.at, now) if receipt.at is not None else now
-        failed = None if resume_turn(turn) else FailedTurn(turn.comment_id, turn.kind)
+        failed = None if own_turn(turn) else FailedTurn(turn.comment_id, turn.kind)
         if failed is not None:
             self.feedback.react(Comment(turn.comment_id, item, None, "", now, kind=turn.kind), Reaction.FAILED)
         decided = park(receipt.detail, receipt.message, comment=failed, now=failed_at, previous=record.park)

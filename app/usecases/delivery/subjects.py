@@ -9,10 +9,12 @@ from typing import Protocol
 
 from app.usecases.delivery.spawner import Dispatch
 from domain.ledger import DeliveryState, Ledger, Resolution, StartRequest, Turn
-from domain.model import Comment, WorkItem
+from domain.model import Comment, CommentKind, WorkItem
 from domain.notice import giveup_notice, start_failed_notice
 from domain.prompts import event_prompt, spawn_prompt
 from domain.receipts import delivery_tag, receipt_line
+
+START = "start"  # a start's delivery id begins so (and is the id of its turn)
 
 
 class Subject(Protocol):
@@ -92,7 +94,7 @@ class StartSubject:
 
     @property
     def delivery_id(self) -> str:
-        return f"start-{self.item.ref.slug}-{int(self.request.requested_at.timestamp())}"
+        return f"{START}-{self.item.ref.slug}-{int(self.request.requested_at.timestamp())}"
 
     def job(self, item: WorkItem, secret: str) -> Dispatch:
         line = receipt_line(self.delivery_id, delivery_tag(secret, self.delivery_id))
@@ -110,7 +112,8 @@ class StartSubject:
         return ledger
 
     def delivered(self, ledger: Ledger, *, at: datetime, reason: str, spawn: str) -> Ledger:
-        return replace(ledger, start=None)
+        """Its prompt is a turn too (what it cost counts): opened under its delivery id."""
+        return replace(ledger, start=None).turn_open(Turn(self.delivery_id, CommentKind.ISSUE_COMMENT, spawn))
 
     def settled(self, ledger: Ledger, kind: Resolution, *, at: datetime, version: str, reason: str) -> Ledger:
         return replace(ledger, start=None)
