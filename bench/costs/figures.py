@@ -31,8 +31,6 @@ class Figures:
     side_requests: str  # what they are
     side: int  # replies to requests that are not a turn's
     side_served: dict[str, int]
-    start: int  # requests of the start prompt's turn: no comment's, so not recorded
-    start_served: dict[str, int]
 
     @property
     def difference(self) -> Decimal:
@@ -64,7 +62,6 @@ class Figures:
             "problems": self.problems,
             "not_counted": {
                 "side": {"requests": self.side, "served": self.side_served},
-                "start": {"requests": self.start, "served": self.start_served},
             },
             "accurate": self.accurate,
         }
@@ -90,8 +87,6 @@ def figures(run: AgentRun) -> Figures:
         side_requests=run.dialect.side_requests,
         side=len(run.side),
         side_served=_kinds(summed(run.side)),
-        start=len(run.start),
-        start_served=_kinds(summed(run.start)),
     )
 
 
@@ -150,10 +145,6 @@ def table(all_figures: list[Figures], *, seed: int, comments: int) -> str:
         unknown = "".join(f"; {label}: {why}" for label, why in f.unknown)
         lines.append(f"  turns whose usage was unknown: {len(f.unknown)}{unknown}")
         lines.append(f"  not counted (not a turn's): {f.side} requests, {f.side_requests}: {_tokens(f.side_served)}")
-        lines.append(
-            f"  not counted (no comment's turn: the-loop records none): the start prompt's turn, {f.start} requests: "
-            + _tokens(f.start_served)
-        )
         lines += [f"  MISMATCH {problem}" for problem in f.problems]
         lines.append(f"  {f.harness}: {'accurate' if f.accurate else 'NOT ACCURATE'}")
     return "\n".join(lines)

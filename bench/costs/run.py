@@ -74,7 +74,6 @@ class AgentRun:
     turns: list[Turn] = field(default_factory=list)
     side: list[TurnUsage] = field(default_factory=list)  # replies to requests that are not a turn's
     problems: list[str] = field(default_factory=list)  # turns that never ended, a poller that died
-    start: tuple[TurnUsage, ...] = ()  # the start prompt's turn's requests: no comment's, not recorded
 
 
 def run(harness: str, comments: int, seed: int, root: Path) -> AgentRun:
@@ -138,14 +137,13 @@ def _turns(
     found: AgentRun, marks: list[tuple[str, str, int]], replies: list[Any], events: Events, costs: dict[str, TurnCost]
 ) -> None:
     """Each turn's requests: the stand-in's replies to turn requests from its mark to the next turn's.
-    The start prompt's turn is no comment's: the-loop records no cost of it."""
+    The start prompt's turn is no comment's: the-loop records it under its delivery id (`start-…`)."""
     ends = [before for _, _, before in marks[1:]] + [len(replies)]
+    started = next((key for key in costs if key.startswith("start-")), "")
     for (label, comment_id, before), after in zip(marks, ends, strict=True):
         served = tuple(usage for is_turn, usage in map(found.dialect.served, replies[before:after]) if is_turn)
-        if not comment_id:
-            found.start = served
-            continue
-        found.turns.append(Turn(label, comment_id, served, costs.get(comment_id), events.ended.get(comment_id, {})))
+        key = comment_id or started
+        found.turns.append(Turn(label, key, served, costs.get(key), events.ended.get(key, {})))
 
 
 def _turn_ended(world: World) -> bool:
@@ -173,7 +171,8 @@ class Events:
         while time.monotonic() < deadline and self.world.poller_running():
             for event in self.tail.new():
                 if event.get("event") == "session.turn_finished":
-                    self.ended[str(event.get("comment_id"))] = event
+                    # a comment's turn by its id; the start prompt's, of no comment, by its delivery id
+                    self.ended[str(event.get("comment_id") or event.get("delivery_id"))] = event
             if value := found():
                 return value
             time.sleep(0.2)

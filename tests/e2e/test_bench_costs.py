@@ -1,6 +1,6 @@
-"""`python -m bench.costs --quick` with each real agent: what the-loop recorded of its comments' turns
-(the store's costs) is what the model API's stand-in served for them, token for token in each kind,
-and in money within the price table's rounding (half a micro-dollar a turn)."""
+"""`python -m bench.costs --quick` with each real agent: what the-loop recorded of its turns — the start
+prompt's and two comments' (the store's costs) — is what the model API's stand-in served for them,
+token for token in each kind, and in money within the price table's rounding (half a micro-dollar a turn)."""
 
 from __future__ import annotations
 
@@ -38,14 +38,14 @@ def costs_of(agent: str) -> tuple[dict[str, Any], str]:
 
 def assert_recorded_as_served(figures: dict[str, Any]) -> None:
     money = figures["micro_dollars"]
-    assert (figures["turns"], figures["unknown"], figures["problems"]) == (2, [], [])
+    assert (figures["turns"], figures["unknown"], figures["problems"]) == (3, [], [])  # the start's and 2 comments'
     assert figures["recorded"] == figures["served"]
-    assert abs(Decimal(money["recorded"]) - Decimal(money["exact"])) <= Decimal("0.5") * 2
+    assert abs(Decimal(money["recorded"]) - Decimal(money["exact"])) <= Decimal("0.5") * 3
     assert figures["accurate"] is True
 
 
 @pytest.mark.claude
-def test_claude_codes_comment_turns_are_recorded_as_the_stand_in_served_them() -> None:
+def test_claude_codes_turns_are_recorded_as_the_stand_in_served_them() -> None:
     required("claude_code")
     require_tmux()
     figures, stderr = costs_of("claude")
@@ -54,7 +54,7 @@ def test_claude_codes_comment_turns_are_recorded_as_the_stand_in_served_them() -
 
 
 @pytest.mark.codex
-def test_codexs_comment_turns_are_recorded_as_the_stand_in_served_them_its_task_titles_apart() -> None:
+def test_codexs_turns_are_recorded_as_the_stand_in_served_them_its_task_titles_apart() -> None:
     required("codex")
     require_tmux()
     figures, stderr = costs_of("codex")
