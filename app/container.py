@@ -155,6 +155,7 @@ def _configs(settings: Settings) -> Configs:
         close=_close_config(settings),
         poll=_poll_config(settings),
         authorized=settings.authorized,
+        authorize_cache_seconds=settings.routing.authorize.cache_seconds,
         version=version(),
         workdir=_workdir(settings),
         host=_host(settings),
@@ -383,6 +384,7 @@ def _webhook_server(settings: Settings, intake: WebhookIntake) -> GhWebhookServe
         read_timeout=hook.read_timeout_seconds,
         max_connections=hook.max_connections,
         refused=intake.refused,
+        access_changed=intake.access_changed,
     )
 
 

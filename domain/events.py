@@ -257,8 +257,27 @@ class Event(enum.Enum):
     )
     CONTROL_IGNORED = (
         "control.ignored",
-        "A control comment by someone not in routing.authorizedUsers was ignored (no reaction, no reply); "
-        "`author` wrote it, `rule` is routing.authorizedUsers. Said once per comment.",
+        "A control comment by someone not authorized was ignored (no reaction, no reply); `author` wrote it, "
+        "`rule` is the setting that refused them and `standing` why, as for poll.comment_unauthorized. Said once "
+        "per comment.",
+    )
+    AUTHORIZE_PERMISSION_READ = (
+        "authorize.permission_read",
+        "The GitHub permission of `login` on `repo` was read for a comment of `work_item` (`permission`: none, read, "
+        "triage, write, maintain or admin), as routing.authorize.permission needs it; kept in memory for "
+        "routing.authorize.cacheSeconds.",
+    )
+    AUTHORIZE_LOOKUP_FAILED = (
+        "authorize.lookup_failed",
+        "The GitHub permission of `login` on `repo` could not be read (`reason`: an error, a 403 for a token without "
+        "push access): nothing is guessed, so their comments on `work_item` read now are not authorized (each said "
+        "by poll.comment_unauthorized or control.ignored with `standing: unknown`). It is asked again next time.",
+    )
+    AUTHORIZE_FORGOTTEN = (
+        "authorize.cache_dropped",
+        "A webhook delivery said access changed (`github_event`: member, membership, organization or team): the "
+        "permissions kept for `repo` (empty: every repository) were dropped (`permissions`: how many), to be read "
+        "again when next needed.",
     )
     CONTROL_REFUSED = (
         "control.refused",
@@ -300,8 +319,10 @@ class Event(enum.Enum):
     )
     POLL_COMMENT_UNAUTHORIZED = (
         "poll.comment_unauthorized",
-        "A new comment by `author`, not in routing.authorizedUsers (`rule`; on its item's host), is not a "
-        "prompt: resolved as skipped, said once per comment (a typo in the list shows here).",
+        "A new comment by `author`, not authorized, is not a prompt: resolved as skipped, said once per comment. "
+        "`rule` is the setting that refused them and `standing` why: `not-listed` (routing.authorizedUsers, on its "
+        "item's host: a typo in the list shows here), `denied` (routing.authorize.deny), `below` or `unknown` "
+        "(routing.authorize.permission: their permission on the item's repository is less, or could not be read).",
     )
     COMMENT_HELD = (
         "comment.held",

@@ -7,9 +7,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
+from domain.authorize import Authorized, is_authorized
 from domain.model import Comment, CommentKind
 from domain.policy import Decision
-from domain.refs import DEFAULT_HOST, WorkItemRef
+from domain.refs import WorkItemRef
 
 LEGACY_SKEW = timedelta(minutes=10)
 # how far behind a repository's last read (our clock) the pruning horizon stays: the clock skew
@@ -17,7 +18,7 @@ LEGACY_SKEW = timedelta(minutes=10)
 PRUNE_MARGIN = timedelta(hours=1)
 ASIDE_HISTORY = "before-armed"  # written before the item was armed: history
 ASIDE_EDITED = "edited-by-other"  # edited before its first read by someone not authorized
-ASIDE_UNAUTHORIZED = "unauthorized"  # its author is not in routing.authorizedUsers (or unknown)
+ASIDE_UNAUTHORIZED = "unauthorized"  # its author may not steer (routing.authorize), or is not known
 
 
 class Resolution(enum.Enum):
@@ -147,6 +148,15 @@ class Ledger:
         """Those of `comments` written before the floor: never a prompt, whichever ingress brought them."""
         return [c for c in comments if c.created_at < self.floor]
 
+    def unknown(self, comments: Iterable[Comment]) -> list[Comment]:
+        """Those of `comments` this ledger has not resolved or queued, once each, in order: what
+        `admit` and `set_aside` decide on."""
+        known = set(self.resolved) | {p.comment.id for p in self.pending}
+        # below the horizon a comment was resolved once and pruned: known, though not by its id
+        pruned = self.horizon or datetime.min.replace(tzinfo=self.baseline_at.tzinfo)
+        unknown = {c.id: c for c in comments if c.item == self.item and c.id not in known and c.created_at >= pruned}
+        return sorted(unknown.values(), key=_order)
+
     def set_aside(
         self, comments: Iterable[Comment], *, now: datetime, authorized: Authorized
     ) -> tuple[Ledger, list[tuple[Comment, str]]]:
@@ -154,12 +164,8 @@ class Ledger:
         before the floor), those edited by someone else before their first read, and new ones by an
         author not authorized — resolved, so a second ingress bringing one again (a webhook, then the
         stream) finds it known and it is said once; and why each."""
-        known = set(self.resolved) | {p.comment.id for p in self.pending}
-        # below the horizon a comment was resolved once and pruned: known, though not by its id
-        pruned = self.horizon or datetime.min.replace(tzinfo=self.baseline_at.tzinfo)
-        unknown = {c.id: c for c in comments if c.item == self.item and c.id not in known and c.created_at >= pruned}
         aside: list[tuple[Comment, str]] = []
-        for comment in sorted(unknown.values(), key=_order):
+        for comment in self.unknown(comments):
             seen = screen(comment, authorized=authorized)
             if seen is Screen.CANDIDATE and self.history([comment]):
                 aside.append((comment, ASIDE_HISTORY))
@@ -283,49 +289,16 @@ class Screen(enum.Enum):
 
 
 def screen(comment: Comment, *, authorized: Authorized) -> Screen:
-    host = comment.item.repo.host
+    repo = comment.item.repo
     if comment.is_ours:
         return Screen.OURS
     if not comment.author:
         return Screen.NO_AUTHOR
-    if not is_authorized(comment.author, authorized, host=host):
+    if not is_authorized(comment.author, authorized, repo=repo):
         return Screen.UNAUTHORIZED
-    if comment.edited and not is_authorized(comment.editor, authorized, host=host):
+    if comment.edited and not is_authorized(comment.editor, authorized, repo=repo):
         return Screen.EDITED_BY_OTHER
     return Screen.CANDIDATE
-
-
-@dataclass(frozen=True, slots=True)
-class Authorized:
-    """`routing.authorizedUsers`: each a login on one GitHub host — `alice` of github.com and `alice`
-    of an Enterprise host are two people. An entry `alice` names a login on the configured host,
-    `ghe.example.com/alice` one on that host. Logins and hosts compare case-insensitively."""
-
-    logins: frozenset[tuple[str, str]] = frozenset()  # (host, login), casefolded
-
-    @classmethod
-    def parse(cls, entries: Iterable[str], *, host: str = DEFAULT_HOST, also: Iterable[str] = ()) -> Authorized:
-        """A bare login names one on `host`, and on each host of `also` (the sandbox tracker's, whose
-        logins are local names, not GitHub's)."""
-        bare = {host.casefold(), *(other.casefold() for other in also)}
-        pairs = {
-            (each.casefold(), login.casefold())
-            for where, _, login in _split(entries)
-            for each in ([where] if where else bare)
-        }
-        return cls(frozenset(pairs))
-
-    def logins_on(self, host: str) -> tuple[str, ...]:
-        return tuple(sorted(login for where, login in self.logins if where == host.casefold()))
-
-
-def _split(entries: Iterable[str]) -> Iterable[tuple[str, str, str]]:
-    return (entry.strip().rpartition("/") for entry in entries)
-
-
-def is_authorized(login: str | None, authorized: Authorized, *, host: str) -> bool:
-    """An empty list authorizes nobody, and no login is nobody; a login is a person only on its host."""
-    return bool(login) and (host.casefold(), (login or "").casefold()) in authorized.logins
 
 
 def _order(comment: Comment) -> tuple[datetime, int, str]:

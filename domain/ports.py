@@ -12,6 +12,7 @@ from domain.receipts import EndedTurn, Receipt, ReceiptMode
 
 if TYPE_CHECKING:  # annotations only: importing the ports costs a command's start no more
     from domain.asks import AnswerState
+    from domain.authorize import Permission
     from domain.budget import RateBudget
     from domain.cluster import Departed, Held, HostView, Lease, Listed, Shared
     from domain.ledger import Ledger
@@ -201,6 +202,11 @@ class TrackerPort(Protocol):
         """Where pull request `item`'s head is now: its repository, commit, and whether that is a
         fork (another repository than `item`'s, or a deleted one). One request; `TrackerError`
         also when `item` is not a pull request."""
+
+    def permission(self, repo: RepoRef, login: str) -> Permission:
+        """`login`'s role on `repo` (GitHub's collaborator permission: its `role_name`, else its
+        `permission`); `Permission.NONE` for one who is not a collaborator (GitHub's 404). One request.
+        `TrackerError` when it cannot be read — the token may not see it (403), or any failure above."""
 
     def react(self, comment: Comment, reaction: Reaction) -> None: ...
 

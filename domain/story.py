@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from domain.authorize import Standing
 from domain.errors import InvalidRef
 from domain.holds import Hold, TurnFailed
 from domain.ledger import (
@@ -65,6 +66,13 @@ _SKIPPED = {
     "session-occupied": "not delivered: a dead session held its name and could not be cleared",
     "comment-deleted": "not delivered: the comment was deleted before it went in",
 }
+# why an author was refused, as the event that said it names it (`standing`)
+_REFUSED = {
+    Standing.DENIED.value: " is in routing.authorize.deny",
+    Standing.BELOW.value: "'s permission on its repository is below routing.authorize.permission",
+    Standing.UNKNOWN.value: "'s permission on its repository could not be read (authorize.lookup_failed): "
+    "not authorized",
+}
 _WAITING = {
     DeliveryState.QUEUED: "waiting: queued, no attempt yet",
     DeliveryState.HELD: "waiting: held by `the-loop pause`; it goes right after `the-loop resume`",
@@ -100,13 +108,14 @@ def verdict(
             return "not a prompt: it carries the agent marker (the-loop's own, or the agent's)"
         return "not in the ledger: no ingress brought it as a candidate (see the events below)"
     author = next((str(r["author"]) for r in seen if r.get("author")), "unknown")
-    said = f"{_resolved(resolved, author)} (resolved {resolved.at:%Y-%m-%d %H:%M:%S})"
+    standing = next((str(r["standing"]) for r in seen if r.get("standing")), "")  # why an author was refused
+    said = f"{_resolved(resolved, author, standing)} (resolved {resolved.at:%Y-%m-%d %H:%M:%S})"
     if failed is not None and resolved.kind is Resolution.DELIVERED:
         said += f"; {failed.said()}"
     return said
 
 
-def _resolved(resolved: Resolved, author: str) -> str:
+def _resolved(resolved: Resolved, author: str, standing: str) -> str:
     kind, reason, attempts = resolved.kind, resolved.reason, resolved.attempts
     if kind is Resolution.DELIVERED:
         how = reason.removeprefix("confirmed:") or "a receipt"
@@ -119,5 +128,5 @@ def _resolved(resolved: Resolved, author: str) -> str:
         why = "before its item was armed" if reason in {ASIDE_HISTORY, "first-sight"} else reason
         return f"not a prompt: written {why} (history)"
     if reason == ASIDE_UNAUTHORIZED:
-        return f"not a prompt: its author {author} is not in routing.authorizedUsers"
+        return f"not a prompt: its author {author}" + _REFUSED.get(standing, " is not in routing.authorizedUsers")
     return _SKIPPED.get(reason, f"skipped: {reason}")

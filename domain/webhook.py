@@ -8,7 +8,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from domain.ledger import Authorized, is_authorized
+from domain.authorize import Authorized, Standing
 from domain.model import Comment
 from domain.policy import Decision
 from domain.refs import RepoRef, WorkItemRef
@@ -69,7 +69,7 @@ class InboxLimits:
 def sender_decision(
     pushed: Pushed, *, watched: Mapping[RepoRef, frozenset[str]], authorized: Authorized
 ) -> Decision[bool]:
-    """Where it comes from and who wrote it; decided from the delivery alone."""
+    """Where it comes from and who wrote it; decided from the delivery and the permissions known."""
     comment = pushed.comment
     repo = comment.item.repo
     if repo not in watched:
@@ -78,7 +78,9 @@ def sender_decision(
         return Decision(False, UNWATCHED)
     if comment.is_ours:
         return Decision(False, OURS)
-    if not is_authorized(comment.author, authorized, host=repo.host):
+    standing = authorized.standing(comment.author, repo=repo)
+    # a permission not known yet is asked by the intake, which says once what it decided
+    if not standing.steers and standing is not Standing.UNKNOWN:
         return Decision(False, UNAUTHORIZED)
     return Decision(True, "sender")
 

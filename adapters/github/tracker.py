@@ -19,7 +19,7 @@ Cost model, per repository (N labelled items, one label; every GET carries If-No
   comments since it was armed (usually 1), and for a pull request its review comments (usually
   1); one more only for an item handed in without its creation time and no `labeled` event;
 - `comment`, `item_state` (only for an item with a session that left the list), `react`,
-  `post_comment`, `edit_posted`: 1 request each.
+  `post_comment`, `edit_posted`, `permission` (a login's role; the caller keeps it a while): 1 request each.
 A second label on the same repository adds one issue-stream request per cycle. A listing read
 over several pages moves `since` from page to page rather than counting pages (see
 `GhClient.since_pages`): a page that fills up costs the same, plus the overlap of one second.
@@ -33,12 +33,13 @@ from pathlib import Path
 from typing import Unpack
 from urllib.parse import quote
 
-from adapters.github import editors, item_reads, payloads
+from adapters.github import editors, item_reads, payloads, permissions
 from adapters.github.client import PAGE, GhClient
 from adapters.github.gh import GhOptions
 from adapters.github.listing import LabelledSet, Listing
 from adapters.github.listing_file import ListingFiles
 from adapters.github.streams import SETTLE, CommentCursor, Window
+from domain.authorize import Permission
 from domain.errors import TrackerError
 from domain.model import (
     Arming,
@@ -144,6 +145,9 @@ class GhTracker(TrackerPort):
         if not isinstance(raw, dict):
             raise TrackerError(f"{item.repo}: malformed reply for {item} (expected an object)")
         return payloads.pull_head(raw, str(item.repo))
+
+    def permission(self, repo: RepoRef, login: str) -> Permission:
+        return permissions.permission(self._client, repo, login)
 
     def react(self, comment: Comment, reaction: Reaction) -> None:
         repo = comment.item.repo

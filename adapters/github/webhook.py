@@ -1,4 +1,5 @@
-"""The GitHub webhook receiver: signed deliveries of new comments, handed on as domain comments."""
+"""The GitHub webhook receiver: signed deliveries of new comments, handed on as domain comments, and
+of changes to who may do what, handed on as such."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from urllib.parse import urlsplit
 from adapters.github.payloads import comment as parse_comment
 from adapters.github.webhook_http import MAX_HEAD, Delivery, Refused, read_delivery, response
 from adapters.http_server.serving import LoopServer
+from domain.authorize import AccessChange
 from domain.errors import InvalidRef, TrackerError
 from domain.model import CommentKind
 from domain.refs import RepoRef
@@ -28,6 +30,10 @@ READ_TIMEOUT = 10.0
 MAX_CONNECTIONS = 256
 _LINGER = 2.0  # after an early answer: how long unread input is drained so the answer is not reset
 _KINDS = {"issue_comment": CommentKind.ISSUE_COMMENT, "pull_request_review_comment": CommentKind.REVIEW_COMMENT}
+# events that say a login's role on repositories may have changed: a collaborator added, removed or
+# given another role (`member`), a team's members or repositories (`membership`, `team`), an
+# organization's members (`organization`)
+ACCESS_EVENTS = frozenset({"member", "membership", "organization", "team"})
 _log = logging.getLogger(__name__)
 # why a request was refused, by its answer (the `webhook.refused` event's reason)
 _REFUSALS = {
@@ -70,9 +76,25 @@ def pushed_of(event: str, payload: dict[str, Any]) -> Pushed | None:
     return Pushed(found, labels)
 
 
+def access_change_of(event: str, payload: dict[str, Any]) -> AccessChange | None:
+    """The change of access a delivery announces, or None for any other event. A `member` or `team`
+    event naming a repository changed roles on that one; any other may have changed them anywhere
+    (a payload too odd to read says as much)."""
+    if event not in ACCESS_EVENTS:
+        return None
+    raw = payload.get("repository") if event in {"member", "team"} else None
+    try:
+        host = urlsplit(str(raw["html_url"])).netloc if isinstance(raw, dict) else ""
+        repo = RepoRef.parse(str(raw["full_name"]), host=host) if host and isinstance(raw, dict) else None
+    except (KeyError, InvalidRef):
+        repo = None
+    return AccessChange(event, repo)
+
+
 class GhWebhookServer(LoopServer):
     """`POST` deliveries signed with `X-Hub-Signature-256`, one per connection; `accept` gets each
-    new comment (it decides what is kept). Anything unsigned or badly signed is refused with 401 before it is parsed.
+    new comment (it decides what is kept), `access_changed` each change of who may do what. Anything
+    unsigned or badly signed is refused with 401 before it is parsed.
 
     Limits: a request is answered from its head before its body is read when it has no signature
     header (401), no `Content-Length` (411) or one over `max_body` (413); a connection has
@@ -92,11 +114,13 @@ class GhWebhookServer(LoopServer):
         read_timeout: float = READ_TIMEOUT,
         max_connections: int = MAX_CONNECTIONS,
         refused: Callable[[Refusal, int], None] = lambda reason, status: None,
+        access_changed: Callable[[AccessChange], None] = lambda change: None,
     ) -> None:
         super().__init__(host=host, port=port, max_connections=max_connections, max_head=MAX_HEAD, name="webhook")
         self._secret = secret.encode()
         self._accept = accept
         self._refused = refused  # told of each refused request: its reason and status
+        self._access_changed = access_changed
         self._max_body, self._read_timeout = max_body, read_timeout
 
     def _busy(self) -> bytes:
@@ -110,10 +134,14 @@ class GhWebhookServer(LoopServer):
             return 200
         try:
             payload = json.loads(body)
+            change = access_change_of(event, payload) if isinstance(payload, dict) else None
             pushed = pushed_of(event, payload) if isinstance(payload, dict) else None
         except (ValueError, TrackerError) as error:
             _log.warning("webhook delivery refused: %s", error)
             return self._refuse(HTTPStatus.BAD_REQUEST)
+        if change is not None:
+            self._access_changed(change)
+            return 202
         if pushed is None:
             return 204
         self._accept(pushed)  # kept or dropped, it is answered alike: nothing for GitHub to retry

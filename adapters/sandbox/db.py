@@ -35,9 +35,16 @@ _MIGRATE_2_TO_3 = ("ALTER TABLE comments ADD COLUMN edited_by TEXT",)
 # version 3 -> 4: a pull request's head; one created before is its own repository's
 _HEAD_COLUMNS = ("head_repo TEXT", "head_sha TEXT NOT NULL DEFAULT ''")  # head_repo NULL: the item's own
 _MIGRATE_3_TO_4 = tuple(f"ALTER TABLE items ADD COLUMN {column}" for column in _HEAD_COLUMNS)
+# version 4 -> 5: who holds which role on a repository (its GitHub-like collaborators); a login not
+# in it is no collaborator
+_COLLABORATORS = (
+    "CREATE TABLE IF NOT EXISTS collaborators (repo TEXT NOT NULL, login TEXT NOT NULL, permission TEXT NOT NULL,"
+    " PRIMARY KEY (repo, login))"
+)
+_MIGRATE_4_TO_5 = (_COLLABORATORS,)
 SANDBOX_SCHEMA = Schema(
     label="sandbox tracker",
-    version=4,
+    version=5,
     tables=(
         "CREATE TABLE IF NOT EXISTS items (repo TEXT NOT NULL, number INTEGER NOT NULL, item TEXT NOT NULL UNIQUE,"
         " title TEXT NOT NULL, body TEXT NOT NULL, author TEXT, labels TEXT NOT NULL, kind TEXT NOT NULL,"
@@ -51,8 +58,9 @@ SANDBOX_SCHEMA = Schema(
         "CREATE INDEX IF NOT EXISTS comments_by_repo ON comments (repo, seq)",
         "CREATE TABLE IF NOT EXISTS reactions (comment_id TEXT NOT NULL, reaction TEXT NOT NULL)",
         _LABELLED,
+        _COLLABORATORS,
     ),
-    migrations=(_MIGRATE_1_TO_2, _MIGRATE_2_TO_3, _MIGRATE_3_TO_4),
+    migrations=(_MIGRATE_1_TO_2, _MIGRATE_2_TO_3, _MIGRATE_3_TO_4, _MIGRATE_4_TO_5),
 )
 
 

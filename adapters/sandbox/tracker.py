@@ -18,6 +18,7 @@ from adapters.sandbox.db import (
     require_item,
     work_item_from_row,
 )
+from domain.authorize import Permission
 from domain.errors import TrackerError
 from domain.model import (
     Arming,
@@ -52,6 +53,8 @@ class SandboxTracker(TrackerPort):
     so a comment made after the clock was set back is not older than its item's label. An item is labelled when
     `set_labels` adds a label, or at its creation for the labels it is created with, and `arming`
     reads those times; an edit stamps the comment, so one edited before it is read is `edited`.
+    A login's `permission` on a repository is what `grant` recorded there, else none: the sandbox
+    knows no collaborator by itself (its users steer through `routing.authorizedUsers`).
     The CLI writing while the daemon polls is safe (SQLite WAL, `BEGIN IMMEDIATE`, a busy
     timeout). Failure modes: `StateError` when the file is unreadable, corrupt or cannot be
     migrated (at construction); `TrackerError` naming the repository for an unknown item or
@@ -156,6 +159,15 @@ class SandboxTracker(TrackerPort):
             added = set(labels) - set(json.loads(before))
             label_at(db, ref, tuple(added), self._now(db))
 
+    def grant(self, repo: RepoRef, login: str, permission: Permission) -> None:
+        """`login` holds `permission` on `repo` (`Permission.NONE`: no longer a collaborator)."""
+        with self._db.tx(repo) as db:
+            db.execute(
+                "INSERT INTO collaborators (repo, login, permission) VALUES (?, ?, ?)"
+                " ON CONFLICT (repo, login) DO UPDATE SET permission = excluded.permission",
+                (repo_key(repo).casefold(), login.casefold(), permission.value),
+            )
+
     # --- reading it back ---------------------------------------------------------------
 
     def list_items(self) -> list[SandboxEntry]:
@@ -230,6 +242,14 @@ class SandboxTracker(TrackerPort):
         head = rows[0]["head_repo"]
         repo = item.repo.full_name if head is None else str(head)
         return PullHead(repo, rows[0]["head_sha"], fork=repo.lower() != item.repo.full_name.lower() or not repo)
+
+    def permission(self, repo: RepoRef, login: str) -> Permission:
+        """What `grant` recorded; a login it never named is no collaborator (`Permission.NONE`)."""
+        rows = self._db.read(
+            repo, "SELECT permission FROM collaborators WHERE repo = ? AND login = ?",
+            repo_key(repo).casefold(), login.casefold(),
+        )  # fmt: skip
+        return Permission(rows[0]["permission"]) if rows else Permission.NONE
 
     def react(self, comment: Comment, reaction: Reaction) -> None:
         with self._db.tx(comment.item.repo) as db:

@@ -32,9 +32,10 @@ def add_why(commands: Commands) -> None:
 
         The whole story of one comment, from its item's ledger and the event log: seen by poll
         or webhook, queued, each attempt, pasted, confirmed, its reactions — or why it is not a prompt
-        (an author not in routing.authorizedUsers, history, the agent marker, ...). A waiting comment
-        names what holds it: its item parked until a time (and why), the agent waiting on a request,
-        paused (by which comment), stopped, closed, or no free slot; a delivered one whose turn then
+        (an author routing.authorizedUsers or routing.authorize does not authorize, history, the agent
+        marker, ...). A waiting comment names what holds it: its item parked until a time (and why), the
+        agent waiting on a request, paused (by which comment), stopped, closed, or no free slot; a
+        delivered one whose turn then
         failed on the API says so; then its item's state, when the store says something holds it
         (`its item: parked: …`, as `status` and the page say it). The comment's text is never shown.
 

@@ -303,13 +303,49 @@ class RuleSettings(Section):
     )
 
 
-class RoutingSettings(Section):
-    authorized_users: tuple[Annotated[str, AfterValidator(_user_entry)], ...] = Field(
+UserEntry = Annotated[str, AfterValidator(_user_entry)]
+
+
+class AuthorizeSettings(Section):
+    permission: Literal["write", "maintain", "admin"] | None = Field(
+        default=None,
+        description="Who may steer by GitHub's own permissions: an author whose role on the item's repository "
+        "(admin > maintain > write > triage > read) is at least this one, as GitHub answers "
+        "`GET /repos/{owner}/{repo}/collaborators/{login}/permission`. A fork's author counts by what they hold "
+        "on the repository the pull request is made to. An answer that cannot be read (an error, a 403) "
+        "authorizes nobody, and is said (`authorize.lookup_failed`). Unset: only `users` steer.",
+    )
+    users: tuple[UserEntry, ...] = Field(
         default=(),
-        description="GitHub logins whose comments become prompts; empty authorizes nobody. A login names a "
-        "person on one host: `alice` is alice of `integrations.github.host`, `ghe.example.com/alice` alice of "
-        "that host (a repository there is watched as `ghe.example.com/owner/repo`). With a `sandbox` source, a bare "
-        "login also names that local tracker's user.",
+        description="Logins who steer whatever their permission, written as in `authorizedUsers` (both lists count).",
+    )
+    deny: tuple[UserEntry, ...] = Field(
+        default=(),
+        description="Logins who never steer, whatever their permission or either list says; written as in "
+        "`authorizedUsers`.",
+    )
+    cache_seconds: int = Field(
+        default=600,
+        ge=0,
+        description="How long the daemon keeps each permission it read (per host, repository and login) in memory. "
+        "A webhook delivery of a `member`, `membership`, `organization` or `team` event drops what it may have "
+        "changed at once. 0: asked for every batch of comments.",
+    )
+
+
+class RoutingSettings(Section):
+    authorized_users: tuple[UserEntry, ...] = Field(
+        default=(),
+        description="GitHub logins whose comments become prompts; empty, with no `authorize.permission`, authorizes "
+        "nobody. A login names a person on one host: `alice` is alice of `integrations.github.host`, "
+        "`ghe.example.com/alice` alice of that host (a repository there is watched as `ghe.example.com/owner/repo`). "
+        "With a `sandbox` source, a bare login also names that local tracker's user. The same list as "
+        "`authorize.users`: both may be given.",
+    )
+    authorize: AuthorizeSettings = Field(
+        default=AuthorizeSettings(),
+        description="Who may prompt and use the control verbs, from GitHub's repository permissions, a list and a "
+        "deny list (docs/steering.md).",
     )
     spawn_on_unmatched: SpawnMode = Field(
         default=SpawnMode.LABELED,

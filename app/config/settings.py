@@ -32,9 +32,9 @@ from app.config.sections import (
     WebhookSettings,
 )
 from app.config.spending import BudgetSettings, PricingSettings
+from domain.authorize import Authorized, Permission
 from domain.cluster import LeaseTiming
 from domain.errors import MissingVariable
-from domain.ledger import Authorized
 from domain.model import HarnessSpec, Reaction, Source, SpawnMode
 from domain.receipts import ReceiptMode
 from domain.refs import DEFAULT_HOST, RepoRef, WorkItemRef
@@ -112,14 +112,23 @@ class Settings(BaseSettings):
 
     @property
     def authorized_users(self) -> frozenset[str]:
-        return frozenset(self.routing.authorized_users)
+        """`routing.authorizedUsers` and `routing.authorize.users`: one list."""
+        return frozenset((*self.routing.authorized_users, *self.routing.authorize.users))
 
     @property
     def authorized(self) -> Authorized:
-        """`routing.authorizedUsers`, a bare login on `integrations.github.host` (and in the sandbox
-        tracker, when a source uses it: its items carry the default host, its logins are local)."""
+        """`routing.authorize` with `routing.authorizedUsers` as its users, a bare login on
+        `integrations.github.host` (and in the sandbox tracker, when a source uses it: its items carry
+        the default host, its logins are local)."""
         sandbox = [DEFAULT_HOST] if any(s.provider == "sandbox" for s in self.polling.sources) else []
-        return Authorized.parse(self.routing.authorized_users, host=self.integrations.github.host, also=sandbox)
+        rule = self.routing.authorize
+        return Authorized.parse(
+            sorted(self.authorized_users),
+            host=self.integrations.github.host,
+            also=sandbox,
+            deny=rule.deny,
+            permission=None if rule.permission is None else Permission(rule.permission),
+        )
 
     @property
     def spawn_mode(self) -> SpawnMode:

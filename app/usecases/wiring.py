@@ -15,6 +15,7 @@ from app.usecases.cluster.leases import LeasedTmux, Leases
 from app.usecases.cluster.moving import Mover
 from app.usecases.cluster.orphans import Orphans
 from app.usecases.cluster.slots import MemoryAdmission
+from app.usecases.cycle.authorization import CACHE_SECONDS, Authorization
 from app.usecases.cycle.daemon import HEARTBEAT
 from app.usecases.cycle.intake import Intake, IntakeConfig
 from app.usecases.cycle.ledger_pruning import PASS_EVERY_SECONDS, LedgerPruner
@@ -40,8 +41,9 @@ from app.usecases.unit_of_work import UnitOfWork
 from app.usecases.views.fleet import Fleet
 from app.usecases.views.session_listing import SessionsListing
 from app.usecases.views.sessions_admin import AdminConfig, SessionsAdmin
+from domain.authorize import Authorized
 from domain.cluster import LeaseTiming
-from domain.ledger import PRUNE_MARGIN, Authorized
+from domain.ledger import PRUNE_MARGIN
 from domain.model import WorkItem
 from domain.ports import (
     AgentWatchdogPort,
@@ -150,6 +152,7 @@ class Configs:
     free_memory: Callable[[], int | None] = lambda: None  # the host's available memory, in bytes
     prices: PriceTable = field(default_factory=lambda: PriceTable((), dated=""))  # `pricing` over the pinned table
     budgets: tuple[Budget, ...] = ()  # `budgets`
+    authorize_cache_seconds: float = CACHE_SECONDS  # `routing.authorize.cacheSeconds`
 
 
 class UseCases:
@@ -274,11 +277,20 @@ class UseCases:
         )  # fmt: skip
 
     @cached_property
+    def authorization(self) -> Authorization:
+        """One per process: the poll cycle, the webhook and parking share what was read."""
+        ports, configs = self.ports, self.configs
+        return Authorization(
+            rule=configs.authorized, tracker_for=ports.tracker_for, events=ports.events, clock=ports.clock,
+            cache_seconds=configs.authorize_cache_seconds,
+        )  # fmt: skip
+
+    @cached_property
     def intake(self) -> Intake:
         ports, configs = self.ports, self.configs
         return Intake(
             tracker_for=ports.tracker_for, uow=self.uow,
-            config=IntakeConfig(authorized=configs.authorized, version=configs.version),
+            config=IntakeConfig(version=configs.version), authorization=self.authorization,
         )  # fmt: skip
 
     @cached_property
@@ -286,7 +298,7 @@ class UseCases:
         ports = self.ports
         return Parking(
             uow=self.uow, feedback=self.feedback,
-            tracker_for=ports.tracker_for, authorized=self.configs.authorized,
+            tracker_for=ports.tracker_for, authorization=self.authorization,
         )  # fmt: skip
 
     @cached_property
@@ -321,7 +333,7 @@ class UseCases:
         return PollCycle(
             trackers=ports.trackers, uow=self.uow, worker=self.worker,
             closer=self.closer, config=self.configs.poll, cluster=ports.cluster, leases=self.leases,
-            orphans=self.orphans, pruner=self.pruner, feedback=self.feedback, authorized=self.configs.authorized,
+            orphans=self.orphans, pruner=self.pruner, feedback=self.feedback, authorized=self.authorization.of_author,
             # Hibernation is built over this cycle: looked up when memory runs short
             admission=MemoryAdmission(
                 self.configs.min_free_memory, self.configs.free_memory, lambda: self.hibernation.relieve()  # noqa: PLW0108
@@ -344,7 +356,7 @@ class UseCases:
     def webhook_intake(self) -> WebhookIntake:
         ports, configs = self.ports, self.configs
         return WebhookIntake(
-            uow=self.uow, sources=configs.poll.sources, authorized=configs.authorized, cluster=ports.cluster,
+            uow=self.uow, sources=configs.poll.sources, authorization=self.authorization, cluster=ports.cluster,
             limits=configs.inbox_limits,
         )  # fmt: skip
 

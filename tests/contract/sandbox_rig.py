@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from adapters.sandbox.tracker import SandboxTracker
+from domain.authorize import Permission
 from domain.model import CommentKind, ItemKind, ItemState, Reaction
 from domain.ports import TrackerPort
 from domain.refs import RepoRef, WorkItemRef
@@ -58,6 +59,9 @@ class SandboxRig:
 
     def posted(self) -> list[tuple[int, str]]:
         return [(c.item.number, c.body) for c in self._witness.posted()]
+
+    def grant(self, login: str, permission: Permission) -> None:
+        self.sandbox.grant(self.repo, login, permission)
 
     def break_reads(self) -> None:
         self.sandbox.close()  # its one way to fail: the database cannot be used

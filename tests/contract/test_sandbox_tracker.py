@@ -234,7 +234,7 @@ def test_a_version_1_sandbox_file_is_migrated_and_its_items_are_armed_when_first
     sandbox.close()
     with sqlite3.connect(path) as db:
         version = db.execute("PRAGMA user_version").fetchone()[0]
-    assert (version, before.armed_at, before.comments) == (4, clock.now() - timedelta(seconds=1), ())
+    assert (version, before.armed_at, before.comments) == (5, clock.now() - timedelta(seconds=1), ())
     assert [c.id for c in after.comments] == [news.id]
 
 

@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 
 from adapters.github.webhook import GhWebhookServer
+from domain.authorize import AccessChange
 from domain.model import Comment, CommentKind
+from domain.refs import RepoRef
 from domain.webhook import Pushed
 
 SECRET = "s3cret"
@@ -171,3 +173,33 @@ def test_a_delivery_naming_no_host_is_refused() -> None:
         receiver.stop()
 
     assert status == 400
+
+
+def test_a_signed_change_of_access_is_handed_on_and_an_unsigned_one_is_refused() -> None:
+    changes: list[AccessChange] = []
+    receiver = GhWebhookServer(host="127.0.0.1", port=0, secret=SECRET, accept=lambda pushed: None,
+                               access_changed=changes.append)  # fmt: skip
+    removed = {
+        "action": "removed",
+        "member": {"login": "bob"},
+        "repository": {"full_name": "acme/widgets", "html_url": "https://github.com/acme/widgets"},
+    }
+    receiver.start()
+    try:
+        statuses = [
+            _post(receiver, "member", json.dumps(removed).encode()),
+            _post(receiver, "organization", json.dumps({"action": "member_removed"}).encode()),
+            _post(receiver, "membership", json.dumps({"action": "removed", "scope": "team"}).encode()),
+            _post(receiver, "team", json.dumps({"action": "edited"}).encode()),
+            _post(receiver, "member", json.dumps(removed).encode(), signed=False),
+        ]
+    finally:
+        receiver.stop()
+
+    assert statuses == [202, 202, 202, 202, 401]
+    assert changes == [
+        AccessChange("member", RepoRef.parse("acme/widgets")),
+        AccessChange("organization"),
+        AccessChange("membership"),
+        AccessChange("team"),
+    ]

@@ -36,14 +36,14 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _deliver(port: int, payload: Mapping[str, object]) -> int:
+def _deliver(port: int, payload: Mapping[str, object], *, event: str = "issue_comment") -> int:
     body = json.dumps(payload).encode()
     signature = "sha256=" + hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
     request = urllib.request.Request(
         f"http://127.0.0.1:{port}/",
         data=body,
         method="POST",
-        headers={"X-GitHub-Event": "issue_comment", "X-Hub-Signature-256": signature},
+        headers={"X-GitHub-Event": event, "X-Hub-Signature-256": signature},
     )
     with urllib.request.urlopen(request, timeout=10) as reply:
         return int(reply.status)
@@ -219,6 +219,28 @@ def test_poll_serves_the_webhook_receiver_when_it_is_enabled(loop: Loop) -> None
 
     assert status == 0
     assert f"serving GitHub webhooks on http://127.0.0.1:{port}/" in poller.stderr
+
+
+def test_a_signed_member_delivery_drops_the_permissions_the_daemon_kept_for_its_repository(loop: Loop) -> None:
+    port = _free_port()
+    loop.interval_seconds = 3600
+    loop.extra = {"webhooks": {"ghWebhook": {"enabled": True, "port": port, "secret": SECRET}}}
+    poller = loop.running_poll()
+    removed = {
+        "action": "removed",
+        "member": {"login": "carol"},
+        "repository": {"full_name": str(REPO), "html_url": f"https://github.com/{REPO}"},
+    }
+    try:
+        wait_for(lambda: Event.POLL_CYCLE in loop.event_names(), what="the poller's first cycle")
+        answered = _deliver(port, removed, event="member")
+        wait_for(lambda: Event.AUTHORIZE_FORGOTTEN in loop.event_names(), what="the permissions dropped")
+    finally:
+        status = poller.stop()
+
+    assert (status, answered) == (0, 202)
+    [dropped] = [e for e in loop.events() if e["event"] == "authorize.cache_dropped"]
+    assert (dropped["github_event"], dropped["repo"], dropped["source"]) == ("member", str(REPO), "webhook")
 
 
 def test_a_port_in_use_is_an_error_naming_the_key(loop: Loop) -> None:

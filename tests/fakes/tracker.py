@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
+from domain.authorize import Permission, PermissionKey, permission_key
 from domain.errors import RateLimited, TrackerError
 from domain.model import (
     Arming,
@@ -50,7 +51,9 @@ class FakeTracker(TrackerPort):
     `post_comment` also adds the posted text as a comment by `login`, as GitHub would, and returns
     its id. Its clock is `now` when set, else one that moves a second with each change arranged;
     an item is labelled when a label is added, or at its creation for the labels it starts with.
-    `arming` and `comment` cost one request each, as `requests` counts.
+    `arming` and `comment` cost one request each, as `requests` counts. A login's `permission` is what
+    `grant` gave it on the repository, else none (not a collaborator); each lookup is kept in
+    `permissions_asked`.
     """
 
     login: str = "the-loop"
@@ -65,6 +68,9 @@ class FakeTracker(TrackerPort):
     budget_seen: RateBudget | None = None  # what the host's last reply would have said
     reactions: list[tuple[str, Reaction]] = field(default_factory=list)
     posted: list[tuple[WorkItemRef, str]] = field(default_factory=list)
+    fail_permissions: bool = False  # a permission cannot be read (GitHub's 403 to a token without push access)
+    permissions_asked: list[tuple[RepoRef, str]] = field(default_factory=list)  # each `permission` lookup
+    _roles: dict[PermissionKey, Permission] = field(default_factory=dict)
     _items: dict[WorkItemRef, _Item] = field(default_factory=dict)
     _comments: list[_Stored] = field(default_factory=list)
     _ticks: int = 0
@@ -158,6 +164,10 @@ class FakeTracker(TrackerPort):
     def delete_comment(self, comment_id: str) -> None:
         self._comments = [s for s in self._comments if s.comment.id != comment_id]
 
+    def grant(self, repo: RepoRef, login: str, permission: Permission) -> None:
+        """`login` holds `permission` on `repo` (`Permission.NONE`: removed as a collaborator)."""
+        self._roles[permission_key(repo, login)] = permission
+
     # --- TrackerPort ---------------------------------------------------------------------
 
     def work_items(self, repo: RepoRef, label: str) -> list[WorkItem]:
@@ -209,6 +219,13 @@ class FakeTracker(TrackerPort):
         if entry is None or entry.head is None:
             raise TrackerError(f"{item.repo}: no pull request {item}")
         return entry.head
+
+    def permission(self, repo: RepoRef, login: str) -> Permission:
+        self._request(repo, read=True)
+        self.permissions_asked.append((repo, login))
+        if self.fail_permissions:
+            raise TrackerError(f"{repo}: the permission of {login} could not be read (injected 403)")
+        return self._roles.get(permission_key(repo, login), Permission.NONE)
 
     def react(self, comment: Comment, reaction: Reaction) -> None:
         self._request(comment.item.repo, read=False)

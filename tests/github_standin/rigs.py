@@ -11,6 +11,7 @@ import pytest
 
 from adapters.github import GhTracker
 from adapters.github.tracker import DEFAULT_REACTIONS
+from domain.authorize import Permission
 from domain.model import CommentKind, ItemKind, ItemState, Reaction
 from domain.ports import TrackerPort
 from domain.refs import RepoRef, WorkItemRef
@@ -62,6 +63,9 @@ class Rig(Protocol):
     def later(self) -> None: ...
     def reactions(self) -> list[tuple[str, Reaction]]: ...
     def posted(self) -> list[tuple[int, str]]: ...
+    def grant(self, login: str, permission: Permission) -> None:
+        """`login` is a collaborator of the rig's repository with `permission`."""
+
     def break_reads(self) -> None: ...
     def break_writes(self) -> None: ...
     def limit(self, until: float) -> None: ...
@@ -117,6 +121,9 @@ class FakeRig:
 
     def posted(self) -> list[tuple[int, str]]:
         return [(ref.number, body) for ref, body in self.fake.posted]
+
+    def grant(self, login: str, permission: Permission) -> None:
+        self.fake.grant(self.repo, login, permission)
 
     def break_reads(self) -> None:
         self.fake.fail_reads.add(self.repo)
@@ -186,6 +193,9 @@ class GhRig:
 
     def posted(self) -> list[tuple[int, str]]:
         return [(number, body) for _, number, body in self.world.posted]
+
+    def grant(self, login: str, permission: Permission) -> None:
+        self.world.grant(self.repo.full_name, login, permission.value)
 
     def break_reads(self) -> None:
         self.world.fail(f"/repos/{self.repo.full_name}", method="GET", status=500, times=None)

@@ -23,6 +23,7 @@ _GET: list[tuple[re.Pattern[str], str]] = [
     (re.compile(_REPO + r"/pulls/(?P<number>[0-9]+)$"), "pull"),
     (re.compile(_REPO + r"/issues/(?P<number>[0-9]+)/events$"), "events"),
     (re.compile(_REPO + r"/(?P<kind>issues|pulls)/comments/(?P<cid>[0-9]+)$"), "one_comment"),
+    (re.compile(_REPO + r"/collaborators/(?P<login>[^/]+)/permission$"), "permission"),
 ]
 _POST: list[tuple[re.Pattern[str], str]] = [
     (re.compile(_REPO + r"/issues/(?P<number>[0-9]+)/comments$"), "post_comment"),
@@ -140,6 +141,15 @@ class Routes:
         cid, review = int(match["cid"]), match["kind"] == "pulls"
         found = [n for n in repo.notes if n.id == cid and n.review == review]
         return (200, self.note_json(repo, found[0])) if found else _NOT_FOUND
+
+    def permission(self, repo: Repo, match: dict[str, str], _: Query, __: Any) -> Reply:
+        """A collaborator's role as GitHub answers it: the legacy `permission` and the full `role_name`;
+        a login who is not a collaborator is not found."""
+        found = repo.collaborators.get(match["login"].casefold())
+        if found is None:
+            return _NOT_FOUND
+        role, legacy = found
+        return 200, {"permission": legacy, "role_name": role, "user": {"login": match["login"]}}
 
     # --- writes --------------------------------------------------------------------------
 

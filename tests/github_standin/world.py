@@ -11,6 +11,9 @@ from typing import Any
 START = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
 
 
+_LEGACY = {"maintain": "write", "triage": "read"}  # GitHub's `permission` of these base roles
+
+
 def stamp(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -61,6 +64,8 @@ class Repo:
     visible: bool = True
     issues: dict[int, Issue] = field(default_factory=dict)
     notes: list[Note] = field(default_factory=list)
+    # each collaborator's (casefolded login) `role_name` and legacy `permission`, as GitHub answers them
+    collaborators: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @property
     def full_name(self) -> str:
@@ -174,6 +179,12 @@ class World:
     def delete_comment(self, full_name: str, comment_id: int) -> None:
         repo = self.repos[full_name]
         repo.notes = [n for n in repo.notes if n.id != comment_id]
+
+    def grant(self, full_name: str, login: str, role: str, *, permission: str | None = None) -> None:
+        """`login` holds `role` on the repository; `permission` is its legacy name, which GitHub derives
+        from a base role (maintain reads as write, triage as read) and states for a custom one."""
+        legacy = permission or _LEGACY.get(role, role)
+        self.add_repo(full_name).collaborators[login.casefold()] = (role, legacy)
 
     def after(self, path: str, action: Callable[[], None], *, times: int = 1) -> None:
         """Run `action` right after the next `times` requests whose path matches the regex `path`."""

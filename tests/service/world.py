@@ -24,8 +24,9 @@ from app.usecases.delivery.workspaces import WorkspaceConfig, Workspaces
 from app.usecases.unit_of_work import UnitOfWork
 from app.usecases.views.sessions_admin import AdminConfig, SessionsAdmin
 from app.usecases.wiring import Configs, PortSet, UseCases
+from domain.authorize import Authorized, Permission
 from domain.cluster import LeaseTiming
-from domain.ledger import PRUNE_MARGIN, Authorized, Ledger
+from domain.ledger import PRUNE_MARGIN, Ledger
 from domain.model import Comment, HarnessSpec, SessionRecord, Source, SpawnMode
 from domain.ports import ClusterPort, ReceiptPort, TmuxPort, TrustPort, UsagePort
 from domain.pricing import PriceTable
@@ -77,6 +78,9 @@ class _EveryName(dict[str, FakeWorkspaces]):
 class World:
     harness: str = "claude"
     authorized: tuple[str, ...] = ("alice",)
+    permission: Permission | None = None  # routing.authorize.permission: who else steers, by their role
+    deny: tuple[str, ...] = ()  # routing.authorize.deny
+    authorize_cache_seconds: float = 600.0  # routing.authorize.cacheSeconds
     spawn_mode: SpawnMode = SpawnMode.LABELED
     max_retries: int = 3
     version: str = "1.0.0"
@@ -172,6 +176,7 @@ class World:
             free_memory=lambda: self.free_memory,
             prices=self.prices,
             budgets=self.budgets,
+            authorize_cache_seconds=self.authorize_cache_seconds,
         )
 
     # --- the use cases, as the container has them ------------------------------------
@@ -311,7 +316,7 @@ class World:
     def authorized_logins(self) -> Authorized:
         """`authorized` as the container reads it: a bare login is one of the configured GitHub host,
         here the host of the first watched repository."""
-        return Authorized.parse(self.authorized, host=self.repos[0].host)
+        return Authorized.parse(self.authorized, host=self.repos[0].host, deny=self.deny, permission=self.permission)
 
     def session(self, ref: WorkItemRef) -> FakeSession:
         return self.tmux.sessions[ref.target.name]

@@ -108,6 +108,19 @@ def test_a_missing_file_given_by_the_variable_is_refused(monkeypatch: pytest.Mon
             "c.yaml: routing.harnesses.x.binary: required (no built-in harness is named 'x')",
         ),
         ("routing: {authorizedUsers: alice}", "c.yaml: routing.authorizedUsers: must be a list (got 'alice')"),
+        (
+            "routing: {authorize: {permission: read}}",
+            "c.yaml: routing.authorize.permission: must be one of write, maintain, admin (got 'read')",
+        ),
+        (
+            "routing: {authorize: {deny: [a/b/eve]}}",
+            "c.yaml: routing.authorize.deny[0]: must be a login, or host/login for a login on another GitHub host "
+            "(got 'a/b/eve')",
+        ),
+        (
+            "routing: {authorize: {cacheSeconds: -1}}",
+            "c.yaml: routing.authorize.cacheSeconds: must be at least 0 (got -1)",
+        ),
         ("webhooks: {ghWebhook: {port: 99999}}", "c.yaml: webhooks.ghWebhook.port: must be at most 65535 (got 99999)"),
         (
             "webhooks: {ghWebhook: {enabled: true}}",

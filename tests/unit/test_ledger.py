@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from domain.ledger import Authorized, Ledger, Resolution, Screen, screen
+from domain.authorize import Authorized
+from domain.ledger import Ledger, Resolution, Screen, screen
 from domain.model import AGENT_MARKER, Comment
 from domain.refs import WorkItemRef
 

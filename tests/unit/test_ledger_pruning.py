@@ -10,8 +10,9 @@ from adapters.sql.state_codec import decode_ledger, encode_ledger
 from app.usecases.cycle.ledger_pruning import LedgerPruner
 from app.usecases.cycle.meta import read_through_key
 from app.usecases.unit_of_work import UnitOfWork
+from domain.authorize import Authorized
 from domain.cluster import Held
-from domain.ledger import LEGACY_SKEW, Authorized, Ledger, Resolution, Resolved
+from domain.ledger import LEGACY_SKEW, Ledger, Resolution, Resolved
 from domain.model import Comment
 from domain.refs import WorkItemRef
 from tests.fakes.clock import FakeClock

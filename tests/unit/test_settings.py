@@ -11,7 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from app.config.settings import EMBEDDED_DEFAULTS, Settings
-from domain.ledger import is_authorized
+from domain.authorize import Permission, Standing, is_authorized
 from domain.model import Reaction, Source, SpawnMode
 from domain.refs import RepoRef, WorkItemRef
 
@@ -216,6 +216,24 @@ def test_a_bare_login_names_the_sandbox_user_too_only_when_a_sandbox_source_is_w
     with_sandbox = Settings(**base, polling={"sources": [github, sandbox]}).authorized
     without = Settings(**base, polling={"sources": [github]}).authorized
 
-    assert is_authorized("demo", with_sandbox, host="github.com")
-    assert is_authorized("demo", with_sandbox, host="ghe.example.com")
-    assert not is_authorized("demo", without, host="github.com")
+    assert is_authorized("demo", with_sandbox, repo=RepoRef.parse("sandbox/demo"))
+    assert is_authorized("demo", with_sandbox, repo=RepoRef.parse("acme/widgets", host="ghe.example.com"))
+    assert not is_authorized("demo", without, repo=RepoRef.parse("sandbox/demo"))
+
+
+def test_routing_authorize_names_a_permission_and_its_users_join_authorized_users() -> None:
+    rule = settings(
+        routing={
+            "authorizedUsers": ["alice"],
+            "authorize": {"permission": "maintain", "users": ["bob"], "deny": ["eve"]},
+        }
+    ).authorized
+
+    assert (rule.permission, rule.logins_on("github.com")) == (Permission.MAINTAIN, ("alice", "bob"))
+    assert rule.standing("eve", repo=RepoRef.parse("acme/widgets")) is Standing.DENIED
+
+
+def test_without_routing_authorize_only_authorized_users_steer_and_no_permission_is_asked() -> None:
+    rule = settings(routing={"authorizedUsers": ["alice"]}).authorized
+
+    assert (rule.permission, rule.denied, settings().routing.authorize.cache_seconds) == (None, frozenset(), 600)

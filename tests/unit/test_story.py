@@ -45,3 +45,19 @@ def test_the_verdict_names_the_rule_and_the_author() -> None:
         "not a prompt: its author mallory is not in routing.authorizedUsers"
     )
     assert "held by `the-loop pause`" in verdict(None, held, [])
+
+
+def test_the_verdict_of_an_author_refused_by_permission_or_deny_says_which() -> None:
+    skipped = Resolved(Resolution.SKIPPED, AT, reason=ASIDE_UNAUTHORIZED)
+
+    said = [
+        verdict(skipped, None, [{"author": "olivia", "standing": standing}])
+        for standing in ("below", "unknown", "denied")
+    ]
+
+    assert [line.split(" (resolved")[0] for line in said] == [
+        "not a prompt: its author olivia's permission on its repository is below routing.authorize.permission",
+        "not a prompt: its author olivia's permission on its repository could not be read "
+        "(authorize.lookup_failed): not authorized",
+        "not a prompt: its author olivia is in routing.authorize.deny",
+    ]

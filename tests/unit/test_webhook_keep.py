@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from domain.ledger import Authorized
+from domain.authorize import Authorized
 from domain.model import AGENT_MARKER, Comment
 from domain.refs import RepoRef, WorkItemRef
 from domain.webhook import (

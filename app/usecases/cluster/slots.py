@@ -11,10 +11,10 @@ from datetime import datetime
 
 from app.usecases.cluster.leases import Leases
 from app.usecases.cluster.slot_wait import SlotWaits, waits
+from domain.authorize import Authorized, is_authorized
 from domain.cluster import Listed
 from domain.events import Event, Level
-from domain.ledger import Authorized, is_authorized
-from domain.model import SessionRecord, SpawnMode
+from domain.model import SessionRecord, SpawnMode, WorkItem
 from domain.policy import spawn_armed
 from domain.ports import ClockPort, ClusterPort, EventSink, StateStore
 from domain.refs import RepoRef, WorkItemRef
@@ -26,10 +26,11 @@ Listings = Mapping[RepoRef, Sequence[Listed]]  # each repository's shared listin
 
 @dataclass(frozen=True, slots=True)
 class SlotConfig:
-    """What says whether an item's first look starts its agent, as the intake decides it."""
+    """What says whether an item's first look starts its agent, as the intake decides it: armed by
+    `spawn_mode`, and its author authorized (`authorized`: the rule with their permission read)."""
 
     spawn_mode: SpawnMode = SpawnMode.LABELED
-    authorized: Authorized = field(default_factory=Authorized)
+    authorized: Callable[[WorkItem], Authorized] = lambda _item: Authorized()
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +82,7 @@ class Slots:
             # cleared its start only after its record was written
             ledger = self.store.ledger(item)
             entry = listed.get(item)
-            starts = entry is not None and self._starts(entry)
+            starts = ledger is None and entry is not None and self._starts(entry)
             wanted = wants_slot(self.store.session(item), ledger, kept=item in kept, listed=entry is not None,
                                 starts=starts)  # fmt: skip
             if not wanted.choice:
@@ -148,7 +149,8 @@ class Slots:
             return True
         if self._idle.get(item) == (entry, record):
             return False
-        wanted = wants_slot(record, self.store.ledger(item), kept=False, listed=True, starts=self._starts(entry))
+        ledger = self.store.ledger(item)
+        wanted = wants_slot(record, ledger, kept=False, listed=True, starts=ledger is None and self._starts(entry))
         if wanted.choice:
             self._idle.pop(item, None)
         else:
@@ -159,4 +161,4 @@ class Slots:
         """Whether the item's first look starts its agent (the intake's rule for a start)."""
         item = entry.item
         armed = spawn_armed(item, mode=self.config.spawn_mode, label=entry.label).choice
-        return armed and is_authorized(item.author, self.config.authorized, host=item.ref.repo.host)
+        return armed and is_authorized(item.author, self.config.authorized(item), repo=item.ref.repo)

@@ -8,16 +8,24 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from app.usecases.cycle.authorization import Authorization
 from app.usecases.cycle.meta import armed_floor
 from app.usecases.unit_of_work import InUnitOfWork, UnitOfWork
+from domain.authorize import Authorized, Standing, is_authorized, steering_logins
 from domain.control import control_of
 from domain.events import Event, Level
-from domain.ledger import ASIDE_EDITED, ASIDE_UNAUTHORIZED, Authorized, Ledger, StartRequest, is_authorized
+from domain.ledger import ASIDE_EDITED, ASIDE_UNAUTHORIZED, Ledger, StartRequest
 from domain.model import Arming, Comment, WorkItem
 from domain.ports import TrackerPort
 from domain.refs import WorkItemRef
 
-AUTHORIZED_RULE = "routing.authorizedUsers"
+# the setting that refused an author, by why: what `rule` says in the event of their comment
+REFUSED_BY = {
+    Standing.NOT_LISTED: "routing.authorizedUsers",
+    Standing.DENIED: "routing.authorize.deny",
+    Standing.BELOW: "routing.authorize.permission",
+    Standing.UNKNOWN: "routing.authorize.permission",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +41,6 @@ class Listing:
 
 @dataclass(frozen=True, slots=True)
 class IntakeConfig:
-    authorized: Authorized
     version: str
 
 
@@ -42,6 +49,7 @@ class Intake(InUnitOfWork):
     tracker_for: Callable[[WorkItemRef], TrackerPort]
     uow: UnitOfWork
     config: IntakeConfig
+    authorization: Authorization  # who may steer: read for the authors of what is taken in, before it is decided
     _rearmed: set[WorkItemRef] = field(init=False, default_factory=set)  # re-arm at most once per run per item
 
     def ledger(self, item: WorkItem, listing: Listing) -> Ledger:
@@ -51,7 +59,9 @@ class Intake(InUnitOfWork):
         ledger = self.store.ledger(item.ref)
         if ledger is None:
             return self._first_sight(item, listing, kept)
-        admitted = self._set_aside(self._rearm(ledger).admit(kept, authorized=self.config.authorized), kept)
+        rearmed = self._rearm(ledger)
+        authorized = self._authorized(rearmed, kept)
+        admitted = self._set_aside(rearmed.admit(kept, authorized=authorized), kept, authorized)
         if admitted != ledger or kept:  # an idle item costs no write
             return self._take(admitted, kept)
         return ledger
@@ -71,8 +81,10 @@ class Intake(InUnitOfWork):
         found = [*arming.comments, *kept]
         taken = {c.id for c in kept}  # said already: the arming read and the stream may both bring one
         self._ours(c for c in arming.comments if c.id not in taken)
-        ledger = self._set_aside(ledger.admit(found, authorized=self.config.authorized), found)
-        wanted = listing.armed and is_authorized(item.author, self.config.authorized, host=item.ref.repo.host)
+        author = [(item.ref, item.author)] if listing.armed and item.author else []
+        authorized = self._authorized(ledger, found, also=author)
+        ledger = self._set_aside(ledger.admit(found, authorized=authorized), found, authorized)
+        wanted = listing.armed and is_authorized(item.author, authorized, repo=item.ref.repo)
         if wanted and self.store.session(item.ref) is None:
             ledger = replace(ledger, start=StartRequest("first-sight", now))
         ledger = self._take(ledger, kept)
@@ -87,14 +99,21 @@ class Intake(InUnitOfWork):
             if comment.is_ours:
                 self._emit(Event.POLL_COMMENT_OURS, comment, level=Level.DEBUG, rule="marker")
 
-    def _set_aside(self, ledger: Ledger, comments: list[Comment]) -> Ledger:
+    def _authorized(
+        self, ledger: Ledger, comments: list[Comment], *, also: Iterable[tuple[WorkItemRef, str]] = ()
+    ) -> Authorized:
+        """The rule with the permission of each author (and editor) of the comments new to `ledger`
+        read, where it decides: before the pure rules run on them."""
+        return self.authorization.of([*steering_logins(ledger.unknown(comments)), *also])
+
+    def _set_aside(self, ledger: Ledger, comments: list[Comment], authorized: Authorized) -> Ledger:
         """A comment that will never be a prompt is resolved, and said once: history, edited before
         its first read by someone not authorized (whose text is not its author's), or by an author
         not authorized (a control comment of one steers nothing)."""
-        ledger, aside = ledger.set_aside(comments, now=self.clock.now(), authorized=self.config.authorized)
+        ledger, aside = ledger.set_aside(comments, now=self.clock.now(), authorized=authorized)
         for comment, why in aside:
             if why == ASIDE_UNAUTHORIZED:
-                self._unauthorized(comment)
+                self._unauthorized(comment, authorized.standing(comment.author, repo=comment.item.repo))
             elif why == ASIDE_EDITED:
                 self._emit(Event.POLL_COMMENT_EDITED_BY_OTHER, comment, level=Level.WARNING, editor=comment.editor)
             else:
@@ -106,11 +125,12 @@ class Intake(InUnitOfWork):
                 )
         return ledger
 
-    def _unauthorized(self, comment: Comment) -> None:
+    def _unauthorized(self, comment: Comment, standing: Standing) -> None:
+        rule = REFUSED_BY.get(standing, REFUSED_BY[Standing.NOT_LISTED])
         if control_of(comment.body) is not None:
-            self._emit(Event.CONTROL_IGNORED, comment, level=Level.WARNING, rule=AUTHORIZED_RULE)
+            self._emit(Event.CONTROL_IGNORED, comment, level=Level.WARNING, rule=rule, standing=standing.value)
         else:
-            self._emit(Event.POLL_COMMENT_UNAUTHORIZED, comment, rule=AUTHORIZED_RULE)
+            self._emit(Event.POLL_COMMENT_UNAUTHORIZED, comment, rule=rule, standing=standing.value)
 
     def _emit(self, event: Event, comment: Comment, *, level: Level = Level.INFO, **fields: Any) -> None:
         """An event about one comment that is not a prompt: its item, its id and its author first."""

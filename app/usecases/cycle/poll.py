@@ -26,11 +26,11 @@ from app.usecases.delivery.closing import Closer
 from app.usecases.delivery.feedback import Feedback
 from app.usecases.delivery.item_worker import ItemWorker
 from app.usecases.unit_of_work import InUnitOfWork, UnitOfWork
+from domain.authorize import Authorized
 from domain.cluster import Departed, Listed
 from domain.errors import LeaseLost, StaleWrite
 from domain.events import Event, Level
-from domain.ledger import Authorized
-from domain.model import SessionRecord, Source, SpawnMode
+from domain.model import SessionRecord, Source, SpawnMode, WorkItem
 from domain.policy import spawn_armed
 from domain.ports import ClusterPort, TrackerPort
 from domain.refs import RepoRef, WorkItemRef
@@ -80,7 +80,8 @@ class PollCycle(InUnitOfWork):
     orphans: Orphans
     pruner: LedgerPruner | None = None
     feedback: Feedback | None = None  # to tell an item that waits for a free slot
-    authorized: Authorized = field(default_factory=Authorized)  # an armed item of theirs starts at its first look
+    # the rule with an item's author's permission read: an armed item of theirs starts at its first look
+    authorized: Callable[[WorkItem], Authorized] = lambda _item: Authorized()
     admission: MemoryAdmission = field(default_factory=MemoryAdmission)  # no new agent while memory is short
 
     def __post_init__(self, trackers: Mapping[str, TrackerPort]) -> None:

@@ -12,9 +12,10 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import InitVar, dataclass
 
+from app.usecases.cycle.authorization import Authorization
 from app.usecases.unit_of_work import InUnitOfWork, UnitOfWork
+from domain.authorize import AccessChange
 from domain.events import Event, Level
-from domain.ledger import Authorized
 from domain.model import Source
 from domain.ports import ClusterPort
 from domain.refs import RepoRef
@@ -27,7 +28,7 @@ DROPS_SAID_EVERY = 60.0  # seconds: one `webhook.dropped` per reason at most thi
 class WebhookIntake(InUnitOfWork):
     uow: UnitOfWork
     sources: InitVar[Iterable[Source]]
-    authorized: Authorized
+    authorization: Authorization  # who may steer; only the permissions known now are looked at
     cluster: ClusterPort
     limits: InboxLimits
     notify: Callable[[], None] = lambda: None  # the daemon's cue: something to work now
@@ -46,7 +47,7 @@ class WebhookIntake(InUnitOfWork):
     def accept(self, pushed: Pushed) -> None:
         """Keep a comment that can become a prompt or a control verb; drop and count the rest."""
         comment = pushed.comment
-        decision = sender_decision(pushed, watched=self._watched, authorized=self.authorized)
+        decision = sender_decision(pushed, watched=self._watched, authorized=self.authorization.known())
         if not decision.choice:
             self._drop(decision.reason)
             return
@@ -68,6 +69,10 @@ class WebhookIntake(InUnitOfWork):
             reason=decision.reason,
         )
         self.notify()
+
+    def access_changed(self, change: AccessChange) -> None:
+        """GitHub said who may do what changed: the permissions it may have changed are read again."""
+        self.authorization.forget(change)
 
     def refused(self, reason: Refusal, status: int) -> None:
         """A request the receiver refused (a bad signature, a malformed one): counted, said once a minute."""

@@ -7,13 +7,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from app.usecases.cycle.authorization import Authorization
 from app.usecases.delivery.feedback import Feedback
 from app.usecases.delivery.spawner import Dispatch
 from app.usecases.delivery.subjects import START, StartSubject
 from app.usecases.unit_of_work import InUnitOfWork, UnitOfWork
+from domain.authorize import steering_logins
 from domain.errors import TrackerError
 from domain.events import Event, Level
-from domain.ledger import Authorized, Ledger, Screen, StartRequest, Turn, screen
+from domain.ledger import Ledger, Screen, StartRequest, Turn, screen
 from domain.model import Comment, CommentKind, Reaction, SessionRecord, WorkItem
 from domain.notice import parked_notice
 from domain.park import FailedTurn, Park, Unpark
@@ -64,7 +66,7 @@ class Parking(InUnitOfWork):
     uow: UnitOfWork
     feedback: Feedback
     tracker_for: Callable[[WorkItemRef], TrackerPort]
-    authorized: Authorized
+    authorization: Authorization  # who may steer: a comment edited since by someone else is not quoted
 
     def failed(self, record: SessionRecord, turn: Turn, receipt: Receipt, item: WorkItemRef) -> SessionRecord:
         """A turn ended in an API failure: 😕 on its comment, the item parked (or the episode it is
@@ -171,7 +173,9 @@ class Parking(InUnitOfWork):
             found = self.tracker_for(item).comment(item, failed.comment_id, failed.kind)
         except TrackerError:
             return stub
-        if found is not None and screen(found, authorized=self.authorized) is not Screen.CANDIDATE:
+        if found is None:
+            return None
+        if screen(found, authorized=self.authorization.of(steering_logins([found]))) is not Screen.CANDIDATE:
             return stub
         return found
 
