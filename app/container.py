@@ -20,6 +20,7 @@ from adapters.eventlog.rotation import Rotation
 from adapters.eventlog.writer import JsonlEventLog
 from adapters.files.private import tighten
 from adapters.git.adapter import GitWorkspaces
+from adapters.github.app_auth import GitHubApp
 from adapters.github.tracker import GhTracker
 from adapters.github.webhook import GhWebhookServer
 from adapters.harnesses import registered, usage_readers
@@ -36,6 +37,7 @@ from adapters.tmux.screen import ShTmuxScreen
 from adapters.tmux.server import root_mark
 from adapters.watchdog.process import ProcessWatchdog
 from app import version
+from app.config.files import ConfigError
 from app.config.sections import WorkspaceSettings
 from app.config.settings import Settings
 from app.usecases.cluster.heartbeat import LeaseHeartbeat
@@ -290,7 +292,23 @@ def _github(settings: Settings, clock: SystemClock) -> GhTracker:
         reactions=_reactions(settings),
         # the labelled listing between processes, so `poll --once` from cron costs what the daemon does
         state_dir=settings.state_root / "github",
+        app=_github_app(settings),
     )
+
+
+def _github_app(settings: Settings) -> GitHubApp | None:
+    """The GitHub App the-loop acts as, its key read now; a key that cannot be used stops the start."""
+    app = settings.integrations.github.app
+    if app is None:
+        return None
+    # PyJWT and cryptography are loaded only in App mode: a tenth of a second off every other start
+    from adapters.github.app_key import AppKey, AppKeyError
+
+    try:
+        key = AppKey.read(app.id, Path(app.private_key_file).expanduser())
+    except AppKeyError as error:
+        raise ConfigError(f"integrations.github.app.privateKeyFile: {error}") from None
+    return GitHubApp(key, installations=dict(app.installations), refresh_margin=app.token_refresh_margin_seconds)
 
 
 def _sandbox(settings: Settings, clock: SystemClock) -> SandboxTracker:
