@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from datetime import timedelta
 from functools import partial
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from dependency_injector import containers, providers
 
@@ -66,6 +66,9 @@ from domain.ports import (
 from domain.refs import TmuxTarget, WorkItemRef
 from domain.slots import SessionBound, session_bound
 from domain.webhook import InboxLimits
+
+if TYPE_CHECKING:  # loaded in App mode only (PyJWT, cryptography)
+    from adapters.github.app_probe import GhAppProbe
 
 __all__ = ["Container", "EventFilter", "LockHeld", "Skipped", "Tail", "follow_events", "read_events"]
 
@@ -311,6 +314,26 @@ def _github_app(settings: Settings) -> GitHubApp | None:
     return GitHubApp(key, installations=dict(app.installations), refresh_margin=app.token_refresh_margin_seconds)
 
 
+def _github_app_probe(settings: Settings, clock: SystemClock) -> GhAppProbe | None:
+    """What `doctor` asks of the configured GitHub App (`app.cli.doctor.GitHubAppProbe`); None without one."""
+    app = settings.integrations.github.app
+    if app is None:
+        return None
+    from adapters.github.app_probe import GhAppProbe  # PyJWT and cryptography: only in App mode
+
+    github = settings.integrations.github
+    return GhAppProbe(
+        app_id=app.id,
+        key_file=Path(app.private_key_file).expanduser(),
+        installations=app.installations,
+        clock=clock.epoch,
+        monotonic=clock.monotonic,
+        binary=github.cli.binary,
+        host=github.host,
+        timeout=github.cli.timeout_seconds,
+    )
+
+
 def _sandbox(settings: Settings, clock: SystemClock) -> SandboxTracker:
     return SandboxTracker(path=settings.state_root / "sandbox.sqlite3", clock=clock.now)
 
@@ -474,6 +497,7 @@ class Container(containers.DeclarativeContainer):
 
     clock = providers.Singleton(SystemClock)
     doctor_probe = providers.Singleton(ShDoctorProbe)
+    github_app_probe = providers.Singleton(_github_app_probe, settings, clock)
     claude_first_run = providers.Singleton(ClaudeFirstRun)  # `doctor --fix`, with the operator's consent
     events = providers.Singleton(_events, settings, clock)
     store = providers.Singleton(_store, settings)

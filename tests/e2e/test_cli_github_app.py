@@ -75,3 +75,36 @@ def test_poll_once_as_the_app_reads_and_reacts_with_installation_tokens(
     # the operator's token is in gh's environment too: the stand-in in App mode refuses it
     assert (len(app.exchanges_of(7)), app.refused) == (1, 0)
     assert any(path.startswith(f"/repos/{REPO}/issues") and status == 200 for _, path, status in world.log)
+
+
+def test_doctor_fails_a_key_others_may_read_and_asks_github_nothing(tmp_path: Path, app_key: AppKeyFile) -> None:
+    key = tmp_path / "app.pem"
+    key.write_bytes(app_key.path.read_bytes())
+    os.chmod(key, 0o644)
+
+    result = run_cli(tmp_path, "--config", str(app_config(tmp_path, key)), "doctor")
+
+    assert result.returncode == 1
+    [line] = [line for line in result.stdout.splitlines() if "github app" in line]
+    assert line.startswith(f"✗ github app key: {key}: ") and f"fix: chmod 600 {key}" in line, line
+    assert "gh auth" not in result.stdout
+
+
+@pytest.mark.gh
+def test_doctor_passes_a_ready_app_key_jwt_and_installation(
+    tmp_path: Path, standin: StandIn, app_key: AppKeyFile
+) -> None:
+    app = app_mode(standin, app_key)
+    app.install(7, "acme")
+    standin.world.add_repo(REPO)
+    standin.world.now = SystemClock().now().replace(microsecond=0)  # the JWT is signed on the machine's clock
+
+    config = app_config(tmp_path, app_key.path, host=standin.host)
+    result = run_cli(tmp_path, "--config", str(config), "doctor", env=standin.gh_env())
+
+    shown = [line for line in result.stdout.splitlines() if "github app" in line or "repository" in line]
+    assert shown == [
+        f"✓ github app key: {app_key.path}: an RSA key of 2048 bits, its owner's alone",
+        f"✓ github app {APP_ID}: GitHub takes its JWT: the-loop-bot (app {APP_ID})",
+        f"✓ repository {standin.host}/{REPO}: installation 7: its token reads {REPO}",
+    ], result.stdout
