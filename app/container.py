@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from datetime import timedelta
 from functools import partial
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from dependency_injector import containers, providers
 
@@ -20,6 +20,7 @@ from adapters.eventlog.rotation import Rotation
 from adapters.eventlog.writer import JsonlEventLog
 from adapters.files.private import tighten
 from adapters.git.adapter import GitWorkspaces
+from adapters.github.app_auth import GitHubApp
 from adapters.github.tracker import GhTracker
 from adapters.github.webhook import GhWebhookServer
 from adapters.harnesses import registered, usage_readers
@@ -36,6 +37,7 @@ from adapters.tmux.screen import ShTmuxScreen
 from adapters.tmux.server import root_mark
 from adapters.watchdog.process import ProcessWatchdog
 from app import version
+from app.config.files import ConfigError
 from app.config.sections import WorkspaceSettings
 from app.config.settings import Settings
 from app.usecases.cluster.heartbeat import LeaseHeartbeat
@@ -64,6 +66,9 @@ from domain.ports import (
 from domain.refs import TmuxTarget, WorkItemRef
 from domain.slots import SessionBound, session_bound
 from domain.webhook import InboxLimits
+
+if TYPE_CHECKING:  # loaded in App mode only (PyJWT, cryptography)
+    from adapters.github.app_probe import GhAppProbe
 
 __all__ = ["Container", "EventFilter", "LockHeld", "Skipped", "Tail", "follow_events", "read_events"]
 
@@ -291,6 +296,42 @@ def _github(settings: Settings, clock: SystemClock) -> GhTracker:
         reactions=_reactions(settings),
         # the labelled listing between processes, so `poll --once` from cron costs what the daemon does
         state_dir=settings.state_root / "github",
+        app=_github_app(settings),
+    )
+
+
+def _github_app(settings: Settings) -> GitHubApp | None:
+    """The GitHub App the-loop acts as, its key read now; a key that cannot be used stops the start."""
+    app = settings.integrations.github.app
+    if app is None:
+        return None
+    # PyJWT and cryptography are loaded only in App mode: a tenth of a second off every other start
+    from adapters.github.app_key import AppKey, AppKeyError
+
+    try:
+        key = AppKey.read(app.id, Path(app.private_key_file).expanduser())
+    except AppKeyError as error:
+        raise ConfigError(f"integrations.github.app.privateKeyFile: {error}") from None
+    return GitHubApp(key, installations=dict(app.installations), refresh_margin=app.token_refresh_margin_seconds)
+
+
+def _github_app_probe(settings: Settings, clock: SystemClock) -> GhAppProbe | None:
+    """What `doctor` asks of the configured GitHub App (`app.cli.doctor.GitHubAppProbe`); None without one."""
+    app = settings.integrations.github.app
+    if app is None:
+        return None
+    from adapters.github.app_probe import GhAppProbe  # PyJWT and cryptography: only in App mode
+
+    github = settings.integrations.github
+    return GhAppProbe(
+        app_id=app.id,
+        key_file=Path(app.private_key_file).expanduser(),
+        installations=app.installations,
+        clock=clock.epoch,
+        monotonic=clock.monotonic,
+        binary=github.cli.binary,
+        host=github.host,
+        timeout=github.cli.timeout_seconds,
     )
 
 
@@ -458,6 +499,7 @@ class Container(containers.DeclarativeContainer):
 
     clock = providers.Singleton(SystemClock)
     doctor_probe = providers.Singleton(ShDoctorProbe)
+    github_app_probe = providers.Singleton(_github_app_probe, settings, clock)
     claude_first_run = providers.Singleton(ClaudeFirstRun)  # `doctor --fix`, with the operator's consent
     events = providers.Singleton(_events, settings, clock)
     store = providers.Singleton(_store, settings)

@@ -1,5 +1,5 @@
-"""GitHub: `GhTracker` implements `TrackerPort` through the operator's own `gh`;
-`GhWebhookServer` receives GitHub's signed webhook deliveries."""
+"""GitHub: `GhTracker` implements `TrackerPort` through `gh`, logged in as the operator or acting
+as a GitHub App; `GhWebhookServer` receives GitHub's signed webhook deliveries."""
 
 from adapters.github.tracker import GhTracker
 

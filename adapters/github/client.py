@@ -9,6 +9,7 @@ from typing import Any, Unpack
 
 from adapters.clock import SystemClock
 from adapters.github import payloads
+from adapters.github.app_auth import AppInstallations, GitHubApp
 from adapters.github.gh import GhApi, GhOptions
 from adapters.github.reply import Reply, check, next_path, reset_at
 from domain.budget import RateBudget
@@ -34,6 +35,10 @@ class GhClient:
     A rate limit, primary or secondary, belongs to the token, not to one repository: once a reply
     says to wait, every later call on this host raises `RateLimited` without asking until then —
     a wait counted on `monotonic`, so a wall clock set back meanwhile does not make it longer.
+
+    With `app`, every call is made as that GitHub App, with the installation token of the
+    repository it is about; a call GitHub answers 401 gets one new token and is asked once more.
+    Without, gh's own login makes it.
     """
 
     def __init__(
@@ -41,6 +46,7 @@ class GhClient:
         *,
         clock: Callable[[], float] | None,
         monotonic: Callable[[], float] | None = None,
+        app: GitHubApp | None = None,
         **gh: Unpack[GhOptions],
     ) -> None:
         self._api = GhApi(**gh)
@@ -48,6 +54,9 @@ class GhClient:
         # without clocks of its own, the system's; a clock given alone is one that never jumps
         self._clock = clock or SystemClock().epoch
         self._monotonic = monotonic or clock or SystemClock().monotonic
+        self._app = (
+            None if app is None else AppInstallations(app, self._api, clock=self._clock, monotonic=self._monotonic)
+        )
         self._poll_interval: dict[RepoRef, float] = {}
         self._blocked = 0.0  # on `monotonic`: until then, nothing is asked
         self.budget: RateBudget | None = None  # what the last reply stating one said
@@ -108,7 +117,7 @@ class GhClient:
         if self._monotonic() < self._blocked:
             until = self._clock() + self._blocked - self._monotonic()
             raise RateLimited(f"{where}: rate limited on {self.host} until {until:.0f} (not asked)", until_epoch=until)
-        reply = self._api.call(where, method, path, etag=etag, payload=payload)
+        reply = self._ask(repo, method, path, etag=etag, payload=payload)
         self._note_limits(repo, reply)
         if absent_ok and reply.status == 404:
             return reply
@@ -117,6 +126,19 @@ class GhClient:
         except RateLimited as limited:
             self._hold(limited.until_epoch)
             raise
+        return reply
+
+    def _ask(self, repo: RepoRef, method: str, path: str, *, etag: str, payload: Any) -> Reply:
+        where = str(repo)
+        if self._app is None:
+            return self._api.call(where, method, path, etag=etag, payload=payload)
+        token = self._app.token(repo)
+        reply = self._api.call(where, method, path, etag=etag, payload=payload, token=token)
+        if reply.status == 401:
+            # expired sooner than it said, or revoked: a 401 is answered before anything is done,
+            # so even a write is asked again
+            token = self._app.refreshed(repo, token)
+            reply = self._api.call(where, method, path, etag=etag, payload=payload, token=token)
         return reply
 
     def server_now(self, reply: Reply) -> datetime:

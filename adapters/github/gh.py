@@ -8,6 +8,7 @@ import os
 import threading
 from collections.abc import Mapping
 from contextlib import suppress
+from functools import partial
 from typing import Any, TypedDict
 
 import sh
@@ -16,8 +17,13 @@ from adapters.github.reply import Reply, parse_reply
 from domain.errors import TrackerError
 
 log = logging.getLogger(__name__)
+# sh's DEBUG lines hold each process's argv and everything it prints: a JWT on gh's argv, an
+# installation token in a reply, comments' text. Its INFO line names a command as `_log_msg` says
+logging.getLogger("sh").setLevel(logging.INFO)
 
 GITHUB_COM = "github.com"
+# every variable gh takes a token from, before its own stored login
+_TOKEN_VARIABLES = ("GH_TOKEN", "GITHUB_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
 _NOT_AUTHENTICATED = 4  # gh's exit status when it holds no token for the host
 _STDERR_MAX = 300
 
@@ -32,7 +38,13 @@ class GhOptions(TypedDict, total=False):
 
 
 class GhApi:
-    """Runs `gh api -i` and returns the HTTP reply, whatever its status (gh exits 1 on a 304)."""
+    """Runs `gh api -i` and returns the HTTP reply, whatever its status (gh exits 1 on a 304).
+
+    A call is made with gh's own login, or with the `token` it is given: in gh's environment, never
+    on its argv, in a file or in a git remote. `bearer` sends that token as `Authorization: Bearer`
+    instead (a GitHub App's JWT), a header gh does not replace with its own (cli/cli
+    `api.AddAuthTokenHeader` sets one only when the request has none).
+    """
 
     def __init__(
         self,
@@ -53,7 +65,17 @@ class GhApi:
             base["GH_HOST"] = host
         self._env = base
 
-    def call(self, where: str, method: str, path: str, *, etag: str = "", payload: Any = None) -> Reply:
+    def call(
+        self,
+        where: str,
+        method: str,
+        path: str,
+        *,
+        etag: str = "",
+        payload: Any = None,
+        token: str | None = None,
+        bearer: bool = False,
+    ) -> Reply:
         argv = ["api", "-i", "-X", method, path]
         if etag:
             argv += ["-H", f"If-None-Match: {etag}"]
@@ -62,20 +84,36 @@ class GhApi:
             # text written to GitHub travels on stdin, never on an argv
             argv += ["--input", "-"]
             stdin = json.dumps(payload).encode()
-        log.debug("gh %s", " ".join(argv))
-        result = self._run(where, argv, stdin)
+        shown = " ".join(argv)
+        log.debug("gh %s", shown)
+        if bearer and token is not None:
+            # after the argv is shown: a JWT is never logged. gh takes a header on its argv only; a
+            # JWT lives ten minutes and can do nothing but ask for installation tokens
+            argv += ["-H", f"Authorization: Bearer {token}"]
+        env = self._env if token is None else self._with_token(token)
+        result = self._run(where, argv, stdin, env, shown=shown)
         stdout: bytes = result.stdout
         if not stdout.strip():
             raise self._failure(where, result.exit_code, result.stderr)
         return parse_reply(stdout, where)
 
-    def _run(self, where: str, argv: list[str], stdin: bytes | None) -> Any:
+    def _with_token(self, token: str) -> dict[str, str]:
+        """gh's environment with `token` in place of any the operator's environment holds. gh reads
+        GH_ENTERPRISE_TOKEN for an Enterprise Server host and GH_TOKEN for github.com (and a GHE.com
+        tenancy); either wins over gh's stored login. Both are set: the one gh does not read for
+        this host is ignored."""
+        env = {name: value for name, value in self._env.items() if name not in _TOKEN_VARIABLES}
+        return env | {"GH_TOKEN": token, "GH_ENTERPRISE_TOKEN": token}
+
+    def _run(self, where: str, argv: list[str], stdin: bytes | None, env: dict[str, str], *, shown: str) -> Any:
         try:
             # a group of its own: at the deadline gh goes with whatever it started (a wrapper's
-            # child would otherwise live on, holding the output pipe sh waits on)
+            # child would otherwise live on, holding the output pipe sh waits on); sh's own log
+            # names the command as `shown`, never with a header added after it
             running = sh.Command(self.binary)(
-                *argv, _in=stdin, _env=self._env, _bg=True, _bg_exc=False, _ok_code=list(range(256)), _new_group=True
-            )
+                *argv, _in=stdin, _env=env, _bg=True, _bg_exc=False, _ok_code=list(range(256)), _new_group=True,
+                _log_msg=partial(_logged_as, f"{self.binary} {shown}"),
+            )  # fmt: skip
         except sh.CommandNotFound as error:
             raise TrackerError(f"{where}: gh not found ({self.binary!r} is not on PATH)") from error
         except OSError as error:
@@ -101,6 +139,10 @@ class GhApi:
         if status == _NOT_AUTHENTICATED:
             return TrackerError(f"{where}: gh is not authenticated for {self.host} ({text})")
         return TrackerError(f"{where}: gh failed (exit {status}): {text[:_STDERR_MAX]}")
+
+
+def _logged_as(shown: str, ran: str, call_args: Any, pid: int | None = None) -> str:
+    return f"<Command {shown!r}" + (f", pid {pid}>" if pid else ">")
 
 
 def _expire(running: Any, expired: threading.Event) -> None:

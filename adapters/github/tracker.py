@@ -1,4 +1,5 @@
-"""`GhTracker`: GitHub through the operator's own `gh`, polled incrementally and conditionally.
+"""`GhTracker`: GitHub through `gh` (the operator's login, or a GitHub App's installation tokens),
+polled incrementally and conditionally.
 
 Cost model, per repository (N labelled items, one label; every GET carries If-None-Match):
 - first `work_items` with no listing state (none kept, or its file missing or unusable): the full
@@ -34,6 +35,7 @@ from typing import Unpack
 from urllib.parse import quote
 
 from adapters.github import editors, item_reads, payloads, permissions
+from adapters.github.app_auth import GitHubApp
 from adapters.github.client import PAGE, GhClient
 from adapters.github.gh import GhOptions
 from adapters.github.listing import LabelledSet, Listing
@@ -77,9 +79,10 @@ class GhTracker(TrackerPort):
         monotonic: Callable[[], float] | None = None,
         reactions: Mapping[Reaction, str] | None = None,
         state_dir: Path | None = None,
+        app: GitHubApp | None = None,  # None: gh's own login
         **gh: Unpack[GhOptions],  # how `gh` is run: its binary, host, environment and timeout
     ) -> None:
-        self._client = GhClient(clock=clock, monotonic=monotonic, **gh)
+        self._client = GhClient(clock=clock, monotonic=monotonic, app=app, **gh)
         # a reaction the configuration leaves out is not posted at all
         self._reactions = dict(DEFAULT_REACTIONS if reactions is None else reactions)
         self._files = ListingFiles(state_dir)

@@ -18,7 +18,16 @@ from domain.refs import RepoRef
 from domain.slots import BoundFrom, session_bound
 from domain.workspace import WorkspaceMode, clone_url
 
-__all__ = ["Check", "DoctorProbe", "Mark", "diagnose", "fit_checks", "parked_checks", "unconfigured_checks"]
+__all__ = [
+    "Check",
+    "DoctorProbe",
+    "GitHubAppProbe",
+    "Mark",
+    "diagnose",
+    "fit_checks",
+    "parked_checks",
+    "unconfigured_checks",
+]
 
 
 class DoctorProbe(HarnessProbe, Protocol):
@@ -60,14 +69,38 @@ class DoctorProbe(HarnessProbe, Protocol):
         """The machine's memory in bytes; None when it cannot be read (never raises)."""
 
 
+class GitHubAppProbe(Protocol):
+    """What `doctor` asks of the GitHub App the configuration names (`integrations.github.app`); it
+    changes nothing (a token it asks for is held in memory only and lapses within the hour).
+
+    Failure modes: every method raises `LoopError` whose message is the cause (the key file unusable,
+    GitHub refusing the JWT, no installation, gh failing); none raises anything else.
+    """
+
+    def key(self) -> str:
+        """The key file: readable, its owner's alone (0600), an RSA private key."""
+
+    def app(self) -> str:
+        """GitHub takes a JWT signed with the key (`GET /app`): the App as GitHub names it."""
+
+    def installation(self, repo: RepoRef) -> str:
+        """The App's installation on `repo`, and that its token reads the repository."""
+
+
 _REPO_FIX = "check its name in polling.sources, and that the gh account can read it"
 
 
 def diagnose(
-    settings: Settings, *, origin: str, probe: DoctorProbe, environ: Mapping[str, str] | None = None
+    settings: Settings,
+    *,
+    origin: str,
+    probe: DoctorProbe,
+    environ: Mapping[str, str] | None = None,
+    app: GitHubAppProbe | None = None,
 ) -> Iterator[Check]:
     """Every check, in the order an operator would fix them; a missing binary skips what needs it.
-    `environ` stands for the daemon's environment (doctor's own when not given)."""
+    `environ` stands for the daemon's environment (doctor's own when not given); `app` is the GitHub
+    App's side, asked when the configuration names one."""
     environ = dict(os.environ) if environ is None else environ
     yield Check(Mark.OK, "config", f"valid ({origin})")
     root = settings.state_root
@@ -87,7 +120,7 @@ def diagnose(
     yield from _harnesses(settings, probe, environ, tmux_ok=tmux.mark is Mark.OK)
     yield from _webhook(settings, probe)
     yield from _spawn_workdir(settings)
-    yield from _github(settings, probe)
+    yield from _github(settings, probe, app)
     yield from _workspaces(settings, probe)
 
 
@@ -223,7 +256,7 @@ def _spawn_workdir(settings: Settings) -> Iterator[Check]:
             )
 
 
-def _github(settings: Settings, probe: DoctorProbe) -> Iterator[Check]:
+def _github(settings: Settings, probe: DoctorProbe, app: GitHubAppProbe | None) -> Iterator[Check]:
     gh = settings.integrations.github.cli.binary
     repos = [source.repo for source in settings.sources() if source.provider == "github"]
     if not repos:
@@ -235,6 +268,9 @@ def _github(settings: Settings, probe: DoctorProbe) -> Iterator[Check]:
         yield installed
         if installed.mark is Mark.FAILED:
             return
+        if settings.integrations.github.app is not None:
+            yield from _github_app(settings, app, repos)
+            return
         for host in sorted({repo.host for repo in repos}):
             yield check(f"gh auth {host}", partial(probe.gh_auth, gh, host), f"gh auth login --hostname {host}")
         for repo in repos:
@@ -242,6 +278,33 @@ def _github(settings: Settings, probe: DoctorProbe) -> Iterator[Check]:
     for source in settings.sources():
         if source.provider == "sandbox":
             yield Check(Mark.OK, f"repository {source.repo}", "sandbox (local, always visible)")
+
+
+def _github_app(settings: Settings, app: GitHubAppProbe | None, repos: list[RepoRef]) -> Iterator[Check]:
+    """The App's key, then GitHub taking its JWT, then its installation on each repository: each
+    needs the one before. gh's own login is not used in App mode."""
+    configured = settings.integrations.github.app
+    assert configured is not None
+    if app is None:
+        yield Check(Mark.WARNING, "github app key", "not checked here", "run `the-loop doctor`")
+        return
+    key_file = configured.private_key_file
+    key = check(
+        "github app key",
+        app.key,
+        f"chmod 600 {key_file}, or set integrations.github.app.privateKeyFile to the App's .pem",
+    )
+    yield key
+    if key.mark is Mark.FAILED:
+        return
+    fix = "check integrations.github.app.id and that the key is one of the App's (its settings page, Private keys)"
+    accepted = check(f"github app {configured.id}", app.app, fix + ", and this machine's clock")
+    yield accepted
+    if accepted.mark is Mark.FAILED:
+        return
+    install = "install the App on it (its settings page, Install App), or correct integrations.github.app.installations"
+    for repo in repos:
+        yield check(f"repository {repo}", partial(app.installation, repo), install)
 
 
 def _workspaces(settings: Settings, probe: DoctorProbe) -> Iterator[Check]:

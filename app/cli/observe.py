@@ -88,6 +88,7 @@ def run_doctor(args: argparse.Namespace, context: CliContext) -> int:
     from app.cli.doctor import (  # the settings model: only when run
         Check,
         DoctorProbe,
+        GitHubAppProbe,
         Mark,
         diagnose,
         fit_checks,
@@ -99,9 +100,10 @@ def run_doctor(args: argparse.Namespace, context: CliContext) -> int:
     if args.yes and not args.fix:
         raise UsageProblem("doctor: --yes consents to --fix; give both")
     probe: DoctorProbe = context.provided("doctor_probe")
+    app: GitHubAppProbe | None = context.provided("github_app_probe")
 
     def run(shown: Callable[[Check], bool]) -> list[Check]:
-        checks = diagnose(context.settings, origin=context.loaded.origin, probe=probe, environ=os.environ)
+        checks = diagnose(context.settings, origin=context.loaded.origin, probe=probe, environ=os.environ, app=app)
         if context.container.store_present():  # never creates a store to look at it
             records = context.provided("store").sessions()
             checks = itertools.chain(

@@ -51,7 +51,8 @@ def _root_causes(errors: list[ErrorDetails]) -> list[ErrorDetails]:
 
 
 def _path_and_text(error: ErrorDetails) -> tuple[list[str], str]:
-    path = [f"[{part}]" if isinstance(part, int) else str(part) for part in error["loc"]]
+    # a mapping's key that failed its own check is named by the key itself, without pydantic's `[key]`
+    path = [f"[{part}]" if isinstance(part, int) else str(part) for part in error["loc"] if part != "[key]"]
     text = _explain(error)
     match = _SUBKEY.match(text) if error["type"] == "value_error" else None
     if match:  # a check on a whole block names the key inside it: fold that into the path
@@ -68,7 +69,8 @@ def _explain(error: ErrorDetails) -> str:
     if kind in {"enum", "literal_error"}:
         return "must be one of " + ", ".join(_QUOTED.findall(str(ctx.get("expected", "")))) + _got(error)
     if kind in _BOUNDS:
-        return "must be " + _BOUNDS[kind].format(**ctx) + _got(error)
+        bounds = {name: int(v) if isinstance(v, float) and v.is_integer() else v for name, v in ctx.items()}
+        return "must be " + _BOUNDS[kind].format(**bounds) + _got(error)
     prefix = next((p for p in _PREFIXED if kind.startswith(p)), None)
     text = _PLAIN.get(kind) or (_PREFIXED[prefix] if prefix else error["msg"])
     return text + ("" if kind == "missing" else _got(error))

@@ -89,11 +89,16 @@ def _leaves(model: type[BaseModel], path: tuple[str, ...]) -> Iterator[tuple[tup
         # a mapping's entries are models keyed by name; a tuple's are models in a list
         entry = _model_of(args[-1] if origin is dict else args[0] if origin is tuple and args else None)
         section = _model_of(field.annotation)
+        # a block that is unset by default (`X | None`)
+        block = next(filter(None, map(_model_of, args)), None) if type(None) in args else None
         if entry is not None:
             yield key, field  # the list or the mapping itself, with what it is for
             yield from _leaves(entry, (*key, "<name>" if origin is dict else "[]"))
         elif section is not None:
             yield from _leaves(section, key)
+        elif block is not None:
+            yield key, field  # what setting it does
+            yield from _leaves(block, key)
         else:
             yield key, field
 

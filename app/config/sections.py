@@ -574,12 +574,49 @@ class GhCliSettings(Section):
     )
 
 
+_INSTALLATION_KEY = re.compile(r"[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)?")
+
+
+def _installation_key(text: str) -> str:
+    if not _INSTALLATION_KEY.fullmatch(text.strip()) or text.strip() in {".", ".."}:
+        raise ValueError(f"must be owner/repo or owner (got {text!r})")
+    return text.strip()
+
+
+class GitHubAppSettings(Section):
+    id: int = Field(ge=1, description="The App's ID (on its settings page on GitHub).")
+    private_key_file: str = Field(
+        min_length=1,
+        description="The App's private key, the `.pem` GitHub generates for it: mode 0600 (its owner alone may"
+        " read it; anything else is refused at start, exit status 2). Read once at start, never logged, copied"
+        " or written anywhere.",
+    )
+    installations: dict[Annotated[str, AfterValidator(_installation_key)], Annotated[int, Field(ge=1)]] = Field(
+        default_factory=dict,
+        description="The installation to act as, by `owner/repo` or `owner` (an organization or user the App is"
+        " installed on); the repository's own entry wins. A watched repository not named is looked up"
+        " (`GET /repos/{owner}/{repo}/installation`) once per process.",
+    )
+    token_refresh_margin_seconds: float = Field(
+        default=300,
+        gt=0,
+        le=1800,
+        description="An installation token (GitHub's live an hour) is replaced this long before it expires;"
+        " kept in memory only, never in the store or on disk.",
+    )
+
+
 class GitHubSettings(Section):
     cli: GhCliSettings = Field(default=GhCliSettings(), description="The GitHub CLI.")
     host: str = Field(
         default=DEFAULT_HOST,
         min_length=1,
         description="GitHub host of repositories named `owner/repo` (given to `gh` as `GH_HOST`).",
+    )
+    app: GitHubAppSettings | None = Field(
+        default=None,
+        description="Act as this GitHub App, each repository with its installation's token (docs/github-app.md);"
+        " unset: as the account `gh` is logged in to.",
     )
 
 

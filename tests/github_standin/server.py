@@ -71,7 +71,14 @@ class _Handler(BaseHTTPRequestHandler):
         if failure is not None:
             body = failure.body if failure.body is not None else _doc({"message": "injected"})
             return failure.status, body, headers | failure.headers
-        if self.headers.get("Authorization", "") not in (f"token {world.token}", f"Bearer {world.token}"):
+        authorization = self.headers.get("Authorization", "")
+        if world.app is not None:
+            answered = world.app.answer(self.command, path, authorization, world.now)
+            if answered is None:
+                answered = world.app.token_refusal(path, authorization)
+            if answered is not None:
+                return answered[0], _doc(answered[1]), headers
+        elif authorization not in (f"token {world.token}", f"Bearer {world.token}"):
             return 401, _doc({"message": "Bad credentials"}), headers
         if world.rate_remaining <= 0:
             return 403, _doc({"message": "API rate limit exceeded"}), headers

@@ -6,7 +6,10 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tests.github_standin.app import AppSide
 
 START = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -99,6 +102,7 @@ class World:
     """The stand-in's state and its own clock (the `Date` header and every timestamp)."""
 
     token: str = "standin-token"
+    app: AppSide | None = None  # set: only the App's installation tokens are taken (tests/github_standin/app.py)
     login: str = "the-loop-bot"
     now: datetime = START
     host: str = "localhost"

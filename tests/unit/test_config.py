@@ -211,3 +211,50 @@ def test_the_workspace_keys_are_read() -> None:
         "npm ci",
         True,
     )
+
+
+def test_the_github_app_keys_are_read_from_the_file_and_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    Path("c.yaml").write_text(
+        "integrations:\n  github:\n    app: {id: 123, privateKeyFile: ~/app.pem,"
+        " installations: {acme: 7, acme/x: 8}}\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("THE_LOOP_INTEGRATIONS__GITHUB__APP__TOKENREFRESHMARGINSECONDS", "60")
+    app = load("c.yaml").settings.integrations.github.app
+    assert app is not None
+    assert (app.id, app.private_key_file, app.installations, app.token_refresh_margin_seconds) == (
+        123,
+        "~/app.pem",
+        {"acme": 7, "acme/x": 8},
+        60,
+    )
+
+
+def test_without_an_app_the_github_calls_are_made_as_gh_is_logged_in() -> None:
+    Path("c.yaml").write_text("integrations: {github: {host: ghe.example}}\n", encoding="utf-8")
+    assert load("c.yaml").settings.integrations.github.app is None
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "integrations: {github: {app: {id: 1}}}",
+            "c.yaml: integrations.github.app.privateKeyFile: required",
+        ),
+        (
+            "integrations: {github: {app: {id: 1, privateKeyFile: k.pem, installations: {a/b/c: 7}}}}",
+            "c.yaml: integrations.github.app.installations.a/b/c: must be owner/repo or owner (got 'a/b/c')",
+        ),
+        (
+            "integrations: {github: {app: {id: 1, privateKeyFile: k.pem, installations: {acme: 0}}}}",
+            "c.yaml: integrations.github.app.installations.acme: must be at least 1 (got 0)",
+        ),
+        (
+            "integrations: {github: {app: {id: 1, privateKeyFile: k.pem, tokenRefreshMarginSeconds: 3600}}}",
+            "c.yaml: integrations.github.app.tokenRefreshMarginSeconds: must be at most 1800 (got 3600)",
+        ),
+    ],
+)
+def test_a_bad_github_app_setting_is_one_line_naming_the_key(text: str, message: str) -> None:
+    assert refusal(text) == message

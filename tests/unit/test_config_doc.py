@@ -70,3 +70,9 @@ def test_the_built_in_harness_table_has_a_column_for_every_harness_key() -> None
     (claude,) = [line for line in page.splitlines() if line.startswith("| `claude` |")]
     cells = [cell.strip() for cell in claude.strip().strip("|").split(" | ")][1:]
     assert cells[columns.index("trustWorkdir")] == "`true`"
+
+
+def test_the_keys_of_a_block_unset_by_default_have_rows_of_their_own() -> None:
+    page = render_config_reference()
+    keys = ("", ".id", ".privateKeyFile", ".installations", ".tokenRefreshMarginSeconds")
+    assert [k for k in keys if f"| `integrations.github.app{k}` |" not in page] == []

@@ -1,0 +1,91 @@
+"""`doctor` with a GitHub App configured: its key, GitHub taking its JWT, and its installation on each
+watched repository, each one line with its fix; gh's own login is not needed."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from app.cli.doctor import Check, Mark, diagnose
+from app.config.settings import Settings
+from domain.errors import LoopError
+from domain.refs import RepoRef
+from tests.service.test_doctor import DAEMON, FakeMachine
+
+APP = {
+    "polling": {"sources": [{"repos": ["o/a", "o/b"], "label": "loop"}]},
+    "routing": {"spawnWorkdir": "/w/{slug}"},
+    "integrations": {"github": {"app": {"id": 77, "privateKeyFile": "/keys/app.pem"}}},
+}
+
+
+class FakeApp:
+    """The App's side as doctor sees it; named parts fail."""
+
+    def __init__(self, *, failing: Collection[str] = ()) -> None:
+        self.failing = failing
+        self.asked: list[str] = []
+
+    def key(self) -> str:
+        self.asked.append("key")
+        if "key" in self.failing:
+            raise LoopError("/keys/app.pem: the GitHub App's private key must be readable by its owner only")
+        return "/keys/app.pem: an RSA key of 2048 bits, its owner's alone"
+
+    def app(self) -> str:
+        self.asked.append("app")
+        if "app" in self.failing:
+            raise LoopError("GitHub refused the GitHub App 77's JWT (HTTP 401: A JSON web token could not be decoded)")
+        return "GitHub takes its JWT: the-loop-bot"
+
+    def installation(self, repo: RepoRef) -> str:
+        self.asked.append(str(repo))
+        if str(repo) in self.failing:
+            raise LoopError(f"{repo}: the GitHub App 77 is not installed on {repo.full_name} (HTTP 404)")
+        return f"installation 7: its token reads {repo.full_name}"
+
+
+def checks(app: FakeApp, document: dict[str, Any] = APP, machine: FakeMachine | None = None) -> list[Check]:
+    found = diagnose(Settings(**document), origin="loop.yaml", probe=machine or FakeMachine(), environ=DAEMON, app=app)
+    return list(found)
+
+
+def test_a_ready_app_passes_its_key_its_jwt_and_each_repositorys_installation_without_gh_login() -> None:
+    found = checks(FakeApp(), machine=FakeMachine(logged_out={"github.com"}))
+    github = [c.line() for c in found if c.subject.startswith(("gh", "github app", "repository"))]
+    assert github == [
+        "✓ gh: gh 9.9",
+        "✓ github app key: /keys/app.pem: an RSA key of 2048 bits, its owner's alone",
+        "✓ github app 77: GitHub takes its JWT: the-loop-bot",
+        "✓ repository o/a: installation 7: its token reads o/a",
+        "✓ repository o/b: installation 7: its token reads o/b",
+    ]
+
+
+def test_a_key_that_cannot_be_used_fails_with_the_fix_and_nothing_is_asked_of_github() -> None:
+    app = FakeApp(failing={"key"})
+    found = checks(app)
+    failed = [c for c in found if c.mark is Mark.FAILED]
+    assert [c.subject for c in failed] == ["github app key"]
+    line = failed[0].line()
+    assert "chmod 600 /keys/app.pem" in line and "integrations.github.app.privateKeyFile" in line
+    assert app.asked == ["key"]
+
+
+def test_a_jwt_github_refuses_fails_and_no_installation_is_asked() -> None:
+    app = FakeApp(failing={"app"})
+    failed = [c for c in checks(app) if c.mark is Mark.FAILED]
+    assert [c.subject for c in failed] == ["github app 77"] and "integrations.github.app.id" in failed[0].line()
+    assert app.asked == ["key", "app"]
+
+
+def test_a_repository_without_the_apps_installation_is_named_with_the_fix() -> None:
+    failed = [c for c in checks(FakeApp(failing={"o/b"})) if c.mark is Mark.FAILED]
+    assert [c.subject for c in failed] == ["repository o/b"]
+    assert "install the App" in failed[0].line()
+
+
+def test_without_an_app_gh_login_is_checked_as_before() -> None:
+    document = {key: value for key, value in APP.items() if key != "integrations"}
+    found = checks(FakeApp(), document)
+    assert [c.subject for c in found if c.subject.startswith(("gh", "github app"))] == ["gh", "gh auth github.com"]
