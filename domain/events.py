@@ -118,6 +118,12 @@ class Event(enum.Enum):
         "A dead or absent session was started again (`resumed` says if the conversation was resumed; "
         "`woke_from: hibernation` when its agent had been hibernated).",
     )
+    SESSION_HIBERNATING = (
+        "session.hibernating",
+        "An agent found idle is being ended to hibernate its item (`spawn_id`, `target`): said before its "
+        "harness is sent SIGTERM, so a daemon that dies before `session.hibernated` still leaves in the log who "
+        "ended it.",
+    )
     SESSION_HIBERNATED = (
         "session.hibernated",
         "An agent idle for `routing.hibernateAfterSeconds` (`idle_seconds`) was ended to free its slot, its "

@@ -2,8 +2,9 @@
 
 Run in a tmux pane: `python harness_sim.py --record FILE [options] [PROMPT]`. It enables
 bracketed paste on a raw tty and records, one JSON object per line, each with its `pid`:
-  {"kind": "start", "prompt": ..., "session_id": ..., "resume": ..., "server": ..., "cwd": ...}
-                                        `server`: the tmux server's pid (from $TMUX), or null
+  {"kind": "start", "prompt": ..., "session_id": ..., "resume": ..., "server": ..., "cwd": ..., "env": [...]}
+                                        `server`: the tmux server's pid (from $TMUX), or null; `env`:
+                                        $THE_LOOP_RECEIPTS when set (it names the-loop's spawn)
   {"kind": "ready"}                     listening (bracketed paste on, raw mode set)
   {"kind": "paste", "text": ...}        the bytes between ESC[200~ and ESC[201~
   {"kind": "submit"}                    a lone carriage return outside a paste
@@ -256,7 +257,8 @@ def main() -> int:
     args = parser.parse_args()
     record = Recorder(args.record)
     on_signal(record)
-    where = {"server": tmux_server(), "cwd": os.getcwd()}
+    handed = [os.environ["THE_LOOP_RECEIPTS"]] if os.environ.get("THE_LOOP_RECEIPTS") else []
+    where = {"server": tmux_server(), "cwd": os.getcwd(), "env": handed}
     record("start", prompt=args.prompt, session_id=args.session_id, resume=args.resume, **where)
     if args.outlive:
         record("child", child=outliving_child())

@@ -42,7 +42,7 @@ class JsonlTail:
         self.new()
 
 
-_SPAWN = re.compile(r"/receipts/[^/\s]+/([0-9a-f]{32})/")
+_SPAWN = re.compile(r"/receipts/[^/\s]+/([0-9a-f]{32})(?:/|\s|$)")
 
 
 @dataclass

@@ -177,9 +177,11 @@ class World:
         return {str(e["spawn_id"]) for e in events_named(lines, "session.not_ready") if e.get("spawn_id")}
 
     def hibernated_spawns(self) -> set[str]:
-        """The spawns the-loop ended as idle (`session.hibernated` names each)."""
+        """The spawns the-loop ended as idle (`session.hibernating` names each before its SIGTERM, so a
+        poller killed before its `session.hibernated` still says it)."""
         lines = JsonlTail(self.state / "logs" / "events.jsonl").new()
-        return {str(e["spawn_id"]) for e in events_named(lines, "session.hibernated") if e.get("spawn_id")}
+        ending = [*events_named(lines, "session.hibernating"), *events_named(lines, "session.hibernated")]
+        return {str(e["spawn_id"]) for e in ending if e.get("spawn_id")}
 
     def ledgers(self, refs: list[WorkItemRef]) -> dict[WorkItemRef, Ledger | None]:
         store = SqliteStateStore(self.state / "state.sqlite3")

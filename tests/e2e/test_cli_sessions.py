@@ -42,11 +42,11 @@ def test_sessions_list_shows_a_table_for_people(loop: Loop) -> None:
     header, row = result.stdout.splitlines()
     assert header.split() == [
         "WORK", "ITEM", "HARNESS", "CONVERSATION", "TARGET", "STATE", "AGENT",
-        "LAST", "RECEIPT", "STATUS", "LAST", "EVENT", "ITEM", "STATE",
+        "LAST", "RECEIPT", "STATUS", "LAST", "EVENT", "ITEM", "STATE", "SPENT",
     ]  # fmt: skip
     cells = row.split()  # the receipt is its kind and its time: two words
     assert cells[:1] + cells[3:7] + cells[8:] == [
-        str(ref), ref.target.name, "live", "busy", "prompt", "active", "dispatch.succeeded", "busy"
+        str(ref), ref.target.name, "live", "busy", "prompt", "active", "dispatch.succeeded", "busy", "-"
     ]  # fmt: skip
 
 

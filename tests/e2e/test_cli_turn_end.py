@@ -53,5 +53,5 @@ def test_a_turn_that_ends_while_poll_pauses_gets_its_reaction_before_the_next_cy
 
     wait_for(lambda: _reacted(loop, delivered, Reaction.TURN_ENDED), what="🚀 on the comment")
     finished = [e for e in loop.events() if e["event"] == Event.SESSION_TURN_FINISHED.value]
-    assert [e["comment_id"] for e in finished] == [delivered]
+    assert [e["comment_id"] for e in finished] == [None, delivered]  # the start prompt's turn, then the comment's
     assert loop.event_names().count(Event.POLL_CYCLE) == cycles  # no cycle ran for it

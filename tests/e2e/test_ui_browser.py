@@ -161,7 +161,13 @@ def test_the_panes_lines_are_shown_whole_with_their_characters(loop: Loop, brows
     _sign_in(page, base)
     words = "café\u00a0au\u00a0lait 中文 😀"
     loop.comment(ref, "\n".join(f"{n}: {words}" for n in range(40)))  # more lines than the page shows
-    wait_for(lambda: Event.SESSION_TURN_FINISHED in loop.event_names(), timeout=30, what="the turn ended")
+    finished = Event.SESSION_TURN_FINISHED.value
+    # the comment's turn (the start prompt's turn ends too, with no comment)
+    wait_for(
+        lambda: any(e["event"] == finished and e.get("comment_id") for e in loop.events()),
+        timeout=30,
+        what="the turn ended",
+    )
 
     page.goto(f"{base}item?ref={urllib.parse.quote(str(ref), safe='')}")
     screen = page.locator("pre.screen")

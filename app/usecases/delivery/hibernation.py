@@ -75,6 +75,9 @@ class Hibernation(InUnitOfWork):
         if probe.harness is not SessionState.LIVE:
             return False  # dead or gone by itself: the respawn path's, not a hibernation
         since = self._since(record)
+        self.events.emit(
+            Event.SESSION_HIBERNATING, work_item=str(item), target=str(record.target), spawn_id=record.spawn_id
+        )
         try:
             self.tmux.terminate_harness(
                 record.target, grace_seconds=self.config.grace_seconds, pane=probe.pane, mark=record.spawn_id
