@@ -174,7 +174,9 @@ class Loop:
     def events(self) -> list[dict[str, Any]]:
         if not self.log.exists():
             return []
-        return [json.loads(line) for line in self.log.read_text(encoding="utf-8").splitlines()]
+        # a line the daemon is writing has no newline yet: read once it has
+        whole = self.log.read_text(encoding="utf-8").split("\n")[:-1]
+        return [json.loads(line) for line in whole if line]
 
     def event_names(self) -> list[Event]:
         return [Event(event["event"]) for event in self.events()]

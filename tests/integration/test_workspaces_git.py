@@ -386,6 +386,7 @@ def test_the_shared_clone_is_collected_by_git_gc_auto_when_a_worktree_is_made(tm
     rig.prepare(1)
     git("config", "fetch.unpackLimit", "1", cwd=rig.clone())  # each fetch leaves a pack
     git("config", "gc.autoPackLimit", "1", cwd=rig.clone())  # and two packs are enough for `gc --auto`
+    git("config", "gc.autoDetach", "false", cwd=rig.clone())  # done when the worktree's making returns, not after
     for number, name in ((2, "later.txt"), (3, "again.txt")):
         rig.origins.commit(REPO, name)
         rig.prepare(number)
