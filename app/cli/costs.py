@@ -144,17 +144,21 @@ def run_budget_list(args: argparse.Namespace, context: CliContext) -> int:
     from app.usecases.delivery.spending import Spending
     from app.usecases.views.costs import standings
     from domain.pricing import dollars
+    from domain.spending import Budget, Standing
 
     container = context.container
-    store = container.store()
     now = container.clock().now()
     configured = context.settings.budget_list
-    spending = Spending(
-        store, context.settings.pricing.table(), configured, container.clock(), container.events(), _no_notice
-    )
-    raised = spending.raised()
+    raised: dict[str, Budget] = {}
+    found: list[Standing] = []
+    present = container.store_present()  # a read: no store is made where there is none
+    if present:
+        store = container.store()
+        prices = context.settings.pricing.table()
+        raised = Spending(store, prices, configured, container.clock(), container.events(), _no_notice).raised()
     budgets = [raised.get(budget.key, budget) for budget in configured]
-    found = standings(budgets, lambda since: store.costs(since=since), now)
+    if present:
+        found = standings(budgets, lambda since: store.costs(since=since), now)
     if args.json:
         rows = [
             {

@@ -131,3 +131,12 @@ def test_why_names_the_spent_budget_that_holds_a_waiting_comment(loop: Loop) -> 
     assert told.returncode == 0, told.stderr
     assert "held by the budget `item`: spent (sandbox/demo#1); see `the-loop budget list`" in told.stdout
     assert "please go on" not in told.stdout
+
+
+def test_listing_the_budgets_where_no_store_is_yet_makes_none(loop: Loop) -> None:
+    loop.extra = {"budgets": [{"scope": "day", "usd": 5}]}
+
+    listed = as_json(loop, "budget", "list")
+
+    assert (listed["budgets"], listed["standings"]) == (["day"], [])
+    assert not (loop.state / "state.sqlite3").exists()  # a read writes nothing
