@@ -195,7 +195,9 @@ class Event(enum.Enum):
         "memory then (`rss_mib`) and what the turn cost as the agent's own transcript says it: `tokens_in` (input "
         "neither written to nor read from the prompt cache), `tokens_out`, `cache_write`, `cache_read` and the "
         "`model`; or `usage: unknown` and why (`usage_reason`: not written whole yet, a record of a shape not "
-        "pinned, a harness with no reader).",
+        "pinned, a harness with no reader); or `usage: joined` for a comment typed while its agent worked that "
+        "joined the running turn: the turn's cost is said once, with the delivery whose prompt started it "
+        "(`joined_delivery`; null for a prompt the-loop did not give).",
     )
     SESSION_LEFTOVER_ENDED = (
         "session.leftover_ended",

@@ -24,11 +24,11 @@ from domain.notice import closed_notice, harness_gone_notice, harness_started_no
 from domain.park import Unpark
 from domain.parking import failed_turn
 from domain.ports import UsagePort
-from domain.receipts import EndedTurn, delivery_tag, ended_turn, receipt_line
+from domain.receipts import EndedTurn, delivery_of, delivery_tag, ended_turn, receipt_line
 from domain.redaction import comment_fields
 from domain.routing import Routing
 from domain.slots import MIB
-from domain.usage import Usage, UsageUnknown, usage_fields
+from domain.usage import JoinedTurn, Usage, UsageUnknown, usage_fields
 
 if TYPE_CHECKING:
     from app.usecases.cycle.cycle_summary import CycleSummary
@@ -384,9 +384,12 @@ class ItemWorker(InUnitOfWork):
             record = self._measured(record, measured)
         return saved, record
 
-    def _cost(self, record: SessionRecord, done: EndedTurn) -> Usage:
+    def _cost(self, record: SessionRecord, done: EndedTurn) -> Usage | JoinedTurn:
         """What the turn cost, from its agent's own records; unknown when they do not say it, or when
-        reading them failed: a turn's end is said and closed whatever the read found."""
+        reading them failed: a turn's end is said and closed whatever the read found. A prompt that
+        joined a turn another started names that one's delivery: the turn's cost is said with it."""
+        if done.joined is not None:
+            return JoinedTurn(delivery_of(done.joined, self.config.secret))
         try:
             return self.usage.turn_usage(record.harness, done)
         except Exception as error:  # any failure of the read is an unknown cost, never a turn left open
