@@ -78,7 +78,9 @@ def turns(codex_rig: CodexRig, openai: OpenAIStandIn) -> Turns:
     codex_rig.trust(folder)
     openai.script(Call("shell", json.dumps({"command": ["true"]}), usage=CALL), Say("done", usage=ANSWER))
     session = codex_rig.spawn(folder, prompt="run true")
-    codex_rig.wait(session, ReceiptKind.TURN_ENDED)
+    (stop,) = codex_rig.wait(session, ReceiptKind.TURN_ENDED)
+    # the turn written whole first: a prompt typed while its Stop hook still runs would join it
+    read_whole(EndedTurn(codex_rig.wait(session, ReceiptKind.PROMPT)[0], stop))
     openai.script(Say("again", usage=NEXT))
     codex_rig.paste(session, "and again")
     codex_rig.wait(session, ReceiptKind.TURN_ENDED, count=2)
