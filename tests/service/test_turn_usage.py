@@ -109,7 +109,7 @@ def test_a_comment_typed_while_its_agent_works_joins_that_turn_and_ends_with_it_
     assert (started["tokens_in"], started["tokens_out"]) == (12, 34)
     assert (joined["usage"], joined["joined_delivery"]) == ("joined", f"poll-comment-{first.id}")
     assert "tokens_in" not in joined
-    assert usage.asked == [("claude", "turn-7")]  # the turn read once, for the comment that started it
+    assert usage.asked == [("claude", "start"), ("claude", "turn-7")]  # the start's, then the turn once
     reactions = [(c, r) for c, r in world.tracker.reactions if r is Reaction.TURN_ENDED]
     assert reactions == [(first.id, Reaction.TURN_ENDED), (second.id, Reaction.TURN_ENDED)]
     assert not world.ledger(ref).turns
