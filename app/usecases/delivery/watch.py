@@ -163,10 +163,14 @@ class HarnessWatch:
 
     def _until_said(self, record: SessionRecord, seconds: float) -> None:
         """Up to `seconds`, ended as soon as the harness writes a receipt (looked for every
-        RECEIPT_POLL_SECONDS: a folder listing, no tmux call)."""
+        RECEIPT_POLL_SECONDS: a folder listing, no tmux call). Its looks are counted as well as
+        timed: it ends after `seconds` of sleeps even where the monotonic clock is slow to move."""
         said = len(self.receipts(record))
         end = self._clock.monotonic() + seconds
-        while (left := end - self._clock.monotonic()) > 0:
+        for _ in range(max(1, round(seconds / RECEIPT_POLL_SECONDS))):
+            left = end - self._clock.monotonic()
+            if left <= 0:
+                return
             self._clock.sleep(min(RECEIPT_POLL_SECONDS, left))
             if len(self.receipts(record)) != said:
                 return
