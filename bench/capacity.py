@@ -120,6 +120,7 @@ class Run:
     ready_resumed: list[float] = field(default_factory=list)
     confirmed_by: Counter[str] = field(default_factory=Counter)  # comments confirmed, by what confirmed them
     woke_at_once: list[float] = field(default_factory=list)  # comment -> confirmed, hibernated, no slot waited for
+    woke_split: dict[str, list[float]] = field(default_factory=dict)  # ... step by step, whose time each is
 
 
 @dataclass(eq=False)
@@ -333,8 +334,9 @@ def report(scenario: Scenario, figures: Run) -> str:
 
 
 def _readiness(figures: Run) -> list[str]:
-    """On real tmux: what confirmed the comments, the agent's own spawn -> ready time, and whether a
-    hibernated item's comment was confirmed within its agent's resume time plus one second (p99)."""
+    """On real tmux: what confirmed the comments, the agent's own spawn -> ready time, a hibernated
+    item's comment -> confirmed step by step (the daemon's time and the agent's), and whether it was
+    confirmed within its agent's resume time plus one second (p99)."""
     if figures.simulated:
         return []
     by = ", ".join(f"{count} by {what}" for what, count in sorted(figures.confirmed_by.items()))
@@ -349,6 +351,9 @@ def _readiness(figures: Run) -> list[str]:
         f"  comment -> confirmed, hibernated and no slot waited for: {len(woken)} comments   "
         f"p50 {percentile(woken, 0.5):7.1f} s   p99 {percentile(woken, 0.99):7.1f} s"
     )
+    for step, seconds in figures.woke_split.items():
+        p50, p99 = percentile(seconds, 0.5), percentile(seconds, 0.99)
+        lines.append(f"    {step}: {len(seconds)}   p50 {p50:5.2f} s   p99 {p99:5.2f} s")
     if woken and resumes:
         bound = percentile(resumes, 0.99) + 1.0
         met = "met" if percentile(woken, 0.99) <= bound else "not met"

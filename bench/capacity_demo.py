@@ -11,7 +11,9 @@ times its text reached an agent, by the agent's own records as the kill campaign
 hooks' prompt receipts; a real agent's model requests too); the most agents alive at once (the
 wrapper's start and end lines, in order); hibernations and wakes, comment -> confirmed
 (`dispatch.succeeded`) and each spawn's own ready time (`session.ready`'s spawn -> ready receipt),
-from the event log; the daemon's RSS after the warm-up and at the end."""
+from the event log; a woken item's comment -> confirmed step by step (`WAKE_STEPS`), from the event
+log and the times the agent's hooks wrote its receipts; the daemon's RSS after the warm-up and at
+the end."""
 
 from __future__ import annotations
 
@@ -81,6 +83,7 @@ class TmuxRun:
     ready_first: list[float] = field(init=False, default_factory=list)  # spawn -> ready receipt, first starts
     ready_resumed: list[float] = field(init=False, default_factory=list)  # ... and resumes from hibernation
     waits: dict[str, list[datetime]] = field(init=False, default_factory=dict)  # item -> when it waited for a slot
+    queued: dict[str, datetime] = field(init=False, default_factory=dict)  # comment id -> its first dispatch.queued
     sent: dict[int, Sent] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -140,6 +143,8 @@ class TmuxRun:
             elif name == "session.hibernated" and event.get("ended"):
                 self.hibernated.add(item)
                 self.counts["hibernated"] += 1
+            elif name == "dispatch.queued" and event.get("comment_id"):
+                self.queued.setdefault(str(event["comment_id"]), datetime.fromisoformat(str(event["ts"])))
             elif name == "dispatch.succeeded" and event.get("comment_id"):
                 at = datetime.fromisoformat(str(event["ts"]))
                 self.confirmed[str(event["comment_id"])] = (at, str(event.get("confirmed_by")))
@@ -172,7 +177,9 @@ class TmuxRun:
         times = {number: sum(heard(token(number)).values()) for number in self.sent}
         latency: dict[Agent, list[float]] = {agent: [] for agent in Agent}
         slot_free: list[float] = []
-        for sent in self.sent.values():
+        split: dict[str, list[float]] = {step: [] for step in WAKE_STEPS}
+        said = AgentSaid.read(self.world.record)
+        for number, sent in self.sent.items():
             sent.resolved = resolved[sent.comment.id]
             if sent.comment.id in self.confirmed:
                 at, _by = self.confirmed[sent.comment.id]
@@ -180,6 +187,7 @@ class TmuxRun:
                 waits = self.waits.get(str(sent.comment.item), [])
                 if sent.agent is Agent.HIBERNATED and not any(sent.comment.created_at <= w <= at for w in waits):
                     slot_free.append(seconds)
+                    self._split(split, said, number, at)
         sessions = self.world.tmux("list-sessions", "-F", "#{session_name}").stdout.split()
         return Run(
             sent=len(self.sent),
@@ -203,8 +211,55 @@ class TmuxRun:
             ready_first=self.ready_first,
             ready_resumed=self.ready_resumed,
             woke_at_once=slot_free,
+            woke_split=split,
             confirmed_by=Counter(by for _at, by in self.confirmed.values()),
         )
+
+    def _split(self, split: dict[str, list[float]], said: AgentSaid, number: int, confirmed: datetime) -> None:
+        """A woken item's comment -> confirmed, step by step (`WAKE_STEPS`): the daemon's and the agent's."""
+        comment = self.sent[number].comment
+        queued = self.queued.get(comment.id)
+        prompt = next(((pid, at) for pid, text, at in said.prompts if token(number) in text), None)
+        if queued is None or prompt is None:
+            return
+        pid, took = prompt
+        ready = said.ready.get(pid)
+        steps = [queued - comment.created_at, took - queued, took - ready if ready else None, confirmed - took]
+        for step, span in zip(WAKE_STEPS, steps, strict=True):
+            if span is not None:
+                split[step].append(span.total_seconds())
+
+
+# a woken item's comment -> confirmed, step by step: whose time each is
+WAKE_STEPS = (
+    "comment -> dispatch.queued (the poll wait, the cycle)",
+    "dispatch.queued -> the agent's prompt receipt (the daemon starts it, it resumes and takes the prompt)",
+    "  of which the agent's ready receipt -> its prompt receipt",
+    "the agent's prompt receipt -> dispatch.succeeded (the daemon sees it, records it)",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSaid:
+    """What the agents' hooks said, as the tap recorded it with when each was written: each agent's
+    (by pid) first ready receipt, and every prompt receipt."""
+
+    ready: dict[int, datetime]
+    prompts: list[tuple[int, str, datetime]]
+
+    @classmethod
+    def read(cls, record: Path) -> AgentSaid:
+        ready: dict[int, datetime] = {}
+        prompts: list[tuple[int, str, datetime]] = []
+        for line in JsonlTail(record).new():
+            at, pid = line.get("at"), line.get("pid")
+            if not isinstance(at, str) or not isinstance(pid, int):
+                continue
+            if line.get("kind") == "ready":
+                ready.setdefault(pid, datetime.fromisoformat(at))
+            elif line.get("kind") == "prompt":
+                prompts.append((pid, str(line.get("text", "")), datetime.fromisoformat(at)))
+        return cls(ready, prompts)
 
 
 def token(number: int) -> str:

@@ -205,7 +205,9 @@ class Event(enum.Enum):
         "neither written to nor read from the prompt cache), `tokens_out`, `cache_write`, `cache_read` and the "
         "`model`, and `usd_estimated` at the price table's prices (absent: the model has no price); or `usage: "
         "unknown` and why (`usage_reason`: not written whole yet, a record of a shape not pinned, a harness with "
-        "no reader).",
+        "no reader); or `usage: joined` for a comment typed while its agent worked that joined the running turn: "
+        "the turn's cost is said once, with the delivery whose prompt started it (`joined_delivery`; null for a "
+        "prompt the-loop did not give).",
     )
     BUDGET_WARNED = (
         "budget.warned",

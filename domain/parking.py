@@ -14,7 +14,7 @@ from domain.model import Comment
 from domain.park import FailedTurn, Park, ParkCause, ParkRule
 from domain.policy import Decision
 from domain.prompts import event_prompt
-from domain.receipts import Receipt, ReceiptKind
+from domain.receipts import Receipt, ReceiptKind, closed_turn
 from domain.refs import WorkItemRef
 
 # a failure within this long of a resume counts as "right after" it: the next wait doubles
@@ -35,16 +35,9 @@ OTHER_WAIT = timedelta(minutes=2)
 
 def failed_turn(receipts: Sequence[Receipt], line: str) -> Receipt | None:
     """The TURN_FAILED receipt that ended the turn of the prompt holding `line`; None when its turn
-    ended well or has not ended (queued prompts are taken in order, as `turn_ended_after` reads)."""
-    open_prompts: list[str] = []
-    for receipt in receipts:
-        if receipt.kind is ReceiptKind.PROMPT:
-            open_prompts.append(receipt.prompt)
-        elif receipt.kind in {ReceiptKind.TURN_ENDED, ReceiptKind.TURN_FAILED} and open_prompts:
-            ended = open_prompts.pop(0)
-            if line in ended:
-                return receipt if receipt.kind is ReceiptKind.TURN_FAILED else None
-    return None
+    ended well or has not ended (each end closes the prompts `closed_turn` says it does)."""
+    closed = closed_turn(receipts, line)
+    return closed.end if closed is not None and closed.end.kind is ReceiptKind.TURN_FAILED else None
 
 
 def reset_named(text: str, *, now: datetime) -> datetime | None:

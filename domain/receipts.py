@@ -13,6 +13,7 @@ import enum
 import hashlib
 import hmac
 import json
+import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -296,23 +297,56 @@ class EndedTurn:
 
     prompt: Receipt
     end: Receipt
+    # the receipt of the prompt that started the turn this one joined; None: this prompt started it
+    joined: Receipt | None = None
 
 
 def ended_turn(receipts: Sequence[Receipt], line: str) -> EndedTurn | None:
-    """The prompt holding `line` and the end of the agent's turn for it; None while it runs. Prompts
-    queued while the agent was busy are taken in order, so each turn end closes the oldest prompt
-    still open."""
+    """The prompt holding `line` and the end of the agent's turn for it; None while it runs, or when
+    its turn failed (`closed_turn`)."""
+    closed = closed_turn(receipts, line)
+    return closed if closed is not None and closed.end.kind is ReceiptKind.TURN_ENDED else None
+
+
+def closed_turn(receipts: Sequence[Receipt], line: str) -> EndedTurn | None:
+    """The prompt holding `line` and the end, well or failed, that closed its turn; None while it runs.
+    A turn's end closes every open prompt whose receipt names its turn: a prompt typed while the
+    agent works may join the running turn, its receipt naming that turn, and one end closes both —
+    even one typed as the turn's end was being said, which the turn then goes on for and ends again
+    (tests/codex/test_codex_usage_facts.py). A prompt naming a turn an earlier prompt named joined
+    it. An end naming no open prompt's turn (or none) closes the oldest open prompt: prompts whose
+    receipts name no turn, queued while the agent was busy, are taken in order."""
     open_prompts: list[Receipt] = []
+    started: dict[str, Receipt] = {}  # each turn a prompt named: the prompt that started it
     for receipt in receipts:
         if receipt.kind is ReceiptKind.PROMPT:
             open_prompts.append(receipt)
-        elif receipt.kind is ReceiptKind.TURN_ENDED and open_prompts:
-            prompt = open_prompts.pop(0)
-            if line in prompt.prompt:
-                return EndedTurn(prompt, receipt)
-        elif receipt.kind is ReceiptKind.TURN_FAILED and open_prompts:
-            open_prompts.pop(0)
+            if receipt.turn:
+                started.setdefault(receipt.turn, receipt)
+        elif receipt.kind in _TURN_ENDS and open_prompts:
+            named = [p for p in open_prompts if receipt.turn and p.turn == receipt.turn]
+            for prompt in named or open_prompts[:1]:
+                open_prompts.remove(prompt)
+                if line in prompt.prompt:
+                    first = started[prompt.turn] if prompt.turn else prompt
+                    return EndedTurn(prompt, receipt, joined=None if first is prompt else first)
     return None
+
+
+_TURN_ENDS = frozenset({ReceiptKind.TURN_ENDED, ReceiptKind.TURN_FAILED})
+
+
+_DELIVERY_LINE = re.compile(rf"Delivery: (\S+) \(receipt ([0-9a-f]{{{TAG_LENGTH}}})\)")
+
+
+def delivery_of(prompt: Receipt, secret: str) -> str:
+    """The delivery a prompt's receipt carries: the first header line in its text whose tag is
+    the-loop's ('' for a prompt the-loop did not give — a person typed it). A line a comment
+    author wrote has no such tag."""
+    for found in _DELIVERY_LINE.finditer(prompt.prompt):
+        if hmac.compare_digest(found.group(2), delivery_tag(secret, found.group(1))):
+            return found.group(1)
+    return ""
 
 
 def conversation_of(receipts: Iterable[Receipt]) -> str:

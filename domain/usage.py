@@ -41,6 +41,14 @@ class UsageUnknown:
 Usage = TurnUsage | UsageUnknown
 
 
+@dataclass(frozen=True, slots=True)
+class JoinedTurn:
+    """The prompt joined a turn another prompt started (typed while the agent worked): that turn's
+    cost is said with the prompt that started it, never twice."""
+
+    delivery: str  # the delivery whose prompt started the turn ('': a prompt the-loop did not give)
+
+
 def summed(requests: Iterable[TurnUsage]) -> TurnUsage | None:
     """The requests of one turn together; None for no request."""
     total: TurnUsage | None = None
@@ -49,8 +57,10 @@ def summed(requests: Iterable[TurnUsage]) -> TurnUsage | None:
     return total
 
 
-def usage_fields(usage: Usage) -> dict[str, Any]:
+def usage_fields(usage: Usage | JoinedTurn) -> dict[str, Any]:
     """A turn's usage as an event says it."""
+    if isinstance(usage, JoinedTurn):
+        return {"usage": "joined", "joined_delivery": usage.delivery or None}
     if isinstance(usage, UsageUnknown):
         return {"usage": "unknown", "usage_reason": usage.reason}
     return {

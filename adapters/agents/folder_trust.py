@@ -65,7 +65,7 @@ class FolderTrust(TrustPort):
         read: each subclass writes its own harness's file (the container picks by `hooks`)."""
         # a harness looks its working directory up as the kernel gives it: symlinks resolved
         directory = os.path.realpath(directory)
-        if not self._record(directory):
+        if self._recorded(directory) or not self._record(directory):
             return False
         for _ in range(ROUNDS):
             self._sleep(self._settle)
@@ -74,6 +74,19 @@ class FolderTrust(TrustPort):
         raise TrustError(
             f"{self._path}: {self.overwriter} wrote over projects[{directory!r}] {ROUNDS} times; not trusted"
         )
+
+    def _recorded(self, directory: str) -> bool:
+        """Whether the record is there already, read without the lock: the lock orders changes, and
+        this changes nothing. A running harness may hold it a while (Claude Code at its start and on
+        its way out) when a wake resumes an agent in a folder trusted long before: that need not
+        wait. A read finds a version some writer left (the-loop and Claude Code replace the file
+        whole), or at worst the start of one being written: a record found there is in it. A file
+        missing, unreadable or without the record is left to the locked path."""
+        path = self._path.resolve()
+        try:
+            return self._changed(path, _Seen.of(path).content, directory) is None
+        except TrustError:
+            return False
 
     def _record(self, directory: str) -> bool:
         """Write the record unless it is there; whether it was written."""

@@ -59,9 +59,20 @@ def receipt_of(key: str, text: str) -> Receipt | None:
         tool=_text(data, "tool_name") if event in _NAMES_TOOL else "",
         tool_input=_json(data.get("tool_input")) if event in _NAMES_TOOL else "",
         message=_text(data, "last_assistant_message") if kind is ReceiptKind.TURN_FAILED else "",
-        turn=_text(data, "prompt_id") or _text(data, "turn_id"),
+        turn=_turn(data, kind),
         transcript=_text(data, "transcript_path"),
     )
+
+
+def _turn(data: dict[str, Any], kind: ReceiptKind) -> str:
+    """The turn the receipt is about (Claude Code's `prompt_id`, Codex's `turn_id`). A prompt's
+    receipt names the turn the prompt runs in only by `turn_id`: Codex's names the running turn when
+    the prompt joins it. Claude Code's `prompt_id` there names the turn running when the prompt came,
+    which a prompt queued while it is busy does not join — its own turn follows, its Stop naming its
+    own id (tests/claude/test_claude_usage_facts.py) — so it is no turn of the prompt's."""
+    if kind is ReceiptKind.PROMPT:
+        return _text(data, "turn_id")
+    return _text(data, "prompt_id") or _text(data, "turn_id")
 
 
 def _object(text: str) -> dict[str, Any] | None:

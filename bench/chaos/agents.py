@@ -119,7 +119,8 @@ class ModelTurn:
 @dataclass
 class HookTap:
     """Reads the receipts the agent's hooks write into each spawn's folder (found in the agent's
-    argv, or the environment its hooks read) and appends `ready` and `prompt` lines to the record, each receipt once."""
+    argv, or the environment its hooks read) and appends `ready` and `prompt` lines to the record, each receipt once,
+    with the time its hook wrote it (`at`)."""
 
     record: Path
     receipts_root: Path
@@ -156,11 +157,12 @@ class HookTap:
                         continue
                     if receipt is None:
                         continue
+                    at = receipt.at.isoformat() if receipt.at else None  # when its hook wrote it
                     if receipt.kind is ReceiptKind.READY:
-                        lines.append({"kind": "ready", "pid": pid, "conversation": receipt.conversation})
+                        lines.append({"kind": "ready", "pid": pid, "conversation": receipt.conversation, "at": at})
                     elif receipt.kind is ReceiptKind.PROMPT:
                         self.prompts.append((receipt.conversation, receipt.prompt))
-                        lines.append({"kind": "prompt", "pid": pid, "text": receipt.prompt})
+                        lines.append({"kind": "prompt", "pid": pid, "text": receipt.prompt, "at": at})
             if lines:
                 with self.record.open("a", encoding="utf-8") as file:
                     file.write("".join(json.dumps(line) + "\n" for line in lines))

@@ -3,6 +3,7 @@ spawns and pastes the-loop's way in a private tmux server; a World of the-loop's
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from adapters.harnesses.codex.hooks import arguments, receipt_channel
+from adapters.agents.receipt_line import hook_command, record
+from adapters.harnesses.codex.hooks import arguments, receipt_channel, trusted_hash
 from adapters.harnesses.codex.trust import CodexTrust
 from adapters.receipts.files import FileReceipts
 from domain.model import HarnessSpec, ReceiptChannel
@@ -67,18 +69,43 @@ class CodexRig(RigSessions):
         CodexTrust(self.config).trust(str(folder))
 
     def spawn(
-        self, cwd: Path, *args: str, prompt: str = "", hooks: bool = True, ask_wait_seconds: float = 0.0
+        self,
+        cwd: Path,
+        *args: str,
+        prompt: str = "",
+        hooks: bool = True,
+        ask_wait_seconds: float = 0.0,
+        stop_lingers: float = 0.0,
     ) -> AgentSession:
         """`codex [-c hooks…] ARGS PROMPT` in a new tmux session, as the-loop's spawn does it
-        (`ask_wait_seconds` > 0: its PermissionRequest hook waits that long for an answer)."""
+        (`ask_wait_seconds` > 0: its PermissionRequest hook waits that long for an answer;
+        `stop_lingers` > 0: its Stop hook goes on that long after writing its receipt)."""
         receipts = agent_tmux.receipts_folder(self.root)
         hooked = arguments(receipts, ask_wait_seconds=ask_wait_seconds) if hooks else ()
+        if stop_lingers:
+            hooked = lingering_stop(hooked, receipts, stop_lingers)
         argv = (str(self.binary), *hooked, *args)
         return self.start("loop-codex", argv, cwd=cwd, prompt=prompt, receipts=receipts)
 
     def kill(self, session: AgentSession) -> None:
         """Close its tmux session and wait for Codex to exit."""
         agent_tmux.end_process(self.tmux, session, "Codex")
+
+
+def lingering_stop(hooked: tuple[str, ...], folder: Path, seconds: float) -> tuple[str, ...]:
+    """`arguments(folder)` with its Stop hook going on `seconds` after writing its receipt, and
+    trusted so: a moment to type into while the hook runs, its receipt already written."""
+    plain, lingering = hook_command(folder), f"{record(folder)}; sleep {seconds}; exit 0"
+    swaps = {
+        "hooks.Stop=": (json.dumps(plain, ensure_ascii=False), json.dumps(lingering, ensure_ascii=False)),
+        "hooks.state=": (trusted_hash("Stop", plain), trusted_hash("Stop", lingering)),
+    }
+    changed = []
+    for argument in hooked:
+        old, new = next((swap for start, swap in swaps.items() if argument.startswith(start)), ("", ""))
+        changed.append(argument.replace(old, new) if old else argument)
+    assert changed != list(hooked), "the Stop hook's command or trust not found in the arguments"
+    return tuple(changed)
 
 
 codex_binary = binary_fixture("codex_binary", "codex")

@@ -78,7 +78,9 @@ def turns(codex_rig: CodexRig, openai: OpenAIStandIn) -> Turns:
     codex_rig.trust(folder)
     openai.script(Call("shell", json.dumps({"command": ["true"]}), usage=CALL), Say("done", usage=ANSWER))
     session = codex_rig.spawn(folder, prompt="run true")
-    codex_rig.wait(session, ReceiptKind.TURN_ENDED)
+    (stop,) = codex_rig.wait(session, ReceiptKind.TURN_ENDED)
+    # the turn written whole first: a prompt typed while its Stop hook still runs would join it
+    read_whole(EndedTurn(codex_rig.wait(session, ReceiptKind.PROMPT)[0], stop))
     openai.script(Say("again", usage=NEXT))
     codex_rig.paste(session, "and again")
     codex_rig.wait(session, ReceiptKind.TURN_ENDED, count=2)
@@ -159,3 +161,24 @@ def test_a_prompt_typed_while_codex_works_joins_the_running_turn(codex: CodexRig
         and any(c.get("text") == "typed while it works" for c in e["payload"].get("content", []))
     ]  # fmt: skip
     assert [p["internal_chat_message_metadata_passthrough"]["turn_id"] for p in said] == [running.turn]
+
+
+def test_a_prompt_typed_while_codex_runs_its_stop_hook_joins_the_ending_turn_which_stops_again(
+    codex: CodexRig, openai: OpenAIStandIn
+) -> None:
+    folder = codex.git_folder()
+    codex.trust(folder)
+    openai.script(Say("done", usage=ANSWER), Say("and the typed one", usage=NEXT))
+    session = codex.spawn(folder, prompt="answer once", stop_lingers=3)
+    codex.wait(session, ReceiptKind.TURN_ENDED)  # its receipt written, the hook still running
+    codex.paste(session, "typed while its Stop hook runs")
+    started, typed = codex.wait(session, ReceiptKind.PROMPT, count=2)
+    first, second = codex.wait(session, ReceiptKind.TURN_ENDED, count=2)
+    assert typed.turn == started.turn == first.turn == second.turn  # the ended turn went on, and ended again
+    assert typed.key > first.key  # its hook fired after the turn's first Stop
+    assert read_whole(EndedTurn(started, first)) == spent(ANSWER, NEXT)  # read at the first Stop, once whole
+    rollout = [json.loads(line) for line in Path(second.transcript).read_text(encoding="utf-8").splitlines()]
+    mine = [e for e in rollout if e.get("payload", {}).get("turn_id") == started.turn]
+    ends = [n for n, e in enumerate(mine) if e["type"] == "event_msg" and e["payload"]["type"] == "task_complete"]
+    records = [n for n, e in enumerate(mine) if e["type"] == "token_usage_record"]
+    assert len(ends) == 1 and len(records) == 2 and ends[0] > records[-1]  # written once, after both requests

@@ -33,6 +33,7 @@ class FakeReceipts(ReceiptPort):
         self.ignore_pastes = False  # pastes never reach the agent (no receipt)
         self.prompt_after = 0.0  # seconds a paste's prompt receipt takes (opencode's: its TUI hands it on)
         self.argv_prompt_after = 0.0  # seconds its command line's prompt's receipt takes beyond its ready one
+        self.prompt_turn = ""  # the turn its prompt receipts name ('': none), as Codex's name the turn a prompt runs in
         self.spawns: dict[str, _Spawn] = {}
         self.modes: dict[str, ReceiptMode] = {}
         self._due: dict[str, float] = {}  # receipt key -> when it shows, on the clock that never jumps
@@ -109,7 +110,7 @@ class FakeReceipts(ReceiptPort):
                 spawn.receipts.append(self._receipt(ReceiptKind.PROMPT, ready + self.argv_prompt_after, prompt=text))
         elif not self.ignore_pastes:
             after = max(self._ready_in(spawn), self.prompt_after)
-            spawn.receipts.append(self._receipt(ReceiptKind.PROMPT, after, prompt=text))
+            spawn.receipts.append(self._receipt(ReceiptKind.PROMPT, after, prompt=text, turn=self.prompt_turn))
 
     def _receipt(self, kind: ReceiptKind, after: float, **fields: str) -> Receipt:
         """Written `after` seconds from now: named by the wall clock then, as the real hook's `date`

@@ -88,6 +88,22 @@ def test_a_lock_kept_fresh_by_its_holder_longer_than_the_wait_refuses_the_trust_
     assert lock.exists()  # the live holder's, left alone
 
 
+def test_a_folder_trusted_already_is_found_so_without_waiting_for_the_lock_claude_code_holds(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    ClaudeTrust(config, settle_seconds=SETTLE, sleep=lambda _: None).trust(FOLDER)
+    lock = _held(config)  # a running Claude Code is changing the file
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        os.utime(lock)  # a live holder refreshes it
+
+    assert ClaudeTrust(config, settle_seconds=SETTLE, sleep=sleep).trust(FOLDER) is False
+
+    assert waits == []
+    assert lock.exists()  # the live holder's, left alone
+
+
 def test_the_lock_of_a_symlinked_config_is_beside_the_name_claude_code_uses(tmp_path: Path) -> None:
     target = _config(tmp_path / "dotfiles")
     config = tmp_path / "home" / ".claude.json"

@@ -6,6 +6,7 @@ an agent awake."""
 from __future__ import annotations
 
 from adapters.sqlite.cluster import SingleHost
+from app.usecases.delivery.watch import RECEIPT_POLL_SECONDS
 from domain.events import Event
 from domain.fleet import ItemState
 from domain.item_facts import status_of
@@ -78,6 +79,25 @@ def test_the_next_comment_resumes_the_hibernated_conversation_and_is_delivered_o
     assert world.record(ref).hibernated_at is None
     assert sum("please add a test" in text for text in world.session(ref).received) == 0  # on the resume's argv
     assert world.events.named(Event.DISPATCH_FAILED) == []
+
+
+def test_a_woken_agents_comment_is_confirmed_as_soon_as_its_resume_took_it() -> None:
+    world = World(hibernate_after_seconds=AFTER)
+    ref = idle_agent(world)
+    world.clock.advance(AFTER + 1)
+    world.hibernation.sweep()
+    _receipts(world).ready_after = 0.21  # just after a look at the pane: the next is 0.2 s on
+    comment = world.comment(ref)
+
+    world.cycle()
+
+    delivered = world.ledger(ref).resolved[comment.id]
+    assert delivered.kind is Resolution.DELIVERED
+    said = world.receipts.read(ref, world.record(ref).spawn_id)
+    (took,) = [receipt for receipt in said if receipt.kind is ReceiptKind.PROMPT and comment.body in receipt.prompt]
+    assert took.at is not None
+    # on the simulated clock: confirmed within two looks at the receipts of the prompt's receipt
+    assert (delivered.at - took.at).total_seconds() <= 2 * RECEIPT_POLL_SECONDS
 
 
 def test_an_attached_client_keeps_the_agent_awake() -> None:

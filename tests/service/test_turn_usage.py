@@ -1,5 +1,6 @@
 """What a comment's turn cost, said when its end is: read through the usage port by the turn its
-end's receipt names, never holding up the turn's bookkeeping."""
+end's receipt names, never holding up the turn's bookkeeping; a comment that joined a turn another
+started ends with it, its cost said once, with the comment that started it."""
 
 from __future__ import annotations
 
@@ -86,4 +87,29 @@ def test_a_read_that_fails_is_an_unknown_cost_and_the_turn_still_ends_once() -> 
     (event,) = finished(world, comment)
     assert event["usage"] == "unknown" and "OSError: transcript vanished" in event["usage_reason"]
     assert [r for c, r in world.tracker.reactions if c == comment].count(Reaction.TURN_ENDED) == 1
+    assert not world.ledger(ref).turns
+
+
+def test_a_comment_typed_while_its_agent_works_joins_that_turn_and_ends_with_it_its_cost_said_once() -> None:
+    world = World()
+    ref = world.watched()
+    receipts, usage = fakes(world)
+    receipts.plant(world.record(ref).spawn_id, ReceiptKind.TURN_ENDED, turn="start")
+    world.clock.advance(1)
+    receipts.prompt_turn = "turn-7"  # each prompt's receipt names the turn it runs in: the running one once busy
+    first = world.comment(ref, "please add a test")
+    world.cycle()
+    second = world.comment(ref, "and a doc")
+    world.cycle()
+    usage.turns["turn-7"] = TurnUsage(input=12, output=34, cache_write=56, cache_read=78, model="gpt-x")
+
+    turn_end(world, ref, "turn-7")
+
+    (started,), (joined,) = finished(world, first.id), finished(world, second.id)
+    assert (started["tokens_in"], started["tokens_out"]) == (12, 34)
+    assert (joined["usage"], joined["joined_delivery"]) == ("joined", f"poll-comment-{first.id}")
+    assert "tokens_in" not in joined
+    assert usage.asked == [("claude", "start"), ("claude", "turn-7")]  # the start's, then the turn once
+    reactions = [(c, r) for c, r in world.tracker.reactions if r is Reaction.TURN_ENDED]
+    assert reactions == [(first.id, Reaction.TURN_ENDED), (second.id, Reaction.TURN_ENDED)]
     assert not world.ledger(ref).turns

@@ -124,11 +124,9 @@ def ended(path: Path, prompted: str, end: str = TURN) -> EndedTurn:
     return EndedTurn(prompt, Receipt(ReceiptKind.TURN_ENDED, key="2", turn=end, transcript=str(path)))
 
 
-def test_a_prompt_that_joined_an_earlier_turn_is_unknown_whatever_the_turn_it_is_paired_with_cost(
-    tmp_path: Path,
-) -> None:
+def test_a_prompt_paired_with_the_end_of_another_turn_is_unknown_whatever_that_turn_cost(tmp_path: Path) -> None:
     later = [started(NEXT), context(NEXT), record(NEXT, "resp_4", tokens(2000, 1000, 30), tokens(2000, 1000, 30))]
     path = tmp_path / f"rollout-2026-12-07T05-21-07-{THREAD}.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in [*RUNNING, complete(TURN), *later, complete(NEXT)]))
-    found = usage(ended(path, TURN, end=NEXT))  # typed while Codex worked: it joined TURN, one Stop ended both
-    assert isinstance(found, UsageUnknown) and "joined" in found.reason
+    found = usage(ended(path, TURN, end=NEXT))  # its own end never said: the next turn's closed it
+    assert isinstance(found, UsageUnknown) and "other than the one its prompt ran in" in found.reason

@@ -27,10 +27,12 @@ _FIELDS = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens", "o
 def usage(turn: EndedTurn) -> Usage:
     """What the turn its end's receipt (its Stop hook: `turn_id`, `transcript_path`) names cost,
     when it is the turn its prompt's receipt names. A prompt typed while Codex works joins the
-    running turn (its UserPromptSubmit names that turn, and one Stop ends both): the end the-loop
-    pairs with it is a later turn's, and what it cost is not known."""
+    running turn (its UserPromptSubmit names that turn, and one Stop ends both): the-loop pairs it
+    with that end (`domain.receipts.closed_turn`) and says the turn's cost with the prompt that
+    started it. An end paired with a prompt of another turn (the prompt's own end never said)
+    tells nothing of the prompt's turn."""
     if turn.prompt.turn and turn.prompt.turn != turn.end.turn:
-        return UsageUnknown("its prompt joined a turn that ended before the one its end names")
+        return UsageUnknown("its end names a turn other than the one its prompt ran in")
     return turn_usage(turn.end, of_turn)
 
 

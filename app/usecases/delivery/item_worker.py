@@ -25,11 +25,11 @@ from domain.notice import closed_notice, harness_gone_notice, harness_started_no
 from domain.park import Unpark
 from domain.parking import failed_turn
 from domain.ports import UsagePort
-from domain.receipts import EndedTurn, delivery_tag, ended_turn, receipt_line
+from domain.receipts import EndedTurn, delivery_of, delivery_tag, ended_turn, receipt_line
 from domain.redaction import comment_fields
 from domain.routing import Routing
 from domain.slots import MIB
-from domain.usage import Usage, UsageUnknown, usage_fields
+from domain.usage import JoinedTurn, Usage, UsageUnknown, usage_fields
 
 if TYPE_CHECKING:
     from app.usecases.cycle.cycle_summary import CycleSummary
@@ -398,11 +398,12 @@ class ItemWorker(InUnitOfWork):
         comment. A prompt of the-loop's own (a start's, a resume's) has no comment: its event names its
         delivery alone."""
         usage = self._cost(record, done)
-        cost = self.spending.turn_ended(
-            item, comment_id=turn.comment_id, author=turn.author, harness=record.harness, usage=usage
-        )
-        money = cost.micro_dollars
-        priced: dict[str, Any] = {} if money is None else {"usd_estimated": money / 1e6}
+        priced: dict[str, Any] = {}
+        if not isinstance(usage, JoinedTurn):  # a joined prompt's cost is its turn's, kept with the one that started it
+            cost = self.spending.turn_ended(
+                item, comment_id=turn.comment_id, author=turn.author, harness=record.harness, usage=usage
+            )
+            priced = {} if cost.micro_dollars is None else {"usd_estimated": cost.micro_dollars / 1e6}
         self.events.emit(
             Event.SESSION_TURN_FINISHED,
             work_item=str(item.ref),
@@ -416,9 +417,12 @@ class ItemWorker(InUnitOfWork):
             stub = Comment(turn.comment_id, item.ref, None, "", self.clock.now(), kind=turn.kind)
             self.feedback.react(stub, Reaction.TURN_ENDED)
 
-    def _cost(self, record: SessionRecord, done: EndedTurn) -> Usage:
+    def _cost(self, record: SessionRecord, done: EndedTurn) -> Usage | JoinedTurn:
         """What the turn cost, from its agent's own records; unknown when they do not say it, or when
-        reading them failed: a turn's end is said and closed whatever the read found."""
+        reading them failed: a turn's end is said and closed whatever the read found. A prompt that
+        joined a turn another started names that one's delivery: the turn's cost is said with it."""
+        if done.joined is not None:
+            return JoinedTurn(delivery_of(done.joined, self.config.secret))
         try:
             return self.usage.turn_usage(record.harness, done)
         except Exception as error:  # any failure of the read is an unknown cost, never a turn left open

@@ -319,7 +319,7 @@ class Spawner(InUnitOfWork):
         """A resume counts once the harness says it is ready, or took the prompt (it may die right
         after); else a fresh conversation, within the same attempt (the resumed pane, if it still
         runs, is ended first: it is ours)."""
-        watched = self.watch.wait_ready(record, harness)
+        watched = self.watch.wait_ready(record, harness, paste_follows=False)  # its prompt is on its argv
         if watched.verdict in {Verdict.YES, Verdict.BLOCKED}:  # running: a dialog is not a failed resume
             ready = watched.verdict is Verdict.YES
             return self._spawned(record, job, resumed=True, first=False, ready=ready, woke=woke)

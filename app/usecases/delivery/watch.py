@@ -36,7 +36,7 @@ SCREEN_LINES = 60  # the input box sits at the bottom: a pane's height is enough
 # screen that never settles (a busy agent's spinner) costs each check 0.2 s, not a second
 SCREEN_SETTLE_SECONDS = 0.1
 SCREEN_LOOKS = 3
-# a receipt is looked for this often while a confirmation is awaited. A look is one
+# a receipt is looked for this often while a confirmation (or a resume's ready) is awaited. A look is one
 # scandir of the spawn's folder, each file parsed once (FileReceipts caches them): cheap enough to
 # poll, where inotify would need ctypes and a fallback for the filesystems it does not cover
 RECEIPT_POLL_SECONDS = 0.005
@@ -130,11 +130,16 @@ class HarnessWatch:
         """Its harness pane runs (or tmux did not answer: never read as gone)."""
         return self._probe(record).harness in {SessionState.LIVE, SessionState.UNKNOWN}
 
-    def wait_ready(self, record: SessionRecord, harness: HarnessSpec) -> Watched:
+    def wait_ready(self, record: SessionRecord, harness: HarnessSpec, *, paste_follows: bool = True) -> Watched:
         """Until the harness says it is ready (without receipts: is still alive `readySeconds`
         after its spawn), says it is blocked, dies, or `readySeconds` after its spawn pass — and
         never less than a tool's grace from now: a harness about to run a tool is ready or blocked
-        within it."""
+        within it. The pane and the receipts are looked at every POLL_SECONDS. Without
+        `paste_follows` (a resume: its prompt is on its argv, nothing is pasted once it is ready),
+        the receipts are looked at every RECEIPT_POLL_SECONDS in between, and the next look comes
+        as soon as the harness says something: the comment it carries is confirmed that much
+        sooner. A paste keeps the slower pace: Claude Code may lose the Enter of a paste sent the
+        instant it says it is ready (docs/claude-code.md, "Observed, not pinned")."""
         left = max(0.0, harness.ready_seconds - self._elapsed(record))
         deadline = self._clock.monotonic() + max(left, TOOL_GRACE_SECONDS)
         while True:
@@ -151,7 +156,24 @@ class HarnessWatch:
                 return Watched(Verdict.DEAD, f"harness {state.value} before it said it was ready")
             if self._clock.monotonic() >= deadline:
                 return self._timed_out(record, probe, f"harness not ready {harness.ready_seconds:g}s after its spawn")
-            self._clock.sleep(POLL_SECONDS)
+            if paste_follows or harness.receipts is ReceiptMode.NONE:
+                self._clock.sleep(POLL_SECONDS)
+            else:
+                self._until_said(record, POLL_SECONDS)
+
+    def _until_said(self, record: SessionRecord, seconds: float) -> None:
+        """Up to `seconds`, ended as soon as the harness writes a receipt (looked for every
+        RECEIPT_POLL_SECONDS: a folder listing, no tmux call). Its looks are counted as well as
+        timed: it ends after `seconds` of sleeps even where the monotonic clock is slow to move."""
+        said = len(self.receipts(record))
+        end = self._clock.monotonic() + seconds
+        for _ in range(max(1, round(seconds / RECEIPT_POLL_SECONDS))):
+            left = end - self._clock.monotonic()
+            if left <= 0:
+                return
+            self._clock.sleep(min(RECEIPT_POLL_SECONDS, left))
+            if len(self.receipts(record)) != said:
+                return
 
     def starting(self, record: SessionRecord, harness: HarnessSpec) -> bool:
         """Its harness (with receipts) has not said it is ready yet."""
