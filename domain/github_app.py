@@ -73,7 +73,7 @@ PERMISSIONS: tuple[AppPermission, ...] = (
         ("pull_request_review_comment", "pull_request_review", "pull_request"),
     ),
     AppPermission("contents", "Contents", Access.READ, Scope.REPOSITORY, "the code, for a worktree's clone"),
-    AppPermission("metadata", "Metadata", Access.READ, Scope.REPOSITORY, "mandatory for every App (GitHub selects it)"),
+    AppPermission("metadata", "Metadata", Access.READ, Scope.REPOSITORY, "mandatory for every App: GitHub selects it"),
     AppPermission(
         "members",
         "Members",
