@@ -70,10 +70,18 @@ class AppInstallations:
 
     def whoami(self, where: str) -> dict[str, Any]:
         """The App as GitHub describes it to its own JWT (`GET /app`)."""
-        reply = self._as_app(where, "GET", "app")
-        doc = reply.json(where)
+        return self._described(where, "app", "the GitHub App")
+
+    def described(self, repo: RepoRef) -> dict[str, Any]:
+        """The installation on `repo` as GitHub describes it to the App's JWT
+        (`GET /app/installations/{id}`): its account, the permissions it holds, the events it is sent."""
+        installation = self.installation(repo)
+        return self._described(str(repo), f"app/installations/{installation}", f"installation {installation}")
+
+    def _described(self, where: str, path: str, what: str) -> dict[str, Any]:
+        doc = self._as_app(where, "GET", path).json(where)
         if not isinstance(doc, dict):
-            raise TrackerError(f"{where}: malformed reply about the GitHub App (expected an object)")
+            raise TrackerError(f"{where}: malformed reply about {what} (expected an object)")
         return doc
 
     def _look_up(self, repo: RepoRef) -> int:

@@ -1,4 +1,5 @@
-"""What `doctor` asks of the GitHub App: its key, GitHub taking its JWT, its installation on a repository."""
+"""What `doctor` asks of the GitHub App: its key, GitHub taking its JWT, its installation on a repository
+and what that installation was granted."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from adapters.github.app_auth import AppInstallations, GitHubApp
 from adapters.github.app_key import AppKey
 from adapters.github.gh import GhApi, GhOptions
 from adapters.github.reply import check
-from domain.errors import LoopError
+from domain.errors import LoopError, TrackerError
+from domain.github_app import InstallationGrant
 from domain.refs import RepoRef
 
 
@@ -53,6 +55,22 @@ class GhAppProbe:
         reply = self._api.call(str(repo), "GET", f"repos/{repo.full_name}", token=token)
         check(reply, str(repo), now=self._clock())
         return f"installation {number}: its token reads {repo.full_name}"
+
+    def grant(self, repo: RepoRef) -> InstallationGrant:
+        doc = self._read().described(repo)
+        account, permissions, events = doc.get("account"), doc.get("permissions"), doc.get("events")
+        number, login = doc.get("id"), account.get("login") if isinstance(account, dict) else None
+        if not (isinstance(number, int) and isinstance(login, str) and isinstance(permissions, dict)):
+            raise TrackerError(
+                f"{repo}: malformed reply about the GitHub App's installation (id, account, permissions)"
+            )
+        return InstallationGrant(
+            number,
+            login,
+            organization=doc.get("target_type") == "Organization",
+            permissions={str(key): str(value) for key, value in permissions.items()},
+            events=tuple(str(event) for event in events) if isinstance(events, list) else (),
+        )
 
     def _read(self) -> AppInstallations:
         if self._installations is None:

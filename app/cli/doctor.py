@@ -11,8 +11,10 @@ from typing import Protocol
 
 from adapters.agents.doctor import Check, Found, HarnessDoctor, HarnessProbe, Mark, check
 from adapters.harnesses import doctors
+from app.cli.doctor_app import grant_checks
 from app.config.settings import Settings
 from domain.errors import LoopError, MissingVariable
+from domain.github_app import InstallationGrant
 from domain.model import HarnessSpec, SessionRecord, SessionStatus
 from domain.refs import RepoRef
 from domain.slots import BoundFrom, session_bound
@@ -85,6 +87,9 @@ class GitHubAppProbe(Protocol):
 
     def installation(self, repo: RepoRef) -> str:
         """The App's installation on `repo`, and that its token reads the repository."""
+
+    def grant(self, repo: RepoRef) -> InstallationGrant:
+        """What GitHub says the App's installation on `repo` was granted (`GET /app/installations/{id}`)."""
 
 
 _REPO_FIX = "check its name in polling.sources, and that the gh account can read it"
@@ -303,8 +308,25 @@ def _github_app(settings: Settings, app: GitHubAppProbe | None, repos: list[Repo
     if accepted.mark is Mark.FAILED:
         return
     install = "install the App on it (its settings page, Install App), or correct integrations.github.app.installations"
+    said: set[int] = set()
     for repo in repos:
-        yield check(f"repository {repo}", partial(app.installation, repo), install)
+        installed = check(f"repository {repo}", partial(app.installation, repo), install)
+        yield installed
+        if installed.mark is Mark.OK:
+            yield from _granted(app, repo, said)
+
+
+def _granted(app: GitHubAppProbe, repo: RepoRef, said: set[int]) -> Iterator[Check]:
+    """The permissions of the installation on `repo`, once per installation."""
+    try:
+        grant = app.grant(repo)
+    except LoopError as error:
+        fix = "check that this machine reaches GitHub, and run doctor again"
+        yield Check(Mark.FAILED, f"installation of {repo} permissions", str(error), fix)
+        return
+    if grant.installation not in said:
+        said.add(grant.installation)
+        yield from grant_checks(grant)
 
 
 def _workspaces(settings: Settings, probe: DoctorProbe) -> Iterator[Check]:

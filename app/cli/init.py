@@ -7,13 +7,26 @@ import os
 import shlex
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from app.cli.context import CliContext, Commands, UsageProblem, command
+from app.cli.init_app import (
+    add_app_options,
+    added,
+    app_start,
+    free,
+    manifest,
+    say_how_to_register,
+    say_what_to_select,
+    write_into,
+    write_manifest,
+)
 from app.cli.starter import (
     API_KEY_VARIABLE,
     BUILT_IN_PERMISSION_MODE,
     PERMISSION_MODES,
+    AppStart,
     ClaudeLogin,
     ClaudeStart,
     Starter,
@@ -45,6 +58,12 @@ def add_init(commands: Commands) -> None:
         A file at --path gets a state folder beside it and a tmux server of its own. With no flags on a
         terminal it asks; with no terminal --repo and --user are needed. An existing file is never
         overwritten (exit 2). The last line names the file written.
+
+        With --app --app-id N --private-key FILE the-loop acts as that GitHub App (docs/github-app.md):
+        its settings go into the new file, or are added to the one at --path (its only change), after its key
+        passes the checks the start makes (mode 0600 or 0400, an RSA PEM; else exit 2 and nothing written);
+        the permissions and events to select for the App on GitHub are printed. With --manifest FILE it
+        writes a manifest GitHub registers the App from, with those permissions and events.
         """,
     )
     parser.set_defaults(loads_config=False)
@@ -67,18 +86,76 @@ def add_init(commands: Commands) -> None:
         "account: a /login in the daemon's HOME",
     )
     claude.add_argument("--api-base-url", metavar="URL", help="ANTHROPIC_BASE_URL for every spawn (a gateway)")
+    add_app_options(parser)
 
 
 def run_init(args: argparse.Namespace, context: CliContext) -> int:
     mine = user_path(os.environ).absolute()
     path = Path(args.path).expanduser().absolute() if args.path else mine
-    if path.exists() or path.is_symlink():
+    # everything is checked before anything is written: a refusal leaves no file changed
+    app, document = app_start(args), manifest(args)
+    manifest_path = Path(args.manifest).expanduser().absolute() if document is not None else None
+    if manifest_path is not None:
+        free(manifest_path)
+    if manifest_path is not None and document is not None and app is None:  # the App has no id yet
+        write_manifest(manifest_path, document)
+        say_what_to_select()
+        say_how_to_register(manifest_path)
+        return 0
+    existing = path.exists() or path.is_symlink()
+    if existing and app is None:
         raise UsageProblem(f"init: {path} exists already; not overwritten")
+    starter = None if existing else _starter(args, path, mine, app)
+    if starter is None:
+        assert app is not None
+        _no_answers_for(args, path)
+        text = added(path, app)
+        _check(text, origin=str(path))
+    else:
+        text = render(starter)
+        _check(text, origin="the starter")
+    if manifest_path is not None and document is not None:
+        write_manifest(manifest_path, document)
+    if starter is None:
+        write_into(path, text)
+    else:
+        _create(path, text)
+    if starter is not None and starter.claude is not None and starter.claude.login is ClaudeLogin.API_KEY:
+        print(
+            f"Claude Code's key: set {API_KEY_VARIABLE} in the daemon's environment (the unit's EnvironmentFile, "
+            "mode 0600), never in the file (docs/claude-code-production.md)"
+        )
+    if app is not None:
+        say_what_to_select()
+        if manifest_path is not None:
+            say_how_to_register(manifest_path)
+    config = "" if path == mine else f"--config {shlex.quote(str(path))} "
+    reads = "every command finds it" if path == mine else f"commands read it with {config.strip()}"
+    print(f"wrote {path}: {reads}; check this machine against it: the-loop {config}doctor")
+    return 0
+
+
+def _starter(args: argparse.Namespace, path: Path, mine: Path, app: AppStart | None) -> Starter:
     state_root, socket = (_state_root(os.environ), "the-loop") if path == mine else own_place(path)
     ask = _ask if sys.stdin.isatty() and sys.stdout.isatty() else None
-    starter = _answers(args, ask=ask, state_root=state_root, socket=socket)
-    text = render(starter)
-    _check(text)
+    return replace(_answers(args, ask=ask, state_root=state_root, socket=socket), app=app)
+
+
+def _no_answers_for(args: argparse.Namespace, path: Path) -> None:
+    """The App alone is added to an existing file: the starter's answers are for a new one."""
+    flags = {
+        "--repo": args.repo, "--user": args.user, "--label": args.label, "--harness": args.harness,
+        "--permission-mode": args.permission_mode, "--claude-login": args.claude_login,
+        "--api-base-url": args.api_base_url,
+    }  # fmt: skip
+    given = [flag for flag, value in flags.items() if value]
+    if given:
+        raise UsageProblem(
+            f"init: {path} exists already: --app adds the App to it alone; {', '.join(given)} are for a new file"
+        )
+
+
+def _create(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         # O_EXCL: a file made meanwhile is not overwritten either; 0600 whatever the umask: the
@@ -88,15 +165,6 @@ def run_init(args: argparse.Namespace, context: CliContext) -> int:
             file.write(text)
     except FileExistsError:
         raise UsageProblem(f"init: {path} exists already; not overwritten") from None
-    if starter.claude is not None and starter.claude.login is ClaudeLogin.API_KEY:
-        print(
-            f"Claude Code's key: set {API_KEY_VARIABLE} in the daemon's environment (the unit's EnvironmentFile, "
-            "mode 0600), never in the file (docs/claude-code-production.md)"
-        )
-    config = "" if path == mine else f"--config {shlex.quote(str(path))} "
-    reads = "every command finds it" if path == mine else f"commands read it with {config.strip()}"
-    print(f"wrote {path}: {reads}; check this machine against it: the-loop {config}doctor")
-    return 0
 
 
 def _answers(args: argparse.Namespace, *, ask: Ask | None, state_root: str, socket: str) -> Starter:
@@ -174,8 +242,8 @@ def _state_root(environ: Mapping[str, str]) -> str:
     return str(Path(base) / "the-loop") if base and Path(base).is_absolute() else "~/.local/state/the-loop"
 
 
-def _check(text: str) -> None:
-    """The starter must load as every command will load it; else nothing is written."""
+def _check(text: str, *, origin: str) -> None:
+    """The file must load as every command will load it; else nothing is written."""
     import yaml  # the configuration's model and parser: only when `init` runs
     from pydantic import ValidationError
 
@@ -186,6 +254,6 @@ def _check(text: str) -> None:
         settings = Settings(**yaml.safe_load(text))
         settings.harness_spec()
     except ValidationError as error:
-        raise UsageProblem(f"init: {describe(error, origin='the starter')}") from None
+        raise UsageProblem(f"init: {describe(error, origin=origin)}") from None
     except LookupError as error:
         raise UsageProblem(f"init: --harness: {error.args[0]}") from None

@@ -34,6 +34,14 @@ class ClaudeStart:
 
 
 @dataclass(frozen=True, slots=True)
+class AppStart:
+    """The GitHub App the-loop acts as (docs/github-app.md): its id and its key file's absolute path."""
+
+    app_id: int
+    private_key_file: str
+
+
+@dataclass(frozen=True, slots=True)
 class Starter:
     """What the starter file says: the operator's answers, and where its state and tmux server are."""
 
@@ -44,6 +52,7 @@ class Starter:
     state_root: str
     socket: str = "the-loop"
     claude: ClaudeStart | None = None
+    app: AppStart | None = None
 
 
 def own_place(path: Path) -> tuple[str, str]:
@@ -88,10 +97,41 @@ routing:
     # a private tmux server for the agents: tmux -L {starter.socket} ls
     socketName: {json.dumps(starter.socket)}
 {_claude(starter.claude) if starter.claude else ""}
+{_github(starter.app)}"""
+
+
+def _github(app: AppStart | None) -> str:
+    if app is None:
+        return """\
 # on GitHub Enterprise, the host the repositories above are on:
 # integrations:
 #   github:
 #     host: ghe.example.com
+"""
+    return f"""\
+integrations:
+  github:
+    # on GitHub Enterprise, the host the repositories above are on:
+    # host: ghe.example.com
+{_app(app)}"""
+
+
+def app_block(app: AppStart) -> str:
+    """The App's settings as a block of their own, for a file that has no `integrations` yet."""
+    return f"""
+integrations:
+  github:
+{_app(app)}"""
+
+
+def _app(app: AppStart) -> str:
+    return f"""\
+    # act as this GitHub App (docs/github-app.md); `the-loop doctor` checks its key, its
+    # installations and what each was granted
+    app:
+      id: {app.app_id}
+      # mode 0600: a key others may read is refused at start
+      privateKeyFile: {json.dumps(app.private_key_file)}
 """
 
 

@@ -10,6 +10,7 @@ import pytest
 from adapters.clock import SystemClock
 from adapters.github.app_probe import GhAppProbe
 from domain.errors import LoopError
+from domain.github_app import EVENTS, InstallationGrant
 from domain.refs import RepoRef
 from tests.github_standin import StandIn
 from tests.github_standin.app_rig import APP_ID, AppKeyFile, app_key, app_mode, make_key
@@ -93,3 +94,32 @@ def test_a_named_installation_that_cannot_read_the_repository_is_a_failure(
     asked.key()
     with pytest.raises(LoopError, match=r"acme/widgets: not found or not visible \(HTTP 404"):
         asked.installation(RepoRef.parse("acme/widgets", host=standin.host))
+
+
+def test_an_installations_grant_is_what_github_says_it_holds(standin: StandIn, app_key: AppKeyFile) -> None:
+    app = app_mode(standin, app_key)
+    app.install(7, "acme").permissions = {"issues": "read", "pull_requests": "write", "metadata": "read"}
+    standin.world.add_repo("acme/widgets")
+    asked = probe(standin, app_key.path)
+    asked.key()
+
+    grant = asked.grant(RepoRef.parse("acme/widgets", host=standin.host))
+
+    assert grant == InstallationGrant(
+        7,
+        "acme",
+        organization=True,
+        permissions={"issues": "read", "pull_requests": "write", "metadata": "read"},
+        events=EVENTS,
+    )
+
+
+def test_a_grant_asked_with_a_key_github_does_not_know_is_refused(
+    standin: StandIn, app_key: AppKeyFile, tmp_path: Path
+) -> None:
+    app_mode(standin, app_key).install(7, "acme")
+    standin.world.add_repo("acme/widgets")
+    asked = probe(standin, make_key(tmp_path / "other.pem").path, {"acme": 7})
+    asked.key()
+    with pytest.raises(LoopError, match=r"GitHub refused the GitHub App .*'s JWT \(HTTP 401"):
+        asked.grant(RepoRef.parse("acme/widgets", host=standin.host))

@@ -102,9 +102,11 @@ def test_doctor_passes_a_ready_app_key_jwt_and_installation(
     config = app_config(tmp_path, app_key.path, host=standin.host)
     result = run_cli(tmp_path, "--config", str(config), "doctor", env=standin.gh_env())
 
-    shown = [line for line in result.stdout.splitlines() if "github app" in line or "repository" in line]
+    shown = [line for line in result.stdout.splitlines() if line.startswith(("✓ github app", "✓ repository", "✓ inst"))]
     assert shown == [
         f"✓ github app key: {app_key.path}: an RSA key of 2048 bits, its owner's alone",
         f"✓ github app {APP_ID}: GitHub takes its JWT: the-loop-bot (app {APP_ID})",
         f"✓ repository {standin.host}/{REPO}: installation 7: its token reads {REPO}",
+        "✓ installation 7 permissions: Issues: Read and write, Pull requests: Read and write, Contents: Read-only,"
+        " Metadata: Read-only, Members: Read-only; every event (acme)",
     ], result.stdout

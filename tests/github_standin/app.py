@@ -22,6 +22,20 @@ JWT_MAX = 600  # GitHub refuses a JWT expiring more than ten minutes on
 _REPO = re.compile(r"^/repos/(?P<owner>[^/]+)/(?P<name>[^/]+)")
 _TOKENS = re.compile(r"^/app/installations/(?P<id>[0-9]+)/access_tokens$")
 _INSTALLATION = re.compile(r"^/repos/(?P<owner>[^/]+)/(?P<name>[^/]+)/installation$")
+_DESCRIBED = re.compile(r"^/app/installations/(?P<id>[0-9]+)$")
+# what GitHub's App settings page offers the-loop's App: set as docs/github-app.md says to
+GRANTED = {"issues": "write", "pull_requests": "write", "contents": "read", "metadata": "read", "members": "read"}
+SENT = (
+    "issue_comment",
+    "issues",
+    "pull_request_review_comment",
+    "pull_request_review",
+    "pull_request",
+    "member",
+    "membership",
+    "organization",
+    "team",
+)
 
 
 @dataclass
@@ -30,6 +44,9 @@ class Installation:
     account: str
     repos: set[str] | None = None  # full names; None: all of the account's
     revoked: bool = False
+    organization: bool = True  # the account is an organization's, not a user's
+    permissions: dict[str, str] = field(default_factory=lambda: dict(GRANTED))  # what its owner accepted
+    events: tuple[str, ...] = SENT
 
     def covers(self, full_name: str) -> bool:
         owner = full_name.split("/", maxsplit=1)[0].lower()
@@ -100,7 +117,8 @@ class AppSide:
         """The App endpoints' answer; None for any other path."""
         tokens = _TOKENS.match(path) if method == "POST" else None
         lookup = _INSTALLATION.match(path) if method == "GET" else None
-        if not (tokens or lookup or (method, path) == ("GET", "/app")):
+        described = _DESCRIBED.match(path) if method == "GET" else None
+        if not (tokens or lookup or described or (method, path) == ("GET", "/app")):
             return None
         refusal = self._jwt_refusal(authorization, now)
         if refusal is not None:
@@ -109,6 +127,8 @@ class AppSide:
             return self._hand_out(int(tokens["id"]), now)
         if lookup is not None:
             return self._installation_of(f"{lookup['owner']}/{lookup['name']}")
+        if described is not None:
+            return self._described(int(described["id"]))
         return 200, {"id": self.app_id, "slug": self.slug, "name": self.slug, "owner": {"login": "acme"}}
 
     def token_refusal(self, path: str, authorization: str) -> Answer | None:
@@ -161,12 +181,11 @@ class AppSide:
             self.exchanges.append(Exchange(number, at, left))
             self.changed.notify_all()
         expires_at = stamp(now + timedelta(seconds=self.token_seconds))
-        permissions = {"issues": "write", "pull_requests": "write", "contents": "read", "metadata": "read"}
         selection = "all" if installation.repos is None else "selected"
         return 201, {
             "token": token,
             "expires_at": expires_at,
-            "permissions": permissions,
+            "permissions": dict(installation.permissions),
             "repository_selection": selection,
         }
 
@@ -176,3 +195,18 @@ class AppSide:
                 account = {"login": installation.account}
                 return 200, {"id": installation.id, "app_id": self.app_id, "account": account}
         return 404, {"message": "Not Found"}
+
+    def _described(self, number: int) -> Answer:
+        installation = self.installations.get(number)
+        if installation is None or installation.revoked:
+            return 404, {"message": "Not Found"}
+        kind = "Organization" if installation.organization else "User"
+        return 200, {
+            "id": installation.id,
+            "app_id": self.app_id,
+            "account": {"login": installation.account, "type": kind},
+            "target_type": kind,
+            "repository_selection": "all" if installation.repos is None else "selected",
+            "permissions": dict(installation.permissions),
+            "events": list(installation.events),
+        }

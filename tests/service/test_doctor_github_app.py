@@ -1,14 +1,16 @@
-"""`doctor` with a GitHub App configured: its key, GitHub taking its JWT, and its installation on each
-watched repository, each one line with its fix; gh's own login is not needed."""
+"""`doctor` with a GitHub App configured: its key, GitHub taking its JWT, its installation on each
+watched repository, and each installation's permissions, each one line with its fix; gh's own login
+is not needed."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from app.cli.doctor import Check, Mark, diagnose
 from app.config.settings import Settings
 from domain.errors import LoopError
+from domain.github_app import EVENTS, PERMISSIONS, InstallationGrant
 from domain.refs import RepoRef
 from tests.service.test_doctor import DAEMON, FakeMachine
 
@@ -19,11 +21,22 @@ APP = {
 }
 
 
-class FakeApp:
-    """The App's side as doctor sees it; named parts fail."""
+GRANTED = {permission.key: permission.access.value for permission in PERMISSIONS}
 
-    def __init__(self, *, failing: Collection[str] = ()) -> None:
+
+class FakeApp:
+    """The App's side as doctor sees it; named parts fail. Every repository is in installation 7 of
+    the organization `o`, granted `permissions` and sent `events`."""
+
+    def __init__(
+        self,
+        *,
+        failing: Collection[str] = (),
+        permissions: Mapping[str, str] = GRANTED,
+        events: tuple[str, ...] = EVENTS,
+    ) -> None:
         self.failing = failing
+        self.permissions, self.events = permissions, events
         self.asked: list[str] = []
 
     def key(self) -> str:
@@ -44,6 +57,12 @@ class FakeApp:
             raise LoopError(f"{repo}: the GitHub App 77 is not installed on {repo.full_name} (HTTP 404)")
         return f"installation 7: its token reads {repo.full_name}"
 
+    def grant(self, repo: RepoRef) -> InstallationGrant:
+        self.asked.append(f"grant {repo}")
+        if f"grant {repo}" in self.failing:
+            raise LoopError("GitHub refused the GitHub App 77's JWT (HTTP 401: Bad credentials)")
+        return InstallationGrant(7, "o", organization=True, permissions=self.permissions, events=self.events)
+
 
 def checks(app: FakeApp, document: dict[str, Any] = APP, machine: FakeMachine | None = None) -> list[Check]:
     found = diagnose(Settings(**document), origin="loop.yaml", probe=machine or FakeMachine(), environ=DAEMON, app=app)
@@ -52,12 +71,14 @@ def checks(app: FakeApp, document: dict[str, Any] = APP, machine: FakeMachine | 
 
 def test_a_ready_app_passes_its_key_its_jwt_and_each_repositorys_installation_without_gh_login() -> None:
     found = checks(FakeApp(), machine=FakeMachine(logged_out={"github.com"}))
-    github = [c.line() for c in found if c.subject.startswith(("gh", "github app", "repository"))]
+    github = [c.line() for c in found if c.subject.startswith(("gh", "github app", "repository", "installation"))]
     assert github == [
         "✓ gh: gh 9.9",
         "✓ github app key: /keys/app.pem: an RSA key of 2048 bits, its owner's alone",
         "✓ github app 77: GitHub takes its JWT: the-loop-bot",
         "✓ repository o/a: installation 7: its token reads o/a",
+        "✓ installation 7 permissions: Issues: Read and write, Pull requests: Read and write, Contents: Read-only,"
+        " Metadata: Read-only, Members: Read-only; every event (o)",
         "✓ repository o/b: installation 7: its token reads o/b",
     ]
 
@@ -89,3 +110,40 @@ def test_without_an_app_gh_login_is_checked_as_before() -> None:
     document = {key: value for key, value in APP.items() if key != "integrations"}
     found = checks(FakeApp(), document)
     assert [c.subject for c in found if c.subject.startswith(("gh", "github app"))] == ["gh", "gh auth github.com"]
+
+
+def test_an_installation_holding_issues_read_only_fails_naming_the_permission_and_where_to_change_it() -> None:
+    app = FakeApp(permissions={**GRANTED, "issues": "read"})
+    failed = [c for c in checks(app) if c.mark is Mark.FAILED]
+    assert [c.subject for c in failed] == ["installation 7 permission Issues"]
+    line = failed[0].line()
+    assert "Read-only; the-loop needs Read and write" in line, line
+    assert "Permissions & events" in line and "Repository permissions" in line and "Issues: Read and write" in line
+    assert "o, the installation's owner, accepts" in line, line
+
+
+def test_a_permission_not_granted_at_all_fails_and_every_other_one_is_not_said_again() -> None:
+    granted = {key: value for key, value in GRANTED.items() if key != "pull_requests"}
+    found = checks(FakeApp(permissions=granted))
+    said = [c for c in found if c.subject.startswith("installation 7")]
+    assert [(c.mark, c.subject) for c in said] == [(Mark.FAILED, "installation 7 permission Pull requests")]
+    assert said[0].detail.startswith("not granted; the-loop needs Read and write")
+
+
+def test_members_and_events_missing_are_warnings_polling_does_without() -> None:
+    granted = {key: value for key, value in GRANTED.items() if key != "members"}
+    found = checks(FakeApp(permissions=granted, events=("issue_comment", "issues")))
+    said = {c.subject: c for c in found if c.subject.startswith("installation 7")}
+    assert {subject: c.mark for subject, c in said.items()} == {
+        "installation 7 permission Members": Mark.WARNING,
+        "installation 7 events": Mark.WARNING,
+    }
+    assert "pull_request_review_comment" in said["installation 7 events"].detail
+    assert "Subscribe to events" in said["installation 7 events"].fix
+
+
+def test_an_installations_permissions_that_cannot_be_read_fail_with_why() -> None:
+    found = checks(FakeApp(failing={"grant o/a"}))
+    failed = [c for c in found if c.mark is Mark.FAILED]
+    assert [c.subject for c in failed] == ["installation of o/a permissions"]
+    assert "HTTP 401" in failed[0].detail
