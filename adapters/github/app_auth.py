@@ -44,6 +44,8 @@ class AppInstallations:
         self._named = {name.lower(): number for name, number in app.installations.items()}
         self._found: dict[RepoRef, int] = {}
         self._lock = threading.Lock()
+        self._bot: str | None = None
+        self._asking_bot = threading.Lock()
 
     def token(self, repo: RepoRef) -> str:
         installation = self.installation(repo)
@@ -75,6 +77,17 @@ class AppInstallations:
         if not isinstance(doc, dict):
             raise TrackerError(f"{where}: malformed reply about the GitHub App (expected an object)")
         return doc
+
+    def bot_login(self, where: str) -> str:
+        """The login GitHub signs the App's comments and reactions with, `<slug>[bot]`: its slug read
+        once (`GET /app`), then kept for the process."""
+        with self._asking_bot:
+            if self._bot is None:
+                slug = self.whoami(where).get("slug")
+                if not isinstance(slug, str) or not slug:
+                    raise TrackerError(f"{where}: GitHub did not name the GitHub App's slug")
+                self._bot = f"{slug}[bot]"
+            return self._bot
 
     def _look_up(self, repo: RepoRef) -> int:
         where = str(repo)
