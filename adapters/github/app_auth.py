@@ -44,8 +44,8 @@ class AppInstallations:
         self._named = {name.lower(): number for name, number in app.installations.items()}
         self._found: dict[RepoRef, int] = {}
         self._lock = threading.Lock()
-        self._bot: str | None = None
-        self._asking_bot = threading.Lock()
+        self._about: dict[str, Any] | None = None
+        self._asking_about = threading.Lock()
 
     def token(self, repo: RepoRef) -> str:
         installation = self.installation(repo)
@@ -71,23 +71,22 @@ class AppInstallations:
         return found
 
     def whoami(self, where: str) -> dict[str, Any]:
-        """The App as GitHub describes it to its own JWT (`GET /app`)."""
-        reply = self._as_app(where, "GET", "app")
-        doc = reply.json(where)
-        if not isinstance(doc, dict):
-            raise TrackerError(f"{where}: malformed reply about the GitHub App (expected an object)")
-        return doc
+        """The App as GitHub describes it to its own JWT (`GET /app`): asked once, then kept for the
+        process (what it says of the App does not change while it runs)."""
+        with self._asking_about:
+            if self._about is None:
+                doc = self._as_app(where, "GET", "app").json(where)
+                if not isinstance(doc, dict):
+                    raise TrackerError(f"{where}: malformed reply about the GitHub App (expected an object)")
+                self._about = doc
+            return self._about
 
     def bot_login(self, where: str) -> str:
-        """The login GitHub signs the App's comments and reactions with, `<slug>[bot]`: its slug read
-        once (`GET /app`), then kept for the process."""
-        with self._asking_bot:
-            if self._bot is None:
-                slug = self.whoami(where).get("slug")
-                if not isinstance(slug, str) or not slug:
-                    raise TrackerError(f"{where}: GitHub did not name the GitHub App's slug")
-                self._bot = f"{slug}[bot]"
-            return self._bot
+        """The login GitHub signs the App's comments and reactions with: `<slug>[bot]`."""
+        slug = self.whoami(where).get("slug")
+        if not isinstance(slug, str) or not slug:
+            raise TrackerError(f"{where}: GitHub did not name the GitHub App's slug")
+        return f"{slug}[bot]"
 
     def _look_up(self, repo: RepoRef) -> int:
         where = str(repo)

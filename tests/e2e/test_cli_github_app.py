@@ -105,6 +105,6 @@ def test_doctor_passes_a_ready_app_key_jwt_and_installation(
     shown = [line for line in result.stdout.splitlines() if "github app" in line or "repository" in line]
     assert shown == [
         f"✓ github app key: {app_key.path}: an RSA key of 2048 bits, its owner's alone",
-        f"✓ github app {APP_ID}: GitHub takes its JWT: the-loop-bot (app {APP_ID})",
+        f"✓ github app {APP_ID}: GitHub takes its JWT: the-loop-bot (app {APP_ID}), writing as the-loop-bot[bot]",
         f"✓ repository {standin.host}/{REPO}: installation 7: its token reads {REPO}",
     ], result.stdout
