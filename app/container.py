@@ -414,7 +414,7 @@ def _tracker_for(settings: Settings, trackers: Mapping[str, TrackerPort]) -> Cal
     return lambda item: by_repo.get(item.repo, fallback)
 
 
-def _webhook_server(settings: Settings, intake: WebhookIntake) -> GhWebhookServer:
+def _webhook_server(settings: Settings, intake: WebhookIntake, github: GhTracker) -> GhWebhookServer:
     hook = settings.webhooks.gh_webhook
     return GhWebhookServer(
         host=hook.host,
@@ -426,6 +426,7 @@ def _webhook_server(settings: Settings, intake: WebhookIntake) -> GhWebhookServe
         max_connections=hook.max_connections,
         refused=intake.refused,
         access_changed=intake.access_changed,
+        bot_login=github.bot_login,  # as a GitHub App, its own comments are told by its bot's login
     )
 
 
@@ -569,4 +570,4 @@ class Container(containers.DeclarativeContainer):
         hibernate_scan_seconds=providers.Callable(_hibernate_scan, settings),
         tidy=providers.Callable(_tidy, settings, github),
     )
-    webhook_server = providers.Singleton(_webhook_server, settings, webhook_intake)
+    webhook_server = providers.Singleton(_webhook_server, settings, webhook_intake, github)

@@ -340,8 +340,9 @@ class Event(enum.Enum):
     )
     POLL_COMMENT_OURS = (
         "poll.comment_ours",
-        "A comment carrying the agent marker in its text (not in code or a quote) was read: the-loop's own, "
-        "or the agent's — never a prompt (debug; `author` says whose login posted it, `rule`: marker).",
+        "A comment of the-loop's own or of its agent was read — never a prompt (debug; `author` says whose "
+        "login posted it; `rule`: login, posted by the GitHub App's bot the-loop writes as, or marker, "
+        "carrying the agent marker in its text, not in code or a quote).",
     )
     POLL_REARMED = ("poll.rearmed", "Comments abandoned by a different version got one fresh retry budget.")
     POLL_BASELINED = (

@@ -282,7 +282,7 @@ class Screen(enum.Enum):
     """Why a comment is or is not a candidate for delivery."""
 
     CANDIDATE = "candidate"
-    OURS = "ours"  # carries the agent marker: the-loop's own notices, and what the agent posts
+    OURS = "ours"  # by the login the-loop writes as, or carrying the agent marker: its notices, the agent's posts
     NO_AUTHOR = "no-author"
     UNAUTHORIZED = "unauthorized"
     EDITED_BY_OTHER = "edited-by-other"  # edited, before it was read, by someone not authorized (or unknown)

@@ -120,6 +120,9 @@ class Comment:
     # now says; `editor` is who last changed it (the tracker's login; None: not known)
     edited: bool = False
     editor: str | None = None
+    # posted by the login the-loop itself writes as, when the tracker can tell (a GitHub App's bot);
+    # never for a person's login, which the operator and the agent may share
+    by_us: bool = False
 
     @property
     def delivery_id(self) -> DeliveryId:
@@ -127,7 +130,9 @@ class Comment:
 
     @property
     def is_ours(self) -> bool:
-        return carries_marker(self.body)
+        """The-loop's own or its agent's: written by the login the-loop writes as, or carrying the
+        agent marker in its text (a person quoting one of its notices is not)."""
+        return self.by_us or carries_marker(self.body)
 
 
 @dataclass(frozen=True, slots=True)

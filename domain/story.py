@@ -104,15 +104,23 @@ def verdict(
             return f"waiting: {held.said()} (kept for its item, no attempt yet)"
         return "kept for its item: taken at its next look (no attempt yet)"
     if resolved is None:
-        if any(r.get("event") == "poll.comment_ours" for r in seen):
-            return "not a prompt: it carries the agent marker (the-loop's own, or the agent's)"
-        return "not in the ledger: no ingress brought it as a candidate (see the events below)"
+        return _unresolved(seen)
     author = next((str(r["author"]) for r in seen if r.get("author")), "unknown")
     standing = next((str(r["standing"]) for r in seen if r.get("standing")), "")  # why an author was refused
     said = f"{_resolved(resolved, author, standing)} (resolved {resolved.at:%Y-%m-%d %H:%M:%S})"
     if failed is not None and resolved.kind is Resolution.DELIVERED:
         said += f"; {failed.said()}"
     return said
+
+
+def _unresolved(seen: list[Record]) -> str:
+    """Why a comment the ledger never took is not a prompt: one of ours, by login or by marker."""
+    ours = [str(r.get("rule", "")) for r in seen if r.get("event") == "poll.comment_ours"]
+    if "login" in ours:
+        return "not a prompt: the-loop posted it, as the login it writes as"
+    if ours:
+        return "not a prompt: it carries the agent marker (the-loop's own, or the agent's)"
+    return "not in the ledger: no ingress brought it as a candidate (see the events below)"
 
 
 def _resolved(resolved: Resolved, author: str, standing: str) -> str:

@@ -19,7 +19,7 @@ LABELLED = "labelled"  # not listed yet, but GitHub says it carries a watched la
 # why it is dropped
 UNWATCHED = "unwatched"
 OTHER_HOST = "other-host"  # a watched owner/repo, but on another GitHub host than the one watched
-OURS = "ours"  # carries the agent marker: never a prompt
+OURS = "ours"  # by the login the-loop writes as, or carrying the agent marker: never a prompt
 UNAUTHORIZED = "unauthorized"
 NOT_LISTED = "not-listed"  # neither listed nor labelled: an item the-loop does not work
 INBOX_FULL = "inbox-full"

@@ -44,6 +44,8 @@ class AppInstallations:
         self._named = {name.lower(): number for name, number in app.installations.items()}
         self._found: dict[RepoRef, int] = {}
         self._lock = threading.Lock()
+        self._about: dict[str, Any] | None = None
+        self._asking_about = threading.Lock()
 
     def token(self, repo: RepoRef) -> str:
         installation = self.installation(repo)
@@ -69,8 +71,19 @@ class AppInstallations:
         return found
 
     def whoami(self, where: str) -> dict[str, Any]:
-        """The App as GitHub describes it to its own JWT (`GET /app`)."""
-        return self._described(where, "app", "the GitHub App")
+        """The App as GitHub describes it to its own JWT (`GET /app`): asked once, then kept for the
+        process (what it says of the App does not change while it runs)."""
+        with self._asking_about:
+            if self._about is None:
+                self._about = self._described(where, "app", "the GitHub App")
+            return self._about
+
+    def bot_login(self, where: str) -> str:
+        """The login GitHub signs the App's comments and reactions with: `<slug>[bot]`."""
+        slug = self.whoami(where).get("slug")
+        if not isinstance(slug, str) or not slug:
+            raise TrackerError(f"{where}: GitHub did not name the GitHub App's slug")
+        return f"{slug}[bot]"
 
     def described(self, repo: RepoRef) -> dict[str, Any]:
         """The installation on `repo` as GitHub describes it to the App's JWT

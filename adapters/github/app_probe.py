@@ -45,8 +45,10 @@ class GhAppProbe:
         return f"{self._key_file}: an RSA key of {key.bits} bits, its owner's alone"
 
     def app(self) -> str:
-        about = self._read().whoami(f"GitHub App {self._app_id}")
-        return f"GitHub takes its JWT: {about.get('name') or about.get('slug') or 'unnamed'} (app {self._app_id})"
+        installations, where = self._read(), f"GitHub App {self._app_id}"
+        about = installations.whoami(where)
+        name = about.get("name") or about.get("slug") or "unnamed"
+        return f"GitHub takes its JWT: {name} (app {self._app_id}), writing as {installations.bot_login(where)}"
 
     def installation(self, repo: RepoRef) -> str:
         installations = self._read()

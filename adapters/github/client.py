@@ -64,6 +64,11 @@ class GhClient:
     def min_interval_seconds(self, repo: RepoRef) -> float:
         return self._poll_interval.get(repo, 0.0)
 
+    def bot_login(self, where: str) -> str | None:
+        """The login the-loop's own comments are posted as, when that is the App's bot; None with gh's
+        own login, which is a person's (the operator's, maybe the agent's too): the marker says it then."""
+        return None if self._app is None else self._app.bot_login(where)
+
     def since_pages(self, repo: RepoRef, path: str, *, since: str | None, key: str, etag: str = "") -> Pages:
         """Every entry of a listing that `since` filters and that is sorted by `key` (a time stamp
         at least `since`), paged by moving `since` to the last entry's `key` instead of by page

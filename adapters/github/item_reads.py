@@ -43,7 +43,7 @@ def one_comment(client: GhClient, item: WorkItemRef, comment_id: str, kind: Comm
     raw = reply.json(where)
     if not isinstance(raw, dict):
         raise TrackerError(f"{where}: malformed reply for comment {comment_id} (expected an object)")
-    found = payloads.comment(repo, raw, kind, where).comment
+    found = payloads.comment(repo, raw, kind, where, bot=client.bot_login(str(repo))).comment
     return found if found.item == item else None
 
 
@@ -71,4 +71,5 @@ def _created_at(client: GhClient, ref: WorkItemRef) -> datetime:
 
 def _thread(client: GhClient, repo: RepoRef, path: str, since: str, kind: CommentKind) -> list[payloads.Seen]:
     pages = client.since_pages(repo, path, since=since, key="created_at")
-    return [payloads.comment(repo, raw, kind, str(repo)) for raw in pages.entries]
+    bot = client.bot_login(str(repo))
+    return [payloads.comment(repo, raw, kind, str(repo), bot=bot) for raw in pages.entries]

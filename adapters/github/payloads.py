@@ -80,22 +80,24 @@ def updated_at(raw: dict[str, Any], where: str) -> datetime:
         raise TrackerError(f"{where}: malformed issue in the reply ({error!r})") from error
 
 
-def comment(repo: RepoRef, raw: dict[str, Any], kind: CommentKind, where: str) -> Seen:
+def comment(repo: RepoRef, raw: dict[str, Any], kind: CommentKind, where: str, *, bot: str | None = None) -> Seen:
     """A comment of `kind`, as REST gives it: `edited` when its update time is not its creation
     time (REST does not say who edited it, GraphQL does; the same second as its creation cannot be
-    told)."""
+    told); `by_us` when `bot`, the login the-loop posts as, wrote it (logins compared as GitHub does,
+    ignoring case)."""
     parent = "pull_request_url" if kind is CommentKind.REVIEW_COMMENT else "issue_url"
     try:
         number = _NUMBER_RE.search(str(raw[parent]))
         if number is None:
             raise ValueError(f"no item number in {parent}")
         line = raw.get("line") or raw.get("original_line")
+        author = _login(raw)
         created = parse_time(str(raw["created_at"]))
         updated = parse_time(str(raw.get("updated_at") or raw["created_at"]))
         found = Comment(
             id=str(int(raw["id"])),
             item=WorkItemRef(repo, int(number.group(1))),
-            author=_login(raw),
+            author=author,
             body=str(raw.get("body") or ""),
             created_at=created,
             url=str(raw.get("html_url") or ""),
@@ -103,6 +105,7 @@ def comment(repo: RepoRef, raw: dict[str, Any], kind: CommentKind, where: str) -
             path=str(raw["path"]) if raw.get("path") else None,
             line=int(line) if line else None,
             edited=updated != created,
+            by_us=bot is not None and author is not None and author.lower() == bot.lower(),
         )
         return Seen(found, updated, str(raw.get("node_id") or ""))
     except (KeyError, TypeError, ValueError) as error:

@@ -20,7 +20,8 @@ Cost model, per repository (N labelled items, one label; every GET carries If-No
   comments since it was armed (usually 1), and for a pull request its review comments (usually
   1); one more only for an item handed in without its creation time and no `labeled` event;
 - `comment`, `item_state` (only for an item with a session that left the list), `react`,
-  `post_comment`, `edit_posted`, `permission` (a login's role; the caller keeps it a while): 1 request each.
+  `post_comment`, `edit_posted`, `permission` (a login's role; the caller keeps it a while): 1 request each;
+- as a GitHub App, once per process: `GET /app`, the App's slug, whose bot login tells its own comments.
 A second label on the same repository adds one issue-stream request per cycle. A listing read
 over several pages moves `since` from page to page rather than counting pages (see
 `GhClient.since_pages`): a page that fills up costs the same, plus the overlap of one second.
@@ -91,6 +92,11 @@ class GhTracker(TrackerPort):
     def forget_listings(self, watched: Iterable[RepoRef]) -> list[Path]:
         """The kept listings of repositories no longer watched are deleted; which ones."""
         return self._files.forget_except(watched)
+
+    def bot_login(self) -> str | None:
+        """The login the-loop's comments and reactions are posted as when it acts as a GitHub App
+        (`<slug>[bot]`, asked once per process); None with gh's own login, a person's."""
+        return self._client.bot_login(f"{self._client.host}: GitHub App")
 
     def min_interval_seconds(self, repo: RepoRef) -> float:
         """The poll interval GitHub last asked for on this repository (`x-poll-interval`), or 0."""
@@ -226,12 +232,13 @@ class GhTracker(TrackerPort):
         """Both streams start at the server's now; the newest comments only mark that second."""
         moment: datetime | None = None
         windows = []
+        bot = self._client.bot_login(str(repo))
         for kind in (CommentKind.ISSUE_COMMENT, CommentKind.REVIEW_COMMENT):
             path = f"repos/{repo.full_name}/{_ENDPOINTS[kind]}?sort=created&direction=desc&{PAGE}"
             reply = self._client.send(repo, "GET", path)
             moment = moment or self._client.server_now(reply)
             history = payloads.as_list(reply.json(str(repo)), str(repo))
-            found = [payloads.comment(repo, raw, kind, str(repo)) for raw in history]
+            found = [payloads.comment(repo, raw, kind, str(repo), bot=bot) for raw in history]
             windows.append(Window.starting(moment, found))
         assert moment is not None  # the loop ran
         return CommentCursor(windows[0], windows[1], payloads.format_time(moment)), moment
@@ -242,7 +249,8 @@ class GhTracker(TrackerPort):
         pages = self._client.since_pages(repo, path, since=window.since, key="created_at", etag=window.etag)
         if not pages.modified:
             return [], window, pages.server_time
-        found = [payloads.comment(repo, raw, kind, str(repo)) for raw in pages.entries]
+        bot = self._client.bot_login(str(repo))
+        found = [payloads.comment(repo, raw, kind, str(repo), bot=bot) for raw in pages.entries]
         fresh, after = window.absorb(found, etag=pages.etag, full=pages.full, server_time=pages.server_time)
         node_ids = {(seen.comment.kind, seen.comment.id): seen.node_id for seen in found}
         return editors.attribute(self._client, repo, fresh, node_ids), after, pages.server_time

@@ -53,10 +53,11 @@ def signature_ok(secret: bytes, body: bytes, header: str) -> bool:
     return hmac.compare_digest(expected.encode(), header.encode())
 
 
-def pushed_of(event: str, payload: dict[str, Any]) -> Pushed | None:
+def pushed_of(event: str, payload: dict[str, Any], *, bot: str | None = None) -> Pushed | None:
     """The new comment a delivery announces, with its item's labels, or None for anything else
     (edits, deletions, other events). Its host is the one the delivery names (the comment's page):
-    `acme/widgets` on an Enterprise host is not github.com's `acme/widgets`."""
+    `acme/widgets` on an Enterprise host is not github.com's `acme/widgets`. `bot`: the login
+    the-loop posts as (a GitHub App's), whose comments are its own."""
     kind = _KINDS.get(event)
     if kind is None or payload.get("action") != "created":
         return None
@@ -68,7 +69,7 @@ def pushed_of(event: str, payload: dict[str, Any]) -> Pushed | None:
         repo = RepoRef.parse(str(payload["repository"]["full_name"]), host=host)
         if repo.host != host:  # a full name carrying a host of its own is not GitHub's
             raise ValueError(f"a host in {repo.full_name!r}")
-        found = parse_comment(repo, raw, kind, f"{repo}: webhook {event}").comment
+        found = parse_comment(repo, raw, kind, f"{repo}: webhook {event}", bot=bot).comment
         item = payload.get("pull_request" if kind is CommentKind.REVIEW_COMMENT else "issue") or {}
         labels = frozenset(str(label["name"]) for label in item.get("labels") or ())
     except (KeyError, TypeError, ValueError, InvalidRef) as error:
@@ -94,7 +95,9 @@ def access_change_of(event: str, payload: dict[str, Any]) -> AccessChange | None
 class GhWebhookServer(LoopServer):
     """`POST` deliveries signed with `X-Hub-Signature-256`, one per connection; `accept` gets each
     new comment (it decides what is kept), `access_changed` each change of who may do what. Anything
-    unsigned or badly signed is refused with 401 before it is parsed.
+    unsigned or badly signed is refused with 401 before it is parsed. `bot_login` names the login
+    the-loop posts as when that is a GitHub App's bot (None: a person's); a comment event is answered
+    500 when it cannot be told, rather than taking the bot's comment for a person's.
 
     Limits: a request is answered from its head before its body is read when it has no signature
     header (401), no `Content-Length` (411) or one over `max_body` (413); a connection has
@@ -115,12 +118,14 @@ class GhWebhookServer(LoopServer):
         max_connections: int = MAX_CONNECTIONS,
         refused: Callable[[Refusal, int], None] = lambda reason, status: None,
         access_changed: Callable[[AccessChange], None] = lambda change: None,
+        bot_login: Callable[[], str | None] = lambda: None,
     ) -> None:
         super().__init__(host=host, port=port, max_connections=max_connections, max_head=MAX_HEAD, name="webhook")
         self._secret = secret.encode()
         self._accept = accept
         self._refused = refused  # told of each refused request: its reason and status
         self._access_changed = access_changed
+        self._bot_login = bot_login
         self._max_body, self._read_timeout = max_body, read_timeout
 
     def _busy(self) -> bytes:
@@ -132,10 +137,11 @@ class GhWebhookServer(LoopServer):
             return self._refuse(HTTPStatus.UNAUTHORIZED)
         if event == "ping":
             return 200
+        bot = self._bot_login() if event in _KINDS else None  # failing, it is ours: a 500 (`_handled`)
         try:
             payload = json.loads(body)
             change = access_change_of(event, payload) if isinstance(payload, dict) else None
-            pushed = pushed_of(event, payload) if isinstance(payload, dict) else None
+            pushed = pushed_of(event, payload, bot=bot) if isinstance(payload, dict) else None
         except (ValueError, TrackerError) as error:
             _log.warning("webhook delivery refused: %s", error)
             return self._refuse(HTTPStatus.BAD_REQUEST)

@@ -61,6 +61,7 @@ def comment_to_json(comment: Comment) -> Json:
         "line": comment.line,
         "edited": comment.edited,
         "editor": comment.editor,
+        "by_us": comment.by_us,
     }
 
 
@@ -77,6 +78,7 @@ def comment_from_json(data: Json) -> Comment:
         line=data["line"],
         edited=bool(data.get("edited", False)),
         editor=data.get("editor"),
+        by_us=bool(data.get("by_us", False)),  # absent before a GitHub App's comments were told by login
     )
 
 

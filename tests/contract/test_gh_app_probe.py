@@ -49,9 +49,10 @@ def test_a_ready_app_is_said_key_jwt_and_installation(standin: StandIn, app_key:
 
     assert said == [
         f"{app_key.path}: an RSA key of 2048 bits, its owner's alone",
-        f"GitHub takes its JWT: the-loop-bot (app {APP_ID})",
+        f"GitHub takes its JWT: the-loop-bot (app {APP_ID}), writing as the-loop-bot[bot]",
         "installation 7: its token reads acme/widgets",
     ]
+    assert [path for _, path, _ in standin.world.log].count("/app") == 1  # the name and the bot's login: one read
 
 
 def test_a_key_others_may_read_is_a_failure_naming_the_file(

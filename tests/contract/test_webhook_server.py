@@ -203,3 +203,33 @@ def test_a_signed_change_of_access_is_handed_on_and_an_unsigned_one_is_refused()
         AccessChange("membership"),
         AccessChange("team"),
     ]
+
+
+def test_a_new_comment_by_the_apps_bot_is_ours_without_the_marker_and_a_persons_is_not() -> None:
+    got: list[Comment] = []
+    asked: list[str] = []
+
+    def bot_login() -> str:
+        asked.append("GET /app")
+        return "acme-loop[bot]"
+
+    def accept(pushed: Pushed) -> None:
+        got.append(pushed.comment)
+
+    receiver = GhWebhookServer(host="127.0.0.1", port=0, secret=SECRET, accept=accept, bot_login=bot_login)
+    bot = {"login": "Acme-Loop[bot]", "type": "Bot"}  # GitHub's logins ignore case
+    receiver.start()
+    try:
+        statuses = [
+            _post(receiver, "issue_comment", json.dumps(_payload(id=1, user=bot, body="Starting.")).encode()),
+            _post(
+                receiver, "issue_comment", json.dumps(_payload(id=2, body="> <!-- the-loop:agent-comment -->")).encode()
+            ),
+            _post(receiver, "issues", json.dumps({"action": "opened"}).encode()),  # no comment: nothing asked
+        ]
+    finally:
+        receiver.stop()
+
+    assert statuses == [202, 202, 204]
+    assert [(c.id, c.by_us, c.is_ours) for c in got] == [("1", True, True), ("2", False, False)]
+    assert len(asked) == 2  # the receiver asks; the tracker behind it keeps the answer for the process

@@ -105,7 +105,7 @@ def test_doctor_passes_a_ready_app_key_jwt_and_installation(
     shown = [line for line in result.stdout.splitlines() if line.startswith(("✓ github app", "✓ repository", "✓ inst"))]
     assert shown == [
         f"✓ github app key: {app_key.path}: an RSA key of 2048 bits, its owner's alone",
-        f"✓ github app {APP_ID}: GitHub takes its JWT: the-loop-bot (app {APP_ID})",
+        f"✓ github app {APP_ID}: GitHub takes its JWT: the-loop-bot (app {APP_ID}), writing as the-loop-bot[bot]",
         f"✓ repository {standin.host}/{REPO}: installation 7: its token reads {REPO}",
         "✓ installation 7 permissions: Issues: Read and write, Pull requests: Read and write, Contents: Read-only,"
         " Metadata: Read-only, Members: Read-only; every event (acme)",

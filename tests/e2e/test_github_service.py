@@ -5,16 +5,19 @@ from __future__ import annotations
 import pytest
 
 from adapters.github import GhTracker
+from adapters.github.app_auth import GitHubApp
+from adapters.github.app_key import AppKey
 from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import AGENT_MARKER
 from domain.refs import RepoRef, WorkItemRef
 from tests.github_standin import StandIn
+from tests.github_standin.app_rig import APP_ID, AppKeyFile, app_key, app_mode
 from tests.github_standin.rigs import standin
 from tests.github_standin.world import Note
 from tests.service.world import World
 
-__all__ = ["standin"]  # a fixture, imported to be used here
+__all__ = ["app_key", "standin"]  # fixtures, imported to be used here
 
 pytestmark = pytest.mark.gh
 REPO = "acme/widgets"
@@ -23,13 +26,26 @@ REPO = "acme/widgets"
 class GitHubLoop:
     """the-loop wired as the container wires it, reading GitHub through gh; one clock for both."""
 
-    def __init__(self, standin: StandIn, *, max_retries: int = 3) -> None:
-        self.github = standin.reset()
+    def __init__(
+        self,
+        standin: StandIn,
+        *,
+        max_retries: int = 3,
+        app: AppKeyFile | None = None,  # given: the-loop acts as that GitHub App, installed on acme
+        authorized: tuple[str, ...] = ("alice",),
+    ) -> None:
+        if app is not None:
+            app_mode(standin, app).install(7, "acme")  # a fresh world, in App mode
+        self.github = standin.world if app is not None else standin.reset()
         self.repo = RepoRef.parse(REPO, host=standin.host)
-        self.loop = World(repos=(self.repo,), max_retries=max_retries)
+        self.loop = World(repos=(self.repo,), max_retries=max_retries, authorized=authorized)
         self.github.now = self.loop.clock.now()
         self.loop.tracker = GhTracker(  # type: ignore[assignment]
-            host=standin.host, env=standin.gh_env(), timeout=20, clock=self.loop.clock.epoch
+            host=standin.host,
+            env=standin.gh_env(),
+            timeout=20,
+            clock=self.loop.clock.epoch,  # GitHub's clock too: the App's JWT is signed on it
+            app=None if app is None else GitHubApp(AppKey.read(APP_ID, app.path)),
         )
         self.loop.restart(version=self.loop.version)  # rewire the poll cycle onto gh
 
@@ -86,6 +102,24 @@ def test_a_comment_carrying_the_agent_marker_is_not_delivered(standin: StandIn) 
     github.cycle()
 
     assert github.loop.session(ref).received == []
+
+
+def test_as_a_github_app_its_bots_comment_without_the_marker_is_not_delivered_and_a_persons_is(
+    standin: StandIn, app_key: AppKeyFile
+) -> None:
+    bot = "the-loop-bot[bot]"  # listed as well: only its being ours keeps it from the agent
+    github = GitHubLoop(standin, app=app_key, authorized=("alice", bot))
+    ref = github.watched()
+    ours = github.comment(1, "Starting on it.", author=bot)  # as the App posts: no marker
+    github.comment(1, "please add a test for the parser")
+
+    github.cycle()
+    github.cycle()
+
+    [prompt] = github.loop.session(ref).received
+    assert "please add a test for the parser" in prompt and "Starting on it." not in prompt
+    said = github.loop.events.named(Event.POLL_COMMENT_OURS)
+    assert [(e["comment_id"], e["author"], e["rule"]) for e in said] == [(str(ours.id), bot, "login")]
 
 
 def test_an_edited_old_comment_is_not_delivered(standin: StandIn) -> None:

@@ -86,6 +86,11 @@ class AppSide:
     refused: int = 0  # requests answered 401 for an expired, revoked or unknown token
     changed: threading.Condition = field(default_factory=threading.Condition)
 
+    @property
+    def bot_login(self) -> str:
+        """The login GitHub writes an installation's comments and reactions as."""
+        return f"{self.slug}[bot]"
+
     # --- arranging -----------------------------------------------------------------------
 
     def install(self, number: int, account: str, repos: set[str] | None = None) -> Installation:

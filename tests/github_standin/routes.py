@@ -157,7 +157,7 @@ class Routes:
         number = int(match["number"])
         if number not in repo.issues or not isinstance(payload, dict) or "body" not in payload:
             return 422 if number in repo.issues else 404, {"message": "Validation Failed"}
-        note = self.world.add_comment(repo.full_name, number, str(payload["body"]), author=self.world.login)
+        note = self.world.add_comment(repo.full_name, number, str(payload["body"]), author=self.world.actor())
         self.world.posted.append((repo.full_name, number, note.body))
         return 201, self.note_json(repo, note)
 
@@ -169,9 +169,9 @@ class Routes:
             return _NOT_FOUND
         if not isinstance(payload, dict) or "body" not in payload:
             return 422, {"message": "Validation Failed"}
-        if found[0].author != self.world.login:
+        if found[0].author != self.world.actor():
             return 403, {"message": "Must have admin rights to Repository."}
-        self.world.edit_comment(repo.full_name, cid, str(payload["body"]), editor=self.world.login)
+        self.world.edit_comment(repo.full_name, cid, str(payload["body"]), editor=self.world.actor())
         return 200, self.note_json(repo, found[0])
 
     def react(self, repo: Repo, match: dict[str, str], _: Query, payload: Any) -> Reply:
@@ -181,8 +181,10 @@ class Routes:
         content = payload.get("content") if isinstance(payload, dict) else None
         if content not in _REACTIONS:
             return 422, {"message": "Validation Failed"}
+        login = self.world.actor()
         self.world.reactions.append((repo.full_name, cid, str(content)))
-        return 201, {"id": len(self.world.reactions), "content": content}
+        self.world.reactors.append((repo.full_name, cid, str(content), login, _user_type(login)))
+        return 201, {"id": len(self.world.reactions), "content": content, "user": _user(login)}
 
     # --- JSON ----------------------------------------------------------------------------
 
@@ -192,7 +194,7 @@ class Routes:
             "id": issue.number * 7 + 100000,
             "number": issue.number,
             "title": issue.title,
-            "user": {"login": issue.author},
+            "user": _user(issue.author),
             "labels": [{"name": n} for n in issue.labels],
             "state": issue.state,
             "body": issue.body or None,
@@ -211,7 +213,7 @@ class Routes:
         doc: dict[str, Any] = {
             "id": note.id,
             "node_id": note.node_id,
-            "user": {"login": note.author},
+            "user": _user(note.author),
             "body": note.body,
             "created_at": stamp(note.created_at),
             "updated_at": stamp(note.updated_at),
@@ -239,6 +241,15 @@ class Routes:
         since = query.get("since", "")
         chosen = [n for n in repo.notes if n.listed and n.review == review and stamp(n.updated_at) >= since]
         return [self.note_json(repo, n) for n in _sorted(chosen, query, default="created")]
+
+
+def _user(login: str) -> dict[str, str]:
+    return {"login": login, "type": _user_type(login)}
+
+
+def _user_type(login: str) -> str:
+    # GitHub gives an App's bot the login `<slug>[bot]`, which no person's login can take
+    return "Bot" if login.lower().endswith("[bot]") else "User"
 
 
 def _sorted(rows: list[Any], query: Query, *, default: str) -> list[Any]:

@@ -110,6 +110,7 @@ class World:
     failures: list[Failure] = field(default_factory=list)
     hooks: list[Hook] = field(default_factory=list)
     reactions: list[tuple[str, int, str]] = field(default_factory=list)  # repo, comment id, content
+    reactors: list[tuple[str, int, str, str, str]] = field(default_factory=list)  # the same, and the user: login, type
     posted: list[tuple[str, int, str]] = field(default_factory=list)  # repo, number, body
     rate_limit: int = 5000
     rate_remaining: int = 5000
@@ -211,6 +212,11 @@ class World:
         failure = Failure(path, **how)
         self.failures.append(failure)
         return failure
+
+    def actor(self) -> str:
+        """Whose login a write is made as: in App mode, every write carries an installation token and
+        GitHub signs it with the App's bot; else the token's user."""
+        return self.login if self.app is None else self.app.bot_login
 
     # --- reading back --------------------------------------------------------------------
 

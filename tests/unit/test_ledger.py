@@ -142,6 +142,27 @@ def test_an_authorized_comment_that_merely_mentions_the_marker_is_a_candidate(bo
     assert screen(_c("1", 1, body=body), authorized=ALICE) is Screen.CANDIDATE
 
 
+BOT = "acme-loop[bot]"
+
+
+def test_a_comment_by_the_apps_bot_without_the_marker_is_ours() -> None:
+    by_the_app = Comment("1", REF, BOT, "Starting on it.", T0, by_us=True)
+    assert by_the_app.is_ours
+    assert screen(by_the_app, authorized=Authorized.parse([BOT])) is Screen.OURS
+
+
+def test_a_person_quoting_the_marker_is_not_ours_in_app_mode_either() -> None:
+    quoted = Comment("1", REF, "alice", f"> {M}\n> 🤖 **the-loop**: closed\n\nplease retry", T0, by_us=False)
+    assert not quoted.is_ours
+    assert screen(quoted, authorized=ALICE) is Screen.CANDIDATE
+
+
+def test_a_person_writing_the_marker_in_prose_is_ours_as_with_a_personal_token() -> None:
+    # a personal token: the-loop and the agent post as the operator, whose marker alone says so
+    marked = Comment("1", REF, "alice", f"Fixed in the branch.\n\n{M}", T0, by_us=False)
+    assert marked.is_ours and not replace(marked, body="Fixed in the branch.").is_ours
+
+
 def test_a_login_is_authorized_only_on_its_host() -> None:
     enterprise = WorkItemRef.parse("github:ghe.example.com/a/b#1")
     on_ghe = Comment("1", enterprise, "alice", "hi", T0)

@@ -61,3 +61,10 @@ def test_the_verdict_of_an_author_refused_by_permission_or_deny_says_which() -> 
         "(authorize.lookup_failed): not authorized",
         "not a prompt: its author olivia is in routing.authorize.deny",
     ]
+
+
+def test_the_verdict_of_one_of_our_comments_says_whether_the_login_or_the_marker_told_it() -> None:
+    by_login = [{"event": "poll.comment_ours", "author": "acme-loop[bot]", "rule": "login"}]
+    by_marker = [{"event": "poll.comment_ours", "author": "alice", "rule": "marker"}]
+    assert verdict(None, None, by_login) == "not a prompt: the-loop posted it, as the login it writes as"
+    assert "carries the agent marker" in verdict(None, None, by_marker)

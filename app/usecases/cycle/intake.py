@@ -97,7 +97,8 @@ class Intake(InUnitOfWork):
         """A comment skipped as ours is never skipped silently (the marker is only a convention)."""
         for comment in comments:
             if comment.is_ours:
-                self._emit(Event.POLL_COMMENT_OURS, comment, level=Level.DEBUG, rule="marker")
+                rule = "login" if comment.by_us else "marker"
+                self._emit(Event.POLL_COMMENT_OURS, comment, level=Level.DEBUG, rule=rule)
 
     def _authorized(
         self, ledger: Ledger, comments: list[Comment], *, also: Iterable[tuple[WorkItemRef, str]] = ()
