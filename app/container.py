@@ -143,6 +143,7 @@ def _poll_config(settings: Settings) -> PollConfig:
         spawn_mode=settings.spawn_mode,
         max_concurrent=settings.routing.max_concurrent_dispatches,
         unlisted_keep_seconds=settings.webhooks.gh_webhook.unlisted_keep_seconds,
+        rate_floor=settings.integrations.github.rate_floor,
     )
 
 

@@ -364,7 +364,11 @@ class Event(enum.Enum):
         "record while it was worked: the stale write was refused (`cause`), and the item is worked again "
         "next cycle from what is stored.",
     )
-    POLL_BACKOFF = ("poll.backoff", "A repository is rate limited; it is skipped until `until`.")
+    POLL_BACKOFF = (
+        "poll.backoff",
+        "A repository is rate limited, or the budget its reads count against (its App installation's) is"
+        " down to `integrations.github.rateFloor`; it is not read until `until`.",
+    )
     POLL_GIVEUP_REPORTED = (
         "poll.giveup_reported",
         "The notice for an abandoned or skipped comment was posted on the item.",

@@ -59,16 +59,20 @@ class AppInstallations:
     def installation(self, repo: RepoRef) -> int:
         """The configuration's installation for the repository or its owner, else the one GitHub
         names for it (asked once, then remembered until it is gone)."""
-        named = self._named.get(repo.full_name.lower(), self._named.get(repo.owner.lower()))
-        if named is not None:
-            return named
-        with self._lock:
-            found = self._found.get(repo)
+        found = self.known(repo)
         if found is None:
             found = self._look_up(repo)
             with self._lock:
                 self._found[repo] = found
         return found
+
+    def known(self, repo: RepoRef) -> int | None:
+        """The repository's installation if the configuration names it or it was looked up; asks nothing."""
+        named = self._named.get(repo.full_name.lower(), self._named.get(repo.owner.lower()))
+        if named is not None:
+            return named
+        with self._lock:
+            return self._found.get(repo)
 
     def whoami(self, where: str) -> dict[str, Any]:
         """The App as GitHub describes it to its own JWT (`GET /app`): asked once, then kept for the

@@ -33,12 +33,14 @@ class GhClient:
     """Every request of `GhTracker`; a failure is a `TrackerError` naming the repository.
 
     A rate limit, primary or secondary, belongs to the token, not to one repository: once a reply
-    says to wait, every later call on this host raises `RateLimited` without asking until then —
-    a wait counted on `monotonic`, so a wall clock set back meanwhile does not make it longer.
+    says to wait, every later call made with that token raises `RateLimited` without asking until
+    then — a wait counted on `monotonic`, so a wall clock set back meanwhile does not make it longer.
+    The budget the replies state is kept per token the same way.
 
     With `app`, every call is made as that GitHub App, with the installation token of the
     repository it is about; a call GitHub answers 401 gets one new token and is asked once more.
-    Without, gh's own login makes it.
+    Each installation has a rate limit of its own: one spent holds its own repositories only.
+    Without, gh's own login makes it, and its one limit holds the whole host.
     """
 
     def __init__(
@@ -58,8 +60,9 @@ class GhClient:
             None if app is None else AppInstallations(app, self._api, clock=self._clock, monotonic=self._monotonic)
         )
         self._poll_interval: dict[RepoRef, float] = {}
-        self._blocked = 0.0  # on `monotonic`: until then, nothing is asked
-        self.budget: RateBudget | None = None  # what the last reply stating one said
+        # per installation (None: gh's own login), on `monotonic`: until then, nothing is asked
+        self._blocked: dict[int | None, float] = {}
+        self._budgets: dict[int | None, RateBudget] = {}  # per installation: what the last reply stating one said
 
     def min_interval_seconds(self, repo: RepoRef) -> float:
         return self._poll_interval.get(repo, 0.0)
@@ -68,6 +71,14 @@ class GhClient:
         """The login the-loop's own comments are posted as, when that is the App's bot; None with gh's
         own login, which is a person's (the operator's, maybe the agent's too): the marker says it then."""
         return None if self._app is None else self._app.bot_login(where)
+
+    def budget(self, repo: RepoRef) -> RateBudget | None:
+        """The budget `repo`'s calls count against, as the last reply stating it said; asks nothing
+        (None too in App mode while the repository's installation is not known yet)."""
+        if self._app is None:
+            return self._budgets.get(None)
+        installation = self._app.known(repo)
+        return None if installation is None else self._budgets.get(installation)
 
     def since_pages(self, repo: RepoRef, path: str, *, since: str | None, key: str, etag: str = "") -> Pages:
         """Every entry of a listing that `since` filters and that is sorted by `key` (a time stamp
@@ -119,17 +130,21 @@ class GhClient:
         where = str(repo)
         if repo.host != self.host:
             raise TrackerError(f"{where}: not on the configured host {self.host}")
-        if self._monotonic() < self._blocked:
-            until = self._clock() + self._blocked - self._monotonic()
-            raise RateLimited(f"{where}: rate limited on {self.host} until {until:.0f} (not asked)", until_epoch=until)
+        installation = None if self._app is None else self._app.installation(repo)
+        blocked = self._blocked.get(installation, 0.0)
+        if self._monotonic() < blocked:
+            until = self._clock() + blocked - self._monotonic()
+            whose = "" if installation is None else f" for installation {installation}"
+            message = f"{where}: rate limited on {self.host}{whose} until {until:.0f} (not asked)"
+            raise RateLimited(message, until_epoch=until)
         reply = self._ask(repo, method, path, etag=etag, payload=payload)
-        self._note_limits(repo, reply)
+        self._note_limits(repo, installation, reply)
         if absent_ok and reply.status == 404:
             return reply
         try:
             check(reply, where, now=self._clock())
         except RateLimited as limited:
-            self._hold(limited.until_epoch)
+            self._hold(installation, limited.until_epoch)
             raise
         return reply
 
@@ -150,20 +165,22 @@ class GhClient:
         moment = reply.server_time
         return datetime.fromtimestamp(self._clock() if moment is None else moment, UTC)
 
-    def _note_limits(self, repo: RepoRef, reply: Reply) -> None:
+    def _note_limits(self, repo: RepoRef, installation: int | None, reply: Reply) -> None:
         interval = reply.number("x-poll-interval")
         if interval is not None:
             self._poll_interval[repo] = interval
         reset = reset_at(reply, now=self._clock())
         remaining, limit = reply.number("x-ratelimit-remaining"), reply.number("x-ratelimit-limit")
         if remaining is not None and limit is not None and reset is not None:
-            self.budget = RateBudget(remaining=int(remaining), limit=int(limit), reset_epoch=reset)
+            budget = RateBudget(int(remaining), int(limit), reset, installation=installation)
+            self._budgets[installation] = budget
         if reply.headers.get("x-ratelimit-remaining") == "0" and reset is not None:
             # a success that spent the last request: the next one need not be asked to know
-            self._hold(reset)
+            self._hold(installation, reset)
 
-    def _hold(self, until_epoch: float) -> None:
-        self._blocked = max(self._blocked, self._monotonic() + until_epoch - self._clock())
+    def _hold(self, installation: int | None, until_epoch: float) -> None:
+        until = self._monotonic() + until_epoch - self._clock()
+        self._blocked[installation] = max(self._blocked.get(installation, 0.0), until)
 
 
 def _at(path: str, since: str | None, number: int) -> str:

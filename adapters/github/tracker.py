@@ -103,8 +103,9 @@ class GhTracker(TrackerPort):
         return self._client.min_interval_seconds(repo)
 
     def budget(self, repo: RepoRef) -> RateBudget | None:
-        """GitHub's rate-limit budget for this host as its last reply said it; asks nothing."""
-        return self._client.budget if repo.host == self._client.host else None
+        """GitHub's rate-limit budget `repo`'s calls count against (the host's, or in App mode its
+        installation's) as the last reply said it; asks nothing."""
+        return self._client.budget(repo) if repo.host == self._client.host else None
 
     def work_items(self, repo: RepoRef, label: str) -> list[WorkItem]:
         listing = self._listing(repo) or self._listings.setdefault(repo, Listing())

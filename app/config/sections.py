@@ -15,6 +15,7 @@ from app.config.harnesses import (
     check_harnesses,
     merge_harnesses,
 )
+from domain.budget import DEFAULT_RATE_FLOOR
 from domain.model import SpawnMode
 from domain.refs import DEFAULT_HOST, RepoRef
 from domain.routing import RepoPattern
@@ -617,6 +618,14 @@ class GitHubSettings(Section):
         default=None,
         description="Act as this GitHub App, each repository with its installation's token (docs/github-app.md);"
         " unset: as the account `gh` is logged in to.",
+    )
+    rate_floor: int = Field(
+        default=DEFAULT_RATE_FLOOR,
+        ge=0,
+        description="Requests of a rate limit (the token's, or in App mode each installation's) kept for the"
+        " notices, status replies and reactions the-loop must still make: a repository is not read while"
+        " its limit has this many or fewer left, until its reset (docs/github-app.md, Rate limits); 0: reads"
+        " stop only when none is left.",
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from html import escape
 from http import HTTPStatus
 from importlib.resources import files
@@ -13,6 +13,7 @@ from typing import Any
 from app.usecases.views.costs import money, total, turns
 from app.usecases.views.fleet import Fleet
 from app.usecases.views.poller_status import Heartbeat, is_overdue
+from app.usecases.views.rate_budgets import Budgets
 from app.usecases.views.sessions_admin import UnknownWorkItem
 from app.web import views
 from app.web.auth import COOKIE, Caller, Guard, Refusal
@@ -23,7 +24,6 @@ from app.web.journey import journeys
 from app.web.paging import events_page
 from app.web.words import time_tag
 from domain.asks import Answer, AnswerVerb
-from domain.budget import RateBudget
 from domain.errors import InvalidRef
 from domain.events import Event, Level
 from domain.fleet import ItemState
@@ -230,7 +230,7 @@ class FleetPage:
             "cycles seen": tally.counts[Event.POLL_CYCLE],
             "webhook deliveries": tally.counts[Event.WEBHOOK_RECEIVED],
             "errors": tally.levels[Level.ERROR.value],
-            "GitHub budget": _budget(beat.budgets) if beat else "not known yet",
+            "GitHub budget": _budget(beat.rate_budgets) if beat else "not known yet",
             "GitHub backoff": f"{backoff.get('repo', '?')} until {backoff.get('until', '?')}" if backoff else "none",
         }  # fmt: skip
         if skipped := self._feed.skipped_lines():
@@ -258,11 +258,10 @@ def _back(ref: str) -> tuple[str, str]:
     return views.item_link(item), f"back to {item}"
 
 
-def _budget(budgets: Mapping[str, RateBudget]) -> str:
-    """What the cycle's last replies said of each host's budget: `4,873 of 5,000 left, resets 16:42 UTC`."""
-    said = [
-        f"{b.remaining:,} of {b.limit:,} left, resets {datetime.fromtimestamp(b.reset_epoch, UTC):%H:%M} UTC"
-        + ("" if len(budgets) == 1 else f" ({host})")
-        for host, b in sorted(budgets.items())
-    ]
-    return "; ".join(said) or "not known yet"
+def _budget(budgets: Budgets) -> str | views.Html:
+    """What the cycle's last replies said of each budget, one line each (`status` says the same):
+    `4,873 of 5,000 left, resets 16:42 UTC`, or `installation 7 (acme): …` in App mode."""
+    lines = budgets.lines()
+    if len(lines) <= 1:
+        return lines[0] if lines else "not known yet"
+    return views.Html("<br>".join(escape(line) for line in lines))

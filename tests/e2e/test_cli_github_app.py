@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -75,6 +76,44 @@ def test_poll_once_as_the_app_reads_and_reacts_with_installation_tokens(
     # the operator's token is in gh's environment too: the stand-in in App mode refuses it
     assert (len(app.exchanges_of(7)), app.refused) == (1, 0)
     assert any(path.startswith(f"/repos/{REPO}/issues") and status == 200 for _, path, status in world.log)
+
+
+@pytest.mark.gh
+def test_status_shows_each_installation_s_budget_after_poll_once_as_the_app(
+    loop: Loop, standin: StandIn, app_key: AppKeyFile
+) -> None:
+    app = app_mode(standin, app_key)
+    app.install(7, "acme").rate_remaining = 900
+    app.install(9, "globex").rate_remaining = 4200
+    world = standin.world
+    world.now = SystemClock().now().replace(microsecond=0)  # the JWT is signed on the machine's clock
+    for name in (REPO, "globex/gadgets"):
+        world.add_issue(name, 1, author="bob")
+    loop.sources = [{"provider": "github", "repos": [REPO, "globex/gadgets"], "label": "loop"}]
+    loop.extra = {
+        "integrations": {"github": {"host": standin.host, "app": {"id": APP_ID, "privateKeyFile": str(app_key.path)}}}
+    }
+    config, env = str(loop.write_config()), loop.tmux.env | standin.gh_env()
+
+    polled = run_cli(loop.root, "--config", config, "poll", "--once", env=env)
+    shown = run_cli(loop.root, "--config", config, "status", env=env)
+    as_json = json.loads(run_cli(loop.root, "--config", config, "status", "--json", env=env).stdout)
+
+    assert polled.returncode == 0, polled.stderr
+    left = {n: app.installations[n].rate_remaining for n in (7, 9)}  # what the stand-in counted for each
+    assert left[7] < 900 and left[9] < 4200
+    said = as_json["installation_budgets"]
+    assert [{k: v for k, v in entry.items() if k != "reset"} for entry in said] == [
+        {"host": standin.host, "installation": 7, "owners": ["acme"], "remaining": left[7], "limit": 5000},
+        {"host": standin.host, "installation": 9, "owners": ["globex"], "remaining": left[9], "limit": 5000},
+    ]
+    # an hour past GitHub's Date, on the machine's clock (the reply's Date is a second coarse)
+    assert all(entry["reset"] == pytest.approx(world.now.timestamp() + 3600, abs=60) for entry in said)
+    assert as_json["budgets"] == {}  # the token's, by host: personal mode only
+    assert [line.split(" left")[0] for line in shown.stdout.splitlines() if line.startswith("GitHub budget")] == [
+        f"GitHub budget: installation 7 (acme): {left[7]} of 5,000",
+        f"GitHub budget: installation 9 (globex): {left[9]:,} of 5,000",
+    ], shown.stdout
 
 
 def test_doctor_fails_a_key_others_may_read_and_asks_github_nothing(tmp_path: Path, app_key: AppKeyFile) -> None:

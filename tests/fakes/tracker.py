@@ -66,6 +66,7 @@ class FakeTracker(TrackerPort):
     requests: int = 0
     poll_interval: dict[RepoRef, float] = field(default_factory=dict)
     budget_seen: RateBudget | None = None  # what the host's last reply would have said
+    budgets_seen: dict[RepoRef, RateBudget] = field(default_factory=dict)  # a repository's own (its installation's)
     reactions: list[tuple[str, Reaction]] = field(default_factory=list)
     posted: list[tuple[WorkItemRef, str]] = field(default_factory=list)
     fail_permissions: bool = False  # a permission cannot be read (GitHub's 403 to a token without push access)
@@ -252,7 +253,7 @@ class FakeTracker(TrackerPort):
         return self.poll_interval.get(repo, 0.0)
 
     def budget(self, repo: RepoRef) -> RateBudget | None:
-        return self.budget_seen
+        return self.budgets_seen.get(repo, self.budget_seen)
 
     # --- helpers -------------------------------------------------------------------------
 

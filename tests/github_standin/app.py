@@ -47,6 +47,8 @@ class Installation:
     organization: bool = True  # the account is an organization's, not a user's
     permissions: dict[str, str] = field(default_factory=lambda: dict(GRANTED))  # what its owner accepted
     events: tuple[str, ...] = SENT
+    rate_limit: int = 5000  # its own, as each installation's is on GitHub
+    rate_remaining: int = 5000
 
     def covers(self, full_name: str) -> bool:
         owner = full_name.split("/", maxsplit=1)[0].lower()
@@ -148,6 +150,11 @@ class AppSide:
         if repo is not None and not installation.covers(f"{repo['owner']}/{repo['name']}"):
             return 404, {"message": "Not Found"}
         return None
+
+    def installation_of(self, authorization: str) -> Installation | None:
+        """The installation whose token the request carries (one `token_refusal` let through)."""
+        issued = self.issued.get(authorization.partition(" ")[2])
+        return None if issued is None else self.installations.get(issued.installation)
 
     def _jwt_refusal(self, authorization: str, now: datetime) -> str | None:
         scheme, _, value = authorization.partition(" ")

@@ -1,4 +1,5 @@
-"""The stand-in's HTTPS server: auth, injected failures, rate limits, paging, ETag/304, counting."""
+"""The stand-in's HTTPS server: auth, injected failures, rate limits (per installation in App mode),
+paging, ETag/304, counting."""
 
 from __future__ import annotations
 
@@ -11,12 +12,15 @@ import time
 from email.utils import format_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from tests.github_standin.routes import Routes
 from tests.github_standin.tls import self_signed
 from tests.github_standin.world import Failure, World
+
+if TYPE_CHECKING:
+    from tests.github_standin.app import Installation
 
 PREFIX = "/api/v3"  # gh's enterprise base: https://<host>/api/v3/...
 
@@ -67,20 +71,23 @@ class _Handler(BaseHTTPRequestHandler):
     def _answer(
         self, world: World, full: str, path: str, query: str, payload: Any, failure: Failure | None
     ) -> tuple[int, bytes, dict[str, str]]:
-        headers = self._limit_headers(world)
+        headers = self._limit_headers(world, world)
         if failure is not None:
             body = failure.body if failure.body is not None else _doc({"message": "injected"})
             return failure.status, body, headers | failure.headers
         authorization = self.headers.get("Authorization", "")
+        counter: World | Installation = world  # whose rate limit the request counts against
         if world.app is not None:
             answered = world.app.answer(self.command, path, authorization, world.now)
             if answered is None:
                 answered = world.app.token_refusal(path, authorization)
             if answered is not None:
                 return answered[0], _doc(answered[1]), headers
+            counter = world.app.installation_of(authorization) or world  # each installation its own
+            headers = self._limit_headers(world, counter)
         elif authorization not in (f"token {world.token}", f"Bearer {world.token}"):
             return 401, _doc({"message": "Bad credentials"}), headers
-        if world.rate_remaining <= 0:
+        if counter.rate_remaining <= 0:
             return 403, _doc({"message": "API rate limit exceeded"}), headers
         params = dict(parse_qsl(query))
         status, doc = Routes(world).dispatch(self.command, path, params, payload)
@@ -92,16 +99,16 @@ class _Handler(BaseHTTPRequestHandler):
             if self.headers.get("If-None-Match") == etag:
                 return 304, b"", headers | {"ETag": etag}  # free: no rate-limit cost
             headers["ETag"] = etag
-        world.rate_remaining -= 1
-        return status, body, headers | self._limit_headers(world)
+        counter.rate_remaining -= 1
+        return status, body, headers | self._limit_headers(world, counter)
 
-    def _limit_headers(self, world: World) -> dict[str, str]:
+    def _limit_headers(self, world: World, counter: World | Installation) -> dict[str, str]:
         reset = int(world.now.timestamp()) + 3600
         headers = {
-            "X-RateLimit-Limit": str(world.rate_limit),
-            "X-RateLimit-Remaining": str(max(world.rate_remaining, 0)),
+            "X-RateLimit-Limit": str(counter.rate_limit),
+            "X-RateLimit-Remaining": str(max(counter.rate_remaining, 0)),
             "X-RateLimit-Reset": str(reset),
-            "X-RateLimit-Used": str(world.rate_limit - max(world.rate_remaining, 0)),
+            "X-RateLimit-Used": str(counter.rate_limit - max(counter.rate_remaining, 0)),
             "X-RateLimit-Resource": "core",
         }
         if world.poll_interval is not None:

@@ -23,7 +23,7 @@ from domain.budget import RateBudget
 from domain.ledger import Ledger
 from domain.model import ItemState as UpstreamState
 from domain.model import SessionStatus
-from domain.refs import WorkItemRef
+from domain.refs import RepoRef, WorkItemRef
 from tests.service.world import REPO, World
 
 TOKEN = "t0ken-for-the-page"
@@ -231,6 +231,27 @@ def test_the_daemon_panel_says_the_github_budget_left_and_its_reset(tmp_path: Pa
 
     assert '<dt>GitHub budget</dt><dd data-fact="GitHub budget">not known yet</dd>' in before
     assert '<dd data-fact="GitHub budget">4,873 of 5,000 left, resets 16:42 UTC</dd>' in after
+
+
+def test_the_daemon_panel_says_each_app_installation_s_budget_on_a_line_of_its_own(tmp_path: Path) -> None:
+    globex = RepoRef.parse("globex/gadgets")
+    world = World(repos=(REPO, globex))
+    world.item()
+    world.item(1, repo=globex)
+    page = _page(world, tmp_path / "events.jsonl")
+    reset = datetime(2026, 12, 1, 16, 42, 30, tzinfo=UTC).timestamp()
+    world.tracker.budgets_seen = {
+        REPO: RateBudget(remaining=40, limit=5000, reset_epoch=reset, installation=7),
+        globex: RateBudget(remaining=4200, limit=5000, reset_epoch=reset, installation=9),
+    }
+    Daemon(cycle=world.poll, uow=world.uow, lock=_Lock(), interval_seconds=60, version="t").run(once=True)
+
+    html = _get(page, "/", **BEARER).body.decode()
+
+    assert (
+        '<dd data-fact="GitHub budget">installation 7 (acme): 40 of 5,000 left, resets 16:42 UTC<br>'
+        "installation 9 (globex): 4,200 of 5,000 left, resets 16:42 UTC</dd>"
+    ) in html
 
 
 def test_a_cycles_tick_reads_the_hosts_and_the_daemon_once(tmp_path: Path) -> None:

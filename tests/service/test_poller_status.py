@@ -130,3 +130,38 @@ def test_faults_a_poller_whose_cycles_fail_is_failing_with_its_cause() -> None:
 def test_overdue_is_one_rule_quiet_past_two_intervals_and_the_slack() -> None:
     # the status and the fleet page both ask it: 2 x 60 s + 30 s of slack
     assert [is_overdue(quiet, 60) for quiet in (None, 0.0, 150.0, 150.5)] == [False, False, False, True]
+
+
+RESET = datetime(2026, 11, 30, 9, 30, tzinfo=UTC).timestamp()
+
+
+def _numbers(remaining: int) -> dict[str, float]:
+    return {"remaining": remaining, "limit": 5000, "reset": RESET}
+
+
+def test_status_says_the_token_s_budget_and_keeps_it_by_host_in_its_json() -> None:
+    beat = json.loads(_beat(ago=5)) | {"budgets": {"github.com": _numbers(4873)}}
+    status = poller_status(
+        holder={"pid": 42, "started": STARTED}, heartbeat_text=json.dumps(beat), now=NOW, interval_seconds=60
+    )
+
+    assert "GitHub budget: 4,873 of 5,000 left, resets 09:30 UTC" in describe(status)
+    assert status.as_json()["budgets"] == {"github.com": _numbers(4873)}
+    assert status.as_json()["installation_budgets"] == []
+
+
+def test_status_says_each_installation_s_budget_on_a_line_of_its_own_with_its_owner() -> None:
+    installations = [
+        {"host": "github.com", "installation": 7, "owners": ["acme"]} | _numbers(40),
+        {"host": "github.com", "installation": 9, "owners": ["globex"]} | _numbers(4200),
+    ]
+    beat = json.loads(_beat(ago=5)) | {"budgets": {}, "installation_budgets": installations}
+    status = poller_status(
+        holder={"pid": 42, "started": STARTED}, heartbeat_text=json.dumps(beat), now=NOW, interval_seconds=60
+    )
+
+    assert [line for line in describe(status) if line.startswith("GitHub budget")] == [
+        "GitHub budget: installation 7 (acme): 40 of 5,000 left, resets 09:30 UTC",
+        "GitHub budget: installation 9 (globex): 4,200 of 5,000 left, resets 09:30 UTC",
+    ]
+    assert status.as_json()["installation_budgets"] == installations and status.as_json()["budgets"] == {}

@@ -25,6 +25,7 @@ from app.usecases.unit_of_work import UnitOfWork
 from app.usecases.views.sessions_admin import AdminConfig, SessionsAdmin
 from app.usecases.wiring import Configs, PortSet, UseCases
 from domain.authorize import Authorized, Permission
+from domain.budget import DEFAULT_RATE_FLOOR
 from domain.cluster import LeaseTiming
 from domain.ledger import PRUNE_MARGIN, Ledger
 from domain.model import Comment, HarnessSpec, SessionRecord, Source, SpawnMode
@@ -117,6 +118,7 @@ class World:
     free_memory: int | None = None  # the host's available memory the admission reads (None: unread)
     prices: PriceTable = field(default_factory=lambda: PriceTable((), dated=""))  # pricing (none: tokens only)
     budgets: tuple[Budget, ...] = ()  # budgets
+    rate_floor: int = DEFAULT_RATE_FLOOR  # integrations.github.rateFloor
 
     def __post_init__(self) -> None:
         ids = (f"sid-{n}" for n in itertools.count(1))
@@ -157,6 +159,7 @@ class World:
                 sources=tuple(Source("github", repo, "loop") for repo in self.repos),
                 spawn_mode=self.spawn_mode,
                 max_concurrent=self.max_concurrent,
+                rate_floor=self.rate_floor,
             ),
             authorized=self.authorized_logins,
             version=self.version,

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from domain.budget import RateBudget
+from domain.budget import InstallationBudget, RateBudget
+from domain.refs import RepoRef
 
 
 @dataclass
@@ -23,7 +24,9 @@ class CycleSummary:
     sources_failed: int = 0
     items_failed: int = 0
     min_interval_seconds: float = 0.0  # the longest pace a tracker asked for this cycle
-    budgets: dict[str, RateBudget] = field(default_factory=dict)  # per host: the last one stated
+    budgets: dict[str, RateBudget] = field(default_factory=dict)  # per host, of its one token: the last one stated
+    # in App mode, per host and installation instead: the last one stated
+    installations: dict[tuple[str, int], InstallationBudget] = field(default_factory=dict)
     finished_at: datetime | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     # once said, what an item's lane still does counts in the next cycle's summary
@@ -37,6 +40,16 @@ class CycleSummary:
                     setattr(self, key, getattr(self, key) + value)
         if later is not None:
             later.add(**counts)
+
+    def note_budget(self, repo: RepoRef, budget: RateBudget) -> None:
+        """What a reply on `repo` said of the budget its requests count against."""
+        if budget.installation is None:
+            self.budgets[repo.host] = budget
+            return
+        key = (repo.host, budget.installation)
+        known = self.installations.get(key)
+        owners = tuple(sorted({*(known.owners if known else ()), repo.owner}))
+        self.installations[key] = InstallationBudget(repo.host, budget.installation, owners, budget)
 
     def fields(self) -> dict[str, Any]:
         names = (

@@ -23,6 +23,7 @@ from app.usecases.cycle.receipt_watch import Look, ReceiptWatch
 from app.usecases.cycle.trouble import Trouble
 from app.usecases.delivery.watch import HarnessWatch
 from app.usecases.unit_of_work import InUnitOfWork, UnitOfWork
+from app.usecases.views.rate_budgets import Budgets, sorted_installations
 from domain.errors import StoreUnreachable
 from domain.events import Event, Level
 
@@ -251,12 +252,10 @@ class Daemon(InUnitOfWork):
             "last_cycle_finished": (summary.finished_at or summary.started_at).isoformat(),
             "last_cycle_finished_monotonic": self.clock.monotonic(),
             "summary": summary.fields(),
-            # per tracker host, its request budget as the cycle's last reply said it (the page shows it)
-            "budgets": {
-                host: {"remaining": b.remaining, "limit": b.limit, "reset": b.reset_epoch}
-                for host, b in summary.budgets.items()
-            },
         }
+        # per tracker host (in App mode, per installation), its request budget as the cycle's last
+        # reply said it: `status` and the page show it
+        beat |= Budgets(summary.budgets, sorted_installations(summary.installations.values())).as_json()
         self.store.save_meta(self.heartbeat_key, json.dumps(beat))
 
 

@@ -27,6 +27,7 @@ from app.usecases.delivery.feedback import Feedback
 from app.usecases.delivery.item_worker import ItemWorker
 from app.usecases.unit_of_work import InUnitOfWork, UnitOfWork
 from domain.authorize import Authorized
+from domain.budget import DEFAULT_RATE_FLOOR
 from domain.cluster import Departed, Listed
 from domain.errors import LeaseLost, StaleWrite
 from domain.events import Event, Level
@@ -47,6 +48,7 @@ class PollConfig:
     spawn_mode: SpawnMode = SpawnMode.LABELED
     max_concurrent: int = 4
     unlisted_keep_seconds: float = 600.0  # a kept comment of an item no read lists: dropped after this
+    rate_floor: int = DEFAULT_RATE_FLOOR  # requests a budget keeps for notices and replies: reads stop there
 
 
 def watches(sources: Iterable[Source]) -> list[Watch]:
@@ -87,7 +89,7 @@ class PollCycle(InUnitOfWork):
     def __post_init__(self, trackers: Mapping[str, TrackerPort]) -> None:
         self._reader = RepoReader(
             trackers=trackers, store=self.store, events=self.events, clock=self.clock, cluster=self.cluster,
-            unlisted_keep_seconds=self.config.unlisted_keep_seconds,
+            unlisted_keep_seconds=self.config.unlisted_keep_seconds, rate_floor=self.config.rate_floor,
         )  # fmt: skip
         waits = SlotWaits(
             store=self.store, events=self.events, clock=self.clock, cluster=self.cluster, feedback=self.feedback

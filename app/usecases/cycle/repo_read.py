@@ -10,6 +10,7 @@ from datetime import timedelta
 
 from app.usecases.cycle.cycle_summary import CycleSummary
 from app.usecases.cycle.meta import read_through_key, watch_start, watch_start_key
+from domain.budget import DEFAULT_RATE_FLOOR, Spend, read_decision
 from domain.cluster import Departed, Listed
 from domain.errors import RateLimited, TrackerError
 from domain.events import Event, Level
@@ -39,13 +40,14 @@ class RepoReader:
     clock: ClockPort
     cluster: ClusterPort
     unlisted_keep_seconds: float = 600.0
+    rate_floor: int = DEFAULT_RATE_FLOOR  # reads stop with this many requests left (`read_decision`)
     # until when, on the clock that never jumps
     _backoff: dict[RepoRef, float] = field(init=False, default_factory=dict)
 
     def read(self, watch: Watch, sessions: Sequence[SessionRecord], summary: CycleSummary, *, cycle: int) -> bool:
         """Read and share `watch`'s repository; False when it could not be read this cycle."""
         tracker = self.trackers[watch.provider]
-        if self._backoff.get(watch.repo, 0.0) > self.clock.monotonic():
+        if not self._may_read(tracker, watch):
             _note_budget(tracker, watch, summary)  # held back: what the last reply said still stands
             return False
         try:
@@ -54,13 +56,7 @@ class RepoReader:
             cursor = self.store.cursor(watch.repo)
             batch = tracker.new_comments(watch.repo, cursor)
         except RateLimited as limited:
-            # a wait, counted from now: setting the wall clock back must not make it an hour longer
-            wait = limited.until_epoch - self.clock.now().timestamp()
-            self._backoff[watch.repo] = self.clock.monotonic() + max(0.0, wait)
-            self.events.emit(
-                Event.POLL_BACKOFF, level=Level.WARNING, repo=str(watch.repo), until=limited.until_epoch,
-                cause=str(limited),
-            )  # fmt: skip
+            self._back_off(watch.repo, limited.until_epoch, cause=str(limited))
             return False
         except TrackerError as error:
             summary.add(sources_failed=1)
@@ -90,6 +86,25 @@ class RepoReader:
         shared = [Listed(item, label, history=first) for item, label in listed.values()]
         self.cluster.share(watch.repo, shared, departed)
         return True
+
+    def _may_read(self, tracker: TrackerPort, watch: Watch) -> bool:
+        """False while the repository backs off, or while the budget its requests count against (its
+        installation's, in App mode) is down to the floor kept for notices and replies."""
+        if self._backoff.get(watch.repo, 0.0) > self.clock.monotonic():
+            return False
+        decision = read_decision(
+            tracker.budget(watch.repo), floor=self.rate_floor, now_epoch=self.clock.now().timestamp()
+        )
+        if decision.choice is Spend.HOLD and decision.until_epoch is not None:
+            self._back_off(watch.repo, decision.until_epoch, cause=f"{watch.repo}: {decision.reason}")
+            return False
+        return True
+
+    def _back_off(self, repo: RepoRef, until_epoch: float, *, cause: str) -> None:
+        # a wait, counted from now: setting the wall clock back must not make it an hour longer
+        wait = until_epoch - self.clock.now().timestamp()
+        self._backoff[repo] = self.clock.monotonic() + max(0.0, wait)
+        self.events.emit(Event.POLL_BACKOFF, level=Level.WARNING, repo=str(repo), until=until_epoch, cause=cause)
 
     def _prune(self, repo: RepoRef, listed: Mapping[WorkItemRef, object]) -> dict[WorkItemRef, int]:
         """Drop what the inbox keeps for an item that left the listing (it goes with the item), and
@@ -150,4 +165,4 @@ class RepoReader:
 def _note_budget(tracker: TrackerPort, watch: Watch, summary: CycleSummary) -> None:
     """The request budget the tracker's last reply stated, for the heartbeat (asks nothing)."""
     if (budget := tracker.budget(watch.repo)) is not None:
-        summary.budgets[watch.repo.host] = budget
+        summary.note_budget(watch.repo, budget)

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from domain.budget import RateBudget
+from app.usecases.views.rate_budgets import Budgets
+from domain.budget import InstallationBudget, RateBudget
 from domain.durations import duration
 
 # A cycle may run long (first sight of many items, a slow tmux): overdue only well past the interval.
@@ -48,6 +49,11 @@ class Heartbeat:
     summary: Mapping[str, int]
     finished_monotonic: float | None = None  # the machine's CLOCK_MONOTONIC when it was written
     budgets: Mapping[str, RateBudget] = field(default_factory=dict)  # per tracker host, as last stated
+    installation_budgets: tuple[InstallationBudget, ...] = ()  # App mode: per installation instead
+
+    @property
+    def rate_budgets(self) -> Budgets:
+        return Budgets(self.budgets, self.installation_budgets)
 
     @classmethod
     def parse(cls, text: str | None) -> Heartbeat | None:
@@ -56,6 +62,7 @@ class Heartbeat:
             return None
         try:
             beat = json.loads(text)
+            rates = Budgets.parse(beat)
             return cls(
                 pid=int(beat["pid"]),
                 started=str(beat["started"]),
@@ -64,10 +71,8 @@ class Heartbeat:
                 cycle_finished=datetime.fromisoformat(beat["last_cycle_finished"]),
                 summary={str(k): int(v) for k, v in dict(beat["summary"]).items()},
                 finished_monotonic=_number(beat.get("last_cycle_finished_monotonic")),
-                budgets={
-                    str(host): RateBudget(int(b["remaining"]), int(b["limit"]), float(b["reset"]))
-                    for host, b in dict(beat.get("budgets") or {}).items()
-                },
+                budgets=rates.hosts,
+                installation_budgets=rates.installations,
             )
         except (KeyError, TypeError, ValueError):
             return None
@@ -145,7 +150,7 @@ class PollerStatus:
                 "duration_seconds": round((beat.cycle_finished - beat.cycle_started).total_seconds(), 3),
                 "summary": dict(beat.summary),
             },
-        }
+        } | (beat.rate_budgets if beat else Budgets()).as_json()
 
 
 def poller_status(
@@ -185,6 +190,8 @@ def describe(status: PollerStatus) -> list[str]:
             f"last cycle: {_shown(beat.cycle_finished)} ({ago(status.now - beat.cycle_finished)}, "
             f"pid {beat.pid}), took {took:.1f}s: {counts}"
         )
+    if beat is not None:
+        lines += [f"GitHub budget: {line}" for line in beat.rate_budgets.lines()]
     if status.running:
         verdict = "OVERDUE" if status.overdue else "on time"
         lines.append(
