@@ -19,6 +19,9 @@ from tests.github_standin.tls import self_signed
 from tests.github_standin.world import Failure, World
 
 PREFIX = "/api/v3"  # gh's enterprise base: https://<host>/api/v3/...
+# a header a wrapped gh adds (tagged_gh.sh) to say which host it runs for, so that several daemons on
+# one stand-in are told apart; GitHub knows no such thing
+CLIENT_HEADER = "X-Standin-Client"
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -73,9 +76,10 @@ class _Handler(BaseHTTPRequestHandler):
             return failure.status, body, headers | failure.headers
         authorization = self.headers.get("Authorization", "")
         if world.app is not None:
-            answered = world.app.answer(self.command, path, authorization, world.now)
+            client = self.headers.get(CLIENT_HEADER, "")
+            answered = world.app.answer(self.command, path, authorization, world.now, client)
             if answered is None:
-                answered = world.app.token_refusal(path, authorization)
+                answered = world.app.token_refusal(path, authorization, method=self.command, client=client)
             if answered is not None:
                 return answered[0], _doc(answered[1]), headers
         elif authorization not in (f"token {world.token}", f"Bearer {world.token}"):
