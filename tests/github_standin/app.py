@@ -18,6 +18,7 @@ from tests.github_standin.world import stamp
 
 Answer = tuple[int, Any]
 JWT_MAX = 600  # GitHub refuses a JWT expiring more than ten minutes on
+TOKEN_PREFIX = "ghs_standin"  # every installation token handed out begins so: a search for it finds them all
 
 _REPO = re.compile(r"^/repos/(?P<owner>[^/]+)/(?P<name>[^/]+)")
 _TOKENS = re.compile(r"^/app/installations/(?P<id>[0-9]+)/access_tokens$")
@@ -61,15 +62,30 @@ class Installation:
 class Issued:
     installation: int
     expires: float  # on the machine's monotonic clock (the stand-in's `Date` is the world's own)
+    client: str = ""  # who asked for it (the server's CLIENT_HEADER): each host keeps its own tokens
 
 
 @dataclass(frozen=True)
 class Exchange:
-    """A token handed out: for which installation, when, and what the one before it had left."""
+    """A token handed out: for which installation, when, to which client, and what the one before it
+    (that client's own) had left."""
 
     installation: int
     at: float  # monotonic
-    previous_left: float | None  # seconds; None: the installation's first
+    previous_left: float | None  # seconds; None: the installation's first for this client
+    client: str = ""
+
+
+@dataclass(frozen=True)
+class TokenUse:
+    """A request made with an installation token: by which client, with a token of which installation
+    (0: a token the stand-in never handed out), and whether it was refused (401)."""
+
+    client: str
+    installation: int
+    method: str
+    path: str
+    refused: bool
 
 
 @dataclass
@@ -86,6 +102,7 @@ class AppSide:
     issued: dict[str, Issued] = field(default_factory=dict)
     exchanges: list[Exchange] = field(default_factory=list)
     refused: int = 0  # requests answered 401 for an expired, revoked or unknown token
+    uses: list[TokenUse] = field(default_factory=list)
     changed: threading.Condition = field(default_factory=threading.Condition)
 
     @property
@@ -111,8 +128,9 @@ class AppSide:
 
     # --- reading back --------------------------------------------------------------------
 
-    def exchanges_of(self, number: int) -> list[Exchange]:
-        return [e for e in self.exchanges if e.installation == number]
+    def exchanges_of(self, number: int, client: str | None = None) -> list[Exchange]:
+        """The tokens handed out for installation `number` (to `client` alone, if named)."""
+        return [e for e in self.exchanges if e.installation == number and client in (None, e.client)]
 
     def wait_for(self, ready: Callable[[], bool], timeout: float) -> bool:
         with self.changed:
@@ -120,7 +138,7 @@ class AppSide:
 
     # --- serving (under the world's lock) ------------------------------------------------
 
-    def answer(self, method: str, path: str, authorization: str, now: datetime) -> Answer | None:
+    def answer(self, method: str, path: str, authorization: str, now: datetime, client: str = "") -> Answer | None:
         """The App endpoints' answer; None for any other path."""
         tokens = _TOKENS.match(path) if method == "POST" else None
         lookup = _INSTALLATION.match(path) if method == "GET" else None
@@ -131,19 +149,21 @@ class AppSide:
         if refusal is not None:
             return 401, {"message": refusal}
         if tokens is not None:
-            return self._hand_out(int(tokens["id"]), now)
+            return self._hand_out(int(tokens["id"]), now, client)
         if lookup is not None:
             return self._installation_of(f"{lookup['owner']}/{lookup['name']}")
         if described is not None:
             return self._described(int(described["id"]))
         return 200, {"id": self.app_id, "slug": self.slug, "name": self.slug, "owner": {"login": "acme"}}
 
-    def token_refusal(self, path: str, authorization: str) -> Answer | None:
+    def token_refusal(self, path: str, authorization: str, *, method: str = "GET", client: str = "") -> Answer | None:
         """None when the request's token may make it; else GitHub's answer."""
         scheme, _, value = authorization.partition(" ")
         issued = self.issued.get(value) if scheme in ("token", "Bearer") else None
         installation = None if issued is None else self.installations[issued.installation]
-        if issued is None or installation is None or installation.revoked or self.monotonic() >= issued.expires:
+        refused = issued is None or installation is None or installation.revoked or self.monotonic() >= issued.expires
+        self.uses.append(TokenUse(client, 0 if issued is None else issued.installation, method, path, refused))
+        if refused or installation is None:
             self.refused += 1
             return 401, {"message": "Bad credentials"}
         repo = _REPO.match(path)
@@ -180,17 +200,17 @@ class AppSide:
             return "Integration not found"
         return None
 
-    def _hand_out(self, number: int, now: datetime) -> Answer:
+    def _hand_out(self, number: int, now: datetime, client: str) -> Answer:
         installation = self.installations.get(number)
         if installation is None or installation.revoked:
             return 404, {"message": "Not Found"}
         at = self.monotonic()
-        previous = [t for t in self.issued.values() if t.installation == number]
+        previous = [t for t in self.issued.values() if t.installation == number and t.client == client]
         left = max(t.expires for t in previous) - at if previous else None
-        token = f"ghs_standin{len(self.issued) + 1:06d}"
-        self.issued[token] = Issued(number, at + self.token_seconds)
+        token = f"{TOKEN_PREFIX}{len(self.issued) + 1:06d}"
+        self.issued[token] = Issued(number, at + self.token_seconds, client)
         with self.changed:
-            self.exchanges.append(Exchange(number, at, left))
+            self.exchanges.append(Exchange(number, at, left, client))
             self.changed.notify_all()
         expires_at = stamp(now + timedelta(seconds=self.token_seconds))
         selection = "all" if installation.repos is None else "selected"

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from tests.github_standin.app import Installation
 
 PREFIX = "/api/v3"  # gh's enterprise base: https://<host>/api/v3/...
+# a header a wrapped gh adds (tagged_gh.sh) to say which host it runs for, so that several daemons on
+# one stand-in are told apart; GitHub knows no such thing
+CLIENT_HEADER = "X-Standin-Client"
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -78,9 +81,10 @@ class _Handler(BaseHTTPRequestHandler):
         authorization = self.headers.get("Authorization", "")
         counter: World | Installation = world  # whose rate limit the request counts against
         if world.app is not None:
-            answered = world.app.answer(self.command, path, authorization, world.now)
+            client = self.headers.get(CLIENT_HEADER, "")
+            answered = world.app.answer(self.command, path, authorization, world.now, client)
             if answered is None:
-                answered = world.app.token_refusal(path, authorization)
+                answered = world.app.token_refusal(path, authorization, method=self.command, client=client)
             if answered is not None:
                 return answered[0], _doc(answered[1]), headers
             counter = world.app.installation_of(authorization) or world  # each installation its own
