@@ -61,6 +61,10 @@ class GhClient:
         self._blocked = 0.0  # on `monotonic`: until then, nothing is asked
         self.budget: RateBudget | None = None  # what the last reply stating one said
 
+    @property
+    def app(self) -> AppInstallations | None:
+        return self._app
+
     def min_interval_seconds(self, repo: RepoRef) -> float:
         return self._poll_interval.get(repo, 0.0)
 

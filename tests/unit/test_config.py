@@ -124,7 +124,8 @@ def test_a_missing_file_given_by_the_variable_is_refused(monkeypatch: pytest.Mon
         ("webhooks: {ghWebhook: {port: 99999}}", "c.yaml: webhooks.ghWebhook.port: must be at most 65535 (got 99999)"),
         (
             "webhooks: {ghWebhook: {enabled: true}}",
-            "c.yaml: webhooks.ghWebhook.secret: required when enabled (unsigned deliveries would be accepted)",
+            "c.yaml: webhooks.ghWebhook.secret: required when enabled, unless integrations.github.app.webhookSecret"
+            " is set (unsigned deliveries would be accepted)",
         ),
         ("state: {backend: postgres}", "c.yaml: state.dsn: required when backend is postgres"),
         ("state: {backend: mysql}", "c.yaml: state.backend: must be one of sqlite, postgres (got 'mysql')"),
