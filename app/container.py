@@ -55,6 +55,7 @@ from domain.ports import (
     ClockPort,
     ClusterPort,
     EventSink,
+    InstallationsPort,
     ReceiptPort,
     StateStore,
     TmuxPort,
@@ -421,6 +422,7 @@ def _webhook_server(settings: Settings, intake: WebhookIntake, github: GhTracker
         host=hook.host,
         port=hook.port,
         secret=hook.secret.get_secret_value(),
+        app_secret=app.webhook_secret.get_secret_value() if (app := settings.integrations.github.app) else "",
         accept=intake.accept,
         max_body=hook.max_body_bytes,
         read_timeout=hook.read_timeout_seconds,
@@ -428,6 +430,7 @@ def _webhook_server(settings: Settings, intake: WebhookIntake, github: GhTracker
         refused=intake.refused,
         access_changed=intake.access_changed,
         bot_login=github.bot_login,  # as a GitHub App, its own comments are told by its bot's login
+        installation_changed=intake.installation_changed,
     )
 
 
@@ -493,6 +496,11 @@ class _Adapters:
     @property
     def tracker_for(self) -> Callable[[WorkItemRef], TrackerPort]:
         return cast(Callable[[WorkItemRef], TrackerPort], self._c.tracker_for())
+
+    @property
+    def installations(self) -> InstallationsPort | None:
+        # the tracker's own: what the webhook says of an installation changes the tokens its calls use
+        return self._c.github().app_installations if self._c.settings().integrations.github.app else None
 
 
 class Container(containers.DeclarativeContainer):

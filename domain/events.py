@@ -390,8 +390,18 @@ class Event(enum.Enum):
     )
     WEBHOOK_DROPPED = (
         "webhook.dropped",
-        "Signed deliveries answered and dropped (`reason`: unwatched, other-host, ours, unauthorized, not-listed, "
-        "inbox-full); said at most once a minute per reason, `count` the drops since it was last said.",
+        "Signed deliveries answered and dropped (`reason`: unwatched, other-host, installation-unwatched — the GitHub "
+        "App's delivery came through an installation that does not serve its repository, or one deleted —, "
+        "repository-removed — taken from that installation since —, ours, unauthorized, not-listed, inbox-full); "
+        "said at most once a minute per reason, `count` the drops since it was last said.",
+    )
+    WEBHOOK_INSTALLATION_CHANGED = (
+        "webhook.installation_changed",
+        "The GitHub App's webhook said its `installation` changed (`action`: created, deleted, suspend, unsuspend, "
+        "new_permissions_accepted, added, removed): the repositories in `added` are now served by it, those in "
+        "`removed` are not (their next call looks their installation up again, and a delivery for one through it "
+        "is dropped, repository-removed); a deleted installation serves none. `token_dropped`: the token held for "
+        "it was dropped (deleted, suspended, new permissions), its next call asks for a new one.",
     )
     WEBHOOK_REFUSED = (
         "webhook.refused",

@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # annotations only: importing the ports costs a command's sta
     from domain.authorize import Permission
     from domain.budget import RateBudget
     from domain.cluster import Departed, Held, HostView, Lease, Listed, Shared
+    from domain.installations import InstallationChange, Installations
     from domain.ledger import Ledger
     from domain.model import (
         Arming,
@@ -241,6 +242,19 @@ class ClockPort(Protocol):
         differences mean anything, and only within one boot."""
 
     def sleep(self, seconds: float) -> None: ...
+
+
+class InstallationsPort(Protocol):
+    """The GitHub App's installations as this process knows them, and the tokens it holds for them.
+
+    Failure modes: none — both only read and change what is held in memory; a token dropped is
+    asked for again by its next call, a repository forgotten is looked up again by its next call."""
+
+    def known(self) -> Installations:
+        """Which installation serves each repository, as known now."""
+
+    def changed(self, change: InstallationChange) -> bool:
+        """Take in what GitHub said changed; whether a token held for the installation was dropped."""
 
 
 class EventSink(Protocol):

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from domain.authorize import Authorized, Standing
+from domain.installations import Installations
 from domain.model import Comment
 from domain.policy import Decision
 from domain.refs import RepoRef, WorkItemRef
@@ -20,6 +21,10 @@ LABELLED = "labelled"  # not listed yet, but GitHub says it carries a watched la
 UNWATCHED = "unwatched"
 OTHER_HOST = "other-host"  # a watched owner/repo, but on another GitHub host than the one watched
 OURS = "ours"  # by the login the-loop writes as, or carrying the agent marker: never a prompt
+# the GitHub App's delivery names an installation that does not serve its repository: another one
+# does, or it was deleted since
+INSTALLATION_UNWATCHED = "installation-unwatched"
+REPOSITORY_REMOVED = "repository-removed"  # taken from the delivery's installation since
 UNAUTHORIZED = "unauthorized"
 NOT_LISTED = "not-listed"  # neither listed nor labelled: an item the-loop does not work
 INBOX_FULL = "inbox-full"
@@ -41,10 +46,12 @@ class Refusal(enum.StrEnum):
 @dataclass(frozen=True, slots=True)
 class Pushed:
     """A new comment a signed delivery announced, with the labels its item carries as the
-    delivery (GitHub, under the shared secret) says."""
+    delivery (GitHub, under the shared secret) says, and the installation it came through when the
+    GitHub App's webhook delivered it (None: a repository's or organization's webhook)."""
 
     comment: Comment
     labels: frozenset[str] = frozenset()
+    installation: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +90,23 @@ def sender_decision(
     if not standing.steers and standing is not Standing.UNKNOWN:
         return Decision(False, UNAUTHORIZED)
     return Decision(True, "sender")
+
+
+def installation_decision(pushed: Pushed, *, known: Installations) -> Decision[bool]:
+    """Whether the GitHub App's delivery came through the installation that serves its (watched)
+    repository. One whose repository's installation is not known yet is taken at its word: only
+    GitHub holds the App's webhook secret, and its first call looks the installation up anyway."""
+    installation, repo = pushed.installation, pushed.comment.item.repo
+    if installation is None:
+        return Decision(True, "not the App's")
+    if installation in known.gone:
+        return Decision(False, INSTALLATION_UNWATCHED)
+    serving = known.serving(repo)
+    if serving is None and known.taken_from(repo) == installation:
+        return Decision(False, REPOSITORY_REMOVED)
+    if serving is not None and serving != installation:
+        return Decision(False, INSTALLATION_UNWATCHED)
+    return Decision(True, "installation")
 
 
 def keep_decision(pushed: Pushed, *, labels: frozenset[str], listed: bool, room: bool) -> Decision[bool]:

@@ -12,6 +12,8 @@ from adapters.github.gh import GhApi
 from adapters.github.payloads import parse_time
 from adapters.github.reply import Reply, check
 from domain.errors import TrackerError
+from domain.installations import DROPS_TOKENS, InstallationChange, Installations, installation_changed
+from domain.ports import InstallationsPort
 from domain.refs import RepoRef
 
 if TYPE_CHECKING:  # the key's module loads PyJWT and cryptography: only when an App is configured
@@ -30,19 +32,20 @@ class GitHubApp:
     refresh_margin: float = REFRESH_MARGIN
 
 
-class AppInstallations:
+class AppInstallations(InstallationsPort):
     """The token every call on a repository is made with: its installation's, kept by
     `InstallationTokens`. The App's own requests (finding an installation, asking a token) carry a
-    JWT signed for each one. Failures are `TrackerError`s naming the repository."""
+    JWT signed for each one. Failures are `TrackerError`s naming the repository.
+
+    Which installation serves each repository is one `Installations` value, replaced whole under a
+    lock: what the configuration names, what was looked up, and what the App's webhook said since."""
 
     def __init__(self, app: GitHubApp, api: GhApi, *, clock: Callable[[], float], monotonic: Callable[[], float]):
         self._app = app
         self._api = api
         self._clock = clock
         self._tokens = InstallationTokens(margin=app.refresh_margin, monotonic=monotonic)
-        # GitHub's owner and repository names ignore case
-        self._named = {name.lower(): number for name, number in app.installations.items()}
-        self._found: dict[RepoRef, int] = {}
+        self._known = Installations.configured(app.installations)
         self._lock = threading.Lock()
         self._about: dict[str, Any] | None = None
         self._asking_about = threading.Lock()
@@ -58,21 +61,27 @@ class AppInstallations:
 
     def installation(self, repo: RepoRef) -> int:
         """The configuration's installation for the repository or its owner, else the one GitHub
-        names for it (asked once, then remembered until it is gone)."""
-        found = self.known(repo)
-        if found is None:
-            found = self._look_up(repo)
+        names for it (asked once, then remembered until it is gone or the repository is taken from it)."""
+        serving = self.serving(repo)
+        if serving is None:
+            serving = self._look_up(repo)
             with self._lock:
-                self._found[repo] = found
-        return found
+                self._known = self._known.with_repos([repo], serving)
+        return serving
 
-    def known(self, repo: RepoRef) -> int | None:
-        """The repository's installation if the configuration names it or it was looked up; asks nothing."""
-        named = self._named.get(repo.full_name.lower(), self._named.get(repo.owner.lower()))
-        if named is not None:
-            return named
+    def known(self) -> Installations:
         with self._lock:
-            return self._found.get(repo)
+            return self._known
+
+    def changed(self, change: InstallationChange) -> bool:
+        with self._lock:
+            self._known = installation_changed(self._known, change)
+        return change.action in DROPS_TOKENS and self._tokens.forget(change.installation)
+
+    def serving(self, repo: RepoRef) -> int | None:
+        """The repository's installation if the configuration names it or it was looked up; asks nothing."""
+        with self._lock:
+            return self._known.serving(repo)
 
     def whoami(self, where: str) -> dict[str, Any]:
         """The App as GitHub describes it to its own JWT (`GET /app`): asked once, then kept for the
@@ -141,7 +150,7 @@ class AppInstallations:
         """Forget an installation GitHub no longer has: a repository's is looked up again (its token
         was refused already, and is not handed out again)."""
         with self._lock:
-            self._found = {repo: number for repo, number in self._found.items() if number != installation}
+            self._known = self._known.without(installation)
 
     def _as_app(self, where: str, method: str, path: str, *, absent_ok: bool = False) -> Reply:
         jwt = self._app.key.jwt(self._clock())

@@ -68,6 +68,12 @@ class InstallationTokens:
             self._held.pop(installation, None)  # refused: never handed out again
             return self._mint(installation, mint)
 
+    def forget(self, installation: int) -> bool:
+        """Drop the installation's token (deleted, suspended, or its permissions changed): its next
+        call asks for a new one. Whether one was held."""
+        with self._lock(installation):  # a refresh under way ends first: its token goes too
+            return self._held.pop(installation, None) is not None
+
     def _mint(self, installation: int, mint: Callable[[], Minted]) -> str:
         minted = mint()
         # counted from when it arrived: later than GitHub's own start by the reply's way here, which

@@ -64,6 +64,10 @@ class GhClient:
         self._blocked: dict[int | None, float] = {}
         self._budgets: dict[int | None, RateBudget] = {}  # per installation: what the last reply stating one said
 
+    @property
+    def app(self) -> AppInstallations | None:
+        return self._app
+
     def min_interval_seconds(self, repo: RepoRef) -> float:
         return self._poll_interval.get(repo, 0.0)
 
@@ -77,7 +81,7 @@ class GhClient:
         (None too in App mode while the repository's installation is not known yet)."""
         if self._app is None:
             return self._budgets.get(None)
-        installation = self._app.known(repo)
+        installation = self._app.serving(repo)
         return None if installation is None else self._budgets.get(installation)
 
     def since_pages(self, repo: RepoRef, path: str, *, since: str | None, key: str, etag: str = "") -> Pages:

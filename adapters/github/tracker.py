@@ -36,7 +36,7 @@ from typing import Unpack
 from urllib.parse import quote
 
 from adapters.github import editors, item_reads, payloads, permissions
-from adapters.github.app_auth import GitHubApp
+from adapters.github.app_auth import AppInstallations, GitHubApp
 from adapters.github.client import PAGE, GhClient
 from adapters.github.gh import GhOptions
 from adapters.github.listing import LabelledSet, Listing
@@ -88,6 +88,11 @@ class GhTracker(TrackerPort):
         self._reactions = dict(DEFAULT_REACTIONS if reactions is None else reactions)
         self._files = ListingFiles(state_dir)
         self._listings: dict[RepoRef, Listing] = {}
+
+    @property
+    def app_installations(self) -> AppInstallations | None:
+        """The GitHub App's installations this tracker acts through; None as gh's own login."""
+        return self._client.app
 
     def forget_listings(self, watched: Iterable[RepoRef]) -> list[Path]:
         """The kept listings of repositories no longer watched are deleted; which ones."""

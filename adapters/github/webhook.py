@@ -1,5 +1,5 @@
-"""The GitHub webhook receiver: signed deliveries of new comments, handed on as domain comments, and
-of changes to who may do what, handed on as such."""
+"""The GitHub webhook receiver: signed deliveries of new comments, handed on as domain comments, of
+changes to who may do what, and of the GitHub App's installations, handed on as such."""
 
 from __future__ import annotations
 
@@ -10,15 +10,18 @@ import hmac
 import json
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import urlsplit
 
+from adapters.github.app_webhook import installation_change_of, installation_of
 from adapters.github.payloads import comment as parse_comment
 from adapters.github.webhook_http import MAX_HEAD, Delivery, Refused, read_delivery, response
 from adapters.http_server.serving import LoopServer
 from domain.authorize import AccessChange
 from domain.errors import InvalidRef, TrackerError
+from domain.installations import InstallationChange
 from domain.model import CommentKind
 from domain.refs import RepoRef
 from domain.webhook import Pushed, Refusal
@@ -92,12 +95,32 @@ def access_change_of(event: str, payload: dict[str, Any]) -> AccessChange | None
     return AccessChange(event, repo)
 
 
+def said_by(
+    event: str, payload: Any, *, by_app: bool, bot: str | None = None
+) -> InstallationChange | AccessChange | Pushed | None:
+    """What one delivery says that the-loop heeds, or None. What an installation changed is heeded
+    from the GitHub App's delivery (`by_app`) alone, and its comment carries its installation. `bot`:
+    the login the-loop writes as, when that is its App's bot (its comments are ours by it)."""
+    if not isinstance(payload, dict):
+        return None
+    installed = installation_change_of(event, payload) if by_app else None
+    said = installed or access_change_of(event, payload) or pushed_of(event, payload, bot=bot)
+    if isinstance(said, Pushed) and by_app:
+        return replace(said, installation=installation_of(event, payload))
+    return said
+
+
 class GhWebhookServer(LoopServer):
     """`POST` deliveries signed with `X-Hub-Signature-256`, one per connection; `accept` gets each
     new comment (it decides what is kept), `access_changed` each change of who may do what. Anything
     unsigned or badly signed is refused with 401 before it is parsed. `bot_login` names the login
     the-loop posts as when that is a GitHub App's bot (None: a person's); a comment event is answered
     500 when it cannot be told, rather than taking the bot's comment for a person's.
+
+    A delivery signed with `app_secret` is the GitHub App's: its comment carries the installation it
+    came through (a comment delivery naming none is malformed, 400), and only it may say what changed
+    of an installation (`installation_changed`). One signed with `secret`, a repository's or an
+    organization's webhook, is taken as before. An empty secret signs nothing.
 
     Limits: a request is answered from its head before its body is read when it has no signature
     header (401), no `Content-Length` (411) or one over `max_body` (413); a connection has
@@ -119,9 +142,12 @@ class GhWebhookServer(LoopServer):
         refused: Callable[[Refusal, int], None] = lambda reason, status: None,
         access_changed: Callable[[AccessChange], None] = lambda change: None,
         bot_login: Callable[[], str | None] = lambda: None,
+        app_secret: str = "",
+        installation_changed: Callable[[InstallationChange], None] = lambda change: None,
     ) -> None:
         super().__init__(host=host, port=port, max_connections=max_connections, max_head=MAX_HEAD, name="webhook")
-        self._secret = secret.encode()
+        self._secret, self._app_secret = secret.encode(), app_secret.encode()
+        self._installation_changed = installation_changed
         self._accept = accept
         self._refused = refused  # told of each refused request: its reason and status
         self._access_changed = access_changed
@@ -133,25 +159,24 @@ class GhWebhookServer(LoopServer):
 
     def handle(self, event: str, body: bytes, signature: str) -> int:
         """The HTTP status for one delivery."""
-        if not signature_ok(self._secret, body, signature):
+        by_app = bool(self._app_secret) and signature_ok(self._app_secret, body, signature)
+        if not by_app and not (self._secret and signature_ok(self._secret, body, signature)):
             return self._refuse(HTTPStatus.UNAUTHORIZED)
         if event == "ping":
             return 200
         bot = self._bot_login() if event in _KINDS else None  # failing, it is ours: a 500 (`_handled`)
         try:
-            payload = json.loads(body)
-            change = access_change_of(event, payload) if isinstance(payload, dict) else None
-            pushed = pushed_of(event, payload, bot=bot) if isinstance(payload, dict) else None
+            said = said_by(event, json.loads(body), by_app=by_app, bot=bot)
         except (ValueError, TrackerError) as error:
             _log.warning("webhook delivery refused: %s", error)
             return self._refuse(HTTPStatus.BAD_REQUEST)
-        if change is not None:
-            self._access_changed(change)
-            return 202
-        if pushed is None:
-            return 204
-        self._accept(pushed)  # kept or dropped, it is answered alike: nothing for GitHub to retry
-        return 202
+        if isinstance(said, InstallationChange):
+            self._installation_changed(said)
+        elif isinstance(said, AccessChange):
+            self._access_changed(said)
+        elif isinstance(said, Pushed):
+            self._accept(said)  # kept or dropped, it is answered alike: nothing for GitHub to retry
+        return 204 if said is None else 202
 
     def _refuse(self, status: int) -> int:
         try:

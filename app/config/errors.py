@@ -28,7 +28,7 @@ _PLAIN = {
 }
 _PREFIXED = {"int_": "must be a whole number", "float_": "must be a number", "bool_": "must be true or false"}
 # keys whose values are never echoed (a DSN may hold a password, a harness's env a key)
-_SECRETS = {"secret", "dsn", "env"}
+_SECRETS = {"secret", "webhooksecret", "dsn", "env"}
 _BOUNDS = {"greater_than_equal": "at least {ge}", "less_than_equal": "at most {le}", "greater_than": "more than {gt}"}
 
 

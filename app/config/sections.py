@@ -471,7 +471,9 @@ class GhWebhookSettings(Section):
     port: int = Field(default=8787, ge=1, le=65535, description="Port the webhook server binds.")
     secret: SecretStr = Field(
         default=SecretStr(""),
-        description="The webhook secret; deliveries with a bad signature are refused. Required when enabled.",
+        description="The webhook secret of the repositories' or organizations' webhooks; deliveries with a bad"
+        " signature are refused. Required when enabled, unless the GitHub App's webhook is served alone"
+        " (integrations.github.app.webhookSecret).",
     )
     max_body_bytes: int = Field(
         default=1024 * 1024,
@@ -513,12 +515,6 @@ class GhWebhookSettings(Section):
         description="How long a kept comment of an item no read lists (labelled, not listed yet) is kept; a read"
         " of its repository then drops it. Nothing is lost: a listed item's arming read brings it back.",
     )
-
-    @model_validator(mode="after")
-    def _secret_when_enabled(self) -> GhWebhookSettings:
-        if self.enabled and not self.secret.get_secret_value():
-            raise ValueError("secret: required when enabled (unsigned deliveries would be accepted)")
-        return self
 
 
 class WebhookSettings(Section):
@@ -597,6 +593,12 @@ class GitHubAppSettings(Section):
         description="The installation to act as, by `owner/repo` or `owner` (an organization or user the App is"
         " installed on); the repository's own entry wins. A watched repository not named is looked up"
         " (`GET /repos/{owner}/{repo}/installation`) once per process.",
+    )
+    webhook_secret: SecretStr = Field(
+        default=SecretStr(""),
+        description="The App's webhook secret (its settings page, **Webhook secret**): webhooks.ghWebhook then"
+        " serves the App's deliveries for every installation, each signed with it (docs/github-app.md);"
+        " empty: none are taken. Never logged.",
     )
     token_refresh_margin_seconds: float = Field(
         default=300,

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
@@ -91,6 +91,17 @@ class Settings(BaseSettings):
         # the YAML document arrives as init kwargs; listing the environment first makes it win.
         # Our own source: pydantic-settings' loses either the prefix of aliased keys or JSON lists.
         return LoopEnvironment(settings_cls), init_settings
+
+    @model_validator(mode="after")
+    def _webhook_secret_when_enabled(self) -> Settings:
+        app = self.integrations.github.app
+        hook = self.webhooks.gh_webhook
+        if hook.enabled and not hook.secret.get_secret_value() and not (app and app.webhook_secret.get_secret_value()):
+            raise ValueError(
+                "webhooks.ghWebhook.secret: required when enabled, unless integrations.github.app.webhookSecret is"
+                " set (unsigned deliveries would be accepted)"
+            )
+        return self
 
     @field_validator("budgets")
     @classmethod

@@ -50,6 +50,7 @@ from domain.ports import (
     ClockPort,
     ClusterPort,
     EventSink,
+    InstallationsPort,
     ReceiptPort,
     StateStore,
     TmuxPort,
@@ -97,6 +98,8 @@ class Ports(Protocol):
     def trackers(self) -> Mapping[str, TrackerPort]: ...
     @property
     def tracker_for(self) -> Callable[[WorkItemRef], TrackerPort]: ...
+    @property
+    def installations(self) -> InstallationsPort | None: ...  # the GitHub App's; None without one
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +120,7 @@ class PortSet:
     trackers: Mapping[str, TrackerPort]
     tracker_for: Callable[[WorkItemRef], TrackerPort]
     named_workspaces: Mapping[str, WorkspacePort] = field(default_factory=dict)
+    installations: InstallationsPort | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -357,7 +361,7 @@ class UseCases:
         ports, configs = self.ports, self.configs
         return WebhookIntake(
             uow=self.uow, sources=configs.poll.sources, authorization=self.authorization, cluster=ports.cluster,
-            limits=configs.inbox_limits,
+            limits=configs.inbox_limits, installations=ports.installations,
         )  # fmt: skip
 
     @cached_property

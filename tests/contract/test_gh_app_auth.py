@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from domain.errors import TrackerError
+from domain.installations import InstallationAction, InstallationChange
 from domain.refs import RepoRef, WorkItemRef
 from tests.github_standin import StandIn
 from tests.github_standin.app_rig import APP_ID, AppKeyFile, app_key, app_mode, app_tracker, make_key
@@ -147,3 +148,46 @@ def test_neither_the_jwt_nor_a_token_is_logged(
     assert "access_tokens" in logged  # the calls are logged, so this looked where they are
     [token] = app.issued
     assert token not in logged and "Bearer" not in logged and "eyJ" not in logged  # a JWT starts eyJ
+
+
+def test_a_deleted_installations_token_and_repositories_are_dropped_and_the_next_call_looks_again(
+    standin: StandIn, app_key: AppKeyFile
+) -> None:
+    app = app_mode(standin, app_key)
+    app.install(7, "acme")
+    standin.world.add_issue(REPO, 1)
+    gh = app_tracker(standin, app_key)
+    item = WorkItemRef(repo_on(standin), 1)
+    gh.item_state(item, LABEL)
+    app.revoke(7)  # uninstalled, then installed again: another installation
+    app.install(8, "acme")
+    installations = gh.app_installations
+    assert installations is not None
+
+    dropped = installations.changed(InstallationChange(7, InstallationAction.DELETED))
+    gh.item_state(item, LABEL)
+
+    assert (dropped, app.refused) == (True, 0)  # its old token was never sent again
+    assert [(m, p) for m, p, _ in standin.world.log if "installation" in p][2:] == [
+        ("GET", f"/repos/{REPO}/installation"),
+        ("POST", "/app/installations/8/access_tokens"),
+    ]
+
+
+def test_a_repository_removed_from_its_installation_is_looked_up_again_and_the_token_kept(
+    standin: StandIn, app_key: AppKeyFile
+) -> None:
+    app = app_mode(standin, app_key)
+    app.install(7, "acme")
+    standin.world.add_issue(REPO, 1)
+    gh = app_tracker(standin, app_key)
+    item = WorkItemRef(repo_on(standin), 1)
+    gh.item_state(item, LABEL)
+    installations = gh.app_installations
+    assert installations is not None
+
+    dropped = installations.changed(InstallationChange(7, InstallationAction.REMOVED, removed=frozenset({item.repo})))
+    gh.item_state(item, LABEL)
+
+    assert (dropped, len(app.exchanges_of(7))) == (False, 1)
+    assert [p for _, p, _ in standin.world.log if p.endswith("/installation")] == [f"/repos/{REPO}/installation"] * 2

@@ -124,7 +124,8 @@ def test_a_missing_file_given_by_the_variable_is_refused(monkeypatch: pytest.Mon
         ("webhooks: {ghWebhook: {port: 99999}}", "c.yaml: webhooks.ghWebhook.port: must be at most 65535 (got 99999)"),
         (
             "webhooks: {ghWebhook: {enabled: true}}",
-            "c.yaml: webhooks.ghWebhook.secret: required when enabled (unsigned deliveries would be accepted)",
+            "c.yaml: webhooks.ghWebhook.secret: required when enabled, unless integrations.github.app.webhookSecret"
+            " is set (unsigned deliveries would be accepted)",
         ),
         ("state: {backend: postgres}", "c.yaml: state.dsn: required when backend is postgres"),
         ("state: {backend: mysql}", "c.yaml: state.backend: must be one of sqlite, postgres (got 'mysql')"),
@@ -228,6 +229,21 @@ def test_the_github_app_keys_are_read_from_the_file_and_the_environment(monkeypa
         {"acme": 7, "acme/x": 8},
         60,
     )
+
+
+def test_the_apps_webhook_secret_alone_lets_the_receiver_serve(monkeypatch: pytest.MonkeyPatch) -> None:
+    Path("c.yaml").write_text(
+        "webhooks: {ghWebhook: {enabled: true}}\nintegrations: {github: {app: {id: 1, privateKeyFile: k.pem}}}\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("THE_LOOP_INTEGRATIONS__GITHUB__APP__WEBHOOKSECRET", "hunter2")
+    app = load("c.yaml").settings.integrations.github.app
+    assert app is not None and app.webhook_secret.get_secret_value() == "hunter2"
+
+
+def test_a_bad_app_webhook_secret_is_never_echoed() -> None:
+    text = "integrations: {github: {app: {id: 1, privateKeyFile: k.pem, webhookSecret: [hunter2]}}}"
+    assert "hunter2" not in refusal(text)
 
 
 def test_without_an_app_the_github_calls_are_made_as_gh_is_logged_in() -> None:

@@ -16,10 +16,19 @@ from app.usecases.cycle.authorization import Authorization
 from app.usecases.unit_of_work import InUnitOfWork, UnitOfWork
 from domain.authorize import AccessChange
 from domain.events import Event, Level
+from domain.installations import InstallationChange
 from domain.model import Source
-from domain.ports import ClusterPort
+from domain.ports import ClusterPort, InstallationsPort
 from domain.refs import RepoRef
-from domain.webhook import InboxLimits, Pushed, Refusal, has_room, keep_decision, sender_decision
+from domain.webhook import (
+    InboxLimits,
+    Pushed,
+    Refusal,
+    has_room,
+    installation_decision,
+    keep_decision,
+    sender_decision,
+)
 
 DROPS_SAID_EVERY = 60.0  # seconds: one `webhook.dropped` per reason at most this often, with its count
 
@@ -32,6 +41,7 @@ class WebhookIntake(InUnitOfWork):
     cluster: ClusterPort
     limits: InboxLimits
     notify: Callable[[], None] = lambda: None  # the daemon's cue: something to work now
+    installations: InstallationsPort | None = None  # the GitHub App's; None without one
 
     def __post_init__(self, sources: Iterable[Source]) -> None:
         labels: dict[RepoRef, set[str]] = defaultdict(set)
@@ -48,6 +58,8 @@ class WebhookIntake(InUnitOfWork):
         """Keep a comment that can become a prompt or a control verb; drop and count the rest."""
         comment = pushed.comment
         decision = sender_decision(pushed, watched=self._watched, authorized=self.authorization.known())
+        if decision.choice and self.installations is not None:
+            decision = installation_decision(pushed, known=self.installations.known())
         if not decision.choice:
             self._drop(decision.reason)
             return
@@ -73,6 +85,20 @@ class WebhookIntake(InUnitOfWork):
     def access_changed(self, change: AccessChange) -> None:
         """GitHub said who may do what changed: the permissions it may have changed are read again."""
         self.authorization.forget(change)
+
+    def installation_changed(self, change: InstallationChange) -> None:
+        """The GitHub App's webhook said an installation changed: which repositories each serves is
+        brought up to date, and a token that is no good any more is dropped."""
+        dropped = self.installations.changed(change) if self.installations is not None else False
+        self.events.emit(
+            Event.WEBHOOK_INSTALLATION_CHANGED,
+            source="webhook",
+            installation=change.installation,
+            action=change.action,
+            added=sorted(str(repo) for repo in change.added),
+            removed=sorted(str(repo) for repo in change.removed),
+            token_dropped=dropped,
+        )
 
     def refused(self, reason: Refusal, status: int) -> None:
         """A request the receiver refused (a bad signature, a malformed one): counted, said once a minute."""
