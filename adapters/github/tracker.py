@@ -238,10 +238,10 @@ class GhTracker(TrackerPort):
         """Both streams start at the server's now; the newest comments only mark that second."""
         moment: datetime | None = None
         windows = []
-        bot = self._client.bot_login(str(repo))
         for kind in (CommentKind.ISSUE_COMMENT, CommentKind.REVIEW_COMMENT):
             path = f"repos/{repo.full_name}/{_ENDPOINTS[kind]}?sort=created&direction=desc&{PAGE}"
-            reply = self._client.send(repo, "GET", path)
+            reply = self._client.send(repo, "GET", path)  # first: a spent budget holds it before anything is asked
+            bot = self._client.bot_login(str(repo))  # asked once per process
             moment = moment or self._client.server_now(reply)
             history = payloads.as_list(reply.json(str(repo)), str(repo))
             found = [payloads.comment(repo, raw, kind, str(repo), bot=bot) for raw in history]
