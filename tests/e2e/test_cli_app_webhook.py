@@ -88,15 +88,26 @@ def _app_mode(loop: Loop, key: AppKeyFile, port: int, **github: Any) -> None:
     }
 
 
+def _app_api(loop: Loop, standin: StandIn, key: AppKeyFile) -> None:
+    """GitHub's App API on the stand-in: the receiver asks it the App's bot login (`GET /app`) before
+    it reads a comment delivery, to tell the App's own comments; the items stay the sandbox's."""
+    app_mode(standin, key)
+    standin.world.now = SystemClock().now().replace(microsecond=0)  # the JWT is signed on the machine's clock
+    loop.extra["integrations"]["github"]["host"] = standin.host
+    loop.env = standin.gh_env()
+
+
 def _dropped(loop: Loop) -> list[tuple[str, int]]:
     return [(e["reason"], e["count"]) for e in loop.events() if e["event"] == "webhook.dropped"]
 
 
+@pytest.mark.gh
 def test_an_app_delivery_through_the_installation_of_a_watched_repository_reaches_the_session(
-    loop: Loop, app_key: AppKeyFile
+    loop: Loop, standin: StandIn, app_key: AppKeyFile
 ) -> None:
     port = _free_port()
     _app_mode(loop, app_key, port)
+    _app_api(loop, standin, app_key)
     (ref,) = loop.with_sessions(1)
     poller = loop.start_poll()
     try:
@@ -111,11 +122,13 @@ def test_an_app_delivery_through_the_installation_of_a_watched_repository_reache
     assert received["comment_id"] == "987654"
 
 
+@pytest.mark.gh
 def test_an_app_delivery_badly_signed_is_refused_and_one_through_another_installation_or_repository_is_dropped(
-    loop: Loop, app_key: AppKeyFile
+    loop: Loop, standin: StandIn, app_key: AppKeyFile
 ) -> None:
     port = _free_port()
     _app_mode(loop, app_key, port)
+    _app_api(loop, standin, app_key)
     (ref,) = loop.items(1)
     poller = loop.running_poll()
     try:
@@ -134,11 +147,13 @@ def test_an_app_delivery_badly_signed_is_refused_and_one_through_another_install
     assert loop.store().inbox_index() == []
 
 
+@pytest.mark.gh
 def test_a_repository_removed_from_the_installation_has_its_deliveries_dropped_until_it_is_added_back(
-    loop: Loop, app_key: AppKeyFile
+    loop: Loop, standin: StandIn, app_key: AppKeyFile
 ) -> None:
     port = _free_port()
     _app_mode(loop, app_key, port)
+    _app_api(loop, standin, app_key)
     (ref,) = loop.items(1)
     poller = loop.running_poll()
     try:
