@@ -82,6 +82,10 @@ class TmuxRun:
     confirmed: dict[str, tuple[datetime, str]] = field(init=False, default_factory=dict)  # comment id -> when, by what
     ready_first: list[float] = field(init=False, default_factory=list)  # spawn -> ready receipt, first starts
     ready_resumed: list[float] = field(init=False, default_factory=list)  # ... and resumes from hibernation
+    # item -> each resume's session.ready: when it was said, and its spawn -> ready receipt seconds
+    resumes: dict[str, list[tuple[datetime, float]]] = field(init=False, default_factory=dict)
+    # a woken item's spawn -> the agent's receipt of the prompt its resume was given on its command line
+    resumed_to_prompt: list[float] = field(init=False, default_factory=list)
     waits: dict[str, list[datetime]] = field(init=False, default_factory=dict)  # item -> when it waited for a slot
     queued: dict[str, datetime] = field(init=False, default_factory=dict)  # comment id -> its first dispatch.queued
     sent: dict[int, Sent] = field(init=False, default_factory=dict)
@@ -137,6 +141,8 @@ class TmuxRun:
             elif name == "session.ready" and isinstance(seconds := event.get("seconds"), (int, float)):
                 if item in self.woken:
                     self.ready_resumed.append(seconds)
+                    at = datetime.fromisoformat(str(event["ts"]))
+                    self.resumes.setdefault(item, []).append((at, float(seconds)))
                 elif event.get("source") == "startup":
                     self.ready_first.append(seconds)
                 self.woken.discard(item)
@@ -210,6 +216,7 @@ class TmuxRun:
             harness=self.agent.name,
             ready_first=self.ready_first,
             ready_resumed=self.ready_resumed,
+            resumed_to_prompt=self.resumed_to_prompt,
             woke_at_once=slot_free,
             woke_split=split,
             confirmed_by=Counter(by for _at, by in self.confirmed.values()),
@@ -225,6 +232,9 @@ class TmuxRun:
         pid, took = prompt
         ready = said.ready.get(pid)
         steps = [queued - comment.created_at, took - queued, took - ready if ready else None, confirmed - took]
+        resumed = [seconds for at, seconds in self.resumes.get(str(comment.item), []) if at <= confirmed]
+        if ready and resumed:  # its resume counted until it took the prompt: spawn -> ready, then ready -> prompt
+            self.resumed_to_prompt.append(resumed[-1] + (took - ready).total_seconds())
         for step, span in zip(WAKE_STEPS, steps, strict=True):
             if span is not None:
                 split[step].append(span.total_seconds())
