@@ -111,7 +111,19 @@ def check(reply: Reply, where: str, *, now: float | None) -> None:
         404: "not found or not visible",
     }.get(status, "server error" if status >= 500 else "request refused")
     detail = reply.message()
-    raise TrackerError(f"{where}: {cause} (HTTP {status}{': ' + detail if detail else ''})")
+    needed = _accepted_permissions(reply) if status == 403 else ""
+    lacks = f"; the token lacks the permission GitHub asks for here: {needed}" if needed else ""
+    raise TrackerError(f"{where}: {cause} (HTTP {status}{': ' + detail if detail else ''}){lacks}")
+
+
+def _accepted_permissions(reply: Reply) -> str:
+    """GitHub's `x-accepted-github-permissions` (sent to a GitHub App's or a fine-grained token's
+    request) in words: each set that would do, `;`-separated, its permissions `,`-separated."""
+    sets = [
+        " and ".join(part.strip() for part in each.split(",") if part.strip())
+        for each in reply.headers.get("x-accepted-github-permissions", "").split(";")
+    ]
+    return ", or ".join(each for each in sets if each)
 
 
 def reset_at(reply: Reply, *, now: float | None) -> float | None:

@@ -107,6 +107,26 @@ def test_a_revoked_installation_is_an_error_naming_the_repository(standin: Stand
     assert message.startswith(f"{repo_on(standin)}: ") and "installation 7 is gone" in message, message
 
 
+def test_a_post_the_installation_holds_no_permission_for_names_the_repository_and_the_permission(
+    standin: StandIn, app_key: AppKeyFile
+) -> None:
+    app = app_mode(standin, app_key)
+    installation = app.install(7, "acme")
+    installation.permissions |= {"issues": "read", "pull_requests": "read"}
+    standin.world.add_issue(REPO, 1)
+    gh = app_tracker(standin, app_key)
+    item = WorkItemRef(repo_on(standin), 1)
+    gh.item_state(item, LABEL)  # a read it holds
+
+    with pytest.raises(TrackerError) as raised:
+        gh.post_comment(item, "on it")
+
+    message = str(raised.value)
+    assert message.startswith(f"{repo_on(standin)}: forbidden (HTTP 403: Resource not accessible by integration)")
+    assert message.endswith("the permission GitHub asks for here: issues=write, or pull_requests=write"), message
+    assert standin.world.posted == []
+
+
 def test_a_repository_the_app_is_not_installed_on_is_named(standin: StandIn, app_key: AppKeyFile) -> None:
     app = app_mode(standin, app_key)
     app.install(7, "umbrella")

@@ -1,4 +1,4 @@
-"""A short soak of App mode: installation tokens living two seconds, several threads calling on two
+"""A short soak of App mode: installation tokens living five seconds, several threads calling on two
 installations through about five expiries each. No call fails, and no token is replaced while it has
 more than the margin left: one refresh per expiry per installation, counted at the stand-in."""
 
@@ -17,14 +17,16 @@ from tests.github_standin.rigs import LABEL, standin
 __all__ = ["app_key", "standin"]  # fixtures, imported to be used here
 
 pytestmark = pytest.mark.gh
-TOKEN_SECONDS = 2
-MARGIN = 0.5
+# a call that set out with a token's last moment is refused and asked again with a fresh one: that
+# one must reach the stand-in within its life, though gh may take seconds to start on a loaded machine
+TOKEN_SECONDS = 5
+MARGIN = 2.0
 EXPIRIES = 5
 THREADS = 3
 INSTALLATIONS = {7: "acme/widgets", 8: "umbrella/gears"}
 
 
-def test_tokens_expiring_every_two_seconds_cost_one_refresh_each_and_fail_no_call(
+def test_tokens_expiring_every_few_seconds_cost_one_refresh_each_and_fail_no_call(
     standin: StandIn, app_key: AppKeyFile
 ) -> None:
     app = app_mode(standin, app_key, token_seconds=TOKEN_SECONDS)

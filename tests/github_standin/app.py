@@ -17,6 +17,8 @@ from adapters.clock import SystemClock
 from tests.github_standin.world import stamp
 
 Answer = tuple[int, Any]
+# an answer with headers of its own (a 403 naming the permissions GitHub would take)
+Refusal = tuple[int, Any, dict[str, str]]
 JWT_MAX = 600  # GitHub refuses a JWT expiring more than ten minutes on
 TOKEN_PREFIX = "ghs_standin"  # every installation token handed out begins so: a search for it finds them all
 
@@ -24,6 +26,13 @@ _REPO = re.compile(r"^/repos/(?P<owner>[^/]+)/(?P<name>[^/]+)")
 _TOKENS = re.compile(r"^/app/installations/(?P<id>[0-9]+)/access_tokens$")
 _INSTALLATION = re.compile(r"^/repos/(?P<owner>[^/]+)/(?P<name>[^/]+)/installation$")
 _DESCRIBED = re.compile(r"^/app/installations/(?P<id>[0-9]+)$")
+# the permissions a repository route asks of an installation token, as GitHub's docs list them: an
+# issue's routes take either (a pull request is an issue too), a pull request's its own
+_ROUTE_PERMISSIONS = (
+    (re.compile(r"^/repos/[^/]+/[^/]+/issues(/|$|\?)"), ("issues", "pull_requests")),
+    (re.compile(r"^/repos/[^/]+/[^/]+/pulls(/|$|\?)"), ("pull_requests",)),
+)
+_LEVELS = {"none": 0, "read": 1, "write": 2, "admin": 3}
 # what GitHub's App settings page offers the-loop's App: set as docs/github-app.md says to
 GRANTED = {"issues": "write", "pull_requests": "write", "contents": "read", "metadata": "read", "members": "read"}
 SENT = (
@@ -156,7 +165,9 @@ class AppSide:
             return self._described(int(described["id"]))
         return 200, {"id": self.app_id, "slug": self.slug, "name": self.slug, "owner": {"login": "acme"}}
 
-    def token_refusal(self, path: str, authorization: str, *, method: str = "GET", client: str = "") -> Answer | None:
+    def token_refusal(
+        self, path: str, authorization: str, *, method: str = "GET", client: str = ""
+    ) -> Answer | Refusal | None:
         """None when the request's token may make it; else GitHub's answer."""
         scheme, _, value = authorization.partition(" ")
         issued = self.issued.get(value) if scheme in ("token", "Bearer") else None
@@ -169,7 +180,7 @@ class AppSide:
         repo = _REPO.match(path)
         if repo is not None and not installation.covers(f"{repo['owner']}/{repo['name']}"):
             return 404, {"message": "Not Found"}
-        return None
+        return _lacking(installation, method, path)
 
     def installation_of(self, authorization: str) -> Installation | None:
         """The installation whose token the request carries (one `token_refusal` let through)."""
@@ -242,3 +253,19 @@ class AppSide:
             "permissions": dict(installation.permissions),
             "events": list(installation.events),
         }
+
+
+def _lacking(installation: Installation, method: str, path: str) -> Refusal | None:
+    """GitHub's 403 to a token whose installation holds none of the permissions the route takes,
+    with `X-Accepted-GitHub-Permissions` naming them (sets `;`-separated)."""
+    level = "read" if method == "GET" else "write"
+    for route, names in _ROUTE_PERMISSIONS:
+        if route.match(path) is None:
+            continue
+        held = installation.permissions
+        if any(_LEVELS.get(held.get(name, "none"), 0) >= _LEVELS[level] for name in names):
+            return None
+        accepted = "; ".join(f"{name}={level}" for name in names)
+        message = {"message": "Resource not accessible by integration", "status": "403"}
+        return 403, message, {"X-Accepted-GitHub-Permissions": accepted}
+    return None

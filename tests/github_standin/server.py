@@ -86,7 +86,8 @@ class _Handler(BaseHTTPRequestHandler):
             if answered is None:
                 answered = world.app.token_refusal(path, authorization, method=self.command, client=client)
             if answered is not None:
-                return answered[0], _doc(answered[1]), headers
+                status, doc, *own = answered
+                return status, _doc(doc), headers | (own[0] if own else {})
             counter = world.app.installation_of(authorization) or world  # each installation its own
             headers = self._limit_headers(world, counter)
         elif authorization not in (f"token {world.token}", f"Bearer {world.token}"):

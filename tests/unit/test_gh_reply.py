@@ -62,3 +62,25 @@ def test_a_secondary_limit_with_retry_after_is_rate_limited_from_now() -> None:
 def test_a_cursor_that_is_not_ours_is_a_tracker_error_naming_the_repository() -> None:
     with pytest.raises(TrackerError, match="a/b: unreadable comment cursor"):
         CommentCursor.decode("17", "a/b")
+
+
+def test_a_403_for_a_permission_the_app_lacks_names_the_permissions_github_accepts() -> None:
+    reply = parse_reply(
+        b"HTTP/1.1 403 Forbidden\n"
+        b"X-Accepted-GitHub-Permissions: issues=write; pull_requests=write,contents=read\r\n\r\n"
+        b'{"message": "Resource not accessible by integration"}',
+        "acme/widgets",
+    )
+    with pytest.raises(TrackerError) as raised:
+        check(reply, "acme/widgets", now=1000.0)
+    assert str(raised.value) == (
+        "acme/widgets: forbidden (HTTP 403: Resource not accessible by integration); the token lacks the "
+        "permission GitHub asks for here: issues=write, or pull_requests=write and contents=read"
+    )
+
+
+def test_a_403_without_the_permissions_header_says_only_what_github_said() -> None:
+    reply = parse_reply(b'HTTP/1.1 403 Forbidden\r\n\r\n{"message": "This installation has been suspended"}', "a/b")
+    with pytest.raises(TrackerError) as raised:
+        check(reply, "a/b", now=1000.0)
+    assert str(raised.value) == "a/b: forbidden (HTTP 403: This installation has been suspended)"
