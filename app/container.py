@@ -20,6 +20,7 @@ from adapters.eventlog.rotation import Rotation
 from adapters.eventlog.writer import JsonlEventLog
 from adapters.files.private import tighten
 from adapters.git.adapter import GitWorkspaces
+from adapters.git.auth import RemoteEnv
 from adapters.github.app_auth import GitHubApp
 from adapters.github.tracker import GhTracker
 from adapters.github.webhook import GhWebhookServer
@@ -64,7 +65,7 @@ from domain.ports import (
     UsagePort,
     WorkspacePort,
 )
-from domain.refs import TmuxTarget, WorkItemRef
+from domain.refs import RepoRef, TmuxTarget, WorkItemRef
 from domain.slots import SessionBound, session_bound
 from domain.webhook import InboxLimits
 
@@ -341,7 +342,7 @@ def _sandbox(settings: Settings, clock: SystemClock) -> SandboxTracker:
     return SandboxTracker(path=settings.state_root / "sandbox.sqlite3", clock=clock.now)
 
 
-def _workspace_port(settings: Settings, workspace: WorkspaceSettings) -> GitWorkspaces:
+def _workspace_port(settings: Settings, workspace: WorkspaceSettings, github: Callable[[], GhTracker]) -> GitWorkspaces:
     """A workspace's git: every one's clones under the one `<state.root>/clones` (one per repository,
     its lock shared), each with its own clone URL, setup environment and ignored files worth keeping."""
     return GitWorkspaces(
@@ -351,11 +352,25 @@ def _workspace_port(settings: Settings, workspace: WorkspaceSettings) -> GitWork
         timeout=settings.routing.dispatch_timeout_seconds,
         keep_ignored=workspace.keep_ignored,
         setup_env=workspace.setup_env,
+        remote_env=_git_env(settings, github),
     )
 
 
-def _named_workspace_ports(settings: Settings) -> dict[str, GitWorkspaces]:
-    return {name: _workspace_port(settings, workspace) for name, workspace in settings.routing.workspaces.items()}
+def _named_workspace_ports(settings: Settings, github: Callable[[], GhTracker]) -> dict[str, GitWorkspaces]:
+    workspaces = settings.routing.workspaces
+    return {name: _workspace_port(settings, workspace, github) for name, workspace in workspaces.items()}
+
+
+def _git_env(settings: Settings, github: Callable[[], GhTracker]) -> RemoteEnv | None:
+    """As a GitHub App, each repository's fetches run with its installation token, as gh's calls do
+    (the tracker is built at the first fetch, not with the workspaces); else gh's own login answers."""
+    if settings.integrations.github.app is None:
+        return None
+
+    def token_env(repo: RepoRef) -> Mapping[str, str] | None:
+        return github().token_env(repo)
+
+    return token_env
 
 
 def receipt_channels(ask_wait_seconds: float) -> dict[str, Channel]:
@@ -525,8 +540,10 @@ class Container(containers.DeclarativeContainer):
     sandbox = providers.Singleton(_sandbox, settings, clock)
     trackers = providers.Dict(github=github, sandbox=sandbox)
     tracker_for = providers.Callable(_tracker_for, settings, trackers)
-    workspace_port = providers.Singleton(_workspace_port, settings, settings.provided.routing.workspace)
-    named_workspace_ports = providers.Singleton(_named_workspace_ports, settings)
+    workspace_port = providers.Singleton(
+        _workspace_port, settings, settings.provided.routing.workspace, github.provider
+    )
+    named_workspace_ports = providers.Singleton(_named_workspace_ports, settings, github.provider)
     receipts = providers.Singleton(_receipts, settings)
     trust = providers.Singleton(_trust)
     usage = providers.Singleton(_usage, settings)

@@ -9,6 +9,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from adapters.files.private import close_tree, write_private
+from adapters.git.auth import RemoteEnv
 from adapters.git.clone import SharedClone
 from adapters.git.folder import READY_MARK, admin_dir, found_at, size_on_disk
 from adapters.git.hidden import hidden_edits, ignored_entries, worth_keeping
@@ -48,7 +49,8 @@ def setup_environment(env: Mapping[str, str], extra: Iterable[str] = ()) -> dict
 
 class GitWorkspaces(WorkspacePort):
     """Clones under `root` (`<state.root>/clones`); a lock per repository around clone, fetch,
-    worktree add and removal. Nothing runs git until a workspace is asked for."""
+    worktree add and removal. Nothing runs git until a workspace is asked for. `remote_env`: the
+    environment each repository's fetches run in (a GitHub App's token for gh to hand git)."""
 
     def __init__(
         self,
@@ -59,7 +61,9 @@ class GitWorkspaces(WorkspacePort):
         timeout: float = 1800.0,
         keep_ignored: tuple[str, ...] = DEFAULT_KEEP_IGNORED,
         setup_env: Iterable[str] = (),
+        remote_env: RemoteEnv | None = None,
     ) -> None:
+        self._remote_env = remote_env
         self._setup_env = setup_environment(os.environ, setup_env)
         self._root = root
         self._template = url_template
@@ -218,7 +222,7 @@ class GitWorkspaces(WorkspacePort):
             raise WorkspaceError(f"{spec.path} is not a the-loop worktree of {spec.repo}")
 
     def _clone(self, repo: RepoRef) -> SharedClone:
-        return SharedClone(self._root, repo, git=self._git, gh=self._gh)
+        return SharedClone(self._root, repo, git=self._git, gh=self._gh, remote_env=self._remote_env)
 
 
 def _status_dirt(porcelain: str) -> set[Dirt]:

@@ -6,9 +6,9 @@ import shutil
 from contextlib import suppress
 from pathlib import Path
 
-from adapters.git.auth import credential_args
+from adapters.git.auth import RemoteEnv, credential_args
 from adapters.git.runner import GitRunner
-from domain.errors import WorkspaceError
+from domain.errors import TrackerError, WorkspaceError
 from domain.refs import RepoRef
 
 DEFAULT_TIP = "refs/the-loop/default"  # the remote's HEAD as last fetched
@@ -20,7 +20,9 @@ class SharedClone:
     """`<root>/<host>/<owner>/<repo>.git`, bare, remote `origin`; its lock file beside it.
     Every method but `path` and `lock_path` expects the caller to hold the lock."""
 
-    def __init__(self, root: Path, repo: RepoRef, *, git: GitRunner, gh: str) -> None:
+    def __init__(
+        self, root: Path, repo: RepoRef, *, git: GitRunner, gh: str, remote_env: RemoteEnv | None = None
+    ) -> None:
         parts = (repo.host, repo.owner, repo.name)
         if any(part in {"", ".", ".."} for part in parts):
             raise WorkspaceError(f"no clone folder can be named after repository {repo}")
@@ -29,12 +31,13 @@ class SharedClone:
         self.lock_path = self.path.with_name(f"{repo.name}.lock")
         self._git = git
         self._auth = credential_args(gh)
+        self._remote_env = remote_env
 
     def refresh(self, url: str, *, pull: int | None) -> str:
         """Clone (first time) or fetch; returns the ref a new worktree starts from."""
         if self.path.is_dir():
             self._git("-C", str(self.path), "config", "remote.origin.url", url, where=str(self.repo))
-            self._fetch(self.path, pull)
+            self._fetch(self.path, url, pull)
         else:
             self._clone(url, pull)
         return f"{PULL_HEADS}/{pull}" if pull is not None else DEFAULT_TIP
@@ -49,7 +52,7 @@ class SharedClone:
             self._git("init", "--quiet", "--bare", str(partial), where=where)
             self._git("-C", str(partial), "config", "remote.origin.url", url, where=where)
             self._git("-C", str(partial), "config", "remote.origin.fetch", _BRANCHES, where=where)
-            self._fetch(partial, pull)
+            self._fetch(partial, url, pull)
             partial.rename(self.path)
         except (WorkspaceError, OSError) as error:
             shutil.rmtree(partial, ignore_errors=True)
@@ -57,13 +60,25 @@ class SharedClone:
                 raise WorkspaceError(f"cloning {self.repo} into {self.path}: {error.strerror}") from None
             raise
 
-    def _fetch(self, clone: Path, pull: int | None) -> None:
+    def _fetch(self, clone: Path, url: str, pull: int | None) -> None:
         refspecs = [_BRANCHES, f"+HEAD:{DEFAULT_TIP}"]
         if pull is not None:
             refspecs.append(f"+refs/pull/{pull}/head:{PULL_HEADS}/{pull}")
-        self._git(
+        self._remote(url)(
             *self._auth, "-C", str(clone), "fetch", "--quiet", "--prune", "origin", *refspecs, where=str(self.repo)
         )
+
+    def _remote(self, url: str) -> GitRunner:
+        """The runner of a fetch: in the environment `remote_env` gives the repository, asked just
+        before (so its token is a current one), else the daemon's. Only https asks a credential
+        helper: a file:// or ssh remote runs as it always did."""
+        if self._remote_env is None or not url.startswith("https://"):
+            return self._git
+        try:
+            env = self._remote_env(self.repo)
+        except TrackerError as error:
+            raise WorkspaceError(f"no credentials for git to fetch {self.repo}: {error}") from None
+        return self._git if env is None else self._git.inheriting(env)
 
     def collect(self) -> None:
         """`git gc --auto` after a fetch (the only thing that adds objects): it packs and prunes only

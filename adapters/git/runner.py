@@ -25,13 +25,25 @@ class GitRunner:
     """Runs `git <args>`; returns stdout, or raises `WorkspaceError` naming the command, the
     place it worked on and git's own message (also for a timeout and a missing binary)."""
 
-    def __init__(self, *, timeout: float, binary: str = "git", env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        timeout: float,
+        binary: str = "git",
+        env: Mapping[str, str] | None = None,
+        inherit: Mapping[str, str] | None = None,
+    ) -> None:
+        """`inherit`: the environment git starts from instead of the daemon's; `env`: set over it."""
         self.timeout = timeout
         self.binary = binary
-        self.env = {**os.environ, **QUIET_ENV, **(env or {})}
+        self.env = {**(os.environ if inherit is None else inherit), **QUIET_ENV, **(env or {})}
 
     def with_env(self, **extra: str) -> GitRunner:
         return GitRunner(timeout=self.timeout, binary=self.binary, env={**self.env, **extra})
+
+    def inheriting(self, inherit: Mapping[str, str]) -> GitRunner:
+        """This runner with git started from `inherit` instead of the daemon's environment."""
+        return GitRunner(timeout=self.timeout, binary=self.binary, inherit=inherit)
 
     def __call__(
         self, *args: str, where: str, cwd: Path | None = None, stdin: str | None = None, private: bool = True

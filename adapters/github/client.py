@@ -76,6 +76,15 @@ class GhClient:
         own login, which is a person's (the operator's, maybe the agent's too): the marker says it then."""
         return None if self._app is None else self._app.bot_login(where)
 
+    def token_env(self, repo: RepoRef) -> dict[str, str] | None:
+        """As a GitHub App, the environment gh's calls about `repo` get: its installation's token in
+        place of the operator's. git run in it gets that token from its credential helper `gh auth
+        git-credential`, which answers with a token of the environment as `x-access-token` (cli/cli
+        `pkg/cmd/auth/gitcredential`). None with gh's own login (and for another host): nothing to add."""
+        if self._app is None or repo.host != self.host:
+            return None
+        return self._api.token_env(self._app.token(repo))
+
     def budget(self, repo: RepoRef) -> RateBudget | None:
         """The budget `repo`'s calls count against, as the last reply stating it said; asks nothing
         (None too in App mode while the repository's installation is not known yet)."""

@@ -90,18 +90,18 @@ class GhApi:
             # after the argv is shown: a JWT is never logged. gh takes a header on its argv only; a
             # JWT lives ten minutes and can do nothing but ask for installation tokens
             argv += ["-H", f"Authorization: Bearer {token}"]
-        env = self._env if token is None else self._with_token(token)
+        env = self._env if token is None else self.token_env(token)
         result = self._run(where, argv, stdin, env, shown=shown)
         stdout: bytes = result.stdout
         if not stdout.strip():
             raise self._failure(where, result.exit_code, result.stderr)
         return parse_reply(stdout, where)
 
-    def _with_token(self, token: str) -> dict[str, str]:
+    def token_env(self, token: str) -> dict[str, str]:
         """gh's environment with `token` in place of any the operator's environment holds. gh reads
         GH_ENTERPRISE_TOKEN for an Enterprise Server host and GH_TOKEN for github.com (and a GHE.com
-        tenancy); either wins over gh's stored login. Both are set: the one gh does not read for
-        this host is ignored."""
+        tenancy); either wins over gh's stored login, for its API calls and for `gh auth
+        git-credential` alike. Both are set: the one gh does not read for this host is ignored."""
         env = {name: value for name, value in self._env.items() if name not in _TOKEN_VARIABLES}
         return env | {"GH_TOKEN": token, "GH_ENTERPRISE_TOKEN": token}
 

@@ -1,5 +1,6 @@
 """gh is git's only credential helper, and no token is written anywhere: a local HTTP
-server that demands authentication, and a stand-in `gh` that records what git asked it."""
+server that demands authentication, and a stand-in `gh` that records what git asked it. The
+environment a GitHub App's token comes in is asked for an https remote only, and its failure named."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from adapters.git.adapter import GitWorkspaces
-from domain.errors import WorkspaceError
+from domain.errors import TrackerError, WorkspaceError
 from domain.refs import RepoRef, WorkItemRef
 from domain.workspace import WorkspaceSpec
-from tests.git_support import require_git
+from tests.git_support import Origins, require_git
 
 TOKEN = "gho_not-a-real-token-1234"
 
@@ -71,3 +72,35 @@ def test_git_asks_the_operators_gh_for_credentials_and_writes_no_token(
     assert not own.exists()
     written = [p for p in tmp_path.rglob("*") if p.is_file() and p.name != "gh" and TOKEN in p.read_text("latin-1")]
     assert written == []
+
+
+def test_a_repository_whose_token_cannot_be_had_fails_its_workspace_saying_why(tmp_path: Path) -> None:
+    require_git()
+
+    def no_token(repo: RepoRef) -> dict[str, str]:
+        raise TrackerError(f"{repo}: the GitHub App 424242 is not installed on {repo.full_name} (HTTP 404)")
+
+    workspaces = GitWorkspaces(
+        root=tmp_path / "state" / "clones", url_template="https://127.0.0.1:9/{owner}/{repo}.git", remote_env=no_token
+    )
+    spec = WorkspaceSpec(WorkItemRef(RepoRef.parse("acme/widgets"), 1), str(tmp_path / "agents" / "1"))
+
+    with pytest.raises(WorkspaceError, match=r"no credentials for git to fetch acme/widgets: .* not installed"):
+        workspaces.create(spec)
+
+
+def test_a_remote_git_reaches_without_https_is_fetched_in_the_daemons_own_environment(tmp_path: Path) -> None:
+    require_git()
+    origins = Origins(tmp_path / "remote")
+    repo = RepoRef.parse("acme/widgets")
+    origins.make(repo)
+    asked: list[RepoRef] = []
+
+    def token_env(repo: RepoRef) -> dict[str, str]:
+        asked.append(repo)
+        return {}
+
+    workspaces = origins.workspaces(tmp_path / "state", remote_env=token_env)
+    workspaces.create(WorkspaceSpec(WorkItemRef(repo, 1), str(tmp_path / "agents" / "1")))
+
+    assert (tmp_path / "agents" / "1" / "file0.txt").is_file() and asked == []

@@ -1,0 +1,140 @@
+"""The daemon's clone and fetches of a repository, as the container builds its git, through the real
+git and the real gh: as a GitHub App with that repository's installation token (from the GitHub
+stand-in in App mode, gh's stored login absent), written nowhere; with gh's own login as before."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from adapters.clock import SystemClock
+from app.config.settings import Settings
+from app.container import Container
+from domain.ports import WorkspacePort
+from domain.refs import RepoRef, WorkItemRef
+from domain.workspace import WorkspaceSpec
+from tests.git_support import Origins, git, require_git
+from tests.github_standin import StandIn
+from tests.github_standin.app import TOKEN_PREFIX
+from tests.github_standin.app_rig import APP_ID, AppKeyFile, app_key, app_mode
+from tests.github_standin.git_http import Accepts, GitHttp
+from tests.github_standin.rigs import standin
+
+__all__ = ["app_key", "standin"]  # fixtures, imported to be used here
+
+pytestmark = pytest.mark.gh
+REPO = "acme/widgets"
+_TOKEN_VARIABLES = ("GH_TOKEN", "GITHUB_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
+
+
+class Rig:
+    """An origin of acme/widgets behind GitHub's git endpoint, and the daemon's environment: gh
+    pointed at the stand-in (its operator's token in `GH_ENTERPRISE_TOKEN`), git trusting the endpoint."""
+
+    def __init__(self, tmp: Path, standin: StandIn, monkeypatch: pytest.MonkeyPatch, accepts: Accepts) -> None:
+        require_git()
+        self.tmp, self.standin = tmp, standin
+        self.repo = RepoRef.parse(REPO, host=standin.host)
+        self.origins = Origins(tmp / "remote")
+        self.origins.make(self.repo)
+        self.server = GitHttp(tmp / "git-http", self.origins.root, accepts=accepts)
+        self.gh_config = Path(standin.gh_env()["GH_CONFIG_DIR"])
+        for name in _TOKEN_VARIABLES:
+            monkeypatch.delenv(name, raising=False)
+        empty = tmp / "gitconfig"
+        empty.write_text("", encoding="utf-8")
+        daemon = standin.gh_env(GIT_SSL_CAINFO=str(self.server.cert), GIT_CONFIG_GLOBAL=str(empty))
+        for name, value in (daemon | {"HOME": str(tmp / "home")}).items():
+            monkeypatch.setenv(name, value)
+
+    def workspaces(self, github: dict[str, object]) -> WorkspacePort:
+        """The workspace port as the container builds it for the daemon."""
+        settings = Settings.model_validate(
+            {
+                "state": {"root": str(self.tmp / "state")},
+                "integrations": {"github": {"host": self.standin.host, **github}},
+                "routing": {
+                    "spawnWorkdir": str(self.tmp / "agents" / "{slug}"),
+                    "workspace": {"mode": "worktree", "cloneUrl": self.server.template},
+                },
+            }
+        )
+        return Container(settings=settings).workspace_port()
+
+    def spec(self, number: int) -> WorkspaceSpec:
+        return WorkspaceSpec(WorkItemRef(self.repo, number), str(self.tmp / "agents" / str(number)))
+
+    def clone(self) -> Path:
+        return self.tmp / "state" / "clones" / self.repo.host / "acme" / "widgets.git"
+
+    def close(self) -> None:
+        self.server.close()
+
+
+@pytest.fixture
+def app_rig(tmp_path: Path, standin: StandIn, app_key: AppKeyFile, monkeypatch: pytest.MonkeyPatch) -> Iterator[Rig]:
+    app = app_mode(standin, app_key)
+    app.install(7, "acme")
+    world = standin.world
+    world.now = SystemClock().now().replace(microsecond=0)  # the JWT is signed on the machine's clock
+
+    def installation_token(user: str, password: str, full_name: str) -> bool:
+        with world.lock:  # GitHub takes an installation's token for git as `x-access-token`
+            return user == "x-access-token" and app.token_refusal(f"/repos/{full_name}", f"token {password}") is None
+
+    rig = Rig(tmp_path, standin, monkeypatch, installation_token)
+    yield rig
+    rig.close()
+
+
+def test_as_a_github_app_the_clone_and_a_fetch_use_the_installation_token_written_nowhere(
+    app_rig: Rig, app_key: AppKeyFile
+) -> None:
+    app = app_rig.standin.world.app
+    assert app is not None
+    assert not (app_rig.gh_config / "hosts.yml").exists()  # gh has no stored login to fall back on
+    workspaces = app_rig.workspaces({"app": {"id": APP_ID, "privateKeyFile": str(app_key.path)}})
+
+    workspaces.create(app_rig.spec(1))  # the clone
+    tip = app_rig.origins.commit(app_rig.repo, "later.txt")
+    workspaces.create(app_rig.spec(2))  # a fetch into it
+
+    assert git("rev-parse", "HEAD", cwd=Path(app_rig.spec(2).path)) == tip
+    asked = app_rig.server.asked
+    assert {(a.user, a.accepted) for a in asked} == {("x-access-token", True)}
+    assert sum(a.path.endswith("/info/refs") for a in asked) == 2  # the clone's and the fetch's
+    assert {(u.installation, u.refused) for u in app.uses} == {(7, False)}
+    url = git("config", "remote.origin.url", cwd=app_rig.clone())
+    assert url == app_rig.server.template.format(owner="acme", repo="widgets")
+    written = [p for p in app_rig.tmp.rglob("*") if p.is_file() and TOKEN_PREFIX.encode() in p.read_bytes()]
+    assert written == []
+
+
+def test_with_ghs_own_login_the_clone_is_answered_by_its_stored_login_as_before(
+    tmp_path: Path, standin: StandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    world = standin.reset()
+
+    def operators_login(user: str, password: str, full_name: str) -> bool:
+        return (user, password) == ("operator", world.token)
+
+    rig = Rig(tmp_path, standin, monkeypatch, operators_login)
+    try:
+        port = rig.server.template.split(":")[2].split("/")[0]
+        config = tmp_path / "gh-own"
+        config.mkdir()
+        (config / "hosts.yml").write_text(
+            f"localhost:{port}:\n    oauth_token: {world.token}\n    user: operator\n", encoding="utf-8"
+        )
+        monkeypatch.setenv("GH_CONFIG_DIR", str(config))
+        monkeypatch.delenv("GH_ENTERPRISE_TOKEN")  # the operator's stored login, not a token of the environment
+
+        rig.workspaces({}).create(rig.spec(1))
+
+        assert os.path.isdir(rig.spec(1).path)
+        assert {(a.user, a.accepted) for a in rig.server.asked} == {("operator", True)}
+    finally:
+        rig.close()
