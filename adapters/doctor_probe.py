@@ -61,10 +61,15 @@ class ShDoctorProbe:
         name = self._run(binary, "api", f"repos/{repo.full_name}", "--jq", ".full_name", env={"GH_HOST": repo.host})
         return f"visible as {name.strip()}"
 
-    def git_remote(self, url: str, gh: str) -> str:
-        # `--symref HEAD` asks for one ref only: the answer is small even for a huge repository
+    def git_remote(self, url: str, gh: str, env: Mapping[str, str] | None = None) -> str:
+        # `--symref HEAD` asks for one ref only: the answer is small even for a huge repository; in
+        # `env` (a GitHub App's token environment) alone when given, as the daemon's fetch runs
+        args = (*credential_args(gh), "ls-remote", "--symref", url, "HEAD")
         try:
-            out = self._run("git", *credential_args(gh), "ls-remote", "--symref", url, "HEAD", env=QUIET_ENV)
+            if env is None:
+                out = self._run("git", *args, env=QUIET_ENV)
+            else:
+                out = self._run("git", *args, env={**env, **QUIET_ENV}, inherit=False)
         except _Failed as failed:
             # git's first `fatal:` line says what went wrong; its last one is advice
             fatal = [line.strip() for line in failed.stderr.splitlines() if line.startswith("fatal:")]

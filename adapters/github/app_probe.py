@@ -58,6 +58,12 @@ class GhAppProbe:
         check(reply, str(repo), now=self._clock())
         return f"installation {number}: its token reads {repo.full_name}"
 
+    def git_env(self, repo: RepoRef) -> Mapping[str, str]:
+        try:
+            return self._api.token_env(self._read().token(repo))
+        except TrackerError as error:
+            raise LoopError(str(error)) from None
+
     def grant(self, repo: RepoRef) -> InstallationGrant:
         doc = self._read().described(repo)
         account, permissions, events = doc.get("account"), doc.get("permissions"), doc.get("events")

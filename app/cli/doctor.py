@@ -52,8 +52,9 @@ class DoctorProbe(HarnessProbe, Protocol):
     def repo_visible(self, binary: str, repo: RepoRef) -> str:
         """The repository's full name as the host reports it."""
 
-    def git_remote(self, url: str, gh: str) -> str:
-        """How the clone URL answers `git ls-remote` (https authenticated through `gh`)."""
+    def git_remote(self, url: str, gh: str, env: Mapping[str, str] | None = None) -> str:
+        """How the clone URL answers `git ls-remote` (https authenticated through `gh`; run in `env`,
+        a GitHub App's token environment, when given, instead of doctor's own)."""
 
     def writable(self, path: Path) -> str:
         """Whether `path` (or, when absent, the directory it would be created in) is writable."""
@@ -91,6 +92,10 @@ class GitHubAppProbe(Protocol):
     def grant(self, repo: RepoRef) -> InstallationGrant:
         """What GitHub says the App's installation on `repo` was granted (`GET /app/installations/{id}`)."""
 
+    def git_env(self, repo: RepoRef) -> Mapping[str, str]:
+        """The environment the daemon's git fetches `repo` in: its installation's token in place of
+        gh's own login, which gh's credential helper answers git with."""
+
 
 _REPO_FIX = "check its name in polling.sources, and that the gh account can read it"
 
@@ -126,7 +131,7 @@ def diagnose(
     yield from _webhook(settings, probe)
     yield from _spawn_workdir(settings)
     yield from _github(settings, probe, app)
-    yield from _workspaces(settings, probe)
+    yield from _workspaces(settings, probe, app)
 
 
 def _sessions(settings: Settings, probe: DoctorProbe) -> Check:
@@ -329,7 +334,7 @@ def _granted(app: GitHubAppProbe, repo: RepoRef, said: set[int]) -> Iterator[Che
         yield from grant_checks(grant)
 
 
-def _workspaces(settings: Settings, probe: DoctorProbe) -> Iterator[Check]:
+def _workspaces(settings: Settings, probe: DoctorProbe, app: GitHubAppProbe | None) -> Iterator[Check]:
     """With worktrees: git itself, and the clone URL of each repository a worktree is cut from."""
     clones = _clones(settings)
     if not clones:
@@ -339,10 +344,15 @@ def _workspaces(settings: Settings, probe: DoctorProbe) -> Iterator[Check]:
     if git.mark is Mark.FAILED:
         return
     gh = settings.integrations.github.cli.binary
+    # as a GitHub App, the daemon's git fetches with the installation's token, not gh's own login
+    as_app = app if settings.integrations.github.app is not None else None
+    reads = (
+        "the App's installation holds Contents: Read-only" if as_app else "gh is logged in and can read the repository"
+    )
     for (template, repo), key in clones.items():
         subject = f"clone {repo}" if key == DEFAULT_WORKSPACE else f"clone {repo} ({key})"
-        fix = f"check {key}.cloneUrl; for https, that gh is logged in and can read the repository"
-        yield check(subject, partial(_remote, probe, template, repo, gh), fix)
+        fix = f"check {key}.cloneUrl; for https, that {reads}"
+        yield check(subject, partial(_remote, probe, template, repo, gh, as_app), fix)
 
 
 DEFAULT_WORKSPACE = "routing.workspace"
@@ -365,12 +375,13 @@ def _clones(settings: Settings) -> dict[tuple[str, RepoRef], str]:
     return clones
 
 
-def _remote(probe: DoctorProbe, template: str, repo: RepoRef, gh: str) -> str:
+def _remote(probe: DoctorProbe, template: str, repo: RepoRef, gh: str, app: GitHubAppProbe | None) -> str:
     try:
         url = clone_url(template, repo)
     except ValueError as error:
         raise LoopError(str(error)) from None
-    return probe.git_remote(url, gh)
+    env = app.git_env(repo) if app is not None and url.startswith("https://") else None
+    return probe.git_remote(url, gh, env)
 
 
 def unconfigured_checks(settings: Settings, records: Iterable[SessionRecord]) -> Iterator[Check]:

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from adapters.clock import SystemClock
+from adapters.doctor_probe import ShDoctorProbe
+from adapters.github.app_probe import GhAppProbe
 from app.config.settings import Settings
 from app.container import Container
 from domain.ports import WorkspacePort
@@ -138,3 +140,30 @@ def test_with_ghs_own_login_the_clone_is_answered_by_its_stored_login_as_before(
         assert {(a.user, a.accepted) for a in rig.server.asked} == {("operator", True)}
     finally:
         rig.close()
+
+
+def test_doctors_clone_check_as_a_github_app_asks_git_with_the_installation_token(
+    app_rig: Rig, app_key: AppKeyFile
+) -> None:
+    world = app_rig.standin.world
+
+    def github_now() -> float:
+        return world.now.timestamp()
+
+    app = GhAppProbe(
+        app_id=APP_ID,
+        key_file=app_key.path,
+        installations={},
+        clock=github_now,
+        monotonic=SystemClock().monotonic,
+        host=app_rig.standin.host,
+        env=dict(os.environ),  # the daemon's: gh pointed at the stand-in, git trusting the endpoint
+        timeout=20,
+    )
+    app.key()
+    url = app_rig.server.template.format(owner="acme", repo="widgets")
+
+    said = ShDoctorProbe(timeout=20).git_remote(url, "gh", app.git_env(app_rig.repo))
+
+    assert said == f"{url} answers (default branch main)"
+    assert {(a.user, a.accepted) for a in app_rig.server.asked} == {("x-access-token", True)}

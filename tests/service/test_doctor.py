@@ -44,6 +44,7 @@ class FakeMachine:
         self.claude_version, self.codex_version = claude_version, codex_version
         self.opencode_version, self.copilot_version = opencode_version, copilot_version
         self.version_env: dict[str, Mapping[str, str]] = {}
+        self.git_envs: dict[str, Mapping[str, str] | None] = {}  # clone URL -> the environment git was asked in
 
     def version(self, binary: str) -> str:
         if binary in self.missing:
@@ -65,7 +66,8 @@ class FakeMachine:
             raise LoopError("gh exited 1: HTTP 404: Not Found")
         return f"visible as {repo.full_name}"
 
-    def git_remote(self, url: str, gh: str) -> str:
+    def git_remote(self, url: str, gh: str, env: Mapping[str, str] | None = None) -> str:
+        self.git_envs[url] = env
         if url in self.missing:
             raise LoopError(f"git ls-remote {url}: fatal: repository '{url}' not found")
         return f"{url} answers (default branch main)"

@@ -57,6 +57,12 @@ class FakeApp:
             raise LoopError(f"{repo}: the GitHub App 77 is not installed on {repo.full_name} (HTTP 404)")
         return f"installation 7: its token reads {repo.full_name}"
 
+    def git_env(self, repo: RepoRef) -> Mapping[str, str]:
+        self.asked.append(f"git {repo}")
+        if f"git {repo}" in self.failing:
+            raise LoopError(f"{repo}: the GitHub App's installation 7 is gone (HTTP 404)")
+        return {"GH_TOKEN": f"ghs_{repo.name}", "GH_ENTERPRISE_TOKEN": f"ghs_{repo.name}"}
+
     def grant(self, repo: RepoRef) -> InstallationGrant:
         self.asked.append(f"grant {repo}")
         if f"grant {repo}" in self.failing:
@@ -147,3 +153,23 @@ def test_an_installations_permissions_that_cannot_be_read_fail_with_why() -> Non
     failed = [c for c in found if c.mark is Mark.FAILED]
     assert [c.subject for c in failed] == ["installation of o/a permissions"]
     assert "HTTP 401" in failed[0].detail
+
+
+def test_a_worktrees_clone_is_asked_with_the_installations_token_and_not_ghs_own_login() -> None:
+    document = {**APP, "routing": {"spawnWorkdir": "/w/{slug}", "workspace": {"mode": "worktree"}}}
+    machine = FakeMachine(logged_out={"github.com"})
+    found = checks(FakeApp(), document, machine)
+    clones = [c.line() for c in found if c.subject.startswith("clone")]
+    assert clones == [
+        "✓ clone o/a: https://github.com/o/a.git answers (default branch main)",
+        "✓ clone o/b: https://github.com/o/b.git answers (default branch main)",
+    ]
+    assert machine.git_envs["https://github.com/o/a.git"] == {"GH_TOKEN": "ghs_a", "GH_ENTERPRISE_TOKEN": "ghs_a"}
+
+
+def test_a_clone_whose_installation_gives_no_token_fails_saying_why_with_the_apps_fix() -> None:
+    document = {**APP, "routing": {"spawnWorkdir": "/w/{slug}", "workspace": {"mode": "worktree"}}}
+    failed = [c for c in checks(FakeApp(failing={"git o/b"}), document) if c.mark is Mark.FAILED]
+    assert [c.subject for c in failed] == ["clone o/b"]
+    line = failed[0].line()
+    assert "installation 7 is gone" in line and "Contents: Read-only" in line, line
