@@ -86,6 +86,8 @@ class TmuxRun:
     resumes: dict[str, list[tuple[datetime, float]]] = field(init=False, default_factory=dict)
     # a woken item's spawn -> the agent's receipt of the prompt its resume was given on its command line
     resumed_to_prompt: list[float] = field(init=False, default_factory=list)
+    # ... and that comment -> confirmed less its own resume: the poll's wait and the daemon's time
+    beyond_resume: list[float] = field(init=False, default_factory=list)
     waits: dict[str, list[datetime]] = field(init=False, default_factory=dict)  # item -> when it waited for a slot
     queued: dict[str, datetime] = field(init=False, default_factory=dict)  # comment id -> its first dispatch.queued
     sent: dict[int, Sent] = field(init=False, default_factory=dict)
@@ -217,6 +219,7 @@ class TmuxRun:
             ready_first=self.ready_first,
             ready_resumed=self.ready_resumed,
             resumed_to_prompt=self.resumed_to_prompt,
+            beyond_resume=self.beyond_resume,
             woke_at_once=slot_free,
             woke_split=split,
             confirmed_by=Counter(by for _at, by in self.confirmed.values()),
@@ -234,7 +237,9 @@ class TmuxRun:
         steps = [queued - comment.created_at, took - queued, took - ready if ready else None, confirmed - took]
         resumed = [seconds for at, seconds in self.resumes.get(str(comment.item), []) if at <= confirmed]
         if ready and resumed:  # its resume counted until it took the prompt: spawn -> ready, then ready -> prompt
-            self.resumed_to_prompt.append(resumed[-1] + (took - ready).total_seconds())
+            resume = resumed[-1] + (took - ready).total_seconds()
+            self.resumed_to_prompt.append(resume)
+            self.beyond_resume.append((confirmed - comment.created_at).total_seconds() - resume)
         for step, span in zip(WAKE_STEPS, steps, strict=True):
             if span is not None:
                 split[step].append(span.total_seconds())

@@ -24,7 +24,8 @@ by the time it was written) with the same fields, so `receipt_of` reads them unc
   The TUI drops `--prompt` on a resume (tests/opencode/test_opencode_facts.py), so the plugin
   submits the prompt it was given on the command line itself, through opencode's own API;
 - `chat.message` (a prompt reached the session, a queued one too): `UserPromptSubmit` with its text,
-  its message's id (`prompt_id`) and opencode's store (`transcript_path`), where `usage` reads its turn;
+  its message's id (`prompt_id`, and `turn_id`: a prompt runs in a turn of its own, a queued one too)
+  and opencode's store (`transcript_path`), where `usage` reads its turn;
 - `permission.asked`, with a wait for answers from the item: a `PermissionRequest` naming the tool
   and the arguments it was called with; the plugin waits for the daemon's decision beside it, as
   Claude Code's hook does (`adapters.agents.receipt_line`), and replies through opencode's own API

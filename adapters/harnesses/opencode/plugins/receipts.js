@@ -130,10 +130,12 @@ export const TheLoopReceipts = async ({ client }) => {
   const asked = new Map() // a permission request's id → its receipt's fields, and how to stop its wait
   const taken = [] // the messages of the prompts taken since the last idle, oldest first
   let store = ""
-  // where a turn's usage is read: its prompt's message, in opencode's store (found once it is open)
+  // where a turn's usage is read: its prompt's message, in opencode's store (found once it is open).
+  // A prompt runs in a turn of its own, a queued one too (answered under its own message): the
+  // message's id names that turn (`turn_id`) in its prompt's receipt and in its Stop alike
   const turnOf = (id) => {
     store ||= openStore()
-    return { prompt_id: id ?? "", transcript_path: store }
+    return { prompt_id: id ?? "", turn_id: id ?? "", transcript_path: store }
   }
 
   // opencode's own reply endpoint takes the reply and, for a reject, the message the model reads;
