@@ -129,6 +129,13 @@ class Event(enum.Enum):
         "An agent idle for `routing.hibernateAfterSeconds` (`idle_seconds`) was ended to free its slot, its "
         "conversation (`harness_session_id`) kept: the item's next comment resumes it.",
     )
+    SESSION_WOKEN_ELSEWHERE = (
+        "session.woken_elsewhere",
+        "A hibernated item's next comment came while the host its agent ran on (`host`), which keeps its "
+        "conversation (`harness_session_id`), is gone (its heartbeat expired): this host took it and starts it in "
+        "a fresh conversation, told of the earlier one; the item is told once. While that host is up, the item "
+        "waits for it instead.",
+    )
     SESSION_RESPAWN_AVERTED = (
         "session.respawn_averted",
         "The respawn path found the session live and delivered into it instead.",
