@@ -4,8 +4,8 @@ and the rules for placing an item and for trusting a lease."""
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 
 from domain.model import ItemState, WorkItem
 from domain.policy import Decision
@@ -80,6 +80,7 @@ class HostView:
     state: HostState
     version: str = ""
     pid: int = 0
+    memory_short: bool = False  # its free memory, at its last heartbeat, was below its cluster.minFreeMemoryMiB
 
     @property
     def free(self) -> int:
@@ -153,11 +154,51 @@ class Shared:
         return [entry.item.ref for entry in self.listed]
 
 
-def choose_host(hosts: Iterable[HostView]) -> Decision[str | None]:
-    """The live host with the most free slots (ties: the lowest id, so every placer agrees)."""
-    candidates = [h for h in hosts if h.state is HostState.ALIVE and h.free > 0]
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """What narrows which host an item may be placed on, beside its free slots: an agent that starts
+    (or resumes) for it takes memory on the host that runs it, and a hibernated agent's conversation
+    lies on the host it ran on (a harness keeps its transcripts on its own machine)."""
+
+    starts: frozenset[WorkItemRef] = frozenset()  # no agent runs for these: one starts where they go
+    homes: Mapping[WorkItemRef, str] = field(default_factory=dict)  # a hibernated item's conversation's host
+    memory_short: bool = False  # the placer's own memory as it read it now, fresher than its heartbeat's
+
+    def host_for(self, item: WorkItemRef, hosts: Iterable[HostView], *, placer: str, timing: LeaseTiming) -> str | None:
+        """The host `item` goes to, or None: it waits (see `choose_host`)."""
+        views = [replace(h, memory_short=self.memory_short) if h.host == placer else h for h in hosts]
+        home = self.homes.get(item, "")
+        return choose_host(views, starts=item in self.starts, home=home_up(views, home, timing=timing)).choice
+
+
+def home_up(hosts: Iterable[HostView], home: str, *, timing: LeaseTiming) -> HostView | None:
+    """The host holding a hibernated item's conversation, while it is up: alive, or stopped less than
+    a lease's expiry ago (a restart: it comes back with the conversation). None once it is gone (its
+    heartbeat expired), or unknown: the item may start afresh elsewhere."""
+    found = next((h for h in hosts if home and h.host == home), None)
+    if found is None or found.state is HostState.LOST:
+        return None
+    if found.state is HostState.STOPPED and found.heartbeat_age_seconds >= timing.expiry_seconds:
+        return None
+    return found
+
+
+def choose_host(
+    hosts: Iterable[HostView], *, starts: bool = False, home: HostView | None = None
+) -> Decision[str | None]:
+    """The live host with the most free slots (ties: the lowest id, so every placer agrees). An item
+    whose agent starts there (`starts`) goes only to a host whose own memory admits a new agent; a
+    hibernated item whose conversation's host is up (`home`) only there, to be resumed: it waits for
+    that host's slot or memory rather than start afresh elsewhere."""
+    candidates = [h for h in ([home] if home is not None else hosts) if h.state is HostState.ALIVE and h.free > 0]
     if not candidates:
+        if home is not None:
+            return Decision(None, f"its conversation's host {home.host} is up without a free slot")
         return Decision(None, "no live host has a free slot")
+    if starts:
+        candidates = [h for h in candidates if not h.memory_short]
+        if not candidates:
+            return Decision(None, "no live host with a free slot has the memory for a new agent")
     best = min(candidates, key=lambda h: (-h.free, h.host))
     return Decision(best.host, f"{best.host} has the most free slots ({best.free})")
 

@@ -129,6 +129,13 @@ class Event(enum.Enum):
         "An agent idle for `routing.hibernateAfterSeconds` (`idle_seconds`) was ended to free its slot, its "
         "conversation (`harness_session_id`) kept: the item's next comment resumes it.",
     )
+    SESSION_WOKEN_ELSEWHERE = (
+        "session.woken_elsewhere",
+        "A hibernated item's next comment came while the host its agent ran on (`host`), which keeps its "
+        "conversation (`harness_session_id`), is gone (its heartbeat expired): this host took it and starts it in "
+        "a fresh conversation, told of the earlier one; the item is told once. While that host is up, the item "
+        "waits for it instead.",
+    )
     SESSION_RESPAWN_AVERTED = (
         "session.respawn_averted",
         "The respawn path found the session live and delivered into it instead.",
@@ -467,21 +474,23 @@ class Event(enum.Enum):
     )
     CLUSTER_LEASE_PLACED = (
         "cluster.lease_placed",
-        "A work item got a slot: given to the host with the most free slots (`host`; a host alone: itself), the "
+        "A work item got a slot: given to the host with the most free slots (`host`; a host alone: itself) — for a "
+        "new agent, one whose own memory admits it; a hibernated item, its agent's host while that host is up — the "
         "item waiting longest first: `how` placed (a new item) or taken-over (its lease on `previous` expired: a "
         "lost host).",
     )
     CLUSTER_MEMORY_LOW = (
         "cluster.memory_low",
         "This host's free memory (`available_mib`) fell below `cluster.minFreeMemoryMiB` (`min_free_mib`) with items "
-        "waiting for an agent (`waiting`): none starts until it is back; the longest-idle agent was hibernated to "
-        "make room when one could be (`hibernated`: its item). Said once each time the memory falls short.",
+        "waiting for an agent (`waiting`): none starts on this host until it is back; its longest-idle agent was "
+        "hibernated to make room when one could be (`hibernated`: its item). Said once each time the memory falls "
+        "short.",
     )
     CLUSTER_SLOT_WAITING = (
         "cluster.slot_waiting",
         "A listed work item that needs an agent got no slot: every live host (a host alone: itself) holds "
-        "`cluster.maxSessions` items (`hosts`: each one's sessions/max; `why: memory` when it is this host's "
-        "free memory, below `cluster.minFreeMemoryMiB`). Its comments wait, kept; `status` and "
+        "`cluster.maxSessions` items (`hosts`: each one's sessions/max; `why: memory` when a host with a free slot "
+        "has its free memory below `cluster.minFreeMemoryMiB`). Its comments wait, kept; `status` and "
         "`sessions list` show it and `since`; a notice is posted on the item once the wait outlasts a cycle. Said "
         "once per wait.",
     )

@@ -8,6 +8,7 @@ from datetime import datetime
 from domain.durations import duration
 from domain.model import AGENT_MARKER, Comment
 from domain.park import Park, ParkRule, Unpark
+from domain.prompts import one_line
 from domain.refs import WorkItemRef
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_=-]{1,100}$")
@@ -114,6 +115,18 @@ def harness_started_notice(item: WorkItemRef, *, harness: str, was: str = "") ->
         "comments after this one go to it.\n\n"
         f"Every later respawn or resume keeps {harness}; `the-loop start <harness>` changes it again "
         f"(item: {item}).\n"
+    )
+
+
+def conversation_gone_notice(item: WorkItemRef, *, host: str) -> str:
+    """A hibernated item woke on another host: the one holding its conversation is gone. `host` is a
+    host id of the operator's configuration, never a comment's text."""
+    return (
+        f"{_HEADER}This item's agent had been hibernated on host **{one_line(host)}**, which keeps its "
+        "conversation and is **gone** (its heartbeat expired). Another host took the item: its agent starts "
+        "in a **fresh conversation**, told to catch up from the item and its comments; the earlier transcript "
+        f"stays on {one_line(host)}.\n\n"
+        f"The operator can see it in `the-loop events --work-item {item}`.\n"
     )
 
 

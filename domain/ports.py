@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # annotations only: importing the ports costs a command's sta
     from domain.asks import AnswerState
     from domain.authorize import Permission
     from domain.budget import RateBudget
-    from domain.cluster import Departed, Held, HostView, Lease, Listed, Shared
+    from domain.cluster import Departed, Held, HostView, Lease, Listed, Placement, Shared
     from domain.installations import InstallationChange, Installations
     from domain.ledger import Ledger
     from domain.model import (
@@ -457,9 +457,11 @@ class ClusterPort(Protocol):
     def join(self, *, pid: int, version: str) -> None:
         """Say this host is up (its heartbeat starts now), with what `status` shows of it."""
 
-    def renew(self) -> Held:
+    def renew(self, *, memory_short: bool = False) -> Held:
         """The heartbeat: this host is alive, and each lease it holds runs for the expiry again
-        (one that expired but that no other host took is renewed too). What it holds now."""
+        (one that expired but that no other host took is renewed too). What it holds now.
+        `memory_short`: its own free memory is below its `cluster.minFreeMemoryMiB` (no host places
+        a new agent on it until a heartbeat says otherwise)."""
 
     def leave(self) -> None:
         """This host stopped cleanly: no new item is placed on it; its leases stay until they
@@ -471,11 +473,12 @@ class ClusterPort(Protocol):
     def leases(self) -> list[Lease]:
         """Every lease, expired ones included."""
 
-    def place(self, items: Iterable[WorkItemRef]) -> list[Lease]:
+    def place(self, items: Iterable[WorkItemRef], placement: Placement | None = None) -> list[Lease]:
         """Give each of `items` that no host holds (never leased, or its lease expired) to the live
-        host with the most free slots, in the order given (the first gets a slot first); rows another
-        host is placing are skipped (`SKIP LOCKED`). The leases made; an item no host has a free slot
-        for waits."""
+        host with the most free slots that `placement` allows for it (`Placement.host_for`: memory
+        for a new agent, a hibernated conversation's host), in the order given (the first gets a slot
+        first); rows another host is placing are skipped (`SKIP LOCKED`). The leases made; an item no
+        host may take waits."""
 
     def release(self, item: WorkItemRef) -> None:
         """Give up this host's lease on `item` (its session closed, nothing waits for an agent);

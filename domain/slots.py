@@ -104,6 +104,12 @@ def agent_runs(record: SessionRecord | None) -> bool:
     return record is not None and record.status is not SessionStatus.CLOSED and record.hibernated_at is None
 
 
+def conversation_host(record: SessionRecord | None) -> str:
+    """The host a hibernated agent ran on, which keeps its conversation (a harness's transcripts stay
+    on its machine): its next comment resumes it only there. "" when none is hibernated, or one host."""
+    return record.host if record is not None and record.hibernated_at is not None else ""
+
+
 def wants_slot(
     record: SessionRecord | None, ledger: Ledger | None, *, kept: bool, listed: bool, starts: bool = False
 ) -> Decision[bool]:

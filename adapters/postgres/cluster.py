@@ -19,8 +19,8 @@ from domain.cluster import (
     Lease,
     LeaseTiming,
     Listed,
+    Placement,
     Shared,
-    choose_host,
 )
 from domain.errors import LeaseLost
 from domain.model import ItemState
@@ -29,7 +29,7 @@ from domain.refs import RepoRef, WorkItemRef
 
 _HOSTS = """
 SELECT h.host, h.max_sessions, extract(epoch FROM now() - h.heartbeat_at)::float8, h.stopped, h.version, h.pid,
-       (SELECT count(*) FROM leases l WHERE l.host = h.host AND l.expires_at > now())::int
+       (SELECT count(*) FROM leases l WHERE l.host = h.host AND l.expires_at > now())::int, h.memory_short
 FROM hosts h ORDER BY h.host
 """
 _LEASES = """
@@ -41,8 +41,9 @@ _RENEW = """
 UPDATE leases SET expires_at = now() + make_interval(secs => %s) WHERE host = %s RETURNING item, starts_at <= now()
 """
 _BEAT = """
-INSERT INTO hosts (host, max_sessions, heartbeat_at) VALUES (%s, %s, now())
-ON CONFLICT (host) DO UPDATE SET heartbeat_at = now(), stopped = FALSE, max_sessions = excluded.max_sessions
+INSERT INTO hosts (host, max_sessions, heartbeat_at, memory_short) VALUES (%s, %s, now(), %s)
+ON CONFLICT (host) DO UPDATE SET heartbeat_at = now(), stopped = FALSE, max_sessions = excluded.max_sessions,
+    memory_short = excluded.memory_short
 """
 _PLACEHOLDERS = """
 INSERT INTO leases (item, expires_at, starts_at) SELECT unnest(%s::text[]), '-infinity', '-infinity'
@@ -107,14 +108,14 @@ class PostgresCluster(ClusterPort):
 
     def join(self, *, pid: int, version: str) -> None:
         def work(db: Session) -> None:
-            db.run(_BEAT, (self._host, self._max_sessions))
+            db.run(_BEAT, (self._host, self._max_sessions, False))  # its first renewal says its memory
             db.run("UPDATE hosts SET pid = %s, version = %s WHERE host = %s", (pid, version, self._host))
 
         self._db.call(work)
 
-    def renew(self) -> Held:
+    def renew(self, *, memory_short: bool = False) -> Held:
         def work(db: Session) -> list[tuple[Any, ...]]:
-            db.run(_BEAT, (self._host, self._max_sessions))
+            db.run(_BEAT, (self._host, self._max_sessions, memory_short))
             return db.run(_RENEW, (self._timing.expiry_seconds, self._host))
 
         rows = self._db.call(work)
@@ -127,10 +128,10 @@ class PostgresCluster(ClusterPort):
         return [self._view(row) for row in self._db.call(lambda db: db.run(_HOSTS))]
 
     def _view(self, row: tuple[Any, ...]) -> HostView:
-        host, max_sessions, age, stopped, version, pid, leases = row
+        host, max_sessions, age, stopped, version, pid, leases, memory_short = row
         alive = age < self._timing.expiry_seconds
         state = HostState.STOPPED if stopped else HostState.ALIVE if alive else HostState.LOST
-        return HostView(host, max_sessions, leases, max(0.0, age), state, version, pid)
+        return HostView(host, max_sessions, leases, max(0.0, age), state, version, pid, memory_short)
 
     def leases(self) -> list[Lease]:
         return [
@@ -138,11 +139,12 @@ class PostgresCluster(ClusterPort):
             for item, host, expires, starts, previous, how in self._db.call(lambda db: db.run(_LEASES))
         ]
 
-    def place(self, items: Iterable[WorkItemRef]) -> list[Lease]:
+    def place(self, items: Iterable[WorkItemRef], placement: Placement | None = None) -> list[Lease]:
         wanted = list(dict.fromkeys(str(item) for item in items))  # in the order given: the first waited longest
-        return self._db.call(lambda db: self._place(db, wanted)) if wanted else []
+        placing = placement or Placement()
+        return self._db.call(lambda db: self._place(db, wanted, placing)) if wanted else []
 
-    def _place(self, db: Session, wanted: list[str]) -> list[Lease]:
+    def _place(self, db: Session, wanted: list[str], placing: Placement) -> list[Lease]:
         db.run(_PLACEHOLDERS, (wanted,))
         free = db.run(_FREE, (wanted,))  # locked until this transaction ends; rows others hold are skipped
         if not free:
@@ -152,9 +154,9 @@ class PostgresCluster(ClusterPort):
         hosts = {view.host: view for view in (self._view(row) for row in db.run(_HOSTS))}
         made: list[Lease] = []
         for item, previous in free:
-            chosen = choose_host(hosts.values()).choice
+            chosen = placing.host_for(WorkItemRef.parse(item), hosts.values(), placer=self._host, timing=self._timing)
             if chosen is None:
-                break
+                continue  # it waits; a later item may go where this one may not (memory, its conversation's host)
             how = Handover.TAKEN_OVER if previous else Handover.PLACED
             db.run(_TAKE, (chosen, previous, how.value, self._timing.expiry_seconds, item))
             hosts[chosen] = replace(hosts[chosen], leases=hosts[chosen].leases + 1)

@@ -40,8 +40,10 @@ _SPENDING = (
     "CREATE INDEX turn_costs_by_time ON turn_costs (ended_at)",
     "CREATE TABLE budget_marks (mark TEXT PRIMARY KEY, at TEXT NOT NULL)",
 )
+# each host's heartbeat says whether its free memory admits a new agent
+_HOST_MEMORY = ("ALTER TABLE hosts ADD COLUMN memory_short BOOLEAN NOT NULL DEFAULT FALSE",)
 STATE_SCHEMA = Schema(
-    version=4,
+    version=5,
     tables=(
         "CREATE TABLE the_loop_schema (version INTEGER NOT NULL)",
         "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -52,6 +54,7 @@ STATE_SCHEMA = Schema(
         _INBOX,
         *_CLUSTER,
         *_SPENDING,
+        *_HOST_MEMORY,
     ),
     migrations=(
         # 1 -> 2: comments kept for their items until worked (a repository's read, a webhook's)
@@ -60,6 +63,8 @@ STATE_SCHEMA = Schema(
         _CLUSTER,
         # 3 -> 4: what each turn cost, and the budgets' notices
         _SPENDING,
+        # 4 -> 5: each host's memory, as its heartbeat says it
+        _HOST_MEMORY,
     ),
 )
 

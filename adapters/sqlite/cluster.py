@@ -8,7 +8,7 @@ import math
 import threading
 from collections.abc import Iterable, Sequence
 
-from domain.cluster import Departed, Held, HostState, HostView, Lease, Listed, Shared
+from domain.cluster import Departed, Held, HostState, HostView, Lease, Listed, Placement, Shared
 from domain.ports import ClusterPort
 from domain.refs import RepoRef, WorkItemRef
 
@@ -37,7 +37,7 @@ class SingleHost(ClusterPort):
     def join(self, *, pid: int, version: str) -> None:
         pass
 
-    def renew(self) -> Held:
+    def renew(self, *, memory_short: bool = False) -> Held:
         with self._lock:
             return Held(frozenset(self._leased))
 
@@ -52,11 +52,13 @@ class SingleHost(ClusterPort):
         with self._lock:
             return [Lease(item, self._host, math.inf) for item in sorted(self._leased)]
 
-    def place(self, items: Iterable[WorkItemRef]) -> list[Lease]:
+    def place(self, items: Iterable[WorkItemRef], placement: Placement | None = None) -> list[Lease]:
+        """This host's memory is the placer's own reading (`placement.memory_short`), never a heartbeat's."""
+        placing = placement or Placement()
         made = []
         with self._lock:
             for item in dict.fromkeys(items):
-                if item in self._leased:
+                if item in self._leased or (placing.memory_short and item in placing.starts):
                     continue
                 if len(self._leased) >= self._max_sessions:
                     break

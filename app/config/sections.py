@@ -114,9 +114,10 @@ class ClusterSettings(Section):
         default=None,
         ge=0,
         description="Memory (`MemAvailable` of `/proc/meminfo`) this host keeps free: below it no new agent starts "
-        "or resumes — the longest-idle agent that can resume is hibernated to make room, and the items wait for "
-        "a slot, their comments kept (`cluster.memory_low`). Agents already running are never ended for it while "
-        "they work. Unset: off.",
+        "or resumes on this host — the longest-idle agent that can resume is hibernated to make room, and the items "
+        "wait for a slot, their comments kept (`cluster.memory_low`); with several hosts its heartbeat says so and "
+        "they go to a host whose memory admits them. Agents already running are never ended for it while they "
+        "work. Unset: off.",
     )
     lease_seconds: float = Field(
         default=30,

@@ -177,8 +177,16 @@ class UseCases:
     def leases(self) -> Leases:
         ports = self.ports
         return Leases(
-            cluster=ports.cluster, timing=self.configs.timing, monotonic=ports.clock.monotonic, watchdog=ports.watchdog
-        )
+            cluster=ports.cluster, timing=self.configs.timing, monotonic=ports.clock.monotonic, watchdog=ports.watchdog,
+            memory_short=self.admission.short,
+        )  # fmt: skip
+
+    @cached_property
+    def admission(self) -> MemoryAdmission:
+        """This host's memory, read for its own spawns and said in its heartbeat; hibernation is built
+        over the cycle that uses it, so it is looked up only when memory runs short."""
+        configs = self.configs
+        return MemoryAdmission(configs.min_free_memory, configs.free_memory, lambda: self.hibernation.relieve())  # noqa: PLW0108
 
     @cached_property
     def tmux(self) -> TmuxPort:
@@ -338,10 +346,7 @@ class UseCases:
             trackers=ports.trackers, uow=self.uow, worker=self.worker,
             closer=self.closer, config=self.configs.poll, cluster=ports.cluster, leases=self.leases,
             orphans=self.orphans, pruner=self.pruner, feedback=self.feedback, authorized=self.authorization.of_author,
-            # Hibernation is built over this cycle: looked up when memory runs short
-            admission=MemoryAdmission(
-                self.configs.min_free_memory, self.configs.free_memory, lambda: self.hibernation.relieve()  # noqa: PLW0108
-            ),
+            admission=self.admission,
         )  # fmt: skip
 
     @cached_property

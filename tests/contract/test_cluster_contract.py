@@ -15,7 +15,7 @@ import pytest
 
 from adapters.postgres.cluster import PostgresCluster
 from adapters.sqlite.cluster import SingleHost
-from domain.cluster import Departed, Handover, HostState, LeaseTiming, Listed
+from domain.cluster import Departed, Handover, HostState, LeaseTiming, Listed, Placement
 from domain.errors import LeaseLost
 from domain.model import ItemKind, ItemState, WorkItem
 from domain.ports import ClusterPort
@@ -196,6 +196,28 @@ def test_a_lost_host_gets_no_new_item_and_a_stopped_one_neither(rig: Rig) -> Non
 
     assert states == {"host-a": HostState.ALIVE, "host-b": HostState.ALIVE, "host-c": HostState.STOPPED}
     assert made[0].host == "host-a"  # 20 free slots beat b's one
+
+
+def test_a_host_whose_heartbeat_says_its_memory_is_short_is_given_no_new_agent(rig: Rig) -> None:
+    a, b = rig.host("host-a", max_sessions=1), rig.host("host-b")
+    b.renew(memory_short=True)
+
+    made = a.place(ITEMS[:3], Placement(starts=frozenset(ITEMS[1:3])))
+
+    assert {view.host: view.memory_short for view in a.hosts()} == {"host-a": False, "host-b": True}
+    # the first's agent runs already (b's memory does not matter); a's one slot goes to the next
+    assert [(lease.item, lease.host) for lease in made] == [(ITEMS[0], "host-b"), (ITEMS[1], "host-a")]
+
+
+def test_a_hibernated_item_waits_for_the_host_holding_its_conversation_while_the_next_item_is_placed(
+    rig: Rig,
+) -> None:
+    a, _ = rig.host("host-a"), rig.host("host-b", max_sessions=1)
+    b_holds = {ITEMS[0]: "host-b", ITEMS[1]: "host-b"}
+
+    made = a.place(ITEMS[:3], Placement(starts=frozenset(ITEMS[:3]), homes=b_holds))
+
+    assert [(lease.item, lease.host) for lease in made] == [(ITEMS[0], "host-b"), (ITEMS[2], "host-a")]
 
 
 def test_hosts_show_their_heartbeats_and_leases(rig: Rig) -> None:

@@ -195,7 +195,9 @@ def test_the_server_a_dsn_names_is_shown_without_its_password_and_a_message_hold
     assert server.hide("FATAL: role loop with pw-7f3a refused") == "FATAL: role loop with ******** refused"
 
 
-def test_a_schema_2_database_gains_the_cluster_and_cost_tables_keeping_its_rows(postgres: PgCluster) -> None:
+def test_a_schema_2_database_gains_the_cluster_and_cost_tables_and_hosts_memory_keeping_its_rows(
+    postgres: PgCluster,
+) -> None:
     dbname = postgres.new_database()
     schema_2 = Schema(version=2, tables=STATE_SCHEMA.tables[:6], migrations=STATE_SCHEMA.migrations[:1])
     opened_at(postgres, dbname, schema_2)
@@ -203,6 +205,8 @@ def test_a_schema_2_database_gains_the_cluster_and_cost_tables_keeping_its_rows(
 
     PostgresStateStore(postgres.dsn(dbname)).close()
 
-    assert postgres.sql(dbname, "SELECT version FROM the_loop_schema") == [(STATE_SCHEMA.version,)] == [(4,)]
+    assert postgres.sql(dbname, "SELECT version FROM the_loop_schema") == [(STATE_SCHEMA.version,)] == [(5,)]
     assert postgres.sql(dbname, "SELECT key, value FROM meta") == [("kept", "yes")]
     assert {"hosts", "leases", "listings", "turn_costs", "budget_marks"} <= {t for (t,) in tables(postgres, dbname)}
+    columns = postgres.sql(dbname, "SELECT column_name FROM information_schema.columns WHERE table_name = 'hosts'")
+    assert ("memory_short",) in columns

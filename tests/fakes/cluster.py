@@ -16,8 +16,8 @@ from domain.cluster import (
     Lease,
     LeaseTiming,
     Listed,
+    Placement,
     Shared,
-    choose_host,
 )
 from domain.errors import LeaseLost, StoreUnreachable
 from domain.model import ItemState
@@ -33,6 +33,7 @@ class _Host:
     stopped: bool = False
     pid: int = 0
     version: str = ""
+    memory_short: bool = False
 
 
 @dataclass
@@ -103,9 +104,10 @@ class FakeCluster(ClusterPort):
         if self._unreachable:
             raise StoreUnreachable(f"fake cluster: {self._host} cannot reach the database")
 
-    def _beat(self) -> None:
+    def _beat(self, *, memory_short: bool = False) -> None:
         host = self.db.hosts.setdefault(self._host, _Host(self._max, self.db.now))
         host.heartbeat_at, host.stopped, host.max_sessions = self.db.now, False, self._max
+        host.memory_short = memory_short
 
     def join(self, *, pid: int, version: str) -> None:
         self._check()
@@ -113,12 +115,12 @@ class FakeCluster(ClusterPort):
             self._beat()
             self.db.hosts[self._host].pid, self.db.hosts[self._host].version = pid, version
 
-    def renew(self) -> Held:
+    def renew(self, *, memory_short: bool = False) -> Held:
         self._check()
         if self.fail_renewals:
             raise StoreUnreachable(f"fake cluster: {self._host}'s renewal timed out")
         with self.db.lock:
-            self._beat()
+            self._beat(memory_short=memory_short)
             held = set()
             for item, lease in self.db.leases.items():
                 if lease.host == self._host:
@@ -147,7 +149,7 @@ class FakeCluster(ClusterPort):
             else (HostState.ALIVE if age < self.timing.expiry_seconds else HostState.LOST)
         )
         count = sum(1 for lease in self.db.leases.values() if lease.host == name and lease.expires_at > self.db.now)
-        return HostView(name, host.max_sessions, count, age, state, host.version, host.pid)
+        return HostView(name, host.max_sessions, count, age, state, host.version, host.pid, host.memory_short)
 
     def leases(self) -> list[Lease]:
         self._check()
@@ -159,17 +161,19 @@ class FakeCluster(ClusterPort):
         starts = max(0.0, (lease.starts_at - self.db.now).total_seconds())
         return Lease(item, lease.host, expires, starts, lease.previous, lease.how)
 
-    def place(self, items: Iterable[WorkItemRef]) -> list[Lease]:
+    def place(self, items: Iterable[WorkItemRef], placement: Placement | None = None) -> list[Lease]:
         self._check()
+        placing = placement or Placement()
         made = []
         with self.db.lock:
             for item in dict.fromkeys(items):  # in the order given
                 lease = self.db.leases.get(item)
                 if lease is not None and lease.host and lease.expires_at > self.db.now:
                     continue
-                chosen = choose_host(self._view(name) for name in self.db.hosts).choice
+                views = [self._view(name) for name in self.db.hosts]
+                chosen = placing.host_for(item, views, placer=self._host, timing=self.timing)
                 if chosen is None:
-                    break
+                    continue
                 previous = lease.host if lease else ""
                 how = Handover.TAKEN_OVER if previous else Handover.PLACED
                 expires = self.db.now + timedelta(seconds=self.timing.expiry_seconds)

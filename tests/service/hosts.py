@@ -4,6 +4,7 @@ each host with its own tmux server (and so its own harnesses and receipts) and e
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from domain.cluster import LeaseTiming
 from domain.refs import WorkItemRef
@@ -27,11 +28,13 @@ class Hosts:
     def __post_init__(self) -> None:
         self.db = FakeClusterDb(clock=self.clock)
 
-    def add(self, name: str, *, max_sessions: int = 20, harness: str = "claude") -> World:
+    def add(self, name: str, *, max_sessions: int = 20, harness: str = "claude", **settings: Any) -> World:
+        """A host joined to the others; `settings`: its own (`hibernate_after_seconds`, its memory …)."""
         cluster = FakeCluster(self.db, host=name, max_sessions=max_sessions, timing=TIMING)
         world = World(
-            cluster=cluster, store=self.store, tracker=self.tracker, clock=self.clock, timing=TIMING, harness=harness
-        )
+            cluster=cluster, store=self.store, tracker=self.tracker, clock=self.clock, timing=TIMING, harness=harness,
+            **settings,
+        )  # fmt: skip
         cluster.join(pid=len(self.worlds) + 1, version=world.version)
         world.leases.renew()
         if world.watchdog is not None:

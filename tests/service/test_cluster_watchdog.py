@@ -174,11 +174,11 @@ class FaultyOnce(FakeCluster):
         super().__init__(db, host="host-a", timing=FAST)
         self.renewals = 0
 
-    def renew(self) -> Held:
+    def renew(self, *, memory_short: bool = False) -> Held:
         self.renewals += 1
         if self.renewals == 2:
             raise RuntimeError("a fault nobody foresaw")
-        return super().renew()
+        return super().renew(memory_short=memory_short)
 
 
 FAST = LeaseTiming(expiry_seconds=0.6, renew_deadline_seconds=0.3)

@@ -15,6 +15,7 @@ from domain.cluster import (
     HostView,
     LeaseTiming,
     Listed,
+    Placement,
     agents_may_run,
     choose_host,
     handover_note,
@@ -26,8 +27,16 @@ from domain.refs import RepoRef, WorkItemRef
 REF = WorkItemRef(RepoRef.parse("acme/widgets"), 7)
 
 
-def host(name: str, *, most: int = 20, leases: int = 0, state: HostState = HostState.ALIVE) -> HostView:
-    return HostView(name, most, leases, 1.0, state)
+def host(
+    name: str,
+    *,
+    most: int = 20,
+    leases: int = 0,
+    state: HostState = HostState.ALIVE,
+    short: bool = False,
+    age: float = 1.0,
+) -> HostView:
+    return HostView(name, most, leases, age, state, memory_short=short)
 
 
 def test_a_new_item_goes_to_the_live_host_with_the_most_free_slots() -> None:
@@ -43,6 +52,39 @@ def test_lost_stopped_and_full_hosts_get_nothing() -> None:
     hosts = [host("a", state=HostState.LOST), host("b", state=HostState.STOPPED), host("c", most=3, leases=3)]
     decision = choose_host(hosts)
     assert (decision.choice, decision.reason) == (None, "no live host has a free slot")
+
+
+def test_a_new_agent_goes_only_to_a_host_whose_memory_admits_one_and_a_running_one_anywhere() -> None:
+    hosts = [host("a", most=2), host("b", short=True)]
+
+    assert choose_host(hosts, starts=True).choice == "a"
+    assert choose_host(hosts).choice == "b"  # its agent runs already: it takes no new memory
+    refused = choose_host([host("b", short=True)], starts=True)
+    assert (refused.choice, refused.reason) == (None, "no live host with a free slot has the memory for a new agent")
+
+
+def test_the_placers_own_memory_read_now_counts_over_what_its_heartbeat_said() -> None:
+    timing = LeaseTiming()
+    placing = Placement(starts=frozenset({REF}), memory_short=True)
+
+    assert placing.host_for(REF, [host("a"), host("b", most=2)], placer="a", timing=timing) == "b"
+    assert Placement(starts=frozenset({REF})).host_for(REF, [host("a", short=True)], placer="a", timing=timing) == "a"
+
+
+def test_a_hibernated_item_goes_only_to_the_host_holding_its_conversation_while_that_host_is_up() -> None:
+    timing = LeaseTiming(expiry_seconds=30, renew_deadline_seconds=20)
+    placing = Placement(starts=frozenset({REF}), homes={REF: "b"})
+
+    def to(*hosts: HostView) -> str | None:
+        return placing.host_for(REF, hosts, placer="a", timing=timing)
+
+    assert to(host("a"), host("b", most=2)) == "b"
+    assert to(host("a"), host("b", most=2, leases=2)) is None  # up, full: it waits for b's slot
+    assert to(host("a"), host("b", short=True)) is None  # up, short of memory: it waits too
+    assert to(host("a"), host("b", state=HostState.STOPPED, age=5)) is None  # a restart: it comes back
+    assert to(host("a"), host("b", state=HostState.STOPPED, age=31)) == "a"  # stopped for good: gone
+    assert to(host("a"), host("b", state=HostState.LOST, age=31)) == "a"  # lost: gone
+    assert to(host("a")) == "a"  # never known here
 
 
 def test_a_lease_is_trusted_only_within_the_renew_deadline_of_the_last_renewal() -> None:

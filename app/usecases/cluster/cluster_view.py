@@ -35,6 +35,7 @@ class ClusterView:
                     "sessions": view.leases,
                     "max_sessions": view.max_sessions,
                     "free": view.free,
+                    "memory_short": view.memory_short,
                     "version": view.version or None,
                     "pid": view.pid or None,
                     "this_host": view.host == self.host,
@@ -51,6 +52,7 @@ class ClusterView:
             lines.append(
                 f"  {view.host.ljust(width)}  {view.state.value:<7}  heartbeat {view.heartbeat_age_seconds:.0f}s ago"
                 f"  sessions {view.leases}/{view.max_sessions}  free {view.free}"
+                + ("  short of memory: no new agent" if view.memory_short else "")
                 + ("  (this host)" if view.host == self.host else "")
             )
         return lines

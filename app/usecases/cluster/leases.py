@@ -31,6 +31,9 @@ class Leases:
     timing: LeaseTiming
     monotonic: Callable[[], float]
     watchdog: AgentWatchdogPort | None = None
+    # whether this host's own free memory is below its `cluster.minFreeMemoryMiB`: said with each
+    # renewal, so a host placing items gives this one no new agent while it is
+    memory_short: Callable[[], bool] = lambda: False
     _renewed_at: float | None = field(init=False, default=None)
     _lost: set[WorkItemRef] = field(init=False, default_factory=set)
     _unarmed: str | None = field(init=False, default=None)
@@ -53,8 +56,9 @@ class Leases:
         A single host's slots are only ever given up by itself: nothing to renew, nothing lost."""
         if not self.shared:
             return frozenset()
+        short = self.memory_short()
         sent = self.monotonic()  # before the request: the lease runs from a moment after this
-        held = self.cluster.renew()
+        held = self.cluster.renew(memory_short=short)
         with self._lock:
             lost = frozenset(self._held.items - held.items)
             self._held, self._renewed_at = held, sent

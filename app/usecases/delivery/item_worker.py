@@ -21,7 +21,13 @@ from domain.control import Verb, control_of, triggered
 from domain.events import Event, Level
 from domain.ledger import DeliveryState, Ledger, Resolution, StartRequest, Turn
 from domain.model import ClosedBy, Comment, DeliveryId, Reaction, SessionRecord, SessionStatus, WorkItem
-from domain.notice import closed_notice, harness_gone_notice, harness_started_notice, unrouted_notice
+from domain.notice import (
+    closed_notice,
+    conversation_gone_notice,
+    harness_gone_notice,
+    harness_started_notice,
+    unrouted_notice,
+)
 from domain.park import Unpark
 from domain.parking import failed_turn
 from domain.ports import UsagePort
@@ -279,6 +285,14 @@ class ItemWorker(InUnitOfWork):
             return ledger
         if ledger.start is not None or ledger.stopped:
             return ledger
+        if record.hibernated_at is not None:
+            # the host holding its conversation is gone, or the lease would have waited for it there
+            self.events.emit(
+                Event.SESSION_WOKEN_ELSEWHERE, level=Level.WARNING, work_item=str(record.item), host=record.host,
+                harness_session_id=record.harness_session_id,
+            )  # fmt: skip
+            notice = conversation_gone_notice(record.item, host=record.host)
+            self.feedback.notify(record.item, notice, notice="conversation-gone")
         return self.store.save_ledger(replace(ledger, start=StartRequest("taken-over", self.clock.now())))
 
     def _reactivated(self, stored: SessionRecord | None) -> SessionRecord | None:
