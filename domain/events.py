@@ -120,14 +120,15 @@ class Event(enum.Enum):
     )
     SESSION_HIBERNATING = (
         "session.hibernating",
-        "An agent found idle is being ended to hibernate its item (`spawn_id`, `target`): said before its "
-        "harness is sent SIGTERM, so a daemon that dies before `session.hibernated` still leaves in the log who "
-        "ended it.",
+        "An agent found idle is being ended to hibernate its item (`spawn_id`, `target`): said, and marked on "
+        "its record, before its harness is sent SIGTERM, so a daemon that dies before `session.hibernated` still "
+        "leaves in the log who ended it, and its next run takes the agent, once its pane is dead, as hibernated.",
     )
     SESSION_HIBERNATED = (
         "session.hibernated",
         "An agent idle for `routing.hibernateAfterSeconds` (`idle_seconds`) was ended to free its slot, its "
-        "conversation (`harness_session_id`) kept: the item's next comment resumes it.",
+        "conversation (`harness_session_id`) kept: the item's next comment resumes it. `cut_short`: the daemon died "
+        "between ending it and recording this; its next run recorded it.",
     )
     SESSION_RESPAWN_AVERTED = (
         "session.respawn_averted",
