@@ -127,7 +127,8 @@ class Event(enum.Enum):
     SESSION_HIBERNATED = (
         "session.hibernated",
         "An agent idle for `routing.hibernateAfterSeconds` (`idle_seconds`) was ended to free its slot, its "
-        "conversation (`harness_session_id`) kept: the item's next comment resumes it. `cut_short`: the daemon died "
+        "conversation (`harness_session_id`) kept: the item's next comment resumes it. Its dead pane is removed, "
+        "and its tmux session with it unless an operator's window runs there. `cut_short`: the daemon died "
         "between ending it and recording this; its next run recorded it.",
     )
     SESSION_RESPAWN_AVERTED = (

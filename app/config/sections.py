@@ -173,7 +173,9 @@ class TmuxSettings(Section):
         default="", description="tmux server name (`tmux -L`); empty: the default server."
     )
     remain_on_exit: bool = Field(
-        default=True, description="Keep a session whose harness exited (pane dead) so its output stays readable."
+        default=True,
+        description="Keep a session whose harness exited (pane dead) so its output stays readable. A hibernated "
+        "agent's pane is removed all the same: the-loop ended it, and it holds nothing to read.",
     )
     resume_on_respawn: bool = Field(
         default=True, description="On respawn, resume the recorded conversation (harnesses with `resumeArgs` only)."

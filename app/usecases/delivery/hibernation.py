@@ -6,6 +6,7 @@ delivery to the same item, and is decided again there from what is stored then."
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
@@ -118,10 +119,14 @@ class Hibernation(InUnitOfWork):
         self._ended(record, since=self._since(record), cut_short=True)
 
     def _ended(self, record: SessionRecord, *, since: datetime | None, cut_short: bool = False) -> None:
-        """Its agent ended: what outlived it goes, and the item is recorded hibernated."""
+        """Its agent ended: what is left of it goes, and the item is recorded hibernated."""
         item = record.item
         if record.harness_group:  # what outlived its pane (a child of the agent's) goes with it
             self.tmux.end_group(record.harness_group, grace_seconds=self.config.grace_seconds)
+        # its dead pane holds nothing (its conversation is the harness's, on disk): the pane goes, and
+        # the session with it unless an operator's window still runs there
+        with suppress(TmuxFailed, TmuxUnanswered):  # left for the wake's spawn to clear
+            self.tmux.clear_dead(record.target)
         now = self.clock.now()
 
         def mark(current: SessionRecord) -> SessionRecord:
