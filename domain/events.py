@@ -475,9 +475,11 @@ class Event(enum.Enum):
     )
     CLUSTER_MEMORY_LOW = (
         "cluster.memory_low",
-        "This host's free memory (`available_mib`) fell below `cluster.minFreeMemoryMiB` (`min_free_mib`) with items "
-        "waiting for an agent (`waiting`): none starts until it is back; the longest-idle agent was hibernated to "
-        "make room when one could be (`hibernated`: its item). Said once each time the memory falls short.",
+        "This host's available memory (`available_mib`: `MemAvailable`) is below `cluster.minFreeMemoryMiB` "
+        "(`min_free_mib`) while items wait for an agent here (`waiting`: how many): none of them starts or resumes "
+        "until it is back; the agent resting longest was hibernated to make room when one could be (`hibernated`: "
+        "its item, else null). Said once a shortage, when the first item waits; again only after the memory was "
+        "back above the floor.",
     )
     CLUSTER_SLOT_WAITING = (
         "cluster.slot_waiting",

@@ -125,8 +125,9 @@ class Slots:
         only those whose agent runs already; the longest-idle agent is hibernated to make room."""
         newcomers = [claim for claim in claims if not claim.runs]
         admitted = admits_new_agent(self.admission.available(), min_free=self.admission.min_free)
+        if admitted.choice:
+            self._short = False  # the memory is back: a later shortage is said again
         if admitted.choice or not newcomers:
-            self._short = False
             return claims
         if not self._short:
             available = self.admission.available()
