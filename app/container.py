@@ -593,6 +593,7 @@ class Container(containers.DeclarativeContainer):
         asks=asks.provided.sweep,
         turns=turn_ends.provided.sweep,
         hibernate=hibernation.provided.sweep,
+        recover=hibernation.provided.recover,
         hibernate_scan_seconds=providers.Callable(_hibernate_scan, settings),
         tidy=providers.Callable(_tidy, settings, github),
     )

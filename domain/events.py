@@ -120,14 +120,16 @@ class Event(enum.Enum):
     )
     SESSION_HIBERNATING = (
         "session.hibernating",
-        "An agent found idle is being ended to hibernate its item (`spawn_id`, `target`): said before its "
-        "harness is sent SIGTERM, so a daemon that dies before `session.hibernated` still leaves in the log who "
-        "ended it.",
+        "An agent found idle is being ended to hibernate its item (`spawn_id`, `target`): said, and marked on "
+        "its record, before its harness is sent SIGTERM, so a daemon that dies before `session.hibernated` still "
+        "leaves in the log who ended it, and its next run takes the agent, once its pane is dead, as hibernated.",
     )
     SESSION_HIBERNATED = (
         "session.hibernated",
         "An agent idle for `routing.hibernateAfterSeconds` (`idle_seconds`) was ended to free its slot, its "
-        "conversation (`harness_session_id`) kept: the item's next comment resumes it.",
+        "conversation (`harness_session_id`) kept: the item's next comment resumes it. Its dead pane is removed, "
+        "and its tmux session with it unless an operator's window runs there. `cut_short`: the daemon died "
+        "between ending it and recording this; its next run recorded it.",
     )
     SESSION_WOKEN_ELSEWHERE = (
         "session.woken_elsewhere",
@@ -481,10 +483,11 @@ class Event(enum.Enum):
     )
     CLUSTER_MEMORY_LOW = (
         "cluster.memory_low",
-        "This host's free memory (`available_mib`) fell below `cluster.minFreeMemoryMiB` (`min_free_mib`) with items "
-        "waiting for an agent (`waiting`): none starts on this host until it is back; its longest-idle agent was "
-        "hibernated to make room when one could be (`hibernated`: its item). Said once each time the memory falls "
-        "short.",
+        "This host's available memory (`available_mib`: `MemAvailable`) is below `cluster.minFreeMemoryMiB` "
+        "(`min_free_mib`) while items wait for an agent here (`waiting`: how many): none of them starts or resumes "
+        "until it is back; the agent resting longest was hibernated to make room when one could be (`hibernated`: "
+        "its item, else null). Said once a shortage, when the first item waits; again only after the memory was "
+        "back above the floor.",
     )
     CLUSTER_SLOT_WAITING = (
         "cluster.slot_waiting",

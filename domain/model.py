@@ -302,6 +302,9 @@ class SessionRecord:
     permission_mode: str = ""  # a routing rule's over its harness's own, kept for every spawn ("": its own)
     workspace: str = ""  # the `routing.workspaces` entry its folder was made by, for life ("": `routing.workspace`)
     hibernated_at: datetime | None = None  # its idle agent was ended, conversation kept: the next comment resumes it
+    # the spawn whose idle agent is being ended to hibernate it, saved before its SIGTERM: a daemon that
+    # dies before the hibernation is recorded leaves it said ("": none)
+    hibernating: str = ""
     rss_bytes: int | None = None  # its agent's process group's resident memory at its last turn's end
 
     @property
@@ -313,6 +316,12 @@ class SessionRecord:
         """Always minted from the item, never stored: no registry entry can name another session.
         A record written before names were injective keeps the name its live session has."""
         return TmuxTarget.for_slug(self.slug)
+
+    @property
+    def hibernation_begun(self) -> bool:
+        """Its latest spawn's agent was being ended to hibernate, and no hibernation was recorded
+        since (the daemon died, or failed, in between)."""
+        return bool(self.hibernating) and self.hibernating == self.spawn_id and self.hibernated_at is None
 
     @property
     def held(self) -> bool:

@@ -190,6 +190,7 @@ def encode_session(record: SessionRecord) -> str:
             "spawned_at": _when(record.spawned_at),
             "spawned_monotonic": record.spawned_monotonic,
             "hibernated_at": _when(record.hibernated_at),
+            "hibernating": record.hibernating,
             "rss_bytes": record.rss_bytes,
             "closed_by": record.closed_by.value if record.closed_by else None,
             "blocked_notice": record.blocked_notice,
@@ -291,6 +292,7 @@ def decode_session(text: str, *, version: int) -> SessionRecord:
         closed_notice=data.get("closed_notice", ""),
         harness_group=data.get("harness_group", ""),  # records from before harness groups were kept have none
         hibernated_at=_from_when(data.get("hibernated_at")),  # nor a hibernation, before there was one
+        hibernating=data.get("hibernating", ""),  # nor one being ended, before that was marked
         rss_bytes=data.get("rss_bytes"),  # nor a memory figure, before turns' ends measured it
         permission_mode=data.get("permission_mode", ""),  # records from before routing rules have none
         workspace=data.get("workspace", ""),  # nor a workspace, before rules named one

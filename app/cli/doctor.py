@@ -404,8 +404,10 @@ def unconfigured_checks(settings: Settings, records: Iterable[SessionRecord]) ->
 
 
 def fit_checks(records: Iterable[SessionRecord], memory_bytes: int | None) -> Iterator[Check]:
-    """How many agents of each harness this host's memory holds, from what its agents held at their
-    turns' ends (the median of those measured); said only for harnesses measured here."""
+    """How many agents of each harness this host's memory holds, from what agents held at their turns'
+    ends: the median of the figures the records keep, one an item, its agent's last. An item hibernated
+    or closed since keeps the figure its agent took awake, which is what an agent of it takes again;
+    an item given another harness keeps none. Said only for harnesses measured."""
     measured: dict[str, list[int]] = {}
     for record in records:
         if record.rss_bytes:

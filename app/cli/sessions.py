@@ -56,7 +56,8 @@ def add_sessions(commands: Commands) -> None:
         attach this terminal to a session
 
         Attach this terminal to the work item's tmux session (detach: Ctrl-b d).
-        A closed session is always attached read-only.
+        A closed session is always attached read-only. A hibernated item's session
+        is gone (unless a window of yours keeps it): exit 1, saying so.
         """,
     )
     attach.add_argument("--work-item", type=work_item, required=True, metavar="REF", help=_REF_HELP)
@@ -207,6 +208,13 @@ def _hosts(context: CliContext) -> dict[str, dict[str, object]]:
 def run_attach(args: argparse.Namespace, context: CliContext) -> int:
     admin = _admin(context, [args.work_item])
     attachment = admin.attachment(args.work_item, read_only=args.read_only)
+    if attachment.hibernated:
+        print(
+            f"{args.work_item} is hibernated: its agent was ended and its tmux session removed, its conversation "
+            "kept; its next comment resumes it (then there is a session to attach to)",
+            file=sys.stderr,
+        )
+        return 1
     if attachment.forced:
         print(f"{args.work_item} is closed: attaching read-only", file=sys.stderr)
     return admin.attach(attachment)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic.alias_generators import to_camel
 
 from app.config.harnesses import (
@@ -113,6 +113,9 @@ class ClusterSettings(Section):
     min_free_memory_mib: int | None = Field(
         default=None,
         ge=0,
+        # MiB as the unit is written; the key as first generated (`minFreeMemoryMib`) is still read
+        alias="minFreeMemoryMiB",
+        validation_alias=AliasChoices("minFreeMemoryMiB", "minFreeMemoryMib"),
         description="Memory (`MemAvailable` of `/proc/meminfo`) this host keeps free: below it no new agent starts "
         "or resumes on this host — the longest-idle agent that can resume is hibernated to make room, and the items "
         "wait for a slot, their comments kept (`cluster.memory_low`); with several hosts its heartbeat says so and "
@@ -174,7 +177,9 @@ class TmuxSettings(Section):
         default="", description="tmux server name (`tmux -L`); empty: the default server."
     )
     remain_on_exit: bool = Field(
-        default=True, description="Keep a session whose harness exited (pane dead) so its output stays readable."
+        default=True,
+        description="Keep a session whose harness exited (pane dead) so its output stays readable. A hibernated "
+        "agent's pane is removed all the same: the-loop ended it, and it holds nothing to read.",
     )
     resume_on_respawn: bool = Field(
         default=True, description="On respawn, resume the recorded conversation (harnesses with `resumeArgs` only)."

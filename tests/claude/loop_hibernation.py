@@ -16,6 +16,7 @@ from typing import Any
 from domain.events import Event
 from domain.fleet import ItemState
 from domain.item_facts import status_of
+from domain.model import SessionState
 from domain.receipts import conversation_of
 from domain.refs import WorkItemRef
 from tests.agent_tmux import pane_pid
@@ -49,8 +50,9 @@ def awake(world: World, ref: WorkItemRef) -> None:
         assert world.record(ref).hibernated_at is None
 
 
-def pane_dead(tmux: RealTmux, pane: str) -> bool:
-    return tmux.run("display-message", "-p", "-t", pane, "#{pane_dead}", check=False).strip() == "1"
+def pane_gone(tmux: RealTmux, pane: str) -> bool:
+    """No such pane any more (a tmux server left with no session exits: none at all)."""
+    return pane not in tmux.run("list-panes", "-a", "-F", "#{pane_id}", check=False).split()
 
 
 def an_idle_agent_is_hibernated_its_conversation_kept(world: World, ref: WorkItemRef, tmux: RealTmux) -> None:
@@ -62,7 +64,8 @@ def an_idle_agent_is_hibernated_its_conversation_kept(world: World, ref: WorkIte
     hibernated(world, ref)
 
     wait_for(lambda: gone(pid), timeout=TURN, what=f"the agent's process {pid} gone")
-    wait_for(lambda: pane_dead(tmux, record.pane_id), what="tmux to see its pane dead")
+    wait_for(lambda: pane_gone(tmux, record.pane_id), what="its dead pane removed")
+    assert world.tmux.session_state(ref.target) is SessionState.ABSENT  # its session held nothing else
     kept = world.record(ref)
     assert kept.harness_session_id == record.harness_session_id
     assert kept.hibernated_at is not None

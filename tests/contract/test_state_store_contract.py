@@ -112,7 +112,7 @@ def record(item: WorkItemRef = ITEM, **changes: Any) -> SessionRecord:
         spawn_id="0f" * 16, spawned_at=T0, spawned_monotonic=81234.567891, closed_by=ClosedBy.OPERATOR,
         blocked_notice="123-4", closed_notice="88", host="host-b", previous_host="host-a", naming=Naming.LEGACY,
         permission_mode="plan", workspace="api", hibernated_at=T0 + timedelta(hours=2),
-        rss_bytes=734_003_200,
+        rss_bytes=734_003_200, hibernating="spawn-9",
     )  # fmt: skip
     return replace(base, **changes)
 

@@ -207,3 +207,34 @@ def test_an_agent_whose_park_ended_with_its_resume_is_hibernated_once_idle() -> 
 
     assert terminated(world, ref) == 1
     assert world.record(ref).hibernated_at is not None
+
+
+def test_a_hibernated_agents_tmux_session_goes_with_its_dead_pane() -> None:
+    world = World(hibernate_after_seconds=AFTER)
+    ref = idle_agent(world)
+    world.clock.advance(AFTER + 1)
+
+    world.hibernation.sweep()
+
+    assert ref.target.name not in world.tmux.sessions  # nothing of it is left to show
+    shown = status_of(
+        world.record(ref),
+        world.ledger(ref),
+        harness=world.watch.state(world.record(ref), world.spawner.harness("claude")),
+    )
+    assert shown.state is ItemState.HIBERNATED
+
+
+def test_an_operators_window_keeps_a_hibernated_items_session_and_only_the_harness_pane_goes() -> None:
+    world = World(hibernate_after_seconds=AFTER)
+    ref = idle_agent(world)
+    operator = world.tmux.open_window(ref.target.name)
+    world.clock.advance(AFTER + 1)
+
+    world.hibernation.sweep()
+
+    assert [(pane.id, pane.dead) for pane in world.session(ref).panes] == [(operator, False)]
+    comment = world.comment(ref, "back to work")
+    world.cycle()
+    assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED  # in a window of its own
+    assert world.session(ref).operator_received == []

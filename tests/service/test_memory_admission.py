@@ -86,3 +86,21 @@ def test_an_agent_already_running_keeps_its_slot_and_work_while_memory_is_short(
 
     assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
     assert world.events.named(Event.CLUSTER_MEMORY_LOW) == []
+
+
+def test_memory_low_is_said_once_while_the_memory_stays_short_though_the_items_waiting_come_and_go() -> None:
+    world = short_world()
+    world.watched()
+    world.free_memory = 512 * MIB
+    gone = world.item(2)
+    world.comment(gone, "second item's work")
+    world.cycle()
+    world.tracker.remove_label(gone, "loop")
+    world.cycle()  # nothing waits now; the memory is still short
+    later = world.item(3)
+    world.comment(later, "third item's work")
+
+    world.cycle()
+
+    assert later.target.name not in running(world)
+    assert len(world.events.named(Event.CLUSTER_MEMORY_LOW)) == 1

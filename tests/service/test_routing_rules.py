@@ -491,3 +491,21 @@ def test_a_start_naming_another_harness_keeps_the_workspace_the_items_route_give
     record = world.record(api)
     assert (record.harness, record.workspace) == ("claude", "api")
     assert world.session(api).cwd == record.cwd == f"/srv/api/{api.slug}"
+
+
+def test_an_item_given_another_harness_keeps_no_memory_figure_of_the_agent_it_had() -> None:
+    """Its record's memory figure was the last agent's: kept, it would stand for the new harness's (the
+    item's row, `doctor`'s agents that fit) until the new agent's first turn ended."""
+    from app.cli.doctor import fit_checks
+
+    world = _world()
+    api = world.item(1, repo=API)
+    world.cycle()
+    world.store.save_session(replace(world.record(api), rss_bytes=900 * 1024**2))  # measured at claude's turn's end
+    world.comment(api, "the-loop start codex")
+
+    world.cycle()
+
+    assert world.record(api).harness == "codex"
+    assert world.record(api).rss_bytes is None
+    assert [c.subject for c in fit_checks(world.store.sessions(), 24 * 1024**3)] == []

@@ -8,7 +8,9 @@ from app.usecases.views.sessions_admin import SessionsAdmin, UnknownWorkItem
 from domain.events import Event
 from domain.ledger import Resolution
 from domain.model import ClosedBy, ItemState, Reaction, SessionState, SessionStatus
+from domain.receipts import ReceiptKind
 from domain.refs import WorkItemRef
+from tests.fakes.receipts import FakeReceipts
 from tests.fakes.tmux import FakeTmux
 from tests.service.world import REPO, World
 
@@ -318,3 +320,18 @@ def test_an_item_paused_or_stopped_before_any_spawn_is_listed_with_no_session() 
     assert all(held[key] is None for key in nulls)
     row = session_row(views[2])
     assert row[0] == str(stopped) and "no session" in row and "stopped (control)" in row
+
+
+def test_attaching_to_a_hibernated_item_whose_session_went_says_there_is_nothing_to_attach_to() -> None:
+    world = World(hibernate_after_seconds=600.0)
+    ref = world.watched()
+    assert isinstance(world.receipts, FakeReceipts)
+    world.receipts.plant(world.record(ref).spawn_id, ReceiptKind.TURN_ENDED)
+    world.clock.advance(1)
+    world.cycle()  # its turn seen to end: idle
+    assert world.hibernation.hibernate(ref, after_seconds=0.0)
+
+    attachment = _admin(world).attachment(ref, read_only=False)
+
+    assert attachment.hibernated
+    assert ref.target.name not in _fake(world).sessions

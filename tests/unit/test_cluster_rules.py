@@ -154,6 +154,14 @@ def test_the_cluster_keys_are_read_from_the_file(config_dir: Path) -> None:
     assert settings.lease_timing == LeaseTiming(4, 2.5)
 
 
+def test_the_free_memory_floor_is_read_as_the_docs_and_events_spell_it_and_as_it_was_first_spelt(
+    config_dir: Path,
+) -> None:
+    for key in ("minFreeMemoryMiB", "minFreeMemoryMib"):
+        Path("c.yaml").write_text(f"cluster: {{{key}: 2048}}", encoding="utf-8")
+        assert load("c.yaml").settings.cluster.min_free_memory_mib == 2048, key
+
+
 def test_a_renew_deadline_not_shorter_than_the_lease_is_a_config_error_naming_the_key(config_dir: Path) -> None:
     assert refusal("cluster: {leaseSeconds: 10, renewDeadlineSeconds: 10}").startswith(
         "c.yaml: cluster.renewDeadlineSeconds: must be shorter than leaseSeconds (10 >= 10)"

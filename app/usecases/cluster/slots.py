@@ -159,8 +159,9 @@ class Slots:
         room: its own memory is what it can free. Said once each time the memory falls short."""
         if not waiting and not admitted.choice:
             waiting = sum(1 for wait in waits(self.store.meta()) if wait.memory)
+        if admitted.choice:
+            self._short = False  # the memory is back: a later shortage is said again
         if admitted.choice or not waiting:
-            self._short = False
             return
         relieved = self.admission.relieve()
         if self._short:

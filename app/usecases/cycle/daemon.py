@@ -83,6 +83,9 @@ class Daemon(InUnitOfWork):
     hibernate: Callable[[], object] | None = None  # idle agents hibernated (Hibernation.sweep)
     hibernate_scan_seconds: float = HIBERNATE_SCAN_SECONDS
     tidy: Callable[[], None] = lambda: None  # at start, under the lock: what no longer serves goes
+    # at start, under the lock, before the first cycle gives out the slots: hibernations a crash cut
+    # short are finished (Hibernation.recover), so an agent that ended holds no slot
+    recover: Callable[[], object] = lambda: None
 
     def __post_init__(self) -> None:
         self._stop = threading.Event()
@@ -157,6 +160,7 @@ class Daemon(InUnitOfWork):
                     Event.STATE_PERMISSIONS_TIGHTENED, level=Level.WARNING, path=path, mode_before=mode_before
                 )
             self.tidy()
+            self.recover()
             if self.serve is not None:  # after the lock: a second poller is "blocked", not "port in use"
                 stop_serving = self.serve()
             self._join()

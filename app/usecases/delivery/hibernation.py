@@ -6,6 +6,7 @@ delivery to the same item, and is decided again there from what is stored then."
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
@@ -41,12 +42,21 @@ class Hibernation(InUnitOfWork):
     on_lane: OnLane = lambda item, run: run()  # the daemon's: the item's lane
 
     def sweep(self) -> None:
-        """Each running agent of this host found due is hibernated on its item's lane."""
+        """Hibernations a crash cut short are finished; then each running agent of this host found
+        due is hibernated, on its item's lane."""
+        self.recover()
         if self.config.after_seconds is None:
             return
         for record in self.store.sessions():
             if self._candidate(record) and self._due(record).choice:
                 self.on_lane(record.item, partial(self.hibernate, record.item))
+
+    def recover(self) -> None:
+        """Each agent of this host marked as being ended to hibernate, its hibernation not recorded (the
+        daemon died between its SIGTERM and the record), is looked at again on its item's lane."""
+        for record in self.store.sessions():
+            if record.hibernation_begun and self._here(record) and record.status is SessionStatus.ACTIVE:
+                self.on_lane(record.item, partial(self._recovered, record.item))
 
     def relieve(self) -> WorkItemRef | None:
         """The host is short of memory: the agent of this host resting longest (whatever
@@ -78,27 +88,53 @@ class Hibernation(InUnitOfWork):
         self.events.emit(
             Event.SESSION_HIBERNATING, work_item=str(item), target=str(record.target), spawn_id=record.spawn_id
         )
+        marked = self._mark(record, hibernating=record.spawn_id)
+        if marked is None:
+            return False  # written meanwhile (a close, a new spawn): not this hibernation's any more
         try:
             self.tmux.terminate_harness(
                 record.target, grace_seconds=self.config.grace_seconds, pane=probe.pane, mark=record.spawn_id
             )
         except (TmuxFailed, TmuxUnanswered) as error:
+            self._mark(marked, hibernating="")  # it may still run: a death of its own later is no hibernation
             self.events.emit(
                 Event.SESSION_HIBERNATED, level=Level.WARNING, work_item=str(item), ended=False, cause=str(error)
             )
             return False
+        self._ended(marked, since=since)
+        return True
+
+    def _recovered(self, item: WorkItemRef) -> None:
+        """A hibernation a crash cut short: an agent that ended is hibernated now; one that runs was
+        never sent its SIGTERM (its mark goes: it is awake, and looked at again when idle)."""
+        record = self.store.session(item)
+        if record is None or not record.hibernation_begun or record.status is not SessionStatus.ACTIVE:
+            return
+        probe = self.tmux.probe(record.target, mark=record.spawn_id, pane=record.pane_id)
+        if probe.harness is SessionState.UNKNOWN:
+            return  # tmux did not answer: the next look
+        if probe.harness is SessionState.LIVE:
+            self._mark(record, hibernating="")
+            return
+        self._ended(record, since=self._since(record), cut_short=True)
+
+    def _ended(self, record: SessionRecord, *, since: datetime | None, cut_short: bool = False) -> None:
+        """Its agent ended: what is left of it goes, and the item is recorded hibernated."""
+        item = record.item
         if record.harness_group:  # what outlived its pane (a child of the agent's) goes with it
             self.tmux.end_group(record.harness_group, grace_seconds=self.config.grace_seconds)
+        # its dead pane holds nothing (its conversation is the harness's, on disk): the pane goes, and
+        # the session with it unless an operator's window still runs there
+        with suppress(TmuxFailed, TmuxUnanswered):  # left for the wake's spawn to clear
+            self.tmux.clear_dead(record.target)
         now = self.clock.now()
 
         def mark(current: SessionRecord) -> SessionRecord:
-            # written meanwhile (an operator's command): marked as it is now, unless a new spawn runs
-            # or it was closed or paused (a close, not a hibernation, ended it)
-            if current.spawn_id != record.spawn_id or current.hibernated_at is not None:
+            if not _still_ending(current, record.spawn_id):
                 return current
-            if current.status is not SessionStatus.ACTIVE:
-                return current
-            changed = replace(current, hibernated_at=now, updated_at=now, last_event=Event.SESSION_HIBERNATED.value)
+            changed = replace(
+                current, hibernated_at=now, hibernating="", updated_at=now, last_event=Event.SESSION_HIBERNATED.value
+            )
             return self.store.save_session(changed)
 
         self.uow.save(mark, read=lambda: self.store.session(item), value=record, tries=2)
@@ -111,16 +147,30 @@ class Hibernation(InUnitOfWork):
             spawn_id=record.spawn_id,
             idle_seconds=round((now - since).total_seconds()) if since else None,
             ended=True,
+            cut_short=cut_short,
         )
-        return True
+
+    def _mark(self, record: SessionRecord, *, hibernating: str) -> SessionRecord | None:
+        """The record with `hibernating` saved on what is stored now; None when its agent is not the
+        one being ended any more."""
+
+        def marked(current: SessionRecord) -> SessionRecord:
+            ending = _still_ending(current, record.spawn_id)
+            return self.store.save_session(replace(current, hibernating=hibernating)) if ending else current
+
+        saved = self.uow.save(marked, read=lambda: self.store.session(record.item), value=record, tries=2)
+        return saved.value if saved.value is not None and _still_ending(saved.value, record.spawn_id) else None
 
     def _candidate(self, record: SessionRecord) -> bool:
         return (
             record.status is SessionStatus.ACTIVE
             and bool(record.spawn_id)
             and record.hibernated_at is None
-            and record.host in {"", self.config.host}
+            and self._here(record)
         )
+
+    def _here(self, record: SessionRecord) -> bool:
+        return record.host in {"", self.config.host}
 
     def _due(self, record: SessionRecord, *, after_seconds: float | None = None) -> Decision[bool]:
         try:
@@ -147,3 +197,10 @@ class Hibernation(InUnitOfWork):
         said = receipts if receipts is not None else self.watch.receipts(record)
         times = [receipt.at for receipt in said if receipt.at is not None]
         return max(times) if times else None
+
+
+def _still_ending(current: SessionRecord, spawn_id: str) -> bool:
+    """Whether a record as stored now is still that of the agent being ended: written meanwhile (an
+    operator's command), it is marked as it is now, unless a new spawn runs or it was closed or
+    paused (a close, not a hibernation, ended it)."""
+    return current.spawn_id == spawn_id and current.hibernated_at is None and current.status is SessionStatus.ACTIVE

@@ -161,7 +161,8 @@ class Spawner(InUnitOfWork):
         fresh probe. With worktrees, the repository's lock is held from the prepare to the spawn
         (a prune never removes the worktree in between); not while a resume is judged."""
         cwd = record.cwd or self.workdir(job.item, record.workspace)
-        woke = record.hibernated_at is not None  # awake from the record saved right before its spawn
+        # awake from the record saved right before its spawn; a hibernation a crash cut short is one too
+        woke = record.hibernated_at is not None or record.hibernation_begun
         record = replace(record, cwd=cwd, title=job.item.title or record.title)
         try:
             with self.workspaces.holding(job.item, record.workspace) if self.workspaces is not None else nullcontext():
@@ -265,6 +266,7 @@ class Spawner(InUnitOfWork):
             # awake once tmux runs it: a crash before its resume is judged leaves an agent that holds
             # its slot and is looked at for hibernation again
             hibernated_at=None,
+            hibernating="",
         )
         try:  # the reason names the variables, never a value
             env = harness.environment(self.config.environ)

@@ -58,6 +58,7 @@ class HarnessSwitch(InUnitOfWork):
                     spawned_at=None,  # not started: no conversation to resume, and nothing runs of it
                     spawned_monotonic=None,
                     park=None,
+                    rss_bytes=None,  # the ended agent's: the new harness's own is measured at its first turn's end
                     blocked_notice="",
                     status=SessionStatus.ACTIVE,
                     closed_by=None,

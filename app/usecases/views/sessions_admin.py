@@ -79,6 +79,7 @@ class Attachment:
     target: TmuxTarget
     read_only: bool
     forced: bool  # read-only because the session is closed, not because it was asked
+    hibernated: bool = False  # its agent hibernated, and nothing of its session is left to attach to
 
 
 @dataclass(kw_only=True, eq=False)
@@ -108,7 +109,9 @@ class SessionsAdmin(InUnitOfWork):
     def attachment(self, item: WorkItemRef, *, read_only: bool) -> Attachment:
         record = self._record(item)
         forced = record.status is SessionStatus.CLOSED and not read_only
-        return Attachment(record.target, read_only=read_only or forced, forced=forced)
+        # a hibernation removes the agent's dead pane, and the session unless an operator's window holds it
+        gone = record.hibernated_at is not None and self.tmux.session_state(record.target) is SessionState.ABSENT
+        return Attachment(record.target, read_only=read_only or forced, forced=forced, hibernated=gone)
 
     def attach(self, attachment: Attachment) -> int:
         return self.tmux.attach(attachment.target, read_only=attachment.read_only)
