@@ -509,3 +509,22 @@ def test_an_item_given_another_harness_keeps_no_memory_figure_of_the_agent_it_ha
     assert world.record(api).harness == "codex"
     assert world.record(api).rss_bytes is None
     assert [c.subject for c in fit_checks(world.store.sessions(), 24 * 1024**3)] == []
+
+
+def test_a_hibernated_item_given_another_harness_starts_it_fresh_never_as_a_wake() -> None:
+    """Its hibernation was the ended agent's: the new harness has no conversation to wake, so its
+    start is not said `woke_from: hibernation`."""
+    world = _world()
+    api = world.item(1, repo=API)
+    world.cycle()
+    world.store.save_session(replace(world.record(api), hibernated_at=world.clock.now()))
+    world.comment(api, "the-loop start codex")
+
+    world.cycle()
+
+    world.comment(api, "go on")
+    world.cycle()
+
+    assert world.record(api).harness == "codex"
+    started = [e for e in world.events.named(Event.SESSION_RESPAWNED) + world.events.named(Event.SESSION_SPAWNED)]
+    assert started and all(e.get("woke_from") is None for e in started), started

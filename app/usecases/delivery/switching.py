@@ -59,6 +59,8 @@ class HarnessSwitch(InUnitOfWork):
                     spawned_monotonic=None,
                     park=None,
                     rss_bytes=None,  # the ended agent's: the new harness's own is measured at its first turn's end
+                    hibernated_at=None,  # the ended agent's rest: the new harness starts fresh, not as a wake
+                    hibernating="",
                     blocked_notice="",
                     status=SessionStatus.ACTIVE,
                     closed_by=None,
