@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from adapters.github.tracker import GhTracker
 from domain.errors import TrackerError
 from domain.installations import InstallationAction, InstallationChange
 from domain.refs import RepoRef, WorkItemRef
 from tests.github_standin import StandIn
+from tests.github_standin.app import AppSide
 from tests.github_standin.app_rig import APP_ID, AppKeyFile, app_key, app_mode, app_tracker, make_key
 from tests.github_standin.rigs import LABEL, standin
 
@@ -23,6 +25,17 @@ REPO = "acme/widgets"
 
 def repo_on(standin: StandIn, name: str = REPO) -> RepoRef:
     return RepoRef.parse(name, host=standin.host)
+
+
+def installed_and_read(standin: StandIn, app_key: AppKeyFile) -> tuple[AppSide, GhTracker, WorkItemRef]:
+    """The App installed on acme (installation 7), its tracker, and issue 1 read once with its token."""
+    app = app_mode(standin, app_key)
+    app.install(7, "acme")
+    standin.world.add_issue(REPO, 1)
+    gh = app_tracker(standin, app_key)
+    item = WorkItemRef(repo_on(standin), 1)
+    gh.item_state(item, LABEL)
+    return app, gh, item
 
 
 def test_a_read_and_a_post_are_made_with_the_installation_token(standin: StandIn, app_key: AppKeyFile) -> None:
@@ -60,12 +73,7 @@ def test_an_installation_named_in_the_configuration_is_not_looked_up(standin: St
 def test_a_token_that_expired_mid_run_is_refreshed_and_the_call_asked_again(
     standin: StandIn, app_key: AppKeyFile
 ) -> None:
-    app = app_mode(standin, app_key)
-    app.install(7, "acme")
-    standin.world.add_issue(REPO, 1)
-    gh = app_tracker(standin, app_key)
-    item = WorkItemRef(repo_on(standin), 1)
-    gh.item_state(item, LABEL)
+    app, gh, item = installed_and_read(standin, app_key)
 
     app.expire_tokens()  # before the hour its expires_at said
     gh.post_comment(item, "still here")
@@ -92,12 +100,7 @@ def test_a_token_refused_again_after_its_refresh_fails_the_call_after_one_retry(
 
 
 def test_a_revoked_installation_is_an_error_naming_the_repository(standin: StandIn, app_key: AppKeyFile) -> None:
-    app = app_mode(standin, app_key)
-    app.install(7, "acme")
-    standin.world.add_issue(REPO, 1)
-    gh = app_tracker(standin, app_key)
-    item = WorkItemRef(repo_on(standin), 1)
-    gh.item_state(item, LABEL)
+    app, gh, item = installed_and_read(standin, app_key)
 
     app.revoke(7)
     with pytest.raises(TrackerError) as raised:
@@ -110,13 +113,8 @@ def test_a_revoked_installation_is_an_error_naming_the_repository(standin: Stand
 def test_a_post_the_installation_holds_no_permission_for_names_the_repository_and_the_permission(
     standin: StandIn, app_key: AppKeyFile
 ) -> None:
-    app = app_mode(standin, app_key)
-    installation = app.install(7, "acme")
-    installation.permissions |= {"issues": "read", "pull_requests": "read"}
-    standin.world.add_issue(REPO, 1)
-    gh = app_tracker(standin, app_key)
-    item = WorkItemRef(repo_on(standin), 1)
-    gh.item_state(item, LABEL)  # a read it holds
+    app, gh, item = installed_and_read(standin, app_key)  # a read it holds
+    app.installations[7].permissions |= {"issues": "read", "pull_requests": "read"}
 
     with pytest.raises(TrackerError) as raised:
         gh.post_comment(item, "on it")
@@ -173,12 +171,7 @@ def test_neither_the_jwt_nor_a_token_is_logged(
 def test_a_deleted_installations_token_and_repositories_are_dropped_and_the_next_call_looks_again(
     standin: StandIn, app_key: AppKeyFile
 ) -> None:
-    app = app_mode(standin, app_key)
-    app.install(7, "acme")
-    standin.world.add_issue(REPO, 1)
-    gh = app_tracker(standin, app_key)
-    item = WorkItemRef(repo_on(standin), 1)
-    gh.item_state(item, LABEL)
+    app, gh, item = installed_and_read(standin, app_key)
     app.revoke(7)  # uninstalled, then installed again: another installation
     app.install(8, "acme")
     installations = gh.app_installations
@@ -197,12 +190,7 @@ def test_a_deleted_installations_token_and_repositories_are_dropped_and_the_next
 def test_a_repository_removed_from_its_installation_is_looked_up_again_and_the_token_kept(
     standin: StandIn, app_key: AppKeyFile
 ) -> None:
-    app = app_mode(standin, app_key)
-    app.install(7, "acme")
-    standin.world.add_issue(REPO, 1)
-    gh = app_tracker(standin, app_key)
-    item = WorkItemRef(repo_on(standin), 1)
-    gh.item_state(item, LABEL)
+    app, gh, item = installed_and_read(standin, app_key)
     installations = gh.app_installations
     assert installations is not None
 

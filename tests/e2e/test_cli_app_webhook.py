@@ -97,6 +97,14 @@ def _app_api(loop: Loop, standin: StandIn, key: AppKeyFile) -> None:
     loop.env = standin.gh_env()
 
 
+def _serving_app_webhook(loop: Loop, standin: StandIn, key: AppKeyFile) -> int:
+    """The App's webhook served alone on a free port (returned), the App's API on the stand-in."""
+    port = _free_port()
+    _app_mode(loop, key, port)
+    _app_api(loop, standin, key)
+    return port
+
+
 def _dropped(loop: Loop) -> list[tuple[str, int]]:
     return [(e["reason"], e["count"]) for e in loop.events() if e["event"] == "webhook.dropped"]
 
@@ -105,9 +113,7 @@ def _dropped(loop: Loop) -> list[tuple[str, int]]:
 def test_an_app_delivery_through_the_installation_of_a_watched_repository_reaches_the_session(
     loop: Loop, standin: StandIn, app_key: AppKeyFile
 ) -> None:
-    port = _free_port()
-    _app_mode(loop, app_key, port)
-    _app_api(loop, standin, app_key)
+    port = _serving_app_webhook(loop, standin, app_key)
     (ref,) = loop.with_sessions(1)
     poller = loop.start_poll()
     try:
@@ -126,9 +132,7 @@ def test_an_app_delivery_through_the_installation_of_a_watched_repository_reache
 def test_an_app_delivery_badly_signed_is_refused_and_one_through_another_installation_or_repository_is_dropped(
     loop: Loop, standin: StandIn, app_key: AppKeyFile
 ) -> None:
-    port = _free_port()
-    _app_mode(loop, app_key, port)
-    _app_api(loop, standin, app_key)
+    port = _serving_app_webhook(loop, standin, app_key)
     (ref,) = loop.items(1)
     poller = loop.running_poll()
     try:
@@ -151,9 +155,7 @@ def test_an_app_delivery_badly_signed_is_refused_and_one_through_another_install
 def test_a_repository_removed_from_the_installation_has_its_deliveries_dropped_until_it_is_added_back(
     loop: Loop, standin: StandIn, app_key: AppKeyFile
 ) -> None:
-    port = _free_port()
-    _app_mode(loop, app_key, port)
-    _app_api(loop, standin, app_key)
+    port = _serving_app_webhook(loop, standin, app_key)
     (ref,) = loop.items(1)
     poller = loop.running_poll()
     try:
