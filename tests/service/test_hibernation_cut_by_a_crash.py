@@ -14,26 +14,10 @@ from domain.events import Event
 from domain.fleet import ItemState
 from domain.item_facts import status_of
 from domain.ledger import Resolution
-from domain.receipts import HarnessState, ReceiptKind
-from domain.refs import WorkItemRef
-from tests.fakes.receipts import FakeReceipts
+from domain.receipts import HarnessState
 from tests.service.test_daemon import FakeLock
+from tests.service.test_hibernation import AFTER, idle_agent
 from tests.service.world import World
-
-AFTER = 600.0
-
-
-def _receipts(world: World) -> FakeReceipts:
-    assert isinstance(world.receipts, FakeReceipts)
-    return world.receipts
-
-
-def idle_agent(world: World) -> WorkItemRef:
-    ref = world.watched()
-    _receipts(world).plant(world.record(ref).spawn_id, ReceiptKind.TURN_ENDED)
-    world.clock.advance(1)
-    world.cycle()
-    return ref
 
 
 def killed_while_hibernating(world: World, *, ended: bool) -> None:
