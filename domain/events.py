@@ -493,9 +493,10 @@ class Event(enum.Enum):
         "cluster.slot_waiting",
         "A listed work item that needs an agent got no slot: every live host (a host alone: itself) holds "
         "`cluster.maxSessions` items (`hosts`: each one's sessions/max; `why: memory` when a host with a free slot "
-        "has its free memory below `cluster.minFreeMemoryMiB`). Its comments wait, kept; `status` and "
-        "`sessions list` show it and `since`; a notice is posted on the item once the wait outlasts a cycle. Said "
-        "once per wait.",
+        "has its free memory below `cluster.minFreeMemoryMiB`; `home`: a hibernated item's host, which holds its "
+        "conversation and alone may wake it while it is up, full though another host has room). Its comments wait, "
+        "kept; `status` and `sessions list` show it and `since`; a notice is posted on the item once the wait "
+        "outlasts a cycle. Said once per wait.",
     )
     CLUSTER_LEASE_LOST = (
         "cluster.lease_lost",

@@ -77,9 +77,19 @@ def start_failed_notice(item: WorkItemRef, *, attempts: int, reason: str) -> str
     )
 
 
-def slot_wait_notice(item: WorkItemRef, *, since: datetime, memory: bool = False) -> str:
+def slot_wait_notice(item: WorkItemRef, *, since: datetime, memory: bool = False, home: str = "") -> str:
     """Every host runs as many agents as `cluster.maxSessions` allows (`memory`: this host's free
-    memory is below `cluster.minFreeMemoryMiB`): said once per wait."""
+    memory is below `cluster.minFreeMemoryMiB`; `home`: the item's agent is hibernated and its
+    conversation is on that host, which is full): said once per wait."""
+    if home and not memory:
+        return (
+            f"{_HEADER}This item is **waiting for a free slot** on `{home}`: its agent is resting (hibernated) "
+            f"and its conversation is kept on that host, which already runs as many agents as it may "
+            f"(`cluster.maxSessions`), since {since:%Y-%m-%d %H:%M} UTC. Comments are kept, not lost; the agent "
+            f"resumes its conversation there as soon as a slot frees. If `{home}` goes away, another host starts "
+            "it afresh.\n\n"
+            f"The operator can see it in `the-loop status` and `the-loop sessions list` (item: {item}).\n"
+        )
     if memory:
         return (
             f"{_HEADER}This item is **waiting for a free slot**: the host is short of memory (below "

@@ -68,3 +68,25 @@ def test_a_hibernated_item_whose_host_is_gone_starts_fresh_on_another_host_said_
     told = [body for item, body in hosts.tracker.posted if item == ref and "host-a" in body]
     assert len(told) == 1 and "gone" in told[0]
     assert b.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
+
+
+def test_a_hibernated_item_waiting_for_its_own_full_host_is_told_it_waits_for_that_host() -> None:
+    """Another host has room, so "every host is full" would be false: the item waits for the host that
+    holds its conversation, and its notice names that host."""
+    hosts = Hosts()
+    a, ref = hibernated_on_a(hosts)
+    for number in (2, 3, 4):  # host-a's three slots taken by items of its own
+        a.item(number)
+    hosts.cycle()
+    hosts.add("host-b", max_sessions=5, hibernate_after_seconds=AFTER)
+    a.comment(ref, "carry on")
+
+    hosts.cycle()
+    hosts.cycle()
+    hosts.cycle()
+
+    assert hosts.holder(ref) == ""
+    (waiting,) = [e for e in a.events.named(Event.CLUSTER_SLOT_WAITING) if e["work_item"] == str(ref)]
+    assert waiting["home"] == "host-a"
+    told = [body for item, body in hosts.tracker.posted if item == ref and "waiting for a free slot" in body]
+    assert len(told) == 1 and "`host-a`" in told[0] and "every host" not in told[0], told

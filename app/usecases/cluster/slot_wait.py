@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from app.usecases.delivery.feedback import Feedback
@@ -25,6 +25,7 @@ class Wait:
     since: datetime
     noticed: bool = False
     memory: bool = False  # it began while the host's memory was short, not its slots
+    home: str = ""  # a hibernated item's: the host holding its conversation, which alone may wake it
 
     def line(self, now: datetime) -> str:
         minutes = max(0, int((now - self.since).total_seconds() // 60))
@@ -45,7 +46,10 @@ def _wait(item: str, value: str) -> Wait | None:
         return None
     try:
         raw = json.loads(value)
-        return Wait(item, datetime.fromisoformat(raw["since"]), bool(raw.get("noticed")), bool(raw.get("memory")))
+        return Wait(
+            item, datetime.fromisoformat(raw["since"]), bool(raw.get("noticed")), bool(raw.get("memory")),
+            str(raw.get("home") or ""),
+        )  # fmt: skip
     except (ValueError, KeyError, TypeError):
         return None
 
@@ -58,6 +62,8 @@ class SlotWaits:
     cluster: ClusterPort
     feedback: Feedback | None
     memory_short: bool = False  # the host's memory, not its slots, holds the waits beginning now
+    # hibernated items' hosts holding their conversations, where they wait while those hosts are up
+    homes: Mapping[WorkItemRef, str] = field(default_factory=dict)
 
     def seen(self, repo: RepoRef, wanting: Iterable[WorkItemRef], *, now: datetime | None = None) -> None:
         """After placing `repo`'s listed items that need a slot: those no host holds wait (from `now`,
@@ -81,21 +87,23 @@ class SlotWaits:
                 self.store.save_meta(KEY + name, "")
 
     def _started(self, item: WorkItemRef, now: datetime) -> None:
-        self._save(Wait(str(item), now, memory=self.memory_short))
-        hosts = [f"{h.host} {h.leases}/{h.max_sessions}" for h in self.cluster.hosts()]
+        hosts = self.cluster.hosts()
+        home = self.homes.get(item, "") if len(hosts) > 1 else ""  # one host: every host is its home
+        self._save(Wait(str(item), now, memory=self.memory_short, home=home))
         self.events.emit(
-            Event.CLUSTER_SLOT_WAITING, work_item=str(item), since=now.isoformat(), hosts=hosts,
-            why="memory" if self.memory_short else "slots",
+            Event.CLUSTER_SLOT_WAITING, work_item=str(item), since=now.isoformat(),
+            hosts=[f"{h.host} {h.leases}/{h.max_sessions}" for h in hosts],
+            why="memory" if self.memory_short else "slots", home=home or None,
         )  # fmt: skip
 
     def _tell(self, item: WorkItemRef, wait: Wait) -> None:
         """The wait outlasted a cycle: one notice on the item (tried again next cycle if it failed)."""
         if self.feedback is None:
             return
-        notice = slot_wait_notice(item, since=wait.since, memory=wait.memory)
+        notice = slot_wait_notice(item, since=wait.since, memory=wait.memory, home=wait.home)
         if self.feedback.notify(item, notice, notice="slot-wait") is not None:
-            self._save(Wait(wait.item, wait.since, noticed=True, memory=wait.memory))
+            self._save(Wait(wait.item, wait.since, noticed=True, memory=wait.memory, home=wait.home))
 
     def _save(self, wait: Wait) -> None:
-        value = {"since": wait.since.isoformat(), "noticed": wait.noticed, "memory": wait.memory}
+        value = {"since": wait.since.isoformat(), "noticed": wait.noticed, "memory": wait.memory, "home": wait.home}
         self.store.save_meta(KEY + wait.item, json.dumps(value))

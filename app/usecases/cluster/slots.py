@@ -138,6 +138,7 @@ class Slots:
         if any(lease.host == self.leases.host for lease in placed):
             self.leases.renew()  # this host works what it was just given, in this cycle
         self.waits.memory_short = bool(left) and self._memory_holds(short_here=not admitted.choice)
+        self.waits.homes = homes
         self._relieve(admitted, available, waiting=len(left))
         for repo, items in wanting.items():
             self.waits.seen(repo, items, now=now)  # the waits this cycle begins begin together
