@@ -3,11 +3,7 @@ their installation, and only they say what changed of an installation."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +14,7 @@ from adapters.github.webhook import GhWebhookServer
 from domain.installations import InstallationAction, InstallationChange
 from domain.refs import RepoRef
 from domain.webhook import Pushed
+from tests.webhook_support import post_delivery
 
 APP_SECRET = "app-s3cret"
 REPO_SECRET = "repo-s3cret"
@@ -33,15 +30,7 @@ class Heard:
     def post(self, event: str, payload: Any, *, secret: str = APP_SECRET) -> int:
         assert self.server is not None
         host, port = self.server.address
-        body = json.dumps(payload).encode()
-        signature = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
-        headers = {"X-GitHub-Event": event, "X-Hub-Signature-256": signature}
-        request = urllib.request.Request(f"http://{host}:{port}/", data=body, headers=headers, method="POST")
-        try:
-            with urllib.request.urlopen(request, timeout=10) as reply:
-                return int(reply.status)
-        except urllib.error.HTTPError as error:
-            return int(error.code)
+        return post_delivery(host, port, event, json.dumps(payload).encode(), secret=secret)
 
 
 def _serve(heard: Heard, *, secret: str) -> Iterator[Heard]:

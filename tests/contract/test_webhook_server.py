@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,6 +13,7 @@ from domain.authorize import AccessChange
 from domain.model import Comment, CommentKind
 from domain.refs import RepoRef
 from domain.webhook import Pushed
+from tests.webhook_support import post_delivery
 
 SECRET = "s3cret"
 
@@ -52,15 +49,7 @@ def server() -> Iterator[tuple[GhWebhookServer, list[Comment]]]:
 
 def _post(receiver: GhWebhookServer, event: str, body: bytes, *, secret: str = SECRET, signed: bool = True) -> int:
     host, port = receiver.address
-    headers = {"X-GitHub-Event": event, "Content-Type": "application/json"}
-    if signed:
-        headers["X-Hub-Signature-256"] = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
-    request = urllib.request.Request(f"http://{host}:{port}/", data=body, headers=headers, method="POST")
-    try:
-        with urllib.request.urlopen(request, timeout=10) as reply:
-            return int(reply.status)
-    except urllib.error.HTTPError as error:
-        return int(error.code)
+    return post_delivery(host, port, event, body, secret=secret if signed else None)
 
 
 def test_a_signed_new_issue_comment_is_accepted_as_a_domain_comment(server) -> None:  # type: ignore[no-untyped-def]

@@ -4,11 +4,7 @@ every installation, kept only through the installation that serves a watched rep
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,6 +17,7 @@ from tests.github_standin import StandIn
 from tests.github_standin.app_rig import APP_ID, AppKeyFile, app_key, app_mode
 from tests.github_standin.rigs import standin
 from tests.tmux_support import real_tmux, wait_for
+from tests.webhook_support import post_delivery
 
 __all__ = ["app_key", "loop", "real_tmux", "standin"]  # fixtures, imported to be used here
 APP_SECRET = "e2e-app-secret"
@@ -38,17 +35,7 @@ def _free_port() -> int:
 def _deliver(
     port: int, payload: Mapping[str, object], *, event: str = "issue_comment", secret: str = APP_SECRET
 ) -> int:
-    body = json.dumps(payload).encode()
-    signature = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{port}/", data=body, method="POST",
-        headers={"X-GitHub-Event": event, "X-Hub-Signature-256": signature},
-    )  # fmt: skip
-    try:
-        with urllib.request.urlopen(request, timeout=10) as reply:
-            return int(reply.status)
-    except urllib.error.HTTPError as error:
-        return int(error.code)
+    return post_delivery("127.0.0.1", port, event, json.dumps(payload).encode(), secret=secret)
 
 
 def _comment(number: int, comment_id: int, body: str, *, installation: int = INSTALLATION, repo: str = str(REPO),
