@@ -7,6 +7,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from domain.errors import AmbiguousRef, InvalidRef
 
@@ -57,6 +58,11 @@ class RepoRef:
     @property
     def full_name(self) -> str:
         return f"{self.owner}/{self.name}"
+
+    def served_at(self, url: str) -> bool:
+        """`url` names this repository's host (its port aside: a host's git and API may answer on
+        different ones): where a credential for the repository may be sent."""
+        return (urlsplit(url).hostname or "") == (urlsplit(f"https://{self.host}").hostname or "")
 
     def __str__(self) -> str:
         prefix = "" if self.host == DEFAULT_HOST else f"{self.host}/"

@@ -71,8 +71,10 @@ class SharedClone:
     def _remote(self, url: str) -> GitRunner:
         """The runner of a fetch: in the environment `remote_env` gives the repository, asked just
         before (so its token is a current one), else the daemon's. Only https asks a credential
-        helper: a file:// or ssh remote runs as it always did."""
-        if self._remote_env is None or not url.startswith("https://"):
+        helper: a file:// or ssh remote runs as it always did. Only the repository's own host is
+        handed it: gh's helper answers any host but github.com from GH_ENTERPRISE_TOKEN, so a
+        cloneUrl naming a mirror elsewhere would be sent the token."""
+        if self._remote_env is None or not url.startswith("https://") or not self.repo.served_at(url):
             return self._git
         try:
             env = self._remote_env(self.repo)

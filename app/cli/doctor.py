@@ -380,7 +380,8 @@ def _remote(probe: DoctorProbe, template: str, repo: RepoRef, gh: str, app: GitH
         url = clone_url(template, repo)
     except ValueError as error:
         raise LoopError(str(error)) from None
-    env = app.git_env(repo) if app is not None and url.startswith("https://") else None
+    # as the daemon's fetch: the App's token only to https on the repository's own host
+    env = app.git_env(repo) if app is not None and url.startswith("https://") and repo.served_at(url) else None
     return probe.git_remote(url, gh, env)
 
 

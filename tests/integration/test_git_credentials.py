@@ -81,7 +81,7 @@ def test_a_repository_whose_token_cannot_be_had_fails_its_workspace_saying_why(t
         raise TrackerError(f"{repo}: the GitHub App 424242 is not installed on {repo.full_name} (HTTP 404)")
 
     workspaces = GitWorkspaces(
-        root=tmp_path / "state" / "clones", url_template="https://127.0.0.1:9/{owner}/{repo}.git", remote_env=no_token
+        root=tmp_path / "state" / "clones", url_template="https://github.com:9/{owner}/{repo}.git", remote_env=no_token
     )
     spec = WorkspaceSpec(WorkItemRef(RepoRef.parse("acme/widgets"), 1), str(tmp_path / "agents" / "1"))
 
@@ -104,3 +104,26 @@ def test_a_remote_git_reaches_without_https_is_fetched_in_the_daemons_own_enviro
     workspaces.create(WorkspaceSpec(WorkItemRef(repo, 1), str(tmp_path / "agents" / "1")))
 
     assert (tmp_path / "agents" / "1" / "file0.txt").is_file() and asked == []
+
+
+def test_a_clone_url_on_another_host_than_the_repositorys_is_never_handed_its_token(tmp_path: Path) -> None:
+    """gh's credential helper answers any host but github.com from GH_ENTERPRISE_TOKEN: a cloneUrl
+    naming a mirror elsewhere would be sent the installation's token. It is not asked for."""
+    require_git()
+    repo = RepoRef.parse("acme/widgets")
+    asked: list[RepoRef] = []
+
+    def token_env(repo: RepoRef) -> dict[str, str]:
+        asked.append(repo)
+        return {"GH_TOKEN": "ghs_secret", "GH_ENTERPRISE_TOKEN": "ghs_secret"}
+
+    workspaces = GitWorkspaces(
+        root=tmp_path / "state" / "clones",
+        url_template="https://mirror.invalid/{owner}/{repo}.git",
+        timeout=60,
+        remote_env=token_env,
+    )
+    with pytest.raises(WorkspaceError):
+        workspaces.create(WorkspaceSpec(WorkItemRef(repo, 1), str(tmp_path / "agents" / "1")))
+
+    assert asked == []

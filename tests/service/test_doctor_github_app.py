@@ -173,3 +173,11 @@ def test_a_clone_whose_installation_gives_no_token_fails_saying_why_with_the_app
     assert [c.subject for c in failed] == ["clone o/b"]
     line = failed[0].line()
     assert "installation 7 is gone" in line and "Contents: Read-only" in line, line
+
+
+def test_a_clone_url_on_another_host_is_asked_without_the_installations_token() -> None:
+    workspace = {"mode": "worktree", "cloneUrl": "https://mirror.example/{owner}/{repo}.git"}
+    document = {**APP, "routing": {"spawnWorkdir": "/w/{slug}", "workspace": workspace}}
+    machine = FakeMachine()
+    checks(FakeApp(), document, machine)
+    assert machine.git_envs == {"https://mirror.example/o/a.git": None, "https://mirror.example/o/b.git": None}
