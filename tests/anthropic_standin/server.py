@@ -83,7 +83,7 @@ class AnthropicStandIn:
             return [r for r in self.log if kind is None or r.kind is kind]
 
     def turns(self) -> list[Request]:
-        """The agent loop's own model requests, as the OpenAI stand-in's `turns` are."""
+        """The agent loop's own model requests, as the OpenAI stand-in's `loop_turns` are."""
         return self.requests(Kind.TURN)
 
     def replies(self) -> list[Reply]:

@@ -67,7 +67,7 @@ def test_trust_level_trusted_in_config_toml_skips_the_trust_screen_and_the_hooks
     (ended,) = codex.wait(session, ReceiptKind.TURN_ENDED)
     assert ended.conversation == ready.conversation
     assert TRUST_QUESTION not in codex.screen(session) and HOOK_REVIEW not in codex.screen(session)
-    assert ARGV_PROMPT in openai.turns()[0].user_texts()
+    assert ARGV_PROMPT in openai.loop_turns()[0].user_texts()
     # the hooks' trust went on the command line: nothing about hooks was written to the user's file
     assert "hooks" not in tomllib.loads(codex.config.read_text(encoding="utf-8"))
 
@@ -108,7 +108,7 @@ def test_codex_resume_id_prompt_continues_the_conversation_after_its_session_was
     (prompt,) = codex.wait(second, ReceiptKind.PROMPT)
     assert prompt.prompt == "which word?" and prompt.conversation == ready.conversation
     codex.wait(second, ReceiptKind.TURN_ENDED)
-    texts = openai.turns()[0].user_texts()
+    texts = openai.loop_turns()[0].user_texts()
     assert "remember the word heron" in texts and "which word?" in texts
 
 

@@ -96,6 +96,7 @@ def test_a_side_reply_answers_the_requests_without_tools_and_leaves_the_script_t
                 answers.append(answer.read().decode())
         assert "scripted" in answers[0] and "a title" in answers[1]
         assert [r.is_side for r in standin.turns()] == [False, True]
+        assert standin.loop_turns() == standin.turns()[:1]
     finally:
         standin.close()
 

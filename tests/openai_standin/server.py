@@ -163,6 +163,11 @@ class OpenAIStandIn:
         with self._lock:
             return [r for r in self.log if r.is_turn]
 
+    def loop_turns(self) -> list[Request]:
+        """The turn requests of the agent's own loop, without the ones it makes beside it (Codex's task
+        title, asked for beside each prompt and racing it to the stand-in)."""
+        return [r for r in self.turns() if not r.is_side]
+
     def replies(self) -> list[Reply]:
         """Every turn request answered with a reply (the agent loop's and the side ones; no failure), in
         the order the replies were made, with what each said it cost."""
