@@ -20,7 +20,7 @@ from domain.receipts import ReceiptMode
 from tests import agent_tmux
 from tests.agent_tmux import AgentSession, AgentTmux, RigSessions
 from tests.claude.loop import builtin_spec, real_world
-from tests.openai_standin.server import OpenAIStandIn
+from tests.openai_standin.server import OpenAIStandIn, Say
 from tests.real_agents import binary_fixture, for_one_test, git_folder, private_tmux, rig_base, running, standin_fixture
 from tests.service.world import World
 
@@ -109,7 +109,9 @@ def lingering_stop(hooked: tuple[str, ...], folder: Path, seconds: float) -> tup
 
 
 codex_binary = binary_fixture("codex_binary", "codex")
-openai = standin_fixture("openai", OpenAIStandIn)
+# Codex asks for a task title beside each prompt, a request with no tools that can reach the stand-in
+# before the turn's own: it is answered off the script, so a scripted reply always goes to the turn
+openai = standin_fixture("openai", lambda: OpenAIStandIn(side=Say("A task title")))
 
 
 @pytest.fixture(scope="module")

@@ -114,23 +114,19 @@ def test_a_comment_typed_while_codex_works_gets_its_turn_end_with_that_turn_and_
     agent: tuple[World, WorkItemRef], openai: OpenAIStandIn
 ) -> None:
     world, ref = agent
-    openai.side = Say("A task title")  # the titles Codex asks for beside each prompt: off the script
-    try:
-        openai.reset(fallback=Say("both done", usage=ANSWER))
-        openai.script(Busy(60, then=Say("held", usage=HELD)))
-        first = world.comment(ref, "keep the model busy")
-        world.cycle()
-        wait_for(lambda: said(openai, "keep the model busy"), timeout=30, what="the first comment's request held")
-        second = world.comment(ref, "arrives while it works")
-        world.cycle()
-        confirmed = [e for e in world.events.named(Event.DISPATCH_SUCCEEDED) if e.get("comment_id") == second.id]
-        assert confirmed[0]["confirmed_by"] == "receipt"
-        openai.release()  # the turn goes on with the second comment (one more request), then ends once
-        wait_for(lambda: done_with_its_turn(world, ref), timeout=60, what="the turn both comments are in")
-
-        world.cycle()
-    finally:
-        openai.side = None
+    # the titles Codex asks for beside each prompt are answered off the script (the rig's stand-in)
+    openai.reset(fallback=Say("both done", usage=ANSWER))
+    openai.script(Busy(60, then=Say("held", usage=HELD)))
+    first = world.comment(ref, "keep the model busy")
+    world.cycle()
+    wait_for(lambda: said(openai, "keep the model busy"), timeout=30, what="the first comment's request held")
+    second = world.comment(ref, "arrives while it works")
+    world.cycle()
+    confirmed = [e for e in world.events.named(Event.DISPATCH_SUCCEEDED) if e.get("comment_id") == second.id]
+    assert confirmed[0]["confirmed_by"] == "receipt"
+    openai.release()  # the turn goes on with the second comment (one more request), then ends once
+    wait_for(lambda: done_with_its_turn(world, ref), timeout=60, what="the turn both comments are in")
+    world.cycle()
 
     (started,), (joined,) = finished(world, first.id), finished(world, second.id)
     # the whole turn, as its rollout counts it: the held request and the one answering both comments —
