@@ -489,6 +489,17 @@ class Event(enum.Enum):
         "its item, else null). Said once a shortage, when the first item waits; again only after the memory was "
         "back above the floor.",
     )
+    CLUSTER_START_HELD = (
+        "cluster.start_held",
+        "A new agent was about to start on this host for an item it holds (`work_item`: its first spawn, or a "
+        "hibernated agent's resume), and this host's own available memory, read right then (`available_mib`), is "
+        "below `cluster.minFreeMemoryMiB` (`min_free_mib`) — the placement having found room by a reading before "
+        "it (another host's by this host's last heartbeat) — even after the agent resting longest was hibernated "
+        "to make room when one could be (`hibernated`: its item, else null). Nothing of it started, its comments "
+        "stay undelivered, kept; its slot is given back, this host's heartbeat saying the shortage first, so the "
+        "next placement gives it to a host whose memory admits it, or it waits (`cluster.slot_waiting`, `why: "
+        "memory`). Agents already running, and deliveries into them, are never held by it.",
+    )
     CLUSTER_SLOT_WAITING = (
         "cluster.slot_waiting",
         "A listed work item that needs an agent got no slot: every live host (a host alone: itself) holds "

@@ -34,7 +34,9 @@ class Outcome(enum.Enum):
     SPAWN_REFUSED = "spawn-refused"  # first spawn against a live occupant: loud, retried
     NO_SESSION = "no-session"  # nothing to deliver into and spawning is not armed
     BLOCKED = "blocked"  # the harness waits on a dialog: not an attempt, the comment waits
-    LATER = "later"  # the harness is mid-turn and takes no paste until it ends: not an attempt, the comment waits
+    # not an attempt, the comment waits: the harness is mid-turn and takes no paste until it ends, or
+    # no new agent may start on this host now (its free memory)
+    LATER = "later"
 
     @property
     def went_in(self) -> bool:

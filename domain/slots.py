@@ -79,6 +79,28 @@ def admits_new_agent(available: int | None, *, min_free: int | None) -> Decision
     return Decision(True, f"{available // MIB} MiB free")
 
 
+class AtStart(enum.Enum):
+    """What a host does right before a new agent would start on it (a spawn, or a hibernated agent's resume)."""
+
+    START = "start"
+    RELIEVE = "relieve"  # hibernate its agent resting longest, then read the memory again
+    GIVE_BACK = "give-back"  # start nothing, and give the item's slot back
+
+
+def at_start(available: int | None, *, min_free: int | None, relieved: bool) -> Decision[AtStart]:
+    """Right before a new agent starts on this host for an item it holds, by its own memory read then
+    (`available`): the placement weighed it earlier — another host's by its last heartbeat, up to a
+    renewal old. Admitted, it starts; short, its agent resting longest is hibernated first and the
+    memory read again (`relieved`: that was done); still short, nothing starts and the item's slot is
+    given back, for a host whose memory admits it (or for this one, once its memory is back)."""
+    admitted = admits_new_agent(available, min_free=min_free)
+    if admitted.choice:
+        return Decision(AtStart.START, admitted.reason)
+    if not relieved:
+        return Decision(AtStart.RELIEVE, f"{admitted.reason}: the agent resting longest is hibernated first")
+    return Decision(AtStart.GIVE_BACK, f"{admitted.reason}: nothing starts, its slot is given back")
+
+
 def _meminfo_bytes(meminfo: str, wanted: str) -> int | None:
     for line in meminfo.splitlines():
         name, _, rest = line.partition(":")

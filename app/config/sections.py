@@ -119,8 +119,9 @@ class ClusterSettings(Section):
         description="Memory (`MemAvailable` of `/proc/meminfo`) this host keeps free: below it no new agent starts "
         "or resumes on this host — the longest-idle agent that can resume is hibernated to make room, and the items "
         "wait for a slot, their comments kept (`cluster.memory_low`); with several hosts its heartbeat says so and "
-        "they go to a host whose memory admits them. Agents already running are never ended for it while they "
-        "work. Unset: off.",
+        "they go to a host whose memory admits them. Read again right before each new agent starts here: still "
+        "short once the idlest agent is hibernated, it does not start and its item's slot is given back "
+        "(`cluster.start_held`). Agents already running are never ended for it while they work. Unset: off.",
     )
     lease_seconds: float = Field(
         default=30,

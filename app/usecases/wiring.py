@@ -15,6 +15,7 @@ from app.usecases.cluster.leases import LeasedTmux, Leases
 from app.usecases.cluster.moving import Mover
 from app.usecases.cluster.orphans import Orphans
 from app.usecases.cluster.slots import MemoryAdmission
+from app.usecases.cluster.start_gate import StartGate
 from app.usecases.cycle.authorization import CACHE_SECONDS, Authorization
 from app.usecases.cycle.daemon import HEARTBEAT
 from app.usecases.cycle.intake import Intake, IntakeConfig
@@ -186,7 +187,14 @@ class UseCases:
         """This host's memory, read for its own spawns and said in its heartbeat; hibernation is built
         over the cycle that uses it, so it is looked up only when memory runs short."""
         configs = self.configs
-        return MemoryAdmission(configs.min_free_memory, configs.free_memory, lambda: self.hibernation.relieve())  # noqa: PLW0108
+        return MemoryAdmission(
+            configs.min_free_memory, configs.free_memory,
+            relieve=lambda: self.hibernation.relieve(), relieve_now=lambda: self.hibernation.relieve_now(),  # noqa: PLW0108
+        )  # fmt: skip
+
+    @cached_property
+    def start_gate(self) -> StartGate:
+        return StartGate(admission=self.admission, leases=self.leases, events=self.ports.events)
 
     @cached_property
     def tmux(self) -> TmuxPort:
@@ -238,8 +246,9 @@ class UseCases:
     def dispatcher(self) -> Dispatcher:
         config = DispatchConfig(resume_on_respawn=self.configs.resume_on_respawn, host=self.configs.host)
         return Dispatcher(
-            tmux=self.tmux, events=self.ports.events, watch=self.watch, spawner=self.spawner, config=config
-        )
+            tmux=self.tmux, events=self.ports.events, watch=self.watch, spawner=self.spawner, config=config,
+            admit=self.start_gate.admits,
+        )  # fmt: skip
 
     @cached_property
     def feedback(self) -> Feedback:
@@ -354,6 +363,7 @@ class UseCases:
         configs = self.configs
         return Hibernation(
             uow=self.uow, tmux=self.tmux, watch=self.watch, harness=self.spawner.harness, on_lane=self.poll.aside,
+            on_lane_here=self.poll.aside_here,
             config=HibernateConfig(configs.hibernate_after_seconds, configs.close.grace_seconds, configs.host),
         )  # fmt: skip
 

@@ -1,7 +1,8 @@
 """Admission by memory (`cluster.minFreeMemoryMiB`): below it no new agent starts — the items wait for a
 slot, said once, their comments kept — and the longest-idle agent is hibernated to make room; once the
 memory is back, the waiting item starts and its comment is delivered once. A running agent is never
-ended for it while it works."""
+ended for it while it works. The memory is read again right before a new agent starts: fallen since
+the item got its slot, the slot is given back and the item waits as any other."""
 
 from __future__ import annotations
 
@@ -104,3 +105,37 @@ def test_memory_low_is_said_once_while_the_memory_stays_short_though_the_items_w
 
     assert later.target.name not in running(world)
     assert len(world.events.named(Event.CLUSTER_MEMORY_LOW)) == 1
+
+
+def test_memory_fallen_between_an_items_slot_and_its_spawn_holds_the_spawn_and_the_item_waits_for_memory() -> None:
+    world = short_world()
+    world.watched()
+    ref = world.item(2)
+    comment = world.comment(ref, "second item's work")
+    back = []
+
+    def meminfo() -> int:
+        """Enough until the item got its slot; short from then until it is back."""
+        placed = any(e["work_item"] == str(ref) for e in world.events.named(Event.CLUSTER_LEASE_PLACED))
+        return 4096 * MIB if back or not placed else 512 * MIB
+
+    world.meminfo = meminfo
+    world.cycle()
+
+    assert ref.target.name not in running(world) and world.store.session(ref) is None
+    (held,) = world.events.named(Event.CLUSTER_START_HELD)
+    assert (held["work_item"], held["available_mib"], held["hibernated"]) == (str(ref), 512, None)
+
+    world.cycle()  # its slot was given back: it waits for memory, said as any such wait
+    (waits,) = world.events.named(Event.CLUSTER_SLOT_WAITING)
+    assert (waits["work_item"], waits["why"]) == (str(ref), "memory")
+    assert len(world.events.named(Event.CLUSTER_MEMORY_LOW)) == 1
+    back.append(True)
+    world.cycle()
+
+    assert ref.target.name in running(world)
+    assert world.ledger(ref).resolved[comment.id].kind is Resolution.DELIVERED
+    given = [text for pane in world.session(ref).panes for text in [pane.prompt, *pane.received]]
+    assert sum("second item's work" in text for text in given) == 1
+    placed = [e for e in world.events.named(Event.CLUSTER_LEASE_PLACED) if e["work_item"] == str(ref)]
+    assert len(placed) == 2 and len(world.events.named(Event.CLUSTER_START_HELD)) == 1

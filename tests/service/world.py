@@ -116,6 +116,8 @@ class World:
     hibernate_after_seconds: float | None = None  # routing.hibernateAfterSeconds (None: off)
     min_free_memory: int | None = None  # cluster.minFreeMemoryMiB, in bytes (None: off)
     free_memory: int | None = None  # the host's available memory the admission reads (None: unread)
+    # the stand-in meminfo reader itself, for a memory that follows what runs (None: `free_memory`, as set)
+    meminfo: Callable[[], int | None] | None = None
     prices: PriceTable = field(default_factory=lambda: PriceTable((), dated=""))  # pricing (none: tokens only)
     budgets: tuple[Budget, ...] = ()  # budgets
     rate_floor: int = DEFAULT_RATE_FLOOR  # integrations.github.rateFloor
@@ -176,7 +178,7 @@ class World:
             prune_margin=self.prune_margin,
             hibernate_after_seconds=self.hibernate_after_seconds,
             min_free_memory=self.min_free_memory,
-            free_memory=lambda: self.free_memory,
+            free_memory=lambda: self.meminfo() if self.meminfo is not None else self.free_memory,
             prices=self.prices,
             budgets=self.budgets,
             authorize_cache_seconds=self.authorize_cache_seconds,

@@ -103,3 +103,28 @@ def test_a_request_while_an_items_run_goes_on_runs_after_it_never_beside_it() ->
     lanes.drain()
 
     assert most == 1, "two runs of one item's work at once"
+
+
+def test_a_run_here_takes_its_items_lane_in_the_callers_thread_and_work_asked_meanwhile_runs_after_it() -> None:
+    lanes = Lanes(clock=FakeClock(), limit=1, stopping=lambda: False)
+    said: list[str] = []
+    busy, release = threading.Event(), threading.Event()
+
+    def held() -> None:
+        busy.set()
+        release.wait(WAIT)
+        said.append("held")
+
+    lanes.submit("other", held)  # the one slot is taken
+    assert busy.wait(WAIT)
+    assert not lanes.run_here("other", lambda: said.append("never"))  # its lane has work in hand
+
+    def here() -> None:
+        said.append("here")
+        lanes.submit(ITEM, lambda: said.append("asked meanwhile"))
+
+    assert lanes.run_here(ITEM, here)  # in this thread, though the one slot is taken
+    release.set()
+    lanes.drain()
+
+    assert said[0] == "here" and sorted(said[1:]) == ["asked meanwhile", "held"]

@@ -135,3 +135,19 @@ def test_the_available_memory_is_read_from_meminfo_and_admits_a_new_agent_only_a
     assert (below.choice, below.reason) == (False, "256 MiB free, below cluster.minFreeMemoryMiB 512")
     assert admits_new_agent(None, min_free=512 * 1024**2).choice  # unread: never stops the work
     assert admits_new_agent(0, min_free=None).choice  # off
+
+
+def test_right_before_a_new_agent_starts_its_hosts_memory_starts_it_else_relieves_else_gives_the_slot_back() -> None:
+    from domain.slots import AtStart, at_start
+
+    floor = 1024 * 1024**2
+    assert at_start(2 * floor, min_free=floor, relieved=False).choice is AtStart.START
+    assert at_start(None, min_free=floor, relieved=False).choice is AtStart.START  # unread: never stops the work
+    assert at_start(0, min_free=None, relieved=True).choice is AtStart.START  # off
+    short = at_start(floor // 2, min_free=floor, relieved=False)
+    assert (short.choice, short.reason) == (
+        AtStart.RELIEVE,
+        "512 MiB free, below cluster.minFreeMemoryMiB 1024: the agent resting longest is hibernated first",
+    )
+    assert at_start(floor // 2, min_free=floor, relieved=True).choice is AtStart.GIVE_BACK
+    assert at_start(floor, min_free=floor, relieved=True).choice is AtStart.START

@@ -66,6 +66,17 @@ class Leases:
         self.rearm()
         return lost
 
+    def give_back(self, item: WorkItemRef) -> None:
+        """This host gives `item` up now: released in the database, and held here no more (not only
+        from the next renewal on); what it ran for the item here ends as an orphan's, as after a renewal."""
+        self.cluster.release(item)
+        if not self.shared:
+            return
+        with self._lock:
+            if item in self._held.items:
+                self._held = Held(self._held.items - {item}, everything=self._held.everything)
+                self._lost.add(item)
+
     def rearm(self) -> str | None:
         """Gives the watchdog the last renewal's deadline again; why it does not guard it (None: it does)."""
         if self.watchdog is None or not self.shared or self._renewed_at is None:

@@ -46,11 +46,13 @@ class SlotConfig:
 @dataclass(frozen=True, slots=True)
 class MemoryAdmission:
     """No new agent on this host while its free memory is below `min_free` bytes (None: off);
-    `relieve` hibernates its longest-idle agent to make room (its item, or None when none could be)."""
+    `relieve` hibernates its longest-idle agent to make room (its item, or None when none could be),
+    `relieve_now` the same, waited for (its item once that agent ended)."""
 
     min_free: int | None = None
     available: Callable[[], int | None] = lambda: None
     relieve: Callable[[], WorkItemRef | None] = lambda: None
+    relieve_now: Callable[[], WorkItemRef | None] = lambda: None
 
     def short(self) -> bool:
         """Whether this host's own memory, read now, admits no new agent (what its heartbeat says)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Hashable
+from contextlib import suppress
 from dataclasses import dataclass
 
 from domain.ports import ClockPort
@@ -53,6 +54,28 @@ class Lanes:
                 return False
             lane = self._lanes[key] = _Lane(run)
         threading.Thread(target=self._go, args=(key, lane), name=f"lane {key}", daemon=True).start()
+        return True
+
+    def run_here(self, key: Hashable, run: Callable[[], object]) -> bool:
+        """`run` now, in this thread, as `key`'s lane when it has none (its work in hand or asked for
+        is never met); whether it ran. A request for `key` meanwhile runs on its lane right after.
+        From a lane it takes no second slot: a lane waiting for another's slot could wait for itself."""
+        with self._lock:
+            if key in self._lanes:
+                return False
+            lane = self._lanes[key] = _Lane(lambda: None)
+        try:
+            with suppress(Exception):  # as a lane's run: it reports its own faults
+                run()
+        finally:
+            with self._lock:
+                again, lane.again = lane.again, None
+                if again is None:
+                    del self._lanes[key]
+                    self._lock.notify_all()
+            if again is not None:
+                lane.run = again
+                threading.Thread(target=self._go, args=(key, lane), name=f"lane {key}", daemon=True).start()
         return True
 
     def drain(self) -> None:

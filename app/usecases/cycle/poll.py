@@ -238,6 +238,11 @@ class PollCycle(InUnitOfWork):
         if not self._beside:
             self._lanes.drain()
 
+    def aside_here(self, item: WorkItemRef, run: Callable[[], object]) -> bool:
+        """`run` as `aside` runs it, but now, in this thread, and waited for even beside the cycle;
+        whether it ran (not while the item has work in hand)."""
+        return self._lanes.run_here(item, run)
+
     def _kept_first(self, summary: CycleSummary) -> None:
         """Comments already kept — a webhook's, pushed since the last cycle — go before this cycle's
         GitHub reads: their items were listed last cycle, so nothing waits for the reads of every

@@ -12,8 +12,9 @@ from app.usecases.delivery.watch import HarnessWatch, Verdict, Watched
 from domain.errors import SessionMissing, TmuxFailed, TmuxUnanswered
 from domain.events import Event, Level
 from domain.model import HarnessSpec, Probe, SessionRecord, SessionState
-from domain.policy import Outcome, Ready, Step, on_delivery_probe, on_respawn_probe, readiness
+from domain.policy import Decision, Outcome, Ready, Step, on_delivery_probe, on_respawn_probe, readiness
 from domain.ports import EventSink, TmuxPort
+from domain.refs import WorkItemRef
 
 __all__ = ["Dispatch", "Dispatcher", "Result", "Spend"]
 
@@ -21,6 +22,8 @@ __all__ = ["Dispatch", "Dispatcher", "Result", "Spend"]
 WAITS = {Ready.BLOCKED: Outcome.BLOCKED, Ready.LATER: Outcome.LATER}
 
 Spend = Callable[[], None]  # counts the attempt: called once, right before the prompt goes anywhere
+# whether a new agent may start on this host now for the item (its record as the start found it)
+Admit = Callable[[WorkItemRef, SessionRecord | None], Decision[bool]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +39,7 @@ class Dispatcher:
     watch: HarnessWatch
     spawner: Spawner
     config: DispatchConfig
+    admit: Admit = lambda _item, _record: Decision(True, "no memory admission")
 
     def harness(self, name: str) -> HarnessSpec:
         return self.spawner.harness(name)
@@ -51,6 +55,9 @@ class Dispatcher:
     def dispatch(self, record: SessionRecord | None, job: Dispatch, spend: Spend) -> Result:
         """Deliver into the recorded harness, or take the respawn path when tmux says it is gone."""
         if record is None:
+            admitted = self.admit(job.item.ref, None)
+            if not admitted.choice:
+                return Result(Outcome.LATER, admitted.reason)
             return self.spawner.first_spawn(job, spend)
         probe = self._probe(record)
         step = on_delivery_probe(probe)
@@ -115,6 +122,9 @@ class Dispatcher:
         if step.choice is Step.DELIVER_INTO_HARNESS:
             self._emit(Event.SESSION_RESPAWN_AVERTED, record, reason=step.reason, delivery_id=job.delivery_id)
             return self._into_harness(record, probe, job, spend, step.reason, respawning=True)
+        admitted = self.admit(record.item, record)  # a new agent starts here: its memory, read now
+        if not admitted.choice:
+            return Result(Outcome.LATER, admitted.reason, record)
         harness = self.harness(record.harness)
         # cluster: a conversation that ran on a host that lost the item has its transcript there
         elsewhere = record.host not in {"", self.config.host}

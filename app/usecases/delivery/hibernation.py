@@ -23,6 +23,12 @@ from domain.receipts import Receipt, harness_state
 from domain.refs import WorkItemRef
 
 OnLane = Callable[[WorkItemRef, Callable[[], object]], object]
+OnLaneHere = Callable[[WorkItemRef, Callable[[], object]], bool]  # waited for; whether it ran
+
+
+def _here(_item: WorkItemRef, run: Callable[[], object]) -> bool:
+    run()
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +46,7 @@ class Hibernation(InUnitOfWork):
     harness: Callable[[str], HarnessSpec]
     config: HibernateConfig
     on_lane: OnLane = lambda item, run: run()  # the daemon's: the item's lane
+    on_lane_here: OnLaneHere = _here  # the daemon's: the item's lane, taken in the caller's thread
 
     def sweep(self) -> None:
         """Hibernations a crash cut short are finished; then each running agent of this host found
@@ -62,15 +69,26 @@ class Hibernation(InUnitOfWork):
         """The host is short of memory: the agent of this host resting longest (whatever
         `routing.hibernateAfterSeconds` says) is hibernated on its item's lane; its item, or None
         when no agent may be (each one works, waits on a dialog, is watched or cannot resume)."""
+        item = self._resting_longest()
+        if item is not None:
+            self.on_lane(item, partial(self.hibernate, item, after_seconds=0.0))
+        return item
+
+    def relieve_now(self) -> WorkItemRef | None:
+        """As `relieve`, waited for: a new agent about to start here wants the memory now. Its item
+        once that agent was ended; None when none could be, or its item's lane had work in hand."""
+        item = self._resting_longest()
+        ended: list[bool] = []
+        if item is not None:
+            self.on_lane_here(item, lambda: ended.append(self.hibernate(item, after_seconds=0.0)))
+        return item if any(ended) else None
+
+    def _resting_longest(self) -> WorkItemRef | None:
         resting = []
         for record in self.store.sessions():
             if self._candidate(record) and self._due(record, after_seconds=0.0).choice:
                 resting.append((self._since(record) or self.clock.now(), record.item))
-        if not resting:
-            return None
-        _, item = min(resting)
-        self.on_lane(item, partial(self.hibernate, item, after_seconds=0.0))
-        return item
+        return min(resting)[1] if resting else None
 
     def hibernate(self, item: WorkItemRef, *, after_seconds: float | None = None) -> bool:
         """End the item's agent if it is still due (idle `after_seconds`, else the setting's), as
