@@ -15,7 +15,7 @@ from adapters.doctor_probe import ShDoctorProbe
 from adapters.github.app_probe import GhAppProbe
 from app.config.settings import Settings
 from app.container import Container
-from domain.errors import WorkspaceError
+from domain.errors import CredentialsRefused, WorkspaceError
 from domain.ports import WorkspacePort
 from domain.refs import RepoRef, WorkItemRef
 from domain.workspace import WorkspaceSpec
@@ -226,28 +226,52 @@ def test_with_ghs_own_login_the_clone_is_answered_by_its_stored_login_as_before(
         rig.close()
 
 
-def test_doctors_clone_check_as_a_github_app_asks_git_with_the_installation_token(
-    app_rig: Rig, app_key: AppKeyFile
-) -> None:
-    world = app_rig.standin.world
+def doctors_app(rig: Rig, key: AppKeyFile) -> GhAppProbe:
+    """What `doctor` asks of the App, its key read."""
+    world = rig.standin.world
 
     def github_now() -> float:
         return world.now.timestamp()
 
     app = GhAppProbe(
         app_id=APP_ID,
-        key_file=app_key.path,
+        key_file=key.path,
         installations={},
         clock=github_now,
         monotonic=SystemClock().monotonic,
-        host=app_rig.standin.host,
+        host=rig.standin.host,
         env=dict(os.environ),  # the daemon's: gh pointed at the stand-in, git trusting the endpoint
         timeout=20,
     )
     app.key()
+    return app
+
+
+def test_doctors_clone_check_as_a_github_app_asks_git_with_the_installation_token(
+    app_rig: Rig, app_key: AppKeyFile
+) -> None:
+    app = doctors_app(app_rig, app_key)
     url = app_rig.server.template.format(owner="acme", repo="widgets")
 
     said = ShDoctorProbe(timeout=20).git_remote(url, "gh", app.git_env(app_rig.repo))
 
     assert said == f"{url} answers (default branch main)"
     assert {(a.user, a.accepted) for a in app_rig.server.asked} == {("x-access-token", True)}
+
+
+def test_doctors_clone_check_tells_a_refused_token_apart_and_a_new_one_is_taken(
+    app_rig: Rig, app_key: AppKeyFile
+) -> None:
+    standin_app = app_rig.standin.world.app
+    assert standin_app is not None
+    app, probe = doctors_app(app_rig, app_key), ShDoctorProbe(timeout=20)
+    url = app_rig.server.template.format(owner="acme", repo="widgets")
+    env = app.git_env(app_rig.repo)
+    standin_app.expire_tokens()
+
+    with pytest.raises(CredentialsRefused):
+        probe.git_remote(url, "gh", env)
+    said = probe.git_remote(url, "gh", app.git_env(app_rig.repo, refused=env))
+
+    assert said == f"{url} answers (default branch main)"
+    assert len(standin_app.exchanges_of(7)) == 2
