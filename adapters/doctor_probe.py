@@ -13,9 +13,9 @@ from typing import Any
 
 import sh
 
-from adapters.git.auth import QUIET_ENV, credential_args
+from adapters.git.auth import QUIET_ENV, credential_args, credentials_refused
 from adapters.memory import machine_memory
-from domain.errors import LoopError
+from domain.errors import CredentialsRefused, LoopError
 from domain.refs import RepoRef
 
 _NO_SERVER = ("no server running", "error connecting to")
@@ -73,7 +73,8 @@ class ShDoctorProbe:
         except _Failed as failed:
             # git's first `fatal:` line says what went wrong; its last one is advice
             fatal = [line.strip() for line in failed.stderr.splitlines() if line.startswith("fatal:")]
-            raise LoopError(f"git ls-remote {url}: {fatal[0]}" if fatal else str(failed)) from None
+            said = f"git ls-remote {url}: {fatal[0]}" if fatal else str(failed)
+            raise (CredentialsRefused if credentials_refused(failed.stderr) else LoopError)(said) from None
         head = [line.split()[1] for line in out.splitlines() if line.startswith("ref:") and len(line.split()) > 1]
         return f"{url} answers (default branch {head[0].removeprefix('refs/heads/')})" if head else f"{url} answers"
 

@@ -362,13 +362,14 @@ def _named_workspace_ports(settings: Settings, github: Callable[[], GhTracker]) 
 
 
 def _git_env(settings: Settings, github: Callable[[], GhTracker]) -> RemoteEnv | None:
-    """As a GitHub App, each repository's fetches run with its installation token, as gh's calls do
-    (the tracker is built at the first fetch, not with the workspaces); else gh's own login answers."""
+    """As a GitHub App, each repository's fetches run with its installation token, replaced once when
+    GitHub refuses it, as gh's calls do (the tracker is built at the first fetch, not with the
+    workspaces); else gh's own login answers."""
     if settings.integrations.github.app is None:
         return None
 
-    def token_env(repo: RepoRef) -> Mapping[str, str] | None:
-        return github().token_env(repo)
+    def token_env(repo: RepoRef, *, refused: Mapping[str, str] | None = None) -> Mapping[str, str] | None:
+        return github().token_env(repo, refused=refused)
 
     return token_env
 

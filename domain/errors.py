@@ -85,6 +85,11 @@ class WorkspaceError(LoopError):
     the setup command's), and where."""
 
 
+class CredentialsRefused(WorkspaceError):
+    """A git remote refused the credentials git was given (HTTP 401: a token expired or revoked),
+    where a new token may be taken; git's message, and where."""
+
+
 class StoreUnreachable(StateError):
     """The state store's database could not be reached (refused, timed out, connection lost):
     nothing was read or written. Unlike a corrupt or foreign store, it may come back."""

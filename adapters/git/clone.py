@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping
 from contextlib import suppress
 from pathlib import Path
 
 from adapters.git.auth import RemoteEnv, credential_args
 from adapters.git.runner import GitRunner
-from domain.errors import TrackerError, WorkspaceError
+from domain.errors import CredentialsRefused, TrackerError, WorkspaceError
 from domain.refs import RepoRef
 
 DEFAULT_TIP = "refs/the-loop/default"  # the remote's HEAD as last fetched
@@ -64,22 +65,35 @@ class SharedClone:
         refspecs = [_BRANCHES, f"+HEAD:{DEFAULT_TIP}"]
         if pull is not None:
             refspecs.append(f"+refs/pull/{pull}/head:{PULL_HEADS}/{pull}")
-        self._remote(url)(
-            *self._auth, "-C", str(clone), "fetch", "--quiet", "--prune", "origin", *refspecs, where=str(self.repo)
-        )
-
-    def _remote(self, url: str) -> GitRunner:
-        """The runner of a fetch: in the environment `remote_env` gives the repository, asked just
-        before (so its token is a current one), else the daemon's. Only https asks a credential
-        helper: a file:// or ssh remote runs as it always did. Only the repository's own host is
-        handed it: gh's helper answers any host but github.com from GH_ENTERPRISE_TOKEN, so a
-        cloneUrl naming a mirror elsewhere would be sent the token."""
-        if self._remote_env is None or not url.startswith("https://") or not self.repo.served_at(url):
-            return self._git
+        fetch = (*self._auth, "-C", str(clone), "fetch", "--quiet", "--prune", "origin", *refspecs)
+        env = self._env(url)
         try:
-            env = self._remote_env(self.repo)
+            self._runner(env)(*fetch, where=str(self.repo))
+        except CredentialsRefused:
+            if env is None:
+                raise  # gh's own login: nothing else to offer
+            # its token expired sooner than it said, or was revoked: one new token and one more try, as
+            # gh's own calls get (a refused fetch changed nothing: it is asked again as it was)
+            fresh = self._env(url, refused=env)
+            try:
+                self._runner(fresh)(*fetch, where=str(self.repo))
+            except CredentialsRefused as again:
+                raise CredentialsRefused(f"{again} (a new installation token was refused too)") from None
+
+    def _env(self, url: str, *, refused: Mapping[str, str] | None = None) -> Mapping[str, str] | None:
+        """The environment of a fetch: the one `remote_env` gives the repository, asked just before
+        (so its token is a current one; `refused`: in place of one the remote refused), else None, the
+        daemon's. Only https asks a credential helper: a file:// or ssh remote runs as it always did.
+        Only the repository's own host is handed it: gh's helper answers any host but github.com from
+        GH_ENTERPRISE_TOKEN, so a cloneUrl naming a mirror elsewhere would be sent the token."""
+        if self._remote_env is None or not url.startswith("https://") or not self.repo.served_at(url):
+            return None
+        try:
+            return self._remote_env(self.repo, refused=refused)
         except TrackerError as error:
             raise WorkspaceError(f"no credentials for git to fetch {self.repo}: {error}") from None
+
+    def _runner(self, env: Mapping[str, str] | None) -> GitRunner:
         return self._git if env is None else self._git.inheriting(env)
 
     def collect(self) -> None:

@@ -12,8 +12,8 @@ from typing import IO, Any
 
 import sh
 
-from adapters.git.auth import QUIET_ENV
-from domain.errors import WorkspaceError
+from adapters.git.auth import QUIET_ENV, credentials_refused
+from domain.errors import CredentialsRefused, WorkspaceError
 from domain.prompts import sanitize
 
 log = logging.getLogger(__name__)
@@ -23,7 +23,8 @@ MESSAGE_LINES = 5  # of git's stderr kept in an error: the `fatal:` line and wha
 
 class GitRunner:
     """Runs `git <args>`; returns stdout, or raises `WorkspaceError` naming the command, the
-    place it worked on and git's own message (also for a timeout and a missing binary)."""
+    place it worked on and git's own message (also for a timeout and a missing binary):
+    `CredentialsRefused` when that message says the remote refused git's credentials."""
 
     def __init__(
         self,
@@ -62,7 +63,10 @@ class GitRunner:
             except sh.ErrorReturnCode as exc:
                 if expired.is_set():
                     raise WorkspaceError(f"{what} did not finish within {self.timeout:g} s ({where})") from None
-                raise WorkspaceError(f"{what} exited {exc.exit_code} ({where}): {message(exc.stderr)}") from None
+                said = f"{what} exited {exc.exit_code} ({where}): {message(exc.stderr)}"
+                if credentials_refused(exc.stderr.decode("utf-8", "replace")):
+                    raise CredentialsRefused(said) from None
+                raise WorkspaceError(said) from None
         return str(running)
 
 

@@ -58,9 +58,12 @@ class GhAppProbe:
         check(reply, str(repo), now=self._clock())
         return f"installation {number}: its token reads {repo.full_name}"
 
-    def git_env(self, repo: RepoRef) -> Mapping[str, str]:
+    def git_env(self, repo: RepoRef, *, refused: Mapping[str, str] | None = None) -> Mapping[str, str]:
+        installations = self._read()
         try:
-            return self._api.token_env(self._read().token(repo))
+            if refused is None:
+                return self._api.token_env(installations.token(repo))
+            return self._api.token_env(installations.refreshed(repo, self._api.token_in(refused)))
         except TrackerError as error:
             raise LoopError(str(error)) from None
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Unpack
@@ -76,14 +76,17 @@ class GhClient:
         own login, which is a person's (the operator's, maybe the agent's too): the marker says it then."""
         return None if self._app is None else self._app.bot_login(where)
 
-    def token_env(self, repo: RepoRef) -> dict[str, str] | None:
+    def token_env(self, repo: RepoRef, *, refused: Mapping[str, str] | None = None) -> dict[str, str] | None:
         """As a GitHub App, the environment gh's calls about `repo` get: its installation's token in
         place of the operator's. git run in it gets that token from its credential helper `gh auth
         git-credential`, which answers with a token of the environment as `x-access-token` (cli/cli
-        `pkg/cmd/auth/gitcredential`). None with gh's own login (and for another host): nothing to add."""
+        `pkg/cmd/auth/gitcredential`). None with gh's own login (and for another host): nothing to add.
+        `refused`: one it gave whose token GitHub refused; its token is replaced as a 401 to a call's is."""
         if self._app is None or repo.host != self.host:
             return None
-        return self._api.token_env(self._app.token(repo))
+        if refused is None:
+            return self._api.token_env(self._app.token(repo))
+        return self._api.token_env(self._app.refreshed(repo, self._api.token_in(refused)))
 
     def budget(self, repo: RepoRef) -> RateBudget | None:
         """The budget `repo`'s calls count against, as the last reply stating it said; asks nothing

@@ -105,6 +105,11 @@ class GhApi:
         env = {name: value for name, value in self._env.items() if name not in _TOKEN_VARIABLES}
         return env | {"GH_TOKEN": token, "GH_ENTERPRISE_TOKEN": token}
 
+    @staticmethod
+    def token_in(env: Mapping[str, str]) -> str:
+        """The token an environment of `token_env` holds ("" if none)."""
+        return env.get("GH_TOKEN", "")
+
     def _run(self, where: str, argv: list[str], stdin: bytes | None, env: dict[str, str], *, shown: str) -> Any:
         try:
             # a group of its own: at the deadline gh goes with whatever it started (a wrapper's

@@ -94,10 +94,11 @@ class GhTracker(TrackerPort):
         """The GitHub App's installations this tracker acts through; None as gh's own login."""
         return self._client.app
 
-    def token_env(self, repo: RepoRef) -> dict[str, str] | None:
-        """The environment git's fetches of `repo` run in as a GitHub App (`GhClient.token_env`);
-        None with gh's own login. A failure is a `TrackerError` naming the repository."""
-        return self._client.token_env(repo)
+    def token_env(self, repo: RepoRef, *, refused: Mapping[str, str] | None = None) -> dict[str, str] | None:
+        """The environment git's fetches of `repo` run in as a GitHub App (`GhClient.token_env`;
+        `refused`: one whose token GitHub refused); None with gh's own login. A failure is a
+        `TrackerError` naming the repository."""
+        return self._client.token_env(repo, refused=refused)
 
     def forget_listings(self, watched: Iterable[RepoRef]) -> list[Path]:
         """The kept listings of repositories no longer watched are deleted; which ones."""

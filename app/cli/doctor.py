@@ -13,7 +13,7 @@ from adapters.agents.doctor import Check, Found, HarnessDoctor, HarnessProbe, Ma
 from adapters.harnesses import doctors
 from app.cli.doctor_app import grant_checks
 from app.config.settings import Settings
-from domain.errors import LoopError, MissingVariable
+from domain.errors import CredentialsRefused, LoopError, MissingVariable
 from domain.github_app import InstallationGrant
 from domain.model import HarnessSpec, SessionRecord, SessionStatus
 from domain.refs import RepoRef
@@ -54,7 +54,8 @@ class DoctorProbe(HarnessProbe, Protocol):
 
     def git_remote(self, url: str, gh: str, env: Mapping[str, str] | None = None) -> str:
         """How the clone URL answers `git ls-remote` (https authenticated through `gh`; run in `env`,
-        a GitHub App's token environment, when given, instead of doctor's own)."""
+        a GitHub App's token environment, when given, instead of doctor's own). `CredentialsRefused`
+        when the remote refused the credentials git sent (HTTP 401)."""
 
     def writable(self, path: Path) -> str:
         """Whether `path` (or, when absent, the directory it would be created in) is writable."""
@@ -92,9 +93,10 @@ class GitHubAppProbe(Protocol):
     def grant(self, repo: RepoRef) -> InstallationGrant:
         """What GitHub says the App's installation on `repo` was granted (`GET /app/installations/{id}`)."""
 
-    def git_env(self, repo: RepoRef) -> Mapping[str, str]:
+    def git_env(self, repo: RepoRef, *, refused: Mapping[str, str] | None = None) -> Mapping[str, str]:
         """The environment the daemon's git fetches `repo` in: its installation's token in place of
-        gh's own login, which gh's credential helper answers git with."""
+        gh's own login, which gh's credential helper answers git with. `refused`: one it gave whose
+        token GitHub refused; the answer holds a new token."""
 
 
 _REPO_FIX = "check its name in polling.sources, and that the gh account can read it"
@@ -380,9 +382,15 @@ def _remote(probe: DoctorProbe, template: str, repo: RepoRef, gh: str, app: GitH
         url = clone_url(template, repo)
     except ValueError as error:
         raise LoopError(str(error)) from None
-    # as the daemon's fetch: the App's token only to https on the repository's own host
-    env = app.git_env(repo) if app is not None and url.startswith("https://") and repo.served_at(url) else None
-    return probe.git_remote(url, gh, env)
+    # as the daemon's fetch: the App's token only to https on the repository's own host, and a token
+    # GitHub refuses replaced once
+    if app is None or not url.startswith("https://") or not repo.served_at(url):
+        return probe.git_remote(url, gh)
+    env = app.git_env(repo)
+    try:
+        return probe.git_remote(url, gh, env)
+    except CredentialsRefused:
+        return probe.git_remote(url, gh, app.git_env(repo, refused=env))
 
 
 def unconfigured_checks(settings: Settings, records: Iterable[SessionRecord]) -> Iterator[Check]:

@@ -5,7 +5,7 @@ environment a GitHub App's token comes in is asked for an https remote only, and
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -77,7 +77,7 @@ def test_git_asks_the_operators_gh_for_credentials_and_writes_no_token(
 def test_a_repository_whose_token_cannot_be_had_fails_its_workspace_saying_why(tmp_path: Path) -> None:
     require_git()
 
-    def no_token(repo: RepoRef) -> dict[str, str]:
+    def no_token(repo: RepoRef, *, refused: Mapping[str, str] | None = None) -> dict[str, str]:
         raise TrackerError(f"{repo}: the GitHub App 424242 is not installed on {repo.full_name} (HTTP 404)")
 
     workspaces = GitWorkspaces(
@@ -96,7 +96,7 @@ def test_a_remote_git_reaches_without_https_is_fetched_in_the_daemons_own_enviro
     origins.make(repo)
     asked: list[RepoRef] = []
 
-    def token_env(repo: RepoRef) -> dict[str, str]:
+    def token_env(repo: RepoRef, *, refused: Mapping[str, str] | None = None) -> dict[str, str]:
         asked.append(repo)
         return {}
 
@@ -113,7 +113,7 @@ def test_a_clone_url_on_another_host_than_the_repositorys_is_never_handed_its_to
     repo = RepoRef.parse("acme/widgets")
     asked: list[RepoRef] = []
 
-    def token_env(repo: RepoRef) -> dict[str, str]:
+    def token_env(repo: RepoRef, *, refused: Mapping[str, str] | None = None) -> dict[str, str]:
         asked.append(repo)
         return {"GH_TOKEN": "ghs_secret", "GH_ENTERPRISE_TOKEN": "ghs_secret"}
 

@@ -9,7 +9,7 @@ from typing import Any
 from adapters.agents.pins import PINNED_CLAUDE_CODE, PINNED_CODEX, PINNED_COPILOT, PINNED_OPENCODE
 from app.cli.doctor import Check, Mark, diagnose
 from app.config.settings import Settings
-from domain.errors import LoopError
+from domain.errors import CredentialsRefused, LoopError
 from domain.refs import RepoRef
 from domain.slots import memory_total
 
@@ -37,7 +37,9 @@ class FakeMachine:
         meminfo: str = "MemTotal:       24683772 kB\n",  # a stand-in /proc/meminfo: a 24 GiB machine
         opencode_version: str = PINNED_OPENCODE,
         copilot_version: str = PINNED_COPILOT,
+        refused_tokens: Collection[str] = (),  # tokens a clone URL's remote refuses (HTTP 401)
     ) -> None:
+        self.refused_tokens = refused_tokens
         self.meminfo = meminfo
         self.missing, self.logged_out, self.hidden = missing, logged_out, hidden
         self.harness_path, self.files, self.server_env = harness_path, dict(files or {}), server_env
@@ -70,6 +72,8 @@ class FakeMachine:
         self.git_envs[url] = env
         if url in self.missing:
             raise LoopError(f"git ls-remote {url}: fatal: repository '{url}' not found")
+        if env is not None and env.get("GH_TOKEN") in self.refused_tokens:
+            raise CredentialsRefused(f"git ls-remote {url}: fatal: Authentication failed for '{url}/'")
         return f"{url} answers (default branch main)"
 
     def writable(self, path: Path) -> str:

@@ -57,11 +57,13 @@ class FakeApp:
             raise LoopError(f"{repo}: the GitHub App 77 is not installed on {repo.full_name} (HTTP 404)")
         return f"installation 7: its token reads {repo.full_name}"
 
-    def git_env(self, repo: RepoRef) -> Mapping[str, str]:
-        self.asked.append(f"git {repo}")
+    def git_env(self, repo: RepoRef, *, refused: Mapping[str, str] | None = None) -> Mapping[str, str]:
+        """`ghs_<name>`, and `ghs_<name>_new` in place of a refused one."""
+        self.asked.append(f"git {repo}" if refused is None else f"git {repo} in place of {refused['GH_TOKEN']}")
         if f"git {repo}" in self.failing:
             raise LoopError(f"{repo}: the GitHub App's installation 7 is gone (HTTP 404)")
-        return {"GH_TOKEN": f"ghs_{repo.name}", "GH_ENTERPRISE_TOKEN": f"ghs_{repo.name}"}
+        token = f"ghs_{repo.name}" if refused is None else f"ghs_{repo.name}_new"
+        return {"GH_TOKEN": token, "GH_ENTERPRISE_TOKEN": token}
 
     def grant(self, repo: RepoRef) -> InstallationGrant:
         self.asked.append(f"grant {repo}")
@@ -181,3 +183,34 @@ def test_a_clone_url_on_another_host_is_asked_without_the_installations_token() 
     machine = FakeMachine()
     checks(FakeApp(), document, machine)
     assert machine.git_envs == {"https://mirror.example/o/a.git": None, "https://mirror.example/o/b.git": None}
+
+
+WORKTREES = {**APP, "routing": {"spawnWorkdir": "/w/{slug}", "workspace": {"mode": "worktree"}}}
+
+
+def test_a_clone_whose_token_git_is_refused_is_asked_once_more_with_a_new_one() -> None:
+    app, machine = FakeApp(), FakeMachine(refused_tokens={"ghs_a"})
+    found = checks(app, WORKTREES, machine)
+    assert [c.line() for c in found if c.subject == "clone o/a"] == [
+        "✓ clone o/a: https://github.com/o/a.git answers (default branch main)"
+    ]
+    assert [asked for asked in app.asked if asked.startswith("git o/a")] == ["git o/a", "git o/a in place of ghs_a"]
+    assert machine.git_envs["https://github.com/o/a.git"] == {
+        "GH_TOKEN": "ghs_a_new",
+        "GH_ENTERPRISE_TOKEN": "ghs_a_new",
+    }
+
+
+def test_a_clone_whose_new_token_is_refused_too_fails_with_the_apps_fix_after_one_retry() -> None:
+    app, machine = FakeApp(), FakeMachine(refused_tokens={"ghs_a", "ghs_a_new"})
+    failed = [c for c in checks(app, WORKTREES, machine) if c.mark is Mark.FAILED]
+    assert [c.subject for c in failed] == ["clone o/a"]
+    assert "Authentication failed" in failed[0].line() and "Contents: Read-only" in failed[0].line()
+    assert [asked for asked in app.asked if asked.startswith("git o/a")] == ["git o/a", "git o/a in place of ghs_a"]
+
+
+def test_a_clone_failing_for_another_reason_than_its_token_is_not_asked_again() -> None:
+    app, machine = FakeApp(), FakeMachine(missing={"https://github.com/o/a.git"})
+    failed = [c for c in checks(app, WORKTREES, machine) if c.mark is Mark.FAILED]
+    assert [c.subject for c in failed] == ["clone o/a"] and "not found" in failed[0].line()
+    assert [asked for asked in app.asked if asked.startswith("git o/a")] == ["git o/a"]
