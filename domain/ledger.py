@@ -82,6 +82,8 @@ class StartRequest:
     requested_at: datetime
     attempts: int = 0
     harness: str = ""  # `the-loop start <harness>`: the item gets this one ("": the routing rules')
+    # the item was told it gets `harness`: once, however many cycles its first attempt waits (memory, a budget)
+    noticed: bool = False
 
 
 @dataclass(frozen=True, slots=True)

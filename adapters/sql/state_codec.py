@@ -124,6 +124,7 @@ def encode_ledger(ledger: Ledger) -> str:
                 "requested_at": _when(start.requested_at),
                 "attempts": start.attempts,
                 "harness": start.harness,
+                "noticed": start.noticed,
             },
             "paused": ledger.paused,
             "stopped": ledger.stopped,
@@ -160,7 +161,11 @@ def decode_ledger(text: str, *, version: int) -> Ledger:
         start=None
         if start is None
         else StartRequest(
-            start["reason"], _required_when(start["requested_at"]), start["attempts"], start.get("harness", "")
+            start["reason"],
+            _required_when(start["requested_at"]),
+            start["attempts"],
+            start.get("harness", ""),
+            noticed=bool(start.get("noticed", False)),
         ),
         paused=bool(data.get("paused", False)),
         stopped=bool(data.get("stopped", False)),

@@ -95,7 +95,7 @@ def full_ledger(item: WorkItemRef = ITEM) -> Ledger:
         ),
         abandoned={"3": comment("3", item, body=hostile)},
         armed_at=T0 - timedelta(minutes=5),
-        start=StartRequest("control", T0, attempts=1, harness="codex"),
+        start=StartRequest("control", T0, attempts=1, harness="codex", noticed=True),
         paused=True,
         stopped=True,
         turns=(Turn("2", CommentKind.ISSUE_COMMENT, "ab12"), Turn("r7", CommentKind.REVIEW_COMMENT, "ab12")),

@@ -153,6 +153,30 @@ def test_an_item_no_rule_covers_waits_told_once_until_a_start_names_its_harness(
     assert world.ledger(other).pending == ()
 
 
+def test_a_start_naming_a_harness_that_waits_before_its_first_attempt_is_told_once() -> None:
+    mib = 1024 * 1024
+    world = _world(min_free_memory=1024 * mib)
+    other = world.item(3)  # acme/widgets, no codex label: no rule, no default
+    held = []
+
+    def meminfo() -> int:
+        """Short from the start's first cycle until it is back: its spawn is held, no attempt spent."""
+        return 512 * mib if held and held[-1] else 4096 * mib
+
+    world.meminfo = meminfo
+    world.cycle()
+    world.comment(other, "the-loop start codex")
+    held.append(True)
+    world.cycle()
+    world.cycle()
+    world.cycle()
+    held.append(False)
+    world.cycle()
+
+    assert world.record(other).harness == "codex" and other.target.name in world.tmux.sessions
+    assert len([body for body in _notices(world, other) if "agent is now **codex**" in body]) == 1
+
+
 def test_a_default_harness_covers_what_no_rule_does() -> None:
     world = _world(harness="claude", variants={})
     other = world.item(3)

@@ -248,8 +248,11 @@ class ItemWorker(InUnitOfWork):
             return True
         item = walk.item.ref
         if record is None:
-            if start.attempts == 0:  # said once, before its first attempt
-                self.feedback.notify(item, harness_started_notice(item, harness=start.harness), notice="harness")
+            # said once, before its first attempt: that attempt may wait cycles (memory, a spent budget)
+            if start.attempts == 0 and not start.noticed:
+                notice = harness_started_notice(item, harness=start.harness)
+                if self.feedback.notify(item, notice, notice="harness") is not None:
+                    walk.ledger = self.store.save_ledger(replace(walk.ledger, start=replace(start, noticed=True)))
             return True
         mode = self.routing.mode_for(walk.item, start.harness)
         try:
