@@ -27,7 +27,7 @@ AT_LEAST_ONCE = (
 )
 
 
-def main(argv: list[str] | None = None) -> int:
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.chaos", description=__doc__)
     parser.add_argument("--kills", type=int, required=True, help="how many SIGKILLs (poller, tmux server, harness)")
     parser.add_argument("--seed", type=int, default=None, help="replay a campaign (default: a fresh one, printed)")
@@ -42,15 +42,28 @@ def main(argv: list[str] | None = None) -> int:
         "--hibernate", type=float, default=None, metavar="SECONDS",
         help="routing.hibernateAfterSeconds: idle agents are ended and resumed by their next comment",
     )  # fmt: skip
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def replay(args: argparse.Namespace, seed: int) -> str:
+    """The command that runs this campaign again: its seed and every flag that shapes it (a run of
+    tests/e2e/test_chaos.py with `--items 2`, replayed with the default 4 items, is another campaign)."""
+    how = f"--receipts {args.receipts}" if args.harness == "sim" else f"--harness {args.harness}"
+    more = "".join(
+        f" --{name} {value}" for name in ("hibernate", "settle") if (value := getattr(args, name)) is not None
+    )
+    return f"python -m bench.chaos --kills {args.kills} --seed {seed} {how} --items {args.items}{more}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = arguments(argv)
     seed = args.seed if args.seed is not None else random.SystemRandom().getrandbits(32)
     agent: Agent = (
         Simulator(args.receipts, turn_ends=args.hibernate is not None)
         if args.harness == "sim"
         else AGENTS[args.harness]()
     )
-    how = f"--receipts {args.receipts}" if args.harness == "sim" else f"--harness {args.harness}"
-    print(f"seed {seed} (replay: python -m bench.chaos --kills {args.kills} --seed {seed} {how})")
+    print(f"seed {seed} (replay: {replay(args, seed)})")
     root = Path(tempfile.mkdtemp(prefix="the-loop-chaos-"))
     world = World(root, agent, hibernate_after=args.hibernate)
     started = time.monotonic()

@@ -319,12 +319,18 @@ class Spawner(InUnitOfWork):
 
     def _judge_resume(self, record: SessionRecord, job: Dispatch, harness: HarnessSpec, *, woke: bool) -> Result:
         """A resume counts once the harness says it is ready, or took the prompt (it may die right
-        after); else a fresh conversation, within the same attempt (the resumed pane, if it still
-        runs, is ended first: it is ours)."""
+        after), or while it still runs; one that died before it said so gets a fresh conversation,
+        within the same attempt (the resumed pane, if it still runs, is ended first: it is ours)."""
         watched = self.watch.wait_ready(record, harness, paste_follows=False)  # its prompt is on its argv
         if watched.verdict in {Verdict.YES, Verdict.BLOCKED}:  # running: a dialog is not a failed resume
             ready = watched.verdict is Verdict.YES
             return self._spawned(record, job, resumed=True, first=False, ready=ready, woke=woke)
+        if watched.verdict is Verdict.TIMEOUT:
+            # still running, not ready within its readySeconds: slow, not failed (bench.chaos --harness
+            # opencode on a loaded machine: two resumes at once, SIGKILLed live and replaced by fresh
+            # conversations). Its prompt's confirmation waits the start's whole time, as a new start's
+            # does; one silent past its hungSeconds is ended and started again (Dispatcher.hung)
+            return self._spawned(record, job, resumed=True, first=False, ready=False, woke=woke)
         said = self.watch.receipts(record)
         if confirms(said, job.receipt) or any(r.kind is ReceiptKind.READY for r in said):
             # it took the prompt, or said it was ready, then died: its conversation was found and may
